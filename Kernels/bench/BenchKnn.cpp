@@ -1,0 +1,111 @@
+// kNN benchmark: jz-tree CPU (and CUDA when present) against nanoflann, side
+// by side on the same points and threads. Prints times and ratios.
+//   jz_bench_knn [N=1000000] [K=16] [kind=uniform|clustered] [threads=0]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <omp.h>
+
+#include "../tests/PointSets.h"
+#include "jz/Knn.h"
+
+#if defined(JZ_HAVE_NANOFLANN)
+#include <nanoflann.hpp>
+#endif
+
+namespace
+{
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+#if defined(JZ_HAVE_NANOFLANN)
+struct Cloud
+{
+  const std::vector<float>* xyz;
+  size_t kdtree_get_point_count() const { return xyz->size() / 3; }
+  float kdtree_get_pt(size_t i, size_t d) const { return (*xyz)[3 * i + d]; }
+  template <class B>
+  bool kdtree_get_bbox(B&) const
+  {
+    return false;
+  }
+};
+
+double runNanoflann(const std::vector<float>& xyz, int k)
+{
+  using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<float, Cloud>, Cloud, 3>;
+  const auto t0 = Clock::now();
+  Cloud cloud{ &xyz };
+  Tree tree(3, cloud, nanoflann::KDTreeSingleIndexAdaptorParams(10));
+  const long long n = (long long)(xyz.size() / 3);
+  std::vector<float> h(n);
+#pragma omp parallel
+  {
+    std::vector<uint32_t> idx(k);
+    std::vector<float> d2(k);
+#pragma omp for schedule(dynamic, 1024)
+    for (long long i = 0; i < n; ++i)
+    {
+      tree.knnSearch(&xyz[3 * i], k, idx.data(), d2.data());
+      h[i] = d2[k - 1];
+    }
+  }
+  return since(t0);
+}
+#endif
+} // namespace
+
+int main(int argc, char** argv)
+{
+  const std::size_t n = argc > 1 ? std::size_t(std::atof(argv[1])) : 1000000;
+  const int k = argc > 2 ? std::atoi(argv[2]) : 16;
+  const std::string kind = argc > 3 ? argv[3] : "uniform";
+  const int threads = argc > 4 ? std::atoi(argv[4]) : 0;
+  if (threads > 0) omp_set_num_threads(threads);
+  std::printf("kNN benchmark: N=%zu K=%d %s, %d threads\n", n, k, kind.c_str(), omp_get_max_threads());
+  const std::vector<float> xyz = jztest::makePoints<float>(kind, n);
+
+  jz::KnnProblem<float> pr;
+  pr.sources = xyz.data();
+  pr.numSources = n;
+  pr.k = k;
+  std::vector<float> h(n), rho(n);
+  jz::KnnResults<float> res;
+  res.smoothingLength = h.data();
+  res.density = rho.data();
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep)
+  {
+    const auto t0 = Clock::now();
+    jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CPU);
+    const double t = since(t0);
+    best = std::min(best, t);
+    std::printf("  jz-tree CPU density: %.3f s (", t);
+    for (auto& s : info.stageSeconds) std::printf(" %s %.3f", s.first.c_str(), s.second);
+    std::printf(" )\n");
+  }
+  if (jz::cudaUsable())
+  {
+    for (int rep = 0; rep < 3; ++rep)
+    {
+      const auto t0 = Clock::now();
+      jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CUDA);
+      std::printf("  jz-tree CUDA density: %.4f s (", since(t0));
+      for (auto& s : info.stageSeconds) std::printf(" %s %.4f", s.first.c_str(), s.second);
+      std::printf(" )\n");
+    }
+  }
+#if defined(JZ_HAVE_NANOFLANN)
+  const double nf = runNanoflann(xyz, k);
+  std::printf("  nanoflann build+query: %.3f s\n", nf);
+  std::printf("RESULT N=%zu K=%d %s jz_cpu=%.3f nanoflann=%.3f speedup=%.2fx\n", n, k, kind.c_str(),
+    best, nf, nf / best);
+#else
+  std::printf("RESULT N=%zu K=%d %s jz_cpu=%.3f (nanoflann not found)\n", n, k, kind.c_str(), best);
+#endif
+  return 0;
+}

@@ -1,0 +1,29 @@
+// Density estimators of the KNNDensity filter (INTERFACE.md), host and device.
+#pragma once
+
+#include "Config.h"
+
+namespace jz
+{
+constexpr double kPi = 3.14159265358979323846;
+
+// M4 cubic spline with compact support h:
+// W(r, h) = 8 / (pi h^3) * { 1 - 6q^2 + 6q^3 (q <= 1/2); 2 (1 - q)^3 (q <= 1); 0 }.
+JZ_HD double cubicSplineW(double r, double h)
+{
+  const double q = r / h;
+  const double norm = 8.0 / (kPi * h * h * h);
+  if (q <= 0.5) return norm * (1.0 - 6.0 * q * q + 6.0 * q * q * q);
+  if (q <= 1.0)
+  {
+    const double u = 1.0 - q;
+    return norm * 2.0 * u * u * u;
+  }
+  return 0.0;
+}
+
+JZ_HD double topHatDensity(double totalMass, double h)
+{
+  return totalMass / (4.0 / 3.0 * kPi * h * h * h);
+}
+} // namespace jz

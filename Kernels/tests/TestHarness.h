@@ -1,0 +1,122 @@
+// A minimal self-registering test harness: the GPU machine has no GoogleTest,
+// so the kernel tests carry their own. Prints "N passed, N failed" last.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace jztest
+{
+struct Case
+{
+  const char* name;
+  std::function<void()> body;
+};
+
+inline std::vector<Case>& registry()
+{
+  static std::vector<Case> cases;
+  return cases;
+}
+
+inline int& failures()
+{
+  static int n = 0;
+  return n;
+}
+
+struct Registrar
+{
+  Registrar(const char* name, std::function<void()> body) { registry().push_back({ name, body }); }
+};
+
+inline void fail(const char* file, int line, const std::string& what)
+{
+  ++failures();
+  std::fprintf(stderr, "  FAILED %s:%d: %s\n", file, line, what.c_str());
+}
+
+// Runs the cases whose name contains argv[1] (all without an argument).
+inline int runAll(int argc, char** argv)
+{
+  const char* filter = argc > 1 ? argv[1] : "";
+  int passed = 0, failed = 0, skipped = 0;
+  for (const Case& c : registry())
+  {
+    if (!std::strstr(c.name, filter)) continue;
+    const int before = failures();
+    std::printf("[ RUN  ] %s\n", c.name);
+    std::fflush(stdout);
+    try
+    {
+      c.body();
+    }
+    catch (const std::exception& e)
+    {
+      fail(c.name, 0, std::string("unexpected exception: ") + e.what());
+    }
+    if (failures() == before)
+    {
+      ++passed;
+      std::printf("[  OK  ] %s\n", c.name);
+    }
+    else
+    {
+      ++failed;
+      std::printf("[ FAIL ] %s\n", c.name);
+    }
+  }
+  (void)skipped;
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
+} // namespace jztest
+
+#define JZ_TEST_CONCAT2(a, b) a##b
+#define JZ_TEST_CONCAT(a, b) JZ_TEST_CONCAT2(a, b)
+#define JZ_TEST(name)                                                                              \
+  static void name();                                                                              \
+  static jztest::Registrar JZ_TEST_CONCAT(registrar_, name)(#name, name);                         \
+  static void name()
+
+#define JZ_CHECK(cond)                                                                             \
+  do                                                                                               \
+  {                                                                                                \
+    if (!(cond)) jztest::fail(__FILE__, __LINE__, #cond);                                          \
+  } while (0)
+
+#define JZ_CHECK_MSG(cond, msg)                                                                    \
+  do                                                                                               \
+  {                                                                                                \
+    if (!(cond))                                                                                   \
+    {                                                                                              \
+      std::ostringstream jz_os_;                                                                   \
+      jz_os_ << #cond << " -- " << msg;                                                            \
+      jztest::fail(__FILE__, __LINE__, jz_os_.str());                                              \
+    }                                                                                              \
+  } while (0)
+
+#define JZ_CHECK_EQ(a, b) JZ_CHECK_MSG((a) == (b), (a) << " != " << (b))
+
+#define JZ_CHECK_THROWS(expr)                                                                      \
+  do                                                                                               \
+  {                                                                                                \
+    bool jz_threw_ = false;                                                                        \
+    try                                                                                            \
+    {                                                                                              \
+      expr;                                                                                        \
+    }                                                                                              \
+    catch (const std::exception&)                                                                  \
+    {                                                                                              \
+      jz_threw_ = true;                                                                            \
+    }                                                                                              \
+    if (!jz_threw_) jztest::fail(__FILE__, __LINE__, "expected an exception: " #expr);             \
+  } while (0)
+
+#define JZ_TEST_MAIN()                                                                             \
+  int main(int argc, char** argv) { return jztest::runAll(argc, argv); }

@@ -1,0 +1,264 @@
+#include "vtkJZKernelAdapter.h"
+
+#include "vtkAOSDataArrayTemplate.h"
+#include "vtkAlgorithm.h"
+#include "vtkDataArray.h"
+#include "vtkDataObject.h"
+#include "vtkDataSet.h"
+#include "vtkFieldData.h"
+#include "vtkIdTypeArray.h"
+#include "vtkMultiProcessController.h"
+#include "vtkNew.h"
+#include "vtkPointData.h"
+#include "vtkPointSet.h"
+#include "vtkPoints.h"
+#include "vtkStringArray.h"
+#include "vtkVariant.h"
+
+#include <cmath>
+#include <sstream>
+#include <type_traits>
+
+// vtkIdType and jz::GlobalId are both signed 64-bit integers (long long vs
+// long), so id arrays are shared between them without copying.
+static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId) && std::is_signed<vtkIdType>::value,
+  "the JZTree filters need 64-bit vtkIdType");
+
+namespace vtkJZKernelAdapter
+{
+//------------------------------------------------------------------------------
+jz::Backend ToBackend(int device)
+{
+  switch (device)
+  {
+    case DeviceCPU:
+      return jz::Backend::CPU;
+    case DeviceCUDA:
+      return jz::Backend::CUDA;
+    default:
+      return jz::Backend::Auto;
+  }
+}
+
+//------------------------------------------------------------------------------
+int PointPrecision(vtkDataSet* dataSet)
+{
+  auto* pointSet = vtkPointSet::SafeDownCast(dataSet);
+  if (pointSet && pointSet->GetPoints() && pointSet->GetPoints()->GetDataType() == VTK_FLOAT)
+  {
+    return VTK_FLOAT;
+  }
+  return VTK_DOUBLE;
+}
+
+//------------------------------------------------------------------------------
+template <class T>
+void GetCoordinates(vtkDataSet* dataSet, Buffer<T>& coords)
+{
+  coords = Buffer<T>();
+  const vtkIdType n = dataSet ? dataSet->GetNumberOfPoints() : 0;
+  coords.size = static_cast<std::size_t>(n);
+  if (n == 0)
+  {
+    return;
+  }
+  auto* pointSet = vtkPointSet::SafeDownCast(dataSet);
+  vtkDataArray* array =
+    pointSet && pointSet->GetPoints() ? pointSet->GetPoints()->GetData() : nullptr;
+  if (auto* aos = vtkAOSDataArrayTemplate<T>::FastDownCast(array))
+  {
+    if (aos->GetNumberOfComponents() == 3)
+    {
+      coords.data = aos->GetPointer(0);
+      return;
+    }
+  }
+  coords.storage.resize(3 * coords.size);
+  double p[3];
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    if (array)
+    {
+      array->GetTuple(i, p);
+    }
+    else
+    {
+      dataSet->GetPoint(i, p); // implicit points, e.g. vtkImageData
+    }
+    for (int d = 0; d < 3; ++d)
+    {
+      coords.storage[3 * i + d] = static_cast<T>(p[d]);
+    }
+  }
+  coords.Adopt();
+}
+
+template void GetCoordinates<float>(vtkDataSet*, Buffer<float>&);
+template void GetCoordinates<double>(vtkDataSet*, Buffer<double>&);
+
+//------------------------------------------------------------------------------
+bool GetPointValues(vtkDataArray* array, vtkIdType numPoints, int numComponents,
+  const std::string& what, Buffer<double>& values, std::string& error)
+{
+  values = Buffer<double>();
+  if (!array)
+  {
+    return true;
+  }
+  std::ostringstream msg;
+  const std::string name = array->GetName() ? array->GetName() : "";
+  if (array->GetNumberOfComponents() != numComponents)
+  {
+    msg << what << " '" << name << "' has " << array->GetNumberOfComponents()
+        << " components; it must have " << numComponents << ".";
+    error = msg.str();
+    return false;
+  }
+  if (array->GetNumberOfTuples() != numPoints)
+  {
+    msg << what << " '" << name << "' has " << array->GetNumberOfTuples()
+        << " tuples, but the input has " << numPoints << " points.";
+    error = msg.str();
+    return false;
+  }
+  values.size = static_cast<std::size_t>(numPoints);
+  const std::size_t count = values.size * numComponents;
+  if (auto* aos = vtkAOSDataArrayTemplate<double>::FastDownCast(array))
+  {
+    values.data = aos->GetPointer(0);
+  }
+  else
+  {
+    values.storage.resize(count);
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      values.storage[i] = array->GetComponent(
+        static_cast<vtkIdType>(i / numComponents), static_cast<int>(i % numComponents));
+    }
+    values.Adopt();
+  }
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    if (!std::isfinite(values.data[i]))
+    {
+      msg << what << " '" << name << "' has a non-finite value at point "
+          << i / numComponents << ".";
+      error = msg.str();
+      values = Buffer<double>();
+      return false;
+    }
+  }
+  return true;
+}
+
+//------------------------------------------------------------------------------
+static bool IsIntegerType(int type)
+{
+  switch (type)
+  {
+    case VTK_CHAR:
+    case VTK_SIGNED_CHAR:
+    case VTK_UNSIGNED_CHAR:
+    case VTK_SHORT:
+    case VTK_UNSIGNED_SHORT:
+    case VTK_INT:
+    case VTK_UNSIGNED_INT:
+    case VTK_LONG:
+    case VTK_UNSIGNED_LONG:
+    case VTK_LONG_LONG:
+    case VTK_UNSIGNED_LONG_LONG:
+    case VTK_ID_TYPE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+//------------------------------------------------------------------------------
+bool GetGlobalIds(vtkDataSet* dataSet, Buffer<jz::GlobalId>& ids, std::string& error)
+{
+  ids = Buffer<jz::GlobalId>();
+  vtkPointData* pd = dataSet ? dataSet->GetPointData() : nullptr;
+  if (!pd)
+  {
+    return true;
+  }
+  vtkDataArray* array = pd->GetGlobalIds();
+  if (!array)
+  {
+    array = pd->GetArray("GlobalIds");
+  }
+  // Only integer arrays are identifiers; a float array that happens to be
+  // called GlobalIds is ignored.
+  if (!array || !IsIntegerType(array->GetDataType()))
+  {
+    return true;
+  }
+  const vtkIdType n = dataSet->GetNumberOfPoints();
+  if (array->GetNumberOfComponents() != 1 || array->GetNumberOfTuples() != n)
+  {
+    std::ostringstream msg;
+    msg << "The GlobalIds point array '" << (array->GetName() ? array->GetName() : "")
+        << "' has " << array->GetNumberOfTuples() << " tuples of "
+        << array->GetNumberOfComponents() << " components; it must have one value for each of the "
+        << n << " points.";
+    error = msg.str();
+    return false;
+  }
+  ids.size = static_cast<std::size_t>(n);
+  if (auto* idArray = vtkIdTypeArray::FastDownCast(array))
+  {
+    ids.data = reinterpret_cast<const jz::GlobalId*>(idArray->GetPointer(0));
+    return true;
+  }
+  ids.storage.resize(ids.size);
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    // Exact for every integer type up to 64 bits (GetComponent would go
+    // through double and round ids above 2^53).
+    ids.storage[i] = static_cast<jz::GlobalId>(array->GetVariantValue(i).ToTypeInt64());
+  }
+  ids.Adopt();
+  return true;
+}
+
+//------------------------------------------------------------------------------
+jz::RunControl MakeRunControl(vtkAlgorithm* algorithm)
+{
+  jz::RunControl control;
+  control.progress = [algorithm](double fraction) {
+    algorithm->UpdateProgress(fraction);
+    return !algorithm->CheckAbort();
+  };
+  return control;
+}
+
+//------------------------------------------------------------------------------
+int NumberOfProcesses()
+{
+  vtkMultiProcessController* controller = vtkMultiProcessController::GetGlobalController();
+  return controller ? controller->GetNumberOfProcesses() : 1;
+}
+
+//------------------------------------------------------------------------------
+bool IsParallelRun()
+{
+  return NumberOfProcesses() > 1;
+}
+
+//------------------------------------------------------------------------------
+void AddDeviceFieldData(vtkDataObject* output, jz::Backend backend)
+{
+  vtkNew<vtkStringArray> device;
+  device->SetName("JZDevice");
+  device->InsertNextValue(jz::backendName(backend));
+  vtkFieldData* fd = output->GetFieldData();
+  if (!fd)
+  {
+    vtkNew<vtkFieldData> newFd;
+    output->SetFieldData(newFd);
+    fd = newFd;
+  }
+  fd->AddArray(device);
+}
+}

@@ -1,0 +1,95 @@
+/**
+ * @file   vtkJZKernelAdapter.h
+ * @brief  Bridge between VTK data objects and the jz kernels' raw buffers.
+ *
+ * Shared by the JZTree filters (kNN density, friends-of-friends): the kernels
+ * take interleaved coordinates, per-point doubles and 64-bit ids in caller
+ * memory, so this header hands out pointers straight into VTK arrays when the
+ * layout already matches and owned copies otherwise. Not wrapped; include it
+ * only from .cxx files (it pulls in the kernel headers).
+ */
+#ifndef vtkJZKernelAdapter_h
+#define vtkJZKernelAdapter_h
+
+#include "vtkType.h"
+
+#include "jz/Backend.h"
+#include "jz/Config.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+class vtkAlgorithm;
+class vtkDataArray;
+class vtkDataObject;
+class vtkDataSet;
+
+namespace vtkJZKernelAdapter
+{
+/// Values of the filters' `Device` property, in XML enumeration order.
+enum Device
+{
+  DeviceAuto = 0,
+  DeviceCPU = 1,
+  DeviceCUDA = 2
+};
+
+/// Maps a `Device` property value to the kernel backend (unknown -> Auto).
+jz::Backend ToBackend(int device);
+
+/// Read-only buffer of T: `data` points either into VTK memory or into
+/// `storage`, which owns a converted copy.
+template <class T>
+struct Buffer
+{
+  const T* data = nullptr;
+  std::size_t size = 0; // number of tuples
+  std::vector<T> storage;
+
+  void Adopt()
+  {
+    data = storage.data();
+  }
+};
+
+/// VTK_FLOAT when the data set stores its points as floats, else VTK_DOUBLE
+/// (double points, other types, and implicit points such as an image grid's).
+int PointPrecision(vtkDataSet* dataSet);
+
+/// Interleaved xyz coordinates of the data set's points in precision T.
+/// Zero-copy for a vtkPointSet whose points are an AOS array of T; converted
+/// otherwise (the conversion float -> double is exact; callers only ask for
+/// float when the points are float).
+template <class T>
+void GetCoordinates(vtkDataSet* dataSet, Buffer<T>& coords);
+
+/// A point array with `numComponents` components and one tuple per point,
+/// as doubles (zero-copy for a matching vtkDoubleArray). Returns false and
+/// fills `error` (naming the array as `what`) when the component or tuple
+/// count is wrong or a value is not finite.
+bool GetPointValues(vtkDataArray* array, vtkIdType numPoints, int numComponents,
+  const std::string& what, Buffer<double>& values, std::string& error);
+
+/// The data set's global point ids: the point data's GlobalIds attribute, or
+/// else an integer point array named "GlobalIds". `ids.data` stays null when
+/// there are none. Returns false with `error` when they exist but do not have
+/// one value per point.
+bool GetGlobalIds(vtkDataSet* dataSet, Buffer<jz::GlobalId>& ids, std::string& error);
+
+/// Progress and cancellation for the kernels: reports into
+/// algorithm->UpdateProgress and aborts when the algorithm is asked to.
+jz::RunControl MakeRunControl(vtkAlgorithm* algorithm);
+
+/// Number of MPI processes of the global controller (1 without one).
+int NumberOfProcesses();
+
+/// True when running on more than one MPI process.
+bool IsParallelRun();
+
+/// Adds the field-data string array `JZDevice` naming the backend that ran.
+void AddDeviceFieldData(vtkDataObject* output, jz::Backend backend);
+}
+
+#endif
+// VTK-HeaderTest-Exclude: vtkJZKernelAdapter.h

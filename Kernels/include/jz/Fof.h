@@ -1,0 +1,118 @@
+// Friends-of-friends group finding on the jz-tree (paper section IV), its
+// deterministic group labels and the halo catalogue (section IV-B).
+//
+// VTK-free public API. Two points are friends when their distance is at most
+// the linking length (d <= l, compared as d^2 <= l^2 in double from the input
+// coordinates, the nearest image when periodic); groups are the connected
+// components of the friendship graph.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "Backend.h"
+#include "Config.h"
+
+namespace jz
+{
+// Input, all in caller memory. Coordinates are interleaved xyz (VTK layout).
+template <class T>
+struct FofProblem
+{
+  const T* points = nullptr;
+  std::size_t numPoints = 0;
+  double linkingLength = 0;
+  // Periodic box [boxLo, boxHi); points outside are wrapped in.
+  bool periodic = false;
+  double boxLo[3] = { 0, 0, 0 };
+  double boxHi[3] = { 1, 1, 1 };
+  // Per-point global identifiers (input order); nullptr means the input index.
+  const GlobalId* ids = nullptr;
+};
+
+// Per-point results in input order, allocated by the caller (numPoints each);
+// a null pointer means "not wanted".
+struct FofGroups
+{
+  // Canonical group label: the smallest global id (or input index) of the
+  // group. Does not depend on the input order or on the partition.
+  GlobalId* groupLabel = nullptr;
+  // Input index of one member of the group, the same for all its members
+  // (a dense handle for counting; not canonical).
+  Index* groupRoot = nullptr;
+};
+
+// Validates the problem (throws Error with a clear message: non-finite
+// coordinates, linking length <= 0 or not finite, bad periodic box, too many
+// points) and finds the groups. Backend::Auto runs on the CPU while there is
+// no CUDA friends-of-friends (RunInfo::note says so); Backend::CUDA is then
+// an error.
+template <class T>
+RunInfo computeFofGroups(const FofProblem<T>& problem, const FofGroups& out,
+  Backend backend = Backend::Auto, const RunControl& control = {});
+
+extern template RunInfo computeFofGroups<float>(
+  const FofProblem<float>&, const FofGroups&, Backend, const RunControl&);
+extern template RunInfo computeFofGroups<double>(
+  const FofProblem<double>&, const FofGroups&, Backend, const RunControl&);
+
+// Deterministic group numbering (FofLabels.cpp). From groupRoot and
+// groupLabel of computeFofGroups (n points), writes for every point
+//  - groupSize[i]: the number of members of its group (any size), and
+//  - groupId[i]: 0..G-1 for groups of at least minimumGroupSize members,
+//    numbered by descending size, ties broken by the smaller groupLabel
+//    (the smallest global point id in the group); -1 for smaller groups.
+// Either output may be null. Returns G, the number of kept groups.
+std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, std::size_t n,
+  GlobalId minimumGroupSize, GlobalId* groupId, GlobalId* groupSize, const RunControl& control = {});
+
+// The halo catalogue (FofCatalogue.cpp): one entry per kept group, accumulated
+// in double.
+struct FofCatalogue
+{
+  std::size_t numGroups = 0;
+  std::vector<GlobalId> count;
+  std::vector<double> mass;
+  // Centre of mass, 3 per group. Periodic: every member is unwrapped to the
+  // nearest image of a reference member of its group (its first member in
+  // input order) before averaging, and the result is wrapped back into
+  // [boxLo, boxHi).
+  std::vector<double> centerOfMass;
+  // Mass-weighted rms distance of the members from the centre of mass
+  // (nearest image when periodic): sqrt(sum m |x - c|^2 / M).
+  std::vector<double> inertiaRadius;
+  // With velocities only: the mass-weighted mean velocity (3 per group), and
+  // the one-dimensional mass-weighted velocity dispersion
+  // sqrt(sum m |v - v_mean|^2 / (3 M)).
+  bool hasVelocities = false;
+  std::vector<double> meanVelocity;
+  std::vector<double> velocityDispersion;
+};
+
+template <class T>
+struct FofCatalogueInput
+{
+  const T* points = nullptr;     // interleaved xyz, n points
+  std::size_t numPoints = 0;
+  const GlobalId* groupId = nullptr; // from labelFofGroups: 0..G-1 or -1
+  std::size_t numGroups = 0;     // G
+  const double* masses = nullptr; // per point; nullptr = unit mass
+  const double* velocities = nullptr; // interleaved xyz per point; nullptr = none
+  bool periodic = false;
+  double boxLo[3] = { 0, 0, 0 };
+  double boxHi[3] = { 1, 1, 1 };
+};
+
+template <class T>
+void computeFofCatalogue(const FofCatalogueInput<T>& input, FofCatalogue& catalogue,
+  const RunControl& control = {});
+
+extern template void computeFofCatalogue<float>(
+  const FofCatalogueInput<float>&, FofCatalogue&, const RunControl&);
+extern template void computeFofCatalogue<double>(
+  const FofCatalogueInput<double>&, FofCatalogue&, const RunControl&);
+
+// The linking length b (V/N)^(1/3) of eq. 18 (the FriendsOfFriends filter's
+// "Relative" mode); V the box volume. Returns 0 for n == 0 or V <= 0.
+double relativeLinkingLength(double b, double volume, std::size_t n);
+} // namespace jz

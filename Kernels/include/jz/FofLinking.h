@@ -1,0 +1,151 @@
+// Per-node and per-point friends-of-friends logic shared by the CPU backend
+// and (later) the CUDA kernels: node-pair classification and the lock-free
+// union-find on group pointers (paper section IV-A).
+#pragma once
+
+#include "Config.h"
+#include "Geometry.h"
+
+namespace jz
+{
+enum class FofPairAction : int
+{
+  Discard = 0, // no point pair within l, or already one group
+  Link = 1,    // every point pair within l: link the two nodes whole
+  Refine = 2   // undecided: evaluate the children (or the points, for leaves)
+};
+
+// Classifies a pair of distinct, non-empty nodes from their bounding boxes.
+// d_low > l discards; d_up <= l links. boxDistanceHigh2 carries a relative
+// slack, so a link is only declared when it holds for every pair of points
+// inside both boxes (including rounding of the double evaluation).
+template <class T>
+JZ_HD FofPairAction classifyFofPair(
+  const Box<T>& a, const Box<T>& b, double linkingLength2, const Periodicity& per)
+{
+  if (boxDistanceLow2(a, b, per) > linkingLength2) return FofPairAction::Discard;
+  if (boxDistanceHigh2(a, b, per) <= linkingLength2) return FofPairAction::Link;
+  return FofPairAction::Refine;
+}
+
+// Whether every pair of points inside one box is within l (the box diagonal,
+// nearest image when periodic, is at most l): the node is self-linked.
+template <class T>
+JZ_HD bool fofSelfLinked(const Box<T>& a, double linkingLength2, const Periodicity& per)
+{
+  return boxDistanceHigh2(a, a, per) <= linkingLength2;
+}
+
+// Whether two points are friends: d^2 <= l^2 in double, nearest image.
+template <class T>
+JZ_HD bool fofFriends(const T* p, const T* q, double linkingLength2, const Periodicity& per)
+{
+  return distance2(p, q, per) <= linkingLength2;
+}
+
+// --- Group pointers -------------------------------------------------------
+// igroup[i] <= i always; i is a root when igroup[i] == i. Links always point
+// the higher root at the lower one, so the root of a group is its smallest
+// index. Operations use relaxed atomics (GCC/Clang builtins on the host,
+// atomicCAS on the device) so that concurrent threads may link and compress.
+
+JZ_HD Index fofLoad(const Index* g, Index i)
+{
+#if defined(JZ_DEVICE_CODE)
+  return *((volatile const Index*)(g + i));
+#else
+  return __atomic_load_n(g + i, __ATOMIC_RELAXED);
+#endif
+}
+
+JZ_HD void fofStore(Index* g, Index i, Index v)
+{
+#if defined(JZ_DEVICE_CODE)
+  *((volatile Index*)(g + i)) = v;
+#else
+  __atomic_store_n(g + i, v, __ATOMIC_RELAXED);
+#endif
+}
+
+JZ_HD bool fofCompareExchange(Index* g, Index i, Index expected, Index desired)
+{
+#if defined(JZ_DEVICE_CODE)
+  return atomicCAS(g + i, expected, desired) == expected;
+#else
+  return __atomic_compare_exchange_n(
+    g + i, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+}
+
+// Root of i, with path halving (every write stores an ancestor, which stays
+// in the same group, so racing compressions are harmless).
+JZ_HD Index fofFind(Index* g, Index i)
+{
+  Index p = fofLoad(g, i);
+  while (p != i)
+  {
+    const Index gp = fofLoad(g, p);
+    if (gp != p) fofStore(g, i, gp);
+    i = p;
+    p = gp;
+  }
+  return i;
+}
+
+// Root of i without writes (for read-only passes).
+JZ_HD Index fofFindNoCompress(const Index* g, Index i)
+{
+  Index p = fofLoad(g, i);
+  while (p != i)
+  {
+    i = p;
+    p = fofLoad(g, i);
+  }
+  return i;
+}
+
+// Joins the groups of a and b: the higher root is pointed at the lower one
+// with a compare-and-swap, repeated when another thread changed the root in
+// between. Returns the common root.
+JZ_HD Index fofUnion(Index* g, Index a, Index b)
+{
+  for (;;)
+  {
+    Index ra = fofFind(g, a);
+    Index rb = fofFind(g, b);
+    if (ra == rb) return ra;
+    if (ra < rb)
+    {
+      const Index t = ra;
+      ra = rb;
+      rb = t;
+    }
+    // ra > rb: ra must still be a root for the link to be valid.
+    if (fofCompareExchange(g, ra, ra, rb)) return rb;
+    a = ra;
+    b = rb;
+  }
+}
+
+// Single-threaded variants for data no other thread touches (a leaf's own
+// points during its self-interaction).
+inline Index fofFindLocal(Index* g, Index i)
+{
+  while (g[i] != i)
+  {
+    g[i] = g[g[i]];
+    i = g[i];
+  }
+  return i;
+}
+
+inline bool fofUnionLocal(Index* g, Index a, Index b)
+{
+  Index ra = fofFindLocal(g, a);
+  Index rb = fofFindLocal(g, b);
+  if (ra == rb) return false;
+  if (ra < rb) g[rb] = ra;
+  else g[ra] = rb;
+  return true;
+}
+} // namespace jz

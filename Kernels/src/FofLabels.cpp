@@ -1,0 +1,66 @@
+// Deterministic friends-of-friends group numbering (labelFofGroups in Fof.h):
+// kept groups numbered 0..G-1 by descending size, ties by the smallest global
+// point id of the group; -1 for groups below the minimum size.
+#include <algorithm>
+#include <vector>
+
+#include <omp.h>
+
+#include "jz/Fof.h"
+
+namespace jz
+{
+namespace
+{
+struct KeptGroup
+{
+  Index count;
+  GlobalId label;
+  Index root;
+};
+} // namespace
+
+std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, std::size_t n,
+  GlobalId minimumGroupSize, GlobalId* groupId, GlobalId* groupSize, const RunControl& control)
+{
+  if (n == 0) return 0;
+  if (!groupRoot) throw Error("labelFofGroups: no group roots were given");
+  const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  const long long nn = (long long)n;
+
+  // Members per root (input index of the root).
+  std::vector<Index> count(n, 0);
+  for (std::size_t i = 0; i < n; ++i) ++count[groupRoot[i]];
+
+  if (groupSize)
+  {
+#pragma omp parallel for num_threads(numThreads) schedule(static)
+    for (long long i = 0; i < nn; ++i) groupSize[i] = GlobalId(count[groupRoot[i]]);
+  }
+
+  // The kept groups, in the canonical order.
+  std::vector<KeptGroup> kept;
+  for (std::size_t r = 0; r < n; ++r)
+  {
+    if (count[r] > 0 && GlobalId(count[r]) >= minimumGroupSize)
+    {
+      kept.push_back({ count[r], groupLabel ? groupLabel[r] : GlobalId(r), Index(r) });
+    }
+  }
+  std::sort(kept.begin(), kept.end(), [](const KeptGroup& a, const KeptGroup& b) {
+    if (a.count != b.count) return a.count > b.count;
+    if (a.label != b.label) return a.label < b.label;
+    return a.root < b.root;
+  });
+
+  if (groupId)
+  {
+    // Reuse the counts as root -> GroupId + 1 (0 = not kept).
+    std::fill(count.begin(), count.end(), Index(0));
+    for (std::size_t k = 0; k < kept.size(); ++k) count[kept[k].root] = Index(k + 1);
+#pragma omp parallel for num_threads(numThreads) schedule(static)
+    for (long long i = 0; i < nn; ++i) groupId[i] = GlobalId(count[groupRoot[i]]) - 1;
+  }
+  return kept.size();
+}
+} // namespace jz

@@ -1,0 +1,531 @@
+// Friends-of-friends on the CPU: the dual tree walk of paper section IV-A on
+// the z-order plane tree, multi-threaded with OpenMP.
+//
+// Per plane p (top to bottom) every node carries a group pointer grp[i] <= i
+// into its own plane and a flag linked[i] meaning "all points of the node are
+// known to be in one group". Node-level groups only join linked nodes, so
+// nodes of one node-level group hold points of one FoF group.
+//  1. ParentToNode (eq. 19): a child of a linked parent points at the first
+//     child of its parent's root and is linked; other children are their own
+//     root and linked when their box diagonal is at most l.
+//  2. NodeToNode over the child pairs of the parent plane's undecided pairs:
+//     discard (same group, or d_low > l), link whole (d_up <= l for both
+//     boxes) with a lock-free union, or keep the pair for the next plane.
+//  3. Contraction of the plane's pointers.
+// At the leaves the kept pairs are evaluated point by point (d^2 <= l^2 in
+// double): first each leaf with itself (private to one thread), then leaf
+// pairs with the compare-and-swap union. A final contraction makes every
+// point point at its group's root, the group's smallest sorted index.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <omp.h>
+
+#include "../FofBackends.h"
+#include "jz/FofLinking.h"
+#include "jz/Tree.h"
+
+namespace jz
+{
+namespace
+{
+struct NodePair
+{
+  Index a, b;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0)
+{
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void reportProgress(const RunControl& control, double fraction)
+{
+  if (control.progress && !control.progress(fraction)) throw Aborted();
+}
+
+inline std::uint8_t loadFlag(const std::uint8_t* f, Index i)
+{
+  return __atomic_load_n(f + i, __ATOMIC_RELAXED);
+}
+
+inline void setFlag(std::uint8_t* f, Index i)
+{
+  __atomic_store_n(f + i, std::uint8_t(1), __ATOMIC_RELAXED);
+}
+
+inline void atomicMin(GlobalId* slot, GlobalId v)
+{
+  GlobalId cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+  while (v < cur &&
+    !__atomic_compare_exchange_n(slot, &cur, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+  {
+  }
+}
+
+// Runs body(pair, out) over the input pairs on all threads and concatenates
+// the pairs the threads emit.
+template <class Body>
+void expandPairs(const std::vector<NodePair>& in, std::vector<NodePair>& out, int numThreads,
+  const Body& body)
+{
+  std::vector<std::vector<NodePair>> local(numThreads);
+  const long long n = (long long)in.size();
+#pragma omp parallel num_threads(numThreads)
+  {
+    std::vector<NodePair>& mine = local[omp_get_thread_num()];
+#pragma omp for schedule(dynamic, 16)
+    for (long long k = 0; k < n; ++k) body(in[k], mine);
+  }
+  std::vector<std::size_t> offset(numThreads + 1, 0);
+  for (int t = 0; t < numThreads; ++t) offset[t + 1] = offset[t] + local[t].size();
+  out.resize(offset[numThreads]);
+#pragma omp parallel for num_threads(numThreads) schedule(static, 1)
+  for (int t = 0; t < numThreads; ++t)
+  {
+    std::copy(local[t].begin(), local[t].end(), out.begin() + offset[t]);
+    std::vector<NodePair>().swap(local[t]);
+  }
+}
+
+// Node-level state of one plane.
+struct PlaneGroups
+{
+  std::vector<Index> grp;
+  std::vector<std::uint8_t> linked;
+};
+
+template <class T>
+class FofWalk
+{
+public:
+  FofWalk(const ZTree<T>& tree, double linkingLength, int numThreads)
+    : tree_(tree)
+    , per_(tree.periodicity)
+    , l2_(linkingLength * linkingLength)
+    , nt_(numThreads)
+  {
+  }
+
+  // Fills pointGroup (sorted order) with each point's root.
+  void run(std::vector<Index>& pointGroup, RunInfo& info, const RunControl& control)
+  {
+    const int top = int(tree_.planes.size()) - 1;
+    PlaneGroups parent, current;
+    std::vector<NodePair> pairs, next;
+
+    // Top plane: its nodes, grouped into super nodes of kGroup consecutive
+    // nodes, with a dense interaction list among the super nodes.
+    {
+      const TreePlane<T>& plane = tree_.planes[top];
+      const Index n = plane.numNodes();
+      initPlaneRoots(plane, current);
+      const Index numSuper = (n + kGroup - 1) / kGroup;
+      pairs.clear();
+      for (Index s = 0; s < numSuper; ++s)
+        for (Index t = s; t < numSuper; ++t) pairs.push_back({ s, t });
+      auto range = [n](Index s, Index& c0, Index& c1) {
+        c0 = s * kGroup;
+        c1 = std::min<Index>(n, c0 + kGroup);
+      };
+      nodeToNode(plane, current, pairs, next, range, nullptr);
+      contract(current);
+      pairs.swap(next);
+    }
+    for (int p = top - 1; p >= 0; --p)
+    {
+      std::swap(parent, current);
+      const TreePlane<T>& up = tree_.planes[p + 1];
+      const TreePlane<T>& plane = tree_.planes[p];
+      parentToNode(up, parent, plane, current);
+      auto range = [&up](Index s, Index& c0, Index& c1) {
+        c0 = up.childSplit[s];
+        c1 = up.childSplit[s + 1];
+      };
+      nodeToNode(plane, current, pairs, next, range, &parent);
+      contract(current);
+      pairs.swap(next);
+      reportProgress(control, 0.1 + 0.4 * double(top - p) / double(top + 1));
+    }
+    info.counters.push_back({ "fof leaf pairs", double(pairs.size()) });
+
+    // Points: ParentToNode from the leaves, then the leaf interactions.
+    const TreePlane<T>& leaves = tree_.planes[0];
+    const Index numLeaves = leaves.numNodes();
+    const Index n = tree_.sources.size();
+    pointGroup.resize(n);
+    Index* g = pointGroup.data();
+#pragma omp parallel for num_threads(nt_) schedule(static)
+    for (long long i = 0; i < (long long)numLeaves; ++i)
+    {
+      const Index s0 = leaves.sourceSplit[i], s1 = leaves.sourceSplit[i + 1];
+      if (current.linked[i])
+      {
+        const Index r = leaves.sourceSplit[current.grp[i]];
+        for (Index k = s0; k < s1; ++k) g[k] = r;
+      }
+      else
+      {
+        for (Index k = s0; k < s1; ++k) g[k] = k;
+      }
+    }
+
+    // Split the leaf pairs into self and cross pairs, dropping those the
+    // last contraction decided.
+    std::vector<Index> selfLeaves;
+    std::vector<NodePair> cross;
+    {
+      const std::vector<Index>& grp = current.grp;
+      const std::vector<std::uint8_t>& linked = current.linked;
+      for (const NodePair& pr : pairs)
+      {
+        if (pr.a == pr.b)
+        {
+          if (!linked[pr.a]) selfLeaves.push_back(pr.a);
+        }
+        else if (!(linked[pr.a] && linked[pr.b] && grp[pr.a] == grp[pr.b]))
+        {
+          cross.push_back(pr);
+        }
+      }
+      std::vector<NodePair>().swap(pairs);
+      std::vector<NodePair>().swap(next);
+    }
+    info.counters.push_back({ "fof leaf self pairs", double(selfLeaves.size()) });
+    info.counters.push_back({ "fof leaf cross pairs", double(cross.size()) });
+
+    // "connected" = all points of the leaf are in one group.
+    std::vector<std::uint8_t>& connected = current.linked;
+    const long long numSelf = (long long)selfLeaves.size();
+#pragma omp parallel for num_threads(nt_) schedule(dynamic, 8)
+    for (long long k = 0; k < numSelf; ++k)
+    {
+      const Index leaf = selfLeaves[k];
+      if (leafSelf(leaves.sourceSplit[leaf], leaves.sourceSplit[leaf + 1], g))
+      {
+        connected[leaf] = 1;
+      }
+    }
+    reportProgress(control, 0.6);
+
+    const long long numCross = (long long)cross.size();
+#pragma omp parallel num_threads(nt_)
+    {
+      std::vector<Index> candA, candB;
+#pragma omp for schedule(dynamic, 32)
+      for (long long k = 0; k < numCross; ++k)
+      {
+        leafPair(leaves, cross[k].a, cross[k].b, connected, g, candA, candB);
+      }
+    }
+    reportProgress(control, 0.85);
+
+#pragma omp parallel for num_threads(nt_) schedule(static)
+    for (long long k = 0; k < (long long)n; ++k)
+    {
+      fofStore(g, Index(k), fofFind(g, Index(k)));
+    }
+  }
+
+private:
+  static constexpr Index kGroup = 32; // NGR of section III-B
+
+  void point(Index k, T* p) const
+  {
+    p[0] = tree_.sources.x[k];
+    p[1] = tree_.sources.y[k];
+    p[2] = tree_.sources.z[k];
+  }
+
+  bool friends(Index a, Index b) const
+  {
+    T p[3], q[3];
+    point(a, p);
+    point(b, q);
+    return fofFriends(p, q, l2_, per_);
+  }
+
+  void initPlaneRoots(const TreePlane<T>& plane, PlaneGroups& out) const
+  {
+    const Index n = plane.numNodes();
+    out.grp.resize(n);
+    out.linked.resize(n);
+#pragma omp parallel for num_threads(nt_) schedule(static)
+    for (long long i = 0; i < (long long)n; ++i)
+    {
+      out.grp[i] = Index(i);
+      out.linked[i] = plane.numSources(Index(i)) > 0 && fofSelfLinked(plane.sourceBox[i], l2_, per_);
+    }
+  }
+
+  // Eq. 19.
+  void parentToNode(const TreePlane<T>& up, const PlaneGroups& parent, const TreePlane<T>& plane,
+    PlaneGroups& out) const
+  {
+    const Index n = plane.numNodes();
+    const Index np = up.numNodes();
+    out.grp.resize(n);
+    out.linked.resize(n);
+#pragma omp parallel for num_threads(nt_) schedule(static)
+    for (long long P = 0; P < (long long)np; ++P)
+    {
+      const Index c0 = up.childSplit[P], c1 = up.childSplit[P + 1];
+      if (parent.linked[P])
+      {
+        const Index r = up.childSplit[parent.grp[P]];
+        for (Index i = c0; i < c1; ++i)
+        {
+          out.grp[i] = r;
+          out.linked[i] = 1;
+        }
+      }
+      else
+      {
+        for (Index i = c0; i < c1; ++i)
+        {
+          out.grp[i] = i;
+          out.linked[i] = plane.numSources(i) > 0 && fofSelfLinked(plane.sourceBox[i], l2_, per_);
+        }
+      }
+    }
+  }
+
+  // Evaluates the child pairs of the parent pairs; kept pairs go to out.
+  template <class Range>
+  void nodeToNode(const TreePlane<T>& plane, PlaneGroups& groups, const std::vector<NodePair>& in,
+    std::vector<NodePair>& out, const Range& range, const PlaneGroups* parent) const
+  {
+    Index* grp = groups.grp.data();
+    std::uint8_t* linked = groups.linked.data();
+    auto body = [&](const NodePair& pr, std::vector<NodePair>& emit) {
+      if (parent)
+      {
+        // The parent plane's contraction may have decided the pair since it
+        // was kept.
+        const std::uint8_t la = parent->linked[pr.a];
+        if (pr.a == pr.b ? la : (la && parent->linked[pr.b] && parent->grp[pr.a] == parent->grp[pr.b]))
+        {
+          return;
+        }
+      }
+      Index a0, a1, b0, b1;
+      range(pr.a, a0, a1);
+      range(pr.b, b0, b1);
+      const bool self = pr.a == pr.b;
+      for (Index i = a0; i < a1; ++i)
+      {
+        if (plane.numSources(i) == 0) continue;
+        const Box<T>& bi = plane.sourceBox[i];
+        for (Index j = self ? i : b0; j < b1; ++j)
+        {
+          if (j == i)
+          {
+            if (!loadFlag(linked, i)) emit.push_back({ i, i });
+            continue;
+          }
+          if (plane.numSources(j) == 0) continue;
+          const bool li = loadFlag(linked, i), lj = loadFlag(linked, j);
+          if (li && lj && fofFind(grp, i) == fofFind(grp, j)) continue;
+          const FofPairAction act = classifyFofPair(bi, plane.sourceBox[j], l2_, per_);
+          if (act == FofPairAction::Discard) continue;
+          if (act == FofPairAction::Link)
+          {
+            fofUnion(grp, i, j);
+            if (!li) setFlag(linked, i);
+            if (!lj) setFlag(linked, j);
+            continue;
+          }
+          emit.push_back({ i, j });
+        }
+      }
+    };
+    expandPairs(in, out, nt_, body);
+  }
+
+  void contract(PlaneGroups& groups) const
+  {
+    Index* grp = groups.grp.data();
+    const long long n = (long long)groups.grp.size();
+#pragma omp parallel for num_threads(nt_) schedule(static)
+    for (long long i = 0; i < n; ++i) fofStore(grp, Index(i), fofFind(grp, Index(i)));
+  }
+
+  // A leaf with itself; its points are private to the calling thread.
+  // Returns whether the leaf ends up as one group.
+  bool leafSelf(Index s0, Index s1, Index* g) const
+  {
+    Index unions = 0;
+    for (Index a = s0; a < s1; ++a)
+    {
+      T p[3];
+      point(a, p);
+      for (Index b = a + 1; b < s1; ++b)
+      {
+        if (fofFindLocal(g, a) == fofFindLocal(g, b)) continue;
+        T q[3];
+        point(b, q);
+        if (fofFriends(p, q, l2_, per_) && fofUnionLocal(g, a, b)) ++unions;
+      }
+    }
+    return unions + 1 == s1 - s0;
+  }
+
+  // Points of [s0, s1) within l of a box.
+  void candidates(Index s0, Index s1, const Box<T>& other, std::vector<Index>& cand) const
+  {
+    cand.clear();
+    for (Index k = s0; k < s1; ++k)
+    {
+      T p[3];
+      point(k, p);
+      if (pointBoxDistance2(p, other, per_) <= l2_) cand.push_back(k);
+    }
+  }
+
+  void leafPair(const TreePlane<T>& leaves, Index A, Index B,
+    const std::vector<std::uint8_t>& connected, Index* g, std::vector<Index>& candA,
+    std::vector<Index>& candB) const
+  {
+    const Index a0 = leaves.sourceSplit[A], a1 = leaves.sourceSplit[A + 1];
+    const Index b0 = leaves.sourceSplit[B], b1 = leaves.sourceSplit[B + 1];
+    const bool cA = connected[A], cB = connected[B];
+    if (cA && cB && fofFind(g, a0) == fofFind(g, b0)) return;
+    candidates(a0, a1, leaves.sourceBox[B], candA);
+    if (candA.empty()) return;
+    candidates(b0, b1, leaves.sourceBox[A], candB);
+    if (candB.empty()) return;
+    if (cA && cB)
+    {
+      // One friend pair joins the two leaves.
+      for (Index a : candA)
+        for (Index b : candB)
+          if (friends(a, b))
+          {
+            fofUnion(g, a, b);
+            return;
+          }
+      return;
+    }
+    if (cA || cB)
+    {
+      // Each point of the other leaf needs one friend in the connected leaf.
+      const std::vector<Index>& whole = cA ? candA : candB;
+      const std::vector<Index>& loose = cA ? candB : candA;
+      const Index rep = cA ? a0 : b0;
+      for (Index x : loose)
+      {
+        if (fofFind(g, x) == fofFind(g, rep)) continue;
+        for (Index y : whole)
+          if (friends(x, y))
+          {
+            fofUnion(g, x, y);
+            break;
+          }
+      }
+      return;
+    }
+    for (Index a : candA)
+      for (Index b : candB)
+        if (friends(a, b)) fofUnion(g, a, b);
+  }
+
+  const ZTree<T>& tree_;
+  Periodicity per_;
+  double l2_;
+  int nt_;
+};
+} // namespace
+
+template <class T>
+void fofCpu(const FofProblem<T>& problem, const FofGroups& out, RunInfo& info,
+  const RunControl& control)
+{
+  const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  const Index n = Index(problem.numPoints);
+  Periodicity per;
+  if (problem.periodic)
+  {
+    for (int d = 0; d < 3; ++d) per.length[d] = problem.boxHi[d] - problem.boxLo[d];
+  }
+
+  auto t0 = Clock::now();
+  ZTree<T> tree;
+  {
+    RunControl treeControl = control;
+    if (control.progress)
+    {
+      treeControl.progress = [&control](double f) { return control.progress(0.1 * f); };
+    }
+    int saved = omp_get_max_threads();
+    omp_set_num_threads(numThreads);
+    try
+    {
+      buildTreeCpu<T>(problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree,
+        treeControl);
+    }
+    catch (...)
+    {
+      omp_set_num_threads(saved);
+      throw;
+    }
+    omp_set_num_threads(saved);
+  }
+  info.stageSeconds.push_back({ "tree build", secondsSince(t0) });
+
+  t0 = Clock::now();
+  std::vector<Index> group;
+  {
+    FofWalk<T> walk(tree, problem.linkingLength, numThreads);
+    walk.run(group, info, control);
+  }
+  info.stageSeconds.push_back({ "fof walk", secondsSince(t0) });
+
+  t0 = Clock::now();
+  const Index* input = tree.sources.inputIndex.data();
+  const GlobalId* ids = problem.ids;
+  const Index* g = group.data();
+  if (out.groupRoot)
+  {
+#pragma omp parallel for num_threads(numThreads) schedule(static)
+    for (long long k = 0; k < (long long)n; ++k) out.groupRoot[input[k]] = input[g[k]];
+  }
+  if (out.groupLabel)
+  {
+    // The roots' own slots collect the smallest id of their group.
+    GlobalId* label = out.groupLabel;
+#pragma omp parallel num_threads(numThreads)
+    {
+#pragma omp for schedule(static)
+      for (long long k = 0; k < (long long)n; ++k)
+      {
+        if (g[k] == Index(k)) label[input[k]] = ids ? ids[input[k]] : GlobalId(input[k]);
+      }
+#pragma omp for schedule(static)
+      for (long long k = 0; k < (long long)n; ++k)
+      {
+        if (g[k] != Index(k))
+        {
+          atomicMin(label + input[g[k]], ids ? ids[input[k]] : GlobalId(input[k]));
+        }
+      }
+#pragma omp for schedule(static)
+      for (long long k = 0; k < (long long)n; ++k)
+      {
+        if (g[k] != Index(k)) label[input[k]] = __atomic_load_n(label + input[g[k]], __ATOMIC_RELAXED);
+      }
+    }
+  }
+  info.stageSeconds.push_back({ "fof output", secondsSince(t0) });
+  reportProgress(control, 1.0);
+}
+
+template void fofCpu<float>(const FofProblem<float>&, const FofGroups&, RunInfo&, const RunControl&);
+template void fofCpu<double>(
+  const FofProblem<double>&, const FofGroups&, RunInfo&, const RunControl&);
+} // namespace jz

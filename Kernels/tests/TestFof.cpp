@@ -1,0 +1,479 @@
+// Friends-of-friends: the tree walk against a brute-force O(N^2) union-find,
+// the deterministic labels and the catalogue against direct computation.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "PointSets.h"
+#include "TestHarness.h"
+#include "jz/Fof.h"
+#include "jz/FofLinking.h"
+
+namespace
+{
+using jz::GlobalId;
+using jz::Index;
+
+// Brute-force reference partition: label = smallest input index of the group.
+template <class T>
+std::vector<GlobalId> bruteForce(const std::vector<T>& xyz, double l, bool periodic,
+  const double* lo, const double* hi)
+{
+  const std::size_t n = xyz.size() / 3;
+  jz::Periodicity per;
+  if (periodic)
+    for (int d = 0; d < 3; ++d) per.length[d] = hi[d] - lo[d];
+  std::vector<Index> g(n);
+  std::iota(g.begin(), g.end(), Index(0));
+  const double l2 = l * l;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      if (jz::distance2(&xyz[3 * i], &xyz[3 * j], per) <= l2) jz::fofUnionLocal(g.data(), Index(i), Index(j));
+  std::vector<GlobalId> label(n);
+  for (std::size_t i = 0; i < n; ++i) label[i] = jz::fofFindLocal(g.data(), Index(i));
+  return label;
+}
+
+// Whether two labellings describe the same partition.
+bool samePartition(const std::vector<GlobalId>& a, const std::vector<GlobalId>& b)
+{
+  if (a.size() != b.size()) return false;
+  std::map<GlobalId, GlobalId> ab, ba;
+  for (std::size_t i = 0; i < a.size(); ++i)
+  {
+    auto x = ab.emplace(a[i], b[i]);
+    if (x.first->second != b[i]) return false;
+    auto y = ba.emplace(b[i], a[i]);
+    if (y.first->second != a[i]) return false;
+  }
+  return true;
+}
+
+std::size_t numGroups(const std::vector<GlobalId>& a)
+{
+  std::vector<GlobalId> s(a);
+  std::sort(s.begin(), s.end());
+  return std::size_t(std::unique(s.begin(), s.end()) - s.begin());
+}
+
+template <class T>
+std::vector<GlobalId> runFof(const std::vector<T>& xyz, double l, bool periodic, const double* lo,
+  const double* hi, int threads = 0, const GlobalId* ids = nullptr, std::vector<Index>* roots = nullptr)
+{
+  jz::FofProblem<T> pb;
+  pb.points = xyz.data();
+  pb.numPoints = xyz.size() / 3;
+  pb.linkingLength = l;
+  pb.periodic = periodic;
+  for (int d = 0; d < 3; ++d)
+  {
+    pb.boxLo[d] = lo[d];
+    pb.boxHi[d] = hi[d];
+  }
+  pb.ids = ids;
+  std::vector<GlobalId> label(pb.numPoints, -7);
+  std::vector<Index> root(pb.numPoints);
+  jz::FofGroups out;
+  out.groupLabel = label.data();
+  out.groupRoot = root.data();
+  jz::RunControl rc;
+  rc.numThreads = threads;
+  jz::computeFofGroups(pb, out, jz::Backend::CPU, rc);
+  if (roots) *roots = root;
+  return label;
+}
+
+template <class T>
+void checkAgainstBruteForce(const std::vector<T>& xyz, double l, bool periodic, const double* lo,
+  const double* hi, const std::string& what)
+{
+  const auto ref = bruteForce(xyz, l, periodic, lo, hi);
+  for (int threads : { 1, 2, 4 })
+  {
+    std::vector<Index> roots;
+    const auto got = runFof(xyz, l, periodic, lo, hi, threads, nullptr, &roots);
+    JZ_CHECK_MSG(samePartition(ref, got),
+      what << " threads=" << threads << " groups ref=" << numGroups(ref)
+           << " got=" << numGroups(got));
+    // The canonical label is the smallest input index of the group, as the
+    // reference's root is.
+    JZ_CHECK_MSG(ref == got, what << ": canonical labels differ");
+    std::vector<GlobalId> r(roots.begin(), roots.end());
+    JZ_CHECK_MSG(samePartition(ref, r), what << ": roots are not one per group");
+  }
+}
+
+template <class T>
+std::vector<T> scaled(const std::vector<T>& xyz, double s, double o)
+{
+  std::vector<T> r(xyz.size());
+  for (std::size_t i = 0; i < xyz.size(); ++i) r[i] = T(o + s * double(xyz[i]));
+  return r;
+}
+
+template <class T>
+void distributionsCase()
+{
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  for (const std::string kind : { "uniform", "clustered", "duplicates", "planar", "mixedsign" })
+  {
+    for (std::size_t n : { 0, 1, 2, 7, 300, 2500 })
+    {
+      auto xyz = jztest::makePoints<T>(kind, n, 11 + unsigned(n));
+      if (kind == "mixedsign") xyz = scaled(xyz, 0.5, 0.5); // into [0, 1)
+      const double mean = n ? std::cbrt(1.0 / double(n)) : 1.0;
+      for (double b : { 0.2, 0.75, 2.0 })
+      {
+        for (bool periodic : { false, true })
+        {
+          checkAgainstBruteForce(xyz, b * mean, periodic, lo, hi,
+            kind + " n=" + std::to_string(n) + " b=" + std::to_string(b) +
+              (periodic ? " periodic" : ""));
+        }
+      }
+    }
+  }
+}
+
+JZ_TEST(FofMatchesBruteForceFloat) { distributionsCase<float>(); }
+JZ_TEST(FofMatchesBruteForceDouble) { distributionsCase<double>(); }
+
+// Dense halos of very different sizes on a sparse background: exercises whole
+// node links and self-linked nodes on several planes.
+JZ_TEST(FofClusteredLarge)
+{
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> xyz;
+  for (int h = 0; h < 40; ++h)
+  {
+    const double c[3] = { u(rng), u(rng), u(rng) };
+    const int m = 10 + 15 * h;
+    const double s = 0.002 + 0.01 * u(rng);
+    for (int k = 0; k < m; ++k)
+      for (int d = 0; d < 3; ++d)
+      {
+        double x = c[d] + s * g(rng);
+        x -= std::floor(x);
+        xyz.push_back(x);
+      }
+  }
+  for (int k = 0; k < 3 * 8000; ++k) xyz.push_back(u(rng));
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  const double mean = std::cbrt(1.0 / double(xyz.size() / 3));
+  for (double b : { 0.05, 0.2, 0.5 })
+  {
+    checkAgainstBruteForce(xyz, b * mean, true, lo, hi, "halos b=" + std::to_string(b));
+    std::vector<float> f(xyz.begin(), xyz.end());
+    checkAgainstBruteForce(f, b * mean, false, lo, hi, "halos float b=" + std::to_string(b));
+  }
+}
+
+// A lattice with spacing h: linked at l = h exactly, isolated just below.
+JZ_TEST(FofLatticeAtLinkingLength)
+{
+  const int side = 12;
+  const double h = 0.125; // exact in binary
+  for (bool periodic : { false, true })
+  {
+    std::vector<double> xyz;
+    for (int i = 0; i < side; ++i)
+      for (int j = 0; j < side; ++j)
+        for (int k = 0; k < side; ++k)
+        {
+          xyz.push_back(2.0 + h * i);
+          xyz.push_back(-1.0 + h * j);
+          xyz.push_back(h * k);
+        }
+    const double lo[3] = { 2.0, -1.0, 0.0 };
+    const double hi[3] = { 2.0 + side * h, -1.0 + side * h, side * h };
+    auto at = runFof(xyz, h, periodic, lo, hi);
+    JZ_CHECK_EQ(numGroups(at), std::size_t(1));
+    auto below = runFof(xyz, std::nextafter(h, 0.0), periodic, lo, hi);
+    JZ_CHECK_EQ(numGroups(below), std::size_t(side * side * side));
+    checkAgainstBruteForce(xyz, h, periodic, lo, hi, "lattice at h");
+    checkAgainstBruteForce(xyz, std::nextafter(h, 0.0), periodic, lo, hi, "lattice below h");
+    // The face diagonal links at h sqrt(2) (rounded up) and not just below it.
+    checkAgainstBruteForce(xyz, h * std::sqrt(2.0), periodic, lo, hi, "lattice sqrt2");
+    std::vector<float> f(xyz.begin(), xyz.end());
+    auto atf = runFof(f, h, periodic, lo, hi);
+    JZ_CHECK_EQ(numGroups(atf), std::size_t(1));
+    auto belowf = runFof(f, std::nextafter(h, 0.0), periodic, lo, hi);
+    JZ_CHECK_EQ(numGroups(belowf), std::size_t(side * side * side));
+  }
+}
+
+// Chains along each axis that only close through the periodic boundary.
+JZ_TEST(FofPeriodicChains)
+{
+  const double lo[3] = { -5, 10, 0.5 }, hi[3] = { 5, 14, 1.5 };
+  std::vector<double> xyz;
+  // Chain along x crossing x = 5 == -5: spacing 0.5.
+  for (int k = 0; k < 6; ++k)
+  {
+    xyz.push_back(3.0 + 0.5 * k - (3.0 + 0.5 * k >= 5 ? 10 : 0));
+    xyz.push_back(12);
+    xyz.push_back(1);
+  }
+  // Chain along y crossing y = 14 == 10.
+  for (int k = 0; k < 5; ++k)
+  {
+    double y = 13.0 + 0.5 * k;
+    if (y >= 14) y -= 4;
+    xyz.push_back(0);
+    xyz.push_back(y);
+    xyz.push_back(0.6);
+  }
+  // Isolated points.
+  xyz.insert(xyz.end(), { -2.0, 11.0, 1.0, 1.0, 11.0, 0.7 });
+  auto per = runFof(xyz, 0.5, true, lo, hi);
+  JZ_CHECK_EQ(numGroups(per), std::size_t(4));
+  JZ_CHECK(per[0] == per[5]);
+  JZ_CHECK(per[6] == per[10]);
+  auto open = runFof(xyz, 0.5, false, lo, hi);
+  JZ_CHECK_EQ(numGroups(open), std::size_t(6));
+  checkAgainstBruteForce(xyz, 0.5, true, lo, hi, "chains periodic");
+  checkAgainstBruteForce(xyz, 0.5, false, lo, hi, "chains open");
+  // Random points near the faces of a box not at the origin.
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> r;
+  for (int i = 0; i < 3000; ++i)
+  {
+    for (int d = 0; d < 3; ++d)
+    {
+      double t = u(rng);
+      t = t < 0.5 ? 0.05 * t : 1 - 0.05 * (1 - t); // near the faces
+      r.push_back(lo[d] + (hi[d] - lo[d]) * t);
+      if (r.back() >= hi[d]) r.back() = lo[d];
+    }
+  }
+  checkAgainstBruteForce(r, 0.03, true, lo, hi, "faces periodic");
+  std::vector<float> rf(r.begin(), r.end());
+  for (std::size_t i = 0; i < rf.size(); ++i)
+    if (double(rf[i]) >= hi[i % 3]) rf[i] = float(lo[i % 3]);
+  checkAgainstBruteForce(rf, 0.03, true, lo, hi, "faces periodic float");
+}
+
+JZ_TEST(FofAllDuplicates)
+{
+  std::vector<float> xyz;
+  for (int i = 0; i < 500; ++i) xyz.insert(xyz.end(), { 0.3f, 0.3f, 0.3f });
+  for (int i = 0; i < 200; ++i) xyz.insert(xyz.end(), { 0.7f, 0.3f, 0.3f });
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  auto g = runFof(xyz, 1e-6, false, lo, hi);
+  JZ_CHECK_EQ(numGroups(g), std::size_t(2));
+  JZ_CHECK_EQ(g[0], GlobalId(0));
+  JZ_CHECK_EQ(g[600], GlobalId(500));
+}
+
+// GroupIds: by descending size, ties by the smallest global id; independent
+// of input order and thread count.
+JZ_TEST(FofLabelsDeterministic)
+{
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  auto xyz = jztest::makePoints<double>("clustered", 20000, 4);
+  const std::size_t n = xyz.size() / 3;
+  std::vector<GlobalId> ids(n);
+  for (std::size_t i = 0; i < n; ++i) ids[i] = GlobalId(1000 + 7 * ((i * 7919) % n));
+  const double l = 0.2 * std::cbrt(1.0 / double(n));
+  auto label = [&](const std::vector<double>& pts, const std::vector<GlobalId>& id, int threads,
+                 std::vector<GlobalId>& gid, std::vector<GlobalId>& gsize) {
+    std::vector<Index> roots;
+    auto lab = runFof(pts, l, true, lo, hi, threads, id.data(), &roots);
+    gid.assign(n, -5);
+    gsize.assign(n, -5);
+    return jz::labelFofGroups(roots.data(), lab.data(), n, 20, gid.data(), gsize.data());
+  };
+  std::vector<GlobalId> gid, gsize;
+  const std::size_t G = label(xyz, ids, 2, gid, gsize);
+  JZ_CHECK(G > 5);
+  // Check the rule directly.
+  std::map<GlobalId, std::pair<GlobalId, GlobalId>> info; // gid -> (size, min id)
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    if (gid[i] < 0)
+    {
+      JZ_CHECK(gsize[i] < 20);
+      continue;
+    }
+    auto it = info.emplace(gid[i], std::make_pair(gsize[i], ids[i])).first;
+    JZ_CHECK_EQ(it->second.first, gsize[i]);
+    it->second.second = std::min(it->second.second, ids[i]);
+  }
+  JZ_CHECK_EQ(info.size(), G);
+  for (GlobalId k = 0; k + 1 < GlobalId(G); ++k)
+  {
+    const auto& a = info[k];
+    const auto& b = info[k + 1];
+    JZ_CHECK(a.first > b.first || (a.first == b.first && a.second < b.second));
+  }
+  // Shuffled input, other thread counts: the same GroupId per global id.
+  std::vector<std::size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), std::size_t(0));
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(9));
+  std::vector<double> xyz2(3 * n);
+  std::vector<GlobalId> ids2(n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    for (int d = 0; d < 3; ++d) xyz2[3 * i + d] = xyz[3 * perm[i] + d];
+    ids2[i] = ids[perm[i]];
+  }
+  for (int threads : { 1, 3 })
+  {
+    std::vector<GlobalId> gid2, gsize2;
+    JZ_CHECK_EQ(label(xyz2, ids2, threads, gid2, gsize2), G);
+    bool same = true;
+    for (std::size_t i = 0; i < n; ++i)
+      same = same && gid2[i] == gid[perm[i]] && gsize2[i] == gsize[perm[i]];
+    JZ_CHECK(same);
+  }
+}
+
+// Catalogue against a direct computation, including a halo across the
+// periodic boundary.
+JZ_TEST(FofCatalogueValues)
+{
+  const double lo[3] = { -1, 0, 2 }, hi[3] = { 1, 4, 3 };
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> xyz, vel, mass;
+  const double centers[3][3] = { { 0.98, 3.99, 2.5 }, { 0, 2, 2.5 }, { -0.5, 1, 2.01 } };
+  for (int h = 0; h < 3; ++h)
+    for (int k = 0; k < 100 + 50 * h; ++k)
+    {
+      for (int d = 0; d < 3; ++d)
+      {
+        double x = centers[h][d] + 0.01 * g(rng);
+        const double L = hi[d] - lo[d];
+        x = x - L * std::floor((x - lo[d]) / L);
+        xyz.push_back(x);
+        vel.push_back(10 * h + g(rng));
+      }
+      mass.push_back(0.5 + u(rng));
+    }
+  const std::size_t n = mass.size();
+  std::vector<Index> roots;
+  auto lab = runFof(xyz, 0.01, true, lo, hi, 2, nullptr, &roots);
+  std::vector<GlobalId> gid(n), gsize(n);
+  const std::size_t G = jz::labelFofGroups(roots.data(), lab.data(), n, 20, gid.data(), gsize.data());
+  JZ_CHECK(G >= 3);
+  jz::FofCatalogueInput<double> in;
+  in.points = xyz.data();
+  in.numPoints = n;
+  in.groupId = gid.data();
+  in.numGroups = G;
+  in.masses = mass.data();
+  in.velocities = vel.data();
+  in.periodic = true;
+  for (int d = 0; d < 3; ++d)
+  {
+    in.boxLo[d] = lo[d];
+    in.boxHi[d] = hi[d];
+  }
+  jz::FofCatalogue cat;
+  jz::computeFofCatalogue(in, cat);
+  JZ_CHECK_EQ(cat.numGroups, G);
+  JZ_CHECK(cat.hasVelocities);
+  // Direct: unwrap around the true halo centre instead of a member.
+  for (std::size_t k = 0; k < G; ++k)
+  {
+    std::vector<std::size_t> mem;
+    for (std::size_t i = 0; i < n; ++i)
+      if (gid[i] == GlobalId(k)) mem.push_back(i);
+    JZ_CHECK_EQ(cat.count[k], GlobalId(mem.size()));
+    int h = 0;
+    double best = 1e9;
+    for (int c = 0; c < 3; ++c)
+    {
+      double s = 0;
+      for (int d = 0; d < 3; ++d)
+      {
+        const double L = hi[d] - lo[d];
+        double x = std::fabs(xyz[3 * mem[0] + d] - centers[c][d]);
+        x = std::min(x, L - x);
+        s += x * x;
+      }
+      if (s < best)
+      {
+        best = s;
+        h = c;
+      }
+    }
+    double M = 0, c[3] = { 0, 0, 0 }, v[3] = { 0, 0, 0 };
+    for (std::size_t i : mem)
+    {
+      M += mass[i];
+      for (int d = 0; d < 3; ++d)
+      {
+        const double L = hi[d] - lo[d];
+        double x = xyz[3 * i + d] - centers[h][d];
+        x -= L * std::round(x / L);
+        c[d] += mass[i] * x;
+        v[d] += mass[i] * vel[3 * i + d];
+      }
+    }
+    double r2 = 0, s2 = 0;
+    for (int d = 0; d < 3; ++d)
+    {
+      c[d] /= M;
+      v[d] /= M;
+    }
+    for (std::size_t i : mem)
+      for (int d = 0; d < 3; ++d)
+      {
+        const double L = hi[d] - lo[d];
+        double x = xyz[3 * i + d] - centers[h][d];
+        x -= L * std::round(x / L);
+        r2 += mass[i] * (x - c[d]) * (x - c[d]);
+        s2 += mass[i] * (vel[3 * i + d] - v[d]) * (vel[3 * i + d] - v[d]);
+      }
+    JZ_CHECK(std::fabs(cat.mass[k] - M) < 1e-9 * M);
+    for (int d = 0; d < 3; ++d)
+    {
+      const double L = hi[d] - lo[d];
+      double want = centers[h][d] + c[d];
+      want -= L * std::floor((want - lo[d]) / L);
+      const double got = cat.centerOfMass[3 * k + d];
+      JZ_CHECK_MSG(got >= lo[d] && got < hi[d], "CoM outside the box: " << got);
+      double diff = std::fabs(got - want);
+      diff = std::min(diff, L - diff);
+      JZ_CHECK_MSG(diff < 1e-9, "group " << k << " dim " << d << ": " << got << " vs " << want);
+      JZ_CHECK(std::fabs(cat.meanVelocity[3 * k + d] - v[d]) < 1e-9 * (1 + std::fabs(v[d])));
+    }
+    JZ_CHECK(std::fabs(cat.inertiaRadius[k] - std::sqrt(r2 / M)) < 1e-9);
+    JZ_CHECK(std::fabs(cat.velocityDispersion[k] - std::sqrt(s2 / (3 * M))) < 1e-9);
+  }
+  // Without velocities and masses.
+  in.velocities = nullptr;
+  in.masses = nullptr;
+  jz::computeFofCatalogue(in, cat);
+  JZ_CHECK(!cat.hasVelocities);
+  for (std::size_t k = 0; k < G; ++k) JZ_CHECK_EQ(cat.mass[k], double(cat.count[k]));
+}
+
+JZ_TEST(FofRejectsBadInput)
+{
+  std::vector<double> xyz = { 0, 0, 0, 1, 1, 1 };
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 2, 2, 2 };
+  JZ_CHECK_THROWS(runFof(xyz, 0.0, false, lo, hi));
+  JZ_CHECK_THROWS(runFof(xyz, -1.0, false, lo, hi));
+  JZ_CHECK_THROWS(runFof(xyz, std::nan(""), false, lo, hi));
+  const double badHi[3] = { 2, 0, 2 };
+  JZ_CHECK_THROWS(runFof(xyz, 0.5, true, lo, badHi));
+  xyz[4] = std::nan("");
+  JZ_CHECK_THROWS(runFof(xyz, 0.5, false, lo, hi));
+  xyz[4] = INFINITY;
+  JZ_CHECK_THROWS(runFof(xyz, 0.5, false, lo, hi));
+  std::vector<double> empty;
+  JZ_CHECK(runFof(empty, 0.5, false, lo, hi).empty());
+}
+} // namespace
+
+JZ_TEST_MAIN()

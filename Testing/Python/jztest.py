@@ -1,0 +1,234 @@
+"""Shared helpers of the JZTree pvpython tests.
+
+The plugin is found through PV_PLUGIN_PATH (set by CTest) or, failing that,
+at build/lib/paraview-5.11/plugins/JZTree/JZTree.so under the repository.
+Reference answers come from scipy's cKDTree, which shares no code with the
+jz-tree kernels.
+"""
+import os
+import sys
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from paraview import servermanager
+from paraview.simple import *  # noqa: F401,F403
+from vtkmodules.util.misc import calldata_type
+from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray, vtk_to_numpy
+from vtkmodules.util.vtkConstants import VTK_STRING
+from vtkmodules.vtkCommonCore import vtkPoints
+from vtkmodules.vtkCommonDataModel import vtkPolyData
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SKIP = 125  # CTest SKIP_RETURN_CODE
+
+
+def load_plugin():
+    """Makes KNNDensity available here (idempotent). With PV_PLUGIN_PATH set,
+    ParaView has usually loaded the plugin at start-up already."""
+    if "KNNDensity" in globals():
+        return
+    path = None
+    for d in os.environ.get("PV_PLUGIN_PATH", "").split(os.pathsep):
+        if d and os.path.exists(os.path.join(d, "JZTree.so")):
+            path = os.path.join(d, "JZTree.so")
+            break
+    if path is None:
+        path = os.path.join(ROOT, "build/lib/paraview-5.11/plugins/JZTree/JZTree.so")
+    LoadPlugin(path, ns=globals())
+
+
+load_plugin()
+simple = sys.modules["paraview.simple"]
+KNNDensity = globals()["KNNDensity"]
+
+
+def polydata(points, arrays=None):
+    """vtkPolyData with the given (n, 3) points (dtype kept) and point arrays."""
+    pd = vtkPolyData()
+    pts = vtkPoints()
+    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points), deep=1))
+    pd.SetPoints(pts)
+    for name, values in (arrays or {}).items():
+        values = np.ascontiguousarray(values)
+        if values.dtype == np.int64:
+            arr = numpy_to_vtkIdTypeArray(values, deep=1)
+        else:
+            arr = numpy_to_vtk(values, deep=1)
+        arr.SetName(name)
+        pd.GetPointData().AddArray(arr)
+    return pd
+
+
+def producer(data):
+    """A pipeline source proxy holding a VTK data object."""
+    tp = simple.TrivialProducer()
+    tp.GetClientSideObject().SetOutput(data)
+    return tp
+
+
+class Run:
+    """One KNNDensity execution: the output data object and captured errors."""
+
+    def __init__(self, output, errors):
+        self.output = output
+        self.errors = errors
+
+    def array(self, name):
+        arr = self.output.GetPointData().GetArray(name)
+        if arr is None:
+            return None
+        a = vtk_to_numpy(arr)
+        return a.reshape(len(a), -1) if arr.GetNumberOfComponents() > 1 else a
+
+    def has(self, name):
+        return self.output.GetPointData().GetAbstractArray(name) is not None
+
+    def device(self):
+        arr = self.output.GetFieldData().GetAbstractArray("JZDevice")
+        return arr.GetValue(0) if arr is not None else None
+
+
+def knn(data, query=None, **props):
+    """Runs KNNDensity on a VTK data object (and optional query data object)."""
+    src = producer(data)
+    kwargs = dict(Input=src)
+    if query is not None:
+        kwargs["Query"] = producer(query)
+    f = KNNDensity(**kwargs)
+    for k, v in props.items():
+        setattr(f, k, v)
+    alg = f.GetClientSideObject()
+    errors = []
+
+    @calldata_type(VTK_STRING)
+    def on_error(obj, event, message):
+        errors.append(message)
+
+    tag = alg.AddObserver("ErrorEvent", on_error)
+    try:
+        f.UpdatePipeline()
+    finally:
+        alg.RemoveObserver(tag)
+    out = alg.GetOutputDataObject(0).NewInstance()
+    out.ShallowCopy(alg.GetOutputDataObject(0))
+    simple.Delete(f)
+    simple.Delete(src)
+    return Run(out, errors)
+
+
+def wrap(points, box):
+    """Points wrapped into the periodic box (xmin xmax ymin ymax zmin zmax)."""
+    lo = np.array(box[0::2], dtype=np.float64)
+    length = np.array(box[1::2], dtype=np.float64) - lo
+    w = lo + np.mod(points.astype(np.float64) - lo, length)
+    return np.where(w >= lo + length, lo, w), lo, length
+
+
+def reference(points, queries, k, box=None):
+    """Exact K-NN distances (float64) from cKDTree; (distances, ids)."""
+    p = points.astype(np.float64)
+    q = (points if queries is None else queries).astype(np.float64)
+    if box is None:
+        tree = cKDTree(p)
+        d, i = tree.query(q, k)
+    else:
+        pw, lo, length = wrap(p, box)
+        qw, _, _ = wrap(q, box)
+        tree = cKDTree(pw - lo, boxsize=length)
+        d, i = tree.query(qw - lo, k)
+    return d.reshape(len(q), k), i.reshape(len(q), k)
+
+
+def true_distances(points, queries, ids, box=None):
+    """Float64 distance of each query to each of its reported neighbours."""
+    p = points.astype(np.float64)
+    q = (points if queries is None else queries).astype(np.float64)
+    diff = p[ids] - q[:, None, :]
+    if box is not None:
+        length = np.array(box[1::2], dtype=np.float64) - np.array(box[0::2], dtype=np.float64)
+        diff = np.mod(diff, length)  # points may lie several periods apart
+        diff = np.minimum(diff, length - diff)
+    return np.sqrt((diff ** 2).sum(axis=2))
+
+
+def tolerance(dtype):
+    return 1e-5 if dtype == np.float32 else 1e-10
+
+
+def sph_density(dist, h, masses):
+    """rho_i = sum_j m_j W(r_ij, h_i), M4 kernel with compact support h."""
+    q = dist / h[:, None]
+    w = np.where(q <= 0.5, 1 - 6 * q**2 + 6 * q**3,
+                 np.where(q <= 1.0, 2 * (1 - q) ** 3, 0.0))
+    return (masses * w).sum(axis=1) * 8.0 / (np.pi * h**3)
+
+
+def tophat_density(h, masses):
+    return masses.sum(axis=1) / (4.0 / 3.0 * np.pi * h**3)
+
+
+class Checker:
+    """Collects failures so one test reports every broken case, then exits 1."""
+
+    def __init__(self):
+        self.failures = 0
+
+    def check(self, ok, what):
+        if ok:
+            print("  ok  ", what)
+        else:
+            print("  FAIL", what)
+            self.failures += 1
+        return ok
+
+    def close(self, actual, expected, rtol, what, atol=0.0):
+        actual = np.asarray(actual, dtype=np.float64)
+        expected = np.asarray(expected, dtype=np.float64)
+        if actual.shape != expected.shape:
+            return self.check(False, f"{what}: shape {actual.shape} != {expected.shape}")
+        err = np.abs(actual - expected) / np.maximum(np.abs(expected), 1e-300)
+        ok = bool(np.all(np.abs(actual - expected) <= atol + rtol * np.abs(expected)))
+        return self.check(ok, f"{what} (max rel err {err.max() if err.size else 0:.2e}, rtol {rtol:g})")
+
+    def finish(self):
+        if self.failures:
+            print(f"{self.failures} check(s) failed")
+            sys.exit(1)
+        print("all checks passed")
+        sys.exit(0)
+
+
+def verify_neighbors(c, run, points, queries, k, box=None, ids_map=None, label="", atol=None):
+    """Exactness of a run with OutputNeighbors on, against cKDTree.
+
+    Distances equal the reference K smallest; every row lists K distinct ids;
+    every id is at its reported distance (so ties may be broken either way).
+    """
+    dtype = points.dtype
+    rtol = 1e-6 if dtype == np.float32 else 1e-12
+    # Output rounding: float32 distances below 1e-38 are subnormal, with an
+    # absolute spacing of 1.4e-45.
+    if atol is None:
+        atol = 2e-45 if dtype == np.float32 else 1e-320
+    nq = len(points) if queries is None else len(queries)
+    ref_d, _ = reference(points, queries, k, box)
+    nid = run.array("NeighborIds")
+    nd = run.array("NeighborDistances")
+    h = run.array("SmoothingLength")
+    if not c.check(nid is not None and nd is not None and h is not None,
+                   f"{label}: output arrays present"):
+        return
+    nid = nid.reshape(nq, k)
+    nd = nd.reshape(nq, k)
+    if ids_map is not None:  # GlobalIds -> point index
+        inverse = {g: i for i, g in enumerate(ids_map)}
+        nid = np.vectorize(inverse.get)(nid)
+    c.close(nd, ref_d, rtol, f"{label}: NeighborDistances == cKDTree", atol=atol)
+    c.close(h, ref_d[:, -1], rtol, f"{label}: SmoothingLength == K-th distance", atol=atol)
+    c.check(bool(np.all(np.diff(nd, axis=1) >= 0)), f"{label}: distances nearest first")
+    srt = np.sort(nid, axis=1)
+    c.check(bool(np.all(srt[:, 1:] != srt[:, :-1])), f"{label}: no id repeated in a row")
+    c.check(bool(np.all((nid >= 0) & (nid < len(points)))), f"{label}: ids in range")
+    actual = true_distances(points, queries, np.clip(nid, 0, len(points) - 1), box)
+    c.close(nd, actual, rtol, f"{label}: every id at its reported distance", atol=atol)

@@ -19,6 +19,7 @@ parser.add_argument("--plugin", default=os.path.join(
 parser.add_argument("--data", default=os.path.join(ROOT, "Data/clustered.vtp"))
 parser.add_argument("--out", default=os.path.join(ROOT, "out"))
 parser.add_argument("--k", type=int, default=32)
+parser.add_argument("--size", type=int, nargs=2, default=[1000, 800], help="PNG width height")
 args = parser.parse_args()
 
 LoadPlugin(args.plugin, ns=globals())
@@ -44,7 +45,7 @@ print("wrote", vtp)
 logDensity = Calculator(Input=density, ResultArrayName="log10Density",
                         Function="log10(Density)")
 view = CreateView("RenderView")
-view.ViewSize = [1000, 800]
+view.ViewSize = args.size
 view.OrientationAxesVisibility = 0
 view.Background = [1, 1, 1]
 try:
@@ -71,5 +72,5 @@ view.CameraViewUp = [0, 0, 1]
 view.ResetCamera(False)
 GetActiveCamera().Dolly(1.3)
 png = os.path.join(args.out, "knn_density.png")
-SaveScreenshot(png, view, ImageResolution=[1000, 800])
+SaveScreenshot(png, view, ImageResolution=args.size)
 print("wrote", png)

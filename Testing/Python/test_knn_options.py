@@ -219,7 +219,38 @@ def device():
         expect_error("Device=CUDA without a usable GPU", cuda, ["CUDA"])
 
 
-SECTIONS = dict(periodic=periodic, query=query, density=density, globalids=globalids,
+def progress():
+    pts = rng.random((200000, 3)).astype(np.float32)
+    src = jztest.producer(polydata(pts))
+    f = jztest.KNNDensity(Input=src, NumberOfNeighbors=16, Device="CPU")
+    alg = f.GetClientSideObject()
+    seen = []
+    tag = alg.AddObserver("ProgressEvent", lambda o, e: seen.append(o.GetProgress()))
+    f.UpdatePipeline()
+    alg.RemoveObserver(tag)
+    inner = [p for p in seen if 0 < p < 1]
+    c.check(len(inner) >= 3 and inner == sorted(inner),
+            f"progress reported in steps ({len(inner)} values in (0,1), increasing)")
+    # aborting from a progress callback stops the run with an empty output
+    f.NumberOfNeighbors = 17
+
+    def abort(o, e):
+        if o.GetProgress() > 0.2:
+            o.SetAbortExecute(1)
+
+    tag = alg.AddObserver("ProgressEvent", abort)
+    f.UpdatePipeline()
+    alg.RemoveObserver(tag)
+    out = alg.GetOutputDataObject(0)
+    c.check(out.GetPointData().GetArray("Density") is None, "aborted run: no Density")
+    alg.SetAbortExecute(0)
+    f.NumberOfNeighbors = 18
+    f.UpdatePipeline()
+    out = alg.GetOutputDataObject(0)
+    c.check(out.GetPointData().GetArray("Density") is not None, "the next run completes")
+
+
+SECTIONS = dict(progress=progress, periodic=periodic, query=query, density=density, globalids=globalids,
                 errors=errors, empty=empty, neighbors=neighbors_off, device=device)
 if __name__ == "__main__":
     arg = sys.argv[1] if len(sys.argv) > 1 else "all"

@@ -116,6 +116,7 @@ public:
   // Fills pointGroup (sorted order) with each point's root.
   void run(std::vector<Index>& pointGroup, RunInfo& info, const RunControl& control)
   {
+    auto t0 = Clock::now();
     const int top = int(tree_.planes.size()) - 1;
     PlaneGroups parent, current;
     std::vector<NodePair> pairs, next;
@@ -154,6 +155,8 @@ public:
       reportProgress(control, 0.1 + 0.4 * double(top - p) / double(top + 1));
     }
     info.counters.push_back({ "fof leaf pairs", double(pairs.size()) });
+    info.stageSeconds.push_back({ "fof node walk", secondsSince(t0) });
+    t0 = Clock::now();
 
     // Points: ParentToNode from the leaves, then the leaf interactions.
     const TreePlane<T>& leaves = tree_.planes[0];
@@ -212,6 +215,8 @@ public:
         connected[leaf] = 1;
       }
     }
+    info.stageSeconds.push_back({ "fof leaf self", secondsSince(t0) });
+    t0 = Clock::now();
     reportProgress(control, 0.6);
 
     const long long numCross = (long long)cross.size();
@@ -224,6 +229,8 @@ public:
         leafPair(leaves, cross[k].a, cross[k].b, connected, g, candA, candB);
       }
     }
+    info.stageSeconds.push_back({ "fof leaf cross", secondsSince(t0) });
+    t0 = Clock::now();
     reportProgress(control, 0.85);
 
 #pragma omp parallel for num_threads(nt_) schedule(static)
@@ -231,6 +238,7 @@ public:
     {
       fofStore(g, Index(k), fofFind(g, Index(k)));
     }
+    info.stageSeconds.push_back({ "fof contraction", secondsSince(t0) });
   }
 
 private:
@@ -361,7 +369,8 @@ private:
   bool leafSelf(Index s0, Index s1, Index* g) const
   {
     Index unions = 0;
-    for (Index a = s0; a < s1; ++a)
+    const Index needed = s1 - s0 - 1;
+    for (Index a = s0; a < s1 && unions < needed; ++a)
     {
       T p[3];
       point(a, p);
@@ -370,10 +379,10 @@ private:
         if (fofFindLocal(g, a) == fofFindLocal(g, b)) continue;
         T q[3];
         point(b, q);
-        if (fofFriends(p, q, l2_, per_) && fofUnionLocal(g, a, b)) ++unions;
+        if (fofFriends(p, q, l2_, per_) && fofUnionLocal(g, a, b) && ++unions == needed) break;
       }
     }
-    return unions + 1 == s1 - s0;
+    return unions == needed;
   }
 
   // Points of [s0, s1) within l of a box.

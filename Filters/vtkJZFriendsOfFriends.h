@@ -1,0 +1,156 @@
+/**
+ * @class   vtkJZFriendsOfFriends
+ * @brief   friends-of-friends halo finder on particles (jz-tree)
+ *
+ * Groups particles into friends-of-friends (FoF) groups: two particles are
+ * friends when their distance is at most the linking length (d <= l; the
+ * nearest periodic image when Periodic is on), and a group is a connected
+ * component of the friendship graph. Exact: the partition equals that of an
+ * all-pairs search, with distances evaluated in double from the input
+ * coordinates (float or double points). Runs the jz-tree dual tree walk of
+ * the jz kernels on the CPU (multi-threaded).
+ *
+ * The linking length is LinkingLength itself (Absolute mode) or, in Relative
+ * mode (default), LinkingLength times the mean interparticle separation
+ * (V/N)^(1/3), V the periodic box volume when Periodic is on, else the volume
+ * of the Input's bounding box.
+ *
+ * Output port 0: a shallow copy of the Input with point arrays
+ *  - `GroupId` (vtkIdTypeArray): 0..G-1 for the groups of at least
+ *    MinimumGroupSize members, numbered by descending size with ties broken by
+ *    the smallest global point id in the group (the Input's GlobalIds when
+ *    present, else the point index); -1 for particles in smaller groups.
+ *  - `GroupSize` (vtkIdTypeArray): the size of the particle's group (any size).
+ * Output port 1: the halo catalogue, a vtkPolyData with one vertex per kept
+ * group, placed at its centre of mass, and point arrays `GroupId`, `Count`,
+ * `Mass`, `CenterOfMass` (periodic-aware: members unwrapped around a member
+ * before averaging, the result wrapped back into the box), `InertiaRadius`
+ * (mass-weighted rms distance from the centre of mass) and, with a velocity
+ * array, `MeanVelocity` (mass-weighted) and `VelocityDispersion` (the
+ * one-dimensional mass-weighted dispersion sqrt(sum m |v - v_mean|^2 / (3 M))).
+ * All sums are accumulated in double. Both outputs carry the field-data
+ * string array `JZDevice` naming what ran.
+ *
+ * Errors (vtkErrorMacro, empty outputs): non-finite coordinates, a
+ * non-positive or non-finite linking length (also a degenerate bounding box
+ * in Relative mode), a non-positive periodic box, mass or velocity arrays
+ * with the wrong number of tuples or components, Device CUDA (no CUDA FoF
+ * yet), and runs on more than one MPI process. Empty Input: empty outputs.
+ *
+ * @sa vtkEuclideanClusterExtraction vtkJZKNNDensity
+ */
+#ifndef vtkJZFriendsOfFriends_h
+#define vtkJZFriendsOfFriends_h
+
+#include "JZTreeFiltersModule.h" // for export macro
+#include "vtkPointSetAlgorithm.h"
+
+#include <string> // for std::string
+
+class vtkDataArray;
+class vtkDataSet;
+
+class JZTREEFILTERS_EXPORT vtkJZFriendsOfFriends : public vtkPointSetAlgorithm
+{
+public:
+  static vtkJZFriendsOfFriends* New();
+  vtkTypeMacro(vtkJZFriendsOfFriends, vtkPointSetAlgorithm);
+  void PrintSelf(ostream& os, vtkIndent indent) override;
+
+  enum LinkingLengthModes
+  {
+    RELATIVE = 0, // LinkingLength * (V/N)^(1/3)
+    ABSOLUTE = 1
+  };
+
+  enum Devices
+  {
+    DEVICE_AUTO = 0,
+    DEVICE_CPU = 1,
+    DEVICE_CUDA = 2
+  };
+
+  ///@{
+  /**
+   * How LinkingLength is read: RELATIVE (default; b times the mean
+   * interparticle separation) or ABSOLUTE (a length).
+   */
+  vtkSetClampMacro(LinkingLengthMode, int, RELATIVE, ABSOLUTE);
+  vtkGetMacro(LinkingLengthMode, int);
+  ///@}
+
+  ///@{
+  /**
+   * The linking length b (Relative) or l (Absolute); default 0.2.
+   */
+  vtkSetMacro(LinkingLength, double);
+  vtkGetMacro(LinkingLength, double);
+  ///@}
+
+  ///@{
+  /**
+   * Groups with fewer members get GroupId -1 and no catalogue entry
+   * (default 20).
+   */
+  vtkSetClampMacro(MinimumGroupSize, vtkIdType, 1, VTK_ID_MAX);
+  vtkGetMacro(MinimumGroupSize, vtkIdType);
+  ///@}
+
+  ///@{
+  /**
+   * Periodic box: nearest-image distances in BoxBounds, points outside are
+   * wrapped in (default off).
+   */
+  vtkSetMacro(Periodic, bool);
+  vtkGetMacro(Periodic, bool);
+  vtkBooleanMacro(Periodic, bool);
+  ///@}
+
+  ///@{
+  /**
+   * The periodic box (xmin, xmax, ymin, ymax, zmin, zmax); default unit box.
+   */
+  vtkSetVector6Macro(BoxBounds, double);
+  vtkGetVector6Macro(BoxBounds, double);
+  ///@}
+
+  ///@{
+  /**
+   * Where to run: DEVICE_AUTO (default; the CPU while there is no CUDA
+   * friends-of-friends), DEVICE_CPU, DEVICE_CUDA (an error for now).
+   */
+  vtkSetClampMacro(Device, int, DEVICE_AUTO, DEVICE_CUDA);
+  vtkGetMacro(Device, int);
+  ///@}
+
+  /**
+   * Input array 0 is the mass array (one component; none = unit masses) and
+   * input array 1 the velocity array (three components; none = no velocity
+   * statistics). A name of "None" (or empty) selects none.
+   */
+
+protected:
+  vtkJZFriendsOfFriends();
+  ~vtkJZFriendsOfFriends() override = default;
+
+  int FillOutputPortInformation(int port, vtkInformation* info) override;
+  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+
+  int LinkingLengthMode = RELATIVE;
+  double LinkingLength = 0.2;
+  vtkIdType MinimumGroupSize = 20;
+  bool Periodic = false;
+  double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
+  int Device = DEVICE_AUTO;
+
+private:
+  vtkJZFriendsOfFriends(const vtkJZFriendsOfFriends&) = delete;
+  void operator=(const vtkJZFriendsOfFriends&) = delete;
+
+  // The selected array idx of the Input; null when none is selected.
+  bool GetSelectedArray(int idx, const char* what, vtkDataSet* input, vtkDataArray*& array,
+    std::string& error);
+};
+
+#endif

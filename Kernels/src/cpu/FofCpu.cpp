@@ -206,13 +206,14 @@ public:
     // "connected" = all points of the leaf are in one group.
     std::vector<std::uint8_t>& connected = current.linked;
     const long long numSelf = (long long)selfLeaves.size();
-#pragma omp parallel for num_threads(nt_) schedule(dynamic, 8)
-    for (long long k = 0; k < numSelf; ++k)
+#pragma omp parallel num_threads(nt_)
     {
-      const Index leaf = selfLeaves[k];
-      if (leafSelf(leaves.sourceSplit[leaf], leaves.sourceSplit[leaf + 1], g))
+      LocalPoints lp;
+#pragma omp for schedule(dynamic, 8)
+      for (long long k = 0; k < numSelf; ++k)
       {
-        connected[leaf] = 1;
+        const Index leaf = selfLeaves[k];
+        if (leafSelf(leaves, leaf, g, lp)) connected[leaf] = 1;
       }
     }
     info.stageSeconds.push_back({ "fof leaf self", secondsSince(t0) });
@@ -222,7 +223,7 @@ public:
     const long long numCross = (long long)cross.size();
 #pragma omp parallel num_threads(nt_)
     {
-      std::vector<Index> candA, candB;
+      LocalPoints candA, candB;
 #pragma omp for schedule(dynamic, 32)
       for (long long k = 0; k < numCross; ++k)
       {
@@ -364,84 +365,230 @@ private:
     for (long long i = 0; i < n; ++i) fofStore(grp, Index(i), fofFind(grp, Index(i)));
   }
 
-  // A leaf with itself; its points are private to the calling thread.
-  // Returns whether the leaf ends up as one group.
-  bool leafSelf(Index s0, Index s1, Index* g) const
+  // Per-dimension nearest-image mode of a pair of boxes. With every point
+  // pair's direct separation |a - b| (rounded) at most L/2, separation()
+  // never wraps (kDirect); with every one above L/2 it always wraps (kWrap);
+  // otherwise it depends on the pair (kMixed). Rounding is monotone, so the
+  // box-level test decides each point pair's branch exactly, and sepd()
+  // reproduces Geometry.h's separation() bit for bit.
+  enum Mode : int
   {
-    Index unions = 0;
-    const Index needed = s1 - s0 - 1;
-    for (Index a = s0; a < s1 && unions < needed; ++a)
+    kDirect = 0,
+    kWrap = 1,
+    kMixed = 2
+  };
+
+  struct Frame
+  {
+    int mode[3];
+    double period[3];
+  };
+
+  Frame frame(const Box<T>& a, const Box<T>& b) const
+  {
+    Frame f;
+    for (int d = 0; d < 3; ++d)
     {
-      T p[3];
-      point(a, p);
-      for (Index b = a + 1; b < s1; ++b)
+      const double L = per_.length[d];
+      f.period[d] = L;
+      if (!(L > 0))
       {
-        if (fofFindLocal(g, a) == fofFindLocal(g, b)) continue;
-        T q[3];
-        point(b, q);
-        if (fofFriends(p, q, l2_, per_) && fofUnionLocal(g, a, b) && ++unions == needed) break;
+        f.mode[d] = kDirect;
+        continue;
       }
+      const double far = jzMax(double(a.hi[d]) - double(b.lo[d]), double(b.hi[d]) - double(a.lo[d]));
+      const double near = jzMax(0.0, jzMax(double(b.lo[d]) - double(a.hi[d]), double(a.lo[d]) - double(b.hi[d])));
+      f.mode[d] = far <= 0.5 * L ? kDirect : (near > 0.5 * L ? kWrap : kMixed);
     }
-    return unions == needed;
+    return f;
   }
 
-  // Points of [s0, s1) within l of a box.
-  void candidates(Index s0, Index s1, const Box<T>& other, std::vector<Index>& cand) const
+  static double sepd(double a, double b, int mode, double L)
+  {
+    double v = jzAbs(a - b);
+    if (mode == kWrap) v = L - v;
+    else if (mode == kMixed && v > 0.5 * L) v = L - v;
+    return v;
+  }
+
+  // Lower bound of sepd(a, b) over b in [lo, hi] (no larger than any of them).
+  static double gapd(double a, double lo, double hi, int mode, double L)
+  {
+    if (mode == kDirect) return jzMax(0.0, jzMax(lo - a, a - hi));
+    if (mode == kWrap) return L - jzMax(jzAbs(a - lo), jzAbs(a - hi));
+    return gapLow(a, a, lo, hi, L);
+  }
+
+  // Coordinates of [s0, s1) in double, structure of arrays.
+  struct LocalPoints
+  {
+    std::vector<double> x, y, z;
+    std::vector<Index> id;
+    std::vector<double> d2;
+    void clear()
+    {
+      x.clear();
+      y.clear();
+      z.clear();
+      id.clear();
+    }
+    void push(double px, double py, double pz, Index k)
+    {
+      x.push_back(px);
+      y.push_back(py);
+      z.push_back(pz);
+      id.push_back(k);
+    }
+    std::size_t size() const { return id.size(); }
+  };
+
+  // A leaf with itself; its points are private to the calling thread.
+  // Returns whether the leaf ends up as one group.
+  bool leafSelf(const TreePlane<T>& leaves, Index leaf, Index* g, LocalPoints& lp) const
+  {
+    const Index s0 = leaves.sourceSplit[leaf], s1 = leaves.sourceSplit[leaf + 1];
+    const Index needed = s1 - s0 - 1;
+    if (needed == 0) return true;
+    const Frame f = frame(leaves.sourceBox[leaf], leaves.sourceBox[leaf]);
+    Index unions = 0;
+    if (f.mode[0] != kDirect || f.mode[1] != kDirect || f.mode[2] != kDirect)
+    {
+      // A leaf wider than half the box: the general code.
+      for (Index a = s0; a < s1; ++a)
+        for (Index b = a + 1; b < s1; ++b)
+          if (fofFindLocal(g, a) != fofFindLocal(g, b) && friends(a, b) &&
+            fofUnionLocal(g, a, b) && ++unions == needed)
+            return true;
+      return false;
+    }
+    lp.clear();
+    const auto& sx = tree_.sources.x;
+    const auto& sy = tree_.sources.y;
+    const auto& sz = tree_.sources.z;
+    for (Index k = s0; k < s1; ++k) lp.push(double(sx[k]), double(sy[k]), double(sz[k]), k);
+    const std::size_t n = lp.size();
+    lp.d2.resize(n);
+    const double* x = lp.x.data();
+    const double* y = lp.y.data();
+    const double* z = lp.z.data();
+    double* d2 = lp.d2.data();
+    for (std::size_t a = 0; a + 1 < n; ++a)
+    {
+      const double ax = x[a], ay = y[a], az = z[a];
+      // Same operations and order as distance2() without wrapping.
+      for (std::size_t b = a + 1; b < n; ++b)
+      {
+        const double dx = ax - x[b], dy = ay - y[b], dz = az - z[b];
+        double s = 0;
+        s += dx * dx;
+        s += dy * dy;
+        s += dz * dz;
+        d2[b] = s;
+      }
+      for (std::size_t b = a + 1; b < n; ++b)
+      {
+        if (d2[b] <= l2_ && fofUnionLocal(g, s0 + Index(a), s0 + Index(b)) && ++unions == needed)
+        {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // Points of [s0, s1) that may have a friend in the box `other`.
+  void candidates(Index s0, Index s1, const Box<T>& other, const Frame& f, LocalPoints& cand) const
   {
     cand.clear();
+    const auto& sx = tree_.sources.x;
+    const auto& sy = tree_.sources.y;
+    const auto& sz = tree_.sources.z;
+    const double lo[3] = { double(other.lo[0]), double(other.lo[1]), double(other.lo[2]) };
+    const double hi[3] = { double(other.hi[0]), double(other.hi[1]), double(other.hi[2]) };
     for (Index k = s0; k < s1; ++k)
     {
-      T p[3];
-      point(k, p);
-      if (pointBoxDistance2(p, other, per_) <= l2_) cand.push_back(k);
+      const double p[3] = { double(sx[k]), double(sy[k]), double(sz[k]) };
+      double s = 0;
+      for (int d = 0; d < 3; ++d)
+      {
+        const double gd = gapd(p[d], lo[d], hi[d], f.mode[d], f.period[d]);
+        s += gd * gd;
+      }
+      if (s <= l2_) cand.push(p[0], p[1], p[2], k);
     }
+  }
+
+  bool friendsIn(const LocalPoints& A, std::size_t i, const LocalPoints& B, std::size_t j,
+    const Frame& f) const
+  {
+    double s = 0;
+    const double dx = sepd(A.x[i], B.x[j], f.mode[0], f.period[0]);
+    s += dx * dx;
+    const double dy = sepd(A.y[i], B.y[j], f.mode[1], f.period[1]);
+    s += dy * dy;
+    const double dz = sepd(A.z[i], B.z[j], f.mode[2], f.period[2]);
+    s += dz * dz;
+    return s <= l2_;
   }
 
   void leafPair(const TreePlane<T>& leaves, Index A, Index B,
-    const std::vector<std::uint8_t>& connected, Index* g, std::vector<Index>& candA,
-    std::vector<Index>& candB) const
+    const std::vector<std::uint8_t>& connected, Index* g, LocalPoints& candA,
+    LocalPoints& candB) const
   {
     const Index a0 = leaves.sourceSplit[A], a1 = leaves.sourceSplit[A + 1];
     const Index b0 = leaves.sourceSplit[B], b1 = leaves.sourceSplit[B + 1];
     const bool cA = connected[A], cB = connected[B];
     if (cA && cB && fofFind(g, a0) == fofFind(g, b0)) return;
-    candidates(a0, a1, leaves.sourceBox[B], candA);
-    if (candA.empty()) return;
-    candidates(b0, b1, leaves.sourceBox[A], candB);
-    if (candB.empty()) return;
+    const Frame f = frame(leaves.sourceBox[A], leaves.sourceBox[B]);
+    candidates(a0, a1, leaves.sourceBox[B], f, candA);
+    if (candA.size() == 0) return;
+    candidates(b0, b1, leaves.sourceBox[A], f, candB);
+    if (candB.size() == 0) return;
+    const std::size_t na = candA.size(), nb = candB.size();
     if (cA && cB)
     {
       // One friend pair joins the two leaves.
-      for (Index a : candA)
-        for (Index b : candB)
-          if (friends(a, b))
+      for (std::size_t i = 0; i < na; ++i)
+        for (std::size_t j = 0; j < nb; ++j)
+          if (friendsIn(candA, i, candB, j, f))
           {
-            fofUnion(g, a, b);
+            fofUnion(g, candA.id[i], candB.id[j]);
             return;
           }
       return;
     }
-    if (cA || cB)
+    if (cA)
     {
-      // Each point of the other leaf needs one friend in the connected leaf.
-      const std::vector<Index>& whole = cA ? candA : candB;
-      const std::vector<Index>& loose = cA ? candB : candA;
-      const Index rep = cA ? a0 : b0;
-      for (Index x : loose)
+      // Each point of B needs one friend in the connected leaf A.
+      for (std::size_t j = 0; j < nb; ++j)
       {
-        if (fofFind(g, x) == fofFind(g, rep)) continue;
-        for (Index y : whole)
-          if (friends(x, y))
+        if (fofFind(g, candB.id[j]) == fofFind(g, a0)) continue;
+        for (std::size_t i = 0; i < na; ++i)
+          if (friendsIn(candA, i, candB, j, f))
           {
-            fofUnion(g, x, y);
+            fofUnion(g, candA.id[i], candB.id[j]);
             break;
           }
       }
       return;
     }
-    for (Index a : candA)
-      for (Index b : candB)
-        if (friends(a, b)) fofUnion(g, a, b);
+    if (cB)
+    {
+      for (std::size_t i = 0; i < na; ++i)
+      {
+        if (fofFind(g, candA.id[i]) == fofFind(g, b0)) continue;
+        for (std::size_t j = 0; j < nb; ++j)
+          if (friendsIn(candA, i, candB, j, f))
+          {
+            fofUnion(g, candA.id[i], candB.id[j]);
+            break;
+          }
+      }
+      return;
+    }
+    for (std::size_t i = 0; i < na; ++i)
+      for (std::size_t j = 0; j < nb; ++j)
+        if (friendsIn(candA, i, candB, j, f)) fofUnion(g, candA.id[i], candB.id[j]);
   }
 
   const ZTree<T>& tree_;

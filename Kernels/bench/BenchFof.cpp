@@ -1,0 +1,175 @@
+// Friends-of-friends benchmark of the kernels alone: groups + labels +
+// catalogue, periodic unit box, b = 0.2, uniform or clustered points.
+//
+// Usage: jz_bench_fof [N=1000000] [uniform|clustered] [float|double] [repeats=3]
+//        [--write FILE]   (writes the points as raw float32/float64 xyz for
+//                          the comparison script, then exits)
+//
+// "clustered": 85% of the points in halos with a power-law size function,
+// each an isothermal sphere (rho ~ r^-2) of radius R200 (mean density 200x
+// the box mean), the rest uniform. Prints the time per stage, the total and
+// the peak memory beyond the input (VmHWM before/after, in bytes per point).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <omp.h>
+
+#include "jz/Fof.h"
+
+namespace
+{
+long statusKb(const char* key)
+{
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  const std::size_t n = std::strlen(key);
+  while (std::getline(f, line))
+    if (line.compare(0, n, key) == 0) return std::atol(line.c_str() + n + 1);
+  return -1;
+}
+
+template <class T>
+std::vector<T> makePoints(std::size_t n, bool clustered, unsigned seed)
+{
+  std::vector<T> xyz(3 * n);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::size_t i = 0;
+  auto put = [&](double x, double y, double z) {
+    const double p[3] = { x, y, z };
+    for (int d = 0; d < 3; ++d)
+    {
+      double w = p[d] - std::floor(p[d]);
+      T t = T(w);
+      if (t >= T(1) || t < T(0)) t = T(0);
+      xyz[3 * i + d] = t;
+    }
+    ++i;
+  };
+  if (clustered)
+  {
+    const std::size_t inHalos = std::size_t(0.85 * double(n));
+    while (i < inHalos)
+    {
+      // Pareto(alpha = 1) sizes from 20 to 50000 points.
+      std::size_t m = std::size_t(20.0 / std::max(1e-9, u(rng)));
+      m = std::min<std::size_t>({ m, 50000, inHalos - i });
+      const double R = std::cbrt(3.0 * double(m) / (4.0 * M_PI * 200.0 * double(n)));
+      const double c[3] = { u(rng), u(rng), u(rng) };
+      for (std::size_t k = 0; k < m; ++k)
+      {
+        const double r = R * u(rng);
+        double v[3] = { g(rng), g(rng), g(rng) };
+        const double s = r / std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + 1e-300);
+        put(c[0] + s * v[0], c[1] + s * v[1], c[2] + s * v[2]);
+      }
+    }
+  }
+  while (i < n) put(u(rng), u(rng), u(rng));
+  return xyz;
+}
+
+template <class T>
+int run(std::size_t n, bool clustered, int repeats, const char* writeFile)
+{
+  std::vector<T> xyz = makePoints<T>(n, clustered, 12345);
+  if (writeFile)
+  {
+    std::FILE* f = std::fopen(writeFile, "wb");
+    if (!f || std::fwrite(xyz.data(), sizeof(T), xyz.size(), f) != xyz.size()) return 1;
+    std::fclose(f);
+    return 0;
+  }
+  const double l = jz::relativeLinkingLength(0.2, 1.0, n);
+  std::printf("FoF N=%zu %s %s periodic b=0.2 (l=%.4g), %d threads\n", n,
+    clustered ? "clustered" : "uniform", sizeof(T) == 4 ? "float32" : "float64", l,
+    omp_get_max_threads());
+  const long rssBefore = statusKb("VmRSS:");
+  for (int rep = 0; rep < repeats; ++rep)
+  {
+    using Clock = std::chrono::steady_clock;
+    auto t0 = Clock::now();
+    jz::FofProblem<T> pb;
+    pb.points = xyz.data();
+    pb.numPoints = n;
+    pb.linkingLength = l;
+    pb.periodic = true;
+    std::vector<jz::GlobalId> gid(n), gsize(n);
+    std::size_t G;
+    jz::RunInfo info;
+    {
+      std::vector<jz::GlobalId> label(n);
+      std::vector<jz::Index> root(n);
+      jz::FofGroups out;
+      out.groupLabel = label.data();
+      out.groupRoot = root.data();
+      info = jz::computeFofGroups(pb, out, jz::Backend::CPU);
+      auto tl = Clock::now();
+      G = jz::labelFofGroups(root.data(), label.data(), n, 20, gid.data(), gsize.data());
+      info.stageSeconds.push_back(
+        { "labels", std::chrono::duration<double>(Clock::now() - tl).count() });
+    }
+    auto tc = Clock::now();
+    jz::FofCatalogueInput<T> in;
+    in.points = xyz.data();
+    in.numPoints = n;
+    in.groupId = gid.data();
+    in.numGroups = G;
+    in.periodic = true;
+    jz::FofCatalogue cat;
+    jz::computeFofCatalogue(in, cat);
+    info.stageSeconds.push_back(
+      { "catalogue", std::chrono::duration<double>(Clock::now() - tc).count() });
+    const double total = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::printf("  run %d: total %.3f s (%zu groups >= 20, largest %lld) |", rep, total, G,
+      G ? (long long)cat.count[0] : 0LL);
+    for (auto& s : info.stageSeconds) std::printf(" %s %.3f", s.first.c_str(), s.second);
+    std::printf("\n");
+    if (rep == 0)
+    {
+      std::printf("  counters:");
+      for (auto& s : info.counters) std::printf(" %s %.0f", s.first.c_str(), s.second);
+      std::printf("\n");
+    }
+  }
+  const long hwm = statusKb("VmHWM:");
+  std::printf("  peak memory beyond the input: %.1f bytes/point (VmHWM %ld kB, before %ld kB;"
+              " includes the GroupId/GroupSize outputs, 16 bytes/point)\n",
+    double(hwm - rssBefore) * 1024.0 / double(n), hwm, rssBefore);
+  return 0;
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+  std::size_t n = 1000000;
+  bool clustered = false, dbl = false;
+  int repeats = 3;
+  const char* writeFile = nullptr;
+  int pos = 0;
+  for (int a = 1; a < argc; ++a)
+  {
+    if (!std::strcmp(argv[a], "--write") && a + 1 < argc)
+    {
+      writeFile = argv[++a];
+      continue;
+    }
+    switch (pos++)
+    {
+      case 0: n = std::size_t(std::atof(argv[a])); break;
+      case 1: clustered = !std::strcmp(argv[a], "clustered"); break;
+      case 2: dbl = !std::strcmp(argv[a], "double"); break;
+      case 3: repeats = std::atoi(argv[a]); break;
+    }
+  }
+  return dbl ? run<double>(n, clustered, repeats, writeFile)
+             : run<float>(n, clustered, repeats, writeFile);
+}

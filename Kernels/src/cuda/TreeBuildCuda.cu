@@ -140,7 +140,7 @@ __global__ void cellCountKernel(const Record<T>* rec, const int* gapLevel, Index
   // right: the first j in [i + 1, n) with mortonLevel(x_i, x_j) > L, else n.
   Index lo = i, hi; // pred(lo) false, pred(hi) true (pred(n) := true)
   {
-    Index step = 1;
+    std::size_t step = 1; // 64-bit: no wrap-around for n > 2^31
     for (;;)
     {
       const std::size_t j = std::size_t(i) + step;
@@ -172,7 +172,7 @@ __global__ void cellCountKernel(const Record<T>* rec, const int* gapLevel, Index
   Index good = i - 1, bad; // pred(good) true; pred(bad) false (bad = -1 conceptually)
   bool found = false;
   {
-    Index step = 1;
+    std::size_t step = 1;
     for (;;)
     {
       if (step > good)
@@ -189,7 +189,7 @@ __global__ void cellCountKernel(const Record<T>* rec, const int* gapLevel, Index
         }
         break;
       }
-      const Index a = good - step;
+      const Index a = Index(good - step);
       if (mortonLevel(rec[a].p, xl) <= L)
       {
         good = a;

@@ -28,6 +28,63 @@ JZ_HD FofPairAction classifyFofPair(
   return FofPairAction::Refine;
 }
 
+// --- Nearest-image modes ----------------------------------------------------
+// Per dimension, how Geometry.h's separation() treats every point pair drawn
+// from two boxes: never wraps (every rounded |a - b| <= L/2), always wraps
+// (every one > L/2), or depends on the pair. Rounding is monotone, so the
+// box-level decision holds for each point pair exactly; within a pair of
+// boxes the cheap per-mode formulas below then give bounds and distances that
+// equal (distances) or safely bound (gaps) the general ones.
+enum FofImageMode : int
+{
+  kFofDirect = 0,
+  kFofWrap = 1,
+  kFofMixed = 2
+};
+
+template <class T>
+JZ_HD int fofImageMode(const Box<T>& a, const Box<T>& b, int d, double L)
+{
+  if (!(L > 0)) return kFofDirect;
+  const double far = jzMax(double(a.hi[d]) - double(b.lo[d]), double(b.hi[d]) - double(a.lo[d]));
+  const double near =
+    jzMax(0.0, jzMax(double(b.lo[d]) - double(a.hi[d]), double(a.lo[d]) - double(b.hi[d])));
+  return far <= 0.5 * L ? kFofDirect : (near > 0.5 * L ? kFofWrap : kFofMixed);
+}
+
+// Classification of two boxes whose pair lies inside a parent pair with the
+// given modes (modes of a parent pair hold for all of its children's pairs
+// except kFofMixed, which falls back to the general bounds).
+template <class T>
+JZ_HD FofPairAction classifyFofPairModes(
+  const Box<T>& a, const Box<T>& b, const int* mode, double linkingLength2, const Periodicity& per)
+{
+  double lo2 = 0, hi2 = 0;
+  for (int d = 0; d < kDim; ++d)
+  {
+    const double alo = a.lo[d], ahi = a.hi[d], blo = b.lo[d], bhi = b.hi[d];
+    const double L = per.length[d];
+    double gl, gh;
+    if (mode[d] == kFofMixed)
+    {
+      gl = gapLow(alo, ahi, blo, bhi, L);
+      gh = gapHigh(alo, ahi, blo, bhi, L);
+    }
+    else
+    {
+      const double nearD = jzMax(0.0, jzMax(blo - ahi, alo - bhi));
+      const double farD = jzMax(ahi - blo, bhi - alo);
+      gl = mode[d] == kFofDirect ? nearD : L - farD;
+      gh = mode[d] == kFofDirect ? farD : L - nearD;
+    }
+    lo2 += gl * gl;
+    hi2 += gh * gh;
+  }
+  if (lo2 > linkingLength2) return FofPairAction::Discard;
+  if (hi2 * (1 + kBoundSlack) <= linkingLength2) return FofPairAction::Link;
+  return FofPairAction::Refine;
+}
+
 // Whether every pair of points inside one box is within l (the box diagonal,
 // nearest image when periodic, is at most l): the node is self-linked.
 template <class T>

@@ -135,7 +135,7 @@ public:
         c0 = s * kGroup;
         c1 = std::min<Index>(n, c0 + kGroup);
       };
-      nodeToNode(plane, current, pairs, next, range, nullptr);
+      nodeToNode(plane, current, pairs, next, range, nullptr, nullptr);
       contract(current);
       pairs.swap(next);
     }
@@ -149,7 +149,7 @@ public:
         c0 = up.childSplit[s];
         c1 = up.childSplit[s + 1];
       };
-      nodeToNode(plane, current, pairs, next, range, &parent);
+      nodeToNode(plane, current, pairs, next, range, &parent, &up);
       contract(current);
       pairs.swap(next);
       reportProgress(control, 0.1 + 0.4 * double(top - p) / double(top + 1));
@@ -308,7 +308,8 @@ private:
   // Evaluates the child pairs of the parent pairs; kept pairs go to out.
   template <class Range>
   void nodeToNode(const TreePlane<T>& plane, PlaneGroups& groups, const std::vector<NodePair>& in,
-    std::vector<NodePair>& out, const Range& range, const PlaneGroups* parent) const
+    std::vector<NodePair>& out, const Range& range, const PlaneGroups* parent,
+    const TreePlane<T>* parentPlane) const
   {
     Index* grp = groups.grp.data();
     std::uint8_t* linked = groups.linked.data();
@@ -327,10 +328,25 @@ private:
       range(pr.a, a0, a1);
       range(pr.b, b0, b1);
       const bool self = pr.a == pr.b;
+      // Image modes of the parent pair hold for the children's pairs.
+      int mode[3] = { kFofMixed, kFofMixed, kFofMixed };
+      const Box<T>* parentB = nullptr;
+      if (parentPlane)
+      {
+        const Box<T>& pa = parentPlane->sourceBox[pr.a];
+        parentB = &parentPlane->sourceBox[pr.b];
+        for (int d = 0; d < 3; ++d) mode[d] = fofImageMode(pa, *parentB, d, per_.length[d]);
+      }
       for (Index i = a0; i < a1; ++i)
       {
         if (plane.numSources(i) == 0) continue;
         const Box<T>& bi = plane.sourceBox[i];
+        // Child i against the whole other parent first.
+        if (parentB && !self &&
+          classifyFofPairModes(bi, *parentB, mode, l2_, per_) == FofPairAction::Discard)
+        {
+          continue;
+        }
         for (Index j = self ? i : b0; j < b1; ++j)
         {
           if (j == i)
@@ -341,7 +357,7 @@ private:
           if (plane.numSources(j) == 0) continue;
           const bool li = loadFlag(linked, i), lj = loadFlag(linked, j);
           if (li && lj && fofFind(grp, i) == fofFind(grp, j)) continue;
-          const FofPairAction act = classifyFofPair(bi, plane.sourceBox[j], l2_, per_);
+          const FofPairAction act = classifyFofPairModes(bi, plane.sourceBox[j], mode, l2_, per_);
           if (act == FofPairAction::Discard) continue;
           if (act == FofPairAction::Link)
           {

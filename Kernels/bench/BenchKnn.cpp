@@ -87,6 +87,8 @@ int main(int argc, char** argv)
     std::printf("  jz-tree CPU density: %.3f s (", t);
     for (auto& s : info.stageSeconds) std::printf(" %s %.3f", s.first.c_str(), s.second);
     std::printf(" )\n");
+    if (rep == 0)
+      for (auto& c : info.counters) std::printf("    %s: %.0f\n", c.first.c_str(), c.second);
   }
   if (jz::cudaUsable())
   {

@@ -6,12 +6,15 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <omp.h>
 
 #include "../KnnBackends.h"
+#include "CandidateBuffer.h"
 #include "InteractionList.h"
+#include "LeafDistances.h"
 #include "jz/DensityKernels.h"
 #include "jz/Geometry.h"
 #include "jz/NeighborHeap.h"
@@ -89,10 +92,11 @@ template <class T>
 class KnnWalkCpu
 {
 public:
-  KnnWalkCpu(const ZTree<T>& tree, int k, const RunControl& control)
+  KnnWalkCpu(const ZTree<T>& tree, int k, const RunControl& control, bool sortedNeighbors = true)
     : tree_(tree)
     , k_(k)
     , control_(control)
+    , wantSortedNeighbors_(sortedNeighbors)
   {
   }
 
@@ -175,49 +179,128 @@ public:
   }
 
   // Leaf-to-leaf interactions: the exact K nearest sources of every query
-  // point, handed to `reduce(queryIndex, heap)` in z-order of the queries.
+  // point, handed to `reduce(queryIndex, candidates)` in z-order of the
+  // queries (candidates sorted nearest first).
   template <class Reduce>
   void leafToLeaf(const InteractionList& leaves, const std::vector<double>& rmax2,
     const GlobalId* sourceKeys, Reduce reduce)
+  {
+    if (tree_.periodicity.enabled()) leafToLeafImpl<true>(leaves, rmax2, sourceKeys, reduce);
+    else leafToLeafImpl<false>(leaves, rmax2, sourceKeys, reduce);
+  }
+
+private:
+  template <bool Periodic>
+  static double exactDistance2(const T* p, const T* s, const Periodicity& per)
+  {
+    if (Periodic) return distance2(p, s, per);
+    const double dx = double(s[0]) - double(p[0]);
+    const double dy = double(s[1]) - double(p[1]);
+    const double dz = double(s[2]) - double(p[2]);
+    return dx * dx + dy * dy + dz * dz;
+  }
+
+  template <bool Periodic, class Reduce>
+  void leafToLeafImpl(const InteractionList& leaves, const std::vector<double>& rmax2,
+    const GlobalId* sourceKeys, Reduce& reduce)
   {
     const TreePlane<T>& plane = tree_.planes[0];
     const Periodicity& per = tree_.periodicity;
     const SortedPoints<T>& src = tree_.sources;
     const SortedPoints<T>& qry = tree_.queryPoints();
     const Index numLeaves = plane.numNodes();
+    const T periods[3] = { T(per.length[0]), T(per.length[1]), T(per.length[2]) };
+    const T* periodsOrNull = Periodic ? periods : nullptr;
     std::atomic<Index> done(0);
     std::atomic<bool> aborted(false);
     const int k = k_;
 #pragma omp parallel
     {
-      std::vector<double> d2(k);
-      std::vector<Index> ids(k);
-      std::vector<double> cand(kLeafSize * 4);
+      // One candidate buffer per query point of the leaf: the source leaves
+      // of the interaction list are visited once for all of them, so their
+      // points stay in cache.
+      std::vector<CandidateBuffer> buffers;
+      std::vector<double> bound2;
+      std::vector<T> filter2;
+      std::vector<Index> active;
+      std::vector<T> ownD2;
+      std::vector<Index> survivors;
+      const bool sorted = wantSortedNeighbors_;
 #pragma omp for schedule(dynamic, 8)
       for (long long c = 0; c < (long long)numLeaves; ++c)
       {
         if (aborted.load(std::memory_order_relaxed)) continue;
-        const std::size_t e0 = leaves.split[c], e1 = leaves.split[c + 1];
-        for (Index q = plane.querySplit[c]; q < plane.querySplit[c + 1]; ++q)
+        const Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
+        if (nq == 0) continue;
+        if (buffers.size() < nq)
         {
-          const T p[3] = { qry.x[q], qry.y[q], qry.z[q] };
-          NeighborHeap heap;
-          heap.init(d2.data(), ids.data(), sourceKeys, k, rmax2[c]);
-          for (std::size_t e = e0; e < e1; ++e)
+          buffers.resize(nq);
+          bound2.resize(nq);
+          filter2.resize(nq);
+          active.resize(nq);
+        }
+        for (Index q = 0; q < nq; ++q)
+        {
+          buffers[q].init(k, rmax2[c], sourceKeys);
+          bound2[q] = rmax2[c] * (1 + kBoundSlack);
+        }
+        const std::size_t e0 = leaves.split[c], e1 = leaves.split[c + 1];
+        // A radius per query that provably holds K sources: the K-th
+        // smallest (filter-precision) distance to the points of its own leaf,
+        // with the margin of the filter. Survivors are then few.
+        const Index ownCount = plane.numSources(Index(c));
+        if (ownCount >= Index(k))
+        {
+          const Index s0 = plane.sourceSplit[c];
+          if (ownD2.size() < ownCount) ownD2.resize(ownCount);
+          for (Index q = 0; q < nq; ++q)
           {
-            const double w2 = heap.worst2() * (1 + kBoundSlack);
-            if (leaves.low2[e] > w2) break;
-            const Index leaf = leaves.source[e];
-            if (pointBoxDistance2(p, plane.sourceBox[leaf], per) > w2) continue;
-            const Index s0 = plane.sourceSplit[leaf], s1 = plane.sourceSplit[leaf + 1];
-            if (cand.size() < s1 - s0) cand.resize(s1 - s0);
-            scanLeaf(p, src, s0, s1, per, cand.data());
-            for (Index s = s0; s < s1; ++s)
+            const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
+            leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, ownCount, p,
+              periodsOrNull, ownD2.data());
+            std::nth_element(ownD2.begin(), ownD2.begin() + (k - 1), ownD2.begin() + ownCount);
+            const double kth = double(ownD2[k - 1]) * (1 + 1e-5) + 1e-30;
+            buffers[q].setBound2(kth);
+            bound2[q] = buffers[q].bound2() * (1 + kBoundSlack);
+          }
+        }
+        // Filter radii in the points' precision with a generous margin;
+        // survivors are ranked by their exact double distance.
+        double leafBound2 = 0;
+        for (Index q = 0; q < nq; ++q)
+        {
+          const double w2 = bound2[q];
+          filter2[q] = w2 < 1e30 ? T(w2 * (1 + 1e-5) + 1e-30) : std::numeric_limits<T>::max();
+          leafBound2 = std::max(leafBound2, w2);
+        }
+        for (std::size_t e = e0; e < e1; ++e)
+        {
+          if (leaves.low2[e] > leafBound2) break; // sorted: nothing closer follows
+          const Index leaf = leaves.source[e];
+          const Box<T>& box = plane.sourceBox[leaf];
+          const Index s0 = plane.sourceSplit[leaf], n = plane.sourceSplit[leaf + 1] - s0;
+          if (survivors.size() < n) survivors.resize(n);
+          const Index numActive = queriesNearBox(qry.x.data() + q0, qry.y.data() + q0,
+            qry.z.data() + q0, nq, box.lo, box.hi, periodsOrNull, filter2.data(), active.data());
+          for (Index a = 0; a < numActive; ++a)
+          {
+            const Index q = active[a];
+            const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
+            const Index m = leafCandidates(src.x.data() + s0, src.y.data() + s0,
+              src.z.data() + s0, n, p, periodsOrNull, filter2[q], survivors.data());
+            CandidateBuffer& buffer = buffers[q];
+            for (Index j = 0; j < m; ++j)
             {
-              if (heap.accepts(cand[s - s0], s)) heap.push(cand[s - s0], s);
+              const Index s = s0 + survivors[j];
+              const T sp[3] = { src.x[s], src.y[s], src.z[s] };
+              buffer.push(exactDistance2<Periodic>(p, sp, per), s);
             }
           }
-          reduce(q, heap);
+        }
+        for (Index q = 0; q < nq; ++q)
+        {
+          buffers[q].finish(sorted);
+          reduce(q0 + q, buffers[q]);
         }
         const Index finished = done.fetch_add(1, std::memory_order_relaxed) + 1;
         if (omp_get_thread_num() == 0 && control_.progress && (finished & 255) == 0)
@@ -229,40 +312,10 @@ public:
     if (aborted) throw Aborted();
   }
 
-private:
-  // Squared distances from p to sorted sources [s0, s1), in double.
-  static void scanLeaf(const T* p, const SortedPoints<T>& src, Index s0, Index s1,
-    const Periodicity& per, double* out)
-  {
-    const double px = p[0], py = p[1], pz = p[2];
-    const T* xs = src.x.data();
-    const T* ys = src.y.data();
-    const T* zs = src.z.data();
-    const Index n = s1 - s0;
-    if (!per.enabled())
-    {
-#pragma omp simd
-      for (Index i = 0; i < n; ++i)
-      {
-        const double dx = double(xs[s0 + i]) - px;
-        const double dy = double(ys[s0 + i]) - py;
-        const double dz = double(zs[s0 + i]) - pz;
-        out[i] = dx * dx + dy * dy + dz * dz;
-      }
-    }
-    else
-    {
-      for (Index i = 0; i < n; ++i)
-      {
-        const T s[3] = { xs[s0 + i], ys[s0 + i], zs[s0 + i] };
-        out[i] = distance2(p, s, per);
-      }
-    }
-  }
-
   const ZTree<T>& tree_;
   int k_;
   const RunControl& control_;
+  bool wantSortedNeighbors_;
 };
 } // namespace
 
@@ -334,10 +387,11 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   {
     leafControl.progress = [&](double f) { return control.progress(0.4 + 0.6 * f); };
   }
-  KnnWalkCpu<T> leafWalk(tree, k, leafControl);
-  leafWalk.leafToLeaf(list, rmax2, keys.data(), [&](Index q, const NeighborHeap& heap) {
+  const bool lists = results.neighborIds || results.neighborDistances;
+  KnnWalkCpu<T> leafWalk(tree, k, leafControl, lists);
+  leafWalk.leafToLeaf(list, rmax2, keys.data(), [&](Index q, const CandidateBuffer& nb) {
     const std::size_t out = qry.inputIndex[q];
-    const double h2 = heap.d2[k - 1];
+    const double h2 = nb.d2(k - 1);
     const double h = std::sqrt(h2);
     if (results.smoothingLength) results.smoothingLength[out] = T(h);
     if (results.density)
@@ -347,7 +401,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
       {
         double mass = 0;
         for (int j = 0; j < k; ++j)
-          mass += problem.sourceMasses ? problem.sourceMasses[src.inputIndex[heap.src[j]]] : 1.0;
+          mass += problem.sourceMasses ? problem.sourceMasses[src.inputIndex[nb.src(j)]] : 1.0;
         rho = h > 0 ? topHatDensity(mass, h) : kInfinity;
       }
       else if (h > 0)
@@ -355,8 +409,8 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
         for (int j = 0; j < k; ++j)
         {
           const double m =
-            problem.sourceMasses ? problem.sourceMasses[src.inputIndex[heap.src[j]]] : 1.0;
-          rho += m * cubicSplineW(std::sqrt(heap.d2[j]), h);
+            problem.sourceMasses ? problem.sourceMasses[src.inputIndex[nb.src(j)]] : 1.0;
+          rho += m * cubicSplineW(std::sqrt(nb.d2(j)), h);
         }
       }
       else
@@ -367,11 +421,11 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
     }
     if (results.neighborIds)
     {
-      for (int j = 0; j < k; ++j) results.neighborIds[out * k + j] = keys[heap.src[j]];
+      for (int j = 0; j < k; ++j) results.neighborIds[out * k + j] = keys[nb.src(j)];
     }
     if (results.neighborDistances)
     {
-      for (int j = 0; j < k; ++j) results.neighborDistances[out * k + j] = T(std::sqrt(heap.d2[j]));
+      for (int j = 0; j < k; ++j) results.neighborDistances[out * k + j] = T(std::sqrt(nb.d2(j)));
     }
   });
   info.stageSeconds.emplace_back("leaf walk", secondsSince(t0));

@@ -1,0 +1,365 @@
+#include "LeafDistances.h"
+
+#include <immintrin.h>
+
+namespace jz
+{
+namespace
+{
+template <class T>
+inline T nearestImage(T d, T period)
+{
+  d = d < T(0) ? -d : d;
+  const T other = period - d;
+  return other < d ? other : d;
+}
+
+template <class T>
+inline T gap(T x, T lo, T hi)
+{
+  const T below = lo - x, above = x - hi;
+  const T g = below > above ? below : above;
+  return g > T(0) ? g : T(0);
+}
+
+// Smallest separation from x to [lo, hi] over the images x, x - L, x + L.
+template <class T>
+inline T periodicGap(T x, T lo, T hi, T period)
+{
+  T g = gap(x, lo, hi);
+  const T g1 = gap(x - period, lo, hi), g2 = gap(x + period, lo, hi);
+  g = g1 < g ? g1 : g;
+  return g2 < g ? g2 : g;
+}
+
+template <class T, bool Periodic>
+Index candidatesScalar(const T* xs, const T* ys, const T* zs, Index n, const T* p,
+  const T* periods, T filter2, Index* out)
+{
+  Index count = 0;
+  for (Index i = 0; i < n; ++i)
+  {
+    T dx = xs[i] - p[0], dy = ys[i] - p[1], dz = zs[i] - p[2];
+    if (Periodic)
+    {
+      dx = nearestImage(dx, periods[0]);
+      dy = nearestImage(dy, periods[1]);
+      dz = nearestImage(dz, periods[2]);
+    }
+    out[count] = i;
+    count += dx * dx + dy * dy + dz * dz <= filter2 ? 1 : 0;
+  }
+  return count;
+}
+
+template <class T, bool Periodic>
+Index nearBox(const T* xs, const T* ys, const T* zs, Index n, const T* lo, const T* hi,
+  const T* periods, const T* filter2, Index* out)
+{
+  constexpr Index kBlock = 64;
+  T d2[kBlock];
+  Index count = 0;
+  for (Index b = 0; b < n; b += kBlock)
+  {
+    const Index m = n - b < kBlock ? n - b : kBlock;
+#pragma omp simd
+    for (Index j = 0; j < m; ++j)
+    {
+      const Index i = b + j;
+      T gx, gy, gz;
+      if (Periodic)
+      {
+        gx = periods[0] > T(0) ? periodicGap(xs[i], lo[0], hi[0], periods[0]) : gap(xs[i], lo[0], hi[0]);
+        gy = periods[1] > T(0) ? periodicGap(ys[i], lo[1], hi[1], periods[1]) : gap(ys[i], lo[1], hi[1]);
+        gz = periods[2] > T(0) ? periodicGap(zs[i], lo[2], hi[2], periods[2]) : gap(zs[i], lo[2], hi[2]);
+      }
+      else
+      {
+        gx = gap(xs[i], lo[0], hi[0]);
+        gy = gap(ys[i], lo[1], hi[1]);
+        gz = gap(zs[i], lo[2], hi[2]);
+      }
+      d2[j] = gx * gx + gy * gy + gz * gz;
+    }
+    for (Index j = 0; j < m; ++j)
+    {
+      out[count] = b + j;
+      count += d2[j] <= filter2[b + j] ? 1 : 0;
+    }
+  }
+  return count;
+}
+
+// AVX2: 8 floats or 4 doubles per step, survivors taken from the comparison
+// mask bit by bit.
+__attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const float* xs, const float* ys,
+  const float* zs, Index n, const float* p, const float* periods, float filter2, Index* out)
+{
+  const __m256 px = _mm256_set1_ps(p[0]), py = _mm256_set1_ps(p[1]), pz = _mm256_set1_ps(p[2]);
+  const __m256 f = _mm256_set1_ps(filter2);
+  const __m256 signMask = _mm256_set1_ps(-0.0f);
+  const bool periodic = periods != nullptr;
+  const __m256 lx = _mm256_set1_ps(periodic ? periods[0] : 0.f);
+  const __m256 ly = _mm256_set1_ps(periodic ? periods[1] : 0.f);
+  const __m256 lz = _mm256_set1_ps(periodic ? periods[2] : 0.f);
+  Index count = 0;
+  Index i = 0;
+  for (; i + 8 <= n; i += 8)
+  {
+    __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(xs + i), px);
+    __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(ys + i), py);
+    __m256 dz = _mm256_sub_ps(_mm256_loadu_ps(zs + i), pz);
+    if (periodic)
+    {
+      dx = _mm256_andnot_ps(signMask, dx);
+      dy = _mm256_andnot_ps(signMask, dy);
+      dz = _mm256_andnot_ps(signMask, dz);
+      dx = _mm256_min_ps(dx, _mm256_sub_ps(lx, dx));
+      dy = _mm256_min_ps(dy, _mm256_sub_ps(ly, dy));
+      dz = _mm256_min_ps(dz, _mm256_sub_ps(lz, dz));
+    }
+    __m256 d2 = _mm256_mul_ps(dx, dx);
+    d2 = _mm256_fmadd_ps(dy, dy, d2);
+    d2 = _mm256_fmadd_ps(dz, dz, d2);
+    unsigned mask = unsigned(_mm256_movemask_ps(_mm256_cmp_ps(d2, f, _CMP_LE_OQ)));
+    while (mask)
+    {
+      out[count++] = i + Index(__builtin_ctz(mask));
+      mask &= mask - 1;
+    }
+  }
+  if (i < n)
+  {
+    // The scalar tail reports offsets relative to i.
+    const Index before = count;
+    count += periodic
+      ? candidatesScalar<float, true>(xs + i, ys + i, zs + i, n - i, p, periods, filter2, out + count)
+      : candidatesScalar<float, false>(xs + i, ys + i, zs + i, n - i, p, periods, filter2, out + count);
+    for (Index j = before; j < count; ++j) out[j] += i;
+  }
+  return count;
+}
+
+__attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const double* xs,
+  const double* ys, const double* zs, Index n, const double* p, const double* periods,
+  double filter2, Index* out)
+{
+  const __m256d px = _mm256_set1_pd(p[0]), py = _mm256_set1_pd(p[1]), pz = _mm256_set1_pd(p[2]);
+  const __m256d f = _mm256_set1_pd(filter2);
+  const __m256d signMask = _mm256_set1_pd(-0.0);
+  const bool periodic = periods != nullptr;
+  const __m256d lx = _mm256_set1_pd(periodic ? periods[0] : 0.0);
+  const __m256d ly = _mm256_set1_pd(periodic ? periods[1] : 0.0);
+  const __m256d lz = _mm256_set1_pd(periodic ? periods[2] : 0.0);
+  Index count = 0;
+  Index i = 0;
+  for (; i + 4 <= n; i += 4)
+  {
+    __m256d dx = _mm256_sub_pd(_mm256_loadu_pd(xs + i), px);
+    __m256d dy = _mm256_sub_pd(_mm256_loadu_pd(ys + i), py);
+    __m256d dz = _mm256_sub_pd(_mm256_loadu_pd(zs + i), pz);
+    if (periodic)
+    {
+      dx = _mm256_andnot_pd(signMask, dx);
+      dy = _mm256_andnot_pd(signMask, dy);
+      dz = _mm256_andnot_pd(signMask, dz);
+      dx = _mm256_min_pd(dx, _mm256_sub_pd(lx, dx));
+      dy = _mm256_min_pd(dy, _mm256_sub_pd(ly, dy));
+      dz = _mm256_min_pd(dz, _mm256_sub_pd(lz, dz));
+    }
+    __m256d d2 = _mm256_mul_pd(dx, dx);
+    d2 = _mm256_fmadd_pd(dy, dy, d2);
+    d2 = _mm256_fmadd_pd(dz, dz, d2);
+    unsigned mask = unsigned(_mm256_movemask_pd(_mm256_cmp_pd(d2, f, _CMP_LE_OQ)));
+    while (mask)
+    {
+      out[count++] = i + Index(__builtin_ctz(mask));
+      mask &= mask - 1;
+    }
+  }
+  if (i < n)
+  {
+    const Index before = count;
+    count += periodic
+      ? candidatesScalar<double, true>(xs + i, ys + i, zs + i, n - i, p, periods, filter2, out + count)
+      : candidatesScalar<double, false>(xs + i, ys + i, zs + i, n - i, p, periods, filter2, out + count);
+    for (Index j = before; j < count; ++j) out[j] += i;
+  }
+  return count;
+}
+
+template <class V>
+struct Avx;
+
+template <>
+struct Avx<float>
+{
+  using Reg = __m256;
+  static constexpr int kLanes = 8;
+  __attribute__((target("avx2,fma"))) static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  __attribute__((target("avx2,fma"))) static Reg set1(float x) { return _mm256_set1_ps(x); }
+  __attribute__((target("avx2,fma"))) static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
+  {
+    return unsigned(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ)));
+  }
+};
+
+template <>
+struct Avx<double>
+{
+  using Reg = __m256d;
+  static constexpr int kLanes = 4;
+  __attribute__((target("avx2,fma"))) static Reg load(const double* p) { return _mm256_loadu_pd(p); }
+  __attribute__((target("avx2,fma"))) static Reg set1(double x) { return _mm256_set1_pd(x); }
+  __attribute__((target("avx2,fma"))) static Reg sub(Reg a, Reg b) { return _mm256_sub_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg add(Reg a, Reg b) { return _mm256_add_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
+  {
+    return unsigned(_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
+  }
+};
+
+// Per-dimension gap between x and [lo, hi] (nearest image when period > 0).
+template <class T>
+__attribute__((target("avx2,fma"))) inline typename Avx<T>::Reg gapAvx(typename Avx<T>::Reg x,
+  typename Avx<T>::Reg lo, typename Avx<T>::Reg hi, typename Avx<T>::Reg period, bool periodic)
+{
+  using A = Avx<T>;
+  const typename A::Reg zero = A::set1(T(0));
+  typename A::Reg g = A::max(zero, A::max(A::sub(lo, x), A::sub(x, hi)));
+  if (periodic)
+  {
+    const typename A::Reg xm = A::sub(x, period), xp = A::add(x, period);
+    g = A::min(g, A::max(zero, A::max(A::sub(lo, xm), A::sub(xm, hi))));
+    g = A::min(g, A::max(zero, A::max(A::sub(lo, xp), A::sub(xp, hi))));
+  }
+  return g;
+}
+
+template <class T>
+__attribute__((target("avx2,fma,bmi"))) Index nearBoxAvx2(const T* xs, const T* ys, const T* zs,
+  Index n, const T* lo, const T* hi, const T* periods, const T* filter2, Index* out)
+{
+  using A = Avx<T>;
+  const bool periodic = periods != nullptr;
+  const typename A::Reg lox = A::set1(lo[0]), loy = A::set1(lo[1]), loz = A::set1(lo[2]);
+  const typename A::Reg hix = A::set1(hi[0]), hiy = A::set1(hi[1]), hiz = A::set1(hi[2]);
+  // A zero period disables wrapping in that dimension: its shifted images
+  // coincide with the point.
+  const typename A::Reg lx = A::set1(periodic ? periods[0] : T(0));
+  const typename A::Reg ly = A::set1(periodic ? periods[1] : T(0));
+  const typename A::Reg lz = A::set1(periodic ? periods[2] : T(0));
+  Index count = 0;
+  Index i = 0;
+  for (; i + A::kLanes <= n; i += A::kLanes)
+  {
+    const typename A::Reg gx = gapAvx<T>(A::load(xs + i), lox, hix, lx, periodic);
+    const typename A::Reg gy = gapAvx<T>(A::load(ys + i), loy, hiy, ly, periodic);
+    const typename A::Reg gz = gapAvx<T>(A::load(zs + i), loz, hiz, lz, periodic);
+    const typename A::Reg d2 = A::add(A::add(A::mul(gx, gx), A::mul(gy, gy)), A::mul(gz, gz));
+    unsigned mask = A::le(d2, A::load(filter2 + i));
+    while (mask)
+    {
+      out[count++] = i + Index(__builtin_ctz(mask));
+      mask &= mask - 1;
+    }
+  }
+  if (i < n)
+  {
+    const Index before = count;
+    count += periodic ? nearBox<T, true>(xs + i, ys + i, zs + i, n - i, lo, hi, periods, filter2 + i, out + count)
+                      : nearBox<T, false>(xs + i, ys + i, zs + i, n - i, lo, hi, periods, filter2 + i, out + count);
+    for (Index j = before; j < count; ++j) out[j] += i;
+  }
+  return count;
+}
+
+bool haveAvx2()
+{
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+    __builtin_cpu_supports("bmi");
+  return yes;
+}
+} // namespace
+
+Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
+  const float* periods, float filter2, Index* out)
+{
+  if (haveAvx2()) return candidatesAvx2(xs, ys, zs, n, p, periods, filter2, out);
+  return periods ? candidatesScalar<float, true>(xs, ys, zs, n, p, periods, filter2, out)
+                 : candidatesScalar<float, false>(xs, ys, zs, n, p, periods, filter2, out);
+}
+
+Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n,
+  const double* p, const double* periods, double filter2, Index* out)
+{
+  if (haveAvx2()) return candidatesAvx2(xs, ys, zs, n, p, periods, filter2, out);
+  return periods ? candidatesScalar<double, true>(xs, ys, zs, n, p, periods, filter2, out)
+                 : candidatesScalar<double, false>(xs, ys, zs, n, p, periods, filter2, out);
+}
+
+Index queriesNearBox(const float* xs, const float* ys, const float* zs, Index n, const float* lo,
+  const float* hi, const float* periods, const float* filter2, Index* active)
+{
+  if (haveAvx2()) return nearBoxAvx2<float>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+  return periods ? nearBox<float, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
+                 : nearBox<float, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+}
+
+Index queriesNearBox(const double* xs, const double* ys, const double* zs, Index n,
+  const double* lo, const double* hi, const double* periods, const double* filter2,
+  Index* active)
+{
+  if (haveAvx2()) return nearBoxAvx2<double>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+  return periods ? nearBox<double, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
+                 : nearBox<double, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+}
+} // namespace jz
+
+namespace jz
+{
+namespace
+{
+template <class T, bool Periodic>
+inline void distancesAll(const T* xs, const T* ys, const T* zs, Index n, const T* p,
+  const T* periods, T* out)
+{
+  const T px = p[0], py = p[1], pz = p[2];
+#pragma omp simd
+  for (Index i = 0; i < n; ++i)
+  {
+    T dx = xs[i] - px, dy = ys[i] - py, dz = zs[i] - pz;
+    if (Periodic)
+    {
+      dx = nearestImage(dx, periods[0]);
+      dy = nearestImage(dy, periods[1]);
+      dz = nearestImage(dz, periods[2]);
+    }
+    out[i] = dx * dx + dy * dy + dz * dz;
+  }
+}
+} // namespace
+
+__attribute__((target_clones("avx2", "default"))) void leafDistances2(const float* xs,
+  const float* ys, const float* zs, Index n, const float* p, const float* periods, float* out)
+{
+  if (periods) distancesAll<float, true>(xs, ys, zs, n, p, periods, out);
+  else distancesAll<float, false>(xs, ys, zs, n, p, periods, out);
+}
+
+__attribute__((target_clones("avx2", "default"))) void leafDistances2(const double* xs,
+  const double* ys, const double* zs, Index n, const double* p, const double* periods,
+  double* out)
+{
+  if (periods) distancesAll<double, true>(xs, ys, zs, n, p, periods, out);
+  else distancesAll<double, false>(xs, ys, zs, n, p, periods, out);
+}
+} // namespace jz

@@ -102,17 +102,18 @@ int run(std::size_t n, bool clustered, int repeats, const char* writeFile)
     pb.numPoints = n;
     pb.linkingLength = l;
     pb.periodic = true;
-    std::vector<jz::GlobalId> gid(n), gsize(n);
+    std::vector<jz::GlobalId> gid, gsize;
     std::size_t G;
     jz::RunInfo info;
     {
-      std::vector<jz::GlobalId> label(n);
-      std::vector<jz::Index> root(n);
       jz::FofGroups out;
-      out.groupLabel = label.data();
-      out.groupRoot = root.data();
       info = jz::computeFofGroups(pb, out, jz::Backend::CPU);
+      const std::vector<jz::GlobalId>& label = out.groupLabel;
+      const std::vector<jz::Index>& root = out.groupRoot;
       auto tl = Clock::now();
+      // Outputs allocated after the tree is gone, as the filter does.
+      gid.resize(n);
+      gsize.resize(n);
       G = jz::labelFofGroups(root.data(), label.data(), n, 20, gid.data(), gsize.data());
       info.stageSeconds.push_back(
         { "labels", std::chrono::duration<double>(Clock::now() - tl).count() });

@@ -65,7 +65,7 @@ double relativeLinkingLength(double b, double volume, std::size_t n)
 
 template <class T>
 RunInfo computeFofGroups(
-  const FofProblem<T>& problem, const FofGroups& out, Backend backend, const RunControl& control)
+  const FofProblem<T>& problem, FofGroups& out, Backend backend, const RunControl& control)
 {
   RunInfo info;
   validate(problem);
@@ -80,13 +80,15 @@ RunInfo computeFofGroups(
     info.note = "Auto: friends-of-friends runs on the CPU (no CUDA friends-of-friends yet)";
   }
   info.backend = Backend::CPU;
+  out.groupLabel.clear();
+  out.groupRoot.clear();
   if (problem.numPoints == 0) return info;
   fofCpu(problem, out, info, control);
   return info;
 }
 
 template RunInfo computeFofGroups<float>(
-  const FofProblem<float>&, const FofGroups&, Backend, const RunControl&);
+  const FofProblem<float>&, FofGroups&, Backend, const RunControl&);
 template RunInfo computeFofGroups<double>(
-  const FofProblem<double>&, const FofGroups&, Backend, const RunControl&);
+  const FofProblem<double>&, FofGroups&, Backend, const RunControl&);
 } // namespace jz

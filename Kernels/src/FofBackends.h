@@ -6,6 +6,6 @@
 namespace jz
 {
 template <class T>
-void fofCpu(const FofProblem<T>& problem, const FofGroups& out, RunInfo& info,
+void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
   const RunControl& control);
 } // namespace jz

@@ -75,16 +75,14 @@ std::vector<GlobalId> runFof(const std::vector<T>& xyz, double l, bool periodic,
     pb.boxHi[d] = hi[d];
   }
   pb.ids = ids;
-  std::vector<GlobalId> label(pb.numPoints, -7);
-  std::vector<Index> root(pb.numPoints);
   jz::FofGroups out;
-  out.groupLabel = label.data();
-  out.groupRoot = root.data();
   jz::RunControl rc;
   rc.numThreads = threads;
   jz::computeFofGroups(pb, out, jz::Backend::CPU, rc);
-  if (roots) *roots = root;
-  return label;
+  JZ_CHECK_EQ(out.groupLabel.size(), pb.numPoints);
+  JZ_CHECK_EQ(out.groupRoot.size(), pb.numPoints);
+  if (roots) *roots = out.groupRoot;
+  return out.groupLabel;
 }
 
 template <class T>

@@ -30,16 +30,19 @@ struct FofProblem
   const GlobalId* ids = nullptr;
 };
 
-// Per-point results in input order, allocated by the caller (numPoints each);
-// a null pointer means "not wanted".
+// Per-point results in input order. computeFofGroups sizes the vectors only
+// after its tree walk (so they do not add to the tree build's peak memory);
+// with want* false a vector stays empty.
 struct FofGroups
 {
+  bool wantLabel = true;
+  bool wantRoot = true;
   // Canonical group label: the smallest global id (or input index) of the
   // group. Does not depend on the input order or on the partition.
-  GlobalId* groupLabel = nullptr;
+  std::vector<GlobalId> groupLabel;
   // Input index of one member of the group, the same for all its members
   // (a dense handle for counting; not canonical).
-  Index* groupRoot = nullptr;
+  std::vector<Index> groupRoot;
 };
 
 // Validates the problem (throws Error with a clear message: non-finite
@@ -48,13 +51,13 @@ struct FofGroups
 // no CUDA friends-of-friends (RunInfo::note says so); Backend::CUDA is then
 // an error.
 template <class T>
-RunInfo computeFofGroups(const FofProblem<T>& problem, const FofGroups& out,
+RunInfo computeFofGroups(const FofProblem<T>& problem, FofGroups& out,
   Backend backend = Backend::Auto, const RunControl& control = {});
 
 extern template RunInfo computeFofGroups<float>(
-  const FofProblem<float>&, const FofGroups&, Backend, const RunControl&);
+  const FofProblem<float>&, FofGroups&, Backend, const RunControl&);
 extern template RunInfo computeFofGroups<double>(
-  const FofProblem<double>&, const FofGroups&, Backend, const RunControl&);
+  const FofProblem<double>&, FofGroups&, Backend, const RunControl&);
 
 // Deterministic group numbering (FofLabels.cpp). From groupRoot and
 // groupLabel of computeFofGroups (n points), writes for every point

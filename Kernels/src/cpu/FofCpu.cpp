@@ -615,7 +615,7 @@ private:
 } // namespace
 
 template <class T>
-void fofCpu(const FofProblem<T>& problem, const FofGroups& out, RunInfo& info,
+void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
   const RunControl& control)
 {
   const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
@@ -662,15 +662,18 @@ void fofCpu(const FofProblem<T>& problem, const FofGroups& out, RunInfo& info,
   const Index* input = tree.sources.inputIndex.data();
   const GlobalId* ids = problem.ids;
   const Index* g = group.data();
-  if (out.groupRoot)
+  if (out.wantRoot)
   {
+    out.groupRoot.resize(n);
+    Index* root = out.groupRoot.data();
 #pragma omp parallel for num_threads(numThreads) schedule(static)
-    for (long long k = 0; k < (long long)n; ++k) out.groupRoot[input[k]] = input[g[k]];
+    for (long long k = 0; k < (long long)n; ++k) root[input[k]] = input[g[k]];
   }
-  if (out.groupLabel)
+  if (out.wantLabel)
   {
     // The roots' own slots collect the smallest id of their group.
-    GlobalId* label = out.groupLabel;
+    out.groupLabel.resize(n);
+    GlobalId* label = out.groupLabel.data();
 #pragma omp parallel num_threads(numThreads)
     {
 #pragma omp for schedule(static)
@@ -697,7 +700,7 @@ void fofCpu(const FofProblem<T>& problem, const FofGroups& out, RunInfo& info,
   reportProgress(control, 1.0);
 }
 
-template void fofCpu<float>(const FofProblem<float>&, const FofGroups&, RunInfo&, const RunControl&);
+template void fofCpu<float>(const FofProblem<float>&, FofGroups&, RunInfo&, const RunControl&);
 template void fofCpu<double>(
-  const FofProblem<double>&, const FofGroups&, RunInfo&, const RunControl&);
+  const FofProblem<double>&, FofGroups&, RunInfo&, const RunControl&);
 } // namespace jz

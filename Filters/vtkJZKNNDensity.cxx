@@ -3,6 +3,8 @@
 #include "vtkJZKernelAdapter.h"
 
 #include "vtkAOSDataArrayTemplate.h"
+#include "vtkCompositeDataIterator.h"
+#include "vtkCompositeDataSet.h"
 #include "vtkDataArray.h"
 #include "vtkDataObject.h"
 #include "vtkDataSet.h"
@@ -11,6 +13,7 @@
 #include "vtkInformationVector.h"
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
+#include "vtkPointSet.h"
 #include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
@@ -21,12 +24,15 @@
 #include <cstring>
 #include <exception>
 #include <sstream>
+#include <string>
+#include <vector>
 
 vtkStandardNewMacro(vtkJZKNNDensity);
 
 namespace
 {
 using vtkJZKernelAdapter::Buffer;
+using Pieces = std::vector<vtkDataSet*>;
 
 struct KnnSettings
 {
@@ -38,30 +44,102 @@ struct KnnSettings
   jz::Backend backend = jz::Backend::Auto;
 };
 
+// The data sets of an input (itself, or the leaves of a composite); false
+// with `error` when a piece is not of the required kind.
+bool CollectPieces(vtkDataObject* data, bool pointSetsOnly, const char* port, Pieces& pieces,
+  std::string& error)
+{
+  pieces.clear();
+  for (vtkDataObject* leaf : vtkJZKernelAdapter::GetLeaves(data))
+  {
+    auto* ds = vtkDataSet::SafeDownCast(leaf);
+    if (!ds || (pointSetsOnly && !vtkPointSet::SafeDownCast(ds)))
+    {
+      error = std::string("The ") + port + " holds a " + leaf->GetClassName() + "; it must be " +
+        (pointSetsOnly ? "a point set (e.g. vtkPolyData)." : "a data set.");
+      return false;
+    }
+    pieces.push_back(ds);
+  }
+  return true;
+}
+
+// `output` becomes a shallow copy of `target` with the result arrays (one
+// value per point of target's pieces, concatenated) split back onto the
+// pieces.
+void AttachResults(
+  vtkDataObject* target, vtkDataObject* output, const std::vector<vtkDataArray*>& results)
+{
+  auto* composite = vtkCompositeDataSet::SafeDownCast(target);
+  if (!composite)
+  {
+    output->ShallowCopy(target);
+    vtkPointData* pd = vtkDataSet::SafeDownCast(output)->GetPointData();
+    for (vtkDataArray* array : results)
+    {
+      pd->AddArray(array);
+    }
+    pd->SetActiveScalars("Density");
+    return;
+  }
+  auto* outComposite = vtkCompositeDataSet::SafeDownCast(output);
+  outComposite->CopyStructure(composite);
+  vtkSmartPointer<vtkCompositeDataIterator> it;
+  it.TakeReference(composite->NewIterator());
+  it->SkipEmptyNodesOn(); // the traversal of vtkJZKernelAdapter::GetLeaves
+  vtkIdType offset = 0;
+  for (it->InitTraversal(); !it->IsDoneWithTraversal(); it->GoToNextItem())
+  {
+    auto* piece = vtkDataSet::SafeDownCast(it->GetCurrentDataObject());
+    auto copy = vtkSmartPointer<vtkDataSet>::Take(piece->NewInstance());
+    copy->ShallowCopy(piece);
+    const vtkIdType n = piece->GetNumberOfPoints();
+    for (vtkDataArray* array : results)
+    {
+      auto slice = vtkSmartPointer<vtkDataArray>::Take(array->NewInstance());
+      slice->SetName(array->GetName());
+      slice->SetNumberOfComponents(array->GetNumberOfComponents());
+      slice->SetNumberOfTuples(n);
+      const std::size_t tupleBytes =
+        static_cast<std::size_t>(array->GetNumberOfComponents()) * array->GetDataTypeSize();
+      if (n > 0)
+      {
+        std::memcpy(slice->GetVoidPointer(0),
+          static_cast<const char*>(array->GetVoidPointer(0)) + offset * tupleBytes,
+          n * tupleBytes);
+      }
+      copy->GetPointData()->AddArray(slice);
+    }
+    copy->GetPointData()->SetActiveScalars("Density");
+    outComposite->SetDataSet(it, copy);
+    offset += n;
+  }
+}
+
 // Runs the kernel in precision T and, only when it succeeds, fills `output`
 // with a shallow copy of `target` plus the result arrays. Throws jz::Error
 // (from the kernel) on bad input.
 template <class T>
-void RunKnn(vtkAlgorithm* self, vtkDataSet* input, vtkDataSet* query, vtkDataSet* target,
-  const Buffer<double>& masses, const Buffer<jz::GlobalId>& ids, const KnnSettings& s,
-  vtkDataSet* output)
+void RunKnn(vtkAlgorithm* self, const Pieces& sourcePieces, const Pieces* queryPieces,
+  vtkDataObject* target, const Buffer<double>& masses, const Buffer<jz::GlobalId>& ids,
+  const KnnSettings& s, vtkDataObject* output)
 {
   using ArrayT = vtkAOSDataArrayTemplate<T>;
 
   Buffer<T> sources;
-  vtkJZKernelAdapter::GetCoordinates(input, sources);
+  vtkJZKernelAdapter::GetCoordinates(sourcePieces, sources);
   Buffer<T> queries;
-  if (query)
+  if (queryPieces)
   {
-    vtkJZKernelAdapter::GetCoordinates(query, queries);
+    vtkJZKernelAdapter::GetCoordinates(*queryPieces, queries);
   }
-  const vtkIdType numQueries = static_cast<vtkIdType>(query ? queries.size : sources.size);
+  const vtkIdType numQueries = static_cast<vtkIdType>(queryPieces ? queries.size : sources.size);
 
   jz::KnnProblem<T> problem;
   problem.sources = sources.data;
   problem.numSources = sources.size;
-  problem.queries = query ? queries.data : nullptr;
-  problem.numQueries = query ? queries.size : 0;
+  problem.queries = queryPieces ? queries.data : nullptr;
+  problem.numQueries = queryPieces ? queries.size : 0;
   problem.sourceMasses = masses.data;
   problem.sourceIds = ids.data;
   problem.k = s.k;
@@ -83,6 +161,7 @@ void RunKnn(vtkAlgorithm* self, vtkDataSet* input, vtkDataSet* query, vtkDataSet
   results.estimator = s.estimator;
   results.smoothingLength = smoothingLength->GetPointer(0);
   results.density = density->GetPointer(0);
+  std::vector<vtkDataArray*> arrays{ smoothingLength, density };
 
   // Only allocated when asked for: N x K arrays dominate memory otherwise.
   vtkSmartPointer<vtkIdTypeArray> neighborIds;
@@ -99,21 +178,14 @@ void RunKnn(vtkAlgorithm* self, vtkDataSet* input, vtkDataSet* query, vtkDataSet
     neighborDistances->SetNumberOfTuples(numQueries);
     results.neighborIds = reinterpret_cast<jz::GlobalId*>(neighborIds->GetPointer(0));
     results.neighborDistances = neighborDistances->GetPointer(0);
+    arrays.push_back(neighborIds);
+    arrays.push_back(neighborDistances);
   }
 
   const jz::RunInfo info = jz::computeKnn<T>(
     problem, results, s.backend, vtkJZKernelAdapter::MakeRunControl(self));
 
-  output->ShallowCopy(target);
-  vtkPointData* pd = output->GetPointData();
-  pd->AddArray(smoothingLength);
-  pd->AddArray(density);
-  pd->SetActiveScalars("Density");
-  if (s.neighbors)
-  {
-    pd->AddArray(neighborIds);
-    pd->AddArray(neighborDistances);
-  }
+  AttachResults(target, output, arrays);
   vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);
 }
 }
@@ -139,15 +211,15 @@ void vtkJZKNNDensity::SetQueryData(vtkDataObject* data)
 }
 
 //------------------------------------------------------------------------------
+// Composite data sets are accepted as such (not iterated block by block by
+// the pipeline): all blocks form one particle set.
 int vtkJZKNNDensity::FillInputPortInformation(int port, vtkInformation* info)
 {
-  if (port == 0)
+  info->Remove(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE());
+  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), port == 0 ? "vtkPointSet" : "vtkDataSet");
+  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
+  if (port == 1)
   {
-    info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkPointSet");
-  }
-  else
-  {
-    info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataSet");
     info->Set(vtkAlgorithm::INPUT_IS_OPTIONAL(), 1);
   }
   return 1;
@@ -224,47 +296,43 @@ int vtkJZKNNDensity::RequestUpdateExtent(
 }
 
 //------------------------------------------------------------------------------
-bool vtkJZKNNDensity::GetMassArray(vtkDataSet* input, vtkDataArray*& masses, std::string& error)
+const char* vtkJZKNNDensity::GetMassArrayName(vtkDataObject* input)
 {
-  masses = nullptr;
   vtkInformation* info = this->GetInputArrayInformation(0);
   const char* name =
     info && info->Has(vtkDataObject::FIELD_NAME()) ? info->Get(vtkDataObject::FIELD_NAME()) : nullptr;
   if (!name || !*name)
   {
-    return true;
+    return nullptr;
   }
-  vtkAbstractArray* array = input->GetPointData()->GetAbstractArray(name);
-  if (!array)
+  // "None" is how the GUI and pvpython say "no mass array" (unless an
+  // array is really called so).
+  if (std::strcmp(name, "None") == 0)
   {
-    // "None" is how the GUI and pvpython say "no mass array".
-    if (std::strcmp(name, "None") == 0)
+    for (vtkDataObject* leaf : vtkJZKernelAdapter::GetLeaves(input))
     {
-      return true;
+      auto* ds = vtkDataSet::SafeDownCast(leaf);
+      if (ds && ds->GetPointData()->GetArray(name))
+      {
+        return name;
+      }
     }
-    error = std::string("MassArray '") + name + "' is not a point array of the Input.";
-    return false;
+    return nullptr;
   }
-  masses = vtkDataArray::SafeDownCast(array);
-  if (!masses)
-  {
-    error = std::string("MassArray '") + name + "' is not a numeric array.";
-    return false;
-  }
-  return true;
+  return name;
 }
 
 //------------------------------------------------------------------------------
 int vtkJZKNNDensity::RequestData(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  vtkDataSet* input = vtkDataSet::GetData(inputVector[0], 0);
-  vtkDataSet* query =
-    this->GetNumberOfInputConnections(1) > 0 ? vtkDataSet::GetData(inputVector[1], 0) : nullptr;
-  vtkDataSet* output = vtkDataSet::GetData(outputVector, 0);
+  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
+  vtkDataObject* query =
+    this->GetNumberOfInputConnections(1) > 0 ? vtkDataObject::GetData(inputVector[1], 0) : nullptr;
+  vtkDataObject* output = vtkDataObject::GetData(outputVector, 0);
   if (!output)
   {
-    vtkErrorMacro("No output data set.");
+    vtkErrorMacro("No output data object.");
     return 0;
   }
   // Whatever happens below, no partial result is left behind.
@@ -278,11 +346,20 @@ int vtkJZKNNDensity::RequestData(
       << vtkJZKernelAdapter::NumberOfProcesses() << " MPI processes. Run on a single process.");
     return 0;
   }
-  if (!input || input->GetNumberOfPoints() == 0)
+
+  std::string error;
+  Pieces sourcePieces, queryPieces;
+  if (!CollectPieces(input, true, "Input", sourcePieces, error) ||
+    (query && !CollectPieces(query, false, "Query", queryPieces, error)))
+  {
+    vtkErrorMacro(<< error);
+    return 0;
+  }
+  const vtkIdType numSources = vtkJZKernelAdapter::CountPoints(sourcePieces);
+  if (numSources == 0)
   {
     return 1; // empty input, empty output
   }
-  const vtkIdType numSources = input->GetNumberOfPoints();
 
   if (this->NumberOfNeighbors < 1)
   {
@@ -312,17 +389,15 @@ int vtkJZKNNDensity::RequestData(
     }
   }
 
-  std::string error;
-  vtkDataArray* massArray = nullptr;
   Buffer<double> masses;
-  if (!this->GetMassArray(input, massArray, error) ||
-    !vtkJZKernelAdapter::GetPointValues(massArray, numSources, 1, "MassArray", masses, error))
+  if (!vtkJZKernelAdapter::GetPointValues(
+        sourcePieces, this->GetMassArrayName(input), 1, "MassArray", masses, error))
   {
     vtkErrorMacro(<< error);
     return 0;
   }
   Buffer<jz::GlobalId> ids;
-  if (!vtkJZKernelAdapter::GetGlobalIds(input, ids, error))
+  if (!vtkJZKernelAdapter::GetGlobalIds(sourcePieces, ids, error))
   {
     vtkErrorMacro(<< error);
     return 0;
@@ -337,23 +412,24 @@ int vtkJZKNNDensity::RequestData(
   settings.neighbors = this->OutputNeighbors;
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
 
-  vtkDataSet* target = query ? query : input;
-  if (query && query->GetNumberOfPoints() == 0)
+  if (query && vtkJZKernelAdapter::CountPoints(queryPieces) == 0)
   {
     return 1; // empty query, empty output
   }
+  vtkDataObject* target = query ? query : input;
+  const Pieces* queries = query ? &queryPieces : nullptr;
   // float only when every coordinate is float; else double (see header).
-  const bool useFloat = vtkJZKernelAdapter::PointPrecision(input) == VTK_FLOAT &&
-    (!query || vtkJZKernelAdapter::PointPrecision(query) == VTK_FLOAT);
+  const bool useFloat = vtkJZKernelAdapter::PointPrecision(sourcePieces) == VTK_FLOAT &&
+    (!query || vtkJZKernelAdapter::PointPrecision(queryPieces) == VTK_FLOAT);
   try
   {
     if (useFloat)
     {
-      RunKnn<float>(this, input, query, target, masses, ids, settings, output);
+      RunKnn<float>(this, sourcePieces, queries, target, masses, ids, settings, output);
     }
     else
     {
-      RunKnn<double>(this, input, query, target, masses, ids, settings, output);
+      RunKnn<double>(this, sourcePieces, queries, target, masses, ids, settings, output);
     }
   }
   catch (const jz::Aborted&)

@@ -17,6 +17,10 @@
  * particles (e.g. a vtkImageData grid for volume rendering); without it the
  * particles query themselves and each is its own first neighbour.
  *
+ * Composite inputs (multiblock, partitioned) are searched as one particle set:
+ * the points of all blocks are concatenated in traversal order, so a block's
+ * neighbours may lie in other blocks; results go back to each block.
+ *
  * The output is a shallow copy of the Query (when connected) or of the Input,
  * of the same data type, with point arrays `SmoothingLength` and `Density`,
  * optionally `NeighborIds` (vtkIdTypeArray, K components, nearest first; the
@@ -43,15 +47,14 @@
 #define vtkJZKNNDensity_h
 
 #include "JZTreeFiltersModule.h" // for export macro
-#include "vtkDataSetAlgorithm.h"
+#include "vtkDataObjectAlgorithm.h"
 
-#include <string> // for std::string
 
-class JZTREEFILTERS_EXPORT vtkJZKNNDensity : public vtkDataSetAlgorithm
+class JZTREEFILTERS_EXPORT vtkJZKNNDensity : public vtkDataObjectAlgorithm
 {
 public:
   static vtkJZKNNDensity* New();
-  vtkTypeMacro(vtkJZKNNDensity, vtkDataSetAlgorithm);
+  vtkTypeMacro(vtkJZKNNDensity, vtkDataObjectAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
   enum Estimators
@@ -157,9 +160,8 @@ private:
   vtkJZKNNDensity(const vtkJZKNNDensity&) = delete;
   void operator=(const vtkJZKNNDensity&) = delete;
 
-  // The selected mass array of the Input; null for unit mass. Returns false
-  // with `error` for a selection that names no usable point array.
-  bool GetMassArray(vtkDataSet* input, vtkDataArray*& masses, std::string& error);
+  // Name of the selected mass array; null for unit mass.
+  const char* GetMassArrayName(vtkDataObject* input);
 };
 
 #endif

@@ -2,6 +2,8 @@
 
 #include "vtkAOSDataArrayTemplate.h"
 #include "vtkAlgorithm.h"
+#include "vtkCompositeDataIterator.h"
+#include "vtkCompositeDataSet.h"
 #include "vtkDataArray.h"
 #include "vtkDataObject.h"
 #include "vtkDataSet.h"
@@ -11,11 +13,14 @@
 #include "vtkNew.h"
 #include "vtkPointData.h"
 #include "vtkPointSet.h"
+#include "vtkSmartPointer.h"
 #include "vtkPoints.h"
 #include "vtkStringArray.h"
 #include "vtkVariant.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <type_traits>
 
@@ -217,6 +222,172 @@ bool GetGlobalIds(vtkDataSet* dataSet, Buffer<jz::GlobalId>& ids, std::string& e
     // Exact for every integer type up to 64 bits (GetComponent would go
     // through double and round ids above 2^53).
     ids.storage[i] = static_cast<jz::GlobalId>(array->GetVariantValue(i).ToTypeInt64());
+  }
+  ids.Adopt();
+  return true;
+}
+
+//------------------------------------------------------------------------------
+std::vector<vtkDataObject*> GetLeaves(vtkDataObject* data)
+{
+  std::vector<vtkDataObject*> leaves;
+  if (auto* composite = vtkCompositeDataSet::SafeDownCast(data))
+  {
+    vtkSmartPointer<vtkCompositeDataIterator> it;
+    it.TakeReference(composite->NewIterator());
+    it->SkipEmptyNodesOn();
+    for (it->InitTraversal(); !it->IsDoneWithTraversal(); it->GoToNextItem())
+    {
+      leaves.push_back(it->GetCurrentDataObject());
+    }
+  }
+  else if (data)
+  {
+    leaves.push_back(data);
+  }
+  return leaves;
+}
+
+//------------------------------------------------------------------------------
+vtkIdType CountPoints(const std::vector<vtkDataSet*>& pieces)
+{
+  vtkIdType n = 0;
+  for (vtkDataSet* piece : pieces)
+  {
+    n += piece->GetNumberOfPoints();
+  }
+  return n;
+}
+
+//------------------------------------------------------------------------------
+int PointPrecision(const std::vector<vtkDataSet*>& pieces)
+{
+  for (vtkDataSet* piece : pieces)
+  {
+    if (piece->GetNumberOfPoints() > 0 && PointPrecision(piece) != VTK_FLOAT)
+    {
+      return VTK_DOUBLE;
+    }
+  }
+  return VTK_FLOAT;
+}
+
+//------------------------------------------------------------------------------
+template <class T>
+void GetCoordinates(const std::vector<vtkDataSet*>& pieces, Buffer<T>& coords)
+{
+  if (pieces.size() == 1)
+  {
+    GetCoordinates(pieces[0], coords);
+    return;
+  }
+  coords = Buffer<T>();
+  coords.size = static_cast<std::size_t>(CountPoints(pieces));
+  coords.storage.resize(3 * coords.size);
+  std::size_t offset = 0;
+  for (vtkDataSet* piece : pieces)
+  {
+    Buffer<T> part;
+    GetCoordinates(piece, part);
+    std::copy(part.data, part.data + 3 * part.size, coords.storage.data() + 3 * offset);
+    offset += part.size;
+  }
+  coords.Adopt();
+}
+
+template void GetCoordinates<float>(const std::vector<vtkDataSet*>&, Buffer<float>&);
+template void GetCoordinates<double>(const std::vector<vtkDataSet*>&, Buffer<double>&);
+
+//------------------------------------------------------------------------------
+bool GetPointValues(const std::vector<vtkDataSet*>& pieces, const char* name, int numComponents,
+  const std::string& what, Buffer<double>& values, std::string& error)
+{
+  values = Buffer<double>();
+  if (!name)
+  {
+    return true;
+  }
+  std::vector<Buffer<double>> parts(pieces.size());
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+  {
+    vtkDataArray* array = pieces[i]->GetPointData()->GetArray(name);
+    if (!array)
+    {
+      std::ostringstream msg;
+      msg << what << " '" << name << "' is not a numeric point array of the input";
+      if (pieces.size() > 1)
+      {
+        msg << " (missing in block " << i << ")";
+      }
+      msg << ".";
+      error = msg.str();
+      return false;
+    }
+    if (!GetPointValues(
+          array, pieces[i]->GetNumberOfPoints(), numComponents, what, parts[i], error))
+    {
+      return false;
+    }
+  }
+  if (parts.size() == 1)
+  {
+    values = std::move(parts[0]);
+    if (!values.storage.empty())
+    {
+      values.Adopt();
+    }
+    return true;
+  }
+  values.size = static_cast<std::size_t>(CountPoints(pieces));
+  values.storage.reserve(values.size * numComponents);
+  for (const Buffer<double>& part : parts)
+  {
+    values.storage.insert(
+      values.storage.end(), part.data, part.data + part.size * numComponents);
+  }
+  values.Adopt();
+  return true;
+}
+
+//------------------------------------------------------------------------------
+bool GetGlobalIds(
+  const std::vector<vtkDataSet*>& pieces, Buffer<jz::GlobalId>& ids, std::string& error)
+{
+  if (pieces.size() == 1)
+  {
+    return GetGlobalIds(pieces[0], ids, error);
+  }
+  ids = Buffer<jz::GlobalId>();
+  std::vector<Buffer<jz::GlobalId>> parts(pieces.size());
+  std::size_t with = 0, without = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+  {
+    if (!GetGlobalIds(pieces[i], parts[i], error))
+    {
+      return false;
+    }
+    if (pieces[i]->GetNumberOfPoints() > 0)
+    {
+      (parts[i].data ? with : without) += 1;
+    }
+  }
+  if (with == 0)
+  {
+    return true;
+  }
+  if (without > 0)
+  {
+    error = "GlobalIds are present in some blocks of the input but not in others.";
+    return false;
+  }
+  ids.size = static_cast<std::size_t>(CountPoints(pieces));
+  ids.storage.reserve(ids.size);
+  for (const Buffer<jz::GlobalId>& part : parts)
+  {
+    if (part.data)
+    {
+      ids.storage.insert(ids.storage.end(), part.data, part.data + part.size);
+    }
   }
   ids.Adopt();
   return true;

@@ -77,6 +77,33 @@ bool GetPointValues(vtkDataArray* array, vtkIdType numPoints, int numComponents,
 /// one value per point.
 bool GetGlobalIds(vtkDataSet* dataSet, Buffer<jz::GlobalId>& ids, std::string& error);
 
+/// The pieces of a data object whose points are concatenated for the
+/// kernels: the object itself, or the non-null leaves of a composite data set
+/// in traversal order (the same order as a vtkCompositeDataIterator with
+/// SkipEmptyNodes on, which the filters also use to scatter results back).
+std::vector<vtkDataObject*> GetLeaves(vtkDataObject* data);
+
+/// Number of points of all pieces together.
+vtkIdType CountPoints(const std::vector<vtkDataSet*>& pieces);
+
+/// VTK_FLOAT when every piece with points stores them as floats, else VTK_DOUBLE.
+int PointPrecision(const std::vector<vtkDataSet*>& pieces);
+
+/// Coordinates of several pieces, concatenated (zero-copy for one AOS piece).
+template <class T>
+void GetCoordinates(const std::vector<vtkDataSet*>& pieces, Buffer<T>& coords);
+
+/// The point array `name` of every piece, concatenated as doubles; each
+/// piece must have it with `numComponents` components and one tuple per
+/// point (else false with `error`). A null `name` means none (data null).
+bool GetPointValues(const std::vector<vtkDataSet*>& pieces, const char* name, int numComponents,
+  const std::string& what, Buffer<double>& values, std::string& error);
+
+/// Global point ids of every piece, concatenated; none (data null) when no
+/// piece has them; an error when only some pieces have them.
+bool GetGlobalIds(
+  const std::vector<vtkDataSet*>& pieces, Buffer<jz::GlobalId>& ids, std::string& error);
+
 /// Progress and cancellation for the kernels: reports into
 /// algorithm->UpdateProgress and aborts when the algorithm is asked to.
 jz::RunControl MakeRunControl(vtkAlgorithm* algorithm);

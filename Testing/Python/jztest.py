@@ -82,6 +82,16 @@ class Run:
         return a.reshape(len(a), -1) if arr.GetNumberOfComponents() > 1 else a
 
     def has(self, name):
+        """Whether the output (any block of a composite output) has the array."""
+        if self.output.IsA("vtkCompositeDataSet"):
+            it = self.output.NewIterator()
+            it.InitTraversal()
+            while not it.IsDoneWithTraversal():
+                pd = it.GetCurrentDataObject().GetPointData()
+                if pd.GetAbstractArray(name) is not None:
+                    return True
+                it.GoToNextItem()
+            return False
         return self.output.GetPointData().GetAbstractArray(name) is not None
 
     def device(self):

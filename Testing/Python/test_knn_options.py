@@ -250,7 +250,61 @@ def progress():
     c.check(out.GetPointData().GetArray("Density") is not None, "the next run completes")
 
 
-SECTIONS = dict(progress=progress, periodic=periodic, query=query, density=density, globalids=globalids,
+def composite():
+    from vtkmodules.vtkCommonDataModel import vtkMultiBlockDataSet, vtkPartitionedDataSet
+    sizes = [3000, 0, 1200, 5000]
+    parts = [rng.random((n, 3)).astype(np.float32) for n in sizes]
+    parts[2] += 0.5  # overlapping blocks: neighbours cross block boundaries
+    masses = [rng.uniform(1, 2, n) for n in sizes]
+    allp = np.concatenate(parts)
+    allm = np.concatenate(masses)
+    for kind in ("multiblock", "partitioned"):
+        mb = vtkMultiBlockDataSet() if kind == "multiblock" else vtkPartitionedDataSet()
+        for i, (p, m) in enumerate(zip(parts, masses)):
+            if kind == "multiblock":
+                mb.SetBlock(i, polydata(p, {"Mass": m}))
+            else:
+                mb.SetPartition(i, polydata(p, {"Mass": m}))
+        run = knn(mb, NumberOfNeighbors=20, OutputNeighbors=1, Estimator="Top Hat",
+                  MassArray=["POINTS", "Mass"], Device="CPU")
+        c.check(not run.errors and run.output.IsA(mb.GetClassName()),
+                f"{kind}: runs, output is a {mb.GetClassName()} {run.errors[:1]}")
+        got = {}
+        for name in ("NeighborIds", "NeighborDistances", "SmoothingLength", "Density"):
+            pieces = []
+            for i in range(len(sizes)):
+                blk = run.output.GetBlock(i) if kind == "multiblock" else run.output.GetPartition(i)
+                arr = blk.GetPointData().GetArray(name) if blk is not None else None
+                if arr is not None and arr.GetNumberOfTuples() > 0:
+                    a = jztest.vtk_to_numpy(arr)
+                    pieces.append(a.reshape(len(a), -1))
+            got[name] = np.concatenate(pieces) if pieces else None
+        c.check(got["NeighborIds"] is not None and len(got["NeighborIds"]) == len(allp),
+                f"{kind}: arrays on every block")
+
+        class Whole:
+            output = None
+
+            def array(self, name):
+                return got[name] if got[name].shape[1] > 1 else got[name][:, 0]
+
+        verify_neighbors(c, Whole(), allp, None, 20, label=f"{kind}: all blocks as one set")
+        ref_d, ref_i = reference(allp, None, 20)
+        c.close(got["Density"][:, 0], tophat_density(ref_d[:, -1], allm[ref_i]), 1e-5,
+                f"{kind}: Top Hat density with per-block masses")
+    bad = vtkMultiBlockDataSet()
+    bad.SetBlock(0, polydata(parts[0]))
+    img = vtkImageData()
+    img.SetDimensions(3, 3, 3)
+    bad.SetBlock(1, img)
+    expect_error("multiblock Input with an image block", knn(bad, NumberOfNeighbors=4), ["point set"])
+    mixed = vtkMultiBlockDataSet()
+    mixed.SetBlock(0, polydata(parts[0], {"GlobalIds": np.arange(3000, dtype=np.int64)}))
+    mixed.SetBlock(1, polydata(parts[2]))
+    expect_error("GlobalIds in some blocks only", knn(mixed, NumberOfNeighbors=4), ["GlobalIds"])
+
+
+SECTIONS = dict(composite=composite, progress=progress, periodic=periodic, query=query, density=density, globalids=globalids,
                 errors=errors, empty=empty, neighbors=neighbors_off, device=device)
 if __name__ == "__main__":
     arg = sys.argv[1] if len(sys.argv) > 1 else "all"

@@ -37,8 +37,12 @@ struct TreePlane
   Index numQueries(Index j) const { return querySplit[j + 1] - querySplit[j]; }
 };
 
+// Readable (zero) elements after the last point of each coordinate array, so
+// vector loops may load a full register past the end of a leaf.
+constexpr Index kSimdPadding = 8;
+
 // Coordinates in structure-of-arrays form, sorted in z-order, with the input
-// index of each.
+// index of each. x, y and z hold size() + kSimdPadding elements.
 template <class T>
 struct SortedPoints
 {

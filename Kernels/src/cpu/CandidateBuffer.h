@@ -1,7 +1,8 @@
 // K-nearest selection for the CPU leaf walk. The walk first fixes a radius
 // that provably holds K sources (from the query's own leaf), so survivors of
-// the distance filter are few; they are appended unsorted and the K best are
-// selected once at the end (nth_element). The order is the same strict
+// the distance filter are few; they are appended unsorted, and the K best
+// are selected (nth_element) whenever 2K + 16 have piled up, which tightens
+// the radius, and once at the end. The order is the same strict
 // (distance^2, key) order as NeighborHeap's, so the selected set is unique
 // and identical to the GPU's.
 #pragma once
@@ -30,9 +31,10 @@ public:
 
   void push(double d2, Index src)
   {
-    if (d2 <= bound2_) entries_.push_back(Entry{ d2, src });
-    // Compact when survivors pile up (e.g. many points at one distance).
-    if (entries_.size() >= std::size_t(4 * k_ + 64)) select();
+    if (d2 > bound2_) return;
+    entries_.push_back(Entry{ d2, src });
+    // Compact, and tighten the bound, once survivors pile up.
+    if (entries_.size() >= std::size_t(2 * k_ + 16)) select();
   }
 
   // Keeps the K nearest: sorted nearest first when asked, otherwise with only

@@ -18,6 +18,7 @@
 // point point at its group's root, the group's smallest sorted index.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -521,6 +522,34 @@ private:
     const auto& sz = tree_.sources.z;
     const double lo[3] = { double(other.lo[0]), double(other.lo[1]), double(other.lo[2]) };
     const double hi[3] = { double(other.hi[0]), double(other.hi[1]), double(other.hi[2]) };
+    if (f.mode[0] == kDirect && f.mode[1] == kDirect && f.mode[2] == kDirect)
+    {
+      // The common case, in a vectorisable loop.
+      const Index n = s1 - s0;
+      cand.d2.resize(n);
+      double* __restrict s2 = cand.d2.data();
+      const T* __restrict px = sx.data() + s0;
+      const T* __restrict py = sy.data() + s0;
+      const T* __restrict pz = sz.data() + s0;
+      const double lo0 = lo[0], lo1 = lo[1], lo2 = lo[2], hi0 = hi[0], hi1 = hi[1], hi2 = hi[2];
+      for (Index k = 0; k < n; ++k)
+      {
+        const double x = double(px[k]), y = double(py[k]), z = double(pz[k]);
+        // max(0, t) = (t + |t|) / 2 exactly, without branches; at most one
+        // of lo - x and x - hi is positive.
+        const double ax = lo0 - x, bx = x - hi0, ay = lo1 - y, by = y - hi1;
+        const double az = lo2 - z, bz = z - hi2;
+        const double gx = 0.5 * ((ax + std::fabs(ax)) + (bx + std::fabs(bx)));
+        const double gy = 0.5 * ((ay + std::fabs(ay)) + (by + std::fabs(by)));
+        const double gz = 0.5 * ((az + std::fabs(az)) + (bz + std::fabs(bz)));
+        s2[k] = gx * gx + gy * gy + gz * gz;
+      }
+      for (Index k = 0; k < n; ++k)
+      {
+        if (s2[k] <= l2_) cand.push(double(px[k]), double(py[k]), double(pz[k]), s0 + k);
+      }
+      return;
+    }
     for (Index k = s0; k < s1; ++k)
     {
       const double p[3] = { double(sx[k]), double(sy[k]), double(sz[k]) };

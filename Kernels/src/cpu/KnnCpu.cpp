@@ -105,6 +105,26 @@ public:
   InteractionList nodeToNode(int p, const std::vector<Index>& parentChildSplit,
     const InteractionList& parents, std::vector<double>& rmax2)
   {
+    return tree_.periodicity.enabled() ? nodeToNodeImpl<true>(p, parentChildSplit, parents, rmax2)
+                                       : nodeToNodeImpl<false>(p, parentChildSplit, parents, rmax2);
+  }
+
+private:
+  template <bool Periodic>
+  static double low2(const Box<T>& a, const Box<T>& b, const Periodicity& per)
+  {
+    return Periodic ? boxDistanceLow2(a, b, per) : boxDistanceLow2Plain(a, b);
+  }
+  template <bool Periodic>
+  static double high2(const Box<T>& a, const Box<T>& b, const Periodicity& per)
+  {
+    return Periodic ? boxDistanceHigh2(a, b, per) : boxDistanceHigh2Plain(a, b);
+  }
+
+  template <bool Periodic>
+  InteractionList nodeToNodeImpl(int p, const std::vector<Index>& parentChildSplit,
+    const InteractionList& parents, std::vector<double>& rmax2)
+  {
     const TreePlane<T>& plane = tree_.planes[p];
     const Periodicity& per = tree_.periodicity;
     const Index numParents = Index(parentChildSplit.size() - 1);
@@ -135,7 +155,7 @@ public:
             {
               if (plane.numQueries(c) == 0) continue;
               RadiusOfCountHeap& h = heaps[c - c0];
-              const double r2 = boxDistanceHigh2(tree_.queryBox(p, c), sb, per);
+              const double r2 = high2<Periodic>(tree_.queryBox(p, c), sb, per);
               if (r2 < h.radius2()) h.insert(r2, ns);
             }
           }
@@ -160,7 +180,7 @@ public:
             for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
             {
               if (plane.numSources(d) == 0) continue;
-              const double l2 = boxDistanceLow2(qb, plane.sourceBox[d], per);
+              const double l2 = low2<Periodic>(qb, plane.sourceBox[d], per);
               if (l2 <= r2) pending.emplace_back(l2, d);
             }
           }
@@ -178,6 +198,7 @@ public:
     return builder.finish();
   }
 
+public:
   // Leaf-to-leaf interactions: the exact K nearest sources of every query
   // point, handed to `reduce(queryIndex, candidates)` in z-order of the
   // queries (candidates sorted nearest first).
@@ -236,7 +257,7 @@ private:
         {
           buffers.resize(nq);
           bound2.resize(nq);
-          filter2.resize(nq);
+          filter2.resize(nq + kSimdPadding);
           active.resize(nq);
         }
         for (Index q = 0; q < nq; ++q)
@@ -289,11 +310,17 @@ private:
             const Index m = leafCandidates(src.x.data() + s0, src.y.data() + s0,
               src.z.data() + s0, n, p, periodsOrNull, filter2[q], survivors.data());
             CandidateBuffer& buffer = buffers[q];
+            const double before = buffer.bound2();
             for (Index j = 0; j < m; ++j)
             {
               const Index s = s0 + survivors[j];
               const T sp[3] = { src.x[s], src.y[s], src.z[s] };
               buffer.push(exactDistance2<Periodic>(p, sp, per), s);
+            }
+            if (buffer.bound2() < before)
+            {
+              const double w2 = buffer.bound2() * (1 + kBoundSlack);
+              filter2[q] = T(w2 * (1 + 1e-5) + 1e-30);
             }
           }
         }

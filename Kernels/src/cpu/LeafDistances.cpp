@@ -104,7 +104,7 @@ __attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const float* xs, co
   const __m256 lz = _mm256_set1_ps(periodic ? periods[2] : 0.f);
   Index count = 0;
   Index i = 0;
-  for (; i + 8 <= n; i += 8)
+  for (; i < n; i += 8)
   {
     __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(xs + i), px);
     __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(ys + i), py);
@@ -122,20 +122,12 @@ __attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const float* xs, co
     d2 = _mm256_fmadd_ps(dy, dy, d2);
     d2 = _mm256_fmadd_ps(dz, dz, d2);
     unsigned mask = unsigned(_mm256_movemask_ps(_mm256_cmp_ps(d2, f, _CMP_LE_OQ)));
+    if (n - i < 8) mask &= (1u << (n - i)) - 1; // lanes past the end are padding
     while (mask)
     {
       out[count++] = i + Index(__builtin_ctz(mask));
       mask &= mask - 1;
     }
-  }
-  if (i < n)
-  {
-    // The scalar tail reports offsets relative to i.
-    const Index before = count;
-    count += periodic
-      ? candidatesScalar<float, true>(xs + i, ys + i, zs + i, n - i, p, periods, filter2, out + count)
-      : candidatesScalar<float, false>(xs + i, ys + i, zs + i, n - i, p, periods, filter2, out + count);
-    for (Index j = before; j < count; ++j) out[j] += i;
   }
   return count;
 }
@@ -153,7 +145,7 @@ __attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const double* xs,
   const __m256d lz = _mm256_set1_pd(periodic ? periods[2] : 0.0);
   Index count = 0;
   Index i = 0;
-  for (; i + 4 <= n; i += 4)
+  for (; i < n; i += 4)
   {
     __m256d dx = _mm256_sub_pd(_mm256_loadu_pd(xs + i), px);
     __m256d dy = _mm256_sub_pd(_mm256_loadu_pd(ys + i), py);
@@ -171,19 +163,12 @@ __attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const double* xs,
     d2 = _mm256_fmadd_pd(dy, dy, d2);
     d2 = _mm256_fmadd_pd(dz, dz, d2);
     unsigned mask = unsigned(_mm256_movemask_pd(_mm256_cmp_pd(d2, f, _CMP_LE_OQ)));
+    if (n - i < 4) mask &= (1u << (n - i)) - 1; // lanes past the end are padding
     while (mask)
     {
       out[count++] = i + Index(__builtin_ctz(mask));
       mask &= mask - 1;
     }
-  }
-  if (i < n)
-  {
-    const Index before = count;
-    count += periodic
-      ? candidatesScalar<double, true>(xs + i, ys + i, zs + i, n - i, p, periods, filter2, out + count)
-      : candidatesScalar<double, false>(xs + i, ys + i, zs + i, n - i, p, periods, filter2, out + count);
-    for (Index j = before; j < count; ++j) out[j] += i;
   }
   return count;
 }
@@ -259,25 +244,19 @@ __attribute__((target("avx2,fma,bmi"))) Index nearBoxAvx2(const T* xs, const T* 
   const typename A::Reg lz = A::set1(periodic ? periods[2] : T(0));
   Index count = 0;
   Index i = 0;
-  for (; i + A::kLanes <= n; i += A::kLanes)
+  for (; i < n; i += A::kLanes)
   {
     const typename A::Reg gx = gapAvx<T>(A::load(xs + i), lox, hix, lx, periodic);
     const typename A::Reg gy = gapAvx<T>(A::load(ys + i), loy, hiy, ly, periodic);
     const typename A::Reg gz = gapAvx<T>(A::load(zs + i), loz, hiz, lz, periodic);
     const typename A::Reg d2 = A::add(A::add(A::mul(gx, gx), A::mul(gy, gy)), A::mul(gz, gz));
     unsigned mask = A::le(d2, A::load(filter2 + i));
+    if (n - i < Index(A::kLanes)) mask &= (1u << (n - i)) - 1; // padding lanes
     while (mask)
     {
       out[count++] = i + Index(__builtin_ctz(mask));
       mask &= mask - 1;
     }
-  }
-  if (i < n)
-  {
-    const Index before = count;
-    count += periodic ? nearBox<T, true>(xs + i, ys + i, zs + i, n - i, lo, hi, periods, filter2 + i, out + count)
-                      : nearBox<T, false>(xs + i, ys + i, zs + i, n - i, lo, hi, periods, filter2 + i, out + count);
-    for (Index j = before; j < count; ++j) out[j] += i;
   }
   return count;
 }

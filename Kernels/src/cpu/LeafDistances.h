@@ -10,7 +10,9 @@ namespace jz
 // Writes to `candidates` the offsets i < n whose squared distance |p - s_i|^2,
 // evaluated in the points' own precision, is <= filter2, and returns how many.
 // A fast filter: callers pass a generous filter2 and rank the survivors by
-// exact double distances. periods (nullable) selects nearest images.
+// exact double distances. periods (nullable) selects nearest images. The
+// coordinate arrays must be readable up to a multiple of 8 elements past n
+// (SortedPoints' padding).
 Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
   const float* periods, float filter2, Index* candidates);
 Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n,
@@ -18,6 +20,7 @@ Index leafCandidates(const double* xs, const double* ys, const double* zs, Index
 
 // Writes to `active` the query points i < n whose squared distance to the
 // box [lo, hi] (in the points' precision) is <= filter2[i]; returns how many.
+// Coordinates and filter2 must be readable up to 8 elements past n.
 Index queriesNearBox(const float* xs, const float* ys, const float* zs, Index n, const float* lo,
   const float* hi, const float* periods, const float* filter2, Index* active);
 Index queriesNearBox(const double* xs, const double* ys, const double* zs, Index n,

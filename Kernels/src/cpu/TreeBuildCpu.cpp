@@ -5,44 +5,16 @@
 #include <string>
 
 #include <omp.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#include <parallel/algorithm>
-#endif
 
 #include "jz/Tree.h"
 #include "jz/ZOrder.h"
 #include "../TreeLevels.h"
+#include "ZSortCpu.h"
 
 namespace jz
 {
 namespace
 {
-// A point during sorting: coordinates plus its joint index (sources first,
-// then queries).
-template <class T>
-struct Record
-{
-  T p[kDim];
-  Index id;
-};
-
-template <class T>
-struct RecordZLess
-{
-  bool operator()(const Record<T>& a, const Record<T>& b) const { return zLess(a.p, b.p); }
-};
-
-template <class T>
-void sortRecords(std::vector<Record<T>>& records)
-{
-#if defined(__GNUC__) && !defined(__clang__)
-  // libstdc++'s multiway merge sort, parallel over the OpenMP team.
-  __gnu_parallel::sort(records.begin(), records.end(), RecordZLess<T>());
-#else
-  std::sort(records.begin(), records.end(), RecordZLess<T>());
-#endif
-}
-
 template <class T>
 T wrapCoordinate(T x, double lo, double length)
 {
@@ -58,8 +30,8 @@ template <class T>
 void fillRecords(const T* xyz, Index n, Index idOffset, const Periodicity& per, const double* boxLo,
   const char* what, Record<T>* out)
 {
-  long long firstBad = -1;
-#pragma omp parallel for schedule(static) reduction(max : firstBad)
+  long long firstBad = (long long)n;
+#pragma omp parallel for schedule(static) reduction(min : firstBad)
   for (long long i = 0; i < (long long)n; ++i)
   {
     Record<T>& r = out[i];
@@ -68,7 +40,7 @@ void fillRecords(const T* xyz, Index n, Index idOffset, const Periodicity& per, 
       T x = xyz[3 * i + d];
       if (!std::isfinite(x))
       {
-        firstBad = std::max(firstBad, i);
+        firstBad = std::min(firstBad, i);
         x = T(0);
       }
       else if (per.enabled())
@@ -79,7 +51,7 @@ void fillRecords(const T* xyz, Index n, Index idOffset, const Periodicity& per, 
     }
     r.id = idOffset + Index(i);
   }
-  if (firstBad >= 0)
+  if (firstBad < (long long)n)
   {
     throw Error(std::string(what) + " point " + std::to_string(firstBad) +
       " has a non-finite coordinate (NaN or infinity)");
@@ -129,7 +101,7 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
       records.data() + numSources);
   }
   reportProgress(control, 0.02);
-  sortRecords(records);
+  zSortCpu(records);
   reportProgress(control, 0.5);
 
   // 2. Morton level of every gap, and the per-type prefix counts.
@@ -154,9 +126,9 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
 
   // 3. Separate the types again, keeping z-order (section II-E).
   auto scatter = [&](SortedPoints<T>& out, bool wantQueries, Index count) {
-    out.x.resize(count);
-    out.y.resize(count);
-    out.z.resize(count);
+    out.x.resize(count + kSimdPadding);
+    out.y.resize(count + kSimdPadding);
+    out.z.resize(count + kSimdPadding);
     out.inputIndex.resize(count);
     Index k = 0;
     for (Index i = 0; i < n; ++i)
@@ -175,9 +147,9 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   {
     // Single type: a parallel copy.
     SortedPoints<T>& s = tree.sources;
-    s.x.resize(n);
-    s.y.resize(n);
-    s.z.resize(n);
+    s.x.resize(n + kSimdPadding);
+    s.y.resize(n + kSimdPadding);
+    s.z.resize(n + kSimdPadding);
     s.inputIndex.resize(n);
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < (long long)n; ++i)

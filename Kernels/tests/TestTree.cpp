@@ -1,6 +1,7 @@
 // Invariants of the z-order plane tree: sorted order, every point in exactly
 // one node per plane, node sizes, nesting, boxes and levels.
 #include <algorithm>
+#include <random>
 #include <limits>
 #include <vector>
 
@@ -170,6 +171,25 @@ JZ_TEST(RegularizationSplitsFarOutliers)
     if (b.hi[0] - b.lo[0] > 100 && leaves.numSources(j) > 1) ++huge;
   }
   JZ_CHECK_MSG(huge < int(leaves.numNodes() / 10), huge << " of " << leaves.numNodes());
+}
+
+JZ_TEST(TreeSortsSpecialValues)
+{
+  // Signs, zeros, subnormals and values far apart: the bucketed sort must
+  // still produce the comparator's order.
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  const float specials[] = { 0.0f, -0.0f, tiny, -tiny, 3 * tiny, 1e-30f, -1e-30f, 1e-3f, 1.0f,
+    -1.0f, 1.5f, 1e6f, -1e6f, 1e30f, -1e30f, 2.5e-38f };
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> pick(0, int(sizeof(specials) / sizeof(float)) - 1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> pts(3 * 20000);
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    pts[i] = (i % 7 == 0) ? u(rng) : specials[pick(rng)] * (1 + 1e-3f * float(i % 3));
+  checkTree<float>(pts, nullptr, false);
+  std::vector<double> ptsd(pts.begin(), pts.end());
+  for (std::size_t i = 0; i < ptsd.size(); i += 11) ptsd[i] *= 1e200;
+  checkTree<double>(ptsd, nullptr, false);
 }
 
 JZ_TEST_MAIN()

@@ -69,20 +69,41 @@ RunInfo computeFofGroups(
 {
   RunInfo info;
   validate(problem);
-  if (backend == Backend::CUDA)
-  {
-    // Raises the usual error when no GPU is usable.
-    resolveBackend(backend);
-    throw Error("friends-of-friends has no CUDA backend in this build yet; use Device CPU or Auto");
-  }
-  if (backend == Backend::Auto && cudaUsable())
-  {
-    info.note = "Auto: friends-of-friends runs on the CPU (no CUDA friends-of-friends yet)";
-  }
-  info.backend = Backend::CPU;
   out.groupLabel.clear();
   out.groupRoot.clear();
-  if (problem.numPoints == 0) return info;
+  if (problem.numPoints == 0)
+  {
+    // Nothing to run; Device CUDA still requires a usable GPU.
+    info.backend = backend == Backend::CUDA ? resolveBackend(backend) : Backend::CPU;
+    return info;
+  }
+  info.backend = resolveBackend(backend);
+#if defined(JZ_WITH_CUDA)
+  if (info.backend == Backend::CUDA)
+  {
+    try
+    {
+      fofCuda(problem, out, info, control);
+      return info;
+    }
+    catch (const Aborted&)
+    {
+      throw;
+    }
+    catch (const Error& e)
+    {
+      if (backend == Backend::CUDA) throw;
+      // Auto: a failing GPU (out of memory, driver trouble) falls back to the CPU.
+      info.note = std::string("CUDA failed, ran on the CPU instead: ") + e.what();
+      info.backend = Backend::CPU;
+      info.stageSeconds.clear();
+      info.counters.clear();
+      out.groupLabel.clear();
+      out.groupRoot.clear();
+    }
+  }
+#endif
+  info.backend = Backend::CPU;
   fofCpu(problem, out, info, control);
   return info;
 }

@@ -47,9 +47,12 @@ struct FofGroups
 
 // Validates the problem (throws Error with a clear message: non-finite
 // coordinates, linking length <= 0 or not finite, bad periodic box, too many
-// points) and finds the groups. Backend::Auto runs on the CPU while there is
-// no CUDA friends-of-friends (RunInfo::note says so); Backend::CUDA is then
-// an error.
+// points) and finds the groups. Backend::Auto runs on the GPU when a usable
+// one is present and falls back to the CPU when the GPU run fails (out of
+// memory, driver trouble; RunInfo::note says why); Backend::CUDA runs on the
+// GPU or throws Error; Backend::CPU runs on the CPU. Both backends give the
+// identical partition and groupLabel. RunInfo::stageSeconds holds the time
+// per stage (GPU stages prefixed "gpu ", measured with CUDA events).
 template <class T>
 RunInfo computeFofGroups(const FofProblem<T>& problem, FofGroups& out,
   Backend backend = Backend::Auto, const RunControl& control = {});

@@ -108,7 +108,7 @@ JZ_HD bool fofFriends(const T* p, const T* q, double linkingLength2, const Perio
 
 JZ_HD Index fofLoad(const Index* g, Index i)
 {
-#if defined(JZ_DEVICE_CODE)
+#if defined(__CUDA_ARCH__)
   return *((volatile const Index*)(g + i));
 #else
   return __atomic_load_n(g + i, __ATOMIC_RELAXED);
@@ -117,7 +117,7 @@ JZ_HD Index fofLoad(const Index* g, Index i)
 
 JZ_HD void fofStore(Index* g, Index i, Index v)
 {
-#if defined(JZ_DEVICE_CODE)
+#if defined(__CUDA_ARCH__)
   *((volatile Index*)(g + i)) = v;
 #else
   __atomic_store_n(g + i, v, __ATOMIC_RELAXED);
@@ -126,7 +126,7 @@ JZ_HD void fofStore(Index* g, Index i, Index v)
 
 JZ_HD bool fofCompareExchange(Index* g, Index i, Index expected, Index desired)
 {
-#if defined(JZ_DEVICE_CODE)
+#if defined(__CUDA_ARCH__)
   return atomicCAS(g + i, expected, desired) == expected;
 #else
   return __atomic_compare_exchange_n(

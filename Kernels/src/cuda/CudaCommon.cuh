@@ -108,6 +108,20 @@ private:
   std::size_t size_ = 0;
 };
 
+// An owning non-blocking CUDA stream.
+class Stream
+{
+public:
+  Stream() { check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+private:
+  cudaStream_t s_ = nullptr;
+};
+
 // Raw temporary storage for CUB algorithms, grown on demand.
 class TempStorage
 {

@@ -13,19 +13,6 @@ namespace cuda
 {
 namespace
 {
-class Stream
-{
-public:
-  Stream() { check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
-  ~Stream() { cudaStreamDestroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
-private:
-  cudaStream_t s_ = nullptr;
-};
-
 __global__ void gatherKeysKernel(const Index* sInput, Index n, const GlobalId* ids, GlobalId* keys)
 {
   const Index s = blockIdx.x * blockDim.x + threadIdx.x;

@@ -1,0 +1,128 @@
+// computeFofGroups' CUDA backend: upload, z-order sort and self-query tree
+// build (shared with kNN), the node walk plane by plane, the leaf-to-leaf
+// point links, contraction, and the canonical labels in input order.
+//
+// The partition into groups equals the CPU backend's for any input: both
+// decide friendship with jz::fofFriends (d^2 <= l^2 in double from the same
+// wrapped coordinates; this code is compiled with --fmad=false), node pairs
+// are only linked whole when every point pair is within l, and groups are
+// labelled by their smallest global id (or input index).
+#include <string>
+#include <utility>
+
+#include "../FofBackends.h"
+#include "FofCuda.cuh"
+
+namespace jz
+{
+namespace
+{
+void progress(const RunControl& control, double f)
+{
+  if (control.progress && !control.progress(f)) throw Aborted();
+}
+} // namespace
+
+template <class T>
+void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
+  const RunControl& control)
+{
+  using namespace cuda;
+  out.groupLabel.clear();
+  out.groupRoot.clear();
+  if (problem.numPoints == 0) return;
+  if (problem.numPoints >= std::size_t(0xFFFFFFFFu))
+  {
+    throw Error("too many points for one process: " + std::to_string(problem.numPoints));
+  }
+  const Index n = Index(problem.numPoints);
+  const double l2 = problem.linkingLength * problem.linkingLength;
+  Periodicity per;
+  if (problem.periodic)
+  {
+    for (int d = 0; d < 3; ++d) per.length[d] = problem.boxHi[d] - problem.boxLo[d];
+  }
+
+  Stream stream;
+  const cudaStream_t st = stream.get();
+  TempStorage temp;
+  StageTimer timer(st);
+  timer.mark("start");
+
+  // Sort and self-query tree (stages "upload", "sort", "tree").
+  DeviceTree<T> tree;
+  buildTreeCuda<T>(problem.points, n, nullptr, 0, per, problem.boxLo, tree, st, temp, timer);
+  progress(control, 0.2);
+
+  // Node walk from the virtual plane of super nodes down to the leaves.
+  constexpr Index kGroup = 32; // NGR of section III-B, as on the CPU
+  const int numPlanes = int(tree.planes.size());
+  if (numPlanes == 0) throw Error("the device tree has no planes");
+  FofPlaneGroups parent, current;
+  FofPairList list;
+  {
+    const DevicePlane<T>& topPlane = tree.planes[numPlanes - 1];
+    fofInitTopGroups(topPlane, per, l2, current, st);
+    FofPairList top;
+    fofTopPairs(topPlane.numNodes, kGroup, top, st);
+    fofNodeWalkCuda<T>(topPlane, current, nullptr, nullptr, kGroup, top, list, per, l2, st, temp);
+    info.counters.emplace_back(
+      "fof pairs plane " + std::to_string(numPlanes - 1), double(list.size));
+  }
+  for (int p = numPlanes - 2; p >= 0; --p)
+  {
+    std::swap(parent, current);
+    const DevicePlane<T>& up = tree.planes[p + 1];
+    const DevicePlane<T>& plane = tree.planes[p];
+    fofParentToNode(up, parent, plane, per, l2, current, st);
+    FofPairList next;
+    fofNodeWalkCuda<T>(plane, current, &up, &parent, kGroup, list, next, per, l2, st, temp);
+    list = std::move(next);
+    info.counters.emplace_back("fof pairs plane " + std::to_string(p), double(list.size));
+    progress(control, 0.2 + 0.3 * double(numPlanes - 1 - p) / double(numPlanes));
+  }
+  parent = FofPlaneGroups();
+  info.counters.emplace_back("fof leaf pairs", double(list.size));
+  timer.mark("fof node walk");
+
+  // Leaf-to-leaf point links and the final contraction.
+  DeviceBuffer<Index> g(n, "the point group pointers");
+  fofLeafWalkCuda(tree, current, list, l2, g.get(), st);
+  list = FofPairList();
+  current = FofPlaneGroups();
+  timer.mark("fof leaf walk");
+  progress(control, 0.8);
+
+  // Canonical labels and roots in input order.
+  DeviceBuffer<GlobalId> ids, label;
+  DeviceBuffer<Index> root;
+  if (out.wantLabel && problem.ids)
+  {
+    ids.allocate(n, "the global ids");
+    ids.upload(problem.ids, n, st);
+  }
+  if (out.wantLabel) label.allocate(n, "the group labels");
+  if (out.wantRoot) root.allocate(n, "the group roots");
+  fofLabelsCuda(g.get(), tree.sInput.get(), n, ids.get(), label.get(), root.get(), st);
+  timer.mark("fof labels");
+
+  if (out.wantLabel)
+  {
+    out.groupLabel.resize(n);
+    label.download(out.groupLabel.data(), n, st);
+  }
+  if (out.wantRoot)
+  {
+    out.groupRoot.resize(n);
+    root.download(out.groupRoot.data(), n, st);
+  }
+  timer.mark("output");
+  JZ_CUDA_CHECK(cudaStreamSynchronize(st));
+  timer.report(info.stageSeconds);
+  progress(control, 1.0);
+}
+
+template void fofCuda<float>(const FofProblem<float>&, FofGroups&, RunInfo&, const RunControl&);
+template void fofCuda<double>(
+  const FofProblem<double>&, FofGroups&, RunInfo&, const RunControl&);
+} // namespace jz

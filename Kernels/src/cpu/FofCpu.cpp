@@ -399,6 +399,7 @@ private:
   {
     int mode[3];
     double period[3];
+    bool direct; // all three kDirect
   };
 
   Frame frame(const Box<T>& a, const Box<T>& b) const
@@ -417,6 +418,7 @@ private:
       const double near = jzMax(0.0, jzMax(double(b.lo[d]) - double(a.hi[d]), double(a.lo[d]) - double(b.hi[d])));
       f.mode[d] = far <= 0.5 * L ? kDirect : (near > 0.5 * L ? kWrap : kMixed);
     }
+    f.direct = f.mode[0] == kDirect && f.mode[1] == kDirect && f.mode[2] == kDirect;
     return f;
   }
 
@@ -502,12 +504,23 @@ private:
         s += dz * dz;
         d2[b] = s;
       }
+      Index ra = fofFindLocal(g, s0 + Index(a));
       for (std::size_t b = a + 1; b < n; ++b)
       {
-        if (d2[b] <= l2_ && fofUnionLocal(g, s0 + Index(a), s0 + Index(b)) && ++unions == needed)
+        if (!(d2[b] <= l2_)) continue;
+        const Index rb = fofFindLocal(g, s0 + Index(b));
+        if (rb == ra) continue;
+        // Link the higher root to the lower one.
+        if (rb < ra)
         {
-          return true;
+          g[ra] = rb;
+          ra = rb;
         }
+        else
+        {
+          g[rb] = ra;
+        }
+        if (++unions == needed) return true;
       }
     }
     return false;
@@ -566,6 +579,16 @@ private:
   bool friendsIn(const LocalPoints& A, std::size_t i, const LocalPoints& B, std::size_t j,
     const Frame& f) const
   {
+    if (f.direct)
+    {
+      // distance2() without wrapping: same operations, same order.
+      const double dx = A.x[i] - B.x[j], dy = A.y[i] - B.y[j], dz = A.z[i] - B.z[j];
+      double s = 0;
+      s += dx * dx;
+      s += dy * dy;
+      s += dz * dz;
+      return s <= l2_;
+    }
     double s = 0;
     const double dx = sepd(A.x[i], B.x[j], f.mode[0], f.period[0]);
     s += dx * dx;

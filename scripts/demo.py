@@ -38,6 +38,10 @@ rho_range = density.PointData["Density"].GetRange()
 print(f"KNNDensity: {info.GetNumberOfPoints()} particles, K={args.k}, "
       f"{elapsed:.2f} s (including reading), density range {rho_range}")
 
+# The job checks its own result: a density on every particle, all positive.
+if info.GetNumberOfPoints() == 0 or not (rho_range[0] > 0 and rho_range[1] < float("inf")):
+    raise RuntimeError(f"KNNDensity gave no usable density (range {rho_range})")
+
 vtp = os.path.join(args.out, "knn_density.vtp")
 SaveData(vtp, proxy=density)
 print("wrote", vtp)
@@ -73,4 +77,6 @@ view.ResetCamera(False)
 GetActiveCamera().Dolly(1.3)
 png = os.path.join(args.out, "knn_density.png")
 SaveScreenshot(png, view, ImageResolution=args.size)
+if not os.path.exists(png) or os.path.getsize(png) < 1000:
+    raise RuntimeError(f"the rendering {png} was not written")
 print("wrote", png)

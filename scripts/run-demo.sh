@@ -7,9 +7,5 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 scripts/install-deps.sh
 scripts/build.sh
-# pvbatch on Debian renders through X: use a virtual display when none is set.
-if [ -n "${DISPLAY:-}" ]; then
-  pvbatch scripts/demo.py "$@"
-else
-  xvfb-run -a -s "-screen 0 1280x1024x24" pvbatch scripts/demo.py "$@"
-fi
+# pvbatch on Debian renders through X: a virtual display when none is set.
+scripts/with-display.sh pvbatch scripts/demo.py "$@"

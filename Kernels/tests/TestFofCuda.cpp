@@ -196,7 +196,7 @@ JZ_TEST(all_kinds_double)
 
 JZ_TEST(periodic_box_off_origin)
 {
-  for (const std::string& kind : { "uniform", "clustered", "duplicates", "mixedsign", "planar" })
+  for (const char* kind : { "uniform", "clustered", "duplicates", "mixedsign", "planar" })
   {
     Options o;
     o.kind = kind;
@@ -272,7 +272,7 @@ JZ_TEST(large)
 {
   Options o;
   o.n = 1000000;
-  for (const std::string& kind : { "uniform", "clustered" })
+  for (const char* kind : { "uniform", "clustered" })
   {
     o.kind = kind;
     o.b = 0.2;

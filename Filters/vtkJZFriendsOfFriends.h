@@ -8,7 +8,7 @@
  * component of the friendship graph. Exact: the partition equals that of an
  * all-pairs search, with distances evaluated in double from the input
  * coordinates (float or double points). Runs the jz-tree dual tree walk of
- * the jz kernels on the CPU (multi-threaded).
+ * the jz kernels on the CPU (multi-threaded) or a CUDA GPU.
  *
  * The linking length is LinkingLength itself (Absolute mode) or, in Relative
  * mode (default), LinkingLength times the mean interparticle separation
@@ -34,8 +34,8 @@
  * Errors (vtkErrorMacro, empty outputs): non-finite coordinates, a
  * non-positive or non-finite linking length (also a degenerate bounding box
  * in Relative mode), a non-positive periodic box, mass or velocity arrays
- * with the wrong number of tuples or components, Device CUDA (no CUDA FoF
- * yet), and runs on more than one MPI process. Empty Input: empty outputs.
+ * with the wrong number of tuples or components, Device CUDA without a usable
+ * GPU, and runs on more than one MPI process. Empty Input: empty outputs.
  *
  * @sa vtkEuclideanClusterExtraction vtkJZKNNDensity
  */
@@ -116,8 +116,9 @@ public:
 
   ///@{
   /**
-   * Where to run: DEVICE_AUTO (default; the CPU while there is no CUDA
-   * friends-of-friends), DEVICE_CPU, DEVICE_CUDA (an error for now).
+   * Where to run: DEVICE_AUTO (default; the GPU when a usable one is
+   * present, else the CPU), DEVICE_CPU, DEVICE_CUDA (an error without a
+   * usable GPU).
    */
   vtkSetClampMacro(Device, int, DEVICE_AUTO, DEVICE_CUDA);
   vtkGetMacro(Device, int);

@@ -404,7 +404,6 @@ def sec_errors(c):
         ("velocity components", polydata(pts, {"Velocity": np.ones(100)}),
          dict(VelocityArray=["POINTS", "Velocity"])),
         ("flat data in Relative mode", polydata(pts * [1, 1, 0]), {}),
-        ("CUDA device", polydata(pts), dict(Device="CUDA")),
     ]
     for what, data, props in cases:
         run = fof(data, **props)
@@ -424,11 +423,21 @@ def sec_empty(c):
 
 
 def sec_device(c):
-    pts = np.random.default_rng(10).random((2000, 3))
-    for dev in ("Auto", "CPU"):
-        run = fof(polydata(pts), Device=dev)
-        c.check(not run.errors and run.device(0) == "CPU" and run.device(1) == "CPU",
-                f"Device {dev}: JZDevice CPU")
+    pts = clustered(20000, np.random.default_rng(10), np.float32)
+    ref = scipy_groups(pts, 0.2 * (1 / len(pts)) ** (1 / 3), (0, 1, 0, 1, 0, 1))
+    cuda = fof(polydata(pts), Device="CUDA", Periodic=1, MinimumGroupSize=1)
+    gpu = not cuda.errors
+    if gpu:
+        c.check(cuda.device(0) == "CUDA" and cuda.device(1) == "CUDA", "Device CUDA: JZDevice CUDA")
+        c.check(same_partition(cuda.array("GroupId"), ref), "Device CUDA: partition == scipy")
+    else:
+        c.check(cuda.particles.GetNumberOfPoints() == 0 and cuda.catalogue.GetNumberOfPoints() == 0,
+                f"Device CUDA without a usable GPU: error, no output ({cuda.errors[0][:80]})")
+    for dev, want in (("CPU", "CPU"), ("Auto", "CUDA" if gpu else "CPU")):
+        run = fof(polydata(pts), Device=dev, Periodic=1, MinimumGroupSize=1)
+        c.check(not run.errors and run.device(0) == want and run.device(1) == want,
+                f"Device {dev}: JZDevice {want}")
+        c.check(same_partition(run.array("GroupId"), ref), f"Device {dev}: partition == scipy")
 
 
 def shared_dir():

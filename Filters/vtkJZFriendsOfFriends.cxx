@@ -78,12 +78,23 @@ void RunFof(vtkAlgorithm* self, vtkPointSet* input, const Buffer<T>& coords,
   problem.ids = ids.data;
 
   const jz::RunControl control = vtkJZKernelAdapter::MakeRunControl(self);
+  // Progress: groups 0..0.85, labels and catalogue 0.85..1.
+  auto scaled = [&control](double lo, double hi) {
+    jz::RunControl c = control;
+    if (control.progress)
+    {
+      c.progress = [&control, lo, hi](double f) { return control.progress(lo + (hi - lo) * f); };
+    }
+    return c;
+  };
+  const jz::RunControl groupsControl = scaled(0.0, 0.85);
+  const jz::RunControl catalogueControl = scaled(0.85, 1.0);
   vtkSmartPointer<vtkIdTypeArray> groupId, groupSize;
   std::size_t numGroups = 0;
   jz::RunInfo info;
   {
     jz::FofGroups groups;
-    info = jz::computeFofGroups<T>(problem, groups, s.backend, control);
+    info = jz::computeFofGroups<T>(problem, groups, s.backend, groupsControl);
     const std::vector<jz::GlobalId>& label = groups.groupLabel;
     const std::vector<jz::Index>& root = groups.groupRoot;
     // The output arrays only now, after the kernel's tree is gone: this keeps
@@ -93,7 +104,7 @@ void RunFof(vtkAlgorithm* self, vtkPointSet* input, const Buffer<T>& coords,
     static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
     numGroups = jz::labelFofGroups(root.data(), label.data(), coords.size, s.minimumGroupSize,
       reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0)),
-      reinterpret_cast<jz::GlobalId*>(groupSize->GetPointer(0)), control);
+      reinterpret_cast<jz::GlobalId*>(groupSize->GetPointer(0)), catalogueControl);
   }
 
   jz::FofCatalogueInput<T> in;
@@ -110,7 +121,7 @@ void RunFof(vtkAlgorithm* self, vtkPointSet* input, const Buffer<T>& coords,
     in.boxHi[d] = s.box[2 * d + 1];
   }
   jz::FofCatalogue cat;
-  jz::computeFofCatalogue(in, cat, control);
+  jz::computeFofCatalogue(in, cat, catalogueControl);
 
   // Catalogue: one vertex per kept group at its centre of mass.
   const vtkIdType G = static_cast<vtkIdType>(numGroups);

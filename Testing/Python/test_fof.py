@@ -501,12 +501,63 @@ def sec_hfof(c):
             "hfof data b=0.2 periodic: 70 groups >= 20, largest 4897")
 
 
+def sec_progress(c):
+    pts = np.random.default_rng(11).random((300000, 3)).astype(np.float32)
+    src = producer(polydata(pts))
+    f = FriendsOfFriends(Input=src, Device="CPU", Periodic=1)
+    alg = f.GetClientSideObject()
+    seen = []
+    tag = alg.AddObserver("ProgressEvent", lambda o, e: seen.append(o.GetProgress()))
+    f.UpdatePipeline()
+    alg.RemoveObserver(tag)
+    inner = [p for p in seen if 0 < p < 1]
+    c.check(len(inner) >= 3 and inner == sorted(inner),
+            f"progress reported in steps ({len(inner)} values in (0,1), increasing)")
+
+    def abort(o, e):
+        if o.GetProgress() > 0.2:
+            o.SetAbortExecute(1)
+
+    f.LinkingLength = 0.21
+    tag = alg.AddObserver("ProgressEvent", abort)
+    f.UpdatePipeline()
+    alg.RemoveObserver(tag)
+    out = alg.GetOutputDataObject(0)
+    c.check(out.GetPointData().GetArray("GroupId") is None
+            and alg.GetOutputDataObject(1).GetNumberOfPoints() == 0, "aborted run: no output")
+    alg.SetAbortExecute(0)
+    f.LinkingLength = 0.22
+    f.UpdatePipeline()
+    c.check(alg.GetOutputDataObject(0).GetPointData().GetArray("GroupId") is not None,
+            "the next run completes")
+    simple.Delete(f)
+    simple.Delete(src)
+
+
+def sec_pointsets(c):
+    """Port 0 keeps the Input's type (vtkUnstructuredGrid here)."""
+    from vtkmodules.vtkCommonDataModel import vtkUnstructuredGrid
+    from vtkmodules.vtkCommonCore import vtkPoints
+    from vtkmodules.util.numpy_support import numpy_to_vtk
+    pts = clustered(20000, np.random.default_rng(12), np.float64)
+    ug = vtkUnstructuredGrid()
+    vp = vtkPoints()
+    vp.SetData(numpy_to_vtk(pts, deep=1))
+    ug.SetPoints(vp)
+    run = fof(ug, Periodic=1, MinimumGroupSize=1)
+    c.check(run.particles.GetClassName() == "vtkUnstructuredGrid", "port 0 is a vtkUnstructuredGrid")
+    c.check(run.catalogue.GetClassName() == "vtkPolyData", "port 1 is a vtkPolyData")
+    ref = scipy_groups(pts, 0.2 * (1 / len(pts)) ** (1 / 3), (0, 1, 0, 1, 0, 1))
+    c.check(same_partition(run.array("GroupId"), ref), "unstructured grid input: partition == scipy")
+
+
 SECTIONS = {
     "uniform": sec_uniform, "clustered": sec_clustered, "chains": sec_chains,
     "lattice": sec_lattice, "duplicates": sec_duplicates, "offset": sec_offset,
     "groupid": sec_groupid, "catalogue": sec_catalogue, "relative": sec_relative,
     "errors": sec_errors, "empty": sec_empty, "device": sec_device,
-    "gadget": sec_gadget, "hfof": sec_hfof,
+    "gadget": sec_gadget, "hfof": sec_hfof, "progress": sec_progress,
+    "pointsets": sec_pointsets,
 }
 
 if __name__ == "__main__":

@@ -46,7 +46,10 @@ void computeFofCatalogue(
 {
   const std::size_t G = in.numGroups;
   const long long n = (long long)in.numPoints;
-  const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  // Private per-thread accumulators only while they stay small next to the
+  // points (many tiny groups, e.g. MinimumGroupSize 1, accumulate serially).
+  const int maxThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  const int numThreads = G * std::size_t(maxThreads) <= std::size_t(n) / 8 ? maxThreads : 1;
   const bool vel = in.velocities != nullptr;
   double period[3] = { 0, 0, 0 };
   if (in.periodic)
@@ -67,11 +70,13 @@ void computeFofCatalogue(
   if (G == 0 || n == 0) return;
 
   // Reference member per group: the first in input order.
+  // Reference member of each group: the smallest global id.
+  auto key = [&](long long i) { return in.ids ? in.ids[i] : GlobalId(i); };
   std::vector<long long> ref(G, n);
   for (long long i = 0; i < n; ++i)
   {
     const GlobalId g = in.groupId[i];
-    if (g >= 0 && std::size_t(g) < G && ref[g] == n) ref[g] = i;
+    if (g >= 0 && std::size_t(g) < G && (ref[g] == n || key(i) < key(ref[g]))) ref[g] = i;
   }
 
   // Pass 1: count, mass, sum m*dx, sum m*v.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -59,6 +60,20 @@ double runNanoflann(const std::vector<float>& xyz, int k)
 #endif
 } // namespace
 
+// Resident memory of this process from /proc (kB): current and peak.
+long procStatusKb(const char* field)
+{
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long value = -1;
+  const std::size_t len = std::strlen(field);
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, field, len) == 0) value = std::atol(line + len + 1);
+  std::fclose(f);
+  return value;
+}
+
 int main(int argc, char** argv)
 {
   const std::size_t n = argc > 1 ? std::size_t(std::atof(argv[1])) : 1000000;
@@ -77,6 +92,20 @@ int main(int argc, char** argv)
   jz::KnnResults<float> res;
   res.smoothingLength = h.data();
   res.density = rho.data();
+  if (argc > 5 && std::string(argv[5]) == "memory")
+  {
+    // Peak memory of one density-only run beyond the input points (the two
+    // output arrays, 8 bytes per point, are counted as part of it).
+    std::fill(h.begin(), h.end(), 1.0f);
+    std::fill(rho.begin(), rho.end(), 1.0f);
+    const long before = procStatusKb("VmRSS:") - long(8 * n / 1024);
+    const auto t0 = Clock::now();
+    jz::computeKnn(pr, res, jz::Backend::CPU);
+    const long peak = procStatusKb("VmHWM:");
+    std::printf("RESULT memory N=%zu K=%d %s: %.1f bytes/point beyond the input (%.2f s)\n", n, k,
+      kind.c_str(), double(peak - before) * 1024.0 / double(n), since(t0));
+    return 0;
+  }
   double best = 1e30;
   for (int rep = 0; rep < 3; ++rep)
   {

@@ -70,11 +70,13 @@ void computeFofCatalogue(
   if (G == 0 || n == 0) return;
 
   // Reference member per group: the first in input order.
+  // Reference member of each group: the smallest global id.
+  auto key = [&](long long i) { return in.ids ? in.ids[i] : GlobalId(i); };
   std::vector<long long> ref(G, n);
   for (long long i = 0; i < n; ++i)
   {
     const GlobalId g = in.groupId[i];
-    if (g >= 0 && std::size_t(g) < G && ref[g] == n) ref[g] = i;
+    if (g >= 0 && std::size_t(g) < G && (ref[g] == n || key(i) < key(ref[g]))) ref[g] = i;
   }
 
   // Pass 1: count, mass, sum m*dx, sum m*v.

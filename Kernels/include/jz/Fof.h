@@ -80,9 +80,9 @@ struct FofCatalogue
   std::vector<GlobalId> count;
   std::vector<double> mass;
   // Centre of mass, 3 per group. Periodic: every member is unwrapped to the
-  // nearest image of a reference member of its group (its first member in
-  // input order) before averaging, and the result is wrapped back into
-  // [boxLo, boxHi).
+  // nearest image of a reference member of its group (its member with the
+  // smallest global id) before averaging, and the result is wrapped back
+  // into [boxLo, boxHi).
   std::vector<double> centerOfMass;
   // Mass-weighted rms distance of the members from the centre of mass
   // (nearest image when periodic): sqrt(sum m |x - c|^2 / M).
@@ -104,6 +104,10 @@ struct FofCatalogueInput
   std::size_t numGroups = 0;     // G
   const double* masses = nullptr; // per point; nullptr = unit mass
   const double* velocities = nullptr; // interleaved xyz per point; nullptr = none
+  // Global ids per point; the member with the smallest id is each group's
+  // reference point for periodic unwrapping, so the catalogue does not depend
+  // on the input order or the partition. nullptr = input index.
+  const GlobalId* ids = nullptr;
   bool periodic = false;
   double boxLo[3] = { 0, 0, 0 };
   double boxHi[3] = { 1, 1, 1 };

@@ -14,10 +14,23 @@
 
 namespace jz
 {
+// The key that breaks distance ties for a sorted source point: its global id
+// when given, else its input index; looked up only on ties and for output.
+struct SourceKeys
+{
+  const GlobalId* ids;      // by input index; nullptr = the input index itself
+  const Index* inputIndex;  // sorted position -> input index
+  GlobalId operator[](Index s) const
+  {
+    const Index in = inputIndex[s];
+    return ids ? ids[in] : GlobalId(in);
+  }
+};
+
 class CandidateBuffer
 {
 public:
-  void init(int k, double bound2, const GlobalId* keys)
+  void init(int k, double bound2, const SourceKeys* keys)
   {
     k_ = k;
     bound2_ = bound2;
@@ -60,10 +73,10 @@ private:
   };
   struct Less
   {
-    const GlobalId* keys;
+    const SourceKeys* keys;
     bool operator()(const Entry& a, const Entry& b) const
     {
-      return a.d2 < b.d2 || (a.d2 == b.d2 && keys[a.src] < keys[b.src]);
+      return a.d2 < b.d2 || (a.d2 == b.d2 && (*keys)[a.src] < (*keys)[b.src]);
     }
   };
 
@@ -78,6 +91,6 @@ private:
   std::vector<Entry> entries_;
   int k_ = 0;
   double bound2_ = 0;
-  const GlobalId* keys_ = nullptr;
+  const SourceKeys* keys_ = nullptr;
 };
 } // namespace jz

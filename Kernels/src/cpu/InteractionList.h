@@ -3,6 +3,7 @@
 // plane, sorted by the lower bound low2 of their squared distance (III-D).
 #pragma once
 
+#include <cmath>
 #include <vector>
 
 #include "jz/Config.h"
@@ -13,7 +14,16 @@ struct InteractionList
 {
   std::vector<std::size_t> split;
   std::vector<Index> source;
-  std::vector<double> low2;
+  // Single precision halves the list's memory; rounded down, so it stays a
+  // lower bound.
+  std::vector<float> low2;
+
+  static float lowerBound(double x)
+  {
+    float f = float(x);
+    if (double(f) > x) f = std::nextafter(f, 0.0f);
+    return f;
+  }
 
   std::size_t size() const { return source.size(); }
 
@@ -23,7 +33,7 @@ struct InteractionList
     InteractionList list;
     list.split.resize(std::size_t(nodes) + 1);
     list.source.resize(std::size_t(nodes) * nodes);
-    list.low2.assign(std::size_t(nodes) * nodes, 0.0);
+    list.low2.assign(std::size_t(nodes) * nodes, 0.0f);
     for (Index i = 0; i <= nodes; ++i) list.split[i] = std::size_t(i) * nodes;
     for (std::size_t j = 0; j < list.source.size(); ++j) list.source[j] = Index(j % nodes);
     return list;

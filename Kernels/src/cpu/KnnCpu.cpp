@@ -31,63 +31,6 @@ double secondsSince(Clock::time_point t0)
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Collects per-node lists from OpenMP threads and stitches them into one
-// interaction list in node order.
-class ListBuilder
-{
-public:
-  explicit ListBuilder(Index nodes)
-    : counts_(nodes, 0)
-    , begins_(nodes, 0)
-    , owner_(nodes, -1)
-    , threads_(omp_get_max_threads())
-  {
-  }
-
-  struct ThreadBuffer
-  {
-    std::vector<Index> source;
-    std::vector<double> low2;
-  };
-
-  ThreadBuffer& buffer() { return threads_[omp_get_thread_num()]; }
-
-  // Records that the entries [begin, end) of this thread's buffer belong to node.
-  void close(Index node, std::size_t begin)
-  {
-    const int t = omp_get_thread_num();
-    counts_[node] = threads_[t].source.size() - begin;
-    begins_[node] = begin;
-    owner_[node] = t;
-  }
-
-  InteractionList finish()
-  {
-    InteractionList list;
-    const Index nodes = Index(counts_.size());
-    list.split.resize(std::size_t(nodes) + 1);
-    list.split[0] = 0;
-    for (Index i = 0; i < nodes; ++i) list.split[i + 1] = list.split[i] + counts_[i];
-    list.source.resize(list.split[nodes]);
-    list.low2.resize(list.split[nodes]);
-#pragma omp parallel for schedule(static)
-    for (long long i = 0; i < (long long)nodes; ++i)
-    {
-      if (owner_[i] < 0) continue;
-      const ThreadBuffer& b = threads_[owner_[i]];
-      std::copy_n(b.source.begin() + begins_[i], counts_[i], list.source.begin() + list.split[i]);
-      std::copy_n(b.low2.begin() + begins_[i], counts_[i], list.low2.begin() + list.split[i]);
-    }
-    return list;
-  }
-
-private:
-  std::vector<std::size_t> counts_;
-  std::vector<std::size_t> begins_;
-  std::vector<int> owner_;
-  std::vector<ThreadBuffer> threads_;
-};
-
 template <class T>
 class KnnWalkCpu
 {
@@ -128,23 +71,42 @@ private:
     const TreePlane<T>& plane = tree_.planes[p];
     const Periodicity& per = tree_.periodicity;
     const Index numParents = Index(parentChildSplit.size() - 1);
-    rmax2.assign(plane.numNodes(), kInfinity);
-    ListBuilder builder(plane.numNodes());
+    const Index nodes = plane.numNodes();
+    rmax2.assign(nodes, kInfinity);
+    InteractionList list;
+    list.split.assign(std::size_t(nodes) + 1, 0);
+
+    // Visits the children d of every source parent of parent pi whose lower
+    // bound to child c is within the radius r2, in list order.
+    auto forCandidates = [&](long long pi, Index c, double r2, auto&& visit) {
+      const Box<T>& qb = tree_.queryBox(p, c);
+      for (std::size_t e = parents.split[pi]; e < parents.split[pi + 1]; ++e)
+      {
+        if (parents.low2[e] > r2) break; // early exit of section III-D
+        const Index pj = parents.source[e];
+        for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
+        {
+          if (plane.numSources(d) == 0) continue;
+          const double l2 = low2<Periodic>(qb, plane.sourceBox[d], per);
+          if (l2 <= r2) visit(d, l2);
+        }
+      }
+    };
+
+    // FindRmax (Algorithm 3) and Count.
 #pragma omp parallel
     {
       std::vector<RadiusOfCountHeap> heaps;
-      std::vector<std::pair<double, Index>> pending;
 #pragma omp for schedule(dynamic, 4)
       for (long long pi = 0; pi < (long long)numParents; ++pi)
       {
         const Index c0 = parentChildSplit[pi], c1 = parentChildSplit[pi + 1];
         heaps.resize(c1 - c0);
         for (Index c = c0; c < c1; ++c) heaps[c - c0].init(k_);
-        // FindRmax (Algorithm 3).
         double worst = kInfinity;
         for (std::size_t e = parents.split[pi]; e < parents.split[pi + 1]; ++e)
         {
-          if (parents.low2[e] > worst) break; // early exit of section III-D
+          if (parents.low2[e] > worst) break;
           const Index pj = parents.source[e];
           for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
           {
@@ -163,39 +125,43 @@ private:
           for (Index c = c0; c < c1; ++c)
             if (plane.numQueries(c) > 0) worst = std::max(worst, heaps[c - c0].radius2());
         }
-        for (Index c = c0; c < c1; ++c) rmax2[c] = heaps[c - c0].radius2();
-
-        // Count and Insert, one pass per receiving child on the CPU.
-        ListBuilder::ThreadBuffer& out = builder.buffer();
         for (Index c = c0; c < c1; ++c)
         {
           if (plane.numQueries(c) == 0) continue;
-          const Box<T>& qb = tree_.queryBox(p, c);
-          const double r2 = rmax2[c];
-          pending.clear();
-          for (std::size_t e = parents.split[pi]; e < parents.split[pi + 1]; ++e)
-          {
-            if (parents.low2[e] > r2) break;
-            const Index pj = parents.source[e];
-            for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
-            {
-              if (plane.numSources(d) == 0) continue;
-              const double l2 = low2<Periodic>(qb, plane.sourceBox[d], per);
-              if (l2 <= r2) pending.emplace_back(l2, d);
-            }
-          }
-          std::sort(pending.begin(), pending.end());
-          const std::size_t begin = out.source.size();
-          for (const auto& pr : pending)
-          {
-            out.source.push_back(pr.second);
-            out.low2.push_back(pr.first);
-          }
-          builder.close(c, begin);
+          rmax2[c] = heaps[c - c0].radius2();
+          std::size_t count = 0;
+          forCandidates(pi, c, rmax2[c], [&](Index, double) { ++count; });
+          list.split[c + 1] = count;
         }
       }
     }
-    return builder.finish();
+    // CumulativeSum, then Insert each node's list sorted by its lower bounds.
+    for (Index c = 0; c < nodes; ++c) list.split[c + 1] += list.split[c];
+    list.source.resize(list.split[nodes]);
+    list.low2.resize(list.split[nodes]);
+#pragma omp parallel
+    {
+      std::vector<std::pair<double, Index>> pending;
+#pragma omp for schedule(dynamic, 4)
+      for (long long pi = 0; pi < (long long)numParents; ++pi)
+      {
+        for (Index c = parentChildSplit[pi]; c < parentChildSplit[pi + 1]; ++c)
+        {
+          if (plane.numQueries(c) == 0) continue;
+          pending.clear();
+          forCandidates(pi, c, rmax2[c], [&](Index d, double l2) { pending.emplace_back(l2, d); });
+          std::sort(pending.begin(), pending.end());
+          std::size_t at = list.split[c];
+          for (const auto& pr : pending)
+          {
+            list.source[at] = pr.second;
+            list.low2[at] = InteractionList::lowerBound(pr.first);
+            ++at;
+          }
+        }
+      }
+    }
+    return list;
   }
 
 public:
@@ -204,7 +170,7 @@ public:
   // queries (candidates sorted nearest first).
   template <class Reduce>
   void leafToLeaf(const InteractionList& leaves, const std::vector<double>& rmax2,
-    const GlobalId* sourceKeys, Reduce reduce)
+    const SourceKeys* sourceKeys, Reduce reduce)
   {
     if (tree_.periodicity.enabled()) leafToLeafImpl<true>(leaves, rmax2, sourceKeys, reduce);
     else leafToLeafImpl<false>(leaves, rmax2, sourceKeys, reduce);
@@ -223,7 +189,7 @@ private:
 
   template <bool Periodic, class Reduce>
   void leafToLeafImpl(const InteractionList& leaves, const std::vector<double>& rmax2,
-    const GlobalId* sourceKeys, Reduce& reduce)
+    const SourceKeys* sourceKeys, Reduce& reduce)
   {
     const TreePlane<T>& plane = tree_.planes[0];
     const Periodicity& per = tree_.periodicity;
@@ -344,7 +310,41 @@ private:
   const RunControl& control_;
   bool wantSortedNeighbors_;
 };
+// The node-to-node walks of all planes (Algorithm 1, lines 1-5): the leaf
+// interaction list and the K-th neighbour radius bound of every leaf.
+template <class T>
+InteractionList nodeWalks(const ZTree<T>& tree, int k, const RunControl& control,
+  std::vector<double>& rmax2, RunInfo* info)
+{
+  KnnWalkCpu<T> walk(tree, k, control);
+  const int numPlanes = int(tree.planes.size());
+  const Index topNodes = tree.planes[numPlanes - 1].numNodes();
+  std::vector<Index> parentSplit = superNodeSplit(topNodes, 32);
+  InteractionList list = InteractionList::dense(Index(parentSplit.size() - 1));
+  for (int p = numPlanes - 1; p >= 0; --p)
+  {
+    list = walk.nodeToNode(p, parentSplit, list, rmax2);
+    if (info)
+      info->counters.emplace_back("interactions plane " + std::to_string(p), double(list.size()));
+    if (p > 0) parentSplit = tree.planes[p].childSplit;
+    if (control.progress && !control.progress(0.3 + 0.1 * (numPlanes - p) / numPlanes))
+      throw Aborted();
+  }
+  return list;
+}
 } // namespace
+
+template <class T>
+std::vector<double> knnLeafRadius2(const ZTree<T>& tree, int k, const RunControl& control)
+{
+  std::vector<double> rmax2;
+  if (tree.planes.empty() || tree.planes[0].numNodes() == 0) return rmax2;
+  nodeWalks(tree, k, control, rmax2, nullptr);
+  return rmax2;
+}
+
+template std::vector<double> knnLeafRadius2(const ZTree<float>&, int, const RunControl&);
+template std::vector<double> knnLeafRadius2(const ZTree<double>&, int, const RunControl&);
 
 template <class T>
 void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo& info,
@@ -380,29 +380,11 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
 
   // Keys that break distance ties: global ids when given, else input indices.
   const SortedPoints<T>& src = tree.sources;
-  std::vector<GlobalId> keys(src.size());
-#pragma omp parallel for schedule(static)
-  for (long long s = 0; s < (long long)src.size(); ++s)
-  {
-    const Index in = src.inputIndex[s];
-    keys[s] = problem.sourceIds ? problem.sourceIds[in] : GlobalId(in);
-  }
+  const SourceKeys keys{ problem.sourceIds, src.inputIndex.data() };
 
   t0 = Clock::now();
-  KnnWalkCpu<T> walk(tree, problem.k, control);
-  const int numPlanes = int(tree.planes.size());
-  const Index topNodes = tree.planes[numPlanes - 1].numNodes();
-  std::vector<Index> parentSplit = superNodeSplit(topNodes, 32);
-  InteractionList list = InteractionList::dense(Index(parentSplit.size() - 1));
   std::vector<double> rmax2;
-  for (int p = numPlanes - 1; p >= 0; --p)
-  {
-    list = walk.nodeToNode(p, parentSplit, list, rmax2);
-    info.counters.emplace_back("interactions plane " + std::to_string(p), double(list.size()));
-    if (p > 0) parentSplit = tree.planes[p].childSplit;
-    if (control.progress && !control.progress(0.3 + 0.1 * (numPlanes - p) / numPlanes))
-      throw Aborted();
-  }
+  InteractionList list = nodeWalks(tree, problem.k, control, rmax2, &info);
   info.stageSeconds.emplace_back("node walks", secondsSince(t0));
 
   // LeafToLeaf, reduced per query point into the outputs (input order).
@@ -416,7 +398,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   }
   const bool lists = results.neighborIds || results.neighborDistances;
   KnnWalkCpu<T> leafWalk(tree, k, leafControl, lists);
-  leafWalk.leafToLeaf(list, rmax2, keys.data(), [&](Index q, const CandidateBuffer& nb) {
+  leafWalk.leafToLeaf(list, rmax2, &keys, [&](Index q, const CandidateBuffer& nb) {
     const std::size_t out = qry.inputIndex[q];
     const double h2 = nb.d2(k - 1);
     const double h = std::sqrt(h2);

@@ -1,0 +1,94 @@
+// Domain decomposition in z-order (paper II-A): sample-based splitters, then
+// an all-to-all exchange so that rank r holds the r-th contiguous range of
+// the global z-order, balanced by point count.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "jz/Communicator.h"
+#include "jz/ZOrder.h"
+
+namespace jz
+{
+// A point travelling between ranks: coordinates and a trivially copyable payload.
+template <class T, class Payload>
+struct Travelling
+{
+  T p[kDim];
+  Payload payload;
+};
+
+// Wraps x into [lo, lo + length) exactly as the tree build does.
+template <class T>
+T wrapIntoBox(T x, double lo, double length)
+{
+  const double w = double(x) - length * std::floor((double(x) - lo) / length);
+  T t = T(w);
+  if (double(t) >= lo + length || double(t) < lo) t = T(lo);
+  return t + T(0);
+}
+
+// Splitters that cut the global z-order into comm.size() ranges of about
+// equal count: every rank samples in proportion to its point count.
+template <class T, class Payload>
+std::vector<std::array<T, kDim>> zOrderSplitters(
+  const std::vector<Travelling<T, Payload>>& items, Communicator& comm)
+{
+  const int ranks = comm.size();
+  const std::int64_t local = std::int64_t(items.size());
+  const std::int64_t total = allSum(comm, local);
+  std::vector<std::array<T, kDim>> samples;
+  if (total > 0 && local > 0)
+  {
+    const double wanted = std::min<double>(double(total), 1024.0 * ranks);
+    const std::int64_t count =
+      std::max<std::int64_t>(1, std::int64_t(std::llround(wanted * double(local) / double(total))));
+    for (std::int64_t j = 0; j < count; ++j)
+    {
+      const std::size_t i = std::size_t((double(j) + 0.5) * double(local) / double(count));
+      std::array<T, kDim> s;
+      for (int d = 0; d < kDim; ++d) s[d] = items[std::min<std::size_t>(i, items.size() - 1)].p[d];
+      samples.push_back(s);
+    }
+  }
+  std::vector<std::array<T, kDim>> all = allGatherConcat(comm, samples);
+  std::sort(all.begin(), all.end(),
+    [](const std::array<T, kDim>& a, const std::array<T, kDim>& b) { return zLess(a.data(), b.data()); });
+  std::vector<std::array<T, kDim>> splitters;
+  for (int r = 1; r < ranks && !all.empty(); ++r)
+    splitters.push_back(all[std::size_t(r) * all.size() / std::size_t(ranks)]);
+  return splitters;
+}
+
+// The rank whose z-range holds p: points equal to a splitter go to the
+// higher rank, so identical points never straddle a boundary.
+template <class T>
+int ownerRank(const T* p, const std::vector<std::array<T, kDim>>& splitters)
+{
+  auto it = std::upper_bound(splitters.begin(), splitters.end(), p,
+    [](const T* q, const std::array<T, kDim>& s) { return zLess(q, s.data()); });
+  return int(it - splitters.begin());
+}
+
+// Redistributes the items into contiguous, balanced z-ranges.
+template <class T, class Payload>
+std::vector<Travelling<T, Payload>> decomposeInZOrder(
+  const std::vector<Travelling<T, Payload>>& items, Communicator& comm)
+{
+  const int ranks = comm.size();
+  if (ranks == 1) return items;
+  const std::vector<std::array<T, kDim>> splitters = zOrderSplitters(items, comm);
+  std::vector<std::vector<Travelling<T, Payload>>> send(ranks);
+  for (const auto& item : items) send[ownerRank(item.p, splitters)].push_back(item);
+  std::vector<std::vector<Travelling<T, Payload>>> got = allToAllTyped(comm, send);
+  std::vector<Travelling<T, Payload>> out;
+  std::size_t n = 0;
+  for (const auto& g : got) n += g.size();
+  out.reserve(n);
+  for (const auto& g : got) out.insert(out.end(), g.begin(), g.end());
+  return out;
+}
+} // namespace jz

@@ -1,0 +1,44 @@
+// Which local points another rank needs (paper III-C, Appendix B): the
+// points within a radius of that rank's regions. A region is a box around
+// some of the receiving rank's points with the radius their answers depend
+// on (the K-th neighbour bound for kNN, the linking length for FoF).
+#pragma once
+
+#include <vector>
+
+#include "jz/Communicator.h"
+#include "jz/Geometry.h"
+#include "jz/Tree.h"
+
+namespace jz
+{
+template <class T>
+struct Region
+{
+  Box<T> box;
+  double radius2;
+};
+
+// Regions from plane `p` of a local tree: each node's box (of its query
+// points, or of its sources for a self-query tree) with the largest radius
+// of its leaves. leafRadius2 has one value per leaf.
+template <class T>
+std::vector<Region<T>> regionsFromTree(const ZTree<T>& tree, const std::vector<double>& leafRadius2);
+
+// For every rank, the sorted local source indices (into tree.sources) within
+// the radius of any of its regions; empty for this rank itself.
+template <class T>
+std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
+  const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank);
+
+// Exchanges regions so that every rank knows every rank's regions.
+template <class T>
+std::vector<std::vector<Region<T>>> gatherRegions(
+  const std::vector<Region<T>>& local, Communicator& comm)
+{
+  std::vector<std::vector<char>> all = comm.allGather(toBytes(local));
+  std::vector<std::vector<Region<T>>> out(all.size());
+  for (std::size_t r = 0; r < all.size(); ++r) out[r] = fromBytes<Region<T>>(all[r]);
+  return out;
+}
+} // namespace jz

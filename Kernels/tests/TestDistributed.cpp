@@ -1,0 +1,244 @@
+// The distributed kNN and friends-of-friends on simulated ranks (threads):
+// identical NeighborIds, distances, smoothing lengths, GroupIds and
+// GroupSizes to a single-process run, for 2-4 ranks and several partitions
+// (random, slabs, an empty rank, everything on one rank).
+#include <algorithm>
+#include <cstdio>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "PointSets.h"
+#include "TestHarness.h"
+#include "ThreadCommunicator.h"
+#include "jz/Distributed.h"
+
+namespace
+{
+// Rank of every point under the named partition.
+std::vector<int> partition(const std::string& how, const std::vector<double>& xyz, int ranks)
+{
+  const std::size_t n = xyz.size() / 3;
+  std::vector<int> owner(n, 0);
+  std::mt19937 rng(3);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    if (how == "random") owner[i] = int(rng() % ranks);
+    else if (how == "slabs") owner[i] = std::min(ranks - 1, std::max(0, int(xyz[3 * i] * ranks)));
+    else if (how == "empty") owner[i] = 1 + int(rng() % (ranks - 1)); // rank 0 holds nothing
+    else if (how == "one") owner[i] = ranks - 1;
+  }
+  return owner;
+}
+
+struct Piece
+{
+  std::vector<double> xyz, mass, vel;
+  std::vector<jz::GlobalId> ids;
+  std::vector<std::size_t> global; // global index of each local point
+};
+
+std::vector<Piece> split(const std::vector<double>& xyz, const std::vector<int>& owner, int ranks)
+{
+  std::vector<Piece> pieces(ranks);
+  for (std::size_t i = 0; i < owner.size(); ++i)
+  {
+    Piece& p = pieces[owner[i]];
+    p.xyz.insert(p.xyz.end(), &xyz[3 * i], &xyz[3 * i] + 3);
+    p.mass.push_back(1.0 + double(i % 5));
+    for (int d = 0; d < 3; ++d) p.vel.push_back(std::sin(double(i) + d));
+    p.ids.push_back(jz::GlobalId(i));
+    p.global.push_back(i);
+  }
+  return pieces;
+}
+
+void knnCase(const std::string& kind, const std::string& how, int ranks, int k, bool periodic)
+{
+  std::vector<double> xyz = jztest::makePoints<double>(kind, 6000, 17);
+  const std::size_t n = xyz.size() / 3;
+  std::vector<double> mass(n);
+  for (std::size_t i = 0; i < n; ++i) mass[i] = 1.0 + double(i % 5);
+  jz::KnnProblem<double> serial;
+  serial.sources = xyz.data();
+  serial.numSources = n;
+  serial.sourceMasses = mass.data();
+  serial.k = k;
+  serial.periodic = periodic;
+  if (periodic)
+    for (int d = 0; d < 3; ++d)
+    {
+      serial.boxLo[d] = 0.1;
+      serial.boxHi[d] = 0.8;
+    }
+  std::vector<jz::GlobalId> ids(n * k);
+  std::vector<double> dist(n * k), h(n), rho(n);
+  jz::KnnResults<double> res;
+  res.neighborIds = ids.data();
+  res.neighborDistances = dist.data();
+  res.smoothingLength = h.data();
+  res.density = rho.data();
+  jz::computeKnn(serial, res, jz::Backend::CPU);
+
+  const std::vector<int> owner = partition(how, xyz, ranks);
+  std::vector<Piece> pieces = split(xyz, owner, ranks);
+  jztest::ThreadWorld world(ranks);
+  std::vector<int> bad(ranks, 0);
+  world.run([&](jz::Communicator& comm) {
+    Piece& p = pieces[comm.rank()];
+    const std::size_t m = p.ids.size();
+    jz::KnnProblem<double> pr = serial;
+    pr.sources = p.xyz.data();
+    pr.numSources = m;
+    pr.sourceMasses = p.mass.data();
+    pr.sourceIds = p.ids.data();
+    std::vector<jz::GlobalId> lids(m * k, -5);
+    std::vector<double> ldist(m * k, -1), lh(m, -1), lrho(m, -1);
+    jz::KnnResults<double> out;
+    out.neighborIds = lids.data();
+    out.neighborDistances = ldist.data();
+    out.smoothingLength = lh.data();
+    out.density = lrho.data();
+    jz::RunControl one;
+    one.numThreads = 1;
+    jz::computeKnnDistributed(pr, out, comm, jz::Backend::CPU, one);
+    for (std::size_t i = 0; i < m; ++i)
+    {
+      const std::size_t g = p.global[i];
+      for (int j = 0; j < k; ++j)
+        if (lids[i * k + j] != ids[g * k + j] || ldist[i * k + j] != dist[g * k + j]) ++bad[comm.rank()];
+      if (lh[i] != h[g] || std::fabs(lrho[i] - rho[g]) > 1e-12 * rho[g]) ++bad[comm.rank()];
+    }
+  });
+  int total = 0;
+  for (int b : bad) total += b;
+  JZ_CHECK_MSG(total == 0, kind << " " << how << " ranks=" << ranks << " k=" << k << " periodic="
+                                 << periodic << ": " << total << " mismatches");
+}
+
+void fofCase(const std::string& kind, const std::string& how, int ranks, double l, bool periodic)
+{
+  std::vector<double> xyz = jztest::makePoints<double>(kind, 8000, 23);
+  const std::size_t n = xyz.size() / 3;
+  const std::vector<int> owner = partition(how, xyz, ranks);
+  std::vector<Piece> pieces = split(xyz, owner, ranks);
+  std::vector<double> mass(n), vel(3 * n);
+  std::vector<jz::GlobalId> gids(n);
+  for (int r = 0; r < ranks; ++r)
+    for (std::size_t i = 0; i < pieces[r].global.size(); ++i)
+    {
+      const std::size_t g = pieces[r].global[i];
+      mass[g] = pieces[r].mass[i];
+      for (int d = 0; d < 3; ++d) vel[3 * g + d] = pieces[r].vel[3 * i + d];
+      gids[g] = pieces[r].ids[i];
+    }
+  jz::FofProblem<double> pr;
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  pr.linkingLength = l;
+  pr.periodic = periodic;
+  pr.ids = gids.data();
+  if (periodic)
+    for (int d = 0; d < 3; ++d)
+    {
+      pr.boxLo[d] = 0.0;
+      pr.boxHi[d] = 1.0;
+    }
+  jz::FofDistributedOptions opt;
+  opt.minimumGroupSize = 5;
+  opt.masses = mass.data();
+  opt.velocities = vel.data();
+  jz::FofDistributedResult serial;
+  jz::SerialCommunicator one;
+  jz::computeFofDistributed(pr, opt, serial, one, jz::Backend::CPU);
+
+  std::vector<jz::FofDistributedResult> results(ranks);
+  jztest::ThreadWorld world(ranks);
+  world.run([&](jz::Communicator& comm) {
+    Piece& p = pieces[comm.rank()];
+    jz::FofProblem<double> lp = pr;
+    lp.points = p.xyz.data();
+    lp.numPoints = p.ids.size();
+    lp.ids = p.ids.data();
+    jz::FofDistributedOptions lo = opt;
+    lo.masses = p.mass.data();
+    lo.velocities = p.vel.data();
+    jz::RunControl single;
+    single.numThreads = 1;
+    jz::computeFofDistributed(lp, lo, results[comm.rank()], comm, jz::Backend::CPU, single);
+  });
+  int bad = 0;
+  std::size_t rows = 0;
+  auto report = [&](const char* what, std::size_t g, double got, double want) {
+    if (bad < 6) std::fprintf(stderr, "    %s group/point %zu: got %.17g want %.17g\n", what, g, got, want);
+  };
+  for (int r = 0; r < ranks; ++r)
+  {
+    const Piece& p = pieces[r];
+    const jz::FofDistributedResult& res = results[r];
+    JZ_CHECK_EQ(res.numGroups, serial.numGroups);
+    for (std::size_t i = 0; i < p.global.size(); ++i)
+    {
+      const std::size_t g = p.global[i];
+      if (res.groupId[i] != serial.groupId[g] || res.groupSize[i] != serial.groupSize[g])
+      {
+        report("groupId", g, double(res.groupId[i]), double(serial.groupId[g]));
+        report("groupSize", g, double(res.groupSize[i]), double(serial.groupSize[g]));
+        ++bad;
+      }
+    }
+    rows += res.catalogueGroupId.size();
+    for (std::size_t c = 0; c < res.catalogueGroupId.size(); ++c)
+    {
+      const std::size_t g = std::size_t(res.catalogueGroupId[c]);
+      auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * (1 + std::fabs(b)); };
+      auto check = [&](const char* what, double got, double want) {
+        if (!close(got, want))
+        {
+          report(what, g, got, want);
+          ++bad;
+        }
+      };
+      check("count", double(res.catalogue.count[c]), double(serial.catalogue.count[g]));
+      check("mass", res.catalogue.mass[c], serial.catalogue.mass[g]);
+      check("inertia", res.catalogue.inertiaRadius[c], serial.catalogue.inertiaRadius[g]);
+      check("dispersion", res.catalogue.velocityDispersion[c], serial.catalogue.velocityDispersion[g]);
+      for (int d = 0; d < 3; ++d)
+      {
+        check("com", res.catalogue.centerOfMass[3 * c + d], serial.catalogue.centerOfMass[3 * g + d]);
+        check("velocity", res.catalogue.meanVelocity[3 * c + d], serial.catalogue.meanVelocity[3 * g + d]);
+      }
+    }
+  }
+  JZ_CHECK_EQ(rows, serial.numGroups); // every catalogue row on exactly one rank
+  JZ_CHECK_MSG(bad == 0, kind << " " << how << " ranks=" << ranks << " l=" << l << ": " << bad << " mismatches");
+  JZ_CHECK(serial.numGroups > 0);
+}
+} // namespace
+
+JZ_TEST(DistributedKnnMatchesSerial)
+{
+  for (int ranks : { 2, 3, 4 })
+    for (const std::string how : { "random", "slabs", "empty", "one" })
+    {
+      knnCase("clustered", how, ranks, 16, false);
+      knnCase("uniform", how, ranks, 40, true);
+    }
+  knnCase("lattice", "random", 3, 50, false);
+  knnCase("duplicates", "slabs", 4, 8, false);
+}
+
+JZ_TEST(DistributedFofMatchesSerial)
+{
+  for (int ranks : { 2, 3, 4 })
+    for (const std::string how : { "random", "slabs", "empty", "one" })
+    {
+      fofCase("clustered", how, ranks, 0.01, false);
+      fofCase("uniform", how, ranks, 0.04, true);
+    }
+  fofCase("uniform", "slabs", 4, 0.06, true); // beyond percolation: one giant group across ranks
+}
+
+JZ_TEST_MAIN()

@@ -64,73 +64,88 @@ private:
     return Periodic ? boxDistanceHigh2(a, b, per) : boxDistanceHigh2Plain(a, b);
   }
 
+  // FindRmax (Algorithm 3) for the children of parent pi on plane p: the
+  // K-th neighbour radius bound (squared) of each, into rmax2[c].
+  template <bool Periodic>
+  void findRmax(int p, long long pi, const std::vector<Index>& parentChildSplit,
+    const InteractionList& parents, std::vector<RadiusOfCountHeap>& heaps, double* rmax2) const
+  {
+    const TreePlane<T>& plane = tree_.planes[p];
+    const Periodicity& per = tree_.periodicity;
+    const Index c0 = parentChildSplit[pi], c1 = parentChildSplit[pi + 1];
+    heaps.resize(c1 - c0);
+    for (Index c = c0; c < c1; ++c) heaps[c - c0].init(k_);
+    double worst = kInfinity;
+    for (std::size_t e = parents.split[pi]; e < parents.split[pi + 1]; ++e)
+    {
+      if (parents.low2[e] > worst) break; // early exit of section III-D
+      const Index pj = parents.source[e];
+      for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
+      {
+        const Index ns = plane.numSources(d);
+        if (ns == 0) continue;
+        const Box<T>& sb = plane.sourceBox[d];
+        for (Index c = c0; c < c1; ++c)
+        {
+          if (plane.numQueries(c) == 0) continue;
+          RadiusOfCountHeap& h = heaps[c - c0];
+          const double r2 = high2<Periodic>(tree_.queryBox(p, c), sb, per);
+          if (r2 < h.radius2()) h.insert(r2, ns);
+        }
+      }
+      worst = 0;
+      for (Index c = c0; c < c1; ++c)
+        if (plane.numQueries(c) > 0) worst = std::max(worst, heaps[c - c0].radius2());
+    }
+    for (Index c = c0; c < c1; ++c) rmax2[c - c0] = heaps[c - c0].radius2();
+  }
+
+  // Count/Insert: visits the children d of the source parents of parent pi
+  // whose lower bound to child c is within r2, in list order.
+  template <bool Periodic, class Visit>
+  void forCandidates(int p, long long pi, Index c, double r2,
+    const std::vector<Index>& parentChildSplit, const InteractionList& parents, Visit&& visit) const
+  {
+    const TreePlane<T>& plane = tree_.planes[p];
+    const Box<T>& qb = tree_.queryBox(p, c);
+    for (std::size_t e = parents.split[pi]; e < parents.split[pi + 1]; ++e)
+    {
+      if (parents.low2[e] > r2) break;
+      const Index pj = parents.source[e];
+      for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
+      {
+        if (plane.numSources(d) == 0) continue;
+        const double l2 = low2<Periodic>(qb, plane.sourceBox[d], tree_.periodicity);
+        if (l2 <= r2) visit(d, l2);
+      }
+    }
+  }
+
   template <bool Periodic>
   InteractionList nodeToNodeImpl(int p, const std::vector<Index>& parentChildSplit,
     const InteractionList& parents, std::vector<double>& rmax2)
   {
     const TreePlane<T>& plane = tree_.planes[p];
-    const Periodicity& per = tree_.periodicity;
     const Index numParents = Index(parentChildSplit.size() - 1);
     const Index nodes = plane.numNodes();
     rmax2.assign(nodes, kInfinity);
     InteractionList list;
     list.split.assign(std::size_t(nodes) + 1, 0);
-
-    // Visits the children d of every source parent of parent pi whose lower
-    // bound to child c is within the radius r2, in list order.
-    auto forCandidates = [&](long long pi, Index c, double r2, auto&& visit) {
-      const Box<T>& qb = tree_.queryBox(p, c);
-      for (std::size_t e = parents.split[pi]; e < parents.split[pi + 1]; ++e)
-      {
-        if (parents.low2[e] > r2) break; // early exit of section III-D
-        const Index pj = parents.source[e];
-        for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
-        {
-          if (plane.numSources(d) == 0) continue;
-          const double l2 = low2<Periodic>(qb, plane.sourceBox[d], per);
-          if (l2 <= r2) visit(d, l2);
-        }
-      }
-    };
-
-    // FindRmax (Algorithm 3) and Count.
+    // FindRmax and Count.
 #pragma omp parallel
     {
       std::vector<RadiusOfCountHeap> heaps;
 #pragma omp for schedule(dynamic, 4)
       for (long long pi = 0; pi < (long long)numParents; ++pi)
       {
-        const Index c0 = parentChildSplit[pi], c1 = parentChildSplit[pi + 1];
-        heaps.resize(c1 - c0);
-        for (Index c = c0; c < c1; ++c) heaps[c - c0].init(k_);
-        double worst = kInfinity;
-        for (std::size_t e = parents.split[pi]; e < parents.split[pi + 1]; ++e)
-        {
-          if (parents.low2[e] > worst) break;
-          const Index pj = parents.source[e];
-          for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
-          {
-            const Index ns = plane.numSources(d);
-            if (ns == 0) continue;
-            const Box<T>& sb = plane.sourceBox[d];
-            for (Index c = c0; c < c1; ++c)
-            {
-              if (plane.numQueries(c) == 0) continue;
-              RadiusOfCountHeap& h = heaps[c - c0];
-              const double r2 = high2<Periodic>(tree_.queryBox(p, c), sb, per);
-              if (r2 < h.radius2()) h.insert(r2, ns);
-            }
-          }
-          worst = 0;
-          for (Index c = c0; c < c1; ++c)
-            if (plane.numQueries(c) > 0) worst = std::max(worst, heaps[c - c0].radius2());
-        }
-        for (Index c = c0; c < c1; ++c)
+        const Index c0 = parentChildSplit[pi];
+        findRmax<Periodic>(p, pi, parentChildSplit, parents, heaps, &rmax2[c0]);
+        for (Index c = c0; c < parentChildSplit[pi + 1]; ++c)
         {
           if (plane.numQueries(c) == 0) continue;
-          rmax2[c] = heaps[c - c0].radius2();
           std::size_t count = 0;
-          forCandidates(pi, c, rmax2[c], [&](Index, double) { ++count; });
+          forCandidates<Periodic>(p, pi, c, rmax2[c], parentChildSplit, parents,
+            [&](Index, double) { ++count; });
           list.split[c + 1] = count;
         }
       }
@@ -149,7 +164,8 @@ private:
         {
           if (plane.numQueries(c) == 0) continue;
           pending.clear();
-          forCandidates(pi, c, rmax2[c], [&](Index d, double l2) { pending.emplace_back(l2, d); });
+          forCandidates<Periodic>(p, pi, c, rmax2[c], parentChildSplit, parents,
+            [&](Index d, double l2) { pending.emplace_back(l2, d); });
           std::sort(pending.begin(), pending.end());
           std::size_t at = list.split[c];
           for (const auto& pr : pending)
@@ -165,15 +181,40 @@ private:
   }
 
 public:
-  // Leaf-to-leaf interactions: the exact K nearest sources of every query
-  // point, handed to `reduce(queryIndex, candidates)` in z-order of the
-  // queries (candidates sorted nearest first).
+  // The leaf plane, fused: for every parent of the leaves, FindRmax of its
+  // leaves, then each leaf's interaction list (sorted by lower bound) built
+  // and consumed at once by LeafToLeaf, so no leaf-level list is ever stored.
+  // The exact K nearest sources of every query point are handed to
+  // `reduce(queryIndex, candidates)`.
   template <class Reduce>
-  void leafToLeaf(const InteractionList& leaves, const std::vector<double>& rmax2,
+  void leafToLeaf(const std::vector<Index>& parentChildSplit, const InteractionList& parents,
     const SourceKeys* sourceKeys, Reduce reduce)
   {
-    if (tree_.periodicity.enabled()) leafToLeafImpl<true>(leaves, rmax2, sourceKeys, reduce);
-    else leafToLeafImpl<false>(leaves, rmax2, sourceKeys, reduce);
+    if (tree_.periodicity.enabled())
+      leafToLeafImpl<true>(parentChildSplit, parents, sourceKeys, reduce);
+    else
+      leafToLeafImpl<false>(parentChildSplit, parents, sourceKeys, reduce);
+  }
+
+  // The K-th neighbour radius bound (squared) of every leaf.
+  std::vector<double> leafRadius2(
+    const std::vector<Index>& parentChildSplit, const InteractionList& parents)
+  {
+    std::vector<double> rmax2(tree_.planes[0].numNodes(), kInfinity);
+    const Index numParents = Index(parentChildSplit.size() - 1);
+#pragma omp parallel
+    {
+      std::vector<RadiusOfCountHeap> heaps;
+#pragma omp for schedule(dynamic, 4)
+      for (long long pi = 0; pi < (long long)numParents; ++pi)
+      {
+        if (tree_.periodicity.enabled())
+          findRmax<true>(0, pi, parentChildSplit, parents, heaps, &rmax2[parentChildSplit[pi]]);
+        else
+          findRmax<false>(0, pi, parentChildSplit, parents, heaps, &rmax2[parentChildSplit[pi]]);
+      }
+    }
+    return rmax2;
   }
 
 private:
@@ -188,7 +229,7 @@ private:
   }
 
   template <bool Periodic, class Reduce>
-  void leafToLeafImpl(const InteractionList& leaves, const std::vector<double>& rmax2,
+  void leafToLeafImpl(const std::vector<Index>& parentChildSplit, const InteractionList& parents,
     const SourceKeys* sourceKeys, Reduce& reduce)
   {
     const TreePlane<T>& plane = tree_.planes[0];
@@ -196,6 +237,7 @@ private:
     const SortedPoints<T>& src = tree_.sources;
     const SortedPoints<T>& qry = tree_.queryPoints();
     const Index numLeaves = plane.numNodes();
+    const Index numParents = Index(parentChildSplit.size() - 1);
     const T periods[3] = { T(per.length[0]), T(per.length[1]), T(per.length[2]) };
     const T* periodsOrNull = Periodic ? periods : nullptr;
     std::atomic<Index> done(0);
@@ -203,6 +245,9 @@ private:
     const int k = k_;
 #pragma omp parallel
     {
+      std::vector<RadiusOfCountHeap> heaps;
+      std::vector<double> rmax2;
+      std::vector<std::pair<double, Index>> entries;
       // One candidate buffer per query point of the leaf: the source leaves
       // of the interaction list are visited once for all of them, so their
       // points stay in cache.
@@ -213,90 +258,100 @@ private:
       std::vector<T> ownD2;
       std::vector<Index> survivors;
       const bool sorted = wantSortedNeighbors_;
-#pragma omp for schedule(dynamic, 8)
-      for (long long c = 0; c < (long long)numLeaves; ++c)
+#pragma omp for schedule(dynamic, 1)
+      for (long long pi = 0; pi < (long long)numParents; ++pi)
       {
         if (aborted.load(std::memory_order_relaxed)) continue;
-        const Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
-        if (nq == 0) continue;
-        if (buffers.size() < nq)
+        const Index c0 = parentChildSplit[pi], c1 = parentChildSplit[pi + 1];
+        rmax2.resize(c1 - c0);
+        findRmax<Periodic>(0, pi, parentChildSplit, parents, heaps, rmax2.data());
+        for (Index c = c0; c < c1; ++c)
         {
-          buffers.resize(nq);
-          bound2.resize(nq);
-          filter2.resize(nq + kSimdPadding);
-          active.resize(nq);
-        }
-        for (Index q = 0; q < nq; ++q)
-        {
-          buffers[q].init(k, rmax2[c], sourceKeys);
-          bound2[q] = rmax2[c] * (1 + kBoundSlack);
-        }
-        const std::size_t e0 = leaves.split[c], e1 = leaves.split[c + 1];
-        // A radius per query that provably holds K sources: the K-th
-        // smallest (filter-precision) distance to the points of its own leaf,
-        // with the margin of the filter. Survivors are then few.
-        const Index ownCount = plane.numSources(Index(c));
-        if (ownCount >= Index(k))
-        {
-          const Index s0 = plane.sourceSplit[c];
-          if (ownD2.size() < ownCount) ownD2.resize(ownCount);
+          const Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
+          if (nq == 0) continue;
+          const double leafRmax2 = rmax2[c - c0];
+          entries.clear();
+          forCandidates<Periodic>(0, pi, c, leafRmax2, parentChildSplit, parents,
+            [&](Index d, double l2) { entries.emplace_back(l2, d); });
+          std::sort(entries.begin(), entries.end());
+
+          if (buffers.size() < nq)
+          {
+            buffers.resize(nq);
+            bound2.resize(nq);
+            filter2.resize(nq + kSimdPadding);
+            active.resize(nq);
+          }
           for (Index q = 0; q < nq; ++q)
           {
-            const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
-            leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, ownCount, p,
-              periodsOrNull, ownD2.data());
-            std::nth_element(ownD2.begin(), ownD2.begin() + (k - 1), ownD2.begin() + ownCount);
-            const double kth = double(ownD2[k - 1]) * (1 + 1e-5) + 1e-30;
-            buffers[q].setBound2(kth);
-            bound2[q] = buffers[q].bound2() * (1 + kBoundSlack);
+            buffers[q].init(k, leafRmax2, sourceKeys);
+            bound2[q] = leafRmax2 * (1 + kBoundSlack);
           }
-        }
-        // Filter radii in the points' precision with a generous margin;
-        // survivors are ranked by their exact double distance.
-        double leafBound2 = 0;
-        for (Index q = 0; q < nq; ++q)
-        {
-          const double w2 = bound2[q];
-          filter2[q] = w2 < 1e30 ? T(w2 * (1 + 1e-5) + 1e-30) : std::numeric_limits<T>::max();
-          leafBound2 = std::max(leafBound2, w2);
-        }
-        for (std::size_t e = e0; e < e1; ++e)
-        {
-          if (leaves.low2[e] > leafBound2) break; // sorted: nothing closer follows
-          const Index leaf = leaves.source[e];
-          const Box<T>& box = plane.sourceBox[leaf];
-          const Index s0 = plane.sourceSplit[leaf], n = plane.sourceSplit[leaf + 1] - s0;
-          if (survivors.size() < n) survivors.resize(n);
-          const Index numActive = queriesNearBox(qry.x.data() + q0, qry.y.data() + q0,
-            qry.z.data() + q0, nq, box.lo, box.hi, periodsOrNull, filter2.data(), active.data());
-          for (Index a = 0; a < numActive; ++a)
+          // A radius per query that provably holds K sources: the K-th
+          // smallest (filter-precision) distance to the points of its own
+          // leaf, with the filter's margin. Survivors are then few.
+          const Index ownCount = plane.numSources(c);
+          if (ownCount >= Index(k))
           {
-            const Index q = active[a];
-            const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
-            const Index m = leafCandidates(src.x.data() + s0, src.y.data() + s0,
-              src.z.data() + s0, n, p, periodsOrNull, filter2[q], survivors.data());
-            CandidateBuffer& buffer = buffers[q];
-            const double before = buffer.bound2();
-            for (Index j = 0; j < m; ++j)
+            const Index s0 = plane.sourceSplit[c];
+            if (ownD2.size() < ownCount) ownD2.resize(ownCount);
+            for (Index q = 0; q < nq; ++q)
             {
-              const Index s = s0 + survivors[j];
-              const T sp[3] = { src.x[s], src.y[s], src.z[s] };
-              buffer.push(exactDistance2<Periodic>(p, sp, per), s);
-            }
-            if (buffer.bound2() < before)
-            {
-              const double w2 = buffer.bound2() * (1 + kBoundSlack);
-              filter2[q] = T(w2 * (1 + 1e-5) + 1e-30);
+              const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
+              leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, ownCount,
+                p, periodsOrNull, ownD2.data());
+              std::nth_element(ownD2.begin(), ownD2.begin() + (k - 1), ownD2.begin() + ownCount);
+              buffers[q].setBound2(double(ownD2[k - 1]) * (1 + 1e-5) + 1e-30);
+              bound2[q] = buffers[q].bound2() * (1 + kBoundSlack);
             }
           }
+          // Filter radii in the points' precision with a generous margin;
+          // survivors are ranked by their exact double distance.
+          double leafBound2 = 0;
+          for (Index q = 0; q < nq; ++q)
+          {
+            const double w2 = bound2[q];
+            filter2[q] = w2 < 1e30 ? T(w2 * (1 + 1e-5) + 1e-30) : std::numeric_limits<T>::max();
+            leafBound2 = std::max(leafBound2, w2);
+          }
+          for (const auto& entry : entries)
+          {
+            if (entry.first > leafBound2) break; // sorted: nothing closer follows
+            const Index leaf = entry.second;
+            const Box<T>& box = plane.sourceBox[leaf];
+            const Index s0 = plane.sourceSplit[leaf], n = plane.sourceSplit[leaf + 1] - s0;
+            if (survivors.size() < n) survivors.resize(n);
+            const Index numActive = queriesNearBox(qry.x.data() + q0, qry.y.data() + q0,
+              qry.z.data() + q0, nq, box.lo, box.hi, periodsOrNull, filter2.data(), active.data());
+            for (Index a = 0; a < numActive; ++a)
+            {
+              const Index q = active[a];
+              const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
+              const Index m = leafCandidates(src.x.data() + s0, src.y.data() + s0,
+                src.z.data() + s0, n, p, periodsOrNull, filter2[q], survivors.data());
+              CandidateBuffer& buffer = buffers[q];
+              const double before = buffer.bound2();
+              for (Index j = 0; j < m; ++j)
+              {
+                const Index s = s0 + survivors[j];
+                const T sp[3] = { src.x[s], src.y[s], src.z[s] };
+                buffer.push(exactDistance2<Periodic>(p, sp, per), s);
+              }
+              if (buffer.bound2() < before)
+              {
+                const double w2 = buffer.bound2() * (1 + kBoundSlack);
+                filter2[q] = T(w2 * (1 + 1e-5) + 1e-30);
+              }
+            }
+          }
+          for (Index q = 0; q < nq; ++q)
+          {
+            buffers[q].finish(sorted);
+            reduce(q0 + q, buffers[q]);
+          }
         }
-        for (Index q = 0; q < nq; ++q)
-        {
-          buffers[q].finish(sorted);
-          reduce(q0 + q, buffers[q]);
-        }
-        const Index finished = done.fetch_add(1, std::memory_order_relaxed) + 1;
-        if (omp_get_thread_num() == 0 && control_.progress && (finished & 255) == 0)
+        const Index finished = done.fetch_add(c1 - c0, std::memory_order_relaxed) + (c1 - c0);
+        if (omp_get_thread_num() == 0 && control_.progress)
         {
           if (!control_.progress(double(finished) / numLeaves)) aborted = true;
         }
@@ -310,23 +365,25 @@ private:
   const RunControl& control_;
   bool wantSortedNeighbors_;
 };
-// The node-to-node walks of all planes (Algorithm 1, lines 1-5): the leaf
-// interaction list and the K-th neighbour radius bound of every leaf.
+// The node-to-node walks of the planes above the leaves (Algorithm 1, lines
+// 1-5 without the last plane): the parents of the leaves and their
+// interaction list.
 template <class T>
-InteractionList nodeWalks(const ZTree<T>& tree, int k, const RunControl& control,
-  std::vector<double>& rmax2, RunInfo* info)
+InteractionList nodeWalksAboveLeaves(const ZTree<T>& tree, int k, const RunControl& control,
+  std::vector<Index>& leafParentSplit, RunInfo* info)
 {
   KnnWalkCpu<T> walk(tree, k, control);
   const int numPlanes = int(tree.planes.size());
   const Index topNodes = tree.planes[numPlanes - 1].numNodes();
-  std::vector<Index> parentSplit = superNodeSplit(topNodes, 32);
-  InteractionList list = InteractionList::dense(Index(parentSplit.size() - 1));
-  for (int p = numPlanes - 1; p >= 0; --p)
+  leafParentSplit = superNodeSplit(topNodes, 32);
+  InteractionList list = InteractionList::dense(Index(leafParentSplit.size() - 1));
+  std::vector<double> rmax2;
+  for (int p = numPlanes - 1; p >= 1; --p)
   {
-    list = walk.nodeToNode(p, parentSplit, list, rmax2);
+    list = walk.nodeToNode(p, leafParentSplit, list, rmax2);
     if (info)
       info->counters.emplace_back("interactions plane " + std::to_string(p), double(list.size()));
-    if (p > 0) parentSplit = tree.planes[p].childSplit;
+    leafParentSplit = tree.planes[p].childSplit;
     if (control.progress && !control.progress(0.3 + 0.1 * (numPlanes - p) / numPlanes))
       throw Aborted();
   }
@@ -337,10 +394,11 @@ InteractionList nodeWalks(const ZTree<T>& tree, int k, const RunControl& control
 template <class T>
 std::vector<double> knnLeafRadius2(const ZTree<T>& tree, int k, const RunControl& control)
 {
-  std::vector<double> rmax2;
-  if (tree.planes.empty() || tree.planes[0].numNodes() == 0) return rmax2;
-  nodeWalks(tree, k, control, rmax2, nullptr);
-  return rmax2;
+  if (tree.planes.empty() || tree.planes[0].numNodes() == 0) return {};
+  std::vector<Index> leafParentSplit;
+  const InteractionList parents = nodeWalksAboveLeaves(tree, k, control, leafParentSplit, nullptr);
+  KnnWalkCpu<T> walk(tree, k, control);
+  return walk.leafRadius2(leafParentSplit, parents);
 }
 
 template std::vector<double> knnLeafRadius2(const ZTree<float>&, int, const RunControl&);
@@ -383,8 +441,9 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   const SourceKeys keys{ problem.sourceIds, src.inputIndex.data() };
 
   t0 = Clock::now();
-  std::vector<double> rmax2;
-  InteractionList list = nodeWalks(tree, problem.k, control, rmax2, &info);
+  std::vector<Index> leafParentSplit;
+  const InteractionList parents =
+    nodeWalksAboveLeaves(tree, problem.k, control, leafParentSplit, &info);
   info.stageSeconds.emplace_back("node walks", secondsSince(t0));
 
   // LeafToLeaf, reduced per query point into the outputs (input order).
@@ -398,7 +457,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   }
   const bool lists = results.neighborIds || results.neighborDistances;
   KnnWalkCpu<T> leafWalk(tree, k, leafControl, lists);
-  leafWalk.leafToLeaf(list, rmax2, &keys, [&](Index q, const CandidateBuffer& nb) {
+  leafWalk.leafToLeaf(leafParentSplit, parents, &keys, [&](Index q, const CandidateBuffer& nb) {
     const std::size_t out = qry.inputIndex[q];
     const double h2 = nb.d2(k - 1);
     const double h = std::sqrt(h2);

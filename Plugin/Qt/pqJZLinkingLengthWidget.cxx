@@ -1,0 +1,184 @@
+#include "pqJZLinkingLengthWidget.h"
+#include "pqJZBoxBoundsWidget.h"
+
+#include "pqApplicationCore.h"
+#include "pqOutputPort.h"
+#include "pqPipelineSource.h"
+#include "pqServerManagerModel.h"
+#include "vtkCommand.h"
+#include "vtkEventQtSlotConnect.h"
+#include "vtkPVArrayInformation.h"
+#include "vtkPVDataInformation.h"
+#include "vtkPVDataSetAttributesInformation.h"
+#include "vtkSMProperty.h"
+#include "vtkSMPropertyHelper.h"
+#include "vtkSMProxy.h"
+#include "vtkSMUncheckedPropertyHelper.h"
+
+#include <QDoubleValidator>
+#include <QLabel>
+#include <QLineEdit>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+pqJZLinkingLengthWidget::pqJZLinkingLengthWidget(
+  vtkSMProxy* smproxy, vtkSMProperty* smproperty, QWidget* parentObject)
+  : Superclass(smproxy, parentObject)
+  , Connector(vtkEventQtSlotConnect::New())
+{
+  this->setProperty(smproperty);
+  this->setShowLabel(true);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  this->Edit = new QLineEdit(this);
+  this->Edit->setObjectName("LinkingLength");
+  auto* validator = new QDoubleValidator(this->Edit);
+  validator->setBottom(0);
+  this->Edit->setValidator(validator);
+  layout->addWidget(this->Edit);
+  this->Info = new QLabel(this);
+  this->Info->setObjectName("LinkingLengthInfo");
+  this->Info->setWordWrap(true);
+  this->Info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(this->Info);
+
+  QObject::connect(this->Edit, &QLineEdit::textEdited, this, &pqJZLinkingLengthWidget::changeAvailable);
+  QObject::connect(this->Edit, &QLineEdit::textEdited, this, &pqJZLinkingLengthWidget::updateSummary);
+  QObject::connect(
+    this->Edit, &QLineEdit::editingFinished, this, &pqJZLinkingLengthWidget::changeFinished);
+
+  this->loadFromProperty();
+  this->Connector->Connect(smproperty, vtkCommand::ModifiedEvent, this, SLOT(loadFromProperty()));
+  for (const char* name : { "LinkingLengthMode", "Periodic", "BoxBounds", "Input" })
+  {
+    if (vtkSMProperty* p = smproxy->GetProperty(name))
+    {
+      this->Connector->Connect(p, vtkCommand::UncheckedPropertyModifiedEvent, this, SLOT(updateSummary()));
+      this->Connector->Connect(p, vtkCommand::ModifiedEvent, this, SLOT(updateSummary()));
+    }
+  }
+  // The pqPipelineSource of a new filter is registered after its panel
+  // widgets are made: connect to its dataUpdated signal once the event loop runs.
+  QTimer::singleShot(0, this, &pqJZLinkingLengthWidget::connectToSource);
+  this->updateSummary();
+}
+
+pqJZLinkingLengthWidget::~pqJZLinkingLengthWidget()
+{
+  this->Connector->Delete();
+}
+
+void pqJZLinkingLengthWidget::connectToSource()
+{
+  if (this->SourceConnected)
+  {
+    return;
+  }
+  auto* model = pqApplicationCore::instance()->getServerManagerModel();
+  if (auto* source = model->findItem<pqPipelineSource*>(this->proxy()))
+  {
+    QObject::connect(source, SIGNAL(dataUpdated(pqPipelineSource*)), this, SLOT(updateSummary()));
+    this->SourceConnected = true;
+    this->updateSummary();
+  }
+}
+
+void pqJZLinkingLengthWidget::loadFromProperty()
+{
+  if (!this->Loading)
+  {
+    this->Edit->setText(QString::number(vtkSMPropertyHelper(this->property()).GetAsDouble(), 'g', 17));
+    this->updateSummary();
+  }
+}
+
+void pqJZLinkingLengthWidget::apply()
+{
+  this->Loading = true;
+  vtkSMPropertyHelper(this->property()).Set(this->Edit->text().toDouble());
+  this->Loading = false;
+  this->Superclass::apply();
+}
+
+void pqJZLinkingLengthWidget::reset()
+{
+  this->loadFromProperty();
+  this->Superclass::reset();
+}
+
+QString pqJZLinkingLengthWidget::summary() const
+{
+  return this->Info->text();
+}
+
+void pqJZLinkingLengthWidget::updateSummary()
+{
+  vtkSMProxy* proxy = this->proxy();
+  QStringList lines;
+  double bounds[6];
+  long long n = 0;
+  const double b = this->Edit->text().toDouble();
+  if (pqJZBoxBoundsWidget::inputBounds(proxy, bounds, &n))
+  {
+    const bool periodic = proxy->GetProperty("Periodic") &&
+      vtkSMUncheckedPropertyHelper(proxy, "Periodic").GetAsInt() != 0;
+    double box[6];
+    for (int i = 0; i < 6; ++i)
+    {
+      box[i] = periodic ? vtkSMUncheckedPropertyHelper(proxy, "BoxBounds").GetAsDouble(i) : bounds[i];
+    }
+    const double extent[3] = { box[1] - box[0], box[3] - box[2], box[5] - box[4] };
+    const double volume = extent[0] * extent[1] * extent[2];
+    const bool relative = vtkSMUncheckedPropertyHelper(proxy, "LinkingLengthMode").GetAsInt() == 0;
+    const double separation = volume > 0 ? std::cbrt(volume / static_cast<double>(n)) : 0.0;
+    const double l = relative ? b * separation : b;
+    const double side = std::max(extent[0], std::max(extent[1], extent[2]));
+    if (relative && !(separation > 0))
+    {
+      lines << "Linking length undefined: the box has no volume (use Absolute).";
+    }
+    else
+    {
+      lines << QString("Linking length %1 = %2 of the %3 box side (mean separation %4, %5 particles)")
+                 .arg(l, 0, 'g', 4)
+                 .arg(side > 0 ? l / side : 0.0, 0, 'g', 4)
+                 .arg(periodic ? "periodic" : "bounding")
+                 .arg(separation, 0, 'g', 4)
+                 .arg(n);
+    }
+  }
+  auto* model = pqApplicationCore::instance()->getServerManagerModel();
+  auto* source = model ? model->findItem<pqPipelineSource*>(proxy) : nullptr;
+  if (source && source->getNumberOfOutputPorts() > 1 && source->modifiedState() == pqProxy::UNMODIFIED)
+  {
+    vtkPVDataInformation* info = source->getOutputPort(1)->getDataInformation();
+    if (info && info->GetNumberOfDataSets() > 0)
+    {
+      long long largest = 0;
+      if (auto* count = info->GetPointDataInformation()->GetArrayInformation("Count"))
+      {
+        largest = static_cast<long long>(count->GetComponentRange(0)[1]);
+      }
+      lines << QString("Groups found: %1 (largest %2 particles)")
+                 .arg(static_cast<long long>(info->GetNumberOfPoints()))
+                 .arg(info->GetNumberOfPoints() > 0 ? largest : 0);
+    }
+  }
+  const QString text = lines.join("\n");
+  if (text != this->Info->text())
+  {
+    this->Info->setText(text);
+    // Lets the GUI test see what the panel shows.
+    if (std::getenv("JZTREE_WIDGET_LOG"))
+    {
+      std::fprintf(stderr, "JZTree panel: %s\n", text.toLocal8Bit().replace('\n', " | ").constData());
+      std::fflush(stderr);
+    }
+  }
+}

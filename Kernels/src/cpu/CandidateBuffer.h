@@ -47,7 +47,7 @@ public:
     if (d2 > bound2_) return;
     entries_.push_back(Entry{ d2, src });
     // Compact, and tighten the bound, once survivors pile up.
-    if (entries_.size() >= std::size_t(2 * k_ + 16)) select();
+    if (entries_.size() >= std::size_t(k_ + std::max(8, k_ / 4))) select();
   }
 
   // Keeps the K nearest: sorted nearest first when asked, otherwise with only

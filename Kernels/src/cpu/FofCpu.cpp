@@ -711,42 +711,49 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
   info.stageSeconds.push_back({ "fof walk", secondsSince(t0) });
 
   t0 = Clock::now();
+  // Only the input order is needed from here on: free the coordinates and
+  // planes before the outputs are allocated.
+  std::vector<TreePlane<T>>().swap(tree.planes);
+  std::vector<T>().swap(tree.sources.x);
+  std::vector<T>().swap(tree.sources.y);
+  std::vector<T>().swap(tree.sources.z);
   const Index* input = tree.sources.inputIndex.data();
   const GlobalId* ids = problem.ids;
   const Index* g = group.data();
-  if (out.wantRoot)
-  {
-    out.groupRoot.resize(n);
-    Index* root = out.groupRoot.data();
-#pragma omp parallel for num_threads(numThreads) schedule(static)
-    for (long long k = 0; k < (long long)n; ++k) root[input[k]] = input[g[k]];
-  }
+  std::vector<GlobalId> minId;
   if (out.wantLabel)
   {
-    // The roots' own slots collect the smallest id of their group.
-    out.groupLabel.resize(n);
-    GlobalId* label = out.groupLabel.data();
+    // The smallest id per root, in sorted order (members sit near their
+    // root there, so the atomic minima stay in cache).
+    minId.resize(n);
+    GlobalId* m = minId.data();
 #pragma omp parallel num_threads(numThreads)
     {
 #pragma omp for schedule(static)
       for (long long k = 0; k < (long long)n; ++k)
       {
-        if (g[k] == Index(k)) label[input[k]] = ids ? ids[input[k]] : GlobalId(input[k]);
+        if (g[k] == Index(k)) m[k] = ids ? ids[input[k]] : GlobalId(input[k]);
       }
 #pragma omp for schedule(static)
       for (long long k = 0; k < (long long)n; ++k)
       {
-        if (g[k] != Index(k))
-        {
-          atomicMin(label + input[g[k]], ids ? ids[input[k]] : GlobalId(input[k]));
-        }
-      }
-#pragma omp for schedule(static)
-      for (long long k = 0; k < (long long)n; ++k)
-      {
-        if (g[k] != Index(k)) label[input[k]] = __atomic_load_n(label + input[g[k]], __ATOMIC_RELAXED);
+        if (g[k] != Index(k)) atomicMin(m + g[k], ids ? ids[input[k]] : GlobalId(input[k]));
       }
     }
+  }
+  // One scatter pass into input order.
+  if (out.wantRoot) out.groupRoot.resize(n);
+  if (out.wantLabel) out.groupLabel.resize(n);
+  Index* root = out.wantRoot ? out.groupRoot.data() : nullptr;
+  GlobalId* label = out.wantLabel ? out.groupLabel.data() : nullptr;
+  const GlobalId* m = minId.data();
+#pragma omp parallel for num_threads(numThreads) schedule(static)
+  for (long long k = 0; k < (long long)n; ++k)
+  {
+    const Index i = input[k];
+    const Index r = g[k];
+    if (root) root[i] = input[r];
+    if (label) label[i] = m[r];
   }
   info.stageSeconds.push_back({ "fof output", secondsSince(t0) });
   reportProgress(control, 1.0);

@@ -30,7 +30,9 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
 
   // Members per root (input index of the root).
   std::vector<Index> count(n, 0);
-  for (std::size_t i = 0; i < n; ++i) ++count[groupRoot[i]];
+  Index* c = count.data();
+#pragma omp parallel for num_threads(numThreads) schedule(static)
+  for (long long i = 0; i < nn; ++i) __atomic_fetch_add(c + groupRoot[i], Index(1), __ATOMIC_RELAXED);
 
   if (groupSize)
   {

@@ -76,9 +76,11 @@ template <class Body>
 void expandPairs(const std::vector<NodePair>& in, std::vector<NodePair>& out, int numThreads,
   const Body& body)
 {
+  // Small lists run on the calling thread: a parallel region costs more.
+  if (in.size() < 512) numThreads = 1;
   std::vector<std::vector<NodePair>> local(numThreads);
   const long long n = (long long)in.size();
-#pragma omp parallel num_threads(numThreads)
+#pragma omp parallel num_threads(numThreads) if (numThreads > 1)
   {
     std::vector<NodePair>& mine = local[omp_get_thread_num()];
 #pragma omp for schedule(dynamic, 16)
@@ -87,7 +89,7 @@ void expandPairs(const std::vector<NodePair>& in, std::vector<NodePair>& out, in
   std::vector<std::size_t> offset(numThreads + 1, 0);
   for (int t = 0; t < numThreads; ++t) offset[t + 1] = offset[t] + local[t].size();
   out.resize(offset[numThreads]);
-#pragma omp parallel for num_threads(numThreads) schedule(static, 1)
+#pragma omp parallel for num_threads(numThreads) schedule(static, 1) if (numThreads > 1)
   for (int t = 0; t < numThreads; ++t)
   {
     std::copy(local[t].begin(), local[t].end(), out.begin() + offset[t]);
@@ -245,6 +247,8 @@ public:
 
 private:
   static constexpr Index kGroup = 32; // NGR of section III-B
+  // Node loops shorter than this run on the calling thread.
+  static constexpr long long kSerialBelow = 16384;
 
   void point(Index k, T* p) const
   {
@@ -266,7 +270,7 @@ private:
     const Index n = plane.numNodes();
     out.grp.resize(n);
     out.linked.resize(n);
-#pragma omp parallel for num_threads(nt_) schedule(static)
+#pragma omp parallel for num_threads(nt_) schedule(static) if (n > kSerialBelow)
     for (long long i = 0; i < (long long)n; ++i)
     {
       out.grp[i] = Index(i);
@@ -282,7 +286,7 @@ private:
     const Index np = up.numNodes();
     out.grp.resize(n);
     out.linked.resize(n);
-#pragma omp parallel for num_threads(nt_) schedule(static)
+#pragma omp parallel for num_threads(nt_) schedule(static) if (n > kSerialBelow)
     for (long long P = 0; P < (long long)np; ++P)
     {
       const Index c0 = up.childSplit[P], c1 = up.childSplit[P + 1];
@@ -378,7 +382,7 @@ private:
   {
     Index* grp = groups.grp.data();
     const long long n = (long long)groups.grp.size();
-#pragma omp parallel for num_threads(nt_) schedule(static)
+#pragma omp parallel for num_threads(nt_) schedule(static) if (n > kSerialBelow)
     for (long long i = 0; i < n; ++i) fofStore(grp, Index(i), fofFind(grp, Index(i)));
   }
 

@@ -11,6 +11,7 @@
 #include "vtkSMUncheckedPropertyHelper.h"
 
 #include <QDoubleValidator>
+#include <QLocale>
 #include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -72,7 +73,7 @@ void pqJZBoxBoundsWidget::loadFromProperty()
   vtkSMPropertyHelper helper(this->property());
   for (int i = 0; i < 6; ++i)
   {
-    this->Edits[i]->setText(QString::number(helper.GetAsDouble(i), 'g', 17));
+    this->Edits[i]->setText(QString::number(helper.GetAsDouble(i), 'g', QLocale::FloatingPointShortest));
   }
 }
 
@@ -126,7 +127,7 @@ void pqJZBoxBoundsWidget::takeBoxFromData()
   }
   for (int i = 0; i < 6; ++i)
   {
-    this->Edits[i]->setText(QString::number(bounds[i], 'g', 17));
+    this->Edits[i]->setText(QString::number(bounds[i], 'g', QLocale::FloatingPointShortest));
   }
   Q_EMIT this->changeAvailable();
   Q_EMIT this->changeFinished();

@@ -16,6 +16,7 @@
 #include "vtkSMUncheckedPropertyHelper.h"
 
 #include <QDoubleValidator>
+#include <QLocale>
 #include <QLabel>
 #include <QLineEdit>
 #include <QTimer>
@@ -83,17 +84,24 @@ void pqJZLinkingLengthWidget::connectToSource()
   auto* model = pqApplicationCore::instance()->getServerManagerModel();
   if (auto* source = model->findItem<pqPipelineSource*>(this->proxy()))
   {
-    QObject::connect(source, SIGNAL(dataUpdated(pqPipelineSource*)), this, SLOT(updateSummary()));
+    // Deferred: the data information is complete once the update has returned.
+    QObject::connect(source, SIGNAL(dataUpdated(pqPipelineSource*)), this, SLOT(dataUpdated()));
     this->SourceConnected = true;
     this->updateSummary();
   }
+}
+
+void pqJZLinkingLengthWidget::dataUpdated()
+{
+  this->HaveResult = true;
+  QTimer::singleShot(0, this, &pqJZLinkingLengthWidget::updateSummary);
 }
 
 void pqJZLinkingLengthWidget::loadFromProperty()
 {
   if (!this->Loading)
   {
-    this->Edit->setText(QString::number(vtkSMPropertyHelper(this->property()).GetAsDouble(), 'g', 17));
+    this->Edit->setText(QString::number(vtkSMPropertyHelper(this->property()).GetAsDouble(), 'g', QLocale::FloatingPointShortest));
     this->updateSummary();
   }
 }
@@ -155,7 +163,7 @@ void pqJZLinkingLengthWidget::updateSummary()
   }
   auto* model = pqApplicationCore::instance()->getServerManagerModel();
   auto* source = model ? model->findItem<pqPipelineSource*>(proxy) : nullptr;
-  if (source && source->getNumberOfOutputPorts() > 1 && source->modifiedState() == pqProxy::UNMODIFIED)
+  if (this->HaveResult && source && source->getNumberOfOutputPorts() > 1)
   {
     vtkPVDataInformation* info = source->getOutputPort(1)->getDataInformation();
     if (info && info->GetNumberOfDataSets() > 0)
@@ -165,9 +173,10 @@ void pqJZLinkingLengthWidget::updateSummary()
       {
         largest = static_cast<long long>(count->GetComponentRange(0)[1]);
       }
-      lines << QString("Groups found: %1 (largest %2 particles)")
+      lines << QString("Groups found: %1 (largest %2 particles)%3")
                  .arg(static_cast<long long>(info->GetNumberOfPoints()))
-                 .arg(info->GetNumberOfPoints() > 0 ? largest : 0);
+                 .arg(info->GetNumberOfPoints() > 0 ? largest : 0)
+                 .arg(source->modifiedState() == pqProxy::MODIFIED ? " at the last Apply" : "");
     }
   }
   const QString text = lines.join("\n");

@@ -32,6 +32,7 @@ private Q_SLOTS:
   void loadFromProperty();
   void updateSummary();
   void connectToSource();
+  void dataUpdated();
 
 private:
   QLineEdit* Edit;
@@ -39,6 +40,7 @@ private:
   vtkEventQtSlotConnect* Connector;
   bool Loading = false;
   bool SourceConnected = false;
+  bool HaveResult = false;
 };
 
 #endif

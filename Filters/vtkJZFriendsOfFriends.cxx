@@ -1,8 +1,10 @@
 #include "vtkJZFriendsOfFriends.h"
 
+#include "vtkJZCommunicator.h"
 #include "vtkJZKernelAdapter.h"
 
 #include "vtkCellArray.h"
+#include "vtkCompositeDataSet.h"
 #include "vtkDataArray.h"
 #include "vtkDataObject.h"
 #include "vtkDoubleArray.h"
@@ -16,12 +18,16 @@
 #include "vtkPolyData.h"
 #include "vtkSmartPointer.h"
 
+#include "jz/Distributed.h"
 #include "jz/Fof.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cstdint>
 #include <exception>
+#include <memory>
+#include <string>
 #include <vector>
 
 vtkStandardNewMacro(vtkJZFriendsOfFriends);
@@ -56,12 +62,14 @@ vtkSmartPointer<vtkIdTypeArray> NewIdArray(const char* name, vtkIdType n)
   return a;
 }
 
-// Runs groups, labels and catalogue in precision T; fills the outputs only
-// when everything succeeded. Throws on failure.
+// Runs groups, labels and catalogue in precision T (over all ranks of `comm`
+// when there are several: jz::computeFofDistributed; with one, the
+// single-process kernels); fills the outputs only when everything succeeded.
+// Throws on failure (the same jz::Error on every rank).
 template <class T>
-void RunFof(vtkAlgorithm* self, vtkPointSet* input, const Buffer<T>& coords,
-  const Buffer<double>& masses, const Buffer<double>& velocities,
-  const Buffer<jz::GlobalId>& ids, const FofSettings& s, vtkPointSet* output,
+void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
+  const Buffer<T>& coords, const Buffer<double>& masses, const Buffer<double>& velocities,
+  const Buffer<jz::GlobalId>& ids, const FofSettings& s, vtkDataObject* output,
   vtkPolyData* catalogueOut)
 {
   const vtkIdType n = static_cast<vtkIdType>(coords.size);
@@ -90,41 +98,73 @@ void RunFof(vtkAlgorithm* self, vtkPointSet* input, const Buffer<T>& coords,
   const jz::RunControl groupsControl = scaled(0.0, 0.85);
   const jz::RunControl catalogueControl = scaled(0.85, 1.0);
   vtkSmartPointer<vtkIdTypeArray> groupId, groupSize;
-  std::size_t numGroups = 0;
+  jz::FofCatalogue cat;
+  std::vector<jz::GlobalId> catalogueGroupId; // GroupId of each catalogue row
   jz::RunInfo info;
+  if (comm.size() > 1)
   {
-    jz::FofGroups groups;
-    info = jz::computeFofGroups<T>(problem, groups, s.backend, groupsControl);
-    const std::vector<jz::GlobalId>& label = groups.groupLabel;
-    const std::vector<jz::Index>& root = groups.groupRoot;
-    // The output arrays only now, after the kernel's tree is gone: this keeps
-    // the peak memory below 48 bytes per point beyond the input.
+    jz::FofDistributedOptions options;
+    options.minimumGroupSize = s.minimumGroupSize;
+    options.masses = masses.data;
+    options.velocities = velocities.data;
+    jz::FofDistributedResult result;
+    info = jz::computeFofDistributed<T>(problem, options, result, comm, s.backend, control);
     groupId = NewIdArray("GroupId", n);
     groupSize = NewIdArray("GroupSize", n);
-    static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
-    numGroups = jz::labelFofGroups(root.data(), label.data(), coords.size, s.minimumGroupSize,
-      reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0)),
-      reinterpret_cast<jz::GlobalId*>(groupSize->GetPointer(0)), catalogueControl);
+    if (n > 0)
+    {
+      std::copy(result.groupId.begin(), result.groupId.end(), groupId->GetPointer(0));
+      std::copy(result.groupSize.begin(), result.groupSize.end(), groupSize->GetPointer(0));
+    }
+    cat = std::move(result.catalogue);
+    catalogueGroupId = std::move(result.catalogueGroupId);
   }
-
-  jz::FofCatalogueInput<T> in;
-  in.points = coords.data;
-  in.numPoints = coords.size;
-  in.groupId = reinterpret_cast<const jz::GlobalId*>(groupId->GetPointer(0));
-  in.numGroups = numGroups;
-  in.masses = masses.data;
-  in.velocities = velocities.data;
-  in.periodic = s.periodic;
-  for (int d = 0; d < 3; ++d)
+  else
   {
-    in.boxLo[d] = s.box[2 * d];
-    in.boxHi[d] = s.box[2 * d + 1];
-  }
-  jz::FofCatalogue cat;
-  jz::computeFofCatalogue(in, cat, catalogueControl);
+    std::size_t numGroups = 0;
+    {
+      jz::FofGroups groups;
+      info = jz::computeFofGroups<T>(problem, groups, s.backend, groupsControl);
+      const std::vector<jz::GlobalId>& label = groups.groupLabel;
+      const std::vector<jz::Index>& root = groups.groupRoot;
+      // The output arrays only now, after the kernel's tree is gone: this keeps
+      // the peak memory below 48 bytes per point beyond the input.
+      groupId = NewIdArray("GroupId", n);
+      groupSize = NewIdArray("GroupSize", n);
+      static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
+      numGroups = jz::labelFofGroups(root.data(), label.data(), coords.size, s.minimumGroupSize,
+        reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0)),
+        reinterpret_cast<jz::GlobalId*>(groupSize->GetPointer(0)), catalogueControl);
+    }
 
-  // Catalogue: one vertex per kept group at its centre of mass.
-  const vtkIdType G = static_cast<vtkIdType>(numGroups);
+    jz::FofCatalogueInput<T> in;
+    in.points = coords.data;
+    in.numPoints = coords.size;
+    in.groupId = reinterpret_cast<const jz::GlobalId*>(groupId->GetPointer(0));
+    in.numGroups = numGroups;
+    in.masses = masses.data;
+    in.velocities = velocities.data;
+    // The member with the smallest global id is each group's reference point
+    // for periodic unwrapping, as in parallel runs.
+    in.ids = ids.data;
+    in.periodic = s.periodic;
+    for (int d = 0; d < 3; ++d)
+    {
+      in.boxLo[d] = s.box[2 * d];
+      in.boxHi[d] = s.box[2 * d + 1];
+    }
+    jz::computeFofCatalogue(in, cat, catalogueControl);
+    catalogueGroupId.resize(numGroups);
+    for (std::size_t g = 0; g < numGroups; ++g)
+    {
+      catalogueGroupId[g] = static_cast<jz::GlobalId>(g);
+    }
+  }
+  vtkJZKernelAdapter::ReportRunInfo("FriendsOfFriends", info, comm);
+
+  // Catalogue: one vertex per kept group (that this rank owns) at its centre
+  // of mass.
+  const vtkIdType G = static_cast<vtkIdType>(cat.count.size());
   auto points = vtkSmartPointer<vtkPoints>::New();
   points->SetDataTypeToDouble();
   points->SetNumberOfPoints(G);
@@ -149,7 +189,7 @@ void RunFof(vtkAlgorithm* self, vtkPointSet* input, const Buffer<T>& coords,
     points->SetPoint(g, &cat.centerOfMass[3 * g]);
     offsets->SetValue(g, g);
     conn->SetValue(g, g);
-    catId->SetValue(g, g);
+    catId->SetValue(g, catalogueGroupId[g]);
     count->SetValue(g, cat.count[g]);
     mass->SetValue(g, cat.mass[g]);
     com->SetTypedTuple(g, &cat.centerOfMass[3 * g]);
@@ -163,10 +203,7 @@ void RunFof(vtkAlgorithm* self, vtkPointSet* input, const Buffer<T>& coords,
   offsets->SetValue(G, G);
   verts->SetData(offsets, conn);
 
-  output->ShallowCopy(input);
-  output->GetPointData()->AddArray(groupId);
-  output->GetPointData()->AddArray(groupSize);
-  output->GetPointData()->SetActiveScalars("GroupId");
+  vtkJZKernelAdapter::AttachResults(input, output, { groupId, groupSize }, "GroupId");
   vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);
 
   catalogueOut->SetPoints(points);
@@ -197,12 +234,9 @@ vtkJZFriendsOfFriends::vtkJZFriendsOfFriends()
 //------------------------------------------------------------------------------
 int vtkJZFriendsOfFriends::FillOutputPortInformation(int port, vtkInformation* info)
 {
-  if (port == 1)
-  {
-    info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkPolyData");
-    return 1;
-  }
-  return this->Superclass::FillOutputPortInformation(port, info);
+  // Port 0 has the Input's type: a point set or a composite of point sets.
+  info->Set(vtkDataObject::DATA_TYPE_NAME(), port == 1 ? "vtkPolyData" : "vtkDataObject");
+  return 1;
 }
 
 //------------------------------------------------------------------------------
@@ -233,42 +267,51 @@ int vtkJZFriendsOfFriends::RequestDataObject(
 }
 
 //------------------------------------------------------------------------------
-bool vtkJZFriendsOfFriends::GetSelectedArray(
-  int idx, const char* what, vtkDataSet* input, vtkDataArray*& array, std::string& error)
+// Composite data sets are accepted as such (not iterated block by block by
+// the pipeline): all blocks form one particle set.
+int vtkJZFriendsOfFriends::FillInputPortInformation(int port, vtkInformation* info)
 {
-  array = nullptr;
+  if (!this->Superclass::FillInputPortInformation(port, info))
+  {
+    return 0;
+  }
+  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
+  return 1;
+}
+
+//------------------------------------------------------------------------------
+const char* vtkJZFriendsOfFriends::GetSelectedArrayName(int idx, vtkDataObject* input)
+{
   vtkInformation* info = this->GetInputArrayInformation(idx);
   const char* name =
     info && info->Has(vtkDataObject::FIELD_NAME()) ? info->Get(vtkDataObject::FIELD_NAME()) : nullptr;
   if (!name || !*name)
   {
-    return true;
+    return nullptr;
   }
-  vtkAbstractArray* abstractArray = input->GetPointData()->GetAbstractArray(name);
-  if (!abstractArray)
+  // "None" is how the GUI and pvpython say "no array" (unless an array is
+  // really called so).
+  if (std::strcmp(name, "None") == 0)
   {
-    if (std::strcmp(name, "None") == 0)
+    for (vtkDataObject* leaf : vtkJZKernelAdapter::GetLeaves(input))
     {
-      return true;
+      auto* ds = vtkDataSet::SafeDownCast(leaf);
+      if (ds && ds->GetPointData()->GetAbstractArray(name))
+      {
+        return name;
+      }
     }
-    error = std::string(what) + " '" + name + "' is not a point array of the Input.";
-    return false;
+    return nullptr;
   }
-  array = vtkDataArray::SafeDownCast(abstractArray);
-  if (!array)
-  {
-    error = std::string(what) + " '" + name + "' is not a numeric array.";
-    return false;
-  }
-  return true;
+  return name;
 }
 
 //------------------------------------------------------------------------------
 int vtkJZFriendsOfFriends::RequestData(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  vtkPointSet* input = vtkPointSet::GetData(inputVector[0], 0);
-  vtkPointSet* output = vtkPointSet::GetData(outputVector, 0);
+  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
+  vtkDataObject* output = vtkDataObject::GetData(outputVector, 0);
   vtkPolyData* catalogue = vtkPolyData::GetData(outputVector, 1);
   if (!output || !catalogue)
   {
@@ -278,18 +321,39 @@ int vtkJZFriendsOfFriends::RequestData(
   output->Initialize();
   catalogue->Initialize();
 
-  if (vtkJZKernelAdapter::IsParallelRun())
+  // Parallel runs (INTERFACE.md, "Parallel runs"): every rank holds its own
+  // pieces and takes part in every collective below, also a rank without
+  // points; errors found on one rank are agreed on before anyone returns, so
+  // all ranks fail together and none waits for the others.
+  std::unique_ptr<jz::Communicator> comm = vtkJZKernelAdapter::MakeCommunicator();
+
+  std::string error;
+  std::vector<vtkDataSet*> pieces;
+  for (vtkDataObject* leaf : vtkJZKernelAdapter::GetLeaves(input))
   {
-    vtkErrorMacro("FriendsOfFriends: parallel runs are not supported yet: this run has "
-      << vtkJZKernelAdapter::NumberOfProcesses() << " MPI processes. Run on a single process.");
+    auto* ps = vtkPointSet::SafeDownCast(leaf);
+    if (!ps)
+    {
+      error = std::string("The Input holds a ") + leaf->GetClassName() +
+        "; it must be a point set (e.g. vtkPolyData).";
+      break;
+    }
+    pieces.push_back(ps);
+  }
+  error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
+  if (!error.empty())
+  {
+    vtkErrorMacro(<< error);
     return 0;
   }
-  if (!input || input->GetNumberOfPoints() == 0)
+  const vtkIdType n = vtkJZKernelAdapter::CountPoints(pieces); // on this rank
+  const std::int64_t totalPoints = jz::allSum(*comm, n);
+  if (totalPoints == 0)
   {
     return 1; // empty input, empty outputs
   }
-  const vtkIdType n = input->GetNumberOfPoints();
 
+  // The properties are the same on every rank.
   if (!std::isfinite(this->LinkingLength) || !(this->LinkingLength > 0))
   {
     vtkErrorMacro("LinkingLength must be a positive finite number; it is "
@@ -310,55 +374,60 @@ int vtkJZFriendsOfFriends::RequestData(
       }
     }
   }
+  // All ranks must run the same precision: float only when every rank's
+  // points are float.
+  const bool useFloat =
+    vtkJZKernelAdapter::AllRanks(*comm, vtkJZKernelAdapter::PointPrecision(pieces) == VTK_FLOAT);
 
-  std::string error;
-  vtkDataArray* massArray = nullptr;
-  vtkDataArray* velocityArray = nullptr;
   Buffer<double> masses, velocities;
-  if (!this->GetSelectedArray(0, "MassArray", input, massArray, error) ||
-    !vtkJZKernelAdapter::GetPointValues(massArray, n, 1, "MassArray", masses, error) ||
-    !this->GetSelectedArray(1, "VelocityArray", input, velocityArray, error) ||
-    !vtkJZKernelAdapter::GetPointValues(velocityArray, n, 3, "VelocityArray", velocities, error))
-  {
-    vtkErrorMacro(<< error);
-    return 0;
-  }
   Buffer<jz::GlobalId> ids;
-  if (!vtkJZKernelAdapter::GetGlobalIds(input, ids, error))
+  if (vtkJZKernelAdapter::GetPointValues(
+        pieces, this->GetSelectedArrayName(0, input), 1, "MassArray", masses, error) &&
+    vtkJZKernelAdapter::GetPointValues(
+      pieces, this->GetSelectedArrayName(1, input), 3, "VelocityArray", velocities, error))
   {
-    vtkErrorMacro(<< error);
-    return 0;
+    vtkJZKernelAdapter::GetGlobalIds(pieces, ids, error);
   }
 
-  const bool useFloat = vtkJZKernelAdapter::PointPrecision(input) == VTK_FLOAT;
   Buffer<float> coordsF;
   Buffer<double> coordsD;
   if (useFloat)
   {
-    vtkJZKernelAdapter::GetCoordinates(input, coordsF);
+    vtkJZKernelAdapter::GetCoordinates(pieces, coordsF);
   }
   else
   {
-    vtkJZKernelAdapter::GetCoordinates(input, coordsD);
+    vtkJZKernelAdapter::GetCoordinates(pieces, coordsD);
   }
 
   // Non-finite coordinates first: they would also spoil the bounding box.
-  double bounds[6] = { VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
-    VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
-  for (vtkIdType i = 0; i < n; ++i)
+  // Bounds as (-min, max) so that one reduction gives the global box.
+  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
+    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
+  for (vtkIdType i = 0; i < n && error.empty(); ++i)
   {
     for (int d = 0; d < 3; ++d)
     {
       const double x = useFloat ? double(coordsF.data[3 * i + d]) : coordsD.data[3 * i + d];
       if (!std::isfinite(x))
       {
-        vtkErrorMacro("Point " << i << " has a non-finite coordinate.");
-        return 0;
+        error = "Point " + std::to_string(i) + " has a non-finite coordinate.";
+        break;
       }
-      bounds[2 * d] = std::min(bounds[2 * d], x);
-      bounds[2 * d + 1] = std::max(bounds[2 * d + 1], x);
+      negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
+      negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
     }
   }
+  error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
+  if (!error.empty() ||
+    !vtkJZKernelAdapter::MakeGlobalIds(*comm, static_cast<std::size_t>(n), ids, error))
+  {
+    vtkErrorMacro(<< error);
+    return 0;
+  }
+  comm->allReduceMax(negLoHi, 6);
+  const double bounds[6] = { -negLoHi[0], negLoHi[1], -negLoHi[2], negLoHi[3], -negLoHi[4],
+    negLoHi[5] };
 
   FofSettings settings;
   settings.minimumGroupSize = this->MinimumGroupSize;
@@ -367,10 +436,11 @@ int vtkJZFriendsOfFriends::RequestData(
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
   if (this->LinkingLengthMode == RELATIVE)
   {
+    // Global N and the global bounding box (or the periodic box).
     const double* b = this->Periodic ? this->BoxBounds : bounds;
     const double volume = (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]);
-    settings.linkingLength =
-      jz::relativeLinkingLength(this->LinkingLength, volume, static_cast<std::size_t>(n));
+    settings.linkingLength = jz::relativeLinkingLength(
+      this->LinkingLength, volume, static_cast<std::size_t>(totalPoints));
     if (!(settings.linkingLength > 0) || !std::isfinite(settings.linkingLength))
     {
       vtkErrorMacro("Relative linking length needs a volume: the "
@@ -388,11 +458,13 @@ int vtkJZFriendsOfFriends::RequestData(
   {
     if (useFloat)
     {
-      RunFof<float>(this, input, coordsF, masses, velocities, ids, settings, output, catalogue);
+      RunFof<float>(
+        this, *comm, input, coordsF, masses, velocities, ids, settings, output, catalogue);
     }
     else
     {
-      RunFof<double>(this, input, coordsD, masses, velocities, ids, settings, output, catalogue);
+      RunFof<double>(
+        this, *comm, input, coordsD, masses, velocities, ids, settings, output, catalogue);
     }
   }
   catch (const jz::Aborted&)

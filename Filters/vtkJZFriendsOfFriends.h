@@ -35,7 +35,16 @@
  * non-positive or non-finite linking length (also a degenerate bounding box
  * in Relative mode), a non-positive periodic box, mass or velocity arrays
  * with the wrong number of tuples or components, Device CUDA without a usable
- * GPU, and runs on more than one MPI process. Empty Input: empty outputs.
+ * GPU. Empty Input: empty outputs.
+ *
+ * Composite inputs (multiblock, partitioned) are one particle set; port 0
+ * keeps their structure. Parallel runs (pvbatch/pvserver with MPI): each rank
+ * passes its own pieces; GroupId and GroupSize equal those of a serial run of
+ * all ranks' points together (global ids: the GlobalIds point array, else the
+ * index in the concatenation of the ranks' points in rank order) and stay on
+ * the point's rank and piece; the catalogue on each rank holds the rows (the
+ * groups) that rank owns, every row on exactly one rank. An error on any rank
+ * fails the filter on every rank.
  *
  * @sa vtkEuclideanClusterExtraction vtkJZKNNDensity
  */
@@ -45,10 +54,6 @@
 #include "JZTreeFiltersModule.h" // for export macro
 #include "vtkPointSetAlgorithm.h"
 
-#include <string> // for std::string
-
-class vtkDataArray;
-class vtkDataSet;
 
 class JZTREEFILTERS_EXPORT vtkJZFriendsOfFriends : public vtkPointSetAlgorithm
 {
@@ -134,6 +139,7 @@ protected:
   vtkJZFriendsOfFriends();
   ~vtkJZFriendsOfFriends() override = default;
 
+  int FillInputPortInformation(int port, vtkInformation* info) override;
   int FillOutputPortInformation(int port, vtkInformation* info) override;
   int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
@@ -149,9 +155,8 @@ private:
   vtkJZFriendsOfFriends(const vtkJZFriendsOfFriends&) = delete;
   void operator=(const vtkJZFriendsOfFriends&) = delete;
 
-  // The selected array idx of the Input; null when none is selected.
-  bool GetSelectedArray(int idx, const char* what, vtkDataSet* input, vtkDataArray*& array,
-    std::string& error);
+  // The name of the selected array idx; null when none is selected.
+  const char* GetSelectedArrayName(int idx, vtkDataObject* input);
 };
 
 #endif

@@ -1,5 +1,6 @@
 #include "vtkJZKNNDensity.h"
 
+#include "vtkJZCommunicator.h"
 #include "vtkJZKernelAdapter.h"
 
 #include "vtkAOSDataArrayTemplate.h"
@@ -17,12 +18,15 @@
 #include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
+#include "jz/Distributed.h"
 #include "jz/Knn.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cstdint>
 #include <exception>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -64,65 +68,14 @@ bool CollectPieces(vtkDataObject* data, bool pointSetsOnly, const char* port, Pi
   return true;
 }
 
-// `output` becomes a shallow copy of `target` with the result arrays (one
-// value per point of target's pieces, concatenated) split back onto the
-// pieces.
-void AttachResults(
-  vtkDataObject* target, vtkDataObject* output, const std::vector<vtkDataArray*>& results)
-{
-  auto* composite = vtkCompositeDataSet::SafeDownCast(target);
-  if (!composite)
-  {
-    output->ShallowCopy(target);
-    vtkPointData* pd = vtkDataSet::SafeDownCast(output)->GetPointData();
-    for (vtkDataArray* array : results)
-    {
-      pd->AddArray(array);
-    }
-    pd->SetActiveScalars("Density");
-    return;
-  }
-  auto* outComposite = vtkCompositeDataSet::SafeDownCast(output);
-  outComposite->CopyStructure(composite);
-  vtkSmartPointer<vtkCompositeDataIterator> it;
-  it.TakeReference(composite->NewIterator());
-  it->SkipEmptyNodesOn(); // the traversal of vtkJZKernelAdapter::GetLeaves
-  vtkIdType offset = 0;
-  for (it->InitTraversal(); !it->IsDoneWithTraversal(); it->GoToNextItem())
-  {
-    auto* piece = vtkDataSet::SafeDownCast(it->GetCurrentDataObject());
-    auto copy = vtkSmartPointer<vtkDataSet>::Take(piece->NewInstance());
-    copy->ShallowCopy(piece);
-    const vtkIdType n = piece->GetNumberOfPoints();
-    for (vtkDataArray* array : results)
-    {
-      auto slice = vtkSmartPointer<vtkDataArray>::Take(array->NewInstance());
-      slice->SetName(array->GetName());
-      slice->SetNumberOfComponents(array->GetNumberOfComponents());
-      slice->SetNumberOfTuples(n);
-      const std::size_t tupleBytes =
-        static_cast<std::size_t>(array->GetNumberOfComponents()) * array->GetDataTypeSize();
-      if (n > 0)
-      {
-        std::memcpy(slice->GetVoidPointer(0),
-          static_cast<const char*>(array->GetVoidPointer(0)) + offset * tupleBytes,
-          n * tupleBytes);
-      }
-      copy->GetPointData()->AddArray(slice);
-    }
-    copy->GetPointData()->SetActiveScalars("Density");
-    outComposite->SetDataSet(it, copy);
-    offset += n;
-  }
-}
-
-// Runs the kernel in precision T and, only when it succeeds, fills `output`
-// with a shallow copy of `target` plus the result arrays. Throws jz::Error
-// (from the kernel) on bad input.
+// Runs the kernel in precision T (over all ranks of `comm`; with one rank the
+// single-process kernel) and, only when it succeeds, fills `output` with a
+// shallow copy of `target` plus the result arrays. Throws jz::Error (from the
+// kernel, the same on every rank) on bad input.
 template <class T>
-void RunKnn(vtkAlgorithm* self, const Pieces& sourcePieces, const Pieces* queryPieces,
-  vtkDataObject* target, const Buffer<double>& masses, const Buffer<jz::GlobalId>& ids,
-  const KnnSettings& s, vtkDataObject* output)
+void RunKnn(vtkAlgorithm* self, jz::Communicator& comm, const Pieces& sourcePieces,
+  const Pieces* queryPieces, vtkDataObject* target, const Buffer<double>& masses,
+  const Buffer<jz::GlobalId>& ids, const KnnSettings& s, vtkDataObject* output)
 {
   using ArrayT = vtkAOSDataArrayTemplate<T>;
 
@@ -138,7 +91,10 @@ void RunKnn(vtkAlgorithm* self, const Pieces& sourcePieces, const Pieces* queryP
   jz::KnnProblem<T> problem;
   problem.sources = sources.data;
   problem.numSources = sources.size;
-  problem.queries = queryPieces ? queries.data : nullptr;
+  // A rank without query points still runs a Query search, not a self query
+  // (which a null pointer would mean): it gets a non-null, unused pointer.
+  static const T noQuery[3] = { 0, 0, 0 };
+  problem.queries = queryPieces ? (queries.data ? queries.data : noQuery) : nullptr;
   problem.numQueries = queryPieces ? queries.size : 0;
   problem.sourceMasses = masses.data;
   problem.sourceIds = ids.data;
@@ -182,10 +138,11 @@ void RunKnn(vtkAlgorithm* self, const Pieces& sourcePieces, const Pieces* queryP
     arrays.push_back(neighborDistances);
   }
 
-  const jz::RunInfo info = jz::computeKnn<T>(
-    problem, results, s.backend, vtkJZKernelAdapter::MakeRunControl(self));
+  const jz::RunInfo info = jz::computeKnnDistributed<T>(
+    problem, results, comm, s.backend, vtkJZKernelAdapter::MakeRunControl(self));
+  vtkJZKernelAdapter::ReportRunInfo("KNNDensity", info, comm);
 
-  AttachResults(target, output, arrays);
+  vtkJZKernelAdapter::AttachResults(target, output, arrays, "Density");
   vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);
 }
 }
@@ -338,29 +295,34 @@ int vtkJZKNNDensity::RequestData(
   // Whatever happens below, no partial result is left behind.
   output->Initialize();
 
-  // Per-rank answers would be silently wrong (neighbours on other ranks are
-  // missed), so refuse. No communication happens here: every rank stops.
-  if (vtkJZKernelAdapter::IsParallelRun())
-  {
-    vtkErrorMacro("KNNDensity: parallel runs are not supported yet: this run has "
-      << vtkJZKernelAdapter::NumberOfProcesses() << " MPI processes. Run on a single process.");
-    return 0;
-  }
+  // Parallel runs (INTERFACE.md, "Parallel runs"): every rank holds its own
+  // pieces and takes part in every collective below, also a rank without
+  // points; errors found on one rank are agreed on before anyone returns, so
+  // all ranks fail together and none waits for the others.
+  std::unique_ptr<jz::Communicator> comm = vtkJZKernelAdapter::MakeCommunicator();
 
   std::string error;
   Pieces sourcePieces, queryPieces;
-  if (!CollectPieces(input, true, "Input", sourcePieces, error) ||
-    (query && !CollectPieces(query, false, "Query", queryPieces, error)))
+  if (CollectPieces(input, true, "Input", sourcePieces, error) && query)
+  {
+    CollectPieces(query, false, "Query", queryPieces, error);
+  }
+  error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
+  if (!error.empty())
   {
     vtkErrorMacro(<< error);
     return 0;
   }
-  const vtkIdType numSources = vtkJZKernelAdapter::CountPoints(sourcePieces);
+  const vtkIdType localSources = vtkJZKernelAdapter::CountPoints(sourcePieces);
+  std::int64_t counts[2] = { localSources, query ? vtkJZKernelAdapter::CountPoints(queryPieces) : 0 };
+  comm->allReduceSum(counts, 2);
+  const vtkIdType numSources = counts[0]; // over all ranks
   if (numSources == 0)
   {
     return 1; // empty input, empty output
   }
 
+  // The properties and the global counts are the same on every rank.
   if (this->NumberOfNeighbors < 1)
   {
     vtkErrorMacro("NumberOfNeighbors must be at least 1; it is " << this->NumberOfNeighbors
@@ -390,14 +352,15 @@ int vtkJZKNNDensity::RequestData(
   }
 
   Buffer<double> masses;
-  if (!vtkJZKernelAdapter::GetPointValues(
+  Buffer<jz::GlobalId> ids;
+  if (vtkJZKernelAdapter::GetPointValues(
         sourcePieces, this->GetMassArrayName(input), 1, "MassArray", masses, error))
   {
-    vtkErrorMacro(<< error);
-    return 0;
+    vtkJZKernelAdapter::GetGlobalIds(sourcePieces, ids, error);
   }
-  Buffer<jz::GlobalId> ids;
-  if (!vtkJZKernelAdapter::GetGlobalIds(sourcePieces, ids, error))
+  error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
+  if (!error.empty() ||
+    !vtkJZKernelAdapter::MakeGlobalIds(*comm, static_cast<std::size_t>(localSources), ids, error))
   {
     vtkErrorMacro(<< error);
     return 0;
@@ -412,24 +375,26 @@ int vtkJZKNNDensity::RequestData(
   settings.neighbors = this->OutputNeighbors;
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
 
-  if (query && vtkJZKernelAdapter::CountPoints(queryPieces) == 0)
+  if (query && counts[1] == 0)
   {
     return 1; // empty query, empty output
   }
   vtkDataObject* target = query ? query : input;
   const Pieces* queries = query ? &queryPieces : nullptr;
-  // float only when every coordinate is float; else double (see header).
-  const bool useFloat = vtkJZKernelAdapter::PointPrecision(sourcePieces) == VTK_FLOAT &&
-    (!query || vtkJZKernelAdapter::PointPrecision(queryPieces) == VTK_FLOAT);
+  // float only when every coordinate (on every rank) is float; else double
+  // (see header). All ranks must run the same precision.
+  const bool useFloat = vtkJZKernelAdapter::AllRanks(*comm,
+    vtkJZKernelAdapter::PointPrecision(sourcePieces) == VTK_FLOAT &&
+      (!query || vtkJZKernelAdapter::PointPrecision(queryPieces) == VTK_FLOAT));
   try
   {
     if (useFloat)
     {
-      RunKnn<float>(this, sourcePieces, queries, target, masses, ids, settings, output);
+      RunKnn<float>(this, *comm, sourcePieces, queries, target, masses, ids, settings, output);
     }
     else
     {
-      RunKnn<double>(this, sourcePieces, queries, target, masses, ids, settings, output);
+      RunKnn<double>(this, *comm, sourcePieces, queries, target, masses, ids, settings, output);
     }
   }
   catch (const jz::Aborted&)

@@ -18,8 +18,13 @@
 #include "vtkStringArray.h"
 #include "vtkVariant.h"
 
+#include "jz/Communicator.h"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <type_traits>
@@ -311,6 +316,10 @@ bool GetPointValues(const std::vector<vtkDataSet*>& pieces, const char* name, in
   for (std::size_t i = 0; i < pieces.size(); ++i)
   {
     vtkDataArray* array = pieces[i]->GetPointData()->GetArray(name);
+    if (!array && pieces[i]->GetNumberOfPoints() == 0)
+    {
+      continue; // an empty piece (e.g. of a rank without particles) may lack it
+    }
     if (!array)
     {
       std::ostringstream msg;
@@ -342,6 +351,10 @@ bool GetPointValues(const std::vector<vtkDataSet*>& pieces, const char* name, in
   values.storage.reserve(values.size * numComponents);
   for (const Buffer<double>& part : parts)
   {
+    if (!part.data)
+    {
+      continue;
+    }
     values.storage.insert(
       values.storage.end(), part.data, part.data + part.size * numComponents);
   }
@@ -431,5 +444,139 @@ void AddDeviceFieldData(vtkDataObject* output, jz::Backend backend)
     fd = newFd;
   }
   fd->AddArray(device);
+}
+
+//------------------------------------------------------------------------------
+std::string AgreeOnError(jz::Communicator& comm, const std::string& localError)
+{
+  try
+  {
+    jz::agreeOnErrors(comm, localError);
+  }
+  catch (const jz::Error& e)
+  {
+    return e.what();
+  }
+  return std::string();
+}
+
+//------------------------------------------------------------------------------
+bool AllRanks(jz::Communicator& comm, bool local)
+{
+  std::int64_t notHere = local ? 0 : 1;
+  comm.allReduceSum(&notHere, 1);
+  return notHere == 0;
+}
+
+//------------------------------------------------------------------------------
+bool MakeGlobalIds(
+  jz::Communicator& comm, std::size_t numLocal, Buffer<jz::GlobalId>& ids, std::string& error)
+{
+  std::int64_t counts[2] = { numLocal > 0 && ids.data ? 1 : 0, numLocal > 0 && !ids.data ? 1 : 0 };
+  comm.allReduceSum(counts, 2);
+  if (counts[0] > 0 && counts[1] > 0)
+  {
+    std::ostringstream msg;
+    msg << "GlobalIds are present on " << counts[0] << " rank(s) but missing on " << counts[1]
+        << " other rank(s) with points; give every point a GlobalId or none.";
+    error = msg.str();
+    return false;
+  }
+  if (counts[0] > 0 || comm.size() == 1)
+  {
+    return true;
+  }
+  // No GlobalIds anywhere: the index in the concatenation of all ranks' points.
+  const std::vector<std::int64_t> all =
+    jz::allGatherConcat(comm, std::vector<std::int64_t>{ static_cast<std::int64_t>(numLocal) });
+  std::int64_t offset = 0;
+  for (int r = 0; r < comm.rank(); ++r)
+  {
+    offset += all[r];
+  }
+  ids = Buffer<jz::GlobalId>();
+  ids.size = numLocal;
+  ids.storage.resize(numLocal);
+  for (std::size_t i = 0; i < numLocal; ++i)
+  {
+    ids.storage[i] = static_cast<jz::GlobalId>(offset + static_cast<std::int64_t>(i));
+  }
+  ids.Adopt();
+  return true;
+}
+
+//------------------------------------------------------------------------------
+void AttachResults(vtkDataObject* target, vtkDataObject* output,
+  const std::vector<vtkDataArray*>& results, const char* activeScalars)
+{
+  auto* composite = vtkCompositeDataSet::SafeDownCast(target);
+  if (!composite)
+  {
+    output->ShallowCopy(target);
+    vtkPointData* pd = vtkDataSet::SafeDownCast(output)->GetPointData();
+    for (vtkDataArray* array : results)
+    {
+      pd->AddArray(array);
+    }
+    pd->SetActiveScalars(activeScalars);
+    return;
+  }
+  auto* outComposite = vtkCompositeDataSet::SafeDownCast(output);
+  outComposite->CopyStructure(composite);
+  vtkSmartPointer<vtkCompositeDataIterator> it;
+  it.TakeReference(composite->NewIterator());
+  it->SkipEmptyNodesOn(); // the traversal of GetLeaves
+  vtkIdType offset = 0;
+  for (it->InitTraversal(); !it->IsDoneWithTraversal(); it->GoToNextItem())
+  {
+    auto* piece = vtkDataSet::SafeDownCast(it->GetCurrentDataObject());
+    auto copy = vtkSmartPointer<vtkDataSet>::Take(piece->NewInstance());
+    copy->ShallowCopy(piece);
+    const vtkIdType n = piece->GetNumberOfPoints();
+    for (vtkDataArray* array : results)
+    {
+      auto slice = vtkSmartPointer<vtkDataArray>::Take(array->NewInstance());
+      slice->SetName(array->GetName());
+      slice->SetNumberOfComponents(array->GetNumberOfComponents());
+      slice->SetNumberOfTuples(n);
+      const std::size_t tupleBytes =
+        static_cast<std::size_t>(array->GetNumberOfComponents()) * array->GetDataTypeSize();
+      if (n > 0)
+      {
+        std::memcpy(slice->GetVoidPointer(0),
+          static_cast<const char*>(array->GetVoidPointer(0)) + offset * tupleBytes,
+          n * tupleBytes);
+      }
+      copy->GetPointData()->AddArray(slice);
+    }
+    copy->GetPointData()->SetActiveScalars(activeScalars);
+    outComposite->SetDataSet(it, copy);
+    offset += n;
+  }
+}
+
+//------------------------------------------------------------------------------
+void ReportRunInfo(const char* filter, const jz::RunInfo& info, const jz::Communicator& comm)
+{
+  const char* env = std::getenv("JZ_RUNINFO");
+  if (!env || !*env || std::strcmp(env, "0") == 0)
+  {
+    return;
+  }
+  std::ostringstream out;
+  const std::string prefix = std::string("JZRUNINFO ") + filter + " rank " +
+    std::to_string(comm.rank()) + "/" + std::to_string(comm.size()) + " ";
+  out << prefix << "backend " << jz::backendName(info.backend) << "\n";
+  for (const auto& s : info.stageSeconds)
+  {
+    out << prefix << "seconds \"" << s.first << "\" " << s.second << "\n";
+  }
+  for (const auto& c : info.counters)
+  {
+    out << prefix << "counter \"" << c.first << "\" " << c.second << "\n";
+  }
+  const std::string text = out.str();
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
 }
 }

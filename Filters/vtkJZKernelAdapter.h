@@ -22,6 +22,10 @@
 
 class vtkAlgorithm;
 class vtkDataArray;
+namespace jz
+{
+class Communicator;
+}
 class vtkDataObject;
 class vtkDataSet;
 
@@ -116,6 +120,37 @@ bool IsParallelRun();
 
 /// Adds the field-data string array `JZDevice` naming the backend that ran.
 void AddDeviceFieldData(vtkDataObject* output, jz::Backend backend);
+
+/// @name Parallel runs (collective: every rank calls them at the same point)
+///@{
+/// The first failing rank's message ("rank r: ..." on several ranks) when
+/// any rank passes a non-empty `localError`, else an empty string. Every
+/// rank gets the same answer, so all of them stop together.
+std::string AgreeOnError(jz::Communicator& comm, const std::string& localError);
+
+/// Whether `local` is true on every rank.
+bool AllRanks(jz::Communicator& comm, bool local);
+
+/// Global ids of this rank's `numLocal` points, unique over all ranks: the
+/// GlobalIds already in `ids` when the ranks with points have them, else the
+/// point's index in the concatenation of all ranks' points in rank order
+/// (with one process `ids` then stays null: the kernels use the input index,
+/// which is the same). False with `error` (the same on every rank) when only
+/// some ranks have GlobalIds.
+bool MakeGlobalIds(
+  jz::Communicator& comm, std::size_t numLocal, Buffer<jz::GlobalId>& ids, std::string& error);
+///@}
+
+/// `output` becomes a shallow copy of `target` with the result arrays (one
+/// tuple per point of target's pieces, concatenated in GetLeaves order) split
+/// back onto the pieces; `activeScalars` names the active scalars.
+void AttachResults(vtkDataObject* target, vtkDataObject* output,
+  const std::vector<vtkDataArray*>& results, const char* activeScalars);
+
+/// With the environment variable JZ_RUNINFO set (non-empty, not 0), prints
+/// the kernel's stage times and counters to stderr, one line per entry,
+/// prefixed with the filter's name and the rank (for benchmarks).
+void ReportRunInfo(const char* filter, const jz::RunInfo& info, const jz::Communicator& comm);
 }
 
 #endif

@@ -241,4 +241,53 @@ JZ_TEST(DistributedFofMatchesSerial)
   fofCase("uniform", "slabs", 4, 0.06, true); // beyond percolation: one giant group across ranks
 }
 
+JZ_TEST(DistributedErrorOnOneRankFailsAll)
+{
+  // A NaN on rank 1 only: every rank throws the same message, none hangs.
+  for (int algorithm = 0; algorithm < 2; ++algorithm)
+  {
+    const int ranks = 3;
+    std::vector<std::string> messages(ranks);
+    jztest::ThreadWorld world(ranks);
+    world.run([&](jz::Communicator& comm) {
+      std::vector<double> xyz = jztest::makePoints<double>("uniform", 200, 40 + comm.rank());
+      if (comm.rank() == 1) xyz[7] = std::nan("");
+      std::vector<jz::GlobalId> ids(200);
+      for (int i = 0; i < 200; ++i) ids[i] = jz::GlobalId(200 * comm.rank() + i);
+      try
+      {
+        if (algorithm == 0)
+        {
+          jz::KnnProblem<double> pr;
+          pr.sources = xyz.data();
+          pr.numSources = 200;
+          pr.sourceIds = ids.data();
+          pr.k = 4;
+          std::vector<double> h(200);
+          jz::KnnResults<double> out;
+          out.smoothingLength = h.data();
+          jz::computeKnnDistributed(pr, out, comm, jz::Backend::CPU);
+        }
+        else
+        {
+          jz::FofProblem<double> pr;
+          pr.points = xyz.data();
+          pr.numPoints = 200;
+          pr.ids = ids.data();
+          pr.linkingLength = 0.05;
+          jz::FofDistributedResult res;
+          jz::computeFofDistributed(pr, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU);
+        }
+      }
+      catch (const jz::Error& e)
+      {
+        messages[comm.rank()] = e.what();
+      }
+    });
+    for (int r = 0; r < ranks; ++r)
+      JZ_CHECK_MSG(messages[r].find("rank 1:") == 0 && messages[r].find("non-finite") != std::string::npos,
+        "rank " << r << " said '" << messages[r] << "'");
+  }
+}
+
 JZ_TEST_MAIN()

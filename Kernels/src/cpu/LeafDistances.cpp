@@ -90,89 +90,6 @@ Index nearBox(const T* xs, const T* ys, const T* zs, Index n, const T* lo, const
   return count;
 }
 
-// AVX2: 8 floats or 4 doubles per step, survivors taken from the comparison
-// mask bit by bit.
-__attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const float* xs, const float* ys,
-  const float* zs, Index n, const float* p, const float* periods, float filter2, Index* out)
-{
-  const __m256 px = _mm256_set1_ps(p[0]), py = _mm256_set1_ps(p[1]), pz = _mm256_set1_ps(p[2]);
-  const __m256 f = _mm256_set1_ps(filter2);
-  const __m256 signMask = _mm256_set1_ps(-0.0f);
-  const bool periodic = periods != nullptr;
-  const __m256 lx = _mm256_set1_ps(periodic ? periods[0] : 0.f);
-  const __m256 ly = _mm256_set1_ps(periodic ? periods[1] : 0.f);
-  const __m256 lz = _mm256_set1_ps(periodic ? periods[2] : 0.f);
-  Index count = 0;
-  Index i = 0;
-  for (; i < n; i += 8)
-  {
-    __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(xs + i), px);
-    __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(ys + i), py);
-    __m256 dz = _mm256_sub_ps(_mm256_loadu_ps(zs + i), pz);
-    if (periodic)
-    {
-      dx = _mm256_andnot_ps(signMask, dx);
-      dy = _mm256_andnot_ps(signMask, dy);
-      dz = _mm256_andnot_ps(signMask, dz);
-      dx = _mm256_min_ps(dx, _mm256_sub_ps(lx, dx));
-      dy = _mm256_min_ps(dy, _mm256_sub_ps(ly, dy));
-      dz = _mm256_min_ps(dz, _mm256_sub_ps(lz, dz));
-    }
-    __m256 d2 = _mm256_mul_ps(dx, dx);
-    d2 = _mm256_fmadd_ps(dy, dy, d2);
-    d2 = _mm256_fmadd_ps(dz, dz, d2);
-    unsigned mask = unsigned(_mm256_movemask_ps(_mm256_cmp_ps(d2, f, _CMP_LE_OQ)));
-    if (n - i < 8) mask &= (1u << (n - i)) - 1; // lanes past the end are padding
-    while (mask)
-    {
-      out[count++] = i + Index(__builtin_ctz(mask));
-      mask &= mask - 1;
-    }
-  }
-  return count;
-}
-
-__attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const double* xs,
-  const double* ys, const double* zs, Index n, const double* p, const double* periods,
-  double filter2, Index* out)
-{
-  const __m256d px = _mm256_set1_pd(p[0]), py = _mm256_set1_pd(p[1]), pz = _mm256_set1_pd(p[2]);
-  const __m256d f = _mm256_set1_pd(filter2);
-  const __m256d signMask = _mm256_set1_pd(-0.0);
-  const bool periodic = periods != nullptr;
-  const __m256d lx = _mm256_set1_pd(periodic ? periods[0] : 0.0);
-  const __m256d ly = _mm256_set1_pd(periodic ? periods[1] : 0.0);
-  const __m256d lz = _mm256_set1_pd(periodic ? periods[2] : 0.0);
-  Index count = 0;
-  Index i = 0;
-  for (; i < n; i += 4)
-  {
-    __m256d dx = _mm256_sub_pd(_mm256_loadu_pd(xs + i), px);
-    __m256d dy = _mm256_sub_pd(_mm256_loadu_pd(ys + i), py);
-    __m256d dz = _mm256_sub_pd(_mm256_loadu_pd(zs + i), pz);
-    if (periodic)
-    {
-      dx = _mm256_andnot_pd(signMask, dx);
-      dy = _mm256_andnot_pd(signMask, dy);
-      dz = _mm256_andnot_pd(signMask, dz);
-      dx = _mm256_min_pd(dx, _mm256_sub_pd(lx, dx));
-      dy = _mm256_min_pd(dy, _mm256_sub_pd(ly, dy));
-      dz = _mm256_min_pd(dz, _mm256_sub_pd(lz, dz));
-    }
-    __m256d d2 = _mm256_mul_pd(dx, dx);
-    d2 = _mm256_fmadd_pd(dy, dy, d2);
-    d2 = _mm256_fmadd_pd(dz, dz, d2);
-    unsigned mask = unsigned(_mm256_movemask_pd(_mm256_cmp_pd(d2, f, _CMP_LE_OQ)));
-    if (n - i < 4) mask &= (1u << (n - i)) - 1; // lanes past the end are padding
-    while (mask)
-    {
-      out[count++] = i + Index(__builtin_ctz(mask));
-      mask &= mask - 1;
-    }
-  }
-  return count;
-}
-
 template <class V>
 struct Avx;
 
@@ -188,6 +105,8 @@ struct Avx<float>
   __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
   __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
   __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg abs(Reg a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
   {
     return unsigned(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ)));
@@ -206,11 +125,53 @@ struct Avx<double>
   __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_pd(a, b); }
   __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_pd(a, b); }
   __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg abs(Reg a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
+  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_pd(a, b, c); }
   __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
   {
     return unsigned(_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
   }
 };
+
+// AVX2: 8 floats or 4 doubles per step, survivors taken from the comparison
+// mask bit by bit.
+template <class T>
+__attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const T* xs, const T* ys,
+  const T* zs, Index n, const T* p, const T* periods, T filter2, Index* out)
+{
+  using A = Avx<T>;
+  const typename A::Reg px = A::set1(p[0]), py = A::set1(p[1]), pz = A::set1(p[2]);
+  const typename A::Reg f = A::set1(filter2);
+  const bool periodic = periods != nullptr;
+  const typename A::Reg lx = A::set1(periodic ? periods[0] : T(0));
+  const typename A::Reg ly = A::set1(periodic ? periods[1] : T(0));
+  const typename A::Reg lz = A::set1(periodic ? periods[2] : T(0));
+  Index count = 0;
+  for (Index i = 0; i < n; i += A::kLanes)
+  {
+    typename A::Reg dx = A::sub(A::load(xs + i), px);
+    typename A::Reg dy = A::sub(A::load(ys + i), py);
+    typename A::Reg dz = A::sub(A::load(zs + i), pz);
+    if (periodic)
+    {
+      dx = A::abs(dx);
+      dy = A::abs(dy);
+      dz = A::abs(dz);
+      dx = A::min(dx, A::sub(lx, dx));
+      dy = A::min(dy, A::sub(ly, dy));
+      dz = A::min(dz, A::sub(lz, dz));
+    }
+    const typename A::Reg d2 = A::fmadd(dz, dz, A::fmadd(dy, dy, A::mul(dx, dx)));
+    unsigned mask = A::le(d2, f);
+    if (n - i < Index(A::kLanes)) mask &= (1u << (n - i)) - 1; // lanes past the end are padding
+    while (mask)
+    {
+      out[count++] = i + Index(__builtin_ctz(mask));
+      mask &= mask - 1;
+    }
+  }
+  return count;
+}
 
 // Per-dimension gap between x and [lo, hi] (nearest image when period > 0).
 template <class T>
@@ -272,7 +233,7 @@ bool haveAvx2()
 Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
   const float* periods, float filter2, Index* out)
 {
-  if (haveAvx2()) return candidatesAvx2(xs, ys, zs, n, p, periods, filter2, out);
+  if (haveAvx2()) return candidatesAvx2<float>(xs, ys, zs, n, p, periods, filter2, out);
   return periods ? candidatesScalar<float, true>(xs, ys, zs, n, p, periods, filter2, out)
                  : candidatesScalar<float, false>(xs, ys, zs, n, p, periods, filter2, out);
 }
@@ -280,7 +241,7 @@ Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n,
 Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n,
   const double* p, const double* periods, double filter2, Index* out)
 {
-  if (haveAvx2()) return candidatesAvx2(xs, ys, zs, n, p, periods, filter2, out);
+  if (haveAvx2()) return candidatesAvx2<double>(xs, ys, zs, n, p, periods, filter2, out);
   return periods ? candidatesScalar<double, true>(xs, ys, zs, n, p, periods, filter2, out)
                  : candidatesScalar<double, false>(xs, ys, zs, n, p, periods, filter2, out);
 }

@@ -12,6 +12,7 @@
 
 #include "Decomposition.h"
 #include "GhostSelection.h"
+#include "InputChecks.h"
 #include "jz/Distributed.h"
 
 namespace jz
@@ -74,15 +75,9 @@ std::string localFofError(const FofProblem<T>& pr)
 {
   if (!std::isfinite(pr.linkingLength) || !(pr.linkingLength > 0))
     return "the linking length must be positive and finite (got " + std::to_string(pr.linkingLength) + ")";
-  if (pr.periodic)
-  {
-    for (int d = 0; d < 3; ++d)
-      if (!std::isfinite(pr.boxLo[d]) || !std::isfinite(pr.boxHi[d]) || !(pr.boxHi[d] > pr.boxLo[d]))
-        return "the periodic box must have finite bounds with max > min in every dimension";
-  }
-  for (std::size_t i = 0; i < 3 * pr.numPoints; ++i)
-    if (!std::isfinite(pr.points[i]))
-      return "point " + std::to_string(i / 3) + " has a non-finite coordinate (NaN or infinity)";
+  std::string e = periodicBoxError(pr.periodic, pr.boxLo, pr.boxHi);
+  if (e.empty()) e = nonFiniteError(pr.points, pr.numPoints, "point");
+  if (!e.empty()) return e;
   if (pr.numPoints > 0 && !pr.ids) return "distributed friends-of-friends needs global point ids";
   return {};
 }

@@ -9,6 +9,7 @@
 #include "../KnnBackends.h"
 #include "Decomposition.h"
 #include "GhostSelection.h"
+#include "InputChecks.h"
 #include "jz/Distributed.h"
 
 namespace jz
@@ -40,21 +41,9 @@ template <class T>
 std::string localProblemError(const KnnProblem<T>& pr)
 {
   if (pr.k < 1) return "the number of neighbours K must be at least 1 (got " + std::to_string(pr.k) + ")";
-  if (pr.periodic)
-  {
-    for (int d = 0; d < 3; ++d)
-      if (!std::isfinite(pr.boxLo[d]) || !std::isfinite(pr.boxHi[d]) || !(pr.boxHi[d] > pr.boxLo[d]))
-        return "the periodic box must have finite bounds with max > min in every dimension";
-  }
-  auto checkPoints = [](const T* xyz, std::size_t n, const char* what) -> std::string {
-    for (std::size_t i = 0; i < 3 * n; ++i)
-      if (!std::isfinite(xyz[i]))
-        return std::string(what) + " point " + std::to_string(i / 3) +
-          " has a non-finite coordinate (NaN or infinity)";
-    return {};
-  };
-  std::string e = checkPoints(pr.sources, pr.numSources, "source");
-  if (e.empty() && pr.queries) e = checkPoints(pr.queries, pr.numQueries, "query");
+  std::string e = periodicBoxError(pr.periodic, pr.boxLo, pr.boxHi);
+  if (e.empty()) e = nonFiniteError(pr.sources, pr.numSources, "source point");
+  if (e.empty() && pr.queries) e = nonFiniteError(pr.queries, pr.numQueries, "query point");
   if (e.empty() && pr.sourceMasses)
   {
     for (std::size_t i = 0; i < pr.numSources; ++i)

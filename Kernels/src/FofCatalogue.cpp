@@ -20,14 +20,12 @@ namespace jz
 namespace
 {
 // Nearest-image offset of x from ref (period <= 0: plain difference).
+// Offset of x from ref, nearest image when periodic (points may lie any
+// number of periods outside the box).
 inline double offset(double x, double ref, double period)
 {
   double d = x - ref;
-  if (period > 0)
-  {
-    if (d > 0.5 * period) d -= period;
-    else if (d < -0.5 * period) d += period;
-  }
+  if (period > 0) d -= period * std::nearbyint(d / period);
   return d;
 }
 

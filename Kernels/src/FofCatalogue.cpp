@@ -3,8 +3,8 @@
 // mean velocity and velocity dispersion per kept group, in double.
 //
 // Two passes over the points: the first accumulates count, mass, the mass-
-// weighted offset from a reference member (the group's first member in input
-// order, nearest image when periodic) and the momentum; the second the
+// weighted offset from a reference member (the group's member with the
+// smallest global id, nearest image when periodic) and the momentum; the second the
 // squared distances from the centre of mass and the squared velocity
 // deviations. Threads accumulate into private arrays that are summed in
 // thread order, so results are deterministic for a given thread count.
@@ -19,9 +19,8 @@ namespace jz
 {
 namespace
 {
-// Nearest-image offset of x from ref (period <= 0: plain difference).
 // Offset of x from ref, nearest image when periodic (points may lie any
-// number of periods outside the box).
+// number of periods outside the box); period <= 0: plain difference.
 inline double offset(double x, double ref, double period)
 {
   double d = x - ref;

@@ -241,6 +241,42 @@ JZ_TEST(DistributedFofMatchesSerial)
   fofCase("uniform", "slabs", 4, 0.06, true); // beyond percolation: one giant group across ranks
 }
 
+JZ_TEST(FofInvariantToWholePeriodShifts)
+{
+  // Moving points by whole periods changes nothing: groups, sizes and the
+  // catalogue (centres wrapped into the box) stay the same.
+  std::vector<double> xyz = jztest::makePoints<double>("clustered", 5000, 9);
+  for (double& x : xyz) x = x - std::floor(x); // inside [0, 1)
+  std::vector<double> shifted = xyz;
+  std::mt19937 rng(1);
+  for (double& x : shifted) x += double(int(rng() % 7) - 3);
+  std::vector<jz::GlobalId> ids(5000);
+  for (int i = 0; i < 5000; ++i) ids[i] = 5000 - i;
+  jz::FofProblem<double> pr;
+  pr.numPoints = 5000;
+  pr.ids = ids.data();
+  pr.linkingLength = 0.01;
+  pr.periodic = true;
+  jz::FofDistributedOptions opt;
+  opt.minimumGroupSize = 10;
+  jz::SerialCommunicator one;
+  jz::FofDistributedResult a, b;
+  pr.points = xyz.data();
+  jz::computeFofDistributed(pr, opt, a, one, jz::Backend::CPU);
+  pr.points = shifted.data();
+  jz::computeFofDistributed(pr, opt, b, one, jz::Backend::CPU);
+  JZ_CHECK(a.numGroups > 3);
+  JZ_CHECK(a.groupId == b.groupId);
+  JZ_CHECK(a.groupSize == b.groupSize);
+  JZ_CHECK_EQ(a.catalogue.numGroups, b.catalogue.numGroups);
+  for (std::size_t g = 0; g < a.catalogue.numGroups && g < b.catalogue.numGroups; ++g)
+  {
+    JZ_CHECK(std::fabs(a.catalogue.inertiaRadius[g] - b.catalogue.inertiaRadius[g]) < 1e-9);
+    for (int d = 0; d < 3; ++d)
+      JZ_CHECK(std::fabs(a.catalogue.centerOfMass[3 * g + d] - b.catalogue.centerOfMass[3 * g + d]) < 1e-9);
+  }
+}
+
 JZ_TEST(DistributedErrorOnOneRankFailsAll)
 {
   // A NaN on rank 1 only: every rank throws the same message, none hangs.

@@ -37,9 +37,14 @@
  *
  * Errors (vtkErrorMacro, empty output): non-finite coordinates, K < 1, K
  * larger than the number of Input points, a mass array with the wrong number
- * of tuples or components, a non-positive periodic box, an unusable Device,
- * and (for now) runs on more than one MPI process. An empty Input gives an
- * empty output without error.
+ * of tuples or components, a non-positive periodic box, an unusable Device.
+ * An empty Input gives an empty output without error.
+ *
+ * Parallel runs (pvbatch/pvserver with MPI): each rank passes its own pieces;
+ * the results equal a serial run of all ranks' points together (NeighborIds
+ * are global ids: the GlobalIds point array, else the index in the
+ * concatenation of the ranks' points in rank order) and stay on the point's
+ * rank and piece. An error on any rank fails the filter on every rank.
  *
  * @sa vtkPointDensityFilter vtkStaticPointLocator
  */

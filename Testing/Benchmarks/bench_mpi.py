@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""MPI benchmark of both filters (not a test): strong scaling and
+communication volume, from mpiexec pvbatch runs of bench_mpi_rank.py with
+JZ_RUNINFO=1 (per-rank stage times and counters of the distributed kernels).
+
+  strong:  1e7 points (uniform, clustered), 1 rank x 1 thread vs 2 ranks x
+           1 thread (and 1 rank x 2 threads for reference): wall time,
+           parallel efficiency T1 / (P T_P), share of the slowest rank's time in
+           communication stages (decomposition, ghost exchange, label
+           agreement, sizes and numbering, results home).
+  volume:  1e6 points per rank on 2, 4, 8 ranks (oversubscribed is fine:
+           counts do not depend on timing), uniform and clustered: ghost
+           points received per local point, mean and max over ranks.
+
+Usage: bench_mpi.py [strong] [volume]   (both by default)
+"""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "Python"))
+from mpi_env import mpiexec_command, pvbatch  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+COMM = ("decomposition", "ghost exchange", "label agreement", "sizes and numbering", "results home")
+
+
+def run(P, threads, kind, size, filters="knn,fof"):
+    launcher = mpiexec_command(P)  # also sets the OpenMPI environment
+    env = dict(os.environ, JZ_RUNINFO="1", OMP_NUM_THREADS=str(threads))
+    env.setdefault("PV_PLUGIN_PATH", os.path.join(ROOT, "build/lib/paraview-5.11/plugins/JZTree"))
+    cmd = launcher + ["--bind-to", "none", pvbatch(), "--symmetric",
+                                os.path.join(HERE, "bench_mpi_rank.py"), kind, size, filters]
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=1800)
+    if p.returncode != 0:
+        print(p.stdout[-3000:])
+        raise SystemExit("run failed")
+    wall, stages, counters = {}, {}, {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"WALL (\w+) ([\d.]+)", line)
+        if m:
+            wall[m.group(1)] = float(m.group(2))
+        m = re.match(r'JZRUNINFO (\w+) rank (\d+)/\d+ (seconds|counter) "([^"]+)" (\S+)', line)
+        if m:
+            f = "knn" if m.group(1) == "KNNDensity" else "fof"
+            d = stages if m.group(3) == "seconds" else counters
+            d.setdefault(f, {}).setdefault(int(m.group(2)), {})[m.group(4)] = float(m.group(5))
+    return wall, stages, counters
+
+
+def strong():
+    print("## Strong scaling, 1e7 points (K=16 periodic; FoF b=0.2 periodic), CPU")
+    print("| data | filter | 1 rank x1 thr [s] | 1 rank x2 thr [s] | 2 ranks x1 thr [s] | efficiency T1/(2 T2) | comm. share (2 ranks) |")
+    print("|---|---|---|---|---|---|---|")
+    for kind in ("uniform", "clustered"):
+        w11, _, _ = run(1, 1, kind, "1e7")
+        w12, _, _ = run(1, 2, kind, "1e7")
+        w21, st, _ = run(2, 1, kind, "1e7")
+        for f in ("knn", "fof"):
+            share = max(sum(v for k, v in st[f][r].items() if k in COMM) for r in st[f]) / w21[f]
+            print(f"| {kind} | {f} | {w11[f]:.2f} | {w12[f]:.2f} | {w21[f]:.2f} | "
+                  f"{w11[f] / (2 * w21[f]):.0%} | {share:.0%} |", flush=True)
+
+
+def volume():
+    print("\n## Communication volume, 1e6 points per rank: ghost points received per local point")
+    print("| data | ranks | kNN mean | kNN max | FoF mean | FoF max |")
+    print("|---|---|---|---|---|---|")
+    for kind in ("uniform", "clustered"):
+        for P in (2, 4, 8):
+            _, _, c = run(P, 1, kind, "perrank:1e6")
+            kr = [c["knn"][r]["ghost sources received"] / max(1.0, c["knn"][r]["local sources"]) for r in c["knn"]]
+            fr = [c["fof"][r]["ghost points received"] / max(1.0, c["fof"][r]["local points"]) for r in c["fof"]]
+            print(f"| {kind} | {P} | {sum(kr) / len(kr):.3f} | {max(kr):.3f} | "
+                  f"{sum(fr) / len(fr):.3f} | {max(fr):.3f} |", flush=True)
+
+
+if __name__ == "__main__":
+    what = sys.argv[1:] or ["strong", "volume"]
+    if "strong" in what:
+        strong()
+    if "volume" in what:
+        volume()

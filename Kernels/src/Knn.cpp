@@ -1,4 +1,5 @@
 // computeKnn: input validation and backend dispatch.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -59,7 +60,12 @@ RunInfo computeKnn(const KnnProblem<T>& problem, const KnnResults<T>& results, B
 {
   RunInfo info;
   const bool self = problem.queries == nullptr;
-  const std::size_t numQueries = self ? problem.numSources : problem.numQueries;
+  if (!self && problem.numSelfQueries < problem.numSources)
+  {
+    throw Error("numSelfQueries applies to self queries only");
+  }
+  const std::size_t numQueries =
+    self ? std::min(problem.numSources, problem.numSelfQueries) : problem.numQueries;
   if (numQueries == 0 && problem.numSources == 0)
   {
     info.backend = backend == Backend::CUDA ? resolveBackend(backend) : Backend::CPU;
@@ -72,7 +78,20 @@ RunInfo computeKnn(const KnnProblem<T>& problem, const KnnResults<T>& results, B
   {
     try
     {
-      knnCuda(problem, results, info, control);
+      if (self && problem.numSelfQueries < problem.numSources)
+      {
+        // The GPU walk has no query subset: the first sources query as a
+        // separate query set instead (same results).
+        KnnProblem<T> separate = problem;
+        separate.queries = problem.sources;
+        separate.numQueries = numQueries;
+        separate.numSelfQueries = std::size_t(-1);
+        knnCuda(separate, results, info, control);
+      }
+      else
+      {
+        knnCuda(problem, results, info, control);
+      }
       return info;
     }
     catch (const Aborted&)

@@ -241,6 +241,42 @@ JZ_TEST(KnnTopHatAndMasses)
   }
 }
 
+JZ_TEST(KnnSelfQueryPrefix)
+{
+  // Only the first m sources query; the rest are sources only. Same results
+  // as querying with an explicit copy of those m points.
+  auto pts = jztest::makePoints<float>("clustered", 7000, 12);
+  const std::size_t m = 4000;
+  for (int periodic = 0; periodic < 2; ++periodic)
+  {
+    jz::KnnProblem<float> pr;
+    pr.sources = pts.data();
+    pr.numSources = 7000;
+    pr.k = 20;
+    pr.periodic = periodic;
+    pr.numSelfQueries = m;
+    std::vector<jz::GlobalId> a(m * 20, -1), b(m * 20, -2);
+    std::vector<float> ha(m, -1), hb(m, -2), ra(m), rb(m);
+    jz::KnnResults<float> outA;
+    outA.neighborIds = a.data();
+    outA.smoothingLength = ha.data();
+    outA.density = ra.data();
+    jz::computeKnn(pr, outA, jz::Backend::CPU);
+    jz::KnnProblem<float> sep = pr;
+    sep.numSelfQueries = std::size_t(-1);
+    sep.queries = pts.data();
+    sep.numQueries = m;
+    jz::KnnResults<float> outB;
+    outB.neighborIds = b.data();
+    outB.smoothingLength = hb.data();
+    outB.density = rb.data();
+    jz::computeKnn(sep, outB, jz::Backend::CPU);
+    JZ_CHECK(a == b);
+    JZ_CHECK(ha == hb);
+    for (std::size_t i = 0; i < m; ++i) JZ_CHECK(std::fabs(ra[i] - rb[i]) <= 1e-5f * rb[i]);
+  }
+}
+
 JZ_TEST(KnnBadInput)
 {
   auto pts = jztest::makePoints<float>("uniform", 100);

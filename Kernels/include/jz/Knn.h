@@ -29,6 +29,10 @@ struct KnnProblem
   // distance ties (smaller first); nullptr means the source index.
   const GlobalId* sourceIds = nullptr;
   int k = 32;
+  // Self query only: when smaller than numSources, only the first
+  // numSelfQueries sources query (results are for those); the others are
+  // sources only, e.g. ghost points received from other ranks.
+  std::size_t numSelfQueries = std::size_t(-1);
   // Periodic box [boxLo, boxHi); points outside are wrapped in.
   bool periodic = false;
   double boxLo[3] = { 0, 0, 0 };

@@ -35,11 +35,13 @@ template <class T>
 class KnnWalkCpu
 {
 public:
-  KnnWalkCpu(const ZTree<T>& tree, int k, const RunControl& control, bool sortedNeighbors = true)
+  KnnWalkCpu(const ZTree<T>& tree, int k, const RunControl& control, bool sortedNeighbors = true,
+    Index queryLimit = Index(-1))
     : tree_(tree)
     , k_(k)
     , control_(control)
     , wantSortedNeighbors_(sortedNeighbors)
+    , queryLimit_(queryLimit)
   {
   }
 
@@ -297,6 +299,7 @@ private:
             if (ownD2.size() < ownCount) ownD2.resize(ownCount);
             for (Index q = 0; q < nq; ++q)
             {
+              if (qry.inputIndex[q0 + q] >= queryLimit_) continue;
               const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
               leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, ownCount,
                 p, periodsOrNull, ownD2.data());
@@ -312,7 +315,8 @@ private:
           {
             const double w2 = bound2[q];
             filter2[q] = w2 < 1e30 ? T(w2 * (1 + 1e-5) + 1e-30) : std::numeric_limits<T>::max();
-            leafBound2 = std::max(leafBound2, w2);
+            if (qry.inputIndex[q0 + q] >= queryLimit_) filter2[q] = T(-1); // a source only
+            else leafBound2 = std::max(leafBound2, w2);
           }
           for (const auto& entry : entries)
           {
@@ -346,6 +350,7 @@ private:
           }
           for (Index q = 0; q < nq; ++q)
           {
+            if (qry.inputIndex[q0 + q] >= queryLimit_) continue;
             buffers[q].finish(sorted);
             reduce(q0 + q, buffers[q]);
           }
@@ -364,6 +369,8 @@ private:
   int k_;
   const RunControl& control_;
   bool wantSortedNeighbors_;
+  // Query points with an input index at or above this only act as sources.
+  Index queryLimit_;
 };
 // The node-to-node walks of the planes above the leaves (Algorithm 1, lines
 // 1-5 without the last plane): the parents of the leaves and their
@@ -417,7 +424,8 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   } restore{ threadsBefore };
 
   const bool self = problem.queries == nullptr;
-  const std::size_t numQueries = self ? problem.numSources : problem.numQueries;
+  const std::size_t numQueries =
+    self ? std::min(problem.numSources, problem.numSelfQueries) : problem.numQueries;
   if (numQueries == 0) return;
 
   Periodicity per;
@@ -456,7 +464,8 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
     leafControl.progress = [&](double f) { return control.progress(0.4 + 0.6 * f); };
   }
   const bool lists = results.neighborIds || results.neighborDistances;
-  KnnWalkCpu<T> leafWalk(tree, k, leafControl, lists);
+  const Index queryLimit = self ? Index(numQueries) : Index(-1);
+  KnnWalkCpu<T> leafWalk(tree, k, leafControl, lists, queryLimit);
   leafWalk.leafToLeaf(leafParentSplit, parents, &keys, [&](Index q, const CandidateBuffer& nb) {
     const std::size_t out = qry.inputIndex[q];
     const double h2 = nb.d2(k - 1);

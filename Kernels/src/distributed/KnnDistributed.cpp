@@ -151,7 +151,9 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
     }
     if (it.payload.role & kIsQuery)
     {
-      qryXyz.insert(qryXyz.end(), it.p, it.p + 3);
+      // A self query keeps one copy of each point: the local sources, in
+      // the same order, are the queries.
+      if (!self) qryXyz.insert(qryXyz.end(), it.p, it.p + 3);
       qryRank.push_back(it.payload.originRank);
       qryIndex.push_back(it.payload.originIndex);
     }
@@ -165,8 +167,9 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
   {
     ZTree<T> tree;
     const Index ns = Index(srcIds.size()), nq = Index(qryIndex.size());
-    buildTreeCpu(srcXyz.data(), ns, nq ? qryXyz.data() : (const T*)nullptr, nq, per,
-      problem.boxLo, TreeBuildOptions(), tree, RunControl());
+    const bool joint = !self && nq > 0; // a self query needs a sources-only tree
+    buildTreeCpu(srcXyz.data(), ns, joint ? qryXyz.data() : (const T*)nullptr, joint ? nq : 0,
+      per, problem.boxLo, TreeBuildOptions(), tree, RunControl());
     std::vector<Region<T>> regions;
     if (nq > 0 && ns > 0)
     {
@@ -177,7 +180,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
       // No local sources: every source anywhere may be needed.
       Region<T> all;
       boxSetEmpty(all.box);
-      for (Index q = 0; q < nq; ++q) boxExtend(all.box, &qryXyz[3 * q]);
+      const std::vector<T>& qxyz = self ? srcXyz : qryXyz;
+      for (Index q = 0; q < nq; ++q) boxExtend(all.box, &qxyz[3 * q]);
       all.radius2 = kInfinity;
       regions.push_back(all);
     }
@@ -239,8 +243,16 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
       KnnProblem<T> local;
       local.sources = srcXyz.data();
       local.numSources = srcIds.size();
-      local.queries = qryXyz.data();
-      local.numQueries = nq;
+      if (self)
+      {
+        // The local points come first among the sources; ghosts only source.
+        local.numSelfQueries = nq;
+      }
+      else
+      {
+        local.queries = qryXyz.data();
+        local.numQueries = nq;
+      }
       local.sourceIds = srcIds.data();
       local.sourceMasses = withMasses ? srcMass.data() : nullptr;
       local.k = k;

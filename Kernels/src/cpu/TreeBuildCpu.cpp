@@ -15,42 +15,15 @@ namespace jz
 {
 namespace
 {
+// Rejects non-finite coordinates, naming the first offending point.
 template <class T>
-T wrapCoordinate(T x, double lo, double length)
-{
-  double w = double(x) - length * std::floor((double(x) - lo) / length);
-  T t = T(w);
-  if (double(t) >= lo + length || double(t) < lo) t = T(lo);
-  return t;
-}
-
-// Copies the input into sort records, wrapping into the periodic box and
-// rejecting non-finite coordinates.
-template <class T>
-void fillRecords(const T* xyz, Index n, Index idOffset, const Periodicity& per, const double* boxLo,
-  const char* what, Record<T>* out)
+void checkFinite(const T* xyz, Index n, const char* what)
 {
   long long firstBad = (long long)n;
 #pragma omp parallel for schedule(static) reduction(min : firstBad)
   for (long long i = 0; i < (long long)n; ++i)
-  {
-    Record<T>& r = out[i];
     for (int d = 0; d < kDim; ++d)
-    {
-      T x = xyz[3 * i + d];
-      if (!std::isfinite(x))
-      {
-        firstBad = std::min(firstBad, i);
-        x = T(0);
-      }
-      else if (per.enabled())
-      {
-        x = wrapCoordinate(x, boxLo[d], per.length[d]);
-      }
-      r.p[d] = x + T(0); // -0 -> +0
-    }
-    r.id = idOffset + Index(i);
-  }
+      if (!std::isfinite(xyz[3 * i + d])) firstBad = std::min(firstBad, i);
   if (firstBad < (long long)n)
   {
     throw Error(std::string(what) + " point " + std::to_string(firstBad) +
@@ -92,80 +65,95 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   }
   const Index n = Index(total);
 
-  // 1. z-order sort of all points jointly (section II-E).
-  std::vector<Record<T>> records(n);
-  fillRecords(sources, numSources, 0, periodicity, boxLo, "source", records.data());
-  if (!tree.selfQuery)
-  {
-    fillRecords(queries, numQueries, numSources, periodicity, boxLo, "query",
-      records.data() + numSources);
-  }
+  // 1. z-order sort of all points jointly (section II-E), as an order of
+  // joint indices over the caller's arrays: no copy of the coordinates.
+  checkFinite(sources, numSources, "source");
+  if (!tree.selfQuery) checkFinite(queries, numQueries, "query");
+  JointPoints<T> points{ sources, numSources, tree.selfQuery ? nullptr : queries, numQueries,
+    periodicity, { boxLo[0], boxLo[1], boxLo[2] } };
+  if (!periodicity.enabled()) points.boxLo[0] = points.boxLo[1] = points.boxLo[2] = 0;
   reportProgress(control, 0.02);
-  zSortCpu(records);
+  std::vector<Index> order = zSortOrder(points);
   reportProgress(control, 0.5);
 
-  // 2. Morton level of every gap, and the per-type prefix counts.
-  std::vector<int> gapLevel(std::size_t(n) + 1);
-  gapLevel[0] = kLevelInfinite;
-  gapLevel[n] = kLevelInfinite;
-#pragma omp parallel for schedule(static)
-  for (long long i = 1; i < (long long)n; ++i)
-  {
-    gapLevel[i] = mortonLevel(records[i - 1].p, records[i].p);
-  }
-  std::vector<Index> queryPrefix;
-  if (!tree.selfQuery)
-  {
-    queryPrefix.resize(std::size_t(n) + 1);
-    queryPrefix[0] = 0;
-    for (Index i = 0; i < n; ++i)
-    {
-      queryPrefix[i + 1] = queryPrefix[i] + (records[i].id >= numSources ? 1 : 0);
-    }
-  }
-
-  // 3. Separate the types again, keeping z-order (section II-E).
+  // 2. Separate the types again, keeping z-order (section II-E), as sorted
+  // coordinate arrays.
   auto scatter = [&](SortedPoints<T>& out, bool wantQueries, Index count) {
-    out.x.resize(count + kSimdPadding);
-    out.y.resize(count + kSimdPadding);
-    out.z.resize(count + kSimdPadding);
+    out.x.assign(count + kSimdPadding, T(0));
+    out.y.assign(count + kSimdPadding, T(0));
+    out.z.assign(count + kSimdPadding, T(0));
     out.inputIndex.resize(count);
     Index k = 0;
     for (Index i = 0; i < n; ++i)
     {
-      const Record<T>& r = records[i];
-      const bool isQuery = r.id >= numSources;
+      const Index id = order[i];
+      const bool isQuery = id >= numSources;
       if (isQuery != wantQueries) continue;
-      out.x[k] = r.p[0];
-      out.y[k] = r.p[1];
-      out.z[k] = r.p[2];
-      out.inputIndex[k] = isQuery ? r.id - numSources : r.id;
+      T p[kDim];
+      points.get(id, p);
+      out.x[k] = p[0];
+      out.y[k] = p[1];
+      out.z[k] = p[2];
+      out.inputIndex[k] = isQuery ? id - numSources : id;
       ++k;
     }
   };
+  std::vector<Index> queryPrefix;
   if (tree.selfQuery)
   {
-    // Single type: a parallel copy.
+    // Single type: a parallel gather.
     SortedPoints<T>& s = tree.sources;
-    s.x.resize(n + kSimdPadding);
-    s.y.resize(n + kSimdPadding);
-    s.z.resize(n + kSimdPadding);
-    s.inputIndex.resize(n);
+    s.x.assign(n + kSimdPadding, T(0));
+    s.y.assign(n + kSimdPadding, T(0));
+    s.z.assign(n + kSimdPadding, T(0));
+    s.inputIndex.swap(order);
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < (long long)n; ++i)
     {
-      s.x[i] = records[i].p[0];
-      s.y[i] = records[i].p[1];
-      s.z[i] = records[i].p[2];
-      s.inputIndex[i] = records[i].id;
+      T p[kDim];
+      points.get(s.inputIndex[i], p);
+      s.x[i] = p[0];
+      s.y[i] = p[1];
+      s.z[i] = p[2];
     }
   }
   else
   {
+    queryPrefix.resize(std::size_t(n) + 1);
+    queryPrefix[0] = 0;
+    for (Index i = 0; i < n; ++i) queryPrefix[i + 1] = queryPrefix[i] + (order[i] >= numSources ? 1 : 0);
     scatter(tree.sources, false, numSources);
     scatter(tree.queries, true, numQueries);
   }
-  std::vector<Record<T>>().swap(records);
+  reportProgress(control, 0.55);
+
+  // 3. Morton level of every gap between consecutive points.
+  std::vector<int> gapLevel(std::size_t(n) + 1);
+  gapLevel[0] = kLevelInfinite;
+  gapLevel[n] = kLevelInfinite;
+  if (tree.selfQuery)
+  {
+    const SortedPoints<T>& s = tree.sources;
+#pragma omp parallel for schedule(static)
+    for (long long i = 1; i < (long long)n; ++i)
+    {
+      const T a[3] = { s.x[i - 1], s.y[i - 1], s.z[i - 1] };
+      const T b[3] = { s.x[i], s.y[i], s.z[i] };
+      gapLevel[i] = mortonLevel(a, b);
+    }
+  }
+  else
+  {
+#pragma omp parallel for schedule(static)
+    for (long long i = 1; i < (long long)n; ++i)
+    {
+      T a[kDim], b[kDim];
+      points.get(order[i - 1], a);
+      points.get(order[i], b);
+      gapLevel[i] = mortonLevel(a, b);
+    }
+  }
+  std::vector<Index>().swap(order);
   reportProgress(control, 0.6);
 
   // 4. Split points of every plane, then the planes themselves.

@@ -14,10 +14,18 @@ namespace jz
 {
 namespace
 {
+// Orders joint indices by the z-order of their points.
 template <class T>
-struct RecordZLess
+struct IndexZLess
 {
-  bool operator()(const Record<T>& a, const Record<T>& b) const { return zLess(a.p, b.p); }
+  const JointPoints<T>* points;
+  bool operator()(Index a, Index b) const
+  {
+    T pa[kDim], pb[kDim];
+    points->get(a, pa);
+    points->get(b, pb);
+    return zLess(pa, pb);
+  }
 };
 
 constexpr int kWindowBits = 10; // fixed-point bits per dimension in the prefix
@@ -70,31 +78,33 @@ void radixSortByHighWord(std::vector<std::uint64_t>& items)
 } // namespace
 
 template <class T>
-void zSortCpu(std::vector<Record<T>>& records)
+std::vector<Index> zSortOrder(const JointPoints<T>& points)
 {
-  const long long n = (long long)records.size();
-  if (n < 2) return;
+  const long long n = (long long)points.size();
+  std::vector<Index> order(n);
+  if (n == 0) return order;
   // Highest bit position of any coordinate.
   double largest = 0;
 #pragma omp parallel for schedule(static) reduction(max : largest)
   for (long long i = 0; i < n; ++i)
-    for (int d = 0; d < kDim; ++d) largest = std::max(largest, std::fabs(double(records[i].p[d])));
+  {
+    T p[kDim];
+    points.get(Index(i), p);
+    for (int d = 0; d < kDim; ++d) largest = std::max(largest, std::fabs(double(p[d])));
+  }
   const int top = largest > 0 ? std::ilogb(largest) : 0;
 
   std::vector<std::uint64_t> items(n);
 #pragma omp parallel for schedule(static)
   for (long long i = 0; i < n; ++i)
-    items[i] = (std::uint64_t(prefixKey(records[i].p, top)) << 32) | std::uint64_t(i);
+  {
+    T p[kDim];
+    points.get(Index(i), p);
+    items[i] = (std::uint64_t(prefixKey(p, top)) << 32) | std::uint64_t(i);
+  }
   radixSortByHighWord(items);
 
-  {
-    std::vector<Record<T>> sorted(n);
-#pragma omp parallel for schedule(static)
-    for (long long i = 0; i < n; ++i) sorted[i] = records[items[i] & 0xFFFFFFFFu];
-    records.swap(sorted);
-  }
-
-  // Order each run of equal prefixes with the exact comparator.
+  // Runs of equal prefixes, then the order itself.
   std::vector<long long> runs;
   for (long long i = 0; i < n;)
   {
@@ -107,27 +117,33 @@ void zSortCpu(std::vector<Record<T>>& records)
     }
     i = j;
   }
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < n; ++i) order[i] = Index(items[i] & 0xFFFFFFFFu);
   std::vector<std::uint64_t>().swap(items);
+
+  // Order each run with the exact comparator.
+  const IndexZLess<T> less{ &points };
   const long long numRuns = (long long)runs.size() / 2;
   const long long huge = std::max<long long>(n / 8, 100000);
 #pragma omp parallel for schedule(dynamic, 64)
   for (long long r = 0; r < numRuns; ++r)
   {
     const long long b = runs[2 * r], e = runs[2 * r + 1];
-    if (e - b < huge) std::sort(records.begin() + b, records.begin() + e, RecordZLess<T>());
+    if (e - b < huge) std::sort(order.begin() + b, order.begin() + e, less);
   }
   for (long long r = 0; r < numRuns; ++r)
   {
     const long long b = runs[2 * r], e = runs[2 * r + 1];
     if (e - b < huge) continue;
 #if defined(__GNUC__) && !defined(__clang__)
-    __gnu_parallel::sort(records.begin() + b, records.begin() + e, RecordZLess<T>());
+    __gnu_parallel::sort(order.begin() + b, order.begin() + e, less);
 #else
-    std::sort(records.begin() + b, records.begin() + e, RecordZLess<T>());
+    std::sort(order.begin() + b, order.begin() + e, less);
 #endif
   }
+  return order;
 }
 
-template void zSortCpu<float>(std::vector<Record<float>>&);
-template void zSortCpu<double>(std::vector<Record<double>>&);
+template std::vector<Index> zSortOrder<float>(const JointPoints<float>&);
+template std::vector<Index> zSortOrder<double>(const JointPoints<double>&);
 } // namespace jz

@@ -1,26 +1,53 @@
-// Exact z-order sort of point records on the CPU (paper section II-A).
+// Exact z-order sort on the CPU (paper section II-A).
 #pragma once
 
+#include <cmath>
 #include <vector>
 
 #include "jz/Config.h"
+#include "jz/Geometry.h"
 
 namespace jz
 {
-// A point during sorting: coordinates plus its joint index (sources first,
-// then queries).
+// The points being sorted, read straight from the caller's interleaved xyz
+// arrays (sources first, then queries) and wrapped into the periodic box on
+// the fly, so no copy of the coordinates is made.
 template <class T>
-struct Record
+struct JointPoints
 {
-  T p[kDim];
-  Index id;
+  const T* sources;
+  Index numSources;
+  const T* queries; // may be null
+  Index numQueries;
+  Periodicity periodicity;
+  double boxLo[kDim];
+
+  Index size() const { return numSources + numQueries; }
+
+  // Coordinates of joint point i as the tree sees them (wrapped, -0 -> +0).
+  void get(Index i, T* p) const
+  {
+    const T* s = i < numSources ? sources + 3 * std::size_t(i) : queries + 3 * std::size_t(i - numSources);
+    for (int d = 0; d < kDim; ++d)
+    {
+      T x = s[d];
+      if (periodicity.length[d] > 0)
+      {
+        const double length = periodicity.length[d];
+        const double w = double(x) - length * std::floor((double(x) - boxLo[d]) / length);
+        x = T(w);
+        if (double(x) >= boxLo[d] + length || double(x) < boxLo[d]) x = T(boxLo[d]);
+      }
+      p[d] = x + T(0);
+    }
+  }
 };
 
-// Sorts records into the exact z-order of jz::zLess. Records are first
-// bucketed by an exact 32-bit prefix of their interleaved fixed-point bits
-// (radix sort), then each bucket is ordered with the comparator itself, so
-// the result is the comparator's order at full precision; the prefix only
-// saves comparisons. Uses the calling OpenMP team.
+// The joint indices of the points in the exact z-order of jz::zLess. Points
+// are first bucketed by an exact 32-bit prefix of their interleaved
+// fixed-point bits (radix sort), then each bucket is ordered with the
+// comparator itself, so the result is the comparator's order at full
+// precision; the prefix only saves comparisons. Uses the calling OpenMP team.
 template <class T>
-void zSortCpu(std::vector<Record<T>>& records);
+std::vector<Index> zSortOrder(const JointPoints<T>& points);
 } // namespace jz

@@ -241,6 +241,50 @@ JZ_TEST(DistributedFofMatchesSerial)
   fofCase("uniform", "slabs", 4, 0.06, true); // beyond percolation: one giant group across ranks
 }
 
+JZ_TEST(DistributedKnnQueriesOnSomeRanksOnly)
+{
+  // Separate queries, but one rank has none and passes no query array.
+  auto src = jztest::makePoints<double>("clustered", 4000, 31);
+  auto qry = jztest::makePoints<double>("uniform", 900, 32);
+  const int k = 12;
+  jz::KnnProblem<double> serial;
+  serial.sources = src.data();
+  serial.numSources = 4000;
+  serial.queries = qry.data();
+  serial.numQueries = 900;
+  serial.k = k;
+  std::vector<jz::GlobalId> ids(900 * k);
+  jz::KnnResults<double> res;
+  res.neighborIds = ids.data();
+  jz::computeKnn(serial, res, jz::Backend::CPU);
+  const int ranks = 3;
+  std::vector<int> bad(ranks, 0);
+  jztest::ThreadWorld world(ranks);
+  world.run([&](jz::Communicator& comm) {
+    const int r = comm.rank();
+    // Sources split in thirds; queries only on ranks 1 and 2.
+    std::vector<double> s(src.begin() + 3 * (4000 * r / 3), src.begin() + 3 * (4000 * (r + 1) / 3));
+    std::vector<jz::GlobalId> sid;
+    for (int i = 4000 * r / 3; i < 4000 * (r + 1) / 3; ++i) sid.push_back(i);
+    const int q0 = r == 0 ? 0 : (r == 1 ? 0 : 400), q1 = r == 0 ? 0 : (r == 1 ? 400 : 900);
+    std::vector<double> q(qry.begin() + 3 * q0, qry.begin() + 3 * q1);
+    jz::KnnProblem<double> pr = serial;
+    pr.sources = s.data();
+    pr.numSources = sid.size();
+    pr.sourceIds = sid.data();
+    pr.queries = r == 0 ? nullptr : q.data();
+    pr.numQueries = q1 - q0;
+    std::vector<jz::GlobalId> got((q1 - q0) * k + 1, -1);
+    jz::KnnResults<double> out;
+    out.neighborIds = got.data();
+    jz::computeKnnDistributed(pr, out, comm, jz::Backend::CPU);
+    for (int i = 0; i < (q1 - q0) * k; ++i)
+      if (got[i] != ids[q0 * k + i]) ++bad[r];
+    if (got[(q1 - q0) * k] != -1) ++bad[r]; // nothing written past the end
+  });
+  JZ_CHECK_EQ(bad[0] + bad[1] + bad[2], 0);
+}
+
 JZ_TEST(FofInvariantToWholePeriodShifts)
 {
   // Moving points by whole periods changes nothing: groups, sizes and the

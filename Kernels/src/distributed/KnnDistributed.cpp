@@ -80,8 +80,11 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
   if (comm.size() == 1) return computeKnn(problem, results, backend, control);
   RunInfo info;
   const int me = comm.rank(), ranks = comm.size();
-  const bool self = problem.queries == nullptr;
-  const std::size_t numQueries = self ? problem.numSources : problem.numQueries;
+  // A self query only when no rank has a separate query set: a rank whose
+  // piece of the Query input is empty may pass no query array.
+  const bool self = allSum(comm, problem.queries ? 1 : 0) == 0;
+  const std::size_t numQueries =
+    self ? problem.numSources : (problem.queries ? problem.numQueries : 0);
 
   // Every rank agrees on input errors and on the global counts.
   agreeOnErrors(comm, localProblemError(problem));
@@ -133,7 +136,7 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
     }
   };
   addPoints(problem.sources, problem.numSources, self ? (kIsSource | kIsQuery) : kIsSource, true);
-  if (!self) addPoints(problem.queries, problem.numQueries, kIsQuery, false);
+  if (!self && numQueries > 0) addPoints(problem.queries, numQueries, kIsQuery, false);
   items = decomposeInZOrder(items, comm);
 
   std::vector<T> srcXyz, qryXyz;

@@ -1,0 +1,87 @@
+// Communication volume of the distributed kNN and FoF, on simulated ranks
+// (threads): ghost points received per local point, mean and max over ranks.
+// Volume does not depend on timing, so threads stand in for MPI ranks here.
+//   jz_bench_volume [ranks=8] [pointsPerRank=1e6] [kind=uniform|clustered] [k=16] [b=0.2]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "../tests/PointSets.h"
+#include "../tests/ThreadCommunicator.h"
+#include "jz/Distributed.h"
+
+namespace
+{
+double counter(const jz::RunInfo& info, const std::string& name)
+{
+  for (const auto& c : info.counters)
+    if (c.first == name) return c.second;
+  return 0;
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+  const int ranks = argc > 1 ? std::atoi(argv[1]) : 8;
+  const std::size_t perRank = argc > 2 ? std::size_t(std::atof(argv[2])) : 1000000;
+  const std::string kind = argc > 3 ? argv[3] : "uniform";
+  const int k = argc > 4 ? std::atoi(argv[4]) : 16;
+  const double b = argc > 5 ? std::atof(argv[5]) : 0.2;
+  const std::size_t n = perRank * std::size_t(ranks);
+  std::vector<float> xyz = jztest::makePoints<float>(kind, n, 5);
+  for (float& x : xyz) x -= std::floor(x); // periodic unit box
+  const double l = b * std::cbrt(1.0 / double(n));
+  std::vector<double> knnGhosts(ranks), fofGhosts(ranks), local(ranks);
+  jztest::ThreadWorld world(ranks);
+  world.run([&](jz::Communicator& comm) {
+    const int r = comm.rank();
+    // Input pieces: random ranks (the decomposition redistributes anyway).
+    std::vector<float> mine;
+    std::vector<jz::GlobalId> ids;
+    for (std::size_t i = r; i < n; i += ranks)
+    {
+      mine.insert(mine.end(), &xyz[3 * i], &xyz[3 * i] + 3);
+      ids.push_back(jz::GlobalId(i));
+    }
+    jz::RunControl one;
+    one.numThreads = 1;
+    jz::KnnProblem<float> kp;
+    kp.sources = mine.data();
+    kp.numSources = ids.size();
+    kp.sourceIds = ids.data();
+    kp.k = k;
+    kp.periodic = true;
+    std::vector<float> h(ids.size());
+    jz::KnnResults<float> out;
+    out.smoothingLength = h.data();
+    jz::RunInfo ki = jz::computeKnnDistributed(kp, out, comm, jz::Backend::CPU, one);
+    knnGhosts[r] = counter(ki, "ghost sources received");
+    local[r] = counter(ki, "local sources");
+    jz::FofProblem<float> fp;
+    fp.points = mine.data();
+    fp.numPoints = ids.size();
+    fp.ids = ids.data();
+    fp.linkingLength = l;
+    fp.periodic = true;
+    jz::FofDistributedResult res;
+    jz::RunInfo fi = jz::computeFofDistributed(fp, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU, one);
+    fofGhosts[r] = counter(fi, "ghost points received");
+  });
+  auto report = [&](const char* what, const std::vector<double>& g) {
+    double mean = 0, worst = 0;
+    for (int r = 0; r < ranks; ++r)
+    {
+      const double f = local[r] > 0 ? g[r] / local[r] : 0;
+      mean += f / ranks;
+      worst = std::max(worst, f);
+    }
+    std::printf("RESULT %s ranks=%d perRank=%zu %s: %.3f received per local point (max %.3f)\n", what,
+      ranks, perRank, kind.c_str(), mean, worst);
+  };
+  report("knn", knnGhosts);
+  report("fof", fofGhosts);
+  return 0;
+}

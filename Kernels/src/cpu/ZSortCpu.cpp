@@ -28,50 +28,80 @@ struct IndexZLess
   }
 };
 
-constexpr int kWindowBits = 10; // fixed-point bits per dimension in the prefix
+constexpr int kWindowBits = 20; // fixed-point bits per dimension in the prefix
 
-// Bits [top, top - 9] of the order-preserving fixed-point encoding of x
-// (magnitude bits, inverted for negative values), exactly.
+// Bits [top, top - 19] of the order-preserving fixed-point encoding of x
+// (magnitude bits, inverted for negative values), exactly: scale is
+// 2^(19 - top), and |x| < 2^(top + 1).
 template <class T>
-std::uint32_t windowBits(T x, int top)
+std::uint64_t windowBits(T x, double scale)
 {
-  const double a = std::ldexp(std::fabs(double(x)), kWindowBits - 1 - top);
-  std::uint32_t w = std::uint32_t(a); // floor: a < 2^10 by choice of top
-  if (w >= (1u << kWindowBits)) w = (1u << kWindowBits) - 1;
-  return std::signbit(x) ? ((1u << kWindowBits) - 1) - w : w;
+  constexpr std::uint64_t kAll = (std::uint64_t(1) << kWindowBits) - 1;
+  std::uint64_t w = std::uint64_t(std::fabs(double(x)) * scale); // a power of two: exact
+  if (w > kAll) w = kAll;
+  return std::signbit(x) ? kAll - w : w;
 }
 
-// Interleaved prefix: 3 sign bits, then the window bits from the top,
-// dimension 0 first at each bit position, truncated to 32 bits. Within one
-// octant the encoding above `top` is constant, so comparing prefixes
-// compares the leading bits of the exact z-order.
-template <class T>
-std::uint32_t prefixKey(const T* p, int top)
+// Spreads the low 20 bits of x to every third bit.
+inline std::uint64_t spreadBits(std::uint64_t x)
 {
-  std::uint64_t key = 0;
-  std::uint32_t w[kDim];
-  for (int d = 0; d < kDim; ++d)
-  {
-    key = (key << 1) | (std::signbit(p[d]) ? 0u : 1u);
-    w[d] = windowBits(p[d], top);
-  }
-  for (int b = kWindowBits - 1; b >= 0; --b)
-    for (int d = 0; d < kDim; ++d) key = (key << 1) | ((w[d] >> b) & 1u);
-  // 3 + 30 bits: keep the most significant 32.
-  return std::uint32_t(key >> 1);
+  x &= 0x1fffff;
+  x = (x | x << 32) & 0x1f00000000ffffull;
+  x = (x | x << 16) & 0x1f0000ff0000ffull;
+  x = (x | x << 8) & 0x100f00f00f00f00full;
+  x = (x | x << 4) & 0x10c30c30c30c30c3ull;
+  x = (x | x << 2) & 0x1249249249249249ull;
+  return x;
 }
 
-// Stable LSD radix sort of (key << 32 | index) by the key half.
-void radixSortByHighWord(std::vector<std::uint64_t>& items)
+// Interleaved prefix (63 bits): the 3 sign bits, then the window bits from
+// the top, dimension 0 first at each bit position. Within one octant the
+// encoding above `top` is constant, so comparing prefixes compares the
+// leading bits of the exact z-order.
+template <class T>
+std::uint64_t prefixKey(const T* p, double scale)
 {
-  std::vector<std::uint64_t> buffer(items.size());
-  for (int shift = 32; shift < 64; shift += 8)
+  std::uint64_t signs = 0;
+  for (int d = 0; d < kDim; ++d) signs = (signs << 1) | (std::signbit(p[d]) ? 0u : 1u);
+  return signs << 60 | spreadBits(windowBits(p[0], scale)) << 2 |
+    spreadBits(windowBits(p[1], scale)) << 1 | spreadBits(windowBits(p[2], scale));
+}
+
+// Stable LSD radix sort of 64-bit items by their bits [low, 64), 8 bits a
+// pass, parallel over the OpenMP team (per-thread histograms). Passes over
+// bits that never vary (none set in varyingBits) are skipped.
+void radixSort(std::vector<std::uint64_t>& items, int low, std::uint64_t varyingBits)
+{
+  const long long n = (long long)items.size();
+  if (n < 2) return;
+  std::vector<std::uint64_t> buffer(n);
+  const int threads = omp_get_max_threads();
+  std::vector<std::size_t> counts(std::size_t(threads) * 256);
+  for (int shift = low; shift < 64; shift += 8)
   {
-    std::size_t count[257] = { 0 };
-    for (std::uint64_t v : items) ++count[((v >> shift) & 0xFF) + 1];
-    if (count[((items.empty() ? 0 : items[0]) >> shift & 0xFF) + 1] == items.size()) continue;
-    for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
-    for (std::uint64_t v : items) buffer[count[(v >> shift) & 0xFF]++] = v;
+    if (((varyingBits >> shift) & 0xFF) == 0) continue;
+    std::fill(counts.begin(), counts.end(), 0);
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const long long b = n * t / nt, e = n * (t + 1) / nt;
+      std::size_t* c = &counts[std::size_t(t) * 256];
+      for (long long i = b; i < e; ++i) ++c[(items[i] >> shift) & 0xFF];
+#pragma omp barrier
+#pragma omp single
+      {
+        // Exclusive offsets in (digit, thread) order keep the sort stable.
+        std::size_t at = 0;
+        for (int digit = 0; digit < 256; ++digit)
+          for (int u = 0; u < nt; ++u)
+          {
+            const std::size_t k = counts[std::size_t(u) * 256 + digit];
+            counts[std::size_t(u) * 256 + digit] = at;
+            at += k;
+          }
+      }
+      for (long long i = b; i < e; ++i) buffer[c[(items[i] >> shift) & 0xFF]++] = items[i];
+    }
     items.swap(buffer);
   }
 }
@@ -93,23 +123,34 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
     for (int d = 0; d < kDim; ++d) largest = std::max(largest, std::fabs(double(p[d])));
   }
   const int top = largest > 0 ? std::ilogb(largest) : 0;
+  const double scale = std::ldexp(1.0, kWindowBits - 1 - top);
 
+  // One 64-bit word per point: as many prefix bits as the index leaves room
+  // for, then the index itself.
+  int indexBits = 1;
+  while (indexBits < 32 && (std::uint64_t(1) << indexBits) < std::uint64_t(n)) ++indexBits;
+  const int prefixBits = 64 - indexBits;
+  const std::uint64_t indexMask = (std::uint64_t(1) << indexBits) - 1;
   std::vector<std::uint64_t> items(n);
-#pragma omp parallel for schedule(static)
+  std::uint64_t keyOr = 0, keyAnd = ~std::uint64_t(0);
+#pragma omp parallel for schedule(static) reduction(| : keyOr) reduction(& : keyAnd)
   for (long long i = 0; i < n; ++i)
   {
     T p[kDim];
     points.get(Index(i), p);
-    items[i] = (std::uint64_t(prefixKey(p, top)) << 32) | std::uint64_t(i);
+    const std::uint64_t prefix = prefixKey(p, scale) >> (63 - prefixBits);
+    items[i] = prefix << indexBits | std::uint64_t(i);
+    keyOr |= items[i];
+    keyAnd &= items[i];
   }
-  radixSortByHighWord(items);
+  radixSort(items, indexBits, (keyOr ^ keyAnd) & ~indexMask);
 
   // Runs of equal prefixes, then the order itself.
   std::vector<long long> runs;
   for (long long i = 0; i < n;)
   {
     long long j = i + 1;
-    while (j < n && (items[j] >> 32) == (items[i] >> 32)) ++j;
+    while (j < n && (items[j] >> indexBits) == (items[i] >> indexBits)) ++j;
     if (j - i > 1)
     {
       runs.push_back(i);
@@ -118,7 +159,7 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
     i = j;
   }
 #pragma omp parallel for schedule(static)
-  for (long long i = 0; i < n; ++i) order[i] = Index(items[i] & 0xFFFFFFFFu);
+  for (long long i = 0; i < n; ++i) order[i] = Index(items[i] & indexMask);
   std::vector<std::uint64_t>().swap(items);
 
   // Order each run with the exact comparator.

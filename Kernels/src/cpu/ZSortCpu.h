@@ -44,7 +44,7 @@ struct JointPoints
 };
 
 // The joint indices of the points in the exact z-order of jz::zLess. Points
-// are first bucketed by an exact 32-bit prefix of their interleaved
+// are first bucketed by an exact prefix (up to 63 bits) of their interleaved
 // fixed-point bits (radix sort), then each bucket is ordered with the
 // comparator itself, so the result is the comparator's order at full
 // precision; the prefix only saves comparisons. Uses the calling OpenMP team.

@@ -81,8 +81,12 @@ std::vector<Travelling<T, Payload>> decomposeInZOrder(
   const int ranks = comm.size();
   if (ranks == 1) return items;
   const std::vector<std::array<T, kDim>> splitters = zOrderSplitters(items, comm);
+  std::vector<int> owner(items.size());
+  std::vector<std::size_t> count(ranks, 0);
+  for (std::size_t i = 0; i < items.size(); ++i) ++count[owner[i] = ownerRank(items[i].p, splitters)];
   std::vector<std::vector<Travelling<T, Payload>>> send(ranks);
-  for (const auto& item : items) send[ownerRank(item.p, splitters)].push_back(item);
+  for (int r = 0; r < ranks; ++r) send[r].reserve(count[r]);
+  for (std::size_t i = 0; i < items.size(); ++i) send[owner[i]].push_back(items[i]);
   std::vector<std::vector<Travelling<T, Payload>>> got = allToAllTyped(comm, send);
   std::vector<Travelling<T, Payload>> out;
   std::size_t n = 0;

@@ -280,6 +280,17 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
         if (lower(labelOf(ghostBegin[r] + t), gotDown[r][t])) changed = 1;
     if (allSum(comm, changed) == 0) break;
   }
+  // Points alone in their component of the local-and-ghost graph are alone
+  // in their global group too: size 1, no communication needed (most points
+  // of uniform data). Only when single points are kept groups themselves do
+  // they go through the numbering below.
+  std::vector<char> single(local, 0);
+  if (options.minimumGroupSize > 1)
+  {
+    std::vector<Index> members(total, 0);
+    for (std::size_t i = 0; i < total; ++i) ++members[groups.groupRoot[i]];
+    for (Index i = 0; i < local; ++i) single[i] = members[groups.groupRoot[i]] == 1;
+  }
   std::vector<GlobalId> label(local);
   std::vector<std::array<double, 3>> reference(local);
   for (Index i = 0; i < local; ++i)
@@ -294,7 +305,10 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
 
   // 5. Group sizes, reduced at the owner rank of each label.
   t0 = Clock::now();
-  std::vector<GlobalId> uniq(label.begin(), label.end());
+  std::vector<GlobalId> uniq;
+  uniq.reserve(local);
+  for (Index i = 0; i < local; ++i)
+    if (!single[i]) uniq.push_back(label[i]);
   std::sort(uniq.begin(), uniq.end());
   std::vector<GlobalId> counts;
   {
@@ -372,6 +386,7 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   std::vector<long long> partialOfSlot(uniq.size(), -1);
   for (Index i = 0; i < local; ++i)
   {
+    if (single[i]) continue;
     const std::size_t u = localSlot(label[i]);
     if (groupIdOf(label[i]) < 0) continue;
     const FofPayload& pl = items[i].payload;
@@ -478,7 +493,10 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   for (Index i = 0; i < local; ++i)
   {
     const FofPayload& pl = items[i].payload;
-    home[pl.originRank].push_back(Home{ pl.originIndex, groupIdOf(label[i]), sizeOfSlot[localSlot(label[i])] });
+    if (single[i]) home[pl.originRank].push_back(Home{ pl.originIndex, -1, 1 });
+    else
+      home[pl.originRank].push_back(
+        Home{ pl.originIndex, groupIdOf(label[i]), sizeOfSlot[localSlot(label[i])] });
   }
   const auto arrived = allToAllTyped(comm, home);
   result.groupId.assign(n, -1);

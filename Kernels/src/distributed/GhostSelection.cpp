@@ -12,7 +12,7 @@ std::vector<Region<T>> regionsFromTree(const ZTree<T>& tree, const std::vector<d
   std::vector<Region<T>> regions;
   if (tree.planes.empty()) return regions;
   // Plane 1 groups about 8 leaves: few regions to send, still tight boxes.
-  const int p = tree.planes.size() > 1 ? 1 : 0;
+  const int p = 0;
   const TreePlane<T>& plane = tree.planes[p];
   for (Index j = 0; j < plane.numNodes(); ++j)
   {

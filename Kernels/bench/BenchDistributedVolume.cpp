@@ -69,6 +69,11 @@ int main(int argc, char** argv)
     jz::FofDistributedResult res;
     jz::RunInfo fi = jz::computeFofDistributed(fp, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU, one);
     fofGhosts[r] = counter(fi, "ghost points received");
+    if (r == 0 && std::getenv("JZ_STAGES"))
+    {
+      for (const auto& s : ki.stageSeconds) std::printf("  knn rank 0 %s %.3f s\n", s.first.c_str(), s.second);
+      for (const auto& s : fi.stageSeconds) std::printf("  fof rank 0 %s %.3f s\n", s.first.c_str(), s.second);
+    }
   });
   auto report = [&](const char* what, const std::vector<double>& g) {
     double mean = 0, worst = 0;

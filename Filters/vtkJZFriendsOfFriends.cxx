@@ -282,28 +282,7 @@ int vtkJZFriendsOfFriends::FillInputPortInformation(int port, vtkInformation* in
 //------------------------------------------------------------------------------
 const char* vtkJZFriendsOfFriends::GetSelectedArrayName(int idx, vtkDataObject* input)
 {
-  vtkInformation* info = this->GetInputArrayInformation(idx);
-  const char* name =
-    info && info->Has(vtkDataObject::FIELD_NAME()) ? info->Get(vtkDataObject::FIELD_NAME()) : nullptr;
-  if (!name || !*name)
-  {
-    return nullptr;
-  }
-  // "None" is how the GUI and pvpython say "no array" (unless an array is
-  // really called so).
-  if (std::strcmp(name, "None") == 0)
-  {
-    for (vtkDataObject* leaf : vtkJZKernelAdapter::GetLeaves(input))
-    {
-      auto* ds = vtkDataSet::SafeDownCast(leaf);
-      if (ds && ds->GetPointData()->GetAbstractArray(name))
-      {
-        return name;
-      }
-    }
-    return nullptr;
-  }
-  return name;
+  return vtkJZKernelAdapter::SelectedArrayName(this->GetInputArrayInformation(idx), input);
 }
 
 //------------------------------------------------------------------------------

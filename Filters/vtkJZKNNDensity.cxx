@@ -255,28 +255,7 @@ int vtkJZKNNDensity::RequestUpdateExtent(
 //------------------------------------------------------------------------------
 const char* vtkJZKNNDensity::GetMassArrayName(vtkDataObject* input)
 {
-  vtkInformation* info = this->GetInputArrayInformation(0);
-  const char* name =
-    info && info->Has(vtkDataObject::FIELD_NAME()) ? info->Get(vtkDataObject::FIELD_NAME()) : nullptr;
-  if (!name || !*name)
-  {
-    return nullptr;
-  }
-  // "None" is how the GUI and pvpython say "no mass array" (unless an
-  // array is really called so).
-  if (std::strcmp(name, "None") == 0)
-  {
-    for (vtkDataObject* leaf : vtkJZKernelAdapter::GetLeaves(input))
-    {
-      auto* ds = vtkDataSet::SafeDownCast(leaf);
-      if (ds && ds->GetPointData()->GetArray(name))
-      {
-        return name;
-      }
-    }
-    return nullptr;
-  }
-  return name;
+  return vtkJZKernelAdapter::SelectedArrayName(this->GetInputArrayInformation(0), input);
 }
 
 //------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include "vtkDataSet.h"
 #include "vtkFieldData.h"
 #include "vtkIdTypeArray.h"
+#include "vtkInformation.h"
 #include "vtkMultiProcessController.h"
 #include "vtkNew.h"
 #include "vtkPointData.h"
@@ -48,6 +49,30 @@ jz::Backend ToBackend(int device)
     default:
       return jz::Backend::Auto;
   }
+}
+
+//------------------------------------------------------------------------------
+const char* SelectedArrayName(vtkInformation* info, vtkDataObject* input)
+{
+  const char* name =
+    info && info->Has(vtkDataObject::FIELD_NAME()) ? info->Get(vtkDataObject::FIELD_NAME()) : nullptr;
+  if (!name || !*name)
+  {
+    return nullptr;
+  }
+  if (std::strcmp(name, "None") == 0)
+  {
+    for (vtkDataObject* leaf : GetLeaves(input))
+    {
+      auto* ds = vtkDataSet::SafeDownCast(leaf);
+      if (ds && ds->GetPointData()->GetAbstractArray(name))
+      {
+        return name;
+      }
+    }
+    return nullptr;
+  }
+  return name;
 }
 
 //------------------------------------------------------------------------------

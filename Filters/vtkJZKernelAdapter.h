@@ -28,6 +28,7 @@ class Communicator;
 }
 class vtkDataObject;
 class vtkDataSet;
+class vtkInformation;
 
 namespace vtkJZKernelAdapter
 {
@@ -41,6 +42,12 @@ enum Device
 
 /// Maps a `Device` property value to the kernel backend (unknown -> Auto).
 jz::Backend ToBackend(int device);
+
+/// The point array chosen by an input-array selection (pass the filter's
+/// GetInputArrayInformation(idx)), or nullptr for none: unset, empty, or
+/// "None" (how the GUI and pvpython say "no array") unless some block of the
+/// input really has an array called so.
+const char* SelectedArrayName(vtkInformation* arrayInformation, vtkDataObject* input);
 
 /// Read-only buffer of T: `data` points either into VTK memory or into
 /// `storage`, which owns a converted copy.

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "CudaFallback.h"
 #include "FofBackends.h"
 #include "jz/Fof.h"
 
@@ -79,29 +80,12 @@ RunInfo computeFofGroups(
   }
   info.backend = resolveBackend(backend);
 #if defined(JZ_WITH_CUDA)
-  if (info.backend == Backend::CUDA)
-  {
-    try
-    {
-      fofCuda(problem, out, info, control);
-      return info;
-    }
-    catch (const Aborted&)
-    {
-      throw;
-    }
-    catch (const Error& e)
-    {
-      if (backend == Backend::CUDA) throw;
-      // Auto: a failing GPU (out of memory, driver trouble) falls back to the CPU.
-      info.note = std::string("CUDA failed, ran on the CPU instead: ") + e.what();
-      info.backend = Backend::CPU;
-      info.stageSeconds.clear();
-      info.counters.clear();
+  const bool ranOnGpu = runOnCudaOrFallBack(backend, info, [&] { fofCuda(problem, out, info, control); },
+    [&] {
       out.groupLabel.clear();
       out.groupRoot.clear();
-    }
-  }
+    });
+  if (ranOnGpu) return info;
 #endif
   info.backend = Backend::CPU;
   fofCpu(problem, out, info, control);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "CudaFallback.h"
 #include "KnnBackends.h"
 #include "jz/Knn.h"
 
@@ -74,39 +75,23 @@ RunInfo computeKnn(const KnnProblem<T>& problem, const KnnResults<T>& results, B
   validate(problem);
   info.backend = resolveBackend(backend);
 #if defined(JZ_WITH_CUDA)
-  if (info.backend == Backend::CUDA)
-  {
-    try
+  const bool ranOnGpu = runOnCudaOrFallBack(backend, info, [&] {
+    if (self && problem.numSelfQueries < problem.numSources)
     {
-      if (self && problem.numSelfQueries < problem.numSources)
-      {
-        // The GPU walk has no query subset: the first sources query as a
-        // separate query set instead (same results).
-        KnnProblem<T> separate = problem;
-        separate.queries = problem.sources;
-        separate.numQueries = numQueries;
-        separate.numSelfQueries = std::size_t(-1);
-        knnCuda(separate, results, info, control);
-      }
-      else
-      {
-        knnCuda(problem, results, info, control);
-      }
-      return info;
+      // The GPU walk has no query subset: the first sources query as a
+      // separate query set instead (same results).
+      KnnProblem<T> separate = problem;
+      separate.queries = problem.sources;
+      separate.numQueries = numQueries;
+      separate.numSelfQueries = std::size_t(-1);
+      knnCuda(separate, results, info, control);
     }
-    catch (const Aborted&)
+    else
     {
-      throw;
+      knnCuda(problem, results, info, control);
     }
-    catch (const Error& e)
-    {
-      if (backend == Backend::CUDA) throw;
-      // Auto: a failing GPU (out of memory, driver trouble) falls back to the CPU.
-      info.note = std::string("CUDA failed, ran on the CPU instead: ") + e.what();
-      info.backend = Backend::CPU;
-      info.stageSeconds.clear();
-    }
-  }
+  }, [] {});
+  if (ranOnGpu) return info;
 #endif
   knnCpu(problem, results, info, control);
   return info;

@@ -1,0 +1,39 @@
+// How computeKnn and computeFofGroups treat a failing GPU.
+#pragma once
+
+#include <string>
+
+#include "jz/Backend.h"
+
+namespace jz
+{
+// Runs `gpu` when the resolved backend (info.backend) is CUDA and returns
+// true if it completed. A failing GPU (a jz::Error: out of memory, driver
+// trouble) is fatal when CUDA was requested explicitly; under Auto it is
+// noted in info, `reset` discards partial results, and false sends the
+// caller to the CPU. An abort always propagates.
+template <class Gpu, class Reset>
+bool runOnCudaOrFallBack(Backend requested, RunInfo& info, Gpu&& gpu, Reset&& reset)
+{
+  if (info.backend != Backend::CUDA) return false;
+  try
+  {
+    gpu();
+    return true;
+  }
+  catch (const Aborted&)
+  {
+    throw;
+  }
+  catch (const Error& e)
+  {
+    if (requested == Backend::CUDA) throw;
+    info.note = std::string("CUDA failed, ran on the CPU instead: ") + e.what();
+    info.backend = Backend::CPU;
+    info.stageSeconds.clear();
+    info.counters.clear();
+    reset();
+    return false;
+  }
+}
+} // namespace jz

@@ -317,16 +317,11 @@ int vtkJZKNNDensity::RequestData(
   }
   if (this->Periodic)
   {
-    for (int d = 0; d < 3; ++d)
+    const std::string boxError = vtkJZKernelAdapter::PeriodicBoxError(this->BoxBounds);
+    if (!boxError.empty())
     {
-      const double lo = this->BoxBounds[2 * d];
-      const double hi = this->BoxBounds[2 * d + 1];
-      if (!(hi > lo) || !std::isfinite(hi - lo))
-      {
-        vtkErrorMacro("BoxBounds must give a positive, finite periodic box; dimension "
-          << "xyz"[d] << " spans [" << lo << ", " << hi << "].");
-        return 0;
-      }
+      vtkErrorMacro(<< boxError);
+      return 0;
     }
   }
 

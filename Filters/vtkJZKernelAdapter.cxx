@@ -52,6 +52,23 @@ jz::Backend ToBackend(int device)
 }
 
 //------------------------------------------------------------------------------
+std::string PeriodicBoxError(const double bounds[6])
+{
+  for (int d = 0; d < 3; ++d)
+  {
+    const double lo = bounds[2 * d], hi = bounds[2 * d + 1];
+    if (!(hi > lo) || !std::isfinite(hi - lo))
+    {
+      std::ostringstream msg;
+      msg << "BoxBounds must give a positive, finite periodic box; dimension " << "xyz"[d]
+          << " spans [" << lo << ", " << hi << "].";
+      return msg.str();
+    }
+  }
+  return {};
+}
+
+//------------------------------------------------------------------------------
 const char* SelectedArrayName(vtkInformation* info, vtkDataObject* input)
 {
   const char* name =

@@ -43,6 +43,10 @@ enum Device
 /// Maps a `Device` property value to the kernel backend (unknown -> Auto).
 jz::Backend ToBackend(int device);
 
+/// Why `BoxBounds` (xmin xmax ymin ymax zmin zmax) is not a usable periodic
+/// box, or an empty string when it is.
+std::string PeriodicBoxError(const double bounds[6]);
+
 /// The point array chosen by an input-array selection (pass the filter's
 /// GetInputArrayInformation(idx)), or nullptr for none: unset, empty, or
 /// "None" (how the GUI and pvpython say "no array") unless some block of the

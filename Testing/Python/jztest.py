@@ -99,6 +99,24 @@ class Run:
         return arr.GetValue(0) if arr is not None else None
 
 
+def update_collecting_errors(proxy):
+    """Updates a filter proxy; returns its VTK algorithm and the messages of
+    the error events it raised meanwhile."""
+    alg = proxy.GetClientSideObject()
+    errors = []
+
+    @calldata_type(VTK_STRING)
+    def on_error(obj, event, message):
+        errors.append(message)
+
+    tag = alg.AddObserver("ErrorEvent", on_error)
+    try:
+        proxy.UpdatePipeline()
+    finally:
+        alg.RemoveObserver(tag)
+    return alg, errors
+
+
 def knn(data, query=None, **props):
     """Runs KNNDensity on a VTK data object (and optional query data object)."""
     src = producer(data)
@@ -108,18 +126,7 @@ def knn(data, query=None, **props):
     f = KNNDensity(**kwargs)
     for k, v in props.items():
         setattr(f, k, v)
-    alg = f.GetClientSideObject()
-    errors = []
-
-    @calldata_type(VTK_STRING)
-    def on_error(obj, event, message):
-        errors.append(message)
-
-    tag = alg.AddObserver("ErrorEvent", on_error)
-    try:
-        f.UpdatePipeline()
-    finally:
-        alg.RemoveObserver(tag)
+    alg, errors = update_collecting_errors(f)
     out = alg.GetOutputDataObject(0).NewInstance()
     out.ShallowCopy(alg.GetOutputDataObject(0))
     simple.Delete(f)

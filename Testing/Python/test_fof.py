@@ -16,9 +16,7 @@ import numpy as np  # noqa: E402
 from scipy.sparse import coo_matrix  # noqa: E402
 from scipy.sparse.csgraph import connected_components  # noqa: E402
 from scipy.spatial import cKDTree  # noqa: E402
-from vtkmodules.util.misc import calldata_type  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
-from vtkmodules.util.vtkConstants import VTK_STRING  # noqa: E402
 
 FriendsOfFriends = jztest.__dict__.get("FriendsOfFriends") or getattr(simple, "FriendsOfFriends")
 
@@ -50,18 +48,7 @@ def fof(data, **props):
     f = FriendsOfFriends(Input=src)
     for k, v in props.items():
         setattr(f, k, v)
-    alg = f.GetClientSideObject()
-    errors = []
-
-    @calldata_type(VTK_STRING)
-    def on_error(obj, event, message):
-        errors.append(message)
-
-    tag = alg.AddObserver("ErrorEvent", on_error)
-    try:
-        f.UpdatePipeline()
-    finally:
-        alg.RemoveObserver(tag)
+    alg, errors = jztest.update_collecting_errors(f)
     outs = []
     for port in (0, 1):
         o = alg.GetOutputDataObject(port)

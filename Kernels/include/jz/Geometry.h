@@ -23,6 +23,15 @@ struct Periodicity
 {
   double length[kDim] = { 0, 0, 0 };
   JZ_HD bool enabled() const { return length[0] > 0; }
+
+  // The domain of a problem's periodic flag and [boxLo, boxHi).
+  JZ_HD static Periodicity of(bool periodic, const double* boxLo, const double* boxHi)
+  {
+    Periodicity per;
+    if (periodic)
+      for (int d = 0; d < kDim; ++d) per.length[d] = boxHi[d] - boxLo[d];
+    return per;
+  }
 };
 
 // Relative slack applied to upper bounds and pruning radii, so that rounding

@@ -676,11 +676,7 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
 {
   const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
   const Index n = Index(problem.numPoints);
-  Periodicity per;
-  if (problem.periodic)
-  {
-    for (int d = 0; d < 3; ++d) per.length[d] = problem.boxHi[d] - problem.boxLo[d];
-  }
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
 
   auto t0 = Clock::now();
   ZTree<T> tree;

@@ -467,11 +467,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
     self ? std::min(problem.numSources, problem.numSelfQueries) : problem.numQueries;
   if (numQueries == 0) return;
 
-  Periodicity per;
-  if (problem.periodic)
-  {
-    for (int d = 0; d < 3; ++d) per.length[d] = problem.boxHi[d] - problem.boxLo[d];
-  }
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
   auto t0 = Clock::now();
   ZTree<T> tree;
   RunControl buildControl;

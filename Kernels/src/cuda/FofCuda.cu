@@ -37,11 +37,7 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
   }
   const Index n = Index(problem.numPoints);
   const double l2 = problem.linkingLength * problem.linkingLength;
-  Periodicity per;
-  if (problem.periodic)
-  {
-    for (int d = 0; d < 3; ++d) per.length[d] = problem.boxHi[d] - problem.boxLo[d];
-  }
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
 
   Stream stream;
   const cudaStream_t st = stream.get();

@@ -52,11 +52,7 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   const Index nq = Index(numQueries);
   const int k = problem.k;
 
-  Periodicity per;
-  if (problem.periodic)
-  {
-    for (int d = 0; d < 3; ++d) per.length[d] = problem.boxHi[d] - problem.boxLo[d];
-  }
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
 
   Stream stream;
   const cudaStream_t st = stream.get();

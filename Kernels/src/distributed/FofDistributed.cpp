@@ -119,20 +119,9 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   RunInfo info;
   const int me = comm.rank(), ranks = comm.size();
   agreeOnErrors(comm, localFofError(problem));
-  std::string backendError;
-  try
-  {
-    info.backend = resolveBackend(backend);
-  }
-  catch (const Error& e)
-  {
-    backendError = e.what();
-  }
-  agreeOnErrors(comm, backendError);
+  info.backend = resolveBackendOnAllRanks(comm, backend);
   const bool withVelocity = allSum(comm, options.velocities ? 1 : 0) > 0;
-  Periodicity per;
-  if (problem.periodic)
-    for (int d = 0; d < 3; ++d) per.length[d] = problem.boxHi[d] - problem.boxLo[d];
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
   const double l2 = problem.linkingLength * problem.linkingLength;
 
   // 1. Decomposition in z-order.

@@ -1,11 +1,13 @@
-// Local input checks of the distributed algorithms: each rank checks its own
-// piece and the ranks then agree (agreeOnErrors), so a bad point on one rank
-// fails every rank with the same message. Empty string = fine.
+// Input checks of the distributed algorithms: each rank checks its own piece
+// and the ranks then agree (agreeOnErrors), so a bad point on one rank fails
+// every rank with the same message. Empty string = fine.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 #include <string>
+
+#include "jz/Communicator.h"
 
 namespace jz
 {
@@ -26,5 +28,22 @@ std::string nonFiniteError(const T* xyz, std::size_t n, const char* what)
       return std::string(what) + " " + std::to_string(i / 3) +
         " has a non-finite coordinate (NaN or infinity)";
   return {};
+}
+// resolveBackend on every rank; when it fails on any rank (Device CUDA
+// without a usable GPU), every rank throws the same Error.
+inline Backend resolveBackendOnAllRanks(Communicator& comm, Backend requested)
+{
+  Backend resolved = Backend::CPU;
+  std::string error;
+  try
+  {
+    resolved = resolveBackend(requested);
+  }
+  catch (const Error& e)
+  {
+    error = e.what();
+  }
+  agreeOnErrors(comm, error);
+  return resolved;
 }
 } // namespace jz

@@ -96,22 +96,11 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
     throw Error("the number of neighbours K = " + std::to_string(problem.k) +
       " is larger than the number of source points (" + std::to_string(totalSources) + ")");
   }
-  std::string backendError;
-  try
-  {
-    info.backend = resolveBackend(backend);
-  }
-  catch (const Error& e)
-  {
-    backendError = e.what();
-  }
-  agreeOnErrors(comm, backendError);
+  info.backend = resolveBackendOnAllRanks(comm, backend);
 
   // Agreed over all ranks, since a rank without points may pass no arrays.
   const bool withMasses = allSum(comm, problem.sourceMasses ? 1 : 0) > 0;
-  Periodicity per;
-  if (problem.periodic)
-    for (int d = 0; d < 3; ++d) per.length[d] = problem.boxHi[d] - problem.boxLo[d];
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
 
   // 1. Decomposition of sources and queries jointly in z-order.
   auto t0 = Clock::now();

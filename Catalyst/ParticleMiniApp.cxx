@@ -37,7 +37,8 @@ namespace
 // splitmix64: a reproducible uniform number in [0, 1) for (id, stream).
 double Uniform(std::uint64_t id, std::uint64_t stream)
 {
-  std::uint64_t z = id * 0x9E3779B97F4A7C15ull + stream * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
+  std::uint64_t z =
+    id * 0x9E3779B97F4A7C15ull + stream * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
@@ -109,74 +110,76 @@ int main(int argc, char* argv[])
 
   int status = 0;
   { // Catalyst objects go before MPI_Finalize
-  vtkNew<vtkCPProcessor> processor;
-  processor->Initialize();
-  vtkNew<vtkCPPythonScriptV2Pipeline> pipeline;
-  if (!pipeline->Initialize(script.c_str()))
-  {
-    std::fprintf(stderr, "jz_catalyst_particles: cannot load the Catalyst script %s\n", script.c_str());
-    processor->Finalize();
-    status = 1;
-  }
-  else
-  {
-  processor->AddPipeline(pipeline);
+    vtkNew<vtkCPProcessor> processor;
+    processor->Initialize();
+    vtkNew<vtkCPPythonScriptV2Pipeline> pipeline;
+    if (!pipeline->Initialize(script.c_str()))
+    {
+      std::fprintf(
+        stderr, "jz_catalyst_particles: cannot load the Catalyst script %s\n", script.c_str());
+      processor->Finalize();
+      status = 1;
+    }
+    else
+    {
+      processor->AddPipeline(pipeline);
 
-  const double dt = 1.0;
-  for (int step = 0; step < steps; ++step)
-  {
-    const double t = step * dt;
-    vtkNew<vtkCPDataDescription> description;
-    description->AddInput("input");
-    description->SetTimeData(t, step);
-    if (step == steps - 1)
-    {
-      description->ForceOutputOn();
+      const double dt = 1.0;
+      for (int step = 0; step < steps; ++step)
+      {
+        const double t = step * dt;
+        vtkNew<vtkCPDataDescription> description;
+        description->AddInput("input");
+        description->SetTimeData(t, step);
+        if (step == steps - 1)
+        {
+          description->ForceOutputOn();
+        }
+        if (processor->RequestDataDescription(description) == 0)
+        {
+          continue;
+        }
+        // This rank's particles: global ids g = rank, rank + size, ...
+        const vtkIdType local = static_cast<vtkIdType>((n - rank + size - 1) / size);
+        vtkNew<vtkPoints> points;
+        points->SetDataTypeToDouble();
+        points->SetNumberOfPoints(local);
+        vtkNew<vtkFloatArray> velocity;
+        velocity->SetName("Velocity");
+        velocity->SetNumberOfComponents(3);
+        velocity->SetNumberOfTuples(local);
+        vtkNew<vtkFloatArray> mass;
+        mass->SetName("Mass");
+        mass->SetNumberOfTuples(local);
+        vtkNew<vtkIdTypeArray> ids;
+        ids->SetName("GlobalIds");
+        ids->SetNumberOfTuples(local);
+        for (vtkIdType i = 0; i < local; ++i)
+        {
+          const std::uint64_t g =
+            static_cast<std::uint64_t>(rank) + static_cast<std::uint64_t>(i) * size;
+          double x[3], v[3];
+          Particle(g, t, x, v);
+          points->SetPoint(i, x);
+          velocity->SetTuple(i, v);
+          mass->SetValue(i, static_cast<float>(1.0 / static_cast<double>(n)));
+          ids->SetValue(i, static_cast<vtkIdType>(g));
+        }
+        vtkNew<vtkPolyData> particles;
+        particles->SetPoints(points);
+        particles->GetPointData()->AddArray(velocity);
+        particles->GetPointData()->AddArray(mass);
+        particles->GetPointData()->SetGlobalIds(ids);
+        description->GetInputDescriptionByName("input")->SetGrid(particles);
+        processor->CoProcess(description);
+        if (rank == 0)
+        {
+          std::printf("step %d (t = %g): %lld particles on %d rank(s)\n", step, t, n, size);
+          std::fflush(stdout);
+        }
+      }
+      processor->Finalize();
     }
-    if (processor->RequestDataDescription(description) == 0)
-    {
-      continue;
-    }
-    // This rank's particles: global ids g = rank, rank + size, ...
-    const vtkIdType local = static_cast<vtkIdType>((n - rank + size - 1) / size);
-    vtkNew<vtkPoints> points;
-    points->SetDataTypeToDouble();
-    points->SetNumberOfPoints(local);
-    vtkNew<vtkFloatArray> velocity;
-    velocity->SetName("Velocity");
-    velocity->SetNumberOfComponents(3);
-    velocity->SetNumberOfTuples(local);
-    vtkNew<vtkFloatArray> mass;
-    mass->SetName("Mass");
-    mass->SetNumberOfTuples(local);
-    vtkNew<vtkIdTypeArray> ids;
-    ids->SetName("GlobalIds");
-    ids->SetNumberOfTuples(local);
-    for (vtkIdType i = 0; i < local; ++i)
-    {
-      const std::uint64_t g = static_cast<std::uint64_t>(rank) + static_cast<std::uint64_t>(i) * size;
-      double x[3], v[3];
-      Particle(g, t, x, v);
-      points->SetPoint(i, x);
-      velocity->SetTuple(i, v);
-      mass->SetValue(i, static_cast<float>(1.0 / static_cast<double>(n)));
-      ids->SetValue(i, static_cast<vtkIdType>(g));
-    }
-    vtkNew<vtkPolyData> particles;
-    particles->SetPoints(points);
-    particles->GetPointData()->AddArray(velocity);
-    particles->GetPointData()->AddArray(mass);
-    particles->GetPointData()->SetGlobalIds(ids);
-    description->GetInputDescriptionByName("input")->SetGrid(particles);
-    processor->CoProcess(description);
-    if (rank == 0)
-    {
-      std::printf("step %d (t = %g): %lld particles on %d rank(s)\n", step, t, n, size);
-      std::fflush(stdout);
-    }
-  }
-  processor->Finalize();
-  }
   }
   MPI_Finalize();
   return status;

@@ -55,8 +55,8 @@ public:
       sendBytes[r] = static_cast<std::int64_t>(send[r].size());
       sendData[r] = send[r].data();
     }
-    CheckMPI(MPI_Alltoall(sendBytes.data(), 1, MPI_INT64_T, recvBytes.data(), 1, MPI_INT64_T,
-               this->Comm),
+    CheckMPI(
+      MPI_Alltoall(sendBytes.data(), 1, MPI_INT64_T, recvBytes.data(), 1, MPI_INT64_T, this->Comm),
       "MPI_Alltoall");
     std::vector<std::vector<char>> recv(P);
     for (int r = 0; r < P; ++r)
@@ -80,7 +80,8 @@ public:
       recv[r].resize(static_cast<std::size_t>(recvBytes[r]));
     }
     // The same buffer goes to every rank (no copies).
-    this->Exchange(std::vector<const char*>(P, send.data()), std::vector<std::int64_t>(P, mine), recv);
+    this->Exchange(
+      std::vector<const char*>(P, send.data()), std::vector<std::int64_t>(P, mine), recv);
     return recv;
   }
 
@@ -108,8 +109,8 @@ private:
 
   // Point-to-point exchange of known sizes: sendData[r] (sendBytes[r]) to
   // rank r, recv[r] (already sized) from rank r; chunked below 2 GiB.
-  void Exchange(const std::vector<const char*>& sendData, const std::vector<std::int64_t>& sendBytes,
-    std::vector<std::vector<char>>& recv)
+  void Exchange(const std::vector<const char*>& sendData,
+    const std::vector<std::int64_t>& sendBytes, std::vector<std::vector<char>>& recv)
   {
     const int P = this->Size, me = this->Rank;
     const int tag = 4711;
@@ -137,9 +138,9 @@ private:
       for (std::int64_t at = 0; at < n; at += kChunkBytes)
       {
         MPI_Request req;
-        CheckMPI(MPI_Isend(const_cast<char*>(sendData[r]) + at,
-                   static_cast<int>(std::min(kChunkBytes, n - at)), MPI_BYTE, r, tag, this->Comm,
-                   &req),
+        CheckMPI(
+          MPI_Isend(const_cast<char*>(sendData[r]) + at,
+            static_cast<int>(std::min(kChunkBytes, n - at)), MPI_BYTE, r, tag, this->Comm, &req),
           "MPI_Isend");
         requests.push_back(req);
       }
@@ -199,8 +200,8 @@ public:
     std::vector<char> all(static_cast<std::size_t>(offsets[P]) + 1);
     std::vector<char> sendCopy(send);
     sendCopy.push_back(0); // never a null pointer
-    this->Check(this->Comm->AllGatherV(sendCopy.data(), all.data(), mine, lengths.data(),
-                  offsets.data()),
+    this->Check(
+      this->Comm->AllGatherV(sendCopy.data(), all.data(), mine, lengths.data(), offsets.data()),
       "AllGatherV");
     std::vector<std::vector<char>> recv(P);
     for (int r = 0; r < P; ++r)
@@ -217,8 +218,8 @@ public:
       return;
     }
     std::vector<long long> in(values, values + count), out(count);
-    this->Check(this->Comm->AllReduce(in.data(), out.data(), count, vtkCommunicator::SUM_OP),
-      "AllReduce");
+    this->Check(
+      this->Comm->AllReduce(in.data(), out.data(), count, vtkCommunicator::SUM_OP), "AllReduce");
     std::copy(out.begin(), out.end(), values);
   }
   void allReduceMin(double* values, int count) override
@@ -263,8 +264,8 @@ private:
     std::vector<char> all(recv ? static_cast<std::size_t>(offsets[P]) + 1 : 1);
     std::vector<char> sendCopy(send);
     sendCopy.push_back(0);
-    this->Check(this->Comm->GatherV(sendCopy.data(), all.data(), mine, lengths.data(),
-                  offsets.data(), root),
+    this->Check(
+      this->Comm->GatherV(sendCopy.data(), all.data(), mine, lengths.data(), offsets.data(), root),
       "GatherV");
     if (recv)
     {

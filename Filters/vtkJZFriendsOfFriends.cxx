@@ -23,8 +23,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -87,7 +87,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
 
   const jz::RunControl control = vtkJZKernelAdapter::MakeRunControl(self);
   // Progress: groups 0..0.85, labels and catalogue 0.85..1.
-  auto scaled = [&control](double lo, double hi) {
+  auto scaled = [&control](double lo, double hi)
+  {
     jz::RunControl c = control;
     if (control.progress)
     {
@@ -335,8 +336,8 @@ int vtkJZFriendsOfFriends::RequestData(
   // The properties are the same on every rank.
   if (!std::isfinite(this->LinkingLength) || !(this->LinkingLength > 0))
   {
-    vtkErrorMacro("LinkingLength must be a positive finite number; it is "
-      << this->LinkingLength << ".");
+    vtkErrorMacro(
+      "LinkingLength must be a positive finite number; it is " << this->LinkingLength << ".");
     return 0;
   }
   if (this->Periodic)
@@ -413,13 +414,13 @@ int vtkJZFriendsOfFriends::RequestData(
     // Global N and the global bounding box (or the periodic box).
     const double* b = this->Periodic ? this->BoxBounds : bounds;
     const double volume = (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]);
-    settings.linkingLength = jz::relativeLinkingLength(
-      this->LinkingLength, volume, static_cast<std::size_t>(totalPoints));
+    settings.linkingLength =
+      jz::relativeLinkingLength(this->LinkingLength, volume, static_cast<std::size_t>(totalPoints));
     if (!(settings.linkingLength > 0) || !std::isfinite(settings.linkingLength))
     {
       vtkErrorMacro("Relative linking length needs a volume: the "
-        << (this->Periodic ? "periodic box" : "bounding box of the Input")
-        << " has volume " << volume << ". Use LinkingLengthMode Absolute for flat data.");
+        << (this->Periodic ? "periodic box" : "bounding box of the Input") << " has volume "
+        << volume << ". Use LinkingLengthMode Absolute for flat data.");
       return 0;
     }
   }
@@ -462,8 +463,9 @@ int vtkJZFriendsOfFriends::RequestData(
 void vtkJZFriendsOfFriends::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);
-  os << indent << "LinkingLengthMode: "
-     << (this->LinkingLengthMode == ABSOLUTE ? "Absolute" : "Relative") << "\n";
+  os << indent
+     << "LinkingLengthMode: " << (this->LinkingLengthMode == ABSOLUTE ? "Absolute" : "Relative")
+     << "\n";
   os << indent << "LinkingLength: " << this->LinkingLength << "\n";
   os << indent << "MinimumGroupSize: " << this->MinimumGroupSize << "\n";
   os << indent << "Periodic: " << this->Periodic << "\n";

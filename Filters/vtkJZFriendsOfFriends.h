@@ -54,7 +54,6 @@
 #include "JZTreeFiltersModule.h" // for export macro
 #include "vtkPointSetAlgorithm.h"
 
-
 class JZTREEFILTERS_EXPORT vtkJZFriendsOfFriends : public vtkPointSetAlgorithm
 {
 public:

@@ -23,8 +23,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <sstream>
@@ -50,8 +50,8 @@ struct KnnSettings
 
 // The data sets of an input (itself, or the leaves of a composite); false
 // with `error` when a piece is not of the required kind.
-bool CollectPieces(vtkDataObject* data, bool pointSetsOnly, const char* port, Pieces& pieces,
-  std::string& error)
+bool CollectPieces(
+  vtkDataObject* data, bool pointSetsOnly, const char* port, Pieces& pieces, std::string& error)
 {
   pieces.clear();
   for (vtkDataObject* leaf : vtkJZKernelAdapter::GetLeaves(data))
@@ -293,7 +293,8 @@ int vtkJZKNNDensity::RequestData(
     return 0;
   }
   const vtkIdType localSources = vtkJZKernelAdapter::CountPoints(sourcePieces);
-  std::int64_t counts[2] = { localSources, query ? vtkJZKernelAdapter::CountPoints(queryPieces) : 0 };
+  std::int64_t counts[2] = { localSources,
+    query ? vtkJZKernelAdapter::CountPoints(queryPieces) : 0 };
   comm->allReduceSum(counts, 2);
   const vtkIdType numSources = counts[0]; // over all ranks
   if (numSources == 0)
@@ -304,8 +305,7 @@ int vtkJZKNNDensity::RequestData(
   // The properties and the global counts are the same on every rank.
   if (this->NumberOfNeighbors < 1)
   {
-    vtkErrorMacro("NumberOfNeighbors must be at least 1; it is " << this->NumberOfNeighbors
-                                                                  << ".");
+    vtkErrorMacro("NumberOfNeighbors must be at least 1; it is " << this->NumberOfNeighbors << ".");
     return 0;
   }
   if (this->NumberOfNeighbors > numSources)

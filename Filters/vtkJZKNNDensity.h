@@ -54,7 +54,6 @@
 #include "JZTreeFiltersModule.h" // for export macro
 #include "vtkDataObjectAlgorithm.h"
 
-
 class JZTREEFILTERS_EXPORT vtkJZKNNDensity : public vtkDataObjectAlgorithm
 {
 public:

@@ -14,8 +14,8 @@
 #include "vtkNew.h"
 #include "vtkPointData.h"
 #include "vtkPointSet.h"
-#include "vtkSmartPointer.h"
 #include "vtkPoints.h"
+#include "vtkSmartPointer.h"
 #include "vtkStringArray.h"
 #include "vtkVariant.h"
 
@@ -60,8 +60,8 @@ std::string PeriodicBoxError(const double bounds[6])
     if (!(hi > lo) || !std::isfinite(hi - lo))
     {
       std::ostringstream msg;
-      msg << "BoxBounds must give a positive, finite periodic box; dimension " << "xyz"[d]
-          << " spans [" << lo << ", " << hi << "].";
+      msg << "BoxBounds must give a positive, finite periodic box; dimension "
+          << "xyz"[d] << " spans [" << lo << ", " << hi << "].";
       return msg.str();
     }
   }
@@ -71,8 +71,9 @@ std::string PeriodicBoxError(const double bounds[6])
 //------------------------------------------------------------------------------
 const char* SelectedArrayName(vtkInformation* info, vtkDataObject* input)
 {
-  const char* name =
-    info && info->Has(vtkDataObject::FIELD_NAME()) ? info->Get(vtkDataObject::FIELD_NAME()) : nullptr;
+  const char* name = info && info->Has(vtkDataObject::FIELD_NAME())
+    ? info->Get(vtkDataObject::FIELD_NAME())
+    : nullptr;
   if (!name || !*name)
   {
     return nullptr;
@@ -193,8 +194,8 @@ bool GetPointValues(vtkDataArray* array, vtkIdType numPoints, int numComponents,
   {
     if (!std::isfinite(values.data[i]))
     {
-      msg << what << " '" << name << "' has a non-finite value at point "
-          << i / numComponents << ".";
+      msg << what << " '" << name << "' has a non-finite value at point " << i / numComponents
+          << ".";
       error = msg.str();
       values = Buffer<double>();
       return false;
@@ -250,10 +251,9 @@ bool GetGlobalIds(vtkDataSet* dataSet, Buffer<jz::GlobalId>& ids, std::string& e
   if (array->GetNumberOfComponents() != 1 || array->GetNumberOfTuples() != n)
   {
     std::ostringstream msg;
-    msg << "The GlobalIds point array '" << (array->GetName() ? array->GetName() : "")
-        << "' has " << array->GetNumberOfTuples() << " tuples of "
-        << array->GetNumberOfComponents() << " components; it must have one value for each of the "
-        << n << " points.";
+    msg << "The GlobalIds point array '" << (array->GetName() ? array->GetName() : "") << "' has "
+        << array->GetNumberOfTuples() << " tuples of " << array->GetNumberOfComponents()
+        << " components; it must have one value for each of the " << n << " points.";
     error = msg.str();
     return false;
   }
@@ -397,8 +397,7 @@ bool GetPointValues(const std::vector<vtkDataSet*>& pieces, const char* name, in
     {
       continue;
     }
-    values.storage.insert(
-      values.storage.end(), part.data, part.data + part.size * numComponents);
+    values.storage.insert(values.storage.end(), part.data, part.data + part.size * numComponents);
   }
   values.Adopt();
   return true;
@@ -452,7 +451,8 @@ bool GetGlobalIds(
 jz::RunControl MakeRunControl(vtkAlgorithm* algorithm)
 {
   jz::RunControl control;
-  control.progress = [algorithm](double fraction) {
+  control.progress = [algorithm](double fraction)
+  {
     algorithm->UpdateProgress(fraction);
     return !algorithm->CheckAbort();
   };
@@ -586,8 +586,7 @@ void AttachResults(vtkDataObject* target, vtkDataObject* output,
       if (n > 0)
       {
         std::memcpy(slice->GetVoidPointer(0),
-          static_cast<const char*>(array->GetVoidPointer(0)) + offset * tupleBytes,
-          n * tupleBytes);
+          static_cast<const char*>(array->GetVoidPointer(0)) + offset * tupleBytes, n * tupleBytes);
       }
       copy->GetPointData()->AddArray(slice);
     }

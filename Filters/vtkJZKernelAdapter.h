@@ -62,10 +62,7 @@ struct Buffer
   std::size_t size = 0; // number of tuples
   std::vector<T> storage;
 
-  void Adopt()
-  {
-    data = storage.data();
-  }
+  void Adopt() { data = storage.data(); }
 };
 
 /// VTK_FLOAT when the data set stores its points as floats, else VTK_DOUBLE

@@ -18,7 +18,8 @@ namespace
 double counter(const jz::RunInfo& info, const std::string& name)
 {
   for (const auto& c : info.counters)
-    if (c.first == name) return c.second;
+    if (c.first == name)
+      return c.second;
   return 0;
 }
 } // namespace
@@ -32,50 +33,57 @@ int main(int argc, char** argv)
   const double b = argc > 5 ? std::atof(argv[5]) : 0.2;
   const std::size_t n = perRank * std::size_t(ranks);
   std::vector<float> xyz = jztest::makePoints<float>(kind, n, 5);
-  for (float& x : xyz) x -= std::floor(x); // periodic unit box
+  for (float& x : xyz)
+    x -= std::floor(x); // periodic unit box
   const double l = b * std::cbrt(1.0 / double(n));
   std::vector<double> knnGhosts(ranks), fofGhosts(ranks), local(ranks);
   jztest::ThreadWorld world(ranks);
-  world.run([&](jz::Communicator& comm) {
-    const int r = comm.rank();
-    // Input pieces: random ranks (the decomposition redistributes anyway).
-    std::vector<float> mine;
-    std::vector<jz::GlobalId> ids;
-    for (std::size_t i = r; i < n; i += ranks)
+  world.run(
+    [&](jz::Communicator& comm)
     {
-      mine.insert(mine.end(), &xyz[3 * i], &xyz[3 * i] + 3);
-      ids.push_back(jz::GlobalId(i));
-    }
-    jz::RunControl one;
-    one.numThreads = 1;
-    jz::KnnProblem<float> kp;
-    kp.sources = mine.data();
-    kp.numSources = ids.size();
-    kp.sourceIds = ids.data();
-    kp.k = k;
-    kp.periodic = true;
-    std::vector<float> h(ids.size());
-    jz::KnnResults<float> out;
-    out.smoothingLength = h.data();
-    jz::RunInfo ki = jz::computeKnnDistributed(kp, out, comm, jz::Backend::CPU, one);
-    knnGhosts[r] = counter(ki, "ghost sources received");
-    local[r] = counter(ki, "local sources");
-    jz::FofProblem<float> fp;
-    fp.points = mine.data();
-    fp.numPoints = ids.size();
-    fp.ids = ids.data();
-    fp.linkingLength = l;
-    fp.periodic = true;
-    jz::FofDistributedResult res;
-    jz::RunInfo fi = jz::computeFofDistributed(fp, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU, one);
-    fofGhosts[r] = counter(fi, "ghost points received");
-    if (r == 0 && std::getenv("JZ_STAGES"))
-    {
-      for (const auto& s : ki.stageSeconds) std::printf("  knn rank 0 %s %.3f s\n", s.first.c_str(), s.second);
-      for (const auto& s : fi.stageSeconds) std::printf("  fof rank 0 %s %.3f s\n", s.first.c_str(), s.second);
-    }
-  });
-  auto report = [&](const char* what, const std::vector<double>& g) {
+      const int r = comm.rank();
+      // Input pieces: random ranks (the decomposition redistributes anyway).
+      std::vector<float> mine;
+      std::vector<jz::GlobalId> ids;
+      for (std::size_t i = r; i < n; i += ranks)
+      {
+        mine.insert(mine.end(), &xyz[3 * i], &xyz[3 * i] + 3);
+        ids.push_back(jz::GlobalId(i));
+      }
+      jz::RunControl one;
+      one.numThreads = 1;
+      jz::KnnProblem<float> kp;
+      kp.sources = mine.data();
+      kp.numSources = ids.size();
+      kp.sourceIds = ids.data();
+      kp.k = k;
+      kp.periodic = true;
+      std::vector<float> h(ids.size());
+      jz::KnnResults<float> out;
+      out.smoothingLength = h.data();
+      jz::RunInfo ki = jz::computeKnnDistributed(kp, out, comm, jz::Backend::CPU, one);
+      knnGhosts[r] = counter(ki, "ghost sources received");
+      local[r] = counter(ki, "local sources");
+      jz::FofProblem<float> fp;
+      fp.points = mine.data();
+      fp.numPoints = ids.size();
+      fp.ids = ids.data();
+      fp.linkingLength = l;
+      fp.periodic = true;
+      jz::FofDistributedResult res;
+      jz::RunInfo fi = jz::computeFofDistributed(
+        fp, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU, one);
+      fofGhosts[r] = counter(fi, "ghost points received");
+      if (r == 0 && std::getenv("JZ_STAGES"))
+      {
+        for (const auto& s : ki.stageSeconds)
+          std::printf("  knn rank 0 %s %.3f s\n", s.first.c_str(), s.second);
+        for (const auto& s : fi.stageSeconds)
+          std::printf("  fof rank 0 %s %.3f s\n", s.first.c_str(), s.second);
+      }
+    });
+  auto report = [&](const char* what, const std::vector<double>& g)
+  {
     double mean = 0, worst = 0;
     for (int r = 0; r < ranks; ++r)
     {
@@ -83,8 +91,8 @@ int main(int argc, char** argv)
       mean += f / ranks;
       worst = std::max(worst, f);
     }
-    std::printf("RESULT %s ranks=%d perRank=%zu %s: %.3f received per local point (max %.3f)\n", what,
-      ranks, perRank, kind.c_str(), mean, worst);
+    std::printf("RESULT %s ranks=%d perRank=%zu %s: %.3f received per local point (max %.3f)\n",
+      what, ranks, perRank, kind.c_str(), mean, worst);
   };
   report("knn", knnGhosts);
   report("fof", fofGhosts);

@@ -32,7 +32,8 @@ long statusKb(const char* key)
   std::string line;
   const std::size_t n = std::strlen(key);
   while (std::getline(f, line))
-    if (line.compare(0, n, key) == 0) return std::atol(line.c_str() + n + 1);
+    if (line.compare(0, n, key) == 0)
+      return std::atol(line.c_str() + n + 1);
   return -1;
 }
 
@@ -43,7 +44,8 @@ int run(std::size_t n, bool clustered, int repeats, const char* writeFile)
   if (writeFile)
   {
     std::FILE* f = std::fopen(writeFile, "wb");
-    if (!f || std::fwrite(xyz.data(), sizeof(T), xyz.size(), f) != xyz.size()) return 1;
+    if (!f || std::fwrite(xyz.data(), sizeof(T), xyz.size(), f) != xyz.size())
+      return 1;
     std::fclose(f);
     return 0;
   }
@@ -91,12 +93,14 @@ int run(std::size_t n, bool clustered, int repeats, const char* writeFile)
     const double total = std::chrono::duration<double>(Clock::now() - t0).count();
     std::printf("  run %d: total %.3f s (%zu groups >= 20, largest %lld) |", rep, total, G,
       G ? (long long)cat.count[0] : 0LL);
-    for (auto& s : info.stageSeconds) std::printf(" %s %.3f", s.first.c_str(), s.second);
+    for (auto& s : info.stageSeconds)
+      std::printf(" %s %.3f", s.first.c_str(), s.second);
     std::printf("\n");
     if (rep == 0)
     {
       std::printf("  counters:");
-      for (auto& s : info.counters) std::printf(" %s %.0f", s.first.c_str(), s.second);
+      for (auto& s : info.counters)
+        std::printf(" %s %.0f", s.first.c_str(), s.second);
       std::printf("\n");
     }
   }
@@ -124,10 +128,18 @@ int main(int argc, char** argv)
     }
     switch (pos++)
     {
-      case 0: n = std::size_t(std::atof(argv[a])); break;
-      case 1: clustered = !std::strcmp(argv[a], "clustered"); break;
-      case 2: dbl = !std::strcmp(argv[a], "double"); break;
-      case 3: repeats = std::atoi(argv[a]); break;
+      case 0:
+        n = std::size_t(std::atof(argv[a]));
+        break;
+      case 1:
+        clustered = !std::strcmp(argv[a], "clustered");
+        break;
+      case 2:
+        dbl = !std::strcmp(argv[a], "double");
+        break;
+      case 3:
+        repeats = std::atoi(argv[a]);
+        break;
     }
   }
   return dbl ? run<double>(n, clustered, repeats, writeFile)

@@ -47,7 +47,8 @@ int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify)
   const auto tg = Clock::now();
   std::vector<T> xyz = jzbench::makePoints<T>(n, clustered, 12345);
   std::printf("  (points generated in %.1f s)\n", since(tg));
-  if (pinned && cudaHostRegister(xyz.data(), xyz.size() * sizeof(T), cudaHostRegisterDefault) != cudaSuccess)
+  if (pinned &&
+    cudaHostRegister(xyz.data(), xyz.size() * sizeof(T), cudaHostRegisterDefault) != cudaSuccess)
   {
     cudaGetLastError();
     std::printf("  (could not pin the input)\n");
@@ -91,21 +92,26 @@ int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify)
     const double tCat = since(tc);
     const double total = since(t0);
     double gpuSum = 0;
-    for (auto& s : info.stageSeconds) gpuSum += s.second;
-    std::printf("  run %d: total %.3f s = groups %.3f s (GPU stages sum %.3f s) + host labels %.3f s"
-                " + host catalogue %.3f s; %zu groups >= 20, largest %lld\n",
+    for (auto& s : info.stageSeconds)
+      gpuSum += s.second;
+    std::printf(
+      "  run %d: total %.3f s = groups %.3f s (GPU stages sum %.3f s) + host labels %.3f s"
+      " + host catalogue %.3f s; %zu groups >= 20, largest %lld\n",
       rep, total, tGroups, gpuSum, tLabels, tCat, G, G ? (long long)cat.count[0] : 0LL);
     std::printf("    GPU stages:");
-    for (auto& s : info.stageSeconds) std::printf(" %s %.4f", s.first.c_str(), s.second);
+    for (auto& s : info.stageSeconds)
+      std::printf(" %s %.4f", s.first.c_str(), s.second);
     std::printf("\n");
     if (rep == 0)
     {
       std::printf("    counters:");
-      for (auto& c : info.counters) std::printf(" %s %.0f", c.first.c_str(), c.second);
+      for (auto& c : info.counters)
+        std::printf(" %s %.0f", c.first.c_str(), c.second);
       std::printf("\n");
     }
     best = std::min(best, total);
-    if (verify && rep == reps - 1) keepLabel = std::move(groups.groupLabel);
+    if (verify && rep == reps - 1)
+      keepLabel = std::move(groups.groupLabel);
   }
   std::printf("RESULT GPU FoF N=%zu %s best total %.3f s including the host catalogue"
               " (target on an H100 at 512^3 clustered: 0.6 s)\n",
@@ -119,7 +125,8 @@ int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify)
     const bool same = cpu.groupLabel == keepLabel;
     std::printf("VERIFY CPU %.3f s: GPU group labels %s\n", since(t0),
       same ? "identical" : "DIFFER from the CPU");
-    if (!same) return 1;
+    if (!same)
+      return 1;
   }
   return 0;
 }
@@ -132,11 +139,15 @@ int main(int argc, char** argv)
   for (int i = 1; i < argc; ++i)
   {
     const std::string a = argv[i];
-    if (a == "--pinned") pinned = true;
-    else if (a == "--verify") verify = true;
-    else pos.push_back(a);
+    if (a == "--pinned")
+      pinned = true;
+    else if (a == "--verify")
+      verify = true;
+    else
+      pos.push_back(a);
   }
-  const std::size_t n = pos.size() > 0 ? std::size_t(std::atof(pos[0].c_str())) : std::size_t(512) * 512 * 512;
+  const std::size_t n =
+    pos.size() > 0 ? std::size_t(std::atof(pos[0].c_str())) : std::size_t(512) * 512 * 512;
   const bool clustered = pos.size() > 1 ? pos[1] != "uniform" : true;
   const bool dbl = pos.size() > 2 && pos[2] == "double";
   const int reps = pos.size() > 3 ? std::max(1, std::atoi(pos[3].c_str())) : 3;

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -21,7 +21,10 @@
 namespace
 {
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t)
+{
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 #if defined(JZ_HAVE_NANOFLANN)
 struct Cloud
@@ -38,7 +41,8 @@ struct Cloud
 
 double runNanoflann(const std::vector<float>& xyz, int k)
 {
-  using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<float, Cloud>, Cloud, 3>;
+  using Tree =
+    nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<float, Cloud>, Cloud, 3>;
   const auto t0 = Clock::now();
   Cloud cloud{ &xyz };
   Tree tree(3, cloud, nanoflann::KDTreeSingleIndexAdaptorParams(10));
@@ -64,12 +68,14 @@ double runNanoflann(const std::vector<float>& xyz, int k)
 long procStatusKb(const char* field)
 {
   std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return -1;
+  if (!f)
+    return -1;
   char line[256];
   long value = -1;
   const std::size_t len = std::strlen(field);
   while (std::fgets(line, sizeof line, f))
-    if (std::strncmp(line, field, len) == 0) value = std::atol(line + len + 1);
+    if (std::strncmp(line, field, len) == 0)
+      value = std::atol(line + len + 1);
   std::fclose(f);
   return value;
 }
@@ -80,8 +86,10 @@ int main(int argc, char** argv)
   const int k = argc > 2 ? std::atoi(argv[2]) : 16;
   const std::string kind = argc > 3 ? argv[3] : "uniform";
   const int threads = argc > 4 ? std::atoi(argv[4]) : 0;
-  if (threads > 0) omp_set_num_threads(threads);
-  std::printf("kNN benchmark: N=%zu K=%d %s, %d threads\n", n, k, kind.c_str(), omp_get_max_threads());
+  if (threads > 0)
+    omp_set_num_threads(threads);
+  std::printf(
+    "kNN benchmark: N=%zu K=%d %s, %d threads\n", n, k, kind.c_str(), omp_get_max_threads());
   const std::vector<float> xyz = jztest::makePoints<float>(kind, n);
 
   jz::KnnProblem<float> pr;
@@ -114,10 +122,12 @@ int main(int argc, char** argv)
     const double t = since(t0);
     best = std::min(best, t);
     std::printf("  jz-tree CPU density: %.3f s (", t);
-    for (auto& s : info.stageSeconds) std::printf(" %s %.3f", s.first.c_str(), s.second);
+    for (auto& s : info.stageSeconds)
+      std::printf(" %s %.3f", s.first.c_str(), s.second);
     std::printf(" )\n");
     if (rep == 0)
-      for (auto& c : info.counters) std::printf("    %s: %.0f\n", c.first.c_str(), c.second);
+      for (auto& c : info.counters)
+        std::printf("    %s: %.0f\n", c.first.c_str(), c.second);
   }
   if (jz::cudaUsable())
   {
@@ -126,7 +136,8 @@ int main(int argc, char** argv)
       const auto t0 = Clock::now();
       jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CUDA);
       std::printf("  jz-tree CUDA density: %.4f s (", since(t0));
-      for (auto& s : info.stageSeconds) std::printf(" %s %.4f", s.first.c_str(), s.second);
+      for (auto& s : info.stageSeconds)
+        std::printf(" %s %.4f", s.first.c_str(), s.second);
       std::printf(" )\n");
     }
   }

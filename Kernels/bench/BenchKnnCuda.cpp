@@ -27,7 +27,8 @@ double since(Clock::time_point t0)
 template <class V>
 void pin(std::vector<V>& v)
 {
-  if (!v.empty() && cudaHostRegister(v.data(), v.size() * sizeof(V), cudaHostRegisterDefault) != cudaSuccess)
+  if (!v.empty() &&
+    cudaHostRegister(v.data(), v.size() * sizeof(V), cudaHostRegisterDefault) != cudaSuccess)
   {
     cudaGetLastError();
     std::printf("  (could not pin a host array)\n");
@@ -42,10 +43,14 @@ int main(int argc, char** argv)
   for (int i = 1; i < argc; ++i)
   {
     const std::string a = argv[i];
-    if (a == "--lists") lists = true;
-    else if (a == "--pinned") pinned = true;
-    else if (a == "--verify") verify = true;
-    else pos.push_back(a);
+    if (a == "--lists")
+      lists = true;
+    else if (a == "--pinned")
+      pinned = true;
+    else if (a == "--verify")
+      verify = true;
+    else
+      pos.push_back(a);
   }
   const std::size_t n = pos.size() > 0 ? std::size_t(std::atof(pos[0].c_str())) : 10000000;
   const int k = pos.size() > 1 ? std::atoi(pos[1].c_str()) : 16;
@@ -62,8 +67,9 @@ int main(int argc, char** argv)
   int dev = 0;
   cudaGetDevice(&dev);
   cudaGetDeviceProperties(&prop, dev);
-  std::printf("kNN CUDA benchmark on %s: N=%zu K=%d %s, self query, float32%s%s\n", prop.name, n,
-    k, kind.c_str(), lists ? ", neighbour lists" : ", density only", pinned ? ", pinned host memory" : "");
+  std::printf("kNN CUDA benchmark on %s: N=%zu K=%d %s, self query, float32%s%s\n", prop.name, n, k,
+    kind.c_str(), lists ? ", neighbour lists" : ", density only",
+    pinned ? ", pinned host memory" : "");
 
   std::vector<float> xyz = jztest::makePoints<float>(kind, n);
   std::vector<float> h(n), rho(n);
@@ -103,12 +109,16 @@ int main(int argc, char** argv)
     jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CUDA);
     const double t = since(t0);
     double gpuSum = 0;
-    for (auto& s : info.stageSeconds) gpuSum += s.second;
-    std::printf("  %s: wall %.4f s, stages sum %.4f s (", rep == 0 ? "warm-up" : "run    ", t, gpuSum);
-    for (auto& s : info.stageSeconds) std::printf(" %s %.4f", s.first.c_str(), s.second);
+    for (auto& s : info.stageSeconds)
+      gpuSum += s.second;
+    std::printf(
+      "  %s: wall %.4f s, stages sum %.4f s (", rep == 0 ? "warm-up" : "run    ", t, gpuSum);
+    for (auto& s : info.stageSeconds)
+      std::printf(" %s %.4f", s.first.c_str(), s.second);
     std::printf(" )\n");
     if (rep == 0)
-      for (auto& c : info.counters) std::printf("    %s: %.0f\n", c.first.c_str(), c.second);
+      for (auto& c : info.counters)
+        std::printf("    %s: %.0f\n", c.first.c_str(), c.second);
     if (rep > 0 && t < best)
     {
       best = t;
@@ -117,7 +127,8 @@ int main(int argc, char** argv)
   }
   std::printf("RESULT GPU N=%zu K=%d %s best wall %.4f s (target on an H100: 0.040 s)\n", n, k,
     kind.c_str(), best);
-  for (auto& s : bestStages) std::printf("  stage %-16s %8.2f ms\n", s.first.c_str(), 1e3 * s.second);
+  for (auto& s : bestStages)
+    std::printf("  stage %-16s %8.2f ms\n", s.first.c_str(), 1e3 * s.second);
 
   if (verify)
   {
@@ -131,7 +142,8 @@ int main(int argc, char** argv)
       std::memcmp(rho.data(), rho2.data(), n * sizeof(float)) == 0;
     std::printf("VERIFY CPU %.3f s: GPU results %s\n", since(t0),
       same ? "bit-identical" : "DIFFER from the CPU");
-    if (!same) return 1;
+    if (!same)
+      return 1;
   }
   return 0;
 }

@@ -19,13 +19,15 @@ std::vector<T> makePoints(std::size_t n, bool clustered, unsigned seed)
   std::uniform_real_distribution<double> u(0.0, 1.0);
   std::normal_distribution<double> g(0.0, 1.0);
   std::size_t i = 0;
-  auto put = [&](double x, double y, double z) {
+  auto put = [&](double x, double y, double z)
+  {
     const double p[3] = { x, y, z };
     for (int d = 0; d < 3; ++d)
     {
       double w = p[d] - std::floor(p[d]);
       T t = T(w);
-      if (t >= T(1) || t < T(0)) t = T(0);
+      if (t >= T(1) || t < T(0))
+        t = T(0);
       xyz[3 * i + d] = t;
     }
     ++i;
@@ -49,7 +51,8 @@ std::vector<T> makePoints(std::size_t n, bool clustered, unsigned seed)
       }
     }
   }
-  while (i < n) put(u(rng), u(rng), u(rng));
+  while (i < n)
+    put(u(rng), u(rng), u(rng));
   return xyz;
 }
 } // namespace jzbench

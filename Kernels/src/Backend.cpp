@@ -6,16 +6,20 @@ const char* backendName(Backend backend)
 {
   switch (backend)
   {
-    case Backend::Auto: return "Auto";
-    case Backend::CPU: return "CPU";
-    case Backend::CUDA: return "CUDA";
+    case Backend::Auto:
+      return "Auto";
+    case Backend::CPU:
+      return "CPU";
+    case Backend::CUDA:
+      return "CUDA";
   }
   return "?";
 }
 
 Backend resolveBackend(Backend requested)
 {
-  if (requested == Backend::CPU) return Backend::CPU;
+  if (requested == Backend::CPU)
+    return Backend::CPU;
   std::string why;
   const bool usable = cudaUsable(&why);
   if (requested == Backend::CUDA && !usable)

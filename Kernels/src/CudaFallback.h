@@ -15,7 +15,8 @@ namespace jz
 template <class Gpu, class Reset>
 bool runOnCudaOrFallBack(Backend requested, RunInfo& info, Gpu&& gpu, Reset&& reset)
 {
-  if (info.backend != Backend::CUDA) return false;
+  if (info.backend != Backend::CUDA)
+    return false;
   try
   {
     gpu();
@@ -27,7 +28,8 @@ bool runOnCudaOrFallBack(Backend requested, RunInfo& info, Gpu&& gpu, Reset&& re
   }
   catch (const Error& e)
   {
-    if (requested == Backend::CUDA) throw;
+    if (requested == Backend::CUDA)
+      throw;
     info.note = std::string("CUDA failed, ran on the CPU instead: ") + e.what();
     info.backend = Backend::CPU;
     info.stageSeconds.clear();

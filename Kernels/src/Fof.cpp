@@ -16,8 +16,8 @@ void validate(const FofProblem<T>& problem)
   const double l = problem.linkingLength;
   if (!std::isfinite(l) || !(l > 0))
   {
-    throw Error("the linking length must be a finite positive number (got " +
-      std::to_string(l) + ")");
+    throw Error(
+      "the linking length must be a finite positive number (got " + std::to_string(l) + ")");
   }
   if (problem.numPoints >= std::size_t(0xFFFFFFFFu))
   {
@@ -60,7 +60,8 @@ void validate(const FofProblem<T>& problem)
 
 double relativeLinkingLength(double b, double volume, std::size_t n)
 {
-  if (n == 0 || !(volume > 0)) return 0;
+  if (n == 0 || !(volume > 0))
+    return 0;
   return b * std::cbrt(volume / double(n));
 }
 
@@ -80,12 +81,15 @@ RunInfo computeFofGroups(
   }
   info.backend = resolveBackend(backend);
 #if defined(JZ_WITH_CUDA)
-  const bool ranOnGpu = runOnCudaOrFallBack(backend, info, [&] { fofCuda(problem, out, info, control); },
-    [&] {
+  const bool ranOnGpu = runOnCudaOrFallBack(
+    backend, info, [&] { fofCuda(problem, out, info, control); },
+    [&]
+    {
       out.groupLabel.clear();
       out.groupRoot.clear();
     });
-  if (ranOnGpu) return info;
+  if (ranOnGpu)
+    return info;
 #endif
   info.backend = Backend::CPU;
   fofCpu(problem, out, info, control);

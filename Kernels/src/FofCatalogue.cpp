@@ -24,15 +24,18 @@ namespace
 inline double offset(double x, double ref, double period)
 {
   double d = x - ref;
-  if (period > 0) d -= period * std::nearbyint(d / period);
+  if (period > 0)
+    d -= period * std::nearbyint(d / period);
   return d;
 }
 
 inline double wrapInto(double x, double lo, double period)
 {
-  if (period <= 0) return x;
+  if (period <= 0)
+    return x;
   double w = x - period * std::floor((x - lo) / period);
-  if (w >= lo + period || w < lo) w = lo;
+  if (w >= lo + period || w < lo)
+    w = lo;
   return w;
 }
 } // namespace
@@ -50,7 +53,8 @@ void computeFofCatalogue(
   const bool vel = in.velocities != nullptr;
   double period[3] = { 0, 0, 0 };
   if (in.periodic)
-    for (int d = 0; d < 3; ++d) period[d] = in.boxHi[d] - in.boxLo[d];
+    for (int d = 0; d < 3; ++d)
+      period[d] = in.boxHi[d] - in.boxLo[d];
 
   cat = FofCatalogue();
   cat.numGroups = G;
@@ -64,7 +68,8 @@ void computeFofCatalogue(
     cat.meanVelocity.assign(3 * G, 0.0);
     cat.velocityDispersion.assign(G, 0.0);
   }
-  if (G == 0 || n == 0) return;
+  if (G == 0 || n == 0)
+    return;
 
   // Reference member per group: the first in input order.
   // Reference member of each group: the smallest global id.
@@ -73,7 +78,8 @@ void computeFofCatalogue(
   for (long long i = 0; i < n; ++i)
   {
     const GlobalId g = in.groupId[i];
-    if (g >= 0 && std::size_t(g) < G && (ref[g] == n || key(i) < key(ref[g]))) ref[g] = i;
+    if (g >= 0 && std::size_t(g) < G && (ref[g] == n || key(i) < key(ref[g])))
+      ref[g] = i;
   }
 
   // Pass 1: count, mass, sum m*dx, sum m*v.
@@ -87,21 +93,25 @@ void computeFofCatalogue(
     for (long long i = 0; i < n; ++i)
     {
       const GlobalId g = in.groupId[i];
-      if (g < 0 || std::size_t(g) >= G) continue;
+      if (g < 0 || std::size_t(g) >= G)
+        continue;
       const double m = in.masses ? in.masses[i] : 1.0;
       const T* p = in.points + 3 * i;
       const T* r = in.points + 3 * ref[g];
       double* a = acc.data() + kW1 * g;
       a[0] += 1;
       a[1] += m;
-      for (int d = 0; d < 3; ++d) a[2 + d] += m * offset(double(p[d]), double(r[d]), period[d]);
+      for (int d = 0; d < 3; ++d)
+        a[2 + d] += m * offset(double(p[d]), double(r[d]), period[d]);
       if (vel)
-        for (int d = 0; d < 3; ++d) a[5 + d] += m * in.velocities[3 * i + d];
+        for (int d = 0; d < 3; ++d)
+          a[5 + d] += m * in.velocities[3 * i + d];
     }
   }
   std::vector<double> sum(kW1 * G, 0.0);
   for (int t = 0; t < numThreads; ++t)
-    for (std::size_t k = 0; k < kW1 * G; ++k) sum[k] += part[t][k];
+    for (std::size_t k = 0; k < kW1 * G; ++k)
+      sum[k] += part[t][k];
   // Centre of mass as an offset from the reference (for pass 2) and wrapped.
   std::vector<double> comOffset(3 * G);
   for (std::size_t g = 0; g < G; ++g)
@@ -116,10 +126,12 @@ void computeFofCatalogue(
       comOffset[3 * g + d] = M != 0 ? a[2 + d] / M : 0.0;
       cat.centerOfMass[3 * g + d] =
         wrapInto(double(r[d]) + comOffset[3 * g + d], in.boxLo[d], period[d]);
-      if (vel) cat.meanVelocity[3 * g + d] = M != 0 ? a[5 + d] / M : 0.0;
+      if (vel)
+        cat.meanVelocity[3 * g + d] = M != 0 ? a[5 + d] / M : 0.0;
     }
   }
-  if (control.progress && !control.progress(0.5)) throw Aborted();
+  if (control.progress && !control.progress(0.5))
+    throw Aborted();
 
   // Pass 2: sum m |x - c|^2 and sum m |v - v_mean|^2.
   constexpr int kW2 = 2;
@@ -131,7 +143,8 @@ void computeFofCatalogue(
     for (long long i = 0; i < n; ++i)
     {
       const GlobalId g = in.groupId[i];
-      if (g < 0 || std::size_t(g) >= G) continue;
+      if (g < 0 || std::size_t(g) >= G)
+        continue;
       const double m = in.masses ? in.masses[i] : 1.0;
       const T* p = in.points + 3 * i;
       const T* r = in.points + 3 * ref[g];
@@ -165,9 +178,11 @@ void computeFofCatalogue(
     }
     const double M = cat.mass[g];
     cat.inertiaRadius[g] = M > 0 ? std::sqrt(s / M) : 0.0;
-    if (vel) cat.velocityDispersion[g] = M > 0 ? std::sqrt(sv / (3 * M)) : 0.0;
+    if (vel)
+      cat.velocityDispersion[g] = M > 0 ? std::sqrt(sv / (3 * M)) : 0.0;
   }
-  if (control.progress && !control.progress(1.0)) throw Aborted();
+  if (control.progress && !control.progress(1.0))
+    throw Aborted();
 }
 
 template void computeFofCatalogue<float>(

@@ -23,8 +23,10 @@ struct KeptGroup
 std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, std::size_t n,
   GlobalId minimumGroupSize, GlobalId* groupId, GlobalId* groupSize, const RunControl& control)
 {
-  if (n == 0) return 0;
-  if (!groupRoot) throw Error("labelFofGroups: no group roots were given");
+  if (n == 0)
+    return 0;
+  if (!groupRoot)
+    throw Error("labelFofGroups: no group roots were given");
   const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
   const long long nn = (long long)n;
 
@@ -32,12 +34,14 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
   std::vector<Index> count(n, 0);
   Index* c = count.data();
 #pragma omp parallel for num_threads(numThreads) schedule(static)
-  for (long long i = 0; i < nn; ++i) __atomic_fetch_add(c + groupRoot[i], Index(1), __ATOMIC_RELAXED);
+  for (long long i = 0; i < nn; ++i)
+    __atomic_fetch_add(c + groupRoot[i], Index(1), __ATOMIC_RELAXED);
 
   if (groupSize)
   {
 #pragma omp parallel for num_threads(numThreads) schedule(static)
-    for (long long i = 0; i < nn; ++i) groupSize[i] = GlobalId(count[groupRoot[i]]);
+    for (long long i = 0; i < nn; ++i)
+      groupSize[i] = GlobalId(count[groupRoot[i]]);
   }
 
   // The kept groups, in the canonical order.
@@ -49,19 +53,25 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
       kept.push_back({ count[r], groupLabel ? groupLabel[r] : GlobalId(r), Index(r) });
     }
   }
-  std::sort(kept.begin(), kept.end(), [](const KeptGroup& a, const KeptGroup& b) {
-    if (a.count != b.count) return a.count > b.count;
-    if (a.label != b.label) return a.label < b.label;
-    return a.root < b.root;
-  });
+  std::sort(kept.begin(), kept.end(),
+    [](const KeptGroup& a, const KeptGroup& b)
+    {
+      if (a.count != b.count)
+        return a.count > b.count;
+      if (a.label != b.label)
+        return a.label < b.label;
+      return a.root < b.root;
+    });
 
   if (groupId)
   {
     // Reuse the counts as root -> GroupId + 1 (0 = not kept).
     std::fill(count.begin(), count.end(), Index(0));
-    for (std::size_t k = 0; k < kept.size(); ++k) count[kept[k].root] = Index(k + 1);
+    for (std::size_t k = 0; k < kept.size(); ++k)
+      count[kept[k].root] = Index(k + 1);
 #pragma omp parallel for num_threads(numThreads) schedule(static)
-    for (long long i = 0; i < nn; ++i) groupId[i] = GlobalId(count[groupRoot[i]]) - 1;
+    for (long long i = 0; i < nn; ++i)
+      groupId[i] = GlobalId(count[groupRoot[i]]) - 1;
   }
   return kept.size();
 }

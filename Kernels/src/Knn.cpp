@@ -16,14 +16,13 @@ void validate(const KnnProblem<T>& problem)
 {
   if (problem.k < 1)
   {
-    throw Error("the number of neighbours K must be at least 1 (got " +
-      std::to_string(problem.k) + ")");
+    throw Error(
+      "the number of neighbours K must be at least 1 (got " + std::to_string(problem.k) + ")");
   }
   if (std::size_t(problem.k) > problem.numSources)
   {
     throw Error("the number of neighbours K = " + std::to_string(problem.k) +
-      " is larger than the number of source points (" + std::to_string(problem.numSources) +
-      ")");
+      " is larger than the number of source points (" + std::to_string(problem.numSources) + ")");
   }
   if (problem.numSources > 0 && !problem.sources)
   {
@@ -75,23 +74,28 @@ RunInfo computeKnn(const KnnProblem<T>& problem, const KnnResults<T>& results, B
   validate(problem);
   info.backend = resolveBackend(backend);
 #if defined(JZ_WITH_CUDA)
-  const bool ranOnGpu = runOnCudaOrFallBack(backend, info, [&] {
-    if (self && problem.numSelfQueries < problem.numSources)
+  const bool ranOnGpu = runOnCudaOrFallBack(
+    backend, info,
+    [&]
     {
-      // The GPU walk has no query subset: the first sources query as a
-      // separate query set instead (same results).
-      KnnProblem<T> separate = problem;
-      separate.queries = problem.sources;
-      separate.numQueries = numQueries;
-      separate.numSelfQueries = std::size_t(-1);
-      knnCuda(separate, results, info, control);
-    }
-    else
-    {
-      knnCuda(problem, results, info, control);
-    }
-  }, [] {});
-  if (ranOnGpu) return info;
+      if (self && problem.numSelfQueries < problem.numSources)
+      {
+        // The GPU walk has no query subset: the first sources query as a
+        // separate query set instead (same results).
+        KnnProblem<T> separate = problem;
+        separate.queries = problem.sources;
+        separate.numQueries = numQueries;
+        separate.numSelfQueries = std::size_t(-1);
+        knnCuda(separate, results, info, control);
+      }
+      else
+      {
+        knnCuda(problem, results, info, control);
+      }
+    },
+    [] {});
+  if (ranOnGpu)
+    return info;
 #endif
   knnCpu(problem, results, info, control);
   return info;

@@ -20,13 +20,15 @@ TreeLevels::TreeLevels(const std::vector<int>& gapLevel, const std::vector<Index
   for (Index i = 1; i < n; ++i)
   {
     Index j = i - 1;
-    while (gapLevel[j] <= gapLevel[i]) j = left[j];
+    while (gapLevel[j] <= gapLevel[i])
+      j = left[j];
     left[i] = j;
   }
   for (long long i = (long long)n - 1; i >= 1; --i)
   {
     Index j = i + 1;
-    while (gapLevel[j] <= gapLevel[i]) j = right[j];
+    while (gapLevel[j] <= gapLevel[i])
+      j = right[j];
     right[i] = j;
   }
   cellCount_.assign(std::size_t(n) + 1, n);
@@ -54,7 +56,8 @@ std::vector<int> TreeLevels::nodeLevels(const std::vector<Index>& splits) const
   for (long long j = 0; j < (long long)nodes; ++j)
   {
     int l = kLevelNone;
-    for (Index g = splits[j] + 1; g < splits[j + 1]; ++g) l = std::max(l, gapLevel_[g]);
+    for (Index g = splits[j] + 1; g < splits[j + 1]; ++g)
+      l = std::max(l, gapLevel_[g]);
     levels[j] = l;
   }
   return levels;
@@ -65,7 +68,8 @@ int TreeLevels::regularizationLevel(
 {
   const Index nodes = Index(levels.size());
   std::vector<Index> order(nodes);
-  for (Index j = 0; j < nodes; ++j) order[j] = j;
+  for (Index j = 0; j < nodes; ++j)
+    order[j] = j;
   std::sort(order.begin(), order.end(), [&](Index a, Index b) { return levels[a] < levels[b]; });
   const double total = double(splits.back() - splits.front());
   // The smallest nodes that together hold 90% of the points.
@@ -74,11 +78,14 @@ int TreeLevels::regularizationLevel(
   for (; last < nodes; ++last)
   {
     counted += double(splits[order[last] + 1] - splits[order[last]]);
-    if (counted >= 0.9 * total) break;
+    if (counted >= 0.9 * total)
+      break;
   }
-  if (last == nodes) last = nodes - 1;
+  if (last == nodes)
+    last = nodes - 1;
   const int reference = levels[order[last]];
-  if (reference == kLevelNone) return kLevelInfinite;
+  if (reference == kLevelNone)
+    return kLevelInfinite;
   // Point-weighted mean volume 2^level, relative to 2^reference to stay finite.
   double weighted = 0, weight = 0;
   for (Index i = 0; i <= last; ++i)
@@ -86,7 +93,8 @@ int TreeLevels::regularizationLevel(
     const Index j = order[i];
     const double c = double(splits[j + 1] - splits[j]);
     weight += c;
-    if (levels[j] != kLevelNone) weighted += c * std::ldexp(1.0, levels[j] - reference);
+    if (levels[j] != kLevelNone)
+      weighted += c * std::ldexp(1.0, levels[j] - reference);
   }
   const double meanLog2 = reference + std::log2(weighted / weight);
   return int(std::floor(meanLog2 + std::log2(factor)));
@@ -100,20 +108,22 @@ std::vector<PlaneSplits> TreeLevels::planes(int numPlanes) const
   double nmax = options_.leafSize;
   for (int p = 0; p < numPlanes; ++p, nmax *= options_.coarsening)
   {
-    auto select = [&](int maxLevel) {
+    auto select = [&](int maxLevel)
+    {
       std::vector<Index> s;
-      auto keep = [&](Index g) {
-        return g == 0 || g == n || double(cellCount_[g]) > nmax || gapLevel_[g] > maxLevel;
-      };
+      auto keep = [&](Index g)
+      { return g == 0 || g == n || double(cellCount_[g]) > nmax || gapLevel_[g] > maxLevel; };
       if (p == 0)
       {
         for (Index g = 0; g <= n; ++g)
-          if (keep(g)) s.push_back(g);
+          if (keep(g))
+            s.push_back(g);
       }
       else
       {
         for (Index g : candidates)
-          if (keep(g)) s.push_back(g);
+          if (keep(g))
+            s.push_back(g);
       }
       return s;
     };
@@ -122,8 +132,7 @@ std::vector<PlaneSplits> TreeLevels::planes(int numPlanes) const
     plane.levels = nodeLevels(plane.splits);
     if (options_.regularize && n > 0)
     {
-      const int maxLevel =
-        regularizationLevel(plane.splits, plane.levels, kRegularizationFactor);
+      const int maxLevel = regularizationLevel(plane.splits, plane.levels, kRegularizationFactor);
       if (maxLevel != kLevelInfinite)
       {
         std::vector<Index> regular = select(maxLevel);

@@ -29,7 +29,8 @@ std::vector<T> makePoints(const std::string& kind, std::size_t n, unsigned seed 
     return xyz;
   }
   std::vector<double> centers;
-  for (int c = 0; c < 20; ++c) centers.push_back(u(rng));
+  for (int c = 0; c < 20; ++c)
+    centers.push_back(u(rng));
   for (std::size_t i = 0; i < n; ++i)
   {
     double p[3] = { u(rng), u(rng), u(rng) };
@@ -37,12 +38,14 @@ std::vector<T> makePoints(const std::string& kind, std::size_t n, unsigned seed 
     {
       const std::size_t c = (i * 7919) % 18;
       const double s = 0.002 + 0.03 * double(c) / 18.0;
-      for (int d = 0; d < 3; ++d) p[d] = centers[c + d] + s * g(rng);
+      for (int d = 0; d < 3; ++d)
+        p[d] = centers[c + d] + s * g(rng);
     }
     else if (kind == "duplicates" && i > 0 && i % 3 != 0)
     {
       const std::size_t j = (i * 2654435761u) % i;
-      for (int d = 0; d < 3; ++d) p[d] = double(xyz[3 * j + d]);
+      for (int d = 0; d < 3; ++d)
+        p[d] = double(xyz[3 * j + d]);
     }
     else if (kind == "planar")
     {
@@ -50,17 +53,21 @@ std::vector<T> makePoints(const std::string& kind, std::size_t n, unsigned seed 
     }
     else if (kind == "outliers" && i % 97 == 0)
     {
-      for (int d = 0; d < 3; ++d) p[d] = 1e4 * g(rng);
+      for (int d = 0; d < 3; ++d)
+        p[d] = 1e4 * g(rng);
     }
     else if (kind == "offset")
     {
-      for (int d = 0; d < 3; ++d) p[d] = 1e6 + 10.0 * p[d];
+      for (int d = 0; d < 3; ++d)
+        p[d] = 1e6 + 10.0 * p[d];
     }
     else if (kind == "mixedsign")
     {
-      for (int d = 0; d < 3; ++d) p[d] = 2.0 * p[d] - 1.0;
+      for (int d = 0; d < 3; ++d)
+        p[d] = 2.0 * p[d] - 1.0;
     }
-    for (int d = 0; d < 3; ++d) xyz[3 * i + d] = T(p[d]);
+    for (int d = 0; d < 3; ++d)
+      xyz[3 * i + d] = T(p[d]);
   }
   return xyz;
 }

@@ -3,8 +3,8 @@
 // GroupSizes to a single-process run, for 2-4 ranks and several partitions
 // (random, slabs, an empty rank, everything on one rank).
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <string>
@@ -25,10 +25,14 @@ std::vector<int> partition(const std::string& how, const std::vector<double>& xy
   std::mt19937 rng(3);
   for (std::size_t i = 0; i < n; ++i)
   {
-    if (how == "random") owner[i] = int(rng() % ranks);
-    else if (how == "slabs") owner[i] = std::min(ranks - 1, std::max(0, int(xyz[3 * i] * ranks)));
-    else if (how == "empty") owner[i] = 1 + int(rng() % (ranks - 1)); // rank 0 holds nothing
-    else if (how == "one") owner[i] = ranks - 1;
+    if (how == "random")
+      owner[i] = int(rng() % ranks);
+    else if (how == "slabs")
+      owner[i] = std::min(ranks - 1, std::max(0, int(xyz[3 * i] * ranks)));
+    else if (how == "empty")
+      owner[i] = 1 + int(rng() % (ranks - 1)); // rank 0 holds nothing
+    else if (how == "one")
+      owner[i] = ranks - 1;
   }
   return owner;
 }
@@ -48,7 +52,8 @@ std::vector<Piece> split(const std::vector<double>& xyz, const std::vector<int>&
     Piece& p = pieces[owner[i]];
     p.xyz.insert(p.xyz.end(), &xyz[3 * i], &xyz[3 * i] + 3);
     p.mass.push_back(1.0 + double(i % 5));
-    for (int d = 0; d < 3; ++d) p.vel.push_back(std::sin(double(i) + d));
+    for (int d = 0; d < 3; ++d)
+      p.vel.push_back(std::sin(double(i) + d));
     p.ids.push_back(jz::GlobalId(i));
     p.global.push_back(i);
   }
@@ -60,7 +65,8 @@ void knnCase(const std::string& kind, const std::string& how, int ranks, int k, 
   std::vector<double> xyz = jztest::makePoints<double>(kind, 6000, 17);
   const std::size_t n = xyz.size() / 3;
   std::vector<double> mass(n);
-  for (std::size_t i = 0; i < n; ++i) mass[i] = 1.0 + double(i % 5);
+  for (std::size_t i = 0; i < n; ++i)
+    mass[i] = 1.0 + double(i % 5);
   jz::KnnProblem<double> serial;
   serial.sources = xyz.data();
   serial.numSources = n;
@@ -86,36 +92,42 @@ void knnCase(const std::string& kind, const std::string& how, int ranks, int k, 
   std::vector<Piece> pieces = split(xyz, owner, ranks);
   jztest::ThreadWorld world(ranks);
   std::vector<int> bad(ranks, 0);
-  world.run([&](jz::Communicator& comm) {
-    Piece& p = pieces[comm.rank()];
-    const std::size_t m = p.ids.size();
-    jz::KnnProblem<double> pr = serial;
-    pr.sources = p.xyz.data();
-    pr.numSources = m;
-    pr.sourceMasses = p.mass.data();
-    pr.sourceIds = p.ids.data();
-    std::vector<jz::GlobalId> lids(m * k, -5);
-    std::vector<double> ldist(m * k, -1), lh(m, -1), lrho(m, -1);
-    jz::KnnResults<double> out;
-    out.neighborIds = lids.data();
-    out.neighborDistances = ldist.data();
-    out.smoothingLength = lh.data();
-    out.density = lrho.data();
-    jz::RunControl one;
-    one.numThreads = 1;
-    jz::computeKnnDistributed(pr, out, comm, jz::Backend::CPU, one);
-    for (std::size_t i = 0; i < m; ++i)
+  world.run(
+    [&](jz::Communicator& comm)
     {
-      const std::size_t g = p.global[i];
-      for (int j = 0; j < k; ++j)
-        if (lids[i * k + j] != ids[g * k + j] || ldist[i * k + j] != dist[g * k + j]) ++bad[comm.rank()];
-      if (lh[i] != h[g] || std::fabs(lrho[i] - rho[g]) > 1e-12 * rho[g]) ++bad[comm.rank()];
-    }
-  });
+      Piece& p = pieces[comm.rank()];
+      const std::size_t m = p.ids.size();
+      jz::KnnProblem<double> pr = serial;
+      pr.sources = p.xyz.data();
+      pr.numSources = m;
+      pr.sourceMasses = p.mass.data();
+      pr.sourceIds = p.ids.data();
+      std::vector<jz::GlobalId> lids(m * k, -5);
+      std::vector<double> ldist(m * k, -1), lh(m, -1), lrho(m, -1);
+      jz::KnnResults<double> out;
+      out.neighborIds = lids.data();
+      out.neighborDistances = ldist.data();
+      out.smoothingLength = lh.data();
+      out.density = lrho.data();
+      jz::RunControl one;
+      one.numThreads = 1;
+      jz::computeKnnDistributed(pr, out, comm, jz::Backend::CPU, one);
+      for (std::size_t i = 0; i < m; ++i)
+      {
+        const std::size_t g = p.global[i];
+        for (int j = 0; j < k; ++j)
+          if (lids[i * k + j] != ids[g * k + j] || ldist[i * k + j] != dist[g * k + j])
+            ++bad[comm.rank()];
+        if (lh[i] != h[g] || std::fabs(lrho[i] - rho[g]) > 1e-12 * rho[g])
+          ++bad[comm.rank()];
+      }
+    });
   int total = 0;
-  for (int b : bad) total += b;
-  JZ_CHECK_MSG(total == 0, kind << " " << how << " ranks=" << ranks << " k=" << k << " periodic="
-                                 << periodic << ": " << total << " mismatches");
+  for (int b : bad)
+    total += b;
+  JZ_CHECK_MSG(total == 0,
+    kind << " " << how << " ranks=" << ranks << " k=" << k << " periodic=" << periodic << ": "
+         << total << " mismatches");
 }
 
 void fofCase(const std::string& kind, const std::string& how, int ranks, double l, bool periodic)
@@ -131,7 +143,8 @@ void fofCase(const std::string& kind, const std::string& how, int ranks, double 
     {
       const std::size_t g = pieces[r].global[i];
       mass[g] = pieces[r].mass[i];
-      for (int d = 0; d < 3; ++d) vel[3 * g + d] = pieces[r].vel[3 * i + d];
+      for (int d = 0; d < 3; ++d)
+        vel[3 * g + d] = pieces[r].vel[3 * i + d];
       gids[g] = pieces[r].ids[i];
     }
   jz::FofProblem<double> pr;
@@ -156,23 +169,27 @@ void fofCase(const std::string& kind, const std::string& how, int ranks, double 
 
   std::vector<jz::FofDistributedResult> results(ranks);
   jztest::ThreadWorld world(ranks);
-  world.run([&](jz::Communicator& comm) {
-    Piece& p = pieces[comm.rank()];
-    jz::FofProblem<double> lp = pr;
-    lp.points = p.xyz.data();
-    lp.numPoints = p.ids.size();
-    lp.ids = p.ids.data();
-    jz::FofDistributedOptions lo = opt;
-    lo.masses = p.mass.data();
-    lo.velocities = p.vel.data();
-    jz::RunControl single;
-    single.numThreads = 1;
-    jz::computeFofDistributed(lp, lo, results[comm.rank()], comm, jz::Backend::CPU, single);
-  });
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      Piece& p = pieces[comm.rank()];
+      jz::FofProblem<double> lp = pr;
+      lp.points = p.xyz.data();
+      lp.numPoints = p.ids.size();
+      lp.ids = p.ids.data();
+      jz::FofDistributedOptions lo = opt;
+      lo.masses = p.mass.data();
+      lo.velocities = p.vel.data();
+      jz::RunControl single;
+      single.numThreads = 1;
+      jz::computeFofDistributed(lp, lo, results[comm.rank()], comm, jz::Backend::CPU, single);
+    });
   int bad = 0;
   std::size_t rows = 0;
-  auto report = [&](const char* what, std::size_t g, double got, double want) {
-    if (bad < 6) std::fprintf(stderr, "    %s group/point %zu: got %.17g want %.17g\n", what, g, got, want);
+  auto report = [&](const char* what, std::size_t g, double got, double want)
+  {
+    if (bad < 6)
+      std::fprintf(stderr, "    %s group/point %zu: got %.17g want %.17g\n", what, g, got, want);
   };
   for (int r = 0; r < ranks; ++r)
   {
@@ -194,7 +211,8 @@ void fofCase(const std::string& kind, const std::string& how, int ranks, double 
     {
       const std::size_t g = std::size_t(res.catalogueGroupId[c]);
       auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * (1 + std::fabs(b)); };
-      auto check = [&](const char* what, double got, double want) {
+      auto check = [&](const char* what, double got, double want)
+      {
         if (!close(got, want))
         {
           report(what, g, got, want);
@@ -204,16 +222,20 @@ void fofCase(const std::string& kind, const std::string& how, int ranks, double 
       check("count", double(res.catalogue.count[c]), double(serial.catalogue.count[g]));
       check("mass", res.catalogue.mass[c], serial.catalogue.mass[g]);
       check("inertia", res.catalogue.inertiaRadius[c], serial.catalogue.inertiaRadius[g]);
-      check("dispersion", res.catalogue.velocityDispersion[c], serial.catalogue.velocityDispersion[g]);
+      check(
+        "dispersion", res.catalogue.velocityDispersion[c], serial.catalogue.velocityDispersion[g]);
       for (int d = 0; d < 3; ++d)
       {
-        check("com", res.catalogue.centerOfMass[3 * c + d], serial.catalogue.centerOfMass[3 * g + d]);
-        check("velocity", res.catalogue.meanVelocity[3 * c + d], serial.catalogue.meanVelocity[3 * g + d]);
+        check(
+          "com", res.catalogue.centerOfMass[3 * c + d], serial.catalogue.centerOfMass[3 * g + d]);
+        check("velocity", res.catalogue.meanVelocity[3 * c + d],
+          serial.catalogue.meanVelocity[3 * g + d]);
       }
     }
   }
   JZ_CHECK_EQ(rows, serial.numGroups); // every catalogue row on exactly one rank
-  JZ_CHECK_MSG(bad == 0, kind << " " << how << " ranks=" << ranks << " l=" << l << ": " << bad << " mismatches");
+  JZ_CHECK_MSG(bad == 0,
+    kind << " " << how << " ranks=" << ranks << " l=" << l << ": " << bad << " mismatches");
   JZ_CHECK(serial.numGroups > 0);
 }
 } // namespace
@@ -260,28 +282,34 @@ JZ_TEST(DistributedKnnQueriesOnSomeRanksOnly)
   const int ranks = 3;
   std::vector<int> bad(ranks, 0);
   jztest::ThreadWorld world(ranks);
-  world.run([&](jz::Communicator& comm) {
-    const int r = comm.rank();
-    // Sources split in thirds; queries only on ranks 1 and 2.
-    std::vector<double> s(src.begin() + 3 * (4000 * r / 3), src.begin() + 3 * (4000 * (r + 1) / 3));
-    std::vector<jz::GlobalId> sid;
-    for (int i = 4000 * r / 3; i < 4000 * (r + 1) / 3; ++i) sid.push_back(i);
-    const int q0 = r == 0 ? 0 : (r == 1 ? 0 : 400), q1 = r == 0 ? 0 : (r == 1 ? 400 : 900);
-    std::vector<double> q(qry.begin() + 3 * q0, qry.begin() + 3 * q1);
-    jz::KnnProblem<double> pr = serial;
-    pr.sources = s.data();
-    pr.numSources = sid.size();
-    pr.sourceIds = sid.data();
-    pr.queries = r == 0 ? nullptr : q.data();
-    pr.numQueries = q1 - q0;
-    std::vector<jz::GlobalId> got((q1 - q0) * k + 1, -1);
-    jz::KnnResults<double> out;
-    out.neighborIds = got.data();
-    jz::computeKnnDistributed(pr, out, comm, jz::Backend::CPU);
-    for (int i = 0; i < (q1 - q0) * k; ++i)
-      if (got[i] != ids[q0 * k + i]) ++bad[r];
-    if (got[(q1 - q0) * k] != -1) ++bad[r]; // nothing written past the end
-  });
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      // Sources split in thirds; queries only on ranks 1 and 2.
+      std::vector<double> s(
+        src.begin() + 3 * (4000 * r / 3), src.begin() + 3 * (4000 * (r + 1) / 3));
+      std::vector<jz::GlobalId> sid;
+      for (int i = 4000 * r / 3; i < 4000 * (r + 1) / 3; ++i)
+        sid.push_back(i);
+      const int q0 = r == 0 ? 0 : (r == 1 ? 0 : 400), q1 = r == 0 ? 0 : (r == 1 ? 400 : 900);
+      std::vector<double> q(qry.begin() + 3 * q0, qry.begin() + 3 * q1);
+      jz::KnnProblem<double> pr = serial;
+      pr.sources = s.data();
+      pr.numSources = sid.size();
+      pr.sourceIds = sid.data();
+      pr.queries = r == 0 ? nullptr : q.data();
+      pr.numQueries = q1 - q0;
+      std::vector<jz::GlobalId> got((q1 - q0) * k + 1, -1);
+      jz::KnnResults<double> out;
+      out.neighborIds = got.data();
+      jz::computeKnnDistributed(pr, out, comm, jz::Backend::CPU);
+      for (int i = 0; i < (q1 - q0) * k; ++i)
+        if (got[i] != ids[q0 * k + i])
+          ++bad[r];
+      if (got[(q1 - q0) * k] != -1)
+        ++bad[r]; // nothing written past the end
+    });
   JZ_CHECK_EQ(bad[0] + bad[1] + bad[2], 0);
 }
 
@@ -290,12 +318,15 @@ JZ_TEST(FofInvariantToWholePeriodShifts)
   // Moving points by whole periods changes nothing: groups, sizes and the
   // catalogue (centres wrapped into the box) stay the same.
   std::vector<double> xyz = jztest::makePoints<double>("clustered", 5000, 9);
-  for (double& x : xyz) x = x - std::floor(x); // inside [0, 1)
+  for (double& x : xyz)
+    x = x - std::floor(x); // inside [0, 1)
   std::vector<double> shifted = xyz;
   std::mt19937 rng(1);
-  for (double& x : shifted) x += double(int(rng() % 7) - 3);
+  for (double& x : shifted)
+    x += double(int(rng() % 7) - 3);
   std::vector<jz::GlobalId> ids(5000);
-  for (int i = 0; i < 5000; ++i) ids[i] = 5000 - i;
+  for (int i = 0; i < 5000; ++i)
+    ids[i] = 5000 - i;
   jz::FofProblem<double> pr;
   pr.numPoints = 5000;
   pr.ids = ids.data();
@@ -317,7 +348,8 @@ JZ_TEST(FofInvariantToWholePeriodShifts)
   {
     JZ_CHECK(std::fabs(a.catalogue.inertiaRadius[g] - b.catalogue.inertiaRadius[g]) < 1e-9);
     for (int d = 0; d < 3; ++d)
-      JZ_CHECK(std::fabs(a.catalogue.centerOfMass[3 * g + d] - b.catalogue.centerOfMass[3 * g + d]) < 1e-9);
+      JZ_CHECK(std::fabs(
+                 a.catalogue.centerOfMass[3 * g + d] - b.catalogue.centerOfMass[3 * g + d]) < 1e-9);
   }
 }
 
@@ -329,43 +361,48 @@ JZ_TEST(DistributedErrorOnOneRankFailsAll)
     const int ranks = 3;
     std::vector<std::string> messages(ranks);
     jztest::ThreadWorld world(ranks);
-    world.run([&](jz::Communicator& comm) {
-      std::vector<double> xyz = jztest::makePoints<double>("uniform", 200, 40 + comm.rank());
-      if (comm.rank() == 1) xyz[7] = std::nan("");
-      std::vector<jz::GlobalId> ids(200);
-      for (int i = 0; i < 200; ++i) ids[i] = jz::GlobalId(200 * comm.rank() + i);
-      try
+    world.run(
+      [&](jz::Communicator& comm)
       {
-        if (algorithm == 0)
+        std::vector<double> xyz = jztest::makePoints<double>("uniform", 200, 40 + comm.rank());
+        if (comm.rank() == 1)
+          xyz[7] = std::nan("");
+        std::vector<jz::GlobalId> ids(200);
+        for (int i = 0; i < 200; ++i)
+          ids[i] = jz::GlobalId(200 * comm.rank() + i);
+        try
         {
-          jz::KnnProblem<double> pr;
-          pr.sources = xyz.data();
-          pr.numSources = 200;
-          pr.sourceIds = ids.data();
-          pr.k = 4;
-          std::vector<double> h(200);
-          jz::KnnResults<double> out;
-          out.smoothingLength = h.data();
-          jz::computeKnnDistributed(pr, out, comm, jz::Backend::CPU);
+          if (algorithm == 0)
+          {
+            jz::KnnProblem<double> pr;
+            pr.sources = xyz.data();
+            pr.numSources = 200;
+            pr.sourceIds = ids.data();
+            pr.k = 4;
+            std::vector<double> h(200);
+            jz::KnnResults<double> out;
+            out.smoothingLength = h.data();
+            jz::computeKnnDistributed(pr, out, comm, jz::Backend::CPU);
+          }
+          else
+          {
+            jz::FofProblem<double> pr;
+            pr.points = xyz.data();
+            pr.numPoints = 200;
+            pr.ids = ids.data();
+            pr.linkingLength = 0.05;
+            jz::FofDistributedResult res;
+            jz::computeFofDistributed(pr, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU);
+          }
         }
-        else
+        catch (const jz::Error& e)
         {
-          jz::FofProblem<double> pr;
-          pr.points = xyz.data();
-          pr.numPoints = 200;
-          pr.ids = ids.data();
-          pr.linkingLength = 0.05;
-          jz::FofDistributedResult res;
-          jz::computeFofDistributed(pr, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU);
+          messages[comm.rank()] = e.what();
         }
-      }
-      catch (const jz::Error& e)
-      {
-        messages[comm.rank()] = e.what();
-      }
-    });
+      });
     for (int r = 0; r < ranks; ++r)
-      JZ_CHECK_MSG(messages[r].find("rank 1:") == 0 && messages[r].find("non-finite") != std::string::npos,
+      JZ_CHECK_MSG(
+        messages[r].find("rank 1:") == 0 && messages[r].find("non-finite") != std::string::npos,
         "rank " << r << " said '" << messages[r] << "'");
   }
 }

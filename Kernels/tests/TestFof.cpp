@@ -20,35 +20,41 @@ using jz::Index;
 
 // Brute-force reference partition: label = smallest input index of the group.
 template <class T>
-std::vector<GlobalId> bruteForce(const std::vector<T>& xyz, double l, bool periodic,
-  const double* lo, const double* hi)
+std::vector<GlobalId> bruteForce(
+  const std::vector<T>& xyz, double l, bool periodic, const double* lo, const double* hi)
 {
   const std::size_t n = xyz.size() / 3;
   jz::Periodicity per;
   if (periodic)
-    for (int d = 0; d < 3; ++d) per.length[d] = hi[d] - lo[d];
+    for (int d = 0; d < 3; ++d)
+      per.length[d] = hi[d] - lo[d];
   std::vector<Index> g(n);
   std::iota(g.begin(), g.end(), Index(0));
   const double l2 = l * l;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = i + 1; j < n; ++j)
-      if (jz::distance2(&xyz[3 * i], &xyz[3 * j], per) <= l2) jz::fofUnionLocal(g.data(), Index(i), Index(j));
+      if (jz::distance2(&xyz[3 * i], &xyz[3 * j], per) <= l2)
+        jz::fofUnionLocal(g.data(), Index(i), Index(j));
   std::vector<GlobalId> label(n);
-  for (std::size_t i = 0; i < n; ++i) label[i] = jz::fofFindLocal(g.data(), Index(i));
+  for (std::size_t i = 0; i < n; ++i)
+    label[i] = jz::fofFindLocal(g.data(), Index(i));
   return label;
 }
 
 // Whether two labellings describe the same partition.
 bool samePartition(const std::vector<GlobalId>& a, const std::vector<GlobalId>& b)
 {
-  if (a.size() != b.size()) return false;
+  if (a.size() != b.size())
+    return false;
   std::map<GlobalId, GlobalId> ab, ba;
   for (std::size_t i = 0; i < a.size(); ++i)
   {
     auto x = ab.emplace(a[i], b[i]);
-    if (x.first->second != b[i]) return false;
+    if (x.first->second != b[i])
+      return false;
     auto y = ba.emplace(b[i], a[i]);
-    if (y.first->second != a[i]) return false;
+    if (y.first->second != a[i])
+      return false;
   }
   return true;
 }
@@ -62,7 +68,8 @@ std::size_t numGroups(const std::vector<GlobalId>& a)
 
 template <class T>
 std::vector<GlobalId> runFof(const std::vector<T>& xyz, double l, bool periodic, const double* lo,
-  const double* hi, int threads = 0, const GlobalId* ids = nullptr, std::vector<Index>* roots = nullptr)
+  const double* hi, int threads = 0, const GlobalId* ids = nullptr,
+  std::vector<Index>* roots = nullptr)
 {
   jz::FofProblem<T> pb;
   pb.points = xyz.data();
@@ -81,7 +88,8 @@ std::vector<GlobalId> runFof(const std::vector<T>& xyz, double l, bool periodic,
   jz::computeFofGroups(pb, out, jz::Backend::CPU, rc);
   JZ_CHECK_EQ(out.groupLabel.size(), pb.numPoints);
   JZ_CHECK_EQ(out.groupRoot.size(), pb.numPoints);
-  if (roots) *roots = out.groupRoot;
+  if (roots)
+    *roots = out.groupRoot;
   return out.groupLabel;
 }
 
@@ -109,7 +117,8 @@ template <class T>
 std::vector<T> scaled(const std::vector<T>& xyz, double s, double o)
 {
   std::vector<T> r(xyz.size());
-  for (std::size_t i = 0; i < xyz.size(); ++i) r[i] = T(o + s * double(xyz[i]));
+  for (std::size_t i = 0; i < xyz.size(); ++i)
+    r[i] = T(o + s * double(xyz[i]));
   return r;
 }
 
@@ -122,7 +131,8 @@ void distributionsCase()
     for (std::size_t n : { 0, 1, 2, 7, 300, 2000 })
     {
       auto xyz = jztest::makePoints<T>(kind, n, 11 + unsigned(n));
-      if (kind == "mixedsign") xyz = scaled(xyz, 0.5, 0.5); // into [0, 1)
+      if (kind == "mixedsign")
+        xyz = scaled(xyz, 0.5, 0.5); // into [0, 1)
       const double mean = n ? std::cbrt(1.0 / double(n)) : 1.0;
       for (double b : { 0.2, 0.75, 2.0 })
       {
@@ -137,8 +147,14 @@ void distributionsCase()
   }
 }
 
-JZ_TEST(FofMatchesBruteForceFloat) { distributionsCase<float>(); }
-JZ_TEST(FofMatchesBruteForceDouble) { distributionsCase<double>(); }
+JZ_TEST(FofMatchesBruteForceFloat)
+{
+  distributionsCase<float>();
+}
+JZ_TEST(FofMatchesBruteForceDouble)
+{
+  distributionsCase<double>();
+}
 
 // Dense halos of very different sizes on a sparse background: exercises whole
 // node links and self-linked nodes on several planes.
@@ -161,7 +177,8 @@ JZ_TEST(FofClusteredLarge)
         xyz.push_back(x);
       }
   }
-  for (int k = 0; k < 3 * 8000; ++k) xyz.push_back(u(rng));
+  for (int k = 0; k < 3 * 8000; ++k)
+    xyz.push_back(u(rng));
   const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
   const double mean = std::cbrt(1.0 / double(xyz.size() / 3));
   for (double b : { 0.05, 0.2, 0.5 })
@@ -222,7 +239,8 @@ JZ_TEST(FofPeriodicChains)
   for (int k = 0; k < 5; ++k)
   {
     double y = 13.0 + 0.5 * k;
-    if (y >= 14) y -= 4;
+    if (y >= 14)
+      y -= 4;
     xyz.push_back(0);
     xyz.push_back(y);
     xyz.push_back(0.6);
@@ -248,21 +266,25 @@ JZ_TEST(FofPeriodicChains)
       double t = u(rng);
       t = t < 0.5 ? 0.05 * t : 1 - 0.05 * (1 - t); // near the faces
       r.push_back(lo[d] + (hi[d] - lo[d]) * t);
-      if (r.back() >= hi[d]) r.back() = lo[d];
+      if (r.back() >= hi[d])
+        r.back() = lo[d];
     }
   }
   checkAgainstBruteForce(r, 0.03, true, lo, hi, "faces periodic");
   std::vector<float> rf(r.begin(), r.end());
   for (std::size_t i = 0; i < rf.size(); ++i)
-    if (double(rf[i]) >= hi[i % 3]) rf[i] = float(lo[i % 3]);
+    if (double(rf[i]) >= hi[i % 3])
+      rf[i] = float(lo[i % 3]);
   checkAgainstBruteForce(rf, 0.03, true, lo, hi, "faces periodic float");
 }
 
 JZ_TEST(FofAllDuplicates)
 {
   std::vector<float> xyz;
-  for (int i = 0; i < 500; ++i) xyz.insert(xyz.end(), { 0.3f, 0.3f, 0.3f });
-  for (int i = 0; i < 200; ++i) xyz.insert(xyz.end(), { 0.7f, 0.3f, 0.3f });
+  for (int i = 0; i < 500; ++i)
+    xyz.insert(xyz.end(), { 0.3f, 0.3f, 0.3f });
+  for (int i = 0; i < 200; ++i)
+    xyz.insert(xyz.end(), { 0.7f, 0.3f, 0.3f });
   const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
   auto g = runFof(xyz, 1e-6, false, lo, hi);
   JZ_CHECK_EQ(numGroups(g), std::size_t(2));
@@ -278,10 +300,12 @@ JZ_TEST(FofLabelsDeterministic)
   auto xyz = jztest::makePoints<double>("clustered", 20000, 4);
   const std::size_t n = xyz.size() / 3;
   std::vector<GlobalId> ids(n);
-  for (std::size_t i = 0; i < n; ++i) ids[i] = GlobalId(1000 + 7 * ((i * 7919) % n));
+  for (std::size_t i = 0; i < n; ++i)
+    ids[i] = GlobalId(1000 + 7 * ((i * 7919) % n));
   const double l = 0.2 * std::cbrt(1.0 / double(n));
   auto label = [&](const std::vector<double>& pts, const std::vector<GlobalId>& id, int threads,
-                 std::vector<GlobalId>& gid, std::vector<GlobalId>& gsize) {
+                 std::vector<GlobalId>& gid, std::vector<GlobalId>& gsize)
+  {
     std::vector<Index> roots;
     auto lab = runFof(pts, l, true, lo, hi, threads, id.data(), &roots);
     gid.assign(n, -5);
@@ -319,7 +343,8 @@ JZ_TEST(FofLabelsDeterministic)
   std::vector<GlobalId> ids2(n);
   for (std::size_t i = 0; i < n; ++i)
   {
-    for (int d = 0; d < 3; ++d) xyz2[3 * i + d] = xyz[3 * perm[i] + d];
+    for (int d = 0; d < 3; ++d)
+      xyz2[3 * i + d] = xyz[3 * perm[i] + d];
     ids2[i] = ids[perm[i]];
   }
   for (int threads : { 1, 3 })
@@ -360,7 +385,8 @@ JZ_TEST(FofCatalogueValues)
   std::vector<Index> roots;
   auto lab = runFof(xyz, 0.01, true, lo, hi, 2, nullptr, &roots);
   std::vector<GlobalId> gid(n), gsize(n);
-  const std::size_t G = jz::labelFofGroups(roots.data(), lab.data(), n, 20, gid.data(), gsize.data());
+  const std::size_t G =
+    jz::labelFofGroups(roots.data(), lab.data(), n, 20, gid.data(), gsize.data());
   JZ_CHECK(G >= 3);
   jz::FofCatalogueInput<double> in;
   in.points = xyz.data();
@@ -384,7 +410,8 @@ JZ_TEST(FofCatalogueValues)
   {
     std::vector<std::size_t> mem;
     for (std::size_t i = 0; i < n; ++i)
-      if (gid[i] == GlobalId(k)) mem.push_back(i);
+      if (gid[i] == GlobalId(k))
+        mem.push_back(i);
     JZ_CHECK_EQ(cat.count[k], GlobalId(mem.size()));
     int h = 0;
     double best = 1e9;
@@ -453,7 +480,8 @@ JZ_TEST(FofCatalogueValues)
   in.masses = nullptr;
   jz::computeFofCatalogue(in, cat);
   JZ_CHECK(!cat.hasVelocities);
-  for (std::size_t k = 0; k < G; ++k) JZ_CHECK_EQ(cat.mass[k], double(cat.count[k]));
+  for (std::size_t k = 0; k < G; ++k)
+    JZ_CHECK_EQ(cat.mass[k], double(cat.count[k]));
 }
 
 JZ_TEST(FofRejectsBadInput)

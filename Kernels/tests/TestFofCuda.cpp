@@ -22,8 +22,8 @@ struct Options
 {
   std::string kind = "uniform";
   std::size_t n = 20000;
-  double b = 0.2;         // relative linking length (mean separations)
-  double absolute = 0;    // > 0: the linking length itself
+  double b = 0.2;      // relative linking length (mean separations)
+  double absolute = 0; // > 0: the linking length itself
   bool periodic = false;
   bool latticeBox = false; // periodic box [lo, lo + side) around the integer lattice
   double latticeLo = 0;
@@ -34,9 +34,12 @@ struct Options
 // Volume the kind's points fill, for the mean separation.
 double volumeOf(const std::string& kind, std::size_t n)
 {
-  if (kind == "offset") return 1000.0;
-  if (kind == "mixedsign") return 8.0;
-  if (kind == "lattice") return double(n);
+  if (kind == "offset")
+    return 1000.0;
+  if (kind == "mixedsign")
+    return 8.0;
+  if (kind == "lattice")
+    return double(n);
   return 1.0;
 }
 
@@ -57,8 +60,9 @@ void compare(const Options& o)
   jz::FofProblem<T> problem;
   problem.points = pts.data();
   problem.numPoints = o.n;
-  problem.linkingLength =
-    o.absolute > 0 ? o.absolute : o.b * std::cbrt(volumeOf(o.kind, o.n) / double(std::max<std::size_t>(o.n, 1)));
+  problem.linkingLength = o.absolute > 0
+    ? o.absolute
+    : o.b * std::cbrt(volumeOf(o.kind, o.n) / double(std::max<std::size_t>(o.n, 1)));
   if (o.periodic)
   {
     problem.periodic = true;
@@ -86,7 +90,8 @@ void compare(const Options& o)
   {
     ids.resize(o.n);
     // Unique ids in reverse input order, so the smallest id is not the smallest index.
-    for (std::size_t i = 0; i < o.n; ++i) ids[i] = jz::GlobalId((o.n - 1 - i) * 3 + 5);
+    for (std::size_t i = 0; i < o.n; ++i)
+      ids[i] = jz::GlobalId((o.n - 1 - i) * 3 + 5);
     problem.ids = ids.data();
   }
   const std::string what = describe(o, type, problem.linkingLength);
@@ -103,21 +108,24 @@ void compare(const Options& o)
     JZ_CHECK_MSG(false, what << ": CUDA run threw: " << e.what());
     return;
   }
-  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA, what << ": ran on " << jz::backendName(info.backend));
+  JZ_CHECK_MSG(
+    info.backend == jz::Backend::CUDA, what << ": ran on " << jz::backendName(info.backend));
   JZ_CHECK_MSG(gpu.groupLabel.size() == o.n && gpu.groupRoot.size() == o.n,
     what << ": output sizes " << gpu.groupLabel.size() << ", " << gpu.groupRoot.size());
-  if (gpu.groupLabel.size() != o.n || gpu.groupRoot.size() != o.n) return;
+  if (gpu.groupLabel.size() != o.n || gpu.groupRoot.size() != o.n)
+    return;
   std::size_t diffs = 0, first = 0;
   for (std::size_t i = 0; i < o.n; ++i)
   {
     if (cpu.groupLabel[i] != gpu.groupLabel[i])
     {
-      if (diffs++ == 0) first = i;
+      if (diffs++ == 0)
+        first = i;
     }
   }
-  JZ_CHECK_MSG(diffs == 0, what << ": " << diffs << " labels differ, first at point " << first
-                                << ": cpu " << cpu.groupLabel[first] << " gpu "
-                                << gpu.groupLabel[first]);
+  JZ_CHECK_MSG(diffs == 0,
+    what << ": " << diffs << " labels differ, first at point " << first << ": cpu "
+         << cpu.groupLabel[first] << " gpu " << gpu.groupLabel[first]);
   // groupRoot: a member of the group, one per group.
   std::unordered_map<jz::GlobalId, jz::Index> rootOfLabel;
   std::size_t badRoots = 0;
@@ -127,11 +135,13 @@ void compare(const Options& o)
     bool ok = r < o.n && gpu.groupLabel[r] == gpu.groupLabel[i];
     auto it = rootOfLabel.emplace(gpu.groupLabel[i], r).first;
     ok = ok && it->second == r;
-    if (!ok) ++badRoots;
+    if (!ok)
+      ++badRoots;
   }
   JZ_CHECK_MSG(badRoots == 0, what << ": " << badRoots << " points with an inconsistent groupRoot");
   bool hasLeaf = false;
-  for (const auto& s : info.stageSeconds) hasLeaf = hasLeaf || s.first == "gpu fof leaf walk";
+  for (const auto& s : info.stageSeconds)
+    hasLeaf = hasLeaf || s.first == "gpu fof leaf walk";
   JZ_CHECK_MSG(hasLeaf, what << ": no GPU stage times");
 }
 
@@ -296,10 +306,11 @@ JZ_TEST(auto_picks_cuda)
   problem.linkingLength = 0.2 * std::cbrt(1.0 / 5000);
   jz::FofGroups out;
   jz::RunInfo info = jz::computeFofGroups(problem, out, jz::Backend::Auto);
-  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA, "Auto ran on " << jz::backendName(info.backend)
-                                                                 << " (" << info.note << ")");
+  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA,
+    "Auto ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
   bool hasLeaf = false;
-  for (const auto& s : info.stageSeconds) hasLeaf = hasLeaf || s.first == "gpu fof leaf walk";
+  for (const auto& s : info.stageSeconds)
+    hasLeaf = hasLeaf || s.first == "gpu fof leaf walk";
   JZ_CHECK(hasLeaf);
 }
 

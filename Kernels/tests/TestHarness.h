@@ -48,7 +48,8 @@ inline int runAll(int argc, char** argv)
   int passed = 0, failed = 0, skipped = 0;
   for (const Case& c : registry())
   {
-    if (!std::strstr(c.name, filter)) continue;
+    if (!std::strstr(c.name, filter))
+      continue;
     const int before = failures();
     std::printf("[ RUN  ] %s\n", c.name);
     std::fflush(stdout);
@@ -81,13 +82,14 @@ inline int runAll(int argc, char** argv)
 #define JZ_TEST_CONCAT(a, b) JZ_TEST_CONCAT2(a, b)
 #define JZ_TEST(name)                                                                              \
   static void name();                                                                              \
-  static jztest::Registrar JZ_TEST_CONCAT(registrar_, name)(#name, name);                         \
+  static jztest::Registrar JZ_TEST_CONCAT(registrar_, name)(#name, name);                          \
   static void name()
 
 #define JZ_CHECK(cond)                                                                             \
   do                                                                                               \
   {                                                                                                \
-    if (!(cond)) jztest::fail(__FILE__, __LINE__, #cond);                                          \
+    if (!(cond))                                                                                   \
+      jztest::fail(__FILE__, __LINE__, #cond);                                                     \
   } while (0)
 
 #define JZ_CHECK_MSG(cond, msg)                                                                    \
@@ -115,8 +117,12 @@ inline int runAll(int argc, char** argv)
     {                                                                                              \
       jz_threw_ = true;                                                                            \
     }                                                                                              \
-    if (!jz_threw_) jztest::fail(__FILE__, __LINE__, "expected an exception: " #expr);             \
+    if (!jz_threw_)                                                                                \
+      jztest::fail(__FILE__, __LINE__, "expected an exception: " #expr);                           \
   } while (0)
 
 #define JZ_TEST_MAIN()                                                                             \
-  int main(int argc, char** argv) { return jztest::runAll(argc, argv); }
+  int main(int argc, char** argv)                                                                  \
+  {                                                                                                \
+    return jztest::runAll(argc, argv);                                                             \
+  }

@@ -30,19 +30,22 @@ double wrapped(double x, double lo, double len)
 {
   double w = x - len * std::floor((x - lo) / len);
   T t = T(w);
-  if (double(t) >= lo + len || double(t) < lo) t = T(lo);
+  if (double(t) >= lo + len || double(t) < lo)
+    t = T(lo);
   return double(t);
 }
 
 // O(N M) reference, in double from the input coordinates.
 template <class T>
-BruteForce bruteForce(const std::vector<T>& src, const std::vector<T>& qry, int k,
-  const jz::KnnProblem<T>& pr)
+BruteForce bruteForce(
+  const std::vector<T>& src, const std::vector<T>& qry, int k, const jz::KnnProblem<T>& pr)
 {
   const std::size_t ns = src.size() / 3, nq = qry.size() / 3;
-  auto coord = [&](const std::vector<T>& v, std::size_t i, int d) {
+  auto coord = [&](const std::vector<T>& v, std::size_t i, int d)
+  {
     double x = double(v[3 * i + d]);
-    if (pr.periodic) x = wrapped<T>(x, pr.boxLo[d], pr.boxHi[d] - pr.boxLo[d]);
+    if (pr.periodic)
+      x = wrapped<T>(x, pr.boxLo[d], pr.boxHi[d] - pr.boxLo[d]);
     return x;
   };
   BruteForce out;
@@ -60,7 +63,8 @@ BruteForce bruteForce(const std::vector<T>& src, const std::vector<T>& qry, int 
         if (pr.periodic)
         {
           const double len = pr.boxHi[d] - pr.boxLo[d];
-          if (x > 0.5 * len) x = len - x;
+          if (x > 0.5 * len)
+            x = len - x;
         }
         d2 += x * x;
       }
@@ -77,8 +81,8 @@ BruteForce bruteForce(const std::vector<T>& src, const std::vector<T>& qry, int 
 }
 
 template <class T>
-int compare(const std::vector<T>& src, const std::vector<typename NonDeduced<T>::type>* qry, int k, bool periodic,
-  const char* what, bool withIds = false)
+int compare(const std::vector<T>& src, const std::vector<typename NonDeduced<T>::type>* qry, int k,
+  bool periodic, const char* what, bool withIds = false)
 {
   jz::KnnProblem<T> pr;
   pr.sources = src.data();
@@ -93,7 +97,8 @@ int compare(const std::vector<T>& src, const std::vector<typename NonDeduced<T>:
   if (withIds)
   {
     ids.resize(pr.numSources);
-    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = jz::GlobalId(1000000 - 3 * i);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      ids[i] = jz::GlobalId(1000000 - 3 * i);
     pr.sourceIds = ids.data();
   }
   if (periodic)
@@ -125,26 +130,29 @@ int compare(const std::vector<T>& src, const std::vector<typename NonDeduced<T>:
       {
         if (++bad <= 3)
         {
-          JZ_CHECK_MSG(false, what << " n=" << src.size() / 3 << " k=" << k << " query " << q
-                                   << " neighbour " << j << ": got id " << gotIds[i] << " d "
-                                   << gotDist[i] << ", want id " << ref.ids[i] << " d "
-                                   << ref.dist[i]);
+          JZ_CHECK_MSG(false,
+            what << " n=" << src.size() / 3 << " k=" << k << " query " << q << " neighbour " << j
+                 << ": got id " << gotIds[i] << " d " << gotDist[i] << ", want id " << ref.ids[i]
+                 << " d " << ref.dist[i]);
         }
       }
     }
-    if (h[q] != T(ref.dist[q * k + k - 1])) ++bad;
+    if (h[q] != T(ref.dist[q * k + k - 1]))
+      ++bad;
     // SPH density from the reference neighbours.
     const double hh = ref.dist[q * k + k - 1];
     double want = 0;
     for (int j = 0; j < k && hh > 0; ++j)
     {
       const double x = ref.dist[q * k + j] / hh;
-      const double w = x <= 0.5 ? 1 - 6 * x * x + 6 * x * x * x : (x <= 1 ? 2 * std::pow(1 - x, 3) : 0);
+      const double w =
+        x <= 0.5 ? 1 - 6 * x * x + 6 * x * x * x : (x <= 1 ? 2 * std::pow(1 - x, 3) : 0);
       want += 8 / (M_PI * hh * hh * hh) * w;
     }
     if (hh > 0 && std::fabs(double(rho[q]) - want) > 1e-5 * want + 1e-300)
     {
-      if (++bad <= 3) JZ_CHECK_MSG(false, what << " density " << rho[q] << " want " << want);
+      if (++bad <= 3)
+        JZ_CHECK_MSG(false, what << " density " << rho[q] << " want " << want);
     }
   }
   JZ_CHECK_MSG(bad == 0, what << ": " << bad << " mismatches");
@@ -160,7 +168,8 @@ JZ_TEST(KnnMatchesBruteForceAllDistributions)
     {
       for (int k : { 1, 16, 33 })
       {
-        if (std::size_t(k) > n) continue;
+        if (std::size_t(k) > n)
+          continue;
         compare(jztest::makePoints<float>(kind, n), nullptr, k, false, kind.c_str());
         compare(jztest::makePoints<double>(kind, n, 4), nullptr, k, false, kind.c_str());
       }
@@ -183,7 +192,8 @@ JZ_TEST(KnnPeriodic)
   for (const std::string& kind : { "uniform", "clustered", "duplicates" })
   {
     auto pts = jztest::makePoints<double>(kind, 6000, 8);
-    for (double& x : pts) x = 1.4 * x - 0.3; // points outside the box too
+    for (double& x : pts)
+      x = 1.4 * x - 0.3; // points outside the box too
     compare(pts, nullptr, 16, true, kind.c_str());
     auto ptsf = jztest::makePoints<float>(kind, 3000, 8);
     compare(ptsf, nullptr, 40, true, kind.c_str());
@@ -206,7 +216,8 @@ JZ_TEST(KnnTopHatAndMasses)
 {
   auto pts = jztest::makePoints<double>("clustered", 3000, 5);
   std::vector<double> mass(3000);
-  for (std::size_t i = 0; i < mass.size(); ++i) mass[i] = 0.5 + (i % 7);
+  for (std::size_t i = 0; i < mass.size(); ++i)
+    mass[i] = 0.5 + (i % 7);
   jz::KnnProblem<double> pr;
   pr.sources = pts.data();
   pr.numSources = 3000;
@@ -233,7 +244,8 @@ JZ_TEST(KnnTopHatAndMasses)
     {
       m += mass[ids[q * 10 + j]];
       const double x = dist[q * 10 + j] / hh;
-      const double w = x <= 0.5 ? 1 - 6 * x * x + 6 * x * x * x : (x <= 1 ? 2 * std::pow(1 - x, 3) : 0);
+      const double w =
+        x <= 0.5 ? 1 - 6 * x * x + 6 * x * x * x : (x <= 1 ? 2 * std::pow(1 - x, 3) : 0);
       s += mass[ids[q * 10 + j]] * 8 / (M_PI * hh * hh * hh) * w;
     }
     JZ_CHECK(std::fabs(rhoTop[q] - m / (4.0 / 3.0 * M_PI * hh * hh * hh)) <= 1e-12 * rhoTop[q]);
@@ -273,7 +285,8 @@ JZ_TEST(KnnSelfQueryPrefix)
     jz::computeKnn(sep, outB, jz::Backend::CPU);
     JZ_CHECK(a == b);
     JZ_CHECK(ha == hb);
-    for (std::size_t i = 0; i < m; ++i) JZ_CHECK(std::fabs(ra[i] - rb[i]) <= 1e-5f * rb[i]);
+    for (std::size_t i = 0; i < m; ++i)
+      JZ_CHECK(std::fabs(ra[i] - rb[i]) <= 1e-5f * rb[i]);
   }
 }
 

@@ -61,7 +61,8 @@ struct Outputs
 template <class V>
 bool sameBits(const std::vector<V>& a, const std::vector<V>& b, std::size_t& firstDiff)
 {
-  if (a.size() != b.size()) return false;
+  if (a.size() != b.size())
+    return false;
   for (std::size_t i = 0; i < a.size(); ++i)
   {
     if (std::memcmp(&a[i], &b[i], sizeof(V)) != 0)
@@ -90,7 +91,8 @@ void compare(const Options& o)
   const std::string what = describe(o, type);
   std::vector<T> src = jztest::makePoints<T>(o.kind, o.n, 11);
   std::vector<T> qry;
-  if (!o.queryKind.empty()) qry = jztest::makePoints<T>(o.queryKind, o.nq, 23);
+  if (!o.queryKind.empty())
+    qry = jztest::makePoints<T>(o.queryKind, o.nq, 23);
   std::vector<double> masses;
   std::vector<jz::GlobalId> ids;
   jz::KnnProblem<T> problem;
@@ -105,14 +107,16 @@ void compare(const Options& o)
   if (o.masses)
   {
     masses.resize(o.n);
-    for (std::size_t i = 0; i < o.n; ++i) masses[i] = 0.5 + double((i * 37) % 101) / 50.0;
+    for (std::size_t i = 0; i < o.n; ++i)
+      masses[i] = 0.5 + double((i * 37) % 101) / 50.0;
     problem.sourceMasses = masses.data();
   }
   if (o.ids)
   {
     ids.resize(o.n);
     // Unique ids in reverse input order, so ties break differently than by index.
-    for (std::size_t i = 0; i < o.n; ++i) ids[i] = jz::GlobalId((o.n - 1 - i) * 3 + 5);
+    for (std::size_t i = 0; i < o.n; ++i)
+      ids[i] = jz::GlobalId((o.n - 1 - i) * 3 + 5);
     problem.sourceIds = ids.data();
   }
   if (o.periodic)
@@ -138,10 +142,12 @@ void compare(const Options& o)
     JZ_CHECK_MSG(false, what << ": CUDA run threw: " << e.what());
     return;
   }
-  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA, what << ": ran on " << jz::backendName(info.backend));
+  JZ_CHECK_MSG(
+    info.backend == jz::Backend::CUDA, what << ": ran on " << jz::backendName(info.backend));
   std::size_t at = 0;
   JZ_CHECK_MSG(sameBits(cpu.h, gpu.h, at),
-    what << ": smoothing length differs at " << at << ": cpu " << cpu.h[at] << " gpu " << gpu.h[at]);
+    what << ": smoothing length differs at " << at << ": cpu " << cpu.h[at] << " gpu "
+         << gpu.h[at]);
   if (o.density)
     JZ_CHECK_MSG(sameBits(cpu.rho, gpu.rho, at),
       what << ": density differs at " << at << ": cpu " << cpu.rho[at] << " gpu " << gpu.rho[at]);
@@ -176,7 +182,8 @@ JZ_TEST(small_edge_cases)
     o.n = n;
     for (int k : { 1, 8, 33, 64 })
     {
-      if (std::size_t(k) > n) continue;
+      if (std::size_t(k) > n)
+        continue;
       o.k = k;
       compare<float>(o);
       compare<double>(o);
@@ -330,10 +337,11 @@ JZ_TEST(auto_picks_cuda)
   jz::KnnResults<float> r;
   r.smoothingLength = h.data();
   jz::RunInfo info = jz::computeKnn(problem, r, jz::Backend::Auto);
-  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA, "Auto ran on " << jz::backendName(info.backend)
-                                                                 << " (" << info.note << ")");
+  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA,
+    "Auto ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
   bool hasLeaf = false;
-  for (const auto& s : info.stageSeconds) hasLeaf = hasLeaf || s.first == "gpu leaf walk";
+  for (const auto& s : info.stageSeconds)
+    hasLeaf = hasLeaf || s.first == "gpu leaf walk";
   JZ_CHECK(hasLeaf);
 }
 

@@ -1,8 +1,8 @@
 // Invariants of the z-order plane tree: sorted order, every point in exactly
 // one node per plane, node sizes, nesting, boxes and levels.
 #include <algorithm>
-#include <random>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "PointSets.h"
@@ -26,12 +26,14 @@ void checkPoints(const jz::SortedPoints<T>& pts, std::size_t n)
   for (jz::Index i = 0; i < pts.size(); ++i)
   {
     JZ_CHECK(pts.inputIndex[i] < n && !seen[pts.inputIndex[i]]);
-    if (pts.inputIndex[i] < n) seen[pts.inputIndex[i]] = 1;
+    if (pts.inputIndex[i] < n)
+      seen[pts.inputIndex[i]] = 1;
   }
 }
 
 template <class T>
-void checkTree(const std::vector<T>& src, const std::vector<typename NonDeduced<T>::type>* qry, bool periodic)
+void checkTree(
+  const std::vector<T>& src, const std::vector<typename NonDeduced<T>::type>* qry, bool periodic)
 {
   const jz::Index ns = jz::Index(src.size() / 3);
   const jz::Index nq = qry ? jz::Index(qry->size() / 3) : 0;
@@ -49,10 +51,12 @@ void checkTree(const std::vector<T>& src, const std::vector<typename NonDeduced<
   jz::buildTreeCpu(src.data(), ns, qry ? qry->data() : nullptr, nq, per, lo, jz::TreeBuildOptions(),
     tree, jz::RunControl());
   checkPoints(tree.sources, ns);
-  if (qry) checkPoints(tree.queries, nq);
+  if (qry)
+    checkPoints(tree.queries, nq);
 
   // Joint z-order: re-merge both types and check sortedness per type.
-  auto checkSorted = [&](const jz::SortedPoints<T>& pts) {
+  auto checkSorted = [&](const jz::SortedPoints<T>& pts)
+  {
     for (jz::Index i = 1; i < pts.size(); ++i)
     {
       T a[3], b[3];
@@ -60,11 +64,13 @@ void checkTree(const std::vector<T>& src, const std::vector<typename NonDeduced<
       pts.point(i, b);
       JZ_CHECK(!jz::zLess(b, a));
       if (periodic)
-        for (int d = 0; d < 3; ++d) JZ_CHECK(b[d] >= T(lo[d]) && double(b[d]) < lo[d] + per.length[d]);
+        for (int d = 0; d < 3; ++d)
+          JZ_CHECK(b[d] >= T(lo[d]) && double(b[d]) < lo[d] + per.length[d]);
     }
   };
   checkSorted(tree.sources);
-  if (qry) checkSorted(tree.queries);
+  if (qry)
+    checkSorted(tree.queries);
 
   double nmax = jz::kLeafSize;
   for (std::size_t p = 0; p < tree.planes.size(); ++p, nmax *= jz::kCoarsening)
@@ -139,7 +145,8 @@ JZ_TEST(TreeInvariantsJointQueries)
 JZ_TEST(TreeInvariantsPeriodicWrapping)
 {
   auto pts = jztest::makePoints<double>("uniform", 20000, 9);
-  for (double& x : pts) x = 3.0 * x - 1.0; // many points outside [0.1, 0.8)
+  for (double& x : pts)
+    x = 3.0 * x - 1.0; // many points outside [0.1, 0.8)
   checkTree<double>(pts, nullptr, true);
 }
 
@@ -149,8 +156,8 @@ JZ_TEST(TreeRejectsNonFinite)
   pts[3 * 17 + 1] = std::numeric_limits<float>::quiet_NaN();
   jz::ZTree<float> tree;
   double lo[3] = { 0, 0, 0 };
-  JZ_CHECK_THROWS(jz::buildTreeCpu(pts.data(), 100, (const float*)nullptr, 0, jz::Periodicity(),
-    lo, jz::TreeBuildOptions(), tree, jz::RunControl()));
+  JZ_CHECK_THROWS(jz::buildTreeCpu(pts.data(), 100, (const float*)nullptr, 0, jz::Periodicity(), lo,
+    jz::TreeBuildOptions(), tree, jz::RunControl()));
 }
 
 JZ_TEST(RegularizationSplitsFarOutliers)
@@ -168,7 +175,8 @@ JZ_TEST(RegularizationSplitsFarOutliers)
   for (jz::Index j = 0; j < leaves.numNodes(); ++j)
   {
     const auto& b = leaves.sourceBox[j];
-    if (b.hi[0] - b.lo[0] > 100 && leaves.numSources(j) > 1) ++huge;
+    if (b.hi[0] - b.lo[0] > 100 && leaves.numSources(j) > 1)
+      ++huge;
   }
   JZ_CHECK_MSG(huge < int(leaves.numNodes() / 10), huge << " of " << leaves.numNodes());
 }
@@ -188,7 +196,8 @@ JZ_TEST(TreeSortsSpecialValues)
     pts[i] = (i % 7 == 0) ? u(rng) : specials[pick(rng)] * (1 + 1e-3f * float(i % 3));
   checkTree<float>(pts, nullptr, false);
   std::vector<double> ptsd(pts.begin(), pts.end());
-  for (std::size_t i = 0; i < ptsd.size(); i += 11) ptsd[i] *= 1e200;
+  for (std::size_t i = 0; i < ptsd.size(); i += 11)
+    ptsd[i] *= 1e200;
   checkTree<double>(ptsd, nullptr, false);
 }
 

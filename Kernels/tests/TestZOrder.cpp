@@ -2,10 +2,10 @@
 // that writes every float out as an exact fixed-point bit string.
 #include <algorithm>
 #include <array>
-#include <stdexcept>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "TestHarness.h"
@@ -24,7 +24,8 @@ std::vector<int> encode(T v)
   const int top = FB::kExponentMax;
   const int bottom = FB::kMinBit;
   std::vector<int> bits(top - bottom + 1, 0);
-  if (v == T(0)) v = T(0); // -0 is +0
+  if (v == T(0))
+    v = T(0); // -0 is +0
   const bool negative = std::signbit(v);
   int exp = 0;
   const T frac = std::frexp(std::fabs(v), &exp); // |v| = frac * 2^exp, frac in [0.5, 1)
@@ -33,14 +34,17 @@ std::vector<int> encode(T v)
   unsigned long long m = (unsigned long long)std::ldexp(frac, digits);
   for (int i = 0; i < digits; ++i)
   {
-    if (!((m >> i) & 1ull)) continue;
+    if (!((m >> i) & 1ull))
+      continue;
     const int position = exp - digits + i;
-    if (position < bottom || position > top - 1) throw std::runtime_error("out of range");
+    if (position < bottom || position > top - 1)
+      throw std::runtime_error("out of range");
     bits[top - position] = 1;
   }
   bits[0] = negative ? 0 : 1;
   if (negative)
-    for (std::size_t i = 1; i < bits.size(); ++i) bits[i] ^= 1;
+    for (std::size_t i = 1; i < bits.size(); ++i)
+      bits[i] ^= 1;
   return bits;
 }
 
@@ -74,13 +78,15 @@ struct Reference
   static bool less(const T* p, const T* q)
   {
     int position, dim;
-    if (!firstDifference(p, q, position, dim)) return false;
+    if (!firstDifference(p, q, position, dim))
+      return false;
     return encode(p[dim])[jz::FloatBits<T>::kExponentMax - position] == 0;
   }
   static int level(const T* p, const T* q)
   {
     int position, dim;
-    if (!firstDifference(p, q, position, dim)) return jz::kLevelNone;
+    if (!firstDifference(p, q, position, dim))
+      return jz::kLevelNone;
     return (position + 1) * 3 - dim;
   }
 };
@@ -120,8 +126,10 @@ void checkAgainstReference()
       p[d] = values[pick(rng)];
       // Often share coordinates so that deeper dimensions decide.
       q[d] = (trial % 3 == 0) ? p[d] : values[pick(rng)];
-      if (trial % 5 == 0) q[d] = p[d] + T(unit(rng)) * std::fabs(p[d]) * T(1e-3);
-      if (!std::isfinite(q[d])) q[d] = p[d];
+      if (trial % 5 == 0)
+        q[d] = p[d] + T(unit(rng)) * std::fabs(p[d]) * T(1e-3);
+      if (!std::isfinite(q[d]))
+        q[d] = p[d];
     }
     const bool want = Reference<T>::less(p, q);
     const bool got = jz::zLess(p, q);
@@ -131,9 +139,10 @@ void checkAgainstReference()
     {
       if (++mismatches < 5)
       {
-        JZ_CHECK_MSG(false, "p=(" << p[0] << "," << p[1] << "," << p[2] << ") q=(" << q[0] << ","
-                                  << q[1] << "," << q[2] << ") less " << got << " want " << want
-                                  << " level " << gotLevel << " want " << wantLevel);
+        JZ_CHECK_MSG(false,
+          "p=(" << p[0] << "," << p[1] << "," << p[2] << ") q=(" << q[0] << "," << q[1] << ","
+                << q[2] << ") less " << got << " want " << want << " level " << gotLevel << " want "
+                << wantLevel);
       }
     }
   }
@@ -149,10 +158,12 @@ void checkStrictWeakOrder()
   std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
   std::vector<std::array<T, 3>> pts(400);
   for (auto& p : pts)
-    for (int d = 0; d < 3; ++d) p[d] = values[pick(rng)];
+    for (int d = 0; d < 3; ++d)
+      p[d] = values[pick(rng)];
   auto byComparator = pts;
   std::sort(byComparator.begin(), byComparator.end(),
-    [](const std::array<T, 3>& a, const std::array<T, 3>& b) { return jz::zLess(a.data(), b.data()); });
+    [](const std::array<T, 3>& a, const std::array<T, 3>& b)
+    { return jz::zLess(a.data(), b.data()); });
   for (std::size_t i = 1; i < byComparator.size(); ++i)
   {
     JZ_CHECK(!Reference<T>::less(byComparator[i].data(), byComparator[i - 1].data()));

@@ -74,7 +74,8 @@ public:
     world_.mailbox_[rank_] = send;
     world_.barrier();
     std::vector<std::vector<char>> got(size());
-    for (int r = 0; r < size(); ++r) got[r] = world_.mailbox_[r][rank_];
+    for (int r = 0; r < size(); ++r)
+      got[r] = world_.mailbox_[r][rank_];
     world_.barrier();
     return got;
   }
@@ -93,7 +94,8 @@ public:
     for (int i = 0; i < n; ++i)
     {
       v[i] = 0;
-      for (int r = 0; r < size(); ++r) v[i] += world_.sums_[r][i];
+      for (int r = 0; r < size(); ++r)
+        v[i] += world_.sums_[r][i];
     }
     world_.barrier();
   }
@@ -125,11 +127,14 @@ inline void ThreadWorld::run(const std::function<void(jz::Communicator&)>& body)
   std::vector<std::thread> threads;
   for (int r = 0; r < size_; ++r)
   {
-    threads.emplace_back([this, r, &body] {
-      ThreadCommunicator comm(*this, r);
-      body(comm);
-    });
+    threads.emplace_back(
+      [this, r, &body]
+      {
+        ThreadCommunicator comm(*this, r);
+        body(comm);
+      });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
 }
 } // namespace jztest

@@ -11,10 +11,10 @@
 #include "vtkSMUncheckedPropertyHelper.h"
 
 #include <QDoubleValidator>
-#include <QLocale>
 #include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPushButton>
 
 #include <cmath>
@@ -36,7 +36,8 @@ pqJZBoxBoundsWidget::pqJZBoxBoundsWidget(
     auto* edit = new QLineEdit(this);
     edit->setObjectName(QString("BoxBounds%1").arg(i));
     edit->setValidator(new QDoubleValidator(edit));
-    edit->setToolTip(QString("%1%2 of the periodic box").arg(i % 2 ? "max " : "min ").arg(axes[i / 2]));
+    edit->setToolTip(
+      QString("%1%2 of the periodic box").arg(i % 2 ? "max " : "min ").arg(axes[i / 2]));
     layout->addWidget(edit, i / 2, i % 2);
     QObject::connect(edit, &QLineEdit::textEdited, this, &pqJZBoxBoundsWidget::changeAvailable);
     QObject::connect(edit, &QLineEdit::editingFinished, this, &pqJZBoxBoundsWidget::changeFinished);
@@ -73,7 +74,8 @@ void pqJZBoxBoundsWidget::loadFromProperty()
   vtkSMPropertyHelper helper(this->property());
   for (int i = 0; i < 6; ++i)
   {
-    this->Edits[i]->setText(QString::number(helper.GetAsDouble(i), 'g', QLocale::FloatingPointShortest));
+    this->Edits[i]->setText(
+      QString::number(helper.GetAsDouble(i), 'g', QLocale::FloatingPointShortest));
   }
 }
 
@@ -96,11 +98,13 @@ void pqJZBoxBoundsWidget::reset()
   this->Superclass::reset();
 }
 
-bool pqJZBoxBoundsWidget::inputBounds(vtkSMProxy* proxy, double bounds[6], long long* numberOfPoints)
+bool pqJZBoxBoundsWidget::inputBounds(
+  vtkSMProxy* proxy, double bounds[6], long long* numberOfPoints)
 {
   auto* input = vtkSMInputProperty::SafeDownCast(proxy->GetProperty("Input"));
-  auto* source =
-    input && input->GetNumberOfProxies() > 0 ? vtkSMSourceProxy::SafeDownCast(input->GetProxy(0)) : nullptr;
+  auto* source = input && input->GetNumberOfProxies() > 0
+    ? vtkSMSourceProxy::SafeDownCast(input->GetProxy(0))
+    : nullptr;
   if (!source)
   {
     return false;

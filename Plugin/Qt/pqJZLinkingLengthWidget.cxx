@@ -16,9 +16,9 @@
 #include "vtkSMUncheckedPropertyHelper.h"
 
 #include <QDoubleValidator>
-#include <QLocale>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -49,8 +49,10 @@ pqJZLinkingLengthWidget::pqJZLinkingLengthWidget(
   this->Info->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(this->Info);
 
-  QObject::connect(this->Edit, &QLineEdit::textEdited, this, &pqJZLinkingLengthWidget::changeAvailable);
-  QObject::connect(this->Edit, &QLineEdit::textEdited, this, &pqJZLinkingLengthWidget::updateSummary);
+  QObject::connect(
+    this->Edit, &QLineEdit::textEdited, this, &pqJZLinkingLengthWidget::changeAvailable);
+  QObject::connect(
+    this->Edit, &QLineEdit::textEdited, this, &pqJZLinkingLengthWidget::updateSummary);
   QObject::connect(
     this->Edit, &QLineEdit::editingFinished, this, &pqJZLinkingLengthWidget::changeFinished);
 
@@ -60,7 +62,8 @@ pqJZLinkingLengthWidget::pqJZLinkingLengthWidget(
   {
     if (vtkSMProperty* p = smproxy->GetProperty(name))
     {
-      this->Connector->Connect(p, vtkCommand::UncheckedPropertyModifiedEvent, this, SLOT(updateSummary()));
+      this->Connector->Connect(
+        p, vtkCommand::UncheckedPropertyModifiedEvent, this, SLOT(updateSummary()));
       this->Connector->Connect(p, vtkCommand::ModifiedEvent, this, SLOT(updateSummary()));
     }
   }
@@ -101,7 +104,8 @@ void pqJZLinkingLengthWidget::loadFromProperty()
 {
   if (!this->Loading)
   {
-    this->Edit->setText(QString::number(vtkSMPropertyHelper(this->property()).GetAsDouble(), 'g', QLocale::FloatingPointShortest));
+    this->Edit->setText(QString::number(
+      vtkSMPropertyHelper(this->property()).GetAsDouble(), 'g', QLocale::FloatingPointShortest));
     this->updateSummary();
   }
 }
@@ -139,7 +143,8 @@ void pqJZLinkingLengthWidget::updateSummary()
     double box[6];
     for (int i = 0; i < 6; ++i)
     {
-      box[i] = periodic ? vtkSMUncheckedPropertyHelper(proxy, "BoxBounds").GetAsDouble(i) : bounds[i];
+      box[i] =
+        periodic ? vtkSMUncheckedPropertyHelper(proxy, "BoxBounds").GetAsDouble(i) : bounds[i];
     }
     const double extent[3] = { box[1] - box[0], box[3] - box[2], box[5] - box[4] };
     const double volume = extent[0] * extent[1] * extent[2];
@@ -153,7 +158,8 @@ void pqJZLinkingLengthWidget::updateSummary()
     }
     else
     {
-      lines << QString("Linking length %1 = %2 of the %3 box side (mean separation %4, %5 particles)")
+      lines << QString(
+        "Linking length %1 = %2 of the %3 box side (mean separation %4, %5 particles)")
                  .arg(l, 0, 'g', 4)
                  .arg(side > 0 ? l / side : 0.0, 0, 'g', 4)
                  .arg(periodic ? "periodic" : "bounding")
@@ -186,7 +192,8 @@ void pqJZLinkingLengthWidget::updateSummary()
     // Lets the GUI test see what the panel shows.
     if (std::getenv("JZTREE_WIDGET_LOG"))
     {
-      std::fprintf(stderr, "JZTree panel: %s\n", text.toLocal8Bit().replace('\n', " | ").constData());
+      std::fprintf(
+        stderr, "JZTree panel: %s\n", text.toLocal8Bit().replace('\n', " | ").constData());
       std::fflush(stderr);
     }
   }

@@ -55,7 +55,8 @@ template <class V>
 std::vector<char> toBytes(const std::vector<V>& v)
 {
   std::vector<char> bytes(v.size() * sizeof(V));
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+  if (!v.empty())
+    std::memcpy(bytes.data(), v.data(), bytes.size());
   return bytes;
 }
 
@@ -63,18 +64,22 @@ template <class V>
 std::vector<V> fromBytes(const std::vector<char>& bytes)
 {
   std::vector<V> v(bytes.size() / sizeof(V));
-  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(V));
+  if (!v.empty())
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(V));
   return v;
 }
 
 template <class V>
-std::vector<std::vector<V>> allToAllTyped(Communicator& comm, const std::vector<std::vector<V>>& send)
+std::vector<std::vector<V>> allToAllTyped(
+  Communicator& comm, const std::vector<std::vector<V>>& send)
 {
   std::vector<std::vector<char>> bytes(send.size());
-  for (std::size_t r = 0; r < send.size(); ++r) bytes[r] = toBytes(send[r]);
+  for (std::size_t r = 0; r < send.size(); ++r)
+    bytes[r] = toBytes(send[r]);
   std::vector<std::vector<char>> got = comm.allToAll(bytes);
   std::vector<std::vector<V>> out(got.size());
-  for (std::size_t r = 0; r < got.size(); ++r) out[r] = fromBytes<V>(got[r]);
+  for (std::size_t r = 0; r < got.size(); ++r)
+    out[r] = fromBytes<V>(got[r]);
   return out;
 }
 
@@ -105,7 +110,8 @@ inline void agreeOnErrors(Communicator& comm, const std::string& localError)
 {
   std::int64_t failed = localError.empty() ? 0 : 1;
   comm.allReduceSum(&failed, 1);
-  if (failed == 0) return;
+  if (failed == 0)
+    return;
   std::vector<std::vector<char>> all =
     comm.allGather(std::vector<char>(localError.begin(), localError.end()));
   for (std::size_t r = 0; r < all.size(); ++r)

@@ -13,7 +13,8 @@ JZ_HD double cubicSplineW(double r, double h)
 {
   const double q = r / h;
   const double norm = 8.0 / (kPi * h * h * h);
-  if (q <= 0.5) return norm * (1.0 - 6.0 * q * q + 6.0 * q * q * q);
+  if (q <= 0.5)
+    return norm * (1.0 - 6.0 * q * q + 6.0 * q * q * q);
   if (q <= 1.0)
   {
     const double u = 1.0 - q;

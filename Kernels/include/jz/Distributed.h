@@ -28,10 +28,10 @@ template <class T>
 RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>& results,
   Communicator& comm, Backend backend = Backend::Auto, const RunControl& control = {});
 
-extern template RunInfo computeKnnDistributed<float>(const KnnProblem<float>&,
-  const KnnResults<float>&, Communicator&, Backend, const RunControl&);
-extern template RunInfo computeKnnDistributed<double>(const KnnProblem<double>&,
-  const KnnResults<double>&, Communicator&, Backend, const RunControl&);
+extern template RunInfo computeKnnDistributed<float>(
+  const KnnProblem<float>&, const KnnResults<float>&, Communicator&, Backend, const RunControl&);
+extern template RunInfo computeKnnDistributed<double>(
+  const KnnProblem<double>&, const KnnResults<double>&, Communicator&, Backend, const RunControl&);
 
 struct FofDistributedOptions
 {

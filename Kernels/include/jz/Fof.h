@@ -70,7 +70,8 @@ extern template RunInfo computeFofGroups<double>(
 //    (the smallest global point id in the group); -1 for smaller groups.
 // Either output may be null. Returns G, the number of kept groups.
 std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, std::size_t n,
-  GlobalId minimumGroupSize, GlobalId* groupId, GlobalId* groupSize, const RunControl& control = {});
+  GlobalId minimumGroupSize, GlobalId* groupId, GlobalId* groupSize,
+  const RunControl& control = {});
 
 // The halo catalogue (FofCatalogue.cpp): one entry per kept group, accumulated
 // in double.
@@ -98,11 +99,11 @@ struct FofCatalogue
 template <class T>
 struct FofCatalogueInput
 {
-  const T* points = nullptr;     // interleaved xyz, n points
+  const T* points = nullptr; // interleaved xyz, n points
   std::size_t numPoints = 0;
-  const GlobalId* groupId = nullptr; // from labelFofGroups: 0..G-1 or -1
-  std::size_t numGroups = 0;     // G
-  const double* masses = nullptr; // per point; nullptr = unit mass
+  const GlobalId* groupId = nullptr;  // from labelFofGroups: 0..G-1 or -1
+  std::size_t numGroups = 0;          // G
+  const double* masses = nullptr;     // per point; nullptr = unit mass
   const double* velocities = nullptr; // interleaved xyz per point; nullptr = none
   // Global ids per point; the member with the smallest id is each group's
   // reference point for periodic unwrapping, so the catalogue does not depend
@@ -114,8 +115,8 @@ struct FofCatalogueInput
 };
 
 template <class T>
-void computeFofCatalogue(const FofCatalogueInput<T>& input, FofCatalogue& catalogue,
-  const RunControl& control = {});
+void computeFofCatalogue(
+  const FofCatalogueInput<T>& input, FofCatalogue& catalogue, const RunControl& control = {});
 
 extern template void computeFofCatalogue<float>(
   const FofCatalogueInput<float>&, FofCatalogue&, const RunControl&);

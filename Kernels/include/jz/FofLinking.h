@@ -23,8 +23,10 @@ template <class T>
 JZ_HD FofPairAction classifyFofPair(
   const Box<T>& a, const Box<T>& b, double linkingLength2, const Periodicity& per)
 {
-  if (boxDistanceLow2(a, b, per) > linkingLength2) return FofPairAction::Discard;
-  if (boxDistanceHigh2(a, b, per) <= linkingLength2) return FofPairAction::Link;
+  if (boxDistanceLow2(a, b, per) > linkingLength2)
+    return FofPairAction::Discard;
+  if (boxDistanceHigh2(a, b, per) <= linkingLength2)
+    return FofPairAction::Link;
   return FofPairAction::Refine;
 }
 
@@ -45,7 +47,8 @@ enum FofImageMode : int
 template <class T>
 JZ_HD int fofImageMode(const Box<T>& a, const Box<T>& b, int d, double L)
 {
-  if (!(L > 0)) return kFofDirect;
+  if (!(L > 0))
+    return kFofDirect;
   const double far = jzMax(double(a.hi[d]) - double(b.lo[d]), double(b.hi[d]) - double(a.lo[d]));
   const double near =
     jzMax(0.0, jzMax(double(b.lo[d]) - double(a.hi[d]), double(a.lo[d]) - double(b.hi[d])));
@@ -80,8 +83,10 @@ JZ_HD FofPairAction classifyFofPairModes(
     lo2 += gl * gl;
     hi2 += gh * gh;
   }
-  if (lo2 > linkingLength2) return FofPairAction::Discard;
-  if (hi2 * (1 + kBoundSlack) <= linkingLength2) return FofPairAction::Link;
+  if (lo2 > linkingLength2)
+    return FofPairAction::Discard;
+  if (hi2 * (1 + kBoundSlack) <= linkingLength2)
+    return FofPairAction::Link;
   return FofPairAction::Refine;
 }
 
@@ -142,7 +147,8 @@ JZ_HD Index fofFind(Index* g, Index i)
   while (p != i)
   {
     const Index gp = fofLoad(g, p);
-    if (gp != p) fofStore(g, i, gp);
+    if (gp != p)
+      fofStore(g, i, gp);
     i = p;
     p = gp;
   }
@@ -170,7 +176,8 @@ JZ_HD Index fofUnion(Index* g, Index a, Index b)
   {
     Index ra = fofFind(g, a);
     Index rb = fofFind(g, b);
-    if (ra == rb) return ra;
+    if (ra == rb)
+      return ra;
     if (ra < rb)
     {
       const Index t = ra;
@@ -178,7 +185,8 @@ JZ_HD Index fofUnion(Index* g, Index a, Index b)
       rb = t;
     }
     // ra > rb: ra must still be a root for the link to be valid.
-    if (fofCompareExchange(g, ra, ra, rb)) return rb;
+    if (fofCompareExchange(g, ra, ra, rb))
+      return rb;
     a = ra;
     b = rb;
   }
@@ -200,9 +208,12 @@ inline bool fofUnionLocal(Index* g, Index a, Index b)
 {
   Index ra = fofFindLocal(g, a);
   Index rb = fofFindLocal(g, b);
-  if (ra == rb) return false;
-  if (ra < rb) g[rb] = ra;
-  else g[ra] = rb;
+  if (ra == rb)
+    return false;
+  if (ra < rb)
+    g[rb] = ra;
+  else
+    g[ra] = rb;
   return true;
 }
 } // namespace jz

@@ -29,7 +29,8 @@ struct Periodicity
   {
     Periodicity per;
     if (periodic)
-      for (int d = 0; d < kDim; ++d) per.length[d] = boxHi[d] - boxLo[d];
+      for (int d = 0; d < kDim; ++d)
+        per.length[d] = boxHi[d] - boxLo[d];
     return per;
   }
 };
@@ -38,15 +39,25 @@ struct Periodicity
 // in bound arithmetic never discards a candidate (it only keeps a few more).
 constexpr double kBoundSlack = 1e-9;
 
-JZ_HD double jzMax(double a, double b) { return a > b ? a : b; }
-JZ_HD double jzMin(double a, double b) { return a < b ? a : b; }
-JZ_HD double jzAbs(double a) { return a < 0 ? -a : a; }
+JZ_HD double jzMax(double a, double b)
+{
+  return a > b ? a : b;
+}
+JZ_HD double jzMin(double a, double b)
+{
+  return a < b ? a : b;
+}
+JZ_HD double jzAbs(double a)
+{
+  return a < 0 ? -a : a;
+}
 
 // Per-dimension separation of two coordinates, nearest image when periodic.
 JZ_HD double separation(double a, double b, double period)
 {
   double d = jzAbs(a - b);
-  if (period > 0 && d > 0.5 * period) d = period - d;
+  if (period > 0 && d > 0.5 * period)
+    d = period - d;
   return d;
 }
 
@@ -121,7 +132,8 @@ JZ_HD double boxDistanceLow2Plain(const Box<T>& a, const Box<T>& b)
   double s = 0;
   for (int d = 0; d < kDim; ++d)
   {
-    const double g = jzMax(0.0, jzMax(double(b.lo[d]) - double(a.hi[d]), double(a.lo[d]) - double(b.hi[d])));
+    const double g =
+      jzMax(0.0, jzMax(double(b.lo[d]) - double(a.hi[d]), double(a.lo[d]) - double(b.hi[d])));
     s += g * g;
   }
   return s;
@@ -174,7 +186,8 @@ JZ_HD void boxExtend(Box<T>& b, const T* p)
 {
   if (boxIsEmpty(b))
   {
-    for (int d = 0; d < kDim; ++d) b.lo[d] = b.hi[d] = p[d];
+    for (int d = 0; d < kDim; ++d)
+      b.lo[d] = b.hi[d] = p[d];
     return;
   }
   for (int d = 0; d < kDim; ++d)
@@ -187,7 +200,8 @@ JZ_HD void boxExtend(Box<T>& b, const T* p)
 template <class T>
 JZ_HD void boxMerge(Box<T>& b, const Box<T>& c)
 {
-  if (boxIsEmpty(c)) return;
+  if (boxIsEmpty(c))
+    return;
   if (boxIsEmpty(b))
   {
     b = c;

@@ -46,10 +46,10 @@ template <class T>
 struct KnnResults
 {
   DensityEstimator estimator = DensityEstimator::SphCubicSpline;
-  T* smoothingLength = nullptr;   // distance to the k-th neighbour
+  T* smoothingLength = nullptr; // distance to the k-th neighbour
   T* density = nullptr;
   GlobalId* neighborIds = nullptr; // numQueries * k, nearest first
-  T* neighborDistances = nullptr; // numQueries * k, nearest first
+  T* neighborDistances = nullptr;  // numQueries * k, nearest first
 };
 
 // Validates the problem (throws Error with a clear message: non-finite

@@ -20,8 +20,8 @@ struct NeighborHeap
   int size;
   double bound2; // accept nothing farther than this (a proven upper bound)
 
-  JZ_HD void init(double* d2Storage, Index* srcStorage, const GlobalId* sourceKeys, int kIn,
-    double initialBound2)
+  JZ_HD void init(
+    double* d2Storage, Index* srcStorage, const GlobalId* sourceKeys, int kIn, double initialBound2)
   {
     d2 = d2Storage;
     src = srcStorage;
@@ -41,13 +41,15 @@ struct NeighborHeap
 
   JZ_HD bool accepts(double cd2, Index s) const
   {
-    if (size < k) return cd2 <= bound2;
+    if (size < k)
+      return cd2 <= bound2;
     return before(cd2, s, d2[k - 1], src[k - 1]);
   }
 
   JZ_HD void push(double cd2, Index s)
   {
-    if (!accepts(cd2, s)) return;
+    if (!accepts(cd2, s))
+      return;
     int i = size < k ? size++ : k - 1;
     while (i > 0 && before(cd2, s, d2[i - 1], src[i - 1]))
     {
@@ -85,14 +87,16 @@ struct RadiusOfCountHeap
     for (int i = 0; i < size; ++i)
     {
       c += count[i];
-      if (c >= k) return r2[i];
+      if (c >= k)
+        return r2[i];
     }
     return kInfinity;
   }
 
   JZ_HD void insert(double cr2, std::uint32_t n)
   {
-    if (n == 0) return;
+    if (n == 0)
+      return;
     if (size == kCapacity)
     {
       // Merge the two largest radii into the larger one to make room.

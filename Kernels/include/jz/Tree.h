@@ -63,7 +63,7 @@ struct ZTree
   Periodicity periodicity;
   bool selfQuery = true;
   SortedPoints<T> sources;
-  SortedPoints<T> queries; // empty for a self query (queries == sources)
+  SortedPoints<T> queries;          // empty for a self query (queries == sources)
   std::vector<TreePlane<T>> planes; // planes[0] = leaves
 
   const SortedPoints<T>& queryPoints() const { return selfQuery ? sources : queries; }

@@ -34,10 +34,14 @@ JZ_HD int msbDifference(T a, T b)
 
   U ua = FB::bits(a);
   U ub = FB::bits(b);
-  if ((ua << 1) == 0) ua = 0; // -0 -> +0
-  if ((ub << 1) == 0) ub = 0;
-  if (ua == ub) return kNoDifference;
-  if ((ua ^ ub) >> (kWidth - 1)) return FB::kExponentMax;
+  if ((ua << 1) == 0)
+    ua = 0; // -0 -> +0
+  if ((ub << 1) == 0)
+    ub = 0;
+  if (ua == ub)
+    return kNoDifference;
+  if ((ua ^ ub) >> (kWidth - 1))
+    return FB::kExponentMax;
 
   const int ea = static_cast<int>((ua >> FB::kMantissaBits) & kExponentMask);
   const int eb = static_cast<int>((ub >> FB::kMantissaBits) & kExponentMask);
@@ -92,7 +96,8 @@ JZ_HD int mortonLevel(const T* p, const T* q)
 {
   int msb;
   const int k = mostSignificantDimension(p, q, msb);
-  if (msb == kNoDifference) return kLevelNone;
+  if (msb == kNoDifference)
+    return kLevelNone;
   return (msb + 1) * kDim - k;
 }
 } // namespace jz

@@ -18,8 +18,8 @@ namespace jz
 // when given, else its input index; looked up only on ties and for output.
 struct SourceKeys
 {
-  const GlobalId* ids;      // by input index; nullptr = the input index itself
-  const Index* inputIndex;  // sorted position -> input index
+  const GlobalId* ids;     // by input index; nullptr = the input index itself
+  const Index* inputIndex; // sorted position -> input index
   GlobalId operator[](Index s) const
   {
     const Index in = inputIndex[s];
@@ -44,10 +44,12 @@ public:
 
   void push(double d2, Index src)
   {
-    if (d2 > bound2_) return;
+    if (d2 > bound2_)
+      return;
     entries_.push_back(Entry{ d2, src });
     // Compact, and tighten the bound, once survivors pile up.
-    if (entries_.size() >= std::size_t(k_ + std::max(8, k_ / 4))) select();
+    if (entries_.size() >= std::size_t(k_ + std::max(8, k_ / 4)))
+      select();
   }
 
   // Keeps the K nearest: sorted nearest first when asked, otherwise with only
@@ -56,7 +58,8 @@ public:
   {
     select();
     const Less less{ keys_ };
-    if (sorted) std::sort(entries_.begin(), entries_.end(), less);
+    if (sorted)
+      std::sort(entries_.begin(), entries_.end(), less);
     else if (!entries_.empty())
       std::iter_swap(std::max_element(entries_.begin(), entries_.end(), less), entries_.end() - 1);
     return int(entries_.size());
@@ -82,7 +85,8 @@ private:
 
   void select()
   {
-    if (entries_.size() <= std::size_t(k_)) return;
+    if (entries_.size() <= std::size_t(k_))
+      return;
     std::nth_element(entries_.begin(), entries_.begin() + (k_ - 1), entries_.end(), Less{ keys_ });
     entries_.resize(k_);
     bound2_ = std::min(bound2_, entries_[k_ - 1].d2);

@@ -48,7 +48,8 @@ double secondsSince(Clock::time_point t0)
 
 void reportProgress(const RunControl& control, double fraction)
 {
-  if (control.progress && !control.progress(fraction)) throw Aborted();
+  if (control.progress && !control.progress(fraction))
+    throw Aborted();
 }
 
 inline std::uint8_t loadFlag(const std::uint8_t* f, Index i)
@@ -73,21 +74,24 @@ inline void atomicMin(GlobalId* slot, GlobalId v)
 // Runs body(pair, out) over the input pairs on all threads and concatenates
 // the pairs the threads emit.
 template <class Body>
-void expandPairs(const std::vector<NodePair>& in, std::vector<NodePair>& out, int numThreads,
-  const Body& body)
+void expandPairs(
+  const std::vector<NodePair>& in, std::vector<NodePair>& out, int numThreads, const Body& body)
 {
   // Small lists run on the calling thread: a parallel region costs more.
-  if (in.size() < 512) numThreads = 1;
+  if (in.size() < 512)
+    numThreads = 1;
   std::vector<std::vector<NodePair>> local(numThreads);
   const long long n = (long long)in.size();
 #pragma omp parallel num_threads(numThreads) if (numThreads > 1)
   {
     std::vector<NodePair>& mine = local[omp_get_thread_num()];
 #pragma omp for schedule(dynamic, 16)
-    for (long long k = 0; k < n; ++k) body(in[k], mine);
+    for (long long k = 0; k < n; ++k)
+      body(in[k], mine);
   }
   std::vector<std::size_t> offset(numThreads + 1, 0);
-  for (int t = 0; t < numThreads; ++t) offset[t + 1] = offset[t] + local[t].size();
+  for (int t = 0; t < numThreads; ++t)
+    offset[t + 1] = offset[t] + local[t].size();
   out.resize(offset[numThreads]);
 #pragma omp parallel for num_threads(numThreads) schedule(static, 1) if (numThreads > 1)
   for (int t = 0; t < numThreads; ++t)
@@ -133,8 +137,10 @@ public:
       const Index numSuper = (n + kGroup - 1) / kGroup;
       pairs.clear();
       for (Index s = 0; s < numSuper; ++s)
-        for (Index t = s; t < numSuper; ++t) pairs.push_back({ s, t });
-      auto range = [n](Index s, Index& c0, Index& c1) {
+        for (Index t = s; t < numSuper; ++t)
+          pairs.push_back({ s, t });
+      auto range = [n](Index s, Index& c0, Index& c1)
+      {
         c0 = s * kGroup;
         c1 = std::min<Index>(n, c0 + kGroup);
       };
@@ -148,7 +154,8 @@ public:
       const TreePlane<T>& up = tree_.planes[p + 1];
       const TreePlane<T>& plane = tree_.planes[p];
       parentToNode(up, parent, plane, current);
-      auto range = [&up](Index s, Index& c0, Index& c1) {
+      auto range = [&up](Index s, Index& c0, Index& c1)
+      {
         c0 = up.childSplit[s];
         c1 = up.childSplit[s + 1];
       };
@@ -174,11 +181,13 @@ public:
       if (current.linked[i])
       {
         const Index r = leaves.sourceSplit[current.grp[i]];
-        for (Index k = s0; k < s1; ++k) g[k] = r;
+        for (Index k = s0; k < s1; ++k)
+          g[k] = r;
       }
       else
       {
-        for (Index k = s0; k < s1; ++k) g[k] = k;
+        for (Index k = s0; k < s1; ++k)
+          g[k] = k;
       }
     }
 
@@ -193,7 +202,8 @@ public:
       {
         if (pr.a == pr.b)
         {
-          if (!linked[pr.a]) selfLeaves.push_back(pr.a);
+          if (!linked[pr.a])
+            selfLeaves.push_back(pr.a);
         }
         else if (!(linked[pr.a] && linked[pr.b] && grp[pr.a] == grp[pr.b]))
         {
@@ -216,7 +226,8 @@ public:
       for (long long k = 0; k < numSelf; ++k)
       {
         const Index leaf = selfLeaves[k];
-        if (leafSelf(leaves, leaf, g, lp)) connected[leaf] = 1;
+        if (leafSelf(leaves, leaf, g, lp))
+          connected[leaf] = 1;
       }
     }
     info.stageSeconds.push_back({ "fof leaf self", secondsSince(t0) });
@@ -274,7 +285,8 @@ private:
     for (long long i = 0; i < (long long)n; ++i)
     {
       out.grp[i] = Index(i);
-      out.linked[i] = plane.numSources(Index(i)) > 0 && fofSelfLinked(plane.sourceBox[i], l2_, per_);
+      out.linked[i] =
+        plane.numSources(Index(i)) > 0 && fofSelfLinked(plane.sourceBox[i], l2_, per_);
     }
   }
 
@@ -318,13 +330,15 @@ private:
   {
     Index* grp = groups.grp.data();
     std::uint8_t* linked = groups.linked.data();
-    auto body = [&](const NodePair& pr, std::vector<NodePair>& emit) {
+    auto body = [&](const NodePair& pr, std::vector<NodePair>& emit)
+    {
       if (parent)
       {
         // The parent plane's contraction may have decided the pair since it
         // was kept.
         const std::uint8_t la = parent->linked[pr.a];
-        if (pr.a == pr.b ? la : (la && parent->linked[pr.b] && parent->grp[pr.a] == parent->grp[pr.b]))
+        if (pr.a == pr.b ? la
+                         : (la && parent->linked[pr.b] && parent->grp[pr.a] == parent->grp[pr.b]))
         {
           return;
         }
@@ -340,11 +354,13 @@ private:
       {
         const Box<T>& pa = parentPlane->sourceBox[pr.a];
         parentB = &parentPlane->sourceBox[pr.b];
-        for (int d = 0; d < 3; ++d) mode[d] = fofImageMode(pa, *parentB, d, per_.length[d]);
+        for (int d = 0; d < 3; ++d)
+          mode[d] = fofImageMode(pa, *parentB, d, per_.length[d]);
       }
       for (Index i = a0; i < a1; ++i)
       {
-        if (plane.numSources(i) == 0) continue;
+        if (plane.numSources(i) == 0)
+          continue;
         const Box<T>& bi = plane.sourceBox[i];
         // Child i against the whole other parent first.
         if (parentB && !self &&
@@ -356,19 +372,25 @@ private:
         {
           if (j == i)
           {
-            if (!loadFlag(linked, i)) emit.push_back({ i, i });
+            if (!loadFlag(linked, i))
+              emit.push_back({ i, i });
             continue;
           }
-          if (plane.numSources(j) == 0) continue;
+          if (plane.numSources(j) == 0)
+            continue;
           const bool li = loadFlag(linked, i), lj = loadFlag(linked, j);
-          if (li && lj && fofFind(grp, i) == fofFind(grp, j)) continue;
+          if (li && lj && fofFind(grp, i) == fofFind(grp, j))
+            continue;
           const FofPairAction act = classifyFofPairModes(bi, plane.sourceBox[j], mode, l2_, per_);
-          if (act == FofPairAction::Discard) continue;
+          if (act == FofPairAction::Discard)
+            continue;
           if (act == FofPairAction::Link)
           {
             fofUnion(grp, i, j);
-            if (!li) setFlag(linked, i);
-            if (!lj) setFlag(linked, j);
+            if (!li)
+              setFlag(linked, i);
+            if (!lj)
+              setFlag(linked, j);
             continue;
           }
           emit.push_back({ i, j });
@@ -383,7 +405,8 @@ private:
     Index* grp = groups.grp.data();
     const long long n = (long long)groups.grp.size();
 #pragma omp parallel for num_threads(nt_) schedule(static) if (n > kSerialBelow)
-    for (long long i = 0; i < n; ++i) fofStore(grp, Index(i), fofFind(grp, Index(i)));
+    for (long long i = 0; i < n; ++i)
+      fofStore(grp, Index(i), fofFind(grp, Index(i)));
   }
 
   // Per-dimension nearest-image mode of a pair of boxes. With every point
@@ -418,8 +441,10 @@ private:
         f.mode[d] = kDirect;
         continue;
       }
-      const double far = jzMax(double(a.hi[d]) - double(b.lo[d]), double(b.hi[d]) - double(a.lo[d]));
-      const double near = jzMax(0.0, jzMax(double(b.lo[d]) - double(a.hi[d]), double(a.lo[d]) - double(b.hi[d])));
+      const double far =
+        jzMax(double(a.hi[d]) - double(b.lo[d]), double(b.hi[d]) - double(a.lo[d]));
+      const double near =
+        jzMax(0.0, jzMax(double(b.lo[d]) - double(a.hi[d]), double(a.lo[d]) - double(b.hi[d])));
       f.mode[d] = far <= 0.5 * L ? kDirect : (near > 0.5 * L ? kWrap : kMixed);
     }
     f.direct = f.mode[0] == kDirect && f.mode[1] == kDirect && f.mode[2] == kDirect;
@@ -429,16 +454,20 @@ private:
   static double sepd(double a, double b, int mode, double L)
   {
     double v = jzAbs(a - b);
-    if (mode == kWrap) v = L - v;
-    else if (mode == kMixed && v > 0.5 * L) v = L - v;
+    if (mode == kWrap)
+      v = L - v;
+    else if (mode == kMixed && v > 0.5 * L)
+      v = L - v;
     return v;
   }
 
   // Lower bound of sepd(a, b) over b in [lo, hi] (no larger than any of them).
   static double gapd(double a, double lo, double hi, int mode, double L)
   {
-    if (mode == kDirect) return jzMax(0.0, jzMax(lo - a, a - hi));
-    if (mode == kWrap) return L - jzMax(jzAbs(a - lo), jzAbs(a - hi));
+    if (mode == kDirect)
+      return jzMax(0.0, jzMax(lo - a, a - hi));
+    if (mode == kWrap)
+      return L - jzMax(jzAbs(a - lo), jzAbs(a - hi));
     return gapLow(a, a, lo, hi, L);
   }
 
@@ -471,7 +500,8 @@ private:
   {
     const Index s0 = leaves.sourceSplit[leaf], s1 = leaves.sourceSplit[leaf + 1];
     const Index needed = s1 - s0 - 1;
-    if (needed == 0) return true;
+    if (needed == 0)
+      return true;
     const Frame f = frame(leaves.sourceBox[leaf], leaves.sourceBox[leaf]);
     Index unions = 0;
     if (f.mode[0] != kDirect || f.mode[1] != kDirect || f.mode[2] != kDirect)
@@ -479,8 +509,8 @@ private:
       // A leaf wider than half the box: the general code.
       for (Index a = s0; a < s1; ++a)
         for (Index b = a + 1; b < s1; ++b)
-          if (fofFindLocal(g, a) != fofFindLocal(g, b) && friends(a, b) &&
-            fofUnionLocal(g, a, b) && ++unions == needed)
+          if (fofFindLocal(g, a) != fofFindLocal(g, b) && friends(a, b) && fofUnionLocal(g, a, b) &&
+            ++unions == needed)
             return true;
       return false;
     }
@@ -488,7 +518,8 @@ private:
     const auto& sx = tree_.sources.x;
     const auto& sy = tree_.sources.y;
     const auto& sz = tree_.sources.z;
-    for (Index k = s0; k < s1; ++k) lp.push(double(sx[k]), double(sy[k]), double(sz[k]), k);
+    for (Index k = s0; k < s1; ++k)
+      lp.push(double(sx[k]), double(sy[k]), double(sz[k]), k);
     const std::size_t n = lp.size();
     lp.d2.resize(n);
     const double* x = lp.x.data();
@@ -511,9 +542,11 @@ private:
       Index ra = fofFindLocal(g, s0 + Index(a));
       for (std::size_t b = a + 1; b < n; ++b)
       {
-        if (!(d2[b] <= l2_)) continue;
+        if (!(d2[b] <= l2_))
+          continue;
         const Index rb = fofFindLocal(g, s0 + Index(b));
-        if (rb == ra) continue;
+        if (rb == ra)
+          continue;
         // Link the higher root to the lower one.
         if (rb < ra)
         {
@@ -524,7 +557,8 @@ private:
         {
           g[rb] = ra;
         }
-        if (++unions == needed) return true;
+        if (++unions == needed)
+          return true;
       }
     }
     return false;
@@ -563,7 +597,8 @@ private:
       }
       for (Index k = 0; k < n; ++k)
       {
-        if (s2[k] <= l2_) cand.push(double(px[k]), double(py[k]), double(pz[k]), s0 + k);
+        if (s2[k] <= l2_)
+          cand.push(double(px[k]), double(py[k]), double(pz[k]), s0 + k);
       }
       return;
     }
@@ -576,12 +611,13 @@ private:
         const double gd = gapd(p[d], lo[d], hi[d], f.mode[d], f.period[d]);
         s += gd * gd;
       }
-      if (s <= l2_) cand.push(p[0], p[1], p[2], k);
+      if (s <= l2_)
+        cand.push(p[0], p[1], p[2], k);
     }
   }
 
-  bool friendsIn(const LocalPoints& A, std::size_t i, const LocalPoints& B, std::size_t j,
-    const Frame& f) const
+  bool friendsIn(
+    const LocalPoints& A, std::size_t i, const LocalPoints& B, std::size_t j, const Frame& f) const
   {
     if (f.direct)
     {
@@ -610,12 +646,15 @@ private:
     const Index a0 = leaves.sourceSplit[A], a1 = leaves.sourceSplit[A + 1];
     const Index b0 = leaves.sourceSplit[B], b1 = leaves.sourceSplit[B + 1];
     const bool cA = connected[A], cB = connected[B];
-    if (cA && cB && fofFind(g, a0) == fofFind(g, b0)) return;
+    if (cA && cB && fofFind(g, a0) == fofFind(g, b0))
+      return;
     const Frame f = frame(leaves.sourceBox[A], leaves.sourceBox[B]);
     candidates(a0, a1, leaves.sourceBox[B], f, candA);
-    if (candA.size() == 0) return;
+    if (candA.size() == 0)
+      return;
     candidates(b0, b1, leaves.sourceBox[A], f, candB);
-    if (candB.size() == 0) return;
+    if (candB.size() == 0)
+      return;
     const std::size_t na = candA.size(), nb = candB.size();
     if (cA && cB)
     {
@@ -634,7 +673,8 @@ private:
       // Each point of B needs one friend in the connected leaf A.
       for (std::size_t j = 0; j < nb; ++j)
       {
-        if (fofFind(g, candB.id[j]) == fofFind(g, a0)) continue;
+        if (fofFind(g, candB.id[j]) == fofFind(g, a0))
+          continue;
         for (std::size_t i = 0; i < na; ++i)
           if (friendsIn(candA, i, candB, j, f))
           {
@@ -648,7 +688,8 @@ private:
     {
       for (std::size_t i = 0; i < na; ++i)
       {
-        if (fofFind(g, candA.id[i]) == fofFind(g, b0)) continue;
+        if (fofFind(g, candA.id[i]) == fofFind(g, b0))
+          continue;
         for (std::size_t j = 0; j < nb; ++j)
           if (friendsIn(candA, i, candB, j, f))
           {
@@ -660,7 +701,8 @@ private:
     }
     for (std::size_t i = 0; i < na; ++i)
       for (std::size_t j = 0; j < nb; ++j)
-        if (friendsIn(candA, i, candB, j, f)) fofUnion(g, candA.id[i], candB.id[j]);
+        if (friendsIn(candA, i, candB, j, f))
+          fofUnion(g, candA.id[i], candB.id[j]);
   }
 
   const ZTree<T>& tree_;
@@ -671,8 +713,7 @@ private:
 } // namespace
 
 template <class T>
-void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
-  const RunControl& control)
+void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const RunControl& control)
 {
   const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
   const Index n = Index(problem.numPoints);
@@ -690,8 +731,8 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
     omp_set_num_threads(numThreads);
     try
     {
-      buildTreeCpu<T>(problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree,
-        treeControl);
+      buildTreeCpu<T>(
+        problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree, treeControl);
     }
     catch (...)
     {
@@ -732,18 +773,22 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
 #pragma omp for schedule(static)
       for (long long k = 0; k < (long long)n; ++k)
       {
-        if (g[k] == Index(k)) m[k] = ids ? ids[input[k]] : GlobalId(input[k]);
+        if (g[k] == Index(k))
+          m[k] = ids ? ids[input[k]] : GlobalId(input[k]);
       }
 #pragma omp for schedule(static)
       for (long long k = 0; k < (long long)n; ++k)
       {
-        if (g[k] != Index(k)) atomicMin(m + g[k], ids ? ids[input[k]] : GlobalId(input[k]));
+        if (g[k] != Index(k))
+          atomicMin(m + g[k], ids ? ids[input[k]] : GlobalId(input[k]));
       }
     }
   }
   // One scatter pass into input order.
-  if (out.wantRoot) out.groupRoot.resize(n);
-  if (out.wantLabel) out.groupLabel.resize(n);
+  if (out.wantRoot)
+    out.groupRoot.resize(n);
+  if (out.wantLabel)
+    out.groupLabel.resize(n);
   Index* root = out.wantRoot ? out.groupRoot.data() : nullptr;
   GlobalId* label = out.wantLabel ? out.groupLabel.data() : nullptr;
   const GlobalId* m = minId.data();
@@ -752,14 +797,15 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
   {
     const Index i = input[k];
     const Index r = g[k];
-    if (root) root[i] = input[r];
-    if (label) label[i] = m[r];
+    if (root)
+      root[i] = input[r];
+    if (label)
+      label[i] = m[r];
   }
   info.stageSeconds.push_back({ "fof output", secondsSince(t0) });
   reportProgress(control, 1.0);
 }
 
 template void fofCpu<float>(const FofProblem<float>&, FofGroups&, RunInfo&, const RunControl&);
-template void fofCpu<double>(
-  const FofProblem<double>&, FofGroups&, RunInfo&, const RunControl&);
+template void fofCpu<double>(const FofProblem<double>&, FofGroups&, RunInfo&, const RunControl&);
 } // namespace jz

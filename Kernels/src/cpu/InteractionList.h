@@ -21,7 +21,8 @@ struct InteractionList
   static float lowerBound(double x)
   {
     float f = float(x);
-    if (double(f) > x) f = std::nextafter(f, 0.0f);
+    if (double(f) > x)
+      f = std::nextafter(f, 0.0f);
     return f;
   }
 
@@ -34,8 +35,10 @@ struct InteractionList
     list.split.resize(std::size_t(nodes) + 1);
     list.source.resize(std::size_t(nodes) * nodes);
     list.low2.assign(std::size_t(nodes) * nodes, 0.0f);
-    for (Index i = 0; i <= nodes; ++i) list.split[i] = std::size_t(i) * nodes;
-    for (std::size_t j = 0; j < list.source.size(); ++j) list.source[j] = Index(j % nodes);
+    for (Index i = 0; i <= nodes; ++i)
+      list.split[i] = std::size_t(i) * nodes;
+    for (std::size_t j = 0; j < list.source.size(); ++j)
+      list.source[j] = Index(j % nodes);
     return list;
   }
 };
@@ -46,7 +49,8 @@ struct InteractionList
 inline std::vector<Index> superNodeSplit(Index topNodes, Index group)
 {
   std::vector<Index> split;
-  for (Index i = 0; i < topNodes; i += group) split.push_back(i);
+  for (Index i = 0; i < topNodes; i += group)
+    split.push_back(i);
   split.push_back(topNodes);
   return split;
 }

@@ -76,30 +76,37 @@ private:
     const Periodicity& per = tree_.periodicity;
     const Index c0 = parentChildSplit[pi], c1 = parentChildSplit[pi + 1];
     heaps.resize(c1 - c0);
-    for (Index c = c0; c < c1; ++c) heaps[c - c0].init(k_);
+    for (Index c = c0; c < c1; ++c)
+      heaps[c - c0].init(k_);
     double worst = kInfinity;
     for (std::size_t e = parents.split[pi]; e < parents.split[pi + 1]; ++e)
     {
-      if (parents.low2[e] > worst) break; // early exit of section III-D
+      if (parents.low2[e] > worst)
+        break; // early exit of section III-D
       const Index pj = parents.source[e];
       for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
       {
         const Index ns = plane.numSources(d);
-        if (ns == 0) continue;
+        if (ns == 0)
+          continue;
         const Box<T>& sb = plane.sourceBox[d];
         for (Index c = c0; c < c1; ++c)
         {
-          if (plane.numQueries(c) == 0) continue;
+          if (plane.numQueries(c) == 0)
+            continue;
           RadiusOfCountHeap& h = heaps[c - c0];
           const double r2 = high2<Periodic>(tree_.queryBox(p, c), sb, per);
-          if (r2 < h.radius2()) h.insert(r2, ns);
+          if (r2 < h.radius2())
+            h.insert(r2, ns);
         }
       }
       worst = 0;
       for (Index c = c0; c < c1; ++c)
-        if (plane.numQueries(c) > 0) worst = std::max(worst, heaps[c - c0].radius2());
+        if (plane.numQueries(c) > 0)
+          worst = std::max(worst, heaps[c - c0].radius2());
     }
-    for (Index c = c0; c < c1; ++c) rmax2[c - c0] = heaps[c - c0].radius2();
+    for (Index c = c0; c < c1; ++c)
+      rmax2[c - c0] = heaps[c - c0].radius2();
   }
 
   // Count/Insert: visits the children d of the source parents of parent pi
@@ -112,13 +119,16 @@ private:
     const Box<T>& qb = tree_.queryBox(p, c);
     for (std::size_t e = parents.split[pi]; e < parents.split[pi + 1]; ++e)
     {
-      if (parents.low2[e] > r2) break;
+      if (parents.low2[e] > r2)
+        break;
       const Index pj = parents.source[e];
       for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
       {
-        if (plane.numSources(d) == 0) continue;
+        if (plane.numSources(d) == 0)
+          continue;
         const double l2 = low2<Periodic>(qb, plane.sourceBox[d], tree_.periodicity);
-        if (l2 <= r2) visit(d, l2);
+        if (l2 <= r2)
+          visit(d, l2);
       }
     }
   }
@@ -144,16 +154,18 @@ private:
         findRmax<Periodic>(p, pi, parentChildSplit, parents, heaps, &rmax2[c0]);
         for (Index c = c0; c < parentChildSplit[pi + 1]; ++c)
         {
-          if (plane.numQueries(c) == 0) continue;
+          if (plane.numQueries(c) == 0)
+            continue;
           std::size_t count = 0;
-          forCandidates<Periodic>(p, pi, c, rmax2[c], parentChildSplit, parents,
-            [&](Index, double) { ++count; });
+          forCandidates<Periodic>(
+            p, pi, c, rmax2[c], parentChildSplit, parents, [&](Index, double) { ++count; });
           list.split[c + 1] = count;
         }
       }
     }
     // CumulativeSum, then Insert each node's list sorted by its lower bounds.
-    for (Index c = 0; c < nodes; ++c) list.split[c + 1] += list.split[c];
+    for (Index c = 0; c < nodes; ++c)
+      list.split[c + 1] += list.split[c];
     list.source.resize(list.split[nodes]);
     list.low2.resize(list.split[nodes]);
 #pragma omp parallel
@@ -164,7 +176,8 @@ private:
       {
         for (Index c = parentChildSplit[pi]; c < parentChildSplit[pi + 1]; ++c)
         {
-          if (plane.numQueries(c) == 0) continue;
+          if (plane.numQueries(c) == 0)
+            continue;
           pending.clear();
           forCandidates<Periodic>(p, pi, c, rmax2[c], parentChildSplit, parents,
             [&](Index d, double l2) { pending.emplace_back(l2, d); });
@@ -231,17 +244,22 @@ public:
         for (Index c = parentChildSplit[pi]; c < parentChildSplit[pi + 1]; ++c)
         {
           const Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
-          if (nq == 0) continue;
+          if (nq == 0)
+            continue;
           // The leaf and its z-order neighbours, until 2K sources are pooled.
           Index lo = c, hi = c + 1, pooled = plane.numSources(c);
           while (pooled < 2 * k && (lo > 0 || hi < numLeaves))
           {
-            if (hi < numLeaves) pooled += plane.numSources(hi++);
-            if (pooled < 2 * k && lo > 0) pooled += plane.numSources(--lo);
+            if (hi < numLeaves)
+              pooled += plane.numSources(hi++);
+            if (pooled < 2 * k && lo > 0)
+              pooled += plane.numSources(--lo);
           }
-          if (pooled < k) continue;
+          if (pooled < k)
+            continue;
           const Index s0 = plane.sourceSplit[lo], n = plane.sourceSplit[hi] - s0;
-          if (d2.size() < n) d2.resize(n);
+          if (d2.size() < n)
+            d2.resize(n);
           double worst = 0;
           for (Index q = q0; q < q0 + nq; ++q)
           {
@@ -262,7 +280,8 @@ private:
   template <bool Periodic>
   static double exactDistance2(const T* p, const T* s, const Periodicity& per)
   {
-    if (Periodic) return distance2(p, s, per);
+    if (Periodic)
+      return distance2(p, s, per);
     const double dx = double(s[0]) - double(p[0]);
     const double dy = double(s[1]) - double(p[1]);
     const double dz = double(s[2]) - double(p[2]);
@@ -302,14 +321,16 @@ private:
 #pragma omp for schedule(dynamic, 1)
       for (long long pi = 0; pi < (long long)numParents; ++pi)
       {
-        if (aborted.load(std::memory_order_relaxed)) continue;
+        if (aborted.load(std::memory_order_relaxed))
+          continue;
         const Index c0 = parentChildSplit[pi], c1 = parentChildSplit[pi + 1];
         rmax2.resize(c1 - c0);
         findRmax<Periodic>(0, pi, parentChildSplit, parents, heaps, rmax2.data());
         for (Index c = c0; c < c1; ++c)
         {
           const Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
-          if (nq == 0) continue;
+          if (nq == 0)
+            continue;
           const double leafRmax2 = rmax2[c - c0];
           entries.clear();
           forCandidates<Periodic>(0, pi, c, leafRmax2, parentChildSplit, parents,
@@ -335,13 +356,15 @@ private:
           if (ownCount >= Index(k))
           {
             const Index s0 = plane.sourceSplit[c];
-            if (ownD2.size() < ownCount) ownD2.resize(ownCount);
+            if (ownD2.size() < ownCount)
+              ownD2.resize(ownCount);
             for (Index q = 0; q < nq; ++q)
             {
-              if (qry.inputIndex[q0 + q] >= queryLimit_) continue;
+              if (qry.inputIndex[q0 + q] >= queryLimit_)
+                continue;
               const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
-              leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, ownCount,
-                p, periodsOrNull, ownD2.data());
+              leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, ownCount, p,
+                periodsOrNull, ownD2.data());
               std::nth_element(ownD2.begin(), ownD2.begin() + (k - 1), ownD2.begin() + ownCount);
               buffers[q].setBound2(double(ownD2[k - 1]) * (1 + 1e-5) + 1e-30);
               bound2[q] = buffers[q].bound2() * (1 + kBoundSlack);
@@ -354,16 +377,20 @@ private:
           {
             const double w2 = bound2[q];
             filter2[q] = w2 < 1e30 ? T(w2 * (1 + 1e-5) + 1e-30) : std::numeric_limits<T>::max();
-            if (qry.inputIndex[q0 + q] >= queryLimit_) filter2[q] = T(-1); // a source only
-            else leafBound2 = std::max(leafBound2, w2);
+            if (qry.inputIndex[q0 + q] >= queryLimit_)
+              filter2[q] = T(-1); // a source only
+            else
+              leafBound2 = std::max(leafBound2, w2);
           }
           for (const auto& entry : entries)
           {
-            if (entry.first > leafBound2) break; // sorted: nothing closer follows
+            if (entry.first > leafBound2)
+              break; // sorted: nothing closer follows
             const Index leaf = entry.second;
             const Box<T>& box = plane.sourceBox[leaf];
             const Index s0 = plane.sourceSplit[leaf], n = plane.sourceSplit[leaf + 1] - s0;
-            if (survivors.size() < n) survivors.resize(n);
+            if (survivors.size() < n)
+              survivors.resize(n);
             const Index numActive = queriesNearBox(qry.x.data() + q0, qry.y.data() + q0,
               qry.z.data() + q0, nq, box.lo, box.hi, periodsOrNull, filter2.data(), active.data());
             for (Index a = 0; a < numActive; ++a)
@@ -389,7 +416,8 @@ private:
           }
           for (Index q = 0; q < nq; ++q)
           {
-            if (qry.inputIndex[q0 + q] >= queryLimit_) continue;
+            if (qry.inputIndex[q0 + q] >= queryLimit_)
+              continue;
             buffers[q].finish(sorted);
             reduce(q0 + q, buffers[q]);
           }
@@ -397,11 +425,13 @@ private:
         const Index finished = done.fetch_add(c1 - c0, std::memory_order_relaxed) + (c1 - c0);
         if (omp_get_thread_num() == 0 && control_.progress)
         {
-          if (!control_.progress(double(finished) / numLeaves)) aborted = true;
+          if (!control_.progress(double(finished) / numLeaves))
+            aborted = true;
         }
       }
     }
-    if (aborted) throw Aborted();
+    if (aborted)
+      throw Aborted();
   }
 
   const ZTree<T>& tree_;
@@ -440,7 +470,8 @@ InteractionList nodeWalksAboveLeaves(const ZTree<T>& tree, int k, const RunContr
 template <class T>
 std::vector<double> knnLeafRadius2(const ZTree<T>& tree, int k, const RunControl& control)
 {
-  if (tree.planes.empty() || tree.planes[0].numNodes() == 0) return {};
+  if (tree.planes.empty() || tree.planes[0].numNodes() == 0)
+    return {};
   std::vector<Index> leafParentSplit;
   const InteractionList parents = nodeWalksAboveLeaves(tree, k, control, leafParentSplit, nullptr);
   KnnWalkCpu<T> walk(tree, k, control);
@@ -455,7 +486,8 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   const RunControl& control)
 {
   const int threadsBefore = omp_get_max_threads();
-  if (control.numThreads > 0) omp_set_num_threads(control.numThreads);
+  if (control.numThreads > 0)
+    omp_set_num_threads(control.numThreads);
   struct RestoreThreads
   {
     int n;
@@ -465,7 +497,8 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   const bool self = problem.queries == nullptr;
   const std::size_t numQueries =
     self ? std::min(problem.numSources, problem.numSelfQueries) : problem.numQueries;
-  if (numQueries == 0) return;
+  if (numQueries == 0)
+    return;
 
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
   auto t0 = Clock::now();
@@ -475,8 +508,8 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   {
     buildControl.progress = [&](double f) { return control.progress(0.3 * f); };
   }
-  buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries, Index(numQueries),
-    per, problem.boxLo, TreeBuildOptions(), tree, buildControl);
+  buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries, Index(numQueries), per,
+    problem.boxLo, TreeBuildOptions(), tree, buildControl);
   info.stageSeconds.emplace_back("sort+tree", secondsSince(t0));
 
   // Keys that break distance ties: global ids when given, else input indices.
@@ -501,45 +534,50 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   const bool lists = results.neighborIds || results.neighborDistances;
   const Index queryLimit = self ? Index(numQueries) : Index(-1);
   KnnWalkCpu<T> leafWalk(tree, k, leafControl, lists, queryLimit);
-  leafWalk.leafToLeaf(leafParentSplit, parents, &keys, [&](Index q, const CandidateBuffer& nb) {
-    const std::size_t out = qry.inputIndex[q];
-    const double h2 = nb.d2(k - 1);
-    const double h = std::sqrt(h2);
-    if (results.smoothingLength) results.smoothingLength[out] = T(h);
-    if (results.density)
+  leafWalk.leafToLeaf(leafParentSplit, parents, &keys,
+    [&](Index q, const CandidateBuffer& nb)
     {
-      double rho = 0;
-      if (results.estimator == DensityEstimator::TopHat)
+      const std::size_t out = qry.inputIndex[q];
+      const double h2 = nb.d2(k - 1);
+      const double h = std::sqrt(h2);
+      if (results.smoothingLength)
+        results.smoothingLength[out] = T(h);
+      if (results.density)
       {
-        double mass = 0;
-        for (int j = 0; j < k; ++j)
-          mass += problem.sourceMasses ? problem.sourceMasses[src.inputIndex[nb.src(j)]] : 1.0;
-        rho = h > 0 ? topHatDensity(mass, h) : kInfinity;
-      }
-      else if (h > 0)
-      {
-        for (int j = 0; j < k; ++j)
+        double rho = 0;
+        if (results.estimator == DensityEstimator::TopHat)
         {
-          const double m =
-            problem.sourceMasses ? problem.sourceMasses[src.inputIndex[nb.src(j)]] : 1.0;
-          rho += m * cubicSplineW(std::sqrt(nb.d2(j)), h);
+          double mass = 0;
+          for (int j = 0; j < k; ++j)
+            mass += problem.sourceMasses ? problem.sourceMasses[src.inputIndex[nb.src(j)]] : 1.0;
+          rho = h > 0 ? topHatDensity(mass, h) : kInfinity;
         }
+        else if (h > 0)
+        {
+          for (int j = 0; j < k; ++j)
+          {
+            const double m =
+              problem.sourceMasses ? problem.sourceMasses[src.inputIndex[nb.src(j)]] : 1.0;
+            rho += m * cubicSplineW(std::sqrt(nb.d2(j)), h);
+          }
+        }
+        else
+        {
+          rho = kInfinity; // all K neighbours coincide with the point
+        }
+        results.density[out] = T(rho);
       }
-      else
+      if (results.neighborIds)
       {
-        rho = kInfinity; // all K neighbours coincide with the point
+        for (int j = 0; j < k; ++j)
+          results.neighborIds[out * k + j] = keys[nb.src(j)];
       }
-      results.density[out] = T(rho);
-    }
-    if (results.neighborIds)
-    {
-      for (int j = 0; j < k; ++j) results.neighborIds[out * k + j] = keys[nb.src(j)];
-    }
-    if (results.neighborDistances)
-    {
-      for (int j = 0; j < k; ++j) results.neighborDistances[out * k + j] = T(std::sqrt(nb.d2(j)));
-    }
-  });
+      if (results.neighborDistances)
+      {
+        for (int j = 0; j < k; ++j)
+          results.neighborDistances[out * k + j] = T(std::sqrt(nb.d2(j)));
+      }
+    });
   info.stageSeconds.emplace_back("leaf walk", secondsSince(t0));
 }
 

@@ -33,8 +33,8 @@ inline T periodicGap(T x, T lo, T hi, T period)
 }
 
 template <class T, bool Periodic>
-Index candidatesScalar(const T* xs, const T* ys, const T* zs, Index n, const T* p,
-  const T* periods, T filter2, Index* out)
+Index candidatesScalar(const T* xs, const T* ys, const T* zs, Index n, const T* p, const T* periods,
+  T filter2, Index* out)
 {
   Index count = 0;
   for (Index i = 0; i < n; ++i)
@@ -69,9 +69,12 @@ Index nearBox(const T* xs, const T* ys, const T* zs, Index n, const T* lo, const
       T gx, gy, gz;
       if (Periodic)
       {
-        gx = periods[0] > T(0) ? periodicGap(xs[i], lo[0], hi[0], periods[0]) : gap(xs[i], lo[0], hi[0]);
-        gy = periods[1] > T(0) ? periodicGap(ys[i], lo[1], hi[1], periods[1]) : gap(ys[i], lo[1], hi[1]);
-        gz = periods[2] > T(0) ? periodicGap(zs[i], lo[2], hi[2], periods[2]) : gap(zs[i], lo[2], hi[2]);
+        gx = periods[0] > T(0) ? periodicGap(xs[i], lo[0], hi[0], periods[0])
+                               : gap(xs[i], lo[0], hi[0]);
+        gy = periods[1] > T(0) ? periodicGap(ys[i], lo[1], hi[1], periods[1])
+                               : gap(ys[i], lo[1], hi[1]);
+        gz = periods[2] > T(0) ? periodicGap(zs[i], lo[2], hi[2], periods[2])
+                               : gap(zs[i], lo[2], hi[2]);
       }
       else
       {
@@ -105,8 +108,14 @@ struct Avx<float>
   __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
   __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
   __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg abs(Reg a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
-  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+  __attribute__((target("avx2,fma"))) static Reg abs(Reg a)
+  {
+    return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a);
+  }
+  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c)
+  {
+    return _mm256_fmadd_ps(a, b, c);
+  }
   __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
   {
     return unsigned(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ)));
@@ -118,15 +127,24 @@ struct Avx<double>
 {
   using Reg = __m256d;
   static constexpr int kLanes = 4;
-  __attribute__((target("avx2,fma"))) static Reg load(const double* p) { return _mm256_loadu_pd(p); }
+  __attribute__((target("avx2,fma"))) static Reg load(const double* p)
+  {
+    return _mm256_loadu_pd(p);
+  }
   __attribute__((target("avx2,fma"))) static Reg set1(double x) { return _mm256_set1_pd(x); }
   __attribute__((target("avx2,fma"))) static Reg sub(Reg a, Reg b) { return _mm256_sub_pd(a, b); }
   __attribute__((target("avx2,fma"))) static Reg add(Reg a, Reg b) { return _mm256_add_pd(a, b); }
   __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_pd(a, b); }
   __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_pd(a, b); }
   __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_pd(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg abs(Reg a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
-  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_pd(a, b, c); }
+  __attribute__((target("avx2,fma"))) static Reg abs(Reg a)
+  {
+    return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a);
+  }
+  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c)
+  {
+    return _mm256_fmadd_pd(a, b, c);
+  }
   __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
   {
     return unsigned(_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
@@ -136,8 +154,8 @@ struct Avx<double>
 // AVX2: 8 floats or 4 doubles per step, survivors taken from the comparison
 // mask bit by bit.
 template <class T>
-__attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const T* xs, const T* ys,
-  const T* zs, Index n, const T* p, const T* periods, T filter2, Index* out)
+__attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const T* xs, const T* ys, const T* zs,
+  Index n, const T* p, const T* periods, T filter2, Index* out)
 {
   using A = Avx<T>;
   const typename A::Reg px = A::set1(p[0]), py = A::set1(p[1]), pz = A::set1(p[2]);
@@ -163,7 +181,8 @@ __attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const T* xs, const 
     }
     const typename A::Reg d2 = A::fmadd(dz, dz, A::fmadd(dy, dy, A::mul(dx, dx)));
     unsigned mask = A::le(d2, f);
-    if (n - i < Index(A::kLanes)) mask &= (1u << (n - i)) - 1; // lanes past the end are padding
+    if (n - i < Index(A::kLanes))
+      mask &= (1u << (n - i)) - 1; // lanes past the end are padding
     while (mask)
     {
       out[count++] = i + Index(__builtin_ctz(mask));
@@ -212,7 +231,8 @@ __attribute__((target("avx2,fma,bmi"))) Index nearBoxAvx2(const T* xs, const T* 
     const typename A::Reg gz = gapAvx<T>(A::load(zs + i), loz, hiz, lz, periodic);
     const typename A::Reg d2 = A::add(A::add(A::mul(gx, gx), A::mul(gy, gy)), A::mul(gz, gz));
     unsigned mask = A::le(d2, A::load(filter2 + i));
-    if (n - i < Index(A::kLanes)) mask &= (1u << (n - i)) - 1; // padding lanes
+    if (n - i < Index(A::kLanes))
+      mask &= (1u << (n - i)) - 1; // padding lanes
     while (mask)
     {
       out[count++] = i + Index(__builtin_ctz(mask));
@@ -233,15 +253,17 @@ bool haveAvx2()
 Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
   const float* periods, float filter2, Index* out)
 {
-  if (haveAvx2()) return candidatesAvx2<float>(xs, ys, zs, n, p, periods, filter2, out);
+  if (haveAvx2())
+    return candidatesAvx2<float>(xs, ys, zs, n, p, periods, filter2, out);
   return periods ? candidatesScalar<float, true>(xs, ys, zs, n, p, periods, filter2, out)
                  : candidatesScalar<float, false>(xs, ys, zs, n, p, periods, filter2, out);
 }
 
-Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n,
-  const double* p, const double* periods, double filter2, Index* out)
+Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n, const double* p,
+  const double* periods, double filter2, Index* out)
 {
-  if (haveAvx2()) return candidatesAvx2<double>(xs, ys, zs, n, p, periods, filter2, out);
+  if (haveAvx2())
+    return candidatesAvx2<double>(xs, ys, zs, n, p, periods, filter2, out);
   return periods ? candidatesScalar<double, true>(xs, ys, zs, n, p, periods, filter2, out)
                  : candidatesScalar<double, false>(xs, ys, zs, n, p, periods, filter2, out);
 }
@@ -249,16 +271,17 @@ Index leafCandidates(const double* xs, const double* ys, const double* zs, Index
 Index queriesNearBox(const float* xs, const float* ys, const float* zs, Index n, const float* lo,
   const float* hi, const float* periods, const float* filter2, Index* active)
 {
-  if (haveAvx2()) return nearBoxAvx2<float>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+  if (haveAvx2())
+    return nearBoxAvx2<float>(xs, ys, zs, n, lo, hi, periods, filter2, active);
   return periods ? nearBox<float, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
                  : nearBox<float, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
 }
 
 Index queriesNearBox(const double* xs, const double* ys, const double* zs, Index n,
-  const double* lo, const double* hi, const double* periods, const double* filter2,
-  Index* active)
+  const double* lo, const double* hi, const double* periods, const double* filter2, Index* active)
 {
-  if (haveAvx2()) return nearBoxAvx2<double>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+  if (haveAvx2())
+    return nearBoxAvx2<double>(xs, ys, zs, n, lo, hi, periods, filter2, active);
   return periods ? nearBox<double, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
                  : nearBox<double, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
 }
@@ -269,8 +292,8 @@ namespace jz
 namespace
 {
 template <class T, bool Periodic>
-inline void distancesAll(const T* xs, const T* ys, const T* zs, Index n, const T* p,
-  const T* periods, T* out)
+inline void distancesAll(
+  const T* xs, const T* ys, const T* zs, Index n, const T* p, const T* periods, T* out)
 {
   const T px = p[0], py = p[1], pz = p[2];
 #pragma omp simd
@@ -291,15 +314,18 @@ inline void distancesAll(const T* xs, const T* ys, const T* zs, Index n, const T
 __attribute__((target_clones("avx2", "default"))) void leafDistances2(const float* xs,
   const float* ys, const float* zs, Index n, const float* p, const float* periods, float* out)
 {
-  if (periods) distancesAll<float, true>(xs, ys, zs, n, p, periods, out);
-  else distancesAll<float, false>(xs, ys, zs, n, p, periods, out);
+  if (periods)
+    distancesAll<float, true>(xs, ys, zs, n, p, periods, out);
+  else
+    distancesAll<float, false>(xs, ys, zs, n, p, periods, out);
 }
 
 __attribute__((target_clones("avx2", "default"))) void leafDistances2(const double* xs,
-  const double* ys, const double* zs, Index n, const double* p, const double* periods,
-  double* out)
+  const double* ys, const double* zs, Index n, const double* p, const double* periods, double* out)
 {
-  if (periods) distancesAll<double, true>(xs, ys, zs, n, p, periods, out);
-  else distancesAll<double, false>(xs, ys, zs, n, p, periods, out);
+  if (periods)
+    distancesAll<double, true>(xs, ys, zs, n, p, periods, out);
+  else
+    distancesAll<double, false>(xs, ys, zs, n, p, periods, out);
 }
 } // namespace jz

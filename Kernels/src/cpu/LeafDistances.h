@@ -15,8 +15,8 @@ namespace jz
 // (SortedPoints' padding).
 Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
   const float* periods, float filter2, Index* candidates);
-Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n,
-  const double* p, const double* periods, double filter2, Index* candidates);
+Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n, const double* p,
+  const double* periods, double filter2, Index* candidates);
 
 // Writes to `active` the query points i < n whose squared distance to the
 // box [lo, hi] (in the points' precision) is <= filter2[i]; returns how many.
@@ -24,8 +24,7 @@ Index leafCandidates(const double* xs, const double* ys, const double* zs, Index
 Index queriesNearBox(const float* xs, const float* ys, const float* zs, Index n, const float* lo,
   const float* hi, const float* periods, const float* filter2, Index* active);
 Index queriesNearBox(const double* xs, const double* ys, const double* zs, Index n,
-  const double* lo, const double* hi, const double* periods, const double* filter2,
-  Index* active);
+  const double* lo, const double* hi, const double* periods, const double* filter2, Index* active);
 } // namespace jz
 
 namespace jz
@@ -33,6 +32,6 @@ namespace jz
 // out[i] = |p - s_i|^2 in the points' precision, nearest image when periods.
 void leafDistances2(const float* xs, const float* ys, const float* zs, Index n, const float* p,
   const float* periods, float* out);
-void leafDistances2(const double* xs, const double* ys, const double* zs, Index n,
-  const double* p, const double* periods, double* out);
+void leafDistances2(const double* xs, const double* ys, const double* zs, Index n, const double* p,
+  const double* periods, double* out);
 } // namespace jz

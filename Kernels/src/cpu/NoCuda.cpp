@@ -10,7 +10,8 @@ bool cudaCompiled()
 
 bool cudaUsable(std::string* why)
 {
-  if (why) *why = "this build of jz-tree has no CUDA backend (nvcc was not found at build time)";
+  if (why)
+    *why = "this build of jz-tree has no CUDA backend (nvcc was not found at build time)";
   return false;
 }
 } // namespace jz

@@ -6,10 +6,10 @@
 
 #include <omp.h>
 
-#include "jz/Tree.h"
-#include "jz/ZOrder.h"
 #include "../TreeLevels.h"
 #include "ZSortCpu.h"
+#include "jz/Tree.h"
+#include "jz/ZOrder.h"
 
 namespace jz
 {
@@ -23,7 +23,8 @@ void checkFinite(const T* xyz, Index n, const char* what)
 #pragma omp parallel for schedule(static) reduction(min : firstBad)
   for (long long i = 0; i < (long long)n; ++i)
     for (int d = 0; d < kDim; ++d)
-      if (!std::isfinite(xyz[3 * i + d])) firstBad = std::min(firstBad, i);
+      if (!std::isfinite(xyz[3 * i + d]))
+        firstBad = std::min(firstBad, i);
   if (firstBad < (long long)n)
   {
     throw Error(std::string(what) + " point " + std::to_string(firstBad) +
@@ -33,7 +34,8 @@ void checkFinite(const T* xyz, Index n, const char* what)
 
 void reportProgress(const RunControl& control, double fraction)
 {
-  if (control.progress && !control.progress(fraction)) throw Aborted();
+  if (control.progress && !control.progress(fraction))
+    throw Aborted();
 }
 } // namespace
 
@@ -57,7 +59,8 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   tree = ZTree<T>();
   tree.periodicity = periodicity;
   tree.selfQuery = (queries == nullptr);
-  if (tree.selfQuery) numQueries = 0;
+  if (tree.selfQuery)
+    numQueries = 0;
   const std::size_t total = std::size_t(numSources) + numQueries;
   if (total >= std::size_t(0xFFFFFFFFu))
   {
@@ -68,17 +71,20 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   // 1. z-order sort of all points jointly (section II-E), as an order of
   // joint indices over the caller's arrays: no copy of the coordinates.
   checkFinite(sources, numSources, "source");
-  if (!tree.selfQuery) checkFinite(queries, numQueries, "query");
+  if (!tree.selfQuery)
+    checkFinite(queries, numQueries, "query");
   JointPoints<T> points{ sources, numSources, tree.selfQuery ? nullptr : queries, numQueries,
     periodicity, { boxLo[0], boxLo[1], boxLo[2] } };
-  if (!periodicity.enabled()) points.boxLo[0] = points.boxLo[1] = points.boxLo[2] = 0;
+  if (!periodicity.enabled())
+    points.boxLo[0] = points.boxLo[1] = points.boxLo[2] = 0;
   reportProgress(control, 0.02);
   std::vector<Index> order = zSortOrder(points);
   reportProgress(control, 0.5);
 
   // 2. Separate the types again, keeping z-order (section II-E), as sorted
   // coordinate arrays.
-  auto scatter = [&](SortedPoints<T>& out, bool wantQueries, Index count) {
+  auto scatter = [&](SortedPoints<T>& out, bool wantQueries, Index count)
+  {
     out.x.assign(count + kSimdPadding, T(0));
     out.y.assign(count + kSimdPadding, T(0));
     out.z.assign(count + kSimdPadding, T(0));
@@ -88,7 +94,8 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
     {
       const Index id = order[i];
       const bool isQuery = id >= numSources;
-      if (isQuery != wantQueries) continue;
+      if (isQuery != wantQueries)
+        continue;
       T p[kDim];
       points.get(id, p);
       out.x[k] = p[0];
@@ -121,7 +128,8 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   {
     queryPrefix.resize(std::size_t(n) + 1);
     queryPrefix[0] = 0;
-    for (Index i = 0; i < n; ++i) queryPrefix[i + 1] = queryPrefix[i] + (order[i] >= numSources ? 1 : 0);
+    for (Index i = 0; i < n; ++i)
+      queryPrefix[i + 1] = queryPrefix[i] + (order[i] >= numSources ? 1 : 0);
     scatter(tree.sources, false, numSources);
     scatter(tree.queries, true, numQueries);
   }
@@ -175,17 +183,20 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
       plane.querySplit[j] = q;
       plane.sourceSplit[j] = spl[j] - q;
     }
-    if (tree.selfQuery) plane.querySplit = plane.sourceSplit;
+    if (tree.selfQuery)
+      plane.querySplit = plane.sourceSplit;
     plane.level = splits[p].levels;
     plane.sourceBox.resize(nodes);
-    if (!tree.selfQuery) plane.queryBox.resize(nodes);
+    if (!tree.selfQuery)
+      plane.queryBox.resize(nodes);
 
     if (p == 0)
     {
 #pragma omp parallel for schedule(static)
       for (long long j = 0; j < (long long)nodes; ++j)
       {
-        auto boxOf = [](const SortedPoints<T>& pts, Index b, Index e) {
+        auto boxOf = [](const SortedPoints<T>& pts, Index b, Index e)
+        {
           Box<T> box;
           boxSetEmpty(box);
           for (Index i = b; i < e; ++i)
@@ -210,7 +221,8 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
       Index c = 0;
       for (Index j = 0; j <= nodes; ++j)
       {
-        while (fine[c] != spl[j]) ++c;
+        while (fine[c] != spl[j])
+          ++c;
         plane.childSplit[j] = c;
       }
       const TreePlane<T>& below = tree.planes[p - 1];
@@ -223,10 +235,12 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
         for (Index ch = plane.childSplit[j]; ch < plane.childSplit[j + 1]; ++ch)
         {
           boxMerge(sb, below.sourceBox[ch]);
-          if (!tree.selfQuery) boxMerge(qb, below.queryBox[ch]);
+          if (!tree.selfQuery)
+            boxMerge(qb, below.queryBox[ch]);
         }
         plane.sourceBox[j] = sb;
-        if (!tree.selfQuery) plane.queryBox[j] = qb;
+        if (!tree.selfQuery)
+          plane.queryBox[j] = qb;
       }
     }
   }

@@ -38,7 +38,8 @@ std::uint64_t windowBits(T x, double scale)
 {
   constexpr std::uint64_t kAll = (std::uint64_t(1) << kWindowBits) - 1;
   std::uint64_t w = std::uint64_t(std::fabs(double(x)) * scale); // a power of two: exact
-  if (w > kAll) w = kAll;
+  if (w > kAll)
+    w = kAll;
   return std::signbit(x) ? kAll - w : w;
 }
 
@@ -62,7 +63,8 @@ template <class T>
 std::uint64_t prefixKey(const T* p, double scale)
 {
   std::uint64_t signs = 0;
-  for (int d = 0; d < kDim; ++d) signs = (signs << 1) | (std::signbit(p[d]) ? 0u : 1u);
+  for (int d = 0; d < kDim; ++d)
+    signs = (signs << 1) | (std::signbit(p[d]) ? 0u : 1u);
   return signs << 60 | spreadBits(windowBits(p[0], scale)) << 2 |
     spreadBits(windowBits(p[1], scale)) << 1 | spreadBits(windowBits(p[2], scale));
 }
@@ -73,20 +75,23 @@ std::uint64_t prefixKey(const T* p, double scale)
 void radixSort(std::vector<std::uint64_t>& items, int low, std::uint64_t varyingBits)
 {
   const long long n = (long long)items.size();
-  if (n < 2) return;
+  if (n < 2)
+    return;
   std::vector<std::uint64_t> buffer(n);
   const int threads = omp_get_max_threads();
   std::vector<std::size_t> counts(std::size_t(threads) * 256);
   for (int shift = low; shift < 64; shift += 8)
   {
-    if (((varyingBits >> shift) & 0xFF) == 0) continue;
+    if (((varyingBits >> shift) & 0xFF) == 0)
+      continue;
     std::fill(counts.begin(), counts.end(), 0);
 #pragma omp parallel num_threads(threads)
     {
       const int t = omp_get_thread_num(), nt = omp_get_num_threads();
       const long long b = n * t / nt, e = n * (t + 1) / nt;
       std::size_t* c = &counts[std::size_t(t) * 256];
-      for (long long i = b; i < e; ++i) ++c[(items[i] >> shift) & 0xFF];
+      for (long long i = b; i < e; ++i)
+        ++c[(items[i] >> shift) & 0xFF];
 #pragma omp barrier
 #pragma omp single
       {
@@ -100,7 +105,8 @@ void radixSort(std::vector<std::uint64_t>& items, int low, std::uint64_t varying
             at += k;
           }
       }
-      for (long long i = b; i < e; ++i) buffer[c[(items[i] >> shift) & 0xFF]++] = items[i];
+      for (long long i = b; i < e; ++i)
+        buffer[c[(items[i] >> shift) & 0xFF]++] = items[i];
     }
     items.swap(buffer);
   }
@@ -112,7 +118,8 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
 {
   const long long n = (long long)points.size();
   std::vector<Index> order(n);
-  if (n == 0) return order;
+  if (n == 0)
+    return order;
   // Highest bit position of any coordinate.
   double largest = 0;
 #pragma omp parallel for schedule(static) reduction(max : largest)
@@ -120,7 +127,8 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
   {
     T p[kDim];
     points.get(Index(i), p);
-    for (int d = 0; d < kDim; ++d) largest = std::max(largest, std::fabs(double(p[d])));
+    for (int d = 0; d < kDim; ++d)
+      largest = std::max(largest, std::fabs(double(p[d])));
   }
   const int top = largest > 0 ? std::ilogb(largest) : 0;
   const double scale = std::ldexp(1.0, kWindowBits - 1 - top);
@@ -128,7 +136,8 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
   // One 64-bit word per point: as many prefix bits as the index leaves room
   // for, then the index itself.
   int indexBits = 1;
-  while (indexBits < 32 && (std::uint64_t(1) << indexBits) < std::uint64_t(n)) ++indexBits;
+  while (indexBits < 32 && (std::uint64_t(1) << indexBits) < std::uint64_t(n))
+    ++indexBits;
   const int prefixBits = 64 - indexBits;
   const std::uint64_t indexMask = (std::uint64_t(1) << indexBits) - 1;
   std::vector<std::uint64_t> items(n);
@@ -150,7 +159,8 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
   for (long long i = 0; i < n;)
   {
     long long j = i + 1;
-    while (j < n && (items[j] >> indexBits) == (items[i] >> indexBits)) ++j;
+    while (j < n && (items[j] >> indexBits) == (items[i] >> indexBits))
+      ++j;
     if (j - i > 1)
     {
       runs.push_back(i);
@@ -159,7 +169,8 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
     i = j;
   }
 #pragma omp parallel for schedule(static)
-  for (long long i = 0; i < n; ++i) order[i] = Index(items[i] & indexMask);
+  for (long long i = 0; i < n; ++i)
+    order[i] = Index(items[i] & indexMask);
   std::vector<std::uint64_t>().swap(items);
 
   // Order each run with the exact comparator.
@@ -170,12 +181,14 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
   for (long long r = 0; r < numRuns; ++r)
   {
     const long long b = runs[2 * r], e = runs[2 * r + 1];
-    if (e - b < huge) std::sort(order.begin() + b, order.begin() + e, less);
+    if (e - b < huge)
+      std::sort(order.begin() + b, order.begin() + e, less);
   }
   for (long long r = 0; r < numRuns; ++r)
   {
     const long long b = runs[2 * r], e = runs[2 * r + 1];
-    if (e - b < huge) continue;
+    if (e - b < huge)
+      continue;
 #if defined(__GNUC__) && !defined(__clang__)
     __gnu_parallel::sort(order.begin() + b, order.begin() + e, less);
 #else

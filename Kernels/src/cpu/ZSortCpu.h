@@ -27,7 +27,8 @@ struct JointPoints
   // Coordinates of joint point i as the tree sees them (wrapped, -0 -> +0).
   void get(Index i, T* p) const
   {
-    const T* s = i < numSources ? sources + 3 * std::size_t(i) : queries + 3 * std::size_t(i - numSources);
+    const T* s =
+      i < numSources ? sources + 3 * std::size_t(i) : queries + 3 * std::size_t(i - numSources);
     for (int d = 0; d < kDim; ++d)
     {
       T x = s[d];
@@ -36,7 +37,8 @@ struct JointPoints
         const double length = periodicity.length[d];
         const double w = double(x) - length * std::floor((double(x) - boxLo[d]) / length);
         x = T(w);
-        if (double(x) >= boxLo[d] + length || double(x) < boxLo[d]) x = T(boxLo[d]);
+        if (double(x) >= boxLo[d] + length || double(x) < boxLo[d])
+          x = T(boxLo[d]);
       }
       p[d] = x + T(0);
     }

@@ -78,7 +78,8 @@ public:
   void allocate(std::size_t n, const char* what = "a device buffer")
   {
     release();
-    if (n == 0) return;
+    if (n == 0)
+      return;
     requireFree(n * sizeof(V), what);
     void* p = nullptr;
     check(cudaMalloc(&p, n * sizeof(V)), what);
@@ -87,7 +88,8 @@ public:
   }
   void release()
   {
-    if (ptr_) cudaFree(ptr_);
+    if (ptr_)
+      cudaFree(ptr_);
     ptr_ = nullptr;
     size_ = 0;
   }
@@ -96,11 +98,13 @@ public:
 
   void upload(const V* host, std::size_t n, cudaStream_t stream)
   {
-    if (n) check(cudaMemcpyAsync(ptr_, host, n * sizeof(V), cudaMemcpyHostToDevice, stream), "upload");
+    if (n)
+      check(cudaMemcpyAsync(ptr_, host, n * sizeof(V), cudaMemcpyHostToDevice, stream), "upload");
   }
   void download(V* host, std::size_t n, cudaStream_t stream) const
   {
-    if (n) check(cudaMemcpyAsync(host, ptr_, n * sizeof(V), cudaMemcpyDeviceToHost, stream), "download");
+    if (n)
+      check(cudaMemcpyAsync(host, ptr_, n * sizeof(V), cudaMemcpyDeviceToHost, stream), "download");
   }
 
 private:
@@ -128,7 +132,8 @@ class TempStorage
 public:
   void* get(std::size_t bytes)
   {
-    if (bytes > buffer_.size()) buffer_.allocate(bytes + bytes / 4 + 256, "CUB temporary storage");
+    if (bytes > buffer_.size())
+      buffer_.allocate(bytes + bytes / 4 + 256, "CUB temporary storage");
     return buffer_.get();
   }
 
@@ -156,7 +161,8 @@ public:
   }
   ~StageTimer()
   {
-    for (auto& m : marks_) cudaEventDestroy(m.second);
+    for (auto& m : marks_)
+      cudaEventDestroy(m.second);
   }
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
@@ -172,13 +178,14 @@ public:
   // Appends the stage times (seconds) after synchronising.
   void report(std::vector<std::pair<std::string, double>>& out)
   {
-    if (marks_.empty()) return;
+    if (marks_.empty())
+      return;
     check(cudaEventSynchronize(marks_.back().second), "cudaEventSynchronize");
     for (std::size_t i = 1; i < marks_.size(); ++i)
     {
       float ms = 0;
-      check(cudaEventElapsedTime(&ms, marks_[i - 1].second, marks_[i].second),
-        "cudaEventElapsedTime");
+      check(
+        cudaEventElapsedTime(&ms, marks_[i - 1].second, marks_[i].second), "cudaEventElapsedTime");
       out.emplace_back(std::string("gpu ") + marks_[i].first, double(ms) * 1e-3);
     }
   }

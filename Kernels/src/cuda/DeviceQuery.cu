@@ -18,13 +18,15 @@ bool cudaUsable(std::string* why)
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess)
   {
-    if (why) *why = std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
+    if (why)
+      *why = std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
     cudaGetLastError(); // clear the sticky error so later calls are not confused
     return false;
   }
   if (count == 0)
   {
-    if (why) *why = "no CUDA device found";
+    if (why)
+      *why = "no CUDA device found";
     return false;
   }
   int device = 0;
@@ -32,7 +34,8 @@ bool cudaUsable(std::string* why)
   if (cudaGetDevice(&device) != cudaSuccess ||
     cudaGetDeviceProperties(&prop, device) != cudaSuccess)
   {
-    if (why) *why = "the CUDA device could not be queried";
+    if (why)
+      *why = "the CUDA device could not be queried";
     cudaGetLastError();
     return false;
   }

@@ -19,18 +19,19 @@ namespace
 {
 void progress(const RunControl& control, double f)
 {
-  if (control.progress && !control.progress(f)) throw Aborted();
+  if (control.progress && !control.progress(f))
+    throw Aborted();
 }
 } // namespace
 
 template <class T>
-void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
-  const RunControl& control)
+void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const RunControl& control)
 {
   using namespace cuda;
   out.groupLabel.clear();
   out.groupRoot.clear();
-  if (problem.numPoints == 0) return;
+  if (problem.numPoints == 0)
+    return;
   if (problem.numPoints >= std::size_t(0xFFFFFFFFu))
   {
     throw Error("too many points for one process: " + std::to_string(problem.numPoints));
@@ -53,7 +54,8 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
   // Node walk from the virtual plane of super nodes down to the leaves.
   constexpr Index kGroup = 32; // NGR of section III-B, as on the CPU
   const int numPlanes = int(tree.planes.size());
-  if (numPlanes == 0) throw Error("the device tree has no planes");
+  if (numPlanes == 0)
+    throw Error("the device tree has no planes");
   FofPlaneGroups parent, current;
   FofPairList list;
   {
@@ -97,8 +99,10 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
     ids.allocate(n, "the global ids");
     ids.upload(problem.ids, n, st);
   }
-  if (out.wantLabel) label.allocate(n, "the group labels");
-  if (out.wantRoot) root.allocate(n, "the group roots");
+  if (out.wantLabel)
+    label.allocate(n, "the group labels");
+  if (out.wantRoot)
+    root.allocate(n, "the group roots");
   fofLabelsCuda(g.get(), tree.sInput.get(), n, ids.get(), label.get(), root.get(), st);
   timer.mark("fof labels");
 
@@ -119,6 +123,5 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
 }
 
 template void fofCuda<float>(const FofProblem<float>&, FofGroups&, RunInfo&, const RunControl&);
-template void fofCuda<double>(
-  const FofProblem<double>&, FofGroups&, RunInfo&, const RunControl&);
+template void fofCuda<double>(const FofProblem<double>&, FofGroups&, RunInfo&, const RunControl&);
 } // namespace jz

@@ -56,9 +56,9 @@ void fofParentToNode(const DevicePlane<T>& up, const FofPlaneGroups& parent,
 // (compare-and-swap union), writes the undecided child pairs to `out`, and
 // contracts the plane's group pointers.
 template <class T>
-void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups,
-  const DevicePlane<T>* up, const FofPlaneGroups* parent, Index topGroup, const FofPairList& in,
-  FofPairList& out, const Periodicity& per, double l2, cudaStream_t stream, TempStorage& temp);
+void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups, const DevicePlane<T>* up,
+  const FofPlaneGroups* parent, Index topGroup, const FofPairList& in, FofPairList& out,
+  const Periodicity& per, double l2, cudaStream_t stream, TempStorage& temp);
 
 // Points: ParentToNode from the leaves into the point pointers g (sorted
 // order), the leaf pairs point by point (d^2 <= l^2 in double, nearest

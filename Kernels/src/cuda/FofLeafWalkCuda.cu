@@ -21,7 +21,8 @@ constexpr unsigned kFull = 0xFFFFFFFFu;
 unsigned gridFor(unsigned long long n, unsigned threads)
 {
   const unsigned long long blocks = (n + threads - 1) / threads;
-  return unsigned(std::max<unsigned long long>(1, std::min<unsigned long long>(blocks, 1ull << 20)));
+  return unsigned(
+    std::max<unsigned long long>(1, std::min<unsigned long long>(blocks, 1ull << 20)));
 }
 
 __device__ __forceinline__ unsigned long long globalThread()
@@ -50,9 +51,11 @@ __global__ void pointInitKernel(const Index* sourceSplit, Index numLeaves, Index
       const Index root = grp[i] < numLeaves ? grp[i] : Index(i);
       r = sourceSplit[root];
       // A root leaf is never empty in a self tree; be safe anyway.
-      if (r >= numPoints || root == i) r = s0;
+      if (r >= numPoints || root == i)
+        r = s0;
     }
-    for (Index k = s0; k < s1; ++k) g[k] = l ? r : k;
+    for (Index k = s0; k < s1; ++k)
+      g[k] = l ? r : k;
   }
 }
 
@@ -63,8 +66,10 @@ __global__ void pointInitKernel(const Index* sourceSplit, Index numLeaves, Index
 // straddling half the period) is not filtered.
 __device__ __forceinline__ double pointGap(double x, double lo, double hi, int mode, double L)
 {
-  if (mode == kFofDirect) return jzMax(0.0, jzMax(lo - x, x - hi));
-  if (mode == kFofWrap) return jzMax(0.0, L - jzMax(jzAbs(x - lo), jzAbs(x - hi)));
+  if (mode == kFofDirect)
+    return jzMax(0.0, jzMax(lo - x, x - hi));
+  if (mode == kFofWrap)
+    return jzMax(0.0, L - jzMax(jzAbs(x - lo), jzAbs(x - hi)));
   return 0.0;
 }
 
@@ -77,7 +82,8 @@ __device__ __forceinline__ bool mayHaveFriend(
   double s = 0;
   for (int d = 0; d < kDim; ++d)
   {
-    const double gd = pointGap(double(p[d]), double(b.lo[d]), double(b.hi[d]), mode[d], per.length[d]);
+    const double gd =
+      pointGap(double(p[d]), double(b.lo[d]), double(b.hi[d]), mode[d], per.length[d]);
     s += gd * gd;
   }
   return s <= l2;
@@ -109,25 +115,27 @@ __device__ void leafSelf(const LeafArgs<T>& a, Index s0, Index s1, unsigned lane
   for (Index c = s0; c < s1; c += 32)
   {
     const Index k = c + lane;
-    if (k >= s1) continue;
+    if (k >= s1)
+      continue;
     const T p[3] = { a.x[k], a.y[k], a.z[k] };
     for (Index m = k + 1; m < s1; ++m)
     {
       const T q[3] = { a.x[m], a.y[m], a.z[m] };
-      if (fofFriends(p, q, a.l2, a.per)) fofUnion(a.g, k, m);
+      if (fofFriends(p, q, a.l2, a.per))
+        fofUnion(a.g, k, m);
     }
   }
 }
 
 template <class T>
-__device__ void leafCross(const LeafArgs<T>& a, Index A, Index B, bool bothConnected,
-  unsigned lane)
+__device__ void leafCross(const LeafArgs<T>& a, Index A, Index B, bool bothConnected, unsigned lane)
 {
   const Index a0 = a.sourceSplit[A], a1 = a.sourceSplit[A + 1];
   const Index b0 = a.sourceSplit[B], b1 = a.sourceSplit[B + 1];
   const Box<T> boxA = a.box[A], boxB = a.box[B];
   int mode[3];
-  for (int d = 0; d < 3; ++d) mode[d] = fofImageMode(boxA, boxB, d, a.per.length[d]);
+  for (int d = 0; d < 3; ++d)
+    mode[d] = fofImageMode(boxA, boxB, d, a.per.length[d]);
   for (Index ca = a0; ca < a1; ca += 32)
   {
     const Index i = ca + lane;
@@ -140,7 +148,8 @@ __device__ void leafCross(const LeafArgs<T>& a, Index A, Index B, bool bothConne
       p[2] = a.z[i];
       candA = mayHaveFriend(p, boxB, mode, a.per, a.l2);
     }
-    if (__ballot_sync(kFull, candA) == 0) continue;
+    if (__ballot_sync(kFull, candA) == 0)
+      continue;
     for (Index cb = b0; cb < b1; cb += 32)
     {
       const Index j = cb + lane;
@@ -168,7 +177,8 @@ __device__ void leafCross(const LeafArgs<T>& a, Index A, Index B, bool bothConne
         }
       }
       // Two leaves that are each one group: one link joins them.
-      if (bothConnected && __any_sync(kFull, linkedHere)) return;
+      if (bothConnected && __any_sync(kFull, linkedHere))
+        return;
     }
   }
 }
@@ -183,15 +193,19 @@ __global__ void leafPairKernel(LeafArgs<T> a)
   for (unsigned long long k = warp; k < a.numPairs; k += numWarps)
   {
     const FofPair pr = a.pairs[k];
-    if (pr.a >= a.numLeaves || pr.b >= a.numLeaves) continue;
-    if (a.sourceSplit[pr.a + 1] > a.numPoints || a.sourceSplit[pr.b + 1] > a.numPoints) continue;
+    if (pr.a >= a.numLeaves || pr.b >= a.numLeaves)
+      continue;
+    if (a.sourceSplit[pr.a + 1] > a.numPoints || a.sourceSplit[pr.b + 1] > a.numPoints)
+      continue;
     const bool la = a.linked[pr.a] != 0, lb = a.linked[pr.b] != 0;
     if (pr.a == pr.b)
     {
-      if (!la) leafSelf(a, a.sourceSplit[pr.a], a.sourceSplit[pr.a + 1], lane);
+      if (!la)
+        leafSelf(a, a.sourceSplit[pr.a], a.sourceSplit[pr.a + 1], lane);
       continue;
     }
-    if (la && lb && a.grp[pr.a] == a.grp[pr.b]) continue;
+    if (la && lb && a.grp[pr.a] == a.grp[pr.b])
+      continue;
     leafCross(a, pr.a, pr.b, la && lb, lane);
   }
 }
@@ -201,17 +215,18 @@ __device__ __forceinline__ GlobalId keyOf(const GlobalId* ids, Index input)
   return ids ? ids[input] : GlobalId(input);
 }
 
-__global__ void rootKeyKernel(const Index* g, const Index* sortedInput, Index n,
-  const GlobalId* ids, GlobalId* minKey)
+__global__ void rootKeyKernel(
+  const Index* g, const Index* sortedInput, Index n, const GlobalId* ids, GlobalId* minKey)
 {
   for (unsigned long long k = globalThread(); k < n; k += gridThreads())
   {
-    if (g[k] == Index(k)) minKey[k] = keyOf(ids, sortedInput[k]);
+    if (g[k] == Index(k))
+      minKey[k] = keyOf(ids, sortedInput[k]);
   }
 }
 
-__global__ void memberKeyKernel(const Index* g, const Index* sortedInput, Index n,
-  const GlobalId* ids, GlobalId* minKey)
+__global__ void memberKeyKernel(
+  const Index* g, const Index* sortedInput, Index n, const GlobalId* ids, GlobalId* minKey)
 {
   static_assert(sizeof(GlobalId) == sizeof(long long), "GlobalId is 64-bit");
   for (unsigned long long k = globalThread(); k < n; k += gridThreads())
@@ -231,9 +246,12 @@ __global__ void outputKernel(const Index* g, const Index* sortedInput, Index n,
   {
     const Index r = g[k] < n ? g[k] : Index(k);
     const Index in = sortedInput[k];
-    if (in >= n) continue;
-    if (label) label[in] = minKey[r];
-    if (root) root[in] = sortedInput[r];
+    if (in >= n)
+      continue;
+    if (label)
+      label[in] = minKey[r];
+    if (root)
+      root[in] = sortedInput[r];
   }
 }
 } // namespace
@@ -244,9 +262,10 @@ void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofPlaneGroups& leafGroups
 {
   const DevicePlane<T>& leaves = tree.planes[0];
   const Index n = tree.numSources;
-  if (n == 0 || leaves.numNodes == 0) return;
-  pointInitKernel<<<gridFor(leaves.numNodes, 256), 256, 0, stream>>>(leaves.sourceSplit.get(),
-    leaves.numNodes, n, leafGroups.grp.get(), leafGroups.linked.get(), g);
+  if (n == 0 || leaves.numNodes == 0)
+    return;
+  pointInitKernel<<<gridFor(leaves.numNodes, 256), 256, 0, stream>>>(
+    leaves.sourceSplit.get(), leaves.numNodes, n, leafGroups.grp.get(), leafGroups.linked.get(), g);
   JZ_CUDA_LAUNCH_CHECK("pointInitKernel");
   if (leafPairs.size > 0)
   {
@@ -275,7 +294,8 @@ void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofPlaneGroups& leafGroups
 void fofLabelsCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
   GlobalId* label, Index* root, cudaStream_t stream)
 {
-  if (n == 0) return;
+  if (n == 0)
+    return;
   DeviceBuffer<GlobalId> minKey;
   if (label)
   {
@@ -287,16 +307,15 @@ void fofLabelsCuda(const Index* g, const Index* sortedInput, Index n, const Glob
   }
   if (label || root)
   {
-    outputKernel<<<gridFor(n, 256), 256, 0, stream>>>(
-      g, sortedInput, n, minKey.get(), label, root);
+    outputKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, minKey.get(), label, root);
     JZ_CUDA_LAUNCH_CHECK("outputKernel");
   }
   // minKey is freed on return.
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
-template void fofLeafWalkCuda<float>(
-  const DeviceTree<float>&, const FofPlaneGroups&, const FofPairList&, double, Index*, cudaStream_t);
+template void fofLeafWalkCuda<float>(const DeviceTree<float>&, const FofPlaneGroups&,
+  const FofPairList&, double, Index*, cudaStream_t);
 template void fofLeafWalkCuda<double>(const DeviceTree<double>&, const FofPlaneGroups&,
   const FofPairList&, double, Index*, cudaStream_t);
 } // namespace cuda

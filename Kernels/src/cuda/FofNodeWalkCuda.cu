@@ -40,14 +40,13 @@ __device__ __forceinline__ unsigned long long gridThreads()
 }
 
 template <class T>
-__global__ void initTopKernel(const Index* sourceSplit, const Box<T>* box, Index n,
-  Periodicity per, double l2, Index* grp, unsigned char* linked)
+__global__ void initTopKernel(const Index* sourceSplit, const Box<T>* box, Index n, Periodicity per,
+  double l2, Index* grp, unsigned char* linked)
 {
   for (unsigned long long i = globalThread(); i < n; i += gridThreads())
   {
     grp[i] = Index(i);
-    linked[i] =
-      (sourceSplit[i + 1] > sourceSplit[i] && fofSelfLinked(box[i], l2, per)) ? 1 : 0;
+    linked[i] = (sourceSplit[i + 1] > sourceSplit[i] && fofSelfLinked(box[i], l2, per)) ? 1 : 0;
   }
 }
 
@@ -55,8 +54,7 @@ __global__ void initTopKernel(const Index* sourceSplit, const Box<T>* box, Index
 template <class T>
 __global__ void parentToNodeKernel(const Index* childSplit, Index numParents,
   const Index* parentGrp, const unsigned char* parentLinked, const Index* sourceSplit,
-  const Box<T>* box, Index numNodes, Periodicity per, double l2, Index* grp,
-  unsigned char* linked)
+  const Box<T>* box, Index numNodes, Periodicity per, double l2, Index* grp, unsigned char* linked)
 {
   for (unsigned long long P = globalThread(); P < numParents; P += gridThreads())
   {
@@ -126,8 +124,8 @@ __global__ void __launch_bounds__(kThreads) nodeToNodeKernel(NodeArgs<T> a)
       // The parent plane's contraction may have decided the pair since it
       // was kept.
       const bool la = a.parentLinked[pr.a] != 0;
-      skip = pr.a == pr.b ? la
-                          : (la && a.parentLinked[pr.b] && a.parentGrp[pr.a] == a.parentGrp[pr.b]);
+      skip =
+        pr.a == pr.b ? la : (la && a.parentLinked[pr.b] && a.parentGrp[pr.a] == a.parentGrp[pr.b]);
     }
     if (!skip)
     {
@@ -154,11 +152,13 @@ __global__ void __launch_bounds__(kThreads) nodeToNodeKernel(NodeArgs<T> a)
       {
         const Box<T> pa = a.parentBox[pr.a];
         parentB = a.parentBox[pr.b];
-        for (int d = 0; d < 3; ++d) mode[d] = fofImageMode(pa, parentB, d, a.per.length[d]);
+        for (int d = 0; d < 3; ++d)
+          mode[d] = fofImageMode(pa, parentB, d, a.per.length[d]);
       }
       for (Index i = a0; i < a1; ++i)
       {
-        if (a.sourceSplit[i + 1] == a.sourceSplit[i]) continue;
+        if (a.sourceSplit[i + 1] == a.sourceSplit[i])
+          continue;
         const Box<T> bi = a.box[i];
         // Child i against the whole other parent first.
         if (!top && !self &&
@@ -177,10 +177,12 @@ __global__ void __launch_bounds__(kThreads) nodeToNodeKernel(NodeArgs<T> a)
           }
           else
           {
-            if (a.sourceSplit[j + 1] == a.sourceSplit[j]) continue;
+            if (a.sourceSplit[j + 1] == a.sourceSplit[j])
+              continue;
             act = classifyFofPairModes(bi, a.box[j], mode, a.l2, a.per);
           }
-          if (act == FofPairAction::Discard) continue;
+          if (act == FofPairAction::Discard)
+            continue;
           if (act == FofPairAction::Link)
           {
             if (!kInsert)
@@ -191,12 +193,14 @@ __global__ void __launch_bounds__(kThreads) nodeToNodeKernel(NodeArgs<T> a)
             }
             continue;
           }
-          if (kInsert && n < limit) a.out[base + n] = FofPair{ i, j };
+          if (kInsert && n < limit)
+            a.out[base + n] = FofPair{ i, j };
           ++n;
         }
       }
     }
-    if (!kInsert) a.count[k] = n;
+    if (!kInsert)
+      a.count[k] = n;
   }
 }
 
@@ -211,7 +215,8 @@ __global__ void contractKernel(Index* g, Index n)
 
 void fofContract(Index* g, Index n, cudaStream_t stream)
 {
-  if (n == 0) return;
+  if (n == 0)
+    return;
   contractKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, n);
   JZ_CUDA_LAUNCH_CHECK("contractKernel");
 }
@@ -223,9 +228,11 @@ void fofTopPairs(Index topNodes, Index group, FofPairList& list, cudaStream_t st
   std::vector<FofPair> pairs;
   pairs.reserve(std::size_t(supers) * (supers + 1) / 2);
   for (Index s = 0; s < supers; ++s)
-    for (Index t = s; t < supers; ++t) pairs.push_back(FofPair{ s, t });
+    for (Index t = s; t < supers; ++t)
+      pairs.push_back(FofPair{ s, t });
   list.size = pairs.size();
-  if (pairs.empty()) return;
+  if (pairs.empty())
+    return;
   list.pairs.allocate(pairs.size(), "the top pair list");
   list.pairs.upload(pairs.data(), pairs.size(), stream);
   // The host vector dies here: wait for the copy.
@@ -240,7 +247,8 @@ void fofInitTopGroups(const DevicePlane<T>& plane, const Periodicity& per, doubl
   out.numNodes = n;
   out.grp.allocate(n, "the node group pointers");
   out.linked.allocate(n, "the node link flags");
-  if (n == 0) return;
+  if (n == 0)
+    return;
   initTopKernel<T><<<gridFor(n, 256), 256, 0, stream>>>(
     plane.sourceSplit.get(), plane.sourceBox.get(), n, per, l2, out.grp.get(), out.linked.get());
   JZ_CUDA_LAUNCH_CHECK("initTopKernel");
@@ -255,7 +263,8 @@ void fofParentToNode(const DevicePlane<T>& up, const FofPlaneGroups& parent,
   out.numNodes = n;
   out.grp.allocate(n, "the node group pointers");
   out.linked.allocate(n, "the node link flags");
-  if (n == 0 || up.numNodes == 0) return;
+  if (n == 0 || up.numNodes == 0)
+    return;
   parentToNodeKernel<T><<<gridFor(up.numNodes, 256), 256, 0, stream>>>(up.childSplit.get(),
     up.numNodes, parent.grp.get(), parent.linked.get(), plane.sourceSplit.get(),
     plane.sourceBox.get(), n, per, l2, out.grp.get(), out.linked.get());
@@ -263,12 +272,13 @@ void fofParentToNode(const DevicePlane<T>& up, const FofPlaneGroups& parent,
 }
 
 template <class T>
-void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups,
-  const DevicePlane<T>* up, const FofPlaneGroups* parent, Index topGroup, const FofPairList& in,
-  FofPairList& out, const Periodicity& per, double l2, cudaStream_t stream, TempStorage& temp)
+void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups, const DevicePlane<T>* up,
+  const FofPlaneGroups* parent, Index topGroup, const FofPairList& in, FofPairList& out,
+  const Periodicity& per, double l2, cudaStream_t stream, TempStorage& temp)
 {
   out = FofPairList();
-  if (in.size == 0 || plane.numNodes == 0) return;
+  if (in.size == 0 || plane.numNodes == 0)
+    return;
   NodeArgs<T> a;
   a.numPairs = in.size;
   a.pairs = in.pairs.get();
@@ -308,7 +318,8 @@ void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups,
   fofContract(groups.grp.get(), groups.numNodes, stream);
   const unsigned long long total = fetchValue(offset.get() + in.size, stream);
   out.size = total;
-  if (total == 0) return;
+  if (total == 0)
+    return;
   out.pairs.allocate(total, "the pair list");
   a.count = nullptr;
   a.offset = offset.get();

@@ -16,7 +16,8 @@ namespace
 __global__ void gatherKeysKernel(const Index* sInput, Index n, const GlobalId* ids, GlobalId* keys)
 {
   const Index s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s >= n) return;
+  if (s >= n)
+    return;
   const Index in = sInput[s];
   keys[s] = ids ? ids[in] : GlobalId(in);
 }
@@ -24,13 +25,15 @@ __global__ void gatherKeysKernel(const Index* sInput, Index n, const GlobalId* i
 __global__ void gatherMassKernel(const Index* sInput, Index n, const double* m, double* out)
 {
   const Index s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s >= n) return;
+  if (s >= n)
+    return;
   out[s] = m[sInput[s]];
 }
 
 void progress(const RunControl& control, double f)
 {
-  if (control.progress && !control.progress(f)) throw Aborted();
+  if (control.progress && !control.progress(f))
+    throw Aborted();
 }
 } // namespace
 } // namespace cuda
@@ -42,7 +45,8 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   using namespace cuda;
   const bool self = problem.queries == nullptr;
   const std::size_t numQueries = self ? problem.numSources : problem.numQueries;
-  if (numQueries == 0) return;
+  if (numQueries == 0)
+    return;
   const std::size_t total = problem.numSources + (self ? 0 : numQueries);
   if (total >= std::size_t(0xFFFFFFFFu))
   {
@@ -62,8 +66,8 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
 
   // Sort and tree (stages "upload", "sort", "tree").
   DeviceTree<T> tree;
-  buildTreeCuda(problem.sources, ns, problem.queries, self ? 0 : nq, per, problem.boxLo, tree, st,
-    temp, timer);
+  buildTreeCuda(
+    problem.sources, ns, problem.queries, self ? 0 : nq, per, problem.boxLo, tree, st, temp, timer);
   progress(control, 0.3);
 
   // Tie-breaking keys and masses in sorted source order.
@@ -119,8 +123,10 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   DeviceBuffer<T> density;
   DeviceBuffer<GlobalId> neighborIds;
   DeviceBuffer<T> neighborDistances;
-  if (results.density) density.allocate(nq, "the densities");
-  if (results.neighborIds) neighborIds.allocate(std::size_t(nq) * k, "the neighbour lists");
+  if (results.density)
+    density.allocate(nq, "the densities");
+  if (results.neighborIds)
+    neighborIds.allocate(std::size_t(nq) * k, "the neighbour lists");
   if (results.neighborDistances)
     neighborDistances.allocate(std::size_t(nq) * k, "the neighbour distances");
   DeviceOutputs<T> out;
@@ -132,9 +138,12 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   leafWalkCuda(tree, k, list, rmax2.get(), keys.get(), masses.get(), out, st);
   timer.mark("leaf walk");
 
-  if (results.smoothingLength) smoothing.download(results.smoothingLength, nq, st);
-  if (results.density) density.download(results.density, nq, st);
-  if (results.neighborIds) neighborIds.download(results.neighborIds, std::size_t(nq) * k, st);
+  if (results.smoothingLength)
+    smoothing.download(results.smoothingLength, nq, st);
+  if (results.density)
+    density.download(results.density, nq, st);
+  if (results.neighborIds)
+    neighborIds.download(results.neighborIds, std::size_t(nq) * k, st);
   if (results.neighborDistances)
     neighborDistances.download(results.neighborDistances, std::size_t(nq) * k, st);
   timer.mark("output");

@@ -123,10 +123,12 @@ __global__ void __launch_bounds__(kLeafThreads) leafKernel(LeafArgs<T> a)
       const double w2 = hd[KMAX - 1] * (1 + kBoundSlack);
       const double low = a.listLow2[e];
       // Early exit once no thread of the block can gain from the rest.
-      if (!__syncthreads_or(active && low <= w2)) break;
+      if (!__syncthreads_or(active && low <= w2))
+        break;
       const Index s = a.listSource[e];
       const bool need = active && low <= w2 && pointBoxDistance2(p, a.sourceBox[s], a.per) <= w2;
-      if (!__syncthreads_or(need)) continue;
+      if (!__syncthreads_or(need))
+        continue;
       const Index s0 = a.sourceSplit[s], s1 = a.sourceSplit[s + 1];
       for (Index c0 = s0; c0 < s1; c0 += kLeafThreads)
       {
@@ -144,11 +146,14 @@ __global__ void __launch_bounds__(kLeafThreads) leafKernel(LeafArgs<T> a)
           {
             const T sp[3] = { shx[j], shy[j], shz[j] };
             const double d2 = distance2(p, sp, a.per);
-            if (d2 > hd[KMAX - 1]) continue;
+            if (d2 > hd[KMAX - 1])
+              continue;
             const Index src = c0 + j;
             const GlobalId ck = a.keys[src];
-            if (hasLast && (d2 < lastD2 || (d2 == lastD2 && ck <= lastKey))) continue;
-            if (d2 == hd[KMAX - 1] && !(ck < keyOf(a.keys, hs[KMAX - 1]))) continue;
+            if (hasLast && (d2 < lastD2 || (d2 == lastD2 && ck <= lastKey)))
+              continue;
+            if (d2 == hd[KMAX - 1] && !(ck < keyOf(a.keys, hs[KMAX - 1])))
+              continue;
             // Insert (d2, src) keeping (d2, key) ascending; constant indices
             // keep the list in registers.
             bool placed = false;
@@ -182,7 +187,8 @@ __global__ void __launch_bounds__(kLeafThreads) leafKernel(LeafArgs<T> a)
         __syncthreads();
       }
     }
-    if (!active) continue;
+    if (!active)
+      continue;
 
     // Reduce this pass' ranks [done, done + count).
     const std::size_t out = a.qInput[q];
@@ -199,7 +205,8 @@ __global__ void __launch_bounds__(kLeafThreads) leafKernel(LeafArgs<T> a)
       }
     }
     double h2 = 0;
-    if (a.accumulate == kAccSph) h2 = a.hFromState ? a.h2State[q] : kth2;
+    if (a.accumulate == kAccSph)
+      h2 = a.hFromState ? a.h2State[q] : kth2;
     const double h = sqrt(h2);
     double acc = (a.done > 0 && a.acc) ? a.acc[q] : 0.0;
 #pragma unroll
@@ -210,8 +217,10 @@ __global__ void __launch_bounds__(kLeafThreads) leafKernel(LeafArgs<T> a)
         const std::size_t rank = std::size_t(a.done) + j;
         if (a.writeLists)
         {
-          if (a.neighborIds) a.neighborIds[out * a.k + rank] = keyOf(a.keys, hs[j]);
-          if (a.neighborDistances) a.neighborDistances[out * a.k + rank] = T(sqrt(hd[j]));
+          if (a.neighborIds)
+            a.neighborIds[out * a.k + rank] = keyOf(a.keys, hs[j]);
+          if (a.neighborDistances)
+            a.neighborDistances[out * a.k + rank] = T(sqrt(hd[j]));
         }
         if (a.accumulate == kAccMass)
         {
@@ -228,13 +237,16 @@ __global__ void __launch_bounds__(kLeafThreads) leafKernel(LeafArgs<T> a)
     {
       a.lastD2[q] = kth2;
       a.lastKey[q] = kthKey;
-      if (a.acc) a.acc[q] = acc;
+      if (a.acc)
+        a.acc[q] = acc;
       continue;
     }
     // Last pass: kth2 is the K-th neighbour's squared distance.
     const double hk = sqrt(kth2);
-    if (a.storeH2) a.h2State[q] = kth2;
-    if (a.writeSmoothing && a.smoothingLength) a.smoothingLength[out] = T(hk);
+    if (a.storeH2)
+      a.h2State[q] = kth2;
+    if (a.writeSmoothing && a.smoothingLength)
+      a.smoothingLength[out] = T(hk);
     if (a.writeDensity && a.density)
     {
       double rho;
@@ -282,7 +294,8 @@ void leafWalkCuda(const DeviceTree<T>& tree, int k, const DeviceList& leaves, co
 {
   const DevicePlane<T>& plane = tree.planes[0];
   const Index numLeaves = plane.numNodes;
-  if (numLeaves == 0 || tree.numQueries == 0) return;
+  if (numLeaves == 0 || tree.numQueries == 0)
+    return;
   LeafArgs<T> a{};
   a.querySplit = plane.querySplit();
   a.sourceSplit = plane.sourceSplit.get();
@@ -333,7 +346,8 @@ void leafWalkCuda(const DeviceTree<T>& tree, int k, const DeviceList& leaves, co
   DeviceBuffer<GlobalId> lastKey(nq, "the leaf walk state");
   DeviceBuffer<double> acc(nq, "the leaf walk state");
   DeviceBuffer<double> h2State;
-  if (sph) h2State.allocate(nq, "the leaf walk state");
+  if (sph)
+    h2State.allocate(nq, "the leaf walk state");
   a.lastD2 = lastD2.get();
   a.lastKey = lastKey.get();
   a.acc = acc.get();
@@ -373,7 +387,7 @@ void leafWalkCuda(const DeviceTree<T>& tree, int k, const DeviceList& leaves, co
 
 template void leafWalkCuda<float>(const DeviceTree<float>&, int, const DeviceList&, const double*,
   const GlobalId*, const double*, const DeviceOutputs<float>&, cudaStream_t);
-template void leafWalkCuda<double>(const DeviceTree<double>&, int, const DeviceList&,
-  const double*, const GlobalId*, const double*, const DeviceOutputs<double>&, cudaStream_t);
+template void leafWalkCuda<double>(const DeviceTree<double>&, int, const DeviceList&, const double*,
+  const GlobalId*, const double*, const DeviceOutputs<double>&, cudaStream_t);
 } // namespace cuda
 } // namespace jz

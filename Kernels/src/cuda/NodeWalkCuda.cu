@@ -48,7 +48,8 @@ template <class T, bool kInsert>
 __global__ void __launch_bounds__(kThreads) nodeWalkKernel(NodeWalkArgs<T> a)
 {
   const Index c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= a.numNodes) return;
+  if (c >= a.numNodes)
+    return;
   if (a.querySplit[c + 1] == a.querySplit[c])
   {
     if (!kInsert)
@@ -70,12 +71,14 @@ __global__ void __launch_bounds__(kThreads) nodeWalkKernel(NodeWalkArgs<T> a)
     double radius = kInfinity;
     for (unsigned long long e = e0; e < e1; ++e)
     {
-      if (a.parentLow2[e] > radius) break; // early exit (III-D)
+      if (a.parentLow2[e] > radius)
+        break; // early exit (III-D)
       const Index pj = a.parentSource[e];
       for (Index d = a.parentChildSplit[pj]; d < a.parentChildSplit[pj + 1]; ++d)
       {
         const Index ns = a.sourceSplit[d + 1] - a.sourceSplit[d];
-        if (ns == 0) continue;
+        if (ns == 0)
+          continue;
         const double dr2 = boxDistanceHigh2(qb, a.sourceBox[d], a.per);
         if (dr2 < radius)
         {
@@ -97,11 +100,13 @@ __global__ void __launch_bounds__(kThreads) nodeWalkKernel(NodeWalkArgs<T> a)
   const unsigned long long limit = kInsert ? a.offset[c + 1] - base : 0;
   for (unsigned long long e = e0; e < e1; ++e)
   {
-    if (a.parentLow2[e] > r2) break;
+    if (a.parentLow2[e] > r2)
+      break;
     const Index pj = a.parentSource[e];
     for (Index d = a.parentChildSplit[pj]; d < a.parentChildSplit[pj + 1]; ++d)
     {
-      if (a.sourceSplit[d + 1] == a.sourceSplit[d]) continue;
+      if (a.sourceSplit[d + 1] == a.sourceSplit[d])
+        continue;
       const double l2 = boxDistanceLow2(qb, a.sourceBox[d], a.per);
       if (l2 <= r2)
       {
@@ -114,14 +119,17 @@ __global__ void __launch_bounds__(kThreads) nodeWalkKernel(NodeWalkArgs<T> a)
       }
     }
   }
-  if (!kInsert) a.count[c] = n;
+  if (!kInsert)
+    a.count[c] = n;
 }
 
 __global__ void parentOfKernel(const Index* childSplit, Index parents, Index* parentOf)
 {
   const Index j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= parents) return;
-  for (Index c = childSplit[j]; c < childSplit[j + 1]; ++c) parentOf[c] = j;
+  if (j >= parents)
+    return;
+  for (Index c = childSplit[j]; c < childSplit[j + 1]; ++c)
+    parentOf[c] = j;
 }
 } // namespace
 
@@ -129,15 +137,19 @@ void denseTopList(Index topNodes, Index group, DeviceList& list, DeviceBuffer<In
   DeviceBuffer<Index>& parentChildSplit, cudaStream_t stream)
 {
   std::vector<Index> split;
-  for (Index i = 0; i < topNodes; i += group) split.push_back(i);
+  for (Index i = 0; i < topNodes; i += group)
+    split.push_back(i);
   split.push_back(topNodes);
   const Index supers = Index(split.size() - 1);
   std::vector<Index> owner(topNodes);
-  for (Index c = 0; c < topNodes; ++c) owner[c] = c / group;
+  for (Index c = 0; c < topNodes; ++c)
+    owner[c] = c / group;
   std::vector<unsigned long long> offset(std::size_t(supers) + 1);
-  for (Index i = 0; i <= supers; ++i) offset[i] = (unsigned long long)i * supers;
+  for (Index i = 0; i <= supers; ++i)
+    offset[i] = (unsigned long long)i * supers;
   std::vector<Index> source(std::size_t(supers) * supers);
-  for (std::size_t j = 0; j < source.size(); ++j) source[j] = Index(j % supers);
+  for (std::size_t j = 0; j < source.size(); ++j)
+    source[j] = Index(j % supers);
   std::vector<double> low2(source.size(), 0.0);
 
   list.numReceivers = supers;
@@ -157,8 +169,8 @@ void denseTopList(Index topNodes, Index group, DeviceList& list, DeviceBuffer<In
 }
 
 template <class T>
-void parentsOfChildren(const DeviceTree<T>& tree, int p, DeviceBuffer<Index>& parentOf,
-  cudaStream_t stream)
+void parentsOfChildren(
+  const DeviceTree<T>& tree, int p, DeviceBuffer<Index>& parentOf, cudaStream_t stream)
 {
   const DevicePlane<T>& plane = tree.planes[p];
   parentOf.allocate(tree.planes[p - 1].numNodes, "the parent map");
@@ -205,15 +217,16 @@ void nodeWalkCuda(const DeviceTree<T>& tree, int p, int k, const Index* parentOf
   JZ_CUDA_LAUNCH_CHECK("nodeWalkKernel<Count>");
   {
     std::size_t bytes = 0;
-    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, out.offset.get(),
-      out.offset.get(), (long long)nodes + 1, stream));
+    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
+      nullptr, bytes, out.offset.get(), out.offset.get(), (long long)nodes + 1, stream));
     void* storage = temp.get(bytes);
-    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(storage, bytes, out.offset.get(),
-      out.offset.get(), (long long)nodes + 1, stream));
+    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
+      storage, bytes, out.offset.get(), out.offset.get(), (long long)nodes + 1, stream));
   }
   const unsigned long long total = fetchValue(out.offset.get() + nodes, stream);
   out.size = total;
-  if (total == 0) return;
+  if (total == 0)
+    return;
 
   // Insert into unsorted buffers, then sort each node's segment by low2.
   DeviceBuffer<Index> srcUnsorted(total, "the interaction list");
@@ -240,12 +253,11 @@ void nodeWalkCuda(const DeviceTree<T>& tree, int p, int k, const Index* parentOf
 
 template void nodeWalkCuda<float>(const DeviceTree<float>&, int, int, const Index*, const Index*,
   const DeviceList&, DeviceList&, DeviceBuffer<double>&, cudaStream_t, TempStorage&);
-template void nodeWalkCuda<double>(const DeviceTree<double>&, int, int, const Index*,
-  const Index*, const DeviceList&, DeviceList&, DeviceBuffer<double>&, cudaStream_t,
-  TempStorage&);
-template void parentsOfChildren<float>(const DeviceTree<float>&, int, DeviceBuffer<Index>&,
-  cudaStream_t);
-template void parentsOfChildren<double>(const DeviceTree<double>&, int, DeviceBuffer<Index>&,
-  cudaStream_t);
+template void nodeWalkCuda<double>(const DeviceTree<double>&, int, int, const Index*, const Index*,
+  const DeviceList&, DeviceList&, DeviceBuffer<double>&, cudaStream_t, TempStorage&);
+template void parentsOfChildren<float>(
+  const DeviceTree<float>&, int, DeviceBuffer<Index>&, cudaStream_t);
+template void parentsOfChildren<double>(
+  const DeviceTree<double>&, int, DeviceBuffer<Index>&, cudaStream_t);
 } // namespace cuda
 } // namespace jz

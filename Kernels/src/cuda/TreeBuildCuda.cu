@@ -33,7 +33,8 @@ __device__ T wrapCoordinate(T x, double lo, double length)
 {
   double w = double(x) - length * floor((double(x) - lo) / length);
   T t = T(w);
-  if (double(t) >= lo + length || double(t) < lo) t = T(lo);
+  if (double(t) >= lo + length || double(t) < lo)
+    t = T(lo);
   return t;
 }
 
@@ -49,7 +50,8 @@ __global__ void fillRecordsKernel(const T* xyz, Index n, Index idOffset, WrapBox
   Record<T>* out, unsigned long long* badPlusOne)
 {
   const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+  if (i >= n)
+    return;
   Record<T> r;
   bool bad = false;
   for (int d = 0; d < kDim; ++d)
@@ -68,20 +70,23 @@ __global__ void fillRecordsKernel(const T* xyz, Index n, Index idOffset, WrapBox
   }
   r.id = idOffset + i;
   out[i] = r;
-  if (bad) atomicMax(badPlusOne, (unsigned long long)i + 1);
+  if (bad)
+    atomicMax(badPlusOne, (unsigned long long)i + 1);
 }
 
 template <class T>
-__global__ void gapLevelKernel(const Record<T>* rec, Index n, int* gapLevel, Index numSources,
-  Index* isQuery)
+__global__ void gapLevelKernel(
+  const Record<T>* rec, Index n, int* gapLevel, Index numSources, Index* isQuery)
 {
   const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i > n) return;
+  if (i > n)
+    return;
   if (i == 0 || i == n)
     gapLevel[i] = kLevelInfinite;
   else
     gapLevel[i] = mortonLevel(rec[i - 1].p, rec[i].p);
-  if (isQuery) isQuery[i] = (i < n && rec[i].id >= numSources) ? 1u : 0u;
+  if (isQuery)
+    isQuery[i] = (i < n && rec[i].id >= numSources) ? 1u : 0u;
 }
 
 // Splits the sorted records into per-type structure-of-arrays.
@@ -90,7 +95,8 @@ __global__ void scatterKernel(const Record<T>* rec, Index n, Index numSources,
   const Index* queryPrefix, T* sx, T* sy, T* sz, Index* sIn, T* qx, T* qy, T* qz, Index* qIn)
 {
   const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+  if (i >= n)
+    return;
   const Record<T> r = rec[i];
   if (!queryPrefix)
   {
@@ -125,11 +131,12 @@ __global__ void scatterKernel(const Record<T>* rec, Index n, Index numSources,
 // in j >= i and "mortonLevel(x_a, x_{i-1}) <= L" is monotone in a <= i - 1:
 // both ends are found by galloping plus binary search.
 template <class T>
-__global__ void cellCountKernel(const Record<T>* rec, const int* gapLevel, Index n,
-  const Index* queryPrefix, Index* cellCount)
+__global__ void cellCountKernel(
+  const Record<T>* rec, const int* gapLevel, Index n, const Index* queryPrefix, Index* cellCount)
 {
   const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i > n) return;
+  if (i > n)
+    return;
   if (i == 0 || i == n)
   {
     cellCount[i] = n;
@@ -229,14 +236,16 @@ __global__ void cellCountKernel(const Record<T>* rec, const int* gapLevel, Index
 __global__ void sequenceKernel(Index* out, Index n)
 {
   const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = i;
+  if (i < n)
+    out[i] = i;
 }
 
 __global__ void splitFlagKernel(const Index* candidates, Index numCandidates, const int* gapLevel,
   const Index* cellCount, Index n, double nmax, int maxLevel, unsigned char* flags)
 {
   const Index c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= numCandidates) return;
+  if (c >= numCandidates)
+    return;
   const Index g = candidates[c];
   flags[c] = (g == 0 || g == n || double(cellCount[g]) > nmax || gapLevel[g] > maxLevel) ? 1 : 0;
 }
@@ -244,11 +253,12 @@ __global__ void splitFlagKernel(const Index* candidates, Index numCandidates, co
 // Node level = the largest gap level strictly inside = mortonLevel(first, last);
 // also a histogram of levels weighted by point counts.
 template <class T>
-__global__ void nodeLevelKernel(const Record<T>* rec, const Index* splits, Index nodes,
-  unsigned long long* hist)
+__global__ void nodeLevelKernel(
+  const Record<T>* rec, const Index* splits, Index nodes, unsigned long long* hist)
 {
   const Index j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= nodes) return;
+  if (j >= nodes)
+    return;
   const Index b = splits[j], e = splits[j + 1];
   const int level = e - b >= 2 ? mortonLevel(rec[b].p, rec[e - 1].p) : kLevelNone;
   int bin = 0;
@@ -260,22 +270,25 @@ __global__ void nodeLevelKernel(const Record<T>* rec, const Index* splits, Index
   atomicAdd(hist + bin, (unsigned long long)(e - b));
 }
 
-__global__ void typeSplitKernel(const Index* joint, Index count, const Index* queryPrefix,
-  Index* sourceSplit, Index* querySplit)
+__global__ void typeSplitKernel(
+  const Index* joint, Index count, const Index* queryPrefix, Index* sourceSplit, Index* querySplit)
 {
   const Index j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= count) return;
+  if (j >= count)
+    return;
   const Index g = joint[j];
   const Index q = queryPrefix ? queryPrefix[g] : 0;
   sourceSplit[j] = g - q;
-  if (querySplit) querySplit[j] = q;
+  if (querySplit)
+    querySplit[j] = q;
 }
 
-__global__ void childSplitKernel(const Index* coarse, Index count, const Index* fine,
-  Index fineCount, Index* childSplit)
+__global__ void childSplitKernel(
+  const Index* coarse, Index count, const Index* fine, Index fineCount, Index* childSplit)
 {
   const Index j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= count) return;
+  if (j >= count)
+    return;
   const Index g = coarse[j];
   Index lo = 0, hi = fineCount; // lower_bound in fine[0, fineCount)
   while (lo < hi)
@@ -290,11 +303,12 @@ __global__ void childSplitKernel(const Index* coarse, Index count, const Index* 
 }
 
 template <class T>
-__global__ void leafBoxKernel(const Index* split, Index nodes, const T* x, const T* y, const T* z,
-  Box<T>* boxes)
+__global__ void leafBoxKernel(
+  const Index* split, Index nodes, const T* x, const T* y, const T* z, Box<T>* boxes)
 {
   const Index j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= nodes) return;
+  if (j >= nodes)
+    return;
   Box<T> b;
   boxSetEmpty(b);
   for (Index i = split[j]; i < split[j + 1]; ++i)
@@ -306,14 +320,16 @@ __global__ void leafBoxKernel(const Index* split, Index nodes, const T* x, const
 }
 
 template <class T>
-__global__ void mergeBoxKernel(const Index* childSplit, Index nodes, const Box<T>* below,
-  Box<T>* boxes)
+__global__ void mergeBoxKernel(
+  const Index* childSplit, Index nodes, const Box<T>* below, Box<T>* boxes)
 {
   const Index j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= nodes) return;
+  if (j >= nodes)
+    return;
   Box<T> b;
   boxSetEmpty(b);
-  for (Index c = childSplit[j]; c < childSplit[j + 1]; ++c) boxMerge(b, below[c]);
+  for (Index c = childSplit[j]; c < childSplit[j + 1]; ++c)
+    boxMerge(b, below[c]);
   boxes[j] = b;
 }
 
@@ -323,13 +339,16 @@ __global__ void mergeBoxKernel(const Index* childSplit, Index nodes, const Box<T
 int regularizationLevelFromHistogram(const std::vector<unsigned long long>& hist)
 {
   double total = 0;
-  for (unsigned long long h : hist) total += double(h);
-  if (total <= 0) return kLevelInfinite;
+  for (unsigned long long h : hist)
+    total += double(h);
+  if (total <= 0)
+    return kLevelInfinite;
   double counted = 0;
   int ref = -1;
   for (int b = 0; b < kHistBins; ++b)
   {
-    if (hist[b] == 0) continue;
+    if (hist[b] == 0)
+      continue;
     if (counted + double(hist[b]) >= 0.9 * total)
     {
       ref = b;
@@ -346,14 +365,16 @@ int regularizationLevelFromHistogram(const std::vector<unsigned long long>& hist
         break;
       }
   }
-  if (ref <= 0) return kLevelInfinite; // the reference nodes are single points
+  if (ref <= 0)
+    return kLevelInfinite; // the reference nodes are single points
   const int reference = ref - 1 + kHistMin;
   double weighted = 0, weight = 0;
   for (int b = 0; b < ref; ++b)
   {
     const double c = double(hist[b]);
     weight += c;
-    if (b > 0 && c > 0) weighted += c * std::ldexp(1.0, (b - 1 + kHistMin) - reference);
+    if (b > 0 && c > 0)
+      weighted += c * std::ldexp(1.0, (b - 1 + kHistMin) - reference);
   }
   const double needed = std::max(1.0, std::min(double(hist[ref]), 0.9 * total - counted));
   weight += needed;
@@ -386,7 +407,8 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
   TempStorage& temp, StageTimer& timer)
 {
   tree.self = queries == nullptr;
-  if (tree.self) numQueries = 0;
+  if (tree.self)
+    numQueries = 0;
   tree.periodicity = periodicity;
   tree.numSources = numSources;
   tree.numQueries = tree.self ? numSources : numQueries;
@@ -414,7 +436,8 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
     Index offset = 0;
     for (int t = 0; t < 2; ++t)
     {
-      if (counts[t] == 0) continue;
+      if (counts[t] == 0)
+        continue;
       DeviceBuffer<T> xyz(3 * std::size_t(counts[t]), "the input coordinates");
       xyz.upload(inputs[t], 3 * std::size_t(counts[t]), stream);
       fillRecordsKernel<T><<<blocksFor(counts[t], kThreads), kThreads, 0, stream>>>(
@@ -442,7 +465,8 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
   // 2. Gap levels, per-type prefix counts, and the per-type sorted points.
   DeviceBuffer<int> gapLevel(std::size_t(n) + 1, "the gap levels");
   DeviceBuffer<Index> queryPrefix;
-  if (!tree.self) queryPrefix.allocate(std::size_t(n) + 1, "the query prefix counts");
+  if (!tree.self)
+    queryPrefix.allocate(std::size_t(n) + 1, "the query prefix counts");
   gapLevelKernel<T><<<blocksFor(std::size_t(n) + 1, kThreads), kThreads, 0, stream>>>(
     records.get(), n, gapLevel.get(), numSources, queryPrefix.get());
   JZ_CUDA_LAUNCH_CHECK("gapLevelKernel");
@@ -498,8 +522,8 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
     DevicePlane<T>& plane = tree.planes[p];
     plane.self = tree.self;
     DeviceBuffer<Index> splits(numCandidates, "the plane splits");
-    Index count = selectSplits(candidates.get(), numCandidates, gapLevel.get(), cellCount.get(),
-      n, nmax, kLevelInfinite, flags.get(), splits.get(), numSelected.get(), stream, temp);
+    Index count = selectSplits(candidates.get(), numCandidates, gapLevel.get(), cellCount.get(), n,
+      nmax, kLevelInfinite, flags.get(), splits.get(), numSelected.get(), stream, temp);
     if (n > 0 && count >= 2)
     {
       JZ_CUDA_CHECK(cudaMemsetAsync(hist.get(), 0, kHistBins * sizeof(unsigned long long), stream));
@@ -512,9 +536,9 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
       if (maxLevel != kLevelInfinite)
       {
         DeviceBuffer<Index> regular(numCandidates, "the plane splits");
-        const Index c2 = selectSplits(candidates.get(), numCandidates, gapLevel.get(),
-          cellCount.get(), n, nmax, maxLevel, flags.get(), regular.get(), numSelected.get(),
-          stream, temp);
+        const Index c2 =
+          selectSplits(candidates.get(), numCandidates, gapLevel.get(), cellCount.get(), n, nmax,
+            maxLevel, flags.get(), regular.get(), numSelected.get(), stream, temp);
         if (c2 != count)
         {
           splits = std::move(regular);
@@ -531,20 +555,19 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
       plane.queryBoxBuf.allocate(nodes, "the node boxes");
     }
     plane.sourceBox.allocate(nodes, "the node boxes");
-    typeSplitKernel<<<blocksFor(count, kThreads), kThreads, 0, stream>>>(splits.get(), count,
-      queryPrefix.get(), plane.sourceSplit.get(), plane.querySplitBuf.get());
+    typeSplitKernel<<<blocksFor(count, kThreads), kThreads, 0, stream>>>(
+      splits.get(), count, queryPrefix.get(), plane.sourceSplit.get(), plane.querySplitBuf.get());
     JZ_CUDA_LAUNCH_CHECK("typeSplitKernel");
     if (p == 0)
     {
-      leafBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
-        plane.sourceSplit.get(), nodes, tree.sx.get(), tree.sy.get(), tree.sz.get(),
-        plane.sourceBox.get());
+      leafBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.sourceSplit.get(),
+        nodes, tree.sx.get(), tree.sy.get(), tree.sz.get(), plane.sourceBox.get());
       JZ_CUDA_LAUNCH_CHECK("leafBoxKernel");
       if (!tree.self)
       {
-        leafBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
-          plane.querySplitBuf.get(), nodes, tree.qxBuf.get(), tree.qyBuf.get(),
-          tree.qzBuf.get(), plane.queryBoxBuf.get());
+        leafBoxKernel<T>
+          <<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.querySplitBuf.get(), nodes,
+            tree.qxBuf.get(), tree.qyBuf.get(), tree.qzBuf.get(), plane.queryBoxBuf.get());
         JZ_CUDA_LAUNCH_CHECK("leafBoxKernel");
       }
     }
@@ -552,8 +575,8 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
     {
       DevicePlane<T>& below = tree.planes[p - 1];
       plane.childSplit.allocate(count, "the child splits");
-      childSplitKernel<<<blocksFor(count, kThreads), kThreads, 0, stream>>>(splits.get(), count,
-        below.jointSplit.get(), below.numNodes + 1, plane.childSplit.get());
+      childSplitKernel<<<blocksFor(count, kThreads), kThreads, 0, stream>>>(
+        splits.get(), count, below.jointSplit.get(), below.numNodes + 1, plane.childSplit.get());
       JZ_CUDA_LAUNCH_CHECK("childSplitKernel");
       mergeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
         plane.childSplit.get(), nodes, below.sourceBox.get(), plane.sourceBox.get());
@@ -566,8 +589,8 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
       }
     }
     // The next plane chooses among this plane's splits (planes nest).
-    JZ_CUDA_CHECK(cudaMemcpyAsync(candidates.get(), splits.get(), count * sizeof(Index),
-      cudaMemcpyDeviceToDevice, stream));
+    JZ_CUDA_CHECK(cudaMemcpyAsync(
+      candidates.get(), splits.get(), count * sizeof(Index), cudaMemcpyDeviceToDevice, stream));
     numCandidates = count;
     plane.jointSplit = std::move(splits);
   }
@@ -577,7 +600,7 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
 
 template void buildTreeCuda<float>(const float*, Index, const float*, Index, const Periodicity&,
   const double*, DeviceTree<float>&, cudaStream_t, TempStorage&, StageTimer&);
-template void buildTreeCuda<double>(const double*, Index, const double*, Index,
-  const Periodicity&, const double*, DeviceTree<double>&, cudaStream_t, TempStorage&, StageTimer&);
+template void buildTreeCuda<double>(const double*, Index, const double*, Index, const Periodicity&,
+  const double*, DeviceTree<double>&, cudaStream_t, TempStorage&, StageTimer&);
 } // namespace cuda
 } // namespace jz

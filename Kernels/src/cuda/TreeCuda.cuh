@@ -28,12 +28,12 @@ template <class T>
 struct DevicePlane
 {
   Index numNodes = 0;
-  DeviceBuffer<Index> jointSplit;  // numNodes + 1 offsets into the joint sorted order
-  DeviceBuffer<Index> sourceSplit; // numNodes + 1
+  DeviceBuffer<Index> jointSplit;    // numNodes + 1 offsets into the joint sorted order
+  DeviceBuffer<Index> sourceSplit;   // numNodes + 1
   DeviceBuffer<Index> querySplitBuf; // numNodes + 1, separate queries only
-  DeviceBuffer<Index> childSplit;  // numNodes + 1, planes above 0 only
-  DeviceBuffer<Box<T>> sourceBox;  // numNodes
-  DeviceBuffer<Box<T>> queryBoxBuf; // numNodes, separate queries only
+  DeviceBuffer<Index> childSplit;    // numNodes + 1, planes above 0 only
+  DeviceBuffer<Box<T>> sourceBox;    // numNodes
+  DeviceBuffer<Box<T>> queryBoxBuf;  // numNodes, separate queries only
   bool self = true;
 
   const Index* querySplit() const { return self ? sourceSplit.get() : querySplitBuf.get(); }

@@ -36,8 +36,8 @@ void nodeWalkCuda(const DeviceTree<T>& tree, int p, int k, const Index* parentOf
 
 // parentOf for the children of plane p (> 0): the plane-p node owning each.
 template <class T>
-void parentsOfChildren(const DeviceTree<T>& tree, int p, DeviceBuffer<Index>& parentOf,
-  cudaStream_t stream);
+void parentsOfChildren(
+  const DeviceTree<T>& tree, int p, DeviceBuffer<Index>& parentOf, cudaStream_t stream);
 
 // Device-side outputs in query input order (null = not wanted).
 template <class T>

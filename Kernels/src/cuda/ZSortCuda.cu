@@ -24,7 +24,8 @@ struct RecordZLess
 template <class T>
 void sortRecordsCuda(Record<T>* records, Index n, cudaStream_t stream, TempStorage& temp)
 {
-  if (n < 2) return;
+  if (n < 2)
+    return;
   std::size_t bytes = 0;
   JZ_CUDA_CHECK(cub::DeviceMergeSort::SortKeys(
     nullptr, bytes, records, (long long)n, RecordZLess<T>(), stream));

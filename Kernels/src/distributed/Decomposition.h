@@ -28,7 +28,8 @@ T wrapIntoBox(T x, double lo, double length)
 {
   const double w = double(x) - length * std::floor((double(x) - lo) / length);
   T t = T(w);
-  if (double(t) >= lo + length || double(t) < lo) t = T(lo);
+  if (double(t) >= lo + length || double(t) < lo)
+    t = T(lo);
   return t + T(0);
 }
 
@@ -51,13 +52,15 @@ std::vector<std::array<T, kDim>> zOrderSplitters(
     {
       const std::size_t i = std::size_t((double(j) + 0.5) * double(local) / double(count));
       std::array<T, kDim> s;
-      for (int d = 0; d < kDim; ++d) s[d] = items[std::min<std::size_t>(i, items.size() - 1)].p[d];
+      for (int d = 0; d < kDim; ++d)
+        s[d] = items[std::min<std::size_t>(i, items.size() - 1)].p[d];
       samples.push_back(s);
     }
   }
   std::vector<std::array<T, kDim>> all = allGatherConcat(comm, samples);
   std::sort(all.begin(), all.end(),
-    [](const std::array<T, kDim>& a, const std::array<T, kDim>& b) { return zLess(a.data(), b.data()); });
+    [](const std::array<T, kDim>& a, const std::array<T, kDim>& b)
+    { return zLess(a.data(), b.data()); });
   std::vector<std::array<T, kDim>> splitters;
   for (int r = 1; r < ranks && !all.empty(); ++r)
     splitters.push_back(all[std::size_t(r) * all.size() / std::size_t(ranks)]);
@@ -80,7 +83,8 @@ std::vector<Travelling<T, Payload>> decomposeInZOrder(
   const std::vector<Travelling<T, Payload>>& items, Communicator& comm)
 {
   const int ranks = comm.size();
-  if (ranks == 1) return items;
+  if (ranks == 1)
+    return items;
   const std::vector<std::array<T, kDim>> splitters = zOrderSplitters(items, comm);
   // Packed straight into the byte blocks that travel, and unpacked straight
   // from them: every extra copy of the points costs page faults on fresh
@@ -88,10 +92,12 @@ std::vector<Travelling<T, Payload>> decomposeInZOrder(
   using Item = Travelling<T, Payload>;
   std::vector<int> owner(items.size());
   std::vector<std::size_t> count(ranks, 0);
-  for (std::size_t i = 0; i < items.size(); ++i) ++count[owner[i] = ownerRank(items[i].p, splitters)];
+  for (std::size_t i = 0; i < items.size(); ++i)
+    ++count[owner[i] = ownerRank(items[i].p, splitters)];
   std::vector<std::vector<char>> send(ranks);
   std::vector<std::size_t> at(ranks, 0);
-  for (int r = 0; r < ranks; ++r) send[r].resize(count[r] * sizeof(Item));
+  for (int r = 0; r < ranks; ++r)
+    send[r].resize(count[r] * sizeof(Item));
   for (std::size_t i = 0; i < items.size(); ++i)
   {
     const int r = owner[i];
@@ -102,12 +108,14 @@ std::vector<Travelling<T, Payload>> decomposeInZOrder(
   const std::vector<std::vector<char>> got = comm.allToAll(send);
   std::vector<std::vector<char>>().swap(send);
   std::size_t bytes = 0;
-  for (const auto& g : got) bytes += g.size();
+  for (const auto& g : got)
+    bytes += g.size();
   std::vector<Item> out(bytes / sizeof(Item));
   char* dst = reinterpret_cast<char*>(out.data());
   for (const auto& g : got)
   {
-    if (!g.empty()) std::memcpy(dst, g.data(), g.size());
+    if (!g.empty())
+      std::memcpy(dst, g.data(), g.size());
     dst += g.size();
   }
   return out;

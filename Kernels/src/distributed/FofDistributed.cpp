@@ -57,7 +57,8 @@ int ownerOf(GlobalId label, int ranks)
 
 double nearestOffset(double d, double period)
 {
-  if (period > 0) d -= period * std::nearbyint(d / period);
+  if (period > 0)
+    d -= period * std::nearbyint(d / period);
   return d;
 }
 
@@ -74,11 +75,15 @@ template <class T>
 std::string localFofError(const FofProblem<T>& pr)
 {
   if (!std::isfinite(pr.linkingLength) || !(pr.linkingLength > 0))
-    return "the linking length must be positive and finite (got " + std::to_string(pr.linkingLength) + ")";
+    return "the linking length must be positive and finite (got " +
+      std::to_string(pr.linkingLength) + ")";
   std::string e = periodicBoxError(pr.periodic, pr.boxLo, pr.boxHi);
-  if (e.empty()) e = nonFiniteError(pr.points, pr.numPoints, "point");
-  if (!e.empty()) return e;
-  if (pr.numPoints > 0 && !pr.ids) return "distributed friends-of-friends needs global point ids";
+  if (e.empty())
+    e = nonFiniteError(pr.points, pr.numPoints, "point");
+  if (!e.empty())
+    return e;
+  if (pr.numPoints > 0 && !pr.ids)
+    return "distributed friends-of-friends needs global point ids";
   return {};
 }
 } // namespace
@@ -112,7 +117,8 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
       in.boxHi[d] = problem.boxHi[d];
     }
     computeFofCatalogue(in, result.catalogue, control);
-    for (std::size_t g = 0; g < result.numGroups; ++g) result.catalogueGroupId.push_back(GlobalId(g));
+    for (std::size_t g = 0; g < result.numGroups; ++g)
+      result.catalogueGroupId.push_back(GlobalId(g));
     return info;
   }
 
@@ -148,7 +154,8 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   std::vector<GlobalId> ids(local);
   for (Index i = 0; i < local; ++i)
   {
-    for (int d = 0; d < 3; ++d) xyz[3 * i + d] = items[i].p[d];
+    for (int d = 0; d < 3; ++d)
+      xyz[3 * i + d] = items[i].p[d];
     ids[i] = items[i].payload.id;
   }
   info.stageSeconds.emplace_back("decomposition", since(t0));
@@ -175,7 +182,8 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
         const Index in = tree.sources.inputIndex[s];
         sent[r].push_back(in);
         Travelling<T, GhostPayload> g;
-        for (int d = 0; d < 3; ++d) g.p[d] = xyz[3 * in + d];
+        for (int d = 0; d < 3; ++d)
+          g.p[d] = xyz[3 * in + d];
         g.payload.id = ids[in];
         send[r].push_back(g);
       }
@@ -213,7 +221,8 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
       lp.ids = ids.data();
       RunInfo localInfo = computeFofGroups(lp, groups, info.backend, control);
       info.backend = localInfo.backend;
-      for (auto& s : localInfo.stageSeconds) info.stageSeconds.push_back(s);
+      for (auto& s : localInfo.stageSeconds)
+        info.stageSeconds.push_back(s);
     }
   }
   catch (const std::exception& e)
@@ -236,14 +245,18 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   std::vector<Label> compLabel(total);
   for (std::size_t i = 0; i < total; ++i)
   {
-    if (ids[i] != groups.groupLabel[i]) continue;
+    if (ids[i] != groups.groupLabel[i])
+      continue;
     Label& l = compLabel[groups.groupRoot[i]];
     l.id = ids[i];
-    for (int d = 0; d < 3; ++d) l.ref[d] = double(xyz[3 * i + d]);
+    for (int d = 0; d < 3; ++d)
+      l.ref[d] = double(xyz[3 * i + d]);
   }
   auto labelOf = [&](std::size_t i) -> Label& { return compLabel[groups.groupRoot[i]]; };
-  auto lower = [](Label& mine, const Label& other) {
-    if (other.id >= mine.id) return false;
+  auto lower = [](Label& mine, const Label& other)
+  {
+    if (other.id >= mine.id)
+      return false;
     mine = other;
     return true;
   };
@@ -254,20 +267,25 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
     // Ghost holders tell owners.
     std::vector<std::vector<Label>> up(ranks);
     for (int r = 0; r < ranks; ++r)
-      for (std::size_t j = ghostBegin[r]; j < ghostBegin[r + 1]; ++j) up[r].push_back(labelOf(j));
+      for (std::size_t j = ghostBegin[r]; j < ghostBegin[r + 1]; ++j)
+        up[r].push_back(labelOf(j));
     const auto gotUp = allToAllTyped(comm, up);
     for (int r = 0; r < ranks; ++r)
       for (std::size_t t = 0; t < gotUp[r].size() && t < sent[r].size(); ++t)
-        if (lower(labelOf(sent[r][t]), gotUp[r][t])) changed = 1;
+        if (lower(labelOf(sent[r][t]), gotUp[r][t]))
+          changed = 1;
     // Owners tell ghost holders.
     std::vector<std::vector<Label>> down(ranks);
     for (int r = 0; r < ranks; ++r)
-      for (Index i : sent[r]) down[r].push_back(labelOf(i));
+      for (Index i : sent[r])
+        down[r].push_back(labelOf(i));
     const auto gotDown = allToAllTyped(comm, down);
     for (int r = 0; r < ranks; ++r)
       for (std::size_t t = 0; t < gotDown[r].size(); ++t)
-        if (lower(labelOf(ghostBegin[r] + t), gotDown[r][t])) changed = 1;
-    if (allSum(comm, changed) == 0) break;
+        if (lower(labelOf(ghostBegin[r] + t), gotDown[r][t]))
+          changed = 1;
+    if (allSum(comm, changed) == 0)
+      break;
   }
   // Points alone in their component of the local-and-ghost graph are alone
   // in their global group too: size 1, no communication needed (most points
@@ -277,8 +295,10 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   if (options.minimumGroupSize > 1)
   {
     std::vector<Index> members(total, 0);
-    for (std::size_t i = 0; i < total; ++i) ++members[groups.groupRoot[i]];
-    for (Index i = 0; i < local; ++i) single[i] = members[groups.groupRoot[i]] == 1;
+    for (std::size_t i = 0; i < total; ++i)
+      ++members[groups.groupRoot[i]];
+    for (Index i = 0; i < local; ++i)
+      single[i] = members[groups.groupRoot[i]] == 1;
   }
   std::vector<GlobalId> label(local);
   std::vector<std::array<double, 3>> reference(local);
@@ -297,7 +317,8 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   std::vector<GlobalId> uniq;
   uniq.reserve(local);
   for (Index i = 0; i < local; ++i)
-    if (!single[i]) uniq.push_back(label[i]);
+    if (!single[i])
+      uniq.push_back(label[i]);
   std::sort(uniq.begin(), uniq.end());
   std::vector<GlobalId> counts;
   {
@@ -305,16 +326,16 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
     for (std::size_t i = 0; i < uniq.size();)
     {
       std::size_t j = i;
-      while (j < uniq.size() && uniq[j] == uniq[i]) ++j;
+      while (j < uniq.size() && uniq[j] == uniq[i])
+        ++j;
       u.push_back(uniq[i]);
       counts.push_back(GlobalId(j - i));
       i = j;
     }
     uniq.swap(u);
   }
-  auto localSlot = [&](GlobalId l) {
-    return std::size_t(std::lower_bound(uniq.begin(), uniq.end(), l) - uniq.begin());
-  };
+  auto localSlot = [&](GlobalId l)
+  { return std::size_t(std::lower_bound(uniq.begin(), uniq.end(), l) - uniq.begin()); };
   std::vector<std::vector<GlobalId>> ask(ranks); // (label, count) pairs
   for (std::size_t u = 0; u < uniq.size(); ++u)
   {
@@ -324,24 +345,29 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   const auto asked = allToAllTyped(comm, ask);
   std::vector<std::pair<GlobalId, GlobalId>> owned; // (label, size) of the groups this rank owns
   for (const auto& a : asked)
-    for (std::size_t t = 0; t + 1 < a.size(); t += 2) owned.emplace_back(a[t], a[t + 1]);
+    for (std::size_t t = 0; t + 1 < a.size(); t += 2)
+      owned.emplace_back(a[t], a[t + 1]);
   std::sort(owned.begin(), owned.end());
   {
     std::vector<std::pair<GlobalId, GlobalId>> merged;
     for (const auto& o : owned)
     {
-      if (!merged.empty() && merged.back().first == o.first) merged.back().second += o.second;
-      else merged.push_back(o);
+      if (!merged.empty() && merged.back().first == o.first)
+        merged.back().second += o.second;
+      else
+        merged.push_back(o);
     }
     owned.swap(merged);
   }
-  auto ownedSize = [&](GlobalId l) {
+  auto ownedSize = [&](GlobalId l)
+  {
     auto it = std::lower_bound(owned.begin(), owned.end(), std::make_pair(l, GlobalId(-1)));
     return it != owned.end() && it->first == l ? it->second : GlobalId(0);
   };
   std::vector<std::vector<GlobalId>> reply(ranks);
   for (int r = 0; r < ranks; ++r)
-    for (std::size_t t = 0; t + 1 < asked[r].size(); t += 2) reply[r].push_back(ownedSize(asked[r][t]));
+    for (std::size_t t = 0; t + 1 < asked[r].size(); t += 2)
+      reply[r].push_back(ownedSize(asked[r][t]));
   const auto replies = allToAllTyped(comm, reply);
   std::vector<GlobalId> sizeOfSlot(uniq.size());
   {
@@ -356,14 +382,17 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   // 6. GroupIds: kept groups by descending size, ties by the smaller label.
   std::vector<KeptGroup> keptOwned;
   for (const auto& o : owned)
-    if (o.second >= options.minimumGroupSize) keptOwned.push_back(KeptGroup{ -o.second, o.first });
+    if (o.second >= options.minimumGroupSize)
+      keptOwned.push_back(KeptGroup{ -o.second, o.first });
   std::vector<KeptGroup> kept = allGatherConcat(comm, keptOwned);
   std::sort(kept.begin(), kept.end());
   result.numGroups = kept.size();
   std::vector<std::pair<GlobalId, GlobalId>> idOfLabel; // (label, GroupId)
-  for (std::size_t g = 0; g < kept.size(); ++g) idOfLabel.emplace_back(kept[g].label, GlobalId(g));
+  for (std::size_t g = 0; g < kept.size(); ++g)
+    idOfLabel.emplace_back(kept[g].label, GlobalId(g));
   std::sort(idOfLabel.begin(), idOfLabel.end());
-  auto groupIdOf = [&](GlobalId l) {
+  auto groupIdOf = [&](GlobalId l)
+  {
     auto it = std::lower_bound(idOfLabel.begin(), idOfLabel.end(), std::make_pair(l, GlobalId(-1)));
     return it != idOfLabel.end() && it->first == l ? it->second : GlobalId(-1);
   };
@@ -375,9 +404,11 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   std::vector<long long> partialOfSlot(uniq.size(), -1);
   for (Index i = 0; i < local; ++i)
   {
-    if (single[i]) continue;
+    if (single[i])
+      continue;
     const std::size_t u = localSlot(label[i]);
-    if (groupIdOf(label[i]) < 0) continue;
+    if (groupIdOf(label[i]) < 0)
+      continue;
     const FofPayload& pl = items[i].payload;
     if (partialOfSlot[u] < 0)
     {
@@ -412,12 +443,15 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
     gp.vsecond += m * sv;
   }
   std::vector<std::vector<GroupPartial>> toOwner(ranks);
-  for (const auto& gp : partials) toOwner[ownerOf(gp.label, ranks)].push_back(gp);
+  for (const auto& gp : partials)
+    toOwner[ownerOf(gp.label, ranks)].push_back(gp);
   const auto gotPartials = allToAllTyped(comm, toOwner);
   std::vector<GroupPartial> all;
-  for (const auto& part : gotPartials) all.insert(all.end(), part.begin(), part.end());
+  for (const auto& part : gotPartials)
+    all.insert(all.end(), part.begin(), part.end());
   std::stable_sort(all.begin(), all.end(),
-    [&](const GroupPartial& a, const GroupPartial& b) { return groupIdOf(a.label) < groupIdOf(b.label); });
+    [&](const GroupPartial& a, const GroupPartial& b)
+    { return groupIdOf(a.label) < groupIdOf(b.label); });
   FofCatalogue& cat = result.catalogue;
   cat.hasVelocities = withVelocity;
   for (std::size_t i = 0; i < all.size();)
@@ -457,15 +491,18 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
     {
       const double off = M != 0 ? S[d] / M : 0.0;
       double c = base.ref[d] + off;
-      if (per.enabled()) c = double(wrapIntoBox(c, problem.boxLo[d], per.length[d]));
+      if (per.enabled())
+        c = double(wrapIntoBox(c, problem.boxLo[d], per.length[d]));
       cat.centerOfMass.push_back(c);
       c2 += off * off;
       const double voff = M != 0 ? V[d] / M : 0.0;
-      if (withVelocity) cat.meanVelocity.push_back(base.vref[d] + voff);
+      if (withVelocity)
+        cat.meanVelocity.push_back(base.vref[d] + voff);
       v2 += voff * voff;
     }
     cat.inertiaRadius.push_back(M > 0 ? std::sqrt(std::max(0.0, Q / M - c2)) : 0.0);
-    if (withVelocity) cat.velocityDispersion.push_back(M > 0 ? std::sqrt(std::max(0.0, (W / M - v2) / 3)) : 0.0);
+    if (withVelocity)
+      cat.velocityDispersion.push_back(M > 0 ? std::sqrt(std::max(0.0, (W / M - v2) / 3)) : 0.0);
     i = j;
   }
   cat.numGroups = cat.count.size();
@@ -482,7 +519,8 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   for (Index i = 0; i < local; ++i)
   {
     const FofPayload& pl = items[i].payload;
-    if (single[i]) home[pl.originRank].push_back(Home{ pl.originIndex, -1, 1 });
+    if (single[i])
+      home[pl.originRank].push_back(Home{ pl.originIndex, -1, 1 });
     else
       home[pl.originRank].push_back(
         Home{ pl.originIndex, groupIdOf(label[i]), sizeOfSlot[localSlot(label[i])] });

@@ -10,7 +10,8 @@ template <class T>
 std::vector<Region<T>> regionsFromTree(const ZTree<T>& tree, const std::vector<double>& leafRadius2)
 {
   std::vector<Region<T>> regions;
-  if (tree.planes.empty()) return regions;
+  if (tree.planes.empty())
+    return regions;
   // Plane 1 groups about 8 leaves: few regions to send, still tight boxes.
   const int p = 0;
   const TreePlane<T>& plane = tree.planes[p];
@@ -23,28 +24,32 @@ std::vector<Region<T>> regionsFromTree(const ZTree<T>& tree, const std::vector<d
     r.radius2 = 0;
     for (Index l = l0; l < l1; ++l)
     {
-      if (tree.planes[0].numQueries(l) == 0) continue;
+      if (tree.planes[0].numQueries(l) == 0)
+        continue;
       boxMerge(r.box, tree.queryBox(0, l));
       r.radius2 = std::max(r.radius2, leafRadius2[l]);
     }
-    if (!boxIsEmpty(r.box)) regions.push_back(r);
+    if (!boxIsEmpty(r.box))
+      regions.push_back(r);
   }
   return regions;
 }
 
 template <class T>
-std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
-  const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank)
+std::vector<std::vector<Index>> selectGhosts(
+  const ZTree<T>& tree, const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank)
 {
   const int ranks = int(regionsByRank.size());
   std::vector<std::vector<Index>> out(ranks);
-  if (tree.planes.empty()) return out;
+  if (tree.planes.empty())
+    return out;
   const Periodicity& per = tree.periodicity;
   const int top = int(tree.planes.size()) - 1;
   const SortedPoints<T>& src = tree.sources;
   for (int r = 0; r < ranks; ++r)
   {
-    if (r == myRank || regionsByRank[r].empty()) continue;
+    if (r == myRank || regionsByRank[r].empty())
+      continue;
     const std::vector<Region<T>>& regions = regionsByRank[r];
     std::vector<std::vector<Index>> found(omp_get_max_threads());
 #pragma omp parallel
@@ -57,22 +62,26 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
         const Region<T>& region = regions[g];
         // Descend the planes, keeping the nodes that can hold points in range.
         nodes.clear();
-        for (Index j = 0; j < tree.planes[top].numNodes(); ++j) nodes.push_back(j);
+        for (Index j = 0; j < tree.planes[top].numNodes(); ++j)
+          nodes.push_back(j);
         for (int p = top; p >= 0; --p)
         {
           const TreePlane<T>& plane = tree.planes[p];
           next.clear();
           for (Index j : nodes)
           {
-            if (plane.numSources(j) == 0) continue;
-            if (boxDistanceLow2(region.box, plane.sourceBox[j], per) > region.radius2) continue;
+            if (plane.numSources(j) == 0)
+              continue;
+            if (boxDistanceLow2(region.box, plane.sourceBox[j], per) > region.radius2)
+              continue;
             if (p == 0)
             {
               next.push_back(j);
             }
             else
             {
-              for (Index c = plane.childSplit[j]; c < plane.childSplit[j + 1]; ++c) next.push_back(c);
+              for (Index c = plane.childSplit[j]; c < plane.childSplit[j + 1]; ++c)
+                next.push_back(c);
             }
           }
           nodes.swap(next);
@@ -83,21 +92,25 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
           for (Index s = leaves.sourceSplit[leaf]; s < leaves.sourceSplit[leaf + 1]; ++s)
           {
             const T pt[3] = { src.x[s], src.y[s], src.z[s] };
-            if (pointBoxDistance2(pt, region.box, per) <= region.radius2) mine.push_back(s);
+            if (pointBoxDistance2(pt, region.box, per) <= region.radius2)
+              mine.push_back(s);
           }
         }
       }
     }
     std::vector<Index>& all = out[r];
-    for (auto& f : found) all.insert(all.end(), f.begin(), f.end());
+    for (auto& f : found)
+      all.insert(all.end(), f.begin(), f.end());
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
   }
   return out;
 }
 
-template std::vector<Region<float>> regionsFromTree(const ZTree<float>&, const std::vector<double>&);
-template std::vector<Region<double>> regionsFromTree(const ZTree<double>&, const std::vector<double>&);
+template std::vector<Region<float>> regionsFromTree(
+  const ZTree<float>&, const std::vector<double>&);
+template std::vector<Region<double>> regionsFromTree(
+  const ZTree<double>&, const std::vector<double>&);
 template std::vector<std::vector<Index>> selectGhosts(
   const ZTree<float>&, const std::vector<std::vector<Region<float>>>&, int);
 template std::vector<std::vector<Index>> selectGhosts(

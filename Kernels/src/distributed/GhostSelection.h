@@ -23,13 +23,14 @@ struct Region
 // points, or of its sources for a self-query tree) with the largest radius
 // of its leaves. leafRadius2 has one value per leaf.
 template <class T>
-std::vector<Region<T>> regionsFromTree(const ZTree<T>& tree, const std::vector<double>& leafRadius2);
+std::vector<Region<T>> regionsFromTree(
+  const ZTree<T>& tree, const std::vector<double>& leafRadius2);
 
 // For every rank, the sorted local source indices (into tree.sources) within
 // the radius of any of its regions; empty for this rank itself.
 template <class T>
-std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
-  const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank);
+std::vector<std::vector<Index>> selectGhosts(
+  const ZTree<T>& tree, const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank);
 
 // Exchanges regions so that every rank knows every rank's regions.
 template <class T>
@@ -38,7 +39,8 @@ std::vector<std::vector<Region<T>>> gatherRegions(
 {
   std::vector<std::vector<char>> all = comm.allGather(toBytes(local));
   std::vector<std::vector<Region<T>>> out(all.size());
-  for (std::size_t r = 0; r < all.size(); ++r) out[r] = fromBytes<Region<T>>(all[r]);
+  for (std::size_t r = 0; r < all.size(); ++r)
+    out[r] = fromBytes<Region<T>>(all[r]);
   return out;
 }
 } // namespace jz

@@ -13,7 +13,8 @@ namespace jz
 {
 inline std::string periodicBoxError(bool periodic, const double* lo, const double* hi)
 {
-  if (!periodic) return {};
+  if (!periodic)
+    return {};
   for (int d = 0; d < 3; ++d)
     if (!std::isfinite(lo[d]) || !std::isfinite(hi[d]) || !(hi[d] > lo[d]))
       return "the periodic box must have finite bounds with max > min in every dimension";

@@ -40,10 +40,13 @@ struct KnnPayload
 template <class T>
 std::string localProblemError(const KnnProblem<T>& pr)
 {
-  if (pr.k < 1) return "the number of neighbours K must be at least 1 (got " + std::to_string(pr.k) + ")";
+  if (pr.k < 1)
+    return "the number of neighbours K must be at least 1 (got " + std::to_string(pr.k) + ")";
   std::string e = periodicBoxError(pr.periodic, pr.boxLo, pr.boxHi);
-  if (e.empty()) e = nonFiniteError(pr.sources, pr.numSources, "source point");
-  if (e.empty() && pr.queries) e = nonFiniteError(pr.queries, pr.numQueries, "query point");
+  if (e.empty())
+    e = nonFiniteError(pr.sources, pr.numSources, "source point");
+  if (e.empty() && pr.queries)
+    e = nonFiniteError(pr.queries, pr.numQueries, "query point");
   if (e.empty() && pr.sourceMasses)
   {
     for (std::size_t i = 0; i < pr.numSources; ++i)
@@ -77,7 +80,8 @@ template <class T>
 RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>& results,
   Communicator& comm, Backend backend, const RunControl& control)
 {
-  if (comm.size() == 1) return computeKnn(problem, results, backend, control);
+  if (comm.size() == 1)
+    return computeKnn(problem, results, backend, control);
   RunInfo info;
   const int me = comm.rank(), ranks = comm.size();
   // A self query only when no rank has a separate query set: a rank whose
@@ -90,7 +94,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
   agreeOnErrors(comm, localProblemError(problem));
   const std::int64_t totalSources = allSum(comm, std::int64_t(problem.numSources));
   const std::int64_t totalQueries = allSum(comm, std::int64_t(numQueries));
-  if (totalQueries == 0) return info;
+  if (totalQueries == 0)
+    return info;
   if (std::int64_t(problem.k) > totalSources)
   {
     throw Error("the number of neighbours K = " + std::to_string(problem.k) +
@@ -107,7 +112,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
   using Item = Travelling<T, KnnPayload>;
   std::vector<Item> items;
   items.reserve(problem.numSources + (self ? 0 : numQueries));
-  auto addPoints = [&](const T* xyz, std::size_t n, std::uint8_t role, bool isSource) {
+  auto addPoints = [&](const T* xyz, std::size_t n, std::uint8_t role, bool isSource)
+  {
     for (std::size_t i = 0; i < n; ++i)
     {
       Item it;
@@ -125,7 +131,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
     }
   };
   addPoints(problem.sources, problem.numSources, self ? (kIsSource | kIsQuery) : kIsSource, true);
-  if (!self && numQueries > 0) addPoints(problem.queries, numQueries, kIsQuery, false);
+  if (!self && numQueries > 0)
+    addPoints(problem.queries, numQueries, kIsQuery, false);
   items = decomposeInZOrder(items, comm);
 
   std::vector<T> srcXyz, qryXyz;
@@ -145,7 +152,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
     {
       // A self query keeps one copy of each point: the local sources, in
       // the same order, are the queries.
-      if (!self) qryXyz.insert(qryXyz.end(), it.p, it.p + 3);
+      if (!self)
+        qryXyz.insert(qryXyz.end(), it.p, it.p + 3);
       qryRank.push_back(it.payload.originRank);
       qryIndex.push_back(it.payload.originIndex);
     }
@@ -160,8 +168,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
     ZTree<T> tree;
     const Index ns = Index(srcIds.size()), nq = Index(qryIndex.size());
     const bool joint = !self && nq > 0; // a self query needs a sources-only tree
-    buildTreeCpu(srcXyz.data(), ns, joint ? qryXyz.data() : (const T*)nullptr, joint ? nq : 0,
-      per, problem.boxLo, TreeBuildOptions(), tree, RunControl());
+    buildTreeCpu(srcXyz.data(), ns, joint ? qryXyz.data() : (const T*)nullptr, joint ? nq : 0, per,
+      problem.boxLo, TreeBuildOptions(), tree, RunControl());
     std::vector<Region<T>> regions;
     if (nq > 0 && ns > 0)
     {
@@ -173,7 +181,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
       Region<T> all;
       boxSetEmpty(all.box);
       const std::vector<T>& qxyz = self ? srcXyz : qryXyz;
-      for (Index q = 0; q < nq; ++q) boxExtend(all.box, &qxyz[3 * q]);
+      for (Index q = 0; q < nq; ++q)
+        boxExtend(all.box, &qxyz[3 * q]);
       all.radius2 = kInfinity;
       regions.push_back(all);
     }
@@ -272,7 +281,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
     runError = e.what();
   }
   agreeOnErrors(comm, runError);
-  for (auto& s : localInfo.stageSeconds) info.stageSeconds.push_back(s);
+  for (auto& s : localInfo.stageSeconds)
+    info.stageSeconds.push_back(s);
   info.backend = nq > 0 ? localInfo.backend : info.backend;
   info.stageSeconds.emplace_back("local search", since(t0));
 
@@ -285,8 +295,10 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
     append(b, qryIndex[q]);
     append(b, h[q]);
     append(b, rho[q]);
-    for (int j = 0; wantIds && j < k; ++j) append(b, ids[q * k + j]);
-    for (int j = 0; wantDist && j < k; ++j) append(b, dist[q * k + j]);
+    for (int j = 0; wantIds && j < k; ++j)
+      append(b, ids[q * k + j]);
+    for (int j = 0; wantDist && j < k; ++j)
+      append(b, dist[q * k + j]);
   }
   const auto got = comm.allToAll(back);
   for (const auto& part : got)
@@ -298,17 +310,21 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
       const Index q = read<Index>(p);
       const T hq = read<T>(p);
       const T rq = read<T>(p);
-      if (results.smoothingLength) results.smoothingLength[q] = hq;
-      if (results.density) results.density[q] = rq;
+      if (results.smoothingLength)
+        results.smoothingLength[q] = hq;
+      if (results.density)
+        results.density[q] = rq;
       for (int j = 0; wantIds && j < k; ++j)
       {
         const GlobalId id = read<GlobalId>(p);
-        if (results.neighborIds) results.neighborIds[std::size_t(q) * k + j] = id;
+        if (results.neighborIds)
+          results.neighborIds[std::size_t(q) * k + j] = id;
       }
       for (int j = 0; wantDist && j < k; ++j)
       {
         const T d = read<T>(p);
-        if (results.neighborDistances) results.neighborDistances[std::size_t(q) * k + j] = d;
+        if (results.neighborDistances)
+          results.neighborDistances[std::size_t(q) * k + j] = d;
       }
     }
   }
@@ -316,8 +332,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
   return info;
 }
 
-template RunInfo computeKnnDistributed<float>(const KnnProblem<float>&, const KnnResults<float>&,
-  Communicator&, Backend, const RunControl&);
-template RunInfo computeKnnDistributed<double>(const KnnProblem<double>&,
-  const KnnResults<double>&, Communicator&, Backend, const RunControl&);
+template RunInfo computeKnnDistributed<float>(
+  const KnnProblem<float>&, const KnnResults<float>&, Communicator&, Backend, const RunControl&);
+template RunInfo computeKnnDistributed<double>(
+  const KnnProblem<double>&, const KnnResults<double>&, Communicator&, Backend, const RunControl&);
 } // namespace jz

@@ -1,0 +1,47 @@
+// Stage times for RunInfo: the one clock every driver and walk uses.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "jz/Backend.h"
+
+namespace jz
+{
+// Adds (name, seconds) to info->stageSeconds when it goes out of scope, or at
+// stop(). A null info times nothing and records nothing.
+class StageTimer
+{
+public:
+  using Clock = std::chrono::steady_clock;
+
+  StageTimer(RunInfo* info, std::string name)
+    : info_(info)
+    , name_(std::move(name))
+    , start_(Clock::now())
+  {
+  }
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+  ~StageTimer() { stop(); }
+
+  // Seconds since construction.
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  // Records the stage now (once); later calls and the destructor do nothing.
+  void stop()
+  {
+    if (info_)
+    {
+      info_->stageSeconds.emplace_back(std::move(name_), seconds());
+      info_ = nullptr;
+    }
+  }
+
+private:
+  RunInfo* info_;
+  std::string name_;
+  Clock::time_point start_;
+};
+} // namespace jz

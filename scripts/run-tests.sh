@@ -6,4 +6,9 @@ cd "$ROOT"
 scripts/install-deps.sh
 scripts/build.sh
 cd build
+# Without arguments: every test but the long ones (label "long": soak runs,
+# cross-architecture builds); `./scripts/run-tests.sh -L long` runs those.
+if [ $# -eq 0 ]; then
+  set -- -LE long
+fi
 ctest --output-on-failure "$@"

@@ -139,8 +139,11 @@ JZ_HD bool fofCompareExchange(Index* g, Index i, Index expected, Index desired)
 #endif
 }
 
-// Root of i, with path halving (every write stores an ancestor, which stays
-// in the same group, so racing compressions are harmless).
+// Root of i, with path halving. A compression replaces the parent it read by
+// that parent's parent, and only if the slot still holds the parent read
+// (compare-and-swap): a pointer only ever moves towards the root. A plain
+// store could put back a stale ancestor after another thread had stored the
+// root, and a contracted pointer would then name a non-root.
 JZ_HD Index fofFind(Index* g, Index i)
 {
   Index p = fofLoad(g, i);
@@ -148,11 +151,28 @@ JZ_HD Index fofFind(Index* g, Index i)
   {
     const Index gp = fofLoad(g, p);
     if (gp != p)
-      fofStore(g, i, gp);
+      fofCompareExchange(g, i, p, gp);
     i = p;
     p = gp;
   }
   return i;
+}
+
+// Points i at its root. With no union running concurrently the root is final
+// and every value g[i] can hold lies on the path to it, so the store is
+// monotone too; racing compressions (compare-and-swap from an older value)
+// cannot undo it.
+JZ_HD void fofContract(Index* g, Index i)
+{
+  const Index r = fofFind(g, i);
+  if (fofLoad(g, i) != r)
+    fofStore(g, i, r);
+}
+
+// Whether i is a root: after a contraction every g[i] must be one.
+JZ_HD bool fofIsRoot(const Index* g, Index i)
+{
+  return fofLoad(g, i) == i;
 }
 
 // Root of i without writes (for read-only passes).

@@ -17,6 +17,7 @@
 // pairs with the compare-and-swap union. A final contraction makes every
 // point point at its group's root, the group's smallest sorted index.
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -69,6 +70,19 @@ inline void atomicMin(GlobalId* slot, GlobalId v)
     !__atomic_compare_exchange_n(slot, &cur, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
   {
   }
+}
+
+// Points every g[i] at its root. fofContract's stores are monotone, so racing
+// threads cannot leave a pointer at a non-root; debug builds check that.
+void contractGroups(Index* g, Index n, int numThreads)
+{
+#pragma omp parallel for num_threads(numThreads) schedule(static) if (numThreads > 1)
+  for (long long i = 0; i < (long long)n; ++i)
+    fofContract(g, Index(i));
+#ifndef NDEBUG
+  for (Index i = 0; i < n; ++i)
+    assert(fofIsRoot(g, g[i]) && "every group pointer names a root after a contraction");
+#endif
 }
 
 // Runs body(pair, out) over the input pairs on all threads and concatenates
@@ -248,11 +262,7 @@ public:
     t0 = Clock::now();
     reportProgress(control, 0.85);
 
-#pragma omp parallel for num_threads(nt_) schedule(static)
-    for (long long k = 0; k < (long long)n; ++k)
-    {
-      fofStore(g, Index(k), fofFind(g, Index(k)));
-    }
+    contractGroups(g, n, nt_);
     info.stageSeconds.push_back({ "fof contraction", secondsSince(t0) });
   }
 
@@ -402,11 +412,8 @@ private:
 
   void contract(PlaneGroups& groups) const
   {
-    Index* grp = groups.grp.data();
-    const long long n = (long long)groups.grp.size();
-#pragma omp parallel for num_threads(nt_) schedule(static) if (n > kSerialBelow)
-    for (long long i = 0; i < n; ++i)
-      fofStore(grp, Index(i), fofFind(grp, Index(i)));
+    const Index n = Index(groups.grp.size());
+    contractGroups(groups.grp.data(), n, n > kSerialBelow ? nt_ : 1);
   }
 
   // Per-dimension nearest-image mode of a pair of boxes. With every point

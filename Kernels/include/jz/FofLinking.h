@@ -1,6 +1,6 @@
 // Per-node and per-point friends-of-friends logic shared by the CPU backend
-// and (later) the CUDA kernels: node-pair classification and the lock-free
-// union-find on group pointers (paper section IV-A).
+// and the CUDA kernels: node-pair classification and the lock-free union-find
+// on group pointers (jz-tree paper §IV-A).
 #pragma once
 
 #include "Config.h"
@@ -14,21 +14,6 @@ enum class FofPairAction : int
   Link = 1,    // every point pair within l: link the two nodes whole
   Refine = 2   // undecided: evaluate the children (or the points, for leaves)
 };
-
-// Classifies a pair of distinct, non-empty nodes from their bounding boxes.
-// d_low > l discards; d_up <= l links. boxDistanceHigh2 carries a relative
-// slack, so a link is only declared when it holds for every pair of points
-// inside both boxes (including rounding of the double evaluation).
-template <class T>
-JZ_HD FofPairAction classifyFofPair(
-  const Box<T>& a, const Box<T>& b, double linkingLength2, const Periodicity& per)
-{
-  if (boxDistanceLow2(a, b, per) > linkingLength2)
-    return FofPairAction::Discard;
-  if (boxDistanceHigh2(a, b, per) <= linkingLength2)
-    return FofPairAction::Link;
-  return FofPairAction::Refine;
-}
 
 // --- Nearest-image modes ----------------------------------------------------
 // Per dimension, how Geometry.h's separation() treats every point pair drawn
@@ -173,18 +158,6 @@ JZ_HD void fofContract(Index* g, Index i)
 JZ_HD bool fofIsRoot(const Index* g, Index i)
 {
   return fofLoad(g, i) == i;
-}
-
-// Root of i without writes (for read-only passes).
-JZ_HD Index fofFindNoCompress(const Index* g, Index i)
-{
-  Index p = fofLoad(g, i);
-  while (p != i)
-  {
-    i = p;
-    p = fofLoad(g, i);
-  }
-  return i;
 }
 
 // Joins the groups of a and b: the higher root is pointed at the lower one

@@ -16,7 +16,6 @@
 #include "../walk/BoxMetric.h"
 #include "../walk/DualWalk.h"
 #include "CandidateBuffer.h"
-#include "KnnLeafRadius.h"
 #include "KnnLeafSearch.h"
 #include "jz/DensityKernels.h"
 #include "jz/Tree.h"
@@ -25,26 +24,6 @@ namespace jz
 {
 namespace
 {
-// Algorithm 1 lines 1-5 without the leaf plane: the list of the leaves'
-// parents (plane 1, or the super nodes when the tree has one plane).
-template <class T, class Policy>
-typename DualWalk<T, Policy>::Level walkAboveLeaves(
-  DualWalk<T, Policy>& walk, Policy& policy, const RunControl& control)
-{
-  const int numPlanes = walk.numPlanes();
-  if (control.progress)
-  {
-    policy.setPlaneProgress([&control, numPlanes](int p)
-      { return control.progress(0.3 + 0.1 * (numPlanes - p) / numPlanes); });
-  }
-  return walk.walkDownTo(1);
-}
-
-int walkThreads(const RunControl& control)
-{
-  return control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
-}
-
 // Writes one query point's K nearest sources into the outputs (input order):
 // smoothing length, density, neighbour ids and distances as asked.
 template <class T>
@@ -104,12 +83,12 @@ void knnWalk(const ZTree<T>& tree, const KnnProblem<T>& problem, const Metric& m
   const RunControl& control)
 {
   using Policy = KnnLeafSearch<T, Metric, KnnOutputWriter<T>>;
-  const int threads = walkThreads(control);
+  const int threads = knnWalkThreads(control);
   Policy policy(
     tree, problem.k, metric, threads, &writer.keys, sortedNeighbors, queryLimit, writer);
   DualWalk<T, Policy> walk(tree, policy, threads, &info);
   StageTimer nodeTimer(&info, "node walks");
-  const auto parents = walkAboveLeaves(walk, policy, control);
+  const auto parents = knnWalkAboveLeaves(walk, policy, control);
   nodeTimer.stop();
 
   StageTimer leafTimer(&info, "leaf walk");
@@ -119,26 +98,6 @@ void knnWalk(const ZTree<T>& tree, const KnnProblem<T>& problem, const Metric& m
   walk.leafPass(parents, progress);
 }
 } // namespace
-
-template <class T>
-std::vector<double> knnLeafRadius2(const ZTree<T>& tree, int k, const RunControl& control)
-{
-  if (tree.planes.empty() || tree.planes[0].numNodes() == 0)
-    return {};
-  const int threads = walkThreads(control);
-  return withBoxMetric(tree.periodicity,
-    [&](const auto& metric)
-    {
-      using Policy = KnnLeafRadius<T, std::decay_t<decltype(metric)>>;
-      Policy policy(tree, k, metric, threads);
-      DualWalk<T, Policy> walk(tree, policy, threads);
-      walk.leafPass(walkAboveLeaves(walk, policy, control));
-      return std::move(policy.radii2());
-    });
-}
-
-template std::vector<double> knnLeafRadius2(const ZTree<float>&, int, const RunControl&);
-template std::vector<double> knnLeafRadius2(const ZTree<double>&, int, const RunControl&);
 
 template <class T>
 void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo& info,
@@ -152,7 +111,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
 
   // The tree build runs on OpenMP's default team: give it the caller's count.
   const int threadsBefore = omp_get_max_threads();
-  omp_set_num_threads(walkThreads(control));
+  omp_set_num_threads(knnWalkThreads(control));
   struct RestoreThreads
   {
     int n;

@@ -10,6 +10,8 @@
 #include <functional>
 #include <vector>
 
+#include <omp.h>
+
 #include "../walk/PerThread.h"
 #include "../walk/WalkPolicy.h"
 #include "jz/NeighborHeap.h"
@@ -132,4 +134,25 @@ protected:
   PerThread<std::vector<RadiusOfCountHeap>> heaps_;
   std::function<bool(int)> planeProgress_;
 };
+
+// Worker threads of a kNN walk: the caller's count, else OpenMP's.
+inline int knnWalkThreads(const RunControl& control)
+{
+  return control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+}
+
+// Algorithm 1 lines 1-5 without the leaf plane: the list of the leaves'
+// parents (plane 1, or the super nodes when the tree has one plane), with
+// progress from 0.3 to 0.4 of the run.
+template <class Walk, class Policy>
+auto knnWalkAboveLeaves(Walk& walk, Policy& policy, const RunControl& control)
+{
+  const int numPlanes = walk.numPlanes();
+  if (control.progress)
+  {
+    policy.setPlaneProgress([&control, numPlanes](int p)
+      { return control.progress(0.3 + 0.1 * (numPlanes - p) / numPlanes); });
+  }
+  return walk.walkDownTo(1);
+}
 } // namespace jz

@@ -88,8 +88,9 @@ public:
   // Algorithm 1 line 6, fused per parent: for each node of `parents` (the
   // level above the leaves) its leaves' lists are built and each handed to
   // policy.consumeLeaf(leaf, list) on the same thread. `progress` (fraction
-  // of leaves done; false = abort) is called from one thread; an abort
-  // throws Aborted after the pass.
+  // of leaves done; false = abort) is called from the calling thread only
+  // (thread 0), at least once at the end; an abort throws Aborted after the
+  // pass.
   void leafPass(const Level& parents, const std::function<bool(double)>& progress = {})
   {
     policy_.beginPlane(0);
@@ -113,6 +114,9 @@ public:
           aborted = true;
       }
     }
+    // The calling thread reports once more: it may have got no parent at all.
+    if (!aborted && progress && !progress(1.0))
+      aborted = true;
     if (aborted)
       throw Aborted();
     policy_.endPlane(0, 0);

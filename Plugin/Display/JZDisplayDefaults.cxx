@@ -25,17 +25,6 @@
 
 namespace
 {
-const jz_display::Entry* EntryOf(vtkSMProxy* repr)
-{
-  if (!repr->GetProperty("Input"))
-  {
-    return nullptr;
-  }
-  vtkSMPropertyHelper input(repr, "Input", /*quiet=*/true);
-  vtkSMProxy* producer = input.GetAsProxy();
-  return producer ? jz_display::FindEntry(producer->GetXMLName(), input.GetOutputPort()) : nullptr;
-}
-
 /// Watches sessions (to reach their proxy managers), registrations of views
 /// and representations, the views' lists of representations, and
 /// re-executions of the producers of the representations it configured.
@@ -113,7 +102,7 @@ private:
     {
       return;
     }
-    if (const jz_display::Entry* entry = EntryOf(info.Proxy))
+    if (const jz_display::Entry* entry = jz_display::FindEntry(info.Proxy))
     {
       // ParaView finishes setting the representation up after registering it
       // (its colour map: vtkSMPVRepresentationProxy::SetupLookupTable) and
@@ -143,7 +132,7 @@ private:
 
   void SetUp(vtkSMProxy* repr, bool newColorMap)
   {
-    const jz_display::Entry* entry = EntryOf(repr);
+    const jz_display::Entry* entry = jz_display::FindEntry(repr);
     if (!entry || !jz_display::ApplyLook(*entry, repr, newColorMap))
     {
       return;
@@ -165,7 +154,7 @@ private:
     {
       if (vtkSMPropertyHelper(repr, "Input").GetAsProxy() == producer)
       {
-        if (const jz_display::Entry* entry = EntryOf(repr))
+        if (const jz_display::Entry* entry = jz_display::FindEntry(repr))
         {
           jz_display::ExtendCategories(*entry, repr);
         }

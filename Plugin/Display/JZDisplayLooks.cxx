@@ -236,8 +236,10 @@ void ConfigureCategories(vtkSMProxy* lut, vtkIdType maxId, const char* noise)
     ->SetElements(annotations);
   vtkSMPropertyHelper(lut, "IndexedColors")
     .Set(colors.data(), static_cast<unsigned>(colors.size()));
-  SetInt(lut, "IndexedLookup", 1);
+  // Annotations first: the GUI's colour map editor offers to generate them
+  // (a modal question) when a map turns categorical without any.
   SetInt(lut, "AnnotationsInitialized", 1);
+  SetInt(lut, "IndexedLookup", 1);
   SetColor(lut, "NanColor", Grey);
   lut->UpdateVTKObjects();
 }

@@ -1,5 +1,8 @@
 #include "JZDisplayTable.h"
 
+#include "vtkSMPropertyHelper.h"
+#include "vtkSMProxy.h"
+
 #include <cstring>
 
 namespace jz_display
@@ -36,6 +39,18 @@ const Entry* FindEntry(const char* producer, int port)
     }
   }
   return nullptr;
+}
+
+const Entry* FindEntry(vtkSMProxy* repr)
+{
+  if (!repr || !repr->GetProperty("Input"))
+  {
+    return nullptr;
+  }
+  vtkSMPropertyHelper input(repr, "Input", /*quiet=*/true);
+  vtkSMProxy* producer = input.GetAsProxy();
+  return producer ? FindEntry(producer->GetXMLName(), static_cast<int>(input.GetOutputPort()))
+                  : nullptr;
 }
 
 }

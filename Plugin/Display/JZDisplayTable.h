@@ -5,6 +5,8 @@
 #ifndef JZDisplayTable_h
 #define JZDisplayTable_h
 
+class vtkSMProxy;
+
 namespace jz_display
 {
 
@@ -41,6 +43,9 @@ struct Entry
 
 /// The entry for output `port` of a proxy of XML name `producer`, or nullptr.
 const Entry* FindEntry(const char* producer, int port);
+
+/// The entry for the data shown by representation `repr` (its Input), or nullptr.
+const Entry* FindEntry(vtkSMProxy* repr);
 
 }
 

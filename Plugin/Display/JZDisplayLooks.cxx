@@ -43,6 +43,11 @@ constexpr double SmoothingRadius = 0.3;
 // Opacity of the faint end (ids -1, low densities) and of halo spheres.
 constexpr double FaintOpacity = 0.12;
 constexpr double SphereOpacity = 0.4;
+// With an opacity array but an actor opacity of 1, VTK 9.2's Point Gaussian
+// mapper draws in the opaque pass, where even its faint splats write depth
+// and hide translucent geometry behind them (the halo spheres); an opacity
+// just below 1 sends the particles through the translucent (depth-peeled) pass.
+constexpr double TranslucentPassOpacity = 0.999;
 
 const int Points = vtkDataObject::FIELD_ASSOCIATION_POINTS;
 const int Cells = vtkDataObject::FIELD_ASSOCIATION_CELLS;
@@ -314,6 +319,7 @@ void Categories(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info
   SetInt(repr, "OpacityByArray", 1);
   SetArray(repr, "OpacityArray", Points, entry.Array);
   SetFunction(repr, "OpacityTransferFunction", { { -1, FaintOpacity }, { -0.5, 1 }, { top, 1 } });
+  SetDouble(repr, "Opacity", TranslucentPassOpacity);
   SetInt(repr, "ScaleByArray", 1);
   SetArray(repr, "SetScaleArray", Points, entry.Array);
   SetInt(repr, "UseScaleFunction", 1);
@@ -417,6 +423,7 @@ void Scalars(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info, b
     SetInt(repr, "OpacityByArray", 1);
     SetArray(repr, "OpacityArray", Points, entry.Array);
     SetFunction(repr, "OpacityTransferFunction", OpacityRamp(entry, range, 0.03, 1.5));
+    SetDouble(repr, "Opacity", TranslucentPassOpacity);
   }
 }
 

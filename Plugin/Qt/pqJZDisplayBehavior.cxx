@@ -11,10 +11,15 @@
 #include "vtkSMPVRepresentationProxy.h"
 #include "vtkSMPropertyHelper.h"
 #include "vtkSMProxy.h"
+#include "vtkSMTransferFunctionProxy.h"
 #include "vtkSMViewLayoutProxy.h"
 #include "vtkSMViewProxy.h"
 
+#include <QSet>
 #include <QTimer>
+
+#include <cmath>
+#include <vector>
 
 namespace
 {
@@ -23,17 +28,44 @@ constexpr unsigned MaxLegendCategories = 12;
 // Share of the split the render view keeps beside a new catalogue spreadsheet.
 constexpr double RenderViewShare = 0.62;
 
-void HideCrowdedLegend(pqDataRepresentation* repr)
+/// Hides categorical legends too crowded to read, and labels logarithmic
+/// legends at the powers of ten (ParaView's own labels overlap in small views).
+void TidyLegend(pqDataRepresentation* repr)
 {
   vtkSMProxy* proxy = repr->getProxy();
+  vtkSMProxy* view = repr->getView()->getProxy();
   vtkSMProxy* lut = proxy->GetProperty("LookupTable")
     ? vtkSMPropertyHelper(proxy, "LookupTable").GetAsProxy()
     : nullptr;
-  if (lut && vtkSMPropertyHelper(lut, "IndexedLookup").GetAsInt() != 0 &&
-    vtkSMPropertyHelper(lut, "Annotations").GetNumberOfElements() / 2 > MaxLegendCategories)
+  if (!lut || !vtkSMPVRepresentationProxy::IsScalarBarVisible(proxy, view))
   {
-    vtkSMPVRepresentationProxy::SetScalarBarVisibility(proxy, repr->getView()->getProxy(), false);
+    return;
   }
+  if (vtkSMPropertyHelper(lut, "IndexedLookup").GetAsInt() != 0)
+  {
+    if (vtkSMPropertyHelper(lut, "Annotations").GetNumberOfElements() / 2 > MaxLegendCategories)
+    {
+      vtkSMPVRepresentationProxy::SetScalarBarVisibility(proxy, view, false);
+    }
+    return;
+  }
+  double range[2];
+  vtkSMProxy* bar = vtkSMTransferFunctionProxy::FindScalarBarRepresentation(lut, view);
+  if (!bar || vtkSMPropertyHelper(lut, "UseLogScale").GetAsInt() == 0 ||
+    !vtkSMTransferFunctionProxy::GetRange(lut, range) || !(range[0] > 0))
+  {
+    return;
+  }
+  std::vector<double> decades;
+  for (double p = std::ceil(std::log10(range[0])); p <= std::log10(range[1]); ++p)
+  {
+    decades.push_back(std::pow(10.0, p));
+  }
+  vtkSMPropertyHelper(bar, "CustomLabels")
+    .Set(decades.data(), static_cast<unsigned>(decades.size()));
+  vtkSMPropertyHelper(bar, "UseCustomLabels").Set(1);
+  vtkSMPropertyHelper(bar, "AddRangeLabels").Set(1);
+  bar->UpdateVTKObjects();
 }
 }
 
@@ -53,32 +85,33 @@ void pqJZDisplayBehavior::startup()
 void pqJZDisplayBehavior::representationAdded(pqRepresentation* repr)
 {
   auto* dataRepr = qobject_cast<pqDataRepresentation*>(repr);
-    dataRepr ? (jz_display::FindEntry(dataRepr->getProxy()) != nullptr) : -1);
-    if (!dataRepr || pqApplicationCore::instance()->isLoadingState() ||
-      !jz_display::FindEntry(dataRepr->getProxy()))
-    {
-      return;
-    }
-    if (this->Added.isEmpty())
-    {
-      // After the whole Apply: the GUI shows legends and opens views after
-      // creating the representations.
-      QTimer::singleShot(0, this, &pqJZDisplayBehavior::tidy);
-    }
-    this->Added.push_back(dataRepr);
+  if (!dataRepr || pqApplicationCore::instance()->isLoadingState() ||
+    !jz_display::FindEntry(dataRepr->getProxy()))
+  {
+    return;
+  }
+  if (this->Added.isEmpty())
+  {
+    // After the whole Apply: the GUI shows legends and opens views after
+    // creating the representations.
+    QTimer::singleShot(0, this, &pqJZDisplayBehavior::tidy);
+  }
+  this->Added.push_back(dataRepr);
 }
 
 void pqJZDisplayBehavior::tidy()
 {
   pqRenderView* renderView = nullptr;
   pqSpreadSheetView* sheet = nullptr;
+  QSet<pqRepresentation*> added;
   for (const auto& repr : this->Added)
   {
     pqView* view = repr ? repr->getView() : nullptr;
     if (auto* rv = qobject_cast<pqRenderView*>(view))
     {
       renderView = rv;
-      HideCrowdedLegend(repr);
+      added.insert(repr);
+      TidyLegend(repr);
     }
     else if (auto* ss = qobject_cast<pqSpreadSheetView*>(view))
     {
@@ -86,23 +119,36 @@ void pqJZDisplayBehavior::tidy()
     }
   }
   this->Added.clear();
-  if (!renderView || !sheet || pqActiveObjects::instance().activeView() != sheet)
+  if (!renderView)
   {
-    if (renderView)
-    {
-      renderView->render();
-    }
     return;
   }
-  // The catalogue's spreadsheet was split off the render view: give the
-  // picture the larger share, keep it the active view and fit it again.
-  vtkSMViewLayoutProxy* layout = vtkSMViewLayoutProxy::FindLayout(sheet->getViewProxy());
-  const int location = layout ? layout->GetViewLocation(sheet->getViewProxy()) : -1;
-  if (location > 0 && layout->GetViewLocation(renderView->getViewProxy()) == location - 1)
+  if (sheet && pqActiveObjects::instance().activeView() == sheet)
   {
-    layout->SetSplitFraction(vtkSMViewLayoutProxy::GetParent(location), RenderViewShare);
+    // The catalogue's spreadsheet was split off the render view: give the
+    // picture the larger share and keep it the active view.
+    vtkSMViewLayoutProxy* layout = vtkSMViewLayoutProxy::FindLayout(sheet->getViewProxy());
+    const int location = layout ? layout->GetViewLocation(sheet->getViewProxy()) : -1;
+    if (location > 0 && layout->GetViewLocation(renderView->getViewProxy()) == location - 1)
+    {
+      layout->SetSplitFraction(vtkSMViewLayoutProxy::GetParent(location), RenderViewShare);
+    }
+    pqActiveObjects::instance().setActiveView(renderView);
   }
-  pqActiveObjects::instance().setActiveView(renderView);
-  renderView->resetDisplay();
+  // ParaView fits the camera to a new output only when nothing else is
+  // visible before it hides the input; fit it when the new outputs are all
+  // that is visible after that (and after the view changed shape).
+  bool onlyNew = true;
+  for (pqRepresentation* repr : renderView->getRepresentations())
+  {
+    if (repr->isVisible() && qobject_cast<pqDataRepresentation*>(repr) && !added.contains(repr))
+    {
+      onlyNew = false;
+    }
+  }
+  if (onlyNew || sheet)
+  {
+    renderView->resetDisplay();
+  }
   renderView->render();
 }

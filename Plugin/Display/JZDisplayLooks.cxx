@@ -25,23 +25,25 @@ namespace jz_display
 {
 namespace
 {
-// Categorical palette (Tableau 10 without its grey, plus gold and teal):
-// saturated enough on ParaView's dark and light backgrounds, and never the
-// grey of the ungrouped/noise id -1.
+// Categorical palette: nine saturated colours, far from one another and from
+// the grey of the ungrouped/noise id -1 even behind a faint grey haze, and
+// visible on ParaView's dark and light backgrounds.
 constexpr double Palette[][3] = { { 0.122, 0.467, 0.706 }, { 1.000, 0.498, 0.055 },
-  { 0.173, 0.627, 0.173 }, { 0.839, 0.153, 0.157 }, { 0.580, 0.404, 0.741 },
-  { 0.549, 0.337, 0.294 }, { 0.890, 0.467, 0.761 }, { 0.737, 0.741, 0.133 },
-  { 0.090, 0.745, 0.812 }, { 1.000, 0.843, 0.000 }, { 0.000, 0.502, 0.502 } };
+  { 0.173, 0.627, 0.173 }, { 0.839, 0.153, 0.157 }, { 0.580, 0.251, 0.839 },
+  { 0.090, 0.745, 0.812 }, { 0.910, 0.251, 0.698 }, { 1.000, 0.843, 0.000 },
+  { 0.450, 0.950, 0.350 } };
 constexpr int PaletteSize = sizeof(Palette) / sizeof(Palette[0]);
 constexpr double Grey[3] = { 0.6, 0.6, 0.6 };
 
 // Point Gaussian radii, as fractions of the mean interparticle separation
 // (or of the SmoothingLength, where a look sizes by it).
 constexpr double ParticleRadius = 0.5;
-constexpr double FaintRadius = 0.3;
+constexpr double FaintRadius = 0.25;
 constexpr double SmoothingRadius = 0.3;
-// Opacity of the faint end (ids -1, low densities) and of halo spheres.
+// Opacity of the faint end (ids -1, low densities), of context particles
+// (Look::Faint) and of halo spheres.
 constexpr double FaintOpacity = 0.12;
+constexpr double ContextOpacity = 0.08;
 constexpr double SphereOpacity = 0.4;
 // With an opacity array but an actor opacity of 1, VTK 9.2's Point Gaussian
 // mapper draws in the opaque pass, where even its faint splats write depth
@@ -436,6 +438,11 @@ void Lines(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info, boo
   if (lut && hasRange && newColorMap)
   {
     ConfigureScalarColors(lut, entry, range);
+    // Lines have no opacity array: the colour map's opacity fades the dull
+    // end (e.g. the long MST edges through voids).
+    SetFunction(lut, "ScalarOpacityFunction", OpacityRamp(entry, range, 0.05, 1.5));
+    SetInt(lut, "EnableOpacityMapping", 1);
+    lut->UpdateVTKObjects();
   }
 }
 
@@ -446,7 +453,7 @@ void Faint(vtkSMProxy* repr, vtkPVDataInformation* info)
   vtkSMPVRepresentationProxy::SetScalarColoring(repr, nullptr, Points);
   SetColor(repr, "AmbientColor", Grey);
   SetColor(repr, "DiffuseColor", Grey);
-  SetDouble(repr, "Opacity", 0.3);
+  SetDouble(repr, "Opacity", ContextOpacity);
   if (const double separation = MeanSeparation(info))
   {
     SetDouble(repr, "GaussianRadius", FaintRadius * separation);

@@ -168,11 +168,12 @@ private:
 };
 vtkStandardNewMacro(DisplayObserver);
 
-bool Enabled()
+}
+
+bool jz_display::Enabled()
 {
   const char* setting = std::getenv("JZTREE_DISPLAY_DEFAULTS");
   return !setting || std::strcmp(setting, "0") != 0;
-}
 }
 
 void jzInstallDisplayDefaults()
@@ -182,7 +183,7 @@ void jzInstallDisplayDefaults()
   auto* pm = vtkProcessModule::GetProcessModule();
   const auto type = vtkProcessModule::GetProcessType();
   // Only processes with proxies: the GUI, pvpython (client) and pvbatch.
-  if (installed || !pm || !Enabled() ||
+  if (installed || !pm || !jz_display::Enabled() ||
     (type != vtkProcessModule::PROCESS_CLIENT && type != vtkProcessModule::PROCESS_BATCH))
   {
     return;

@@ -10,4 +10,10 @@
 /// The plugin initializer: installs the observer in client processes.
 void jzInstallDisplayDefaults();
 
+namespace jz_display
+{
+/// False when JZTREE_DISPLAY_DEFAULTS=0 (the GUI's part follows it too).
+bool Enabled();
+}
+
 #endif

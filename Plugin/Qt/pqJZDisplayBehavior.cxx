@@ -1,5 +1,6 @@
 #include "pqJZDisplayBehavior.h"
 
+#include "JZDisplayDefaults.h"
 #include "JZDisplayTable.h"
 
 #include "pqActiveObjects.h"
@@ -78,6 +79,10 @@ pqJZDisplayBehavior::~pqJZDisplayBehavior() = default;
 
 void pqJZDisplayBehavior::startup()
 {
+  if (!jz_display::Enabled())
+  {
+    return;
+  }
   QObject::connect(pqApplicationCore::instance()->getServerManagerModel(),
     &pqServerManagerModel::representationAdded, this, &pqJZDisplayBehavior::representationAdded);
 }

@@ -224,6 +224,21 @@ def sec_knn(c):
             "opacity rises with density, low densities faint")
 
 
+def sec_knn_infinite(c):
+    # Coincident points give h = 0 and Density = +inf: no log scale is
+    # possible; the view still opens, coloured by Density, without errors.
+    rng = np.random.default_rng(3)
+    pts = np.concatenate([rng.uniform(0, 1, (2000, 3)), np.repeat([[0.5, 0.5, 0.5]], 40, axis=0)])
+    knn = KNNDensity(Input=jztest.producer(jztest.polydata(pts)), NumberOfNeighbors=8)
+    d = simple.Show(knn, view())
+    _, data = fetch_points(knn)
+    rho = point_array(data, "Density")
+    c.check(np.isinf(rho).any(), "the data has infinite densities")
+    c.check(d.Representation == "Point Gaussian" and list(d.ColorArrayName) == ["POINTS", "Density"],
+            "still shown as particles coloured by Density")
+    c.check(d.OpacityByArray == 0, "no opacity ramp over an infinite range")
+
+
 def sec_knn_grid(c):
     from paraview.simple import ProgrammableSource
     grid = ProgrammableSource(OutputDataSetType="vtkImageData")
@@ -394,7 +409,7 @@ def sec_reader(c):
 
 SECTIONS = {
     "fof": sec_fof, "catalogue_views": sec_catalogue_views, "extend": sec_extend,
-    "knn": sec_knn, "knn_grid": sec_knn_grid, "knn_surface": sec_knn_surface,
+    "knn": sec_knn, "knn_infinite": sec_knn_infinite, "knn_grid": sec_knn_grid, "knn_surface": sec_knn_surface,
     "user_colormap": sec_user_colormap, "state": sec_state, "off": sec_off,
     "hdbscan": sec_hdbscan, "gravity": sec_gravity, "emst": sec_emst, "reader": sec_reader,
 }

@@ -54,18 +54,12 @@ constexpr double TranslucentPassOpacity = 0.999;
 const int Points = vtkDataObject::FIELD_ASSOCIATION_POINTS;
 const int Cells = vtkDataObject::FIELD_ASSOCIATION_CELLS;
 
-vtkSMSourceProxy* Producer(vtkSMProxy* repr, int* port)
-{
-  vtkSMPropertyHelper input(repr, "Input", /*quiet=*/true);
-  *port = static_cast<int>(input.GetOutputPort());
-  return vtkSMSourceProxy::SafeDownCast(input.GetAsProxy());
-}
-
+/// What `repr` shows: its Input's data information (up to date after Show).
 vtkPVDataInformation* DataOf(vtkSMProxy* repr)
 {
-  int port = 0;
-  vtkSMSourceProxy* producer = Producer(repr, &port);
-  return producer ? producer->GetDataInformation(port) : nullptr;
+  vtkSMPropertyHelper input(repr, "Input", /*quiet=*/true);
+  auto* producer = vtkSMSourceProxy::SafeDownCast(input.GetAsProxy());
+  return producer ? producer->GetDataInformation(input.GetOutputPort()) : nullptr;
 }
 
 void SetInt(vtkSMProxy* proxy, const char* name, int value)
@@ -130,6 +124,25 @@ void SetFunction(
   }
   vtkSMPropertyHelper(function, "Points").Set(points.data(), static_cast<unsigned>(points.size()));
   function->UpdateVTKObjects();
+}
+
+/// Point Gaussian splats of radius `factor` x the point array `array`.
+void SizeByArray(vtkSMProxy* repr, const std::string& array, double factor)
+{
+  SetInt(repr, "ScaleByArray", 1);
+  SetArray(repr, "SetScaleArray", Points, array.c_str());
+  SetInt(repr, "UseScaleFunction", 0);
+  SetDouble(repr, "GaussianRadius", factor);
+}
+
+/// Point Gaussian opacity through a function of the point array `array`.
+void OpacityByArray(
+  vtkSMProxy* repr, const char* array, const std::vector<std::pair<double, double>>& xy)
+{
+  SetInt(repr, "OpacityByArray", 1);
+  SetArray(repr, "OpacityArray", Points, array);
+  SetFunction(repr, "OpacityTransferFunction", xy);
+  SetDouble(repr, "Opacity", TranslucentPassOpacity);
 }
 
 bool Range(vtkPVDataInformation* info, const char* array, int association, double range[2])
@@ -318,10 +331,7 @@ void Categories(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info
   }
   // Id -1 faint and half size; every real id full.
   const double top = std::max(ids[1], 0.0) + 1;
-  SetInt(repr, "OpacityByArray", 1);
-  SetArray(repr, "OpacityArray", Points, entry.Array);
-  SetFunction(repr, "OpacityTransferFunction", { { -1, FaintOpacity }, { -0.5, 1 }, { top, 1 } });
-  SetDouble(repr, "Opacity", TranslucentPassOpacity);
+  OpacityByArray(repr, entry.Array, { { -1, FaintOpacity }, { -0.5, 1 }, { top, 1 } });
   SetInt(repr, "ScaleByArray", 1);
   SetArray(repr, "SetScaleArray", Points, entry.Array);
   SetInt(repr, "UseScaleFunction", 1);
@@ -335,10 +345,7 @@ void Spheres(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info)
   const std::string radius = FirstPresent(info, entry.Size);
   if (!radius.empty())
   {
-    SetInt(repr, "ScaleByArray", 1);
-    SetArray(repr, "SetScaleArray", Points, radius.c_str());
-    SetInt(repr, "UseScaleFunction", 0);
-    SetDouble(repr, "GaussianRadius", 1.0);
+    SizeByArray(repr, radius, 1.0);
   }
   double ids[2] = { -1, -1 };
   Range(info, entry.Array, Points, ids);
@@ -411,10 +418,7 @@ void Scalars(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info, b
   const std::string size = FirstPresent(info, entry.Size);
   if (!size.empty())
   {
-    SetInt(repr, "ScaleByArray", 1);
-    SetArray(repr, "SetScaleArray", Points, size.c_str());
-    SetInt(repr, "UseScaleFunction", 0);
-    SetDouble(repr, "GaussianRadius", SmoothingRadius);
+    SizeByArray(repr, size, SmoothingRadius);
   }
   else if (const double separation = MeanSeparation(info))
   {
@@ -422,10 +426,7 @@ void Scalars(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info, b
   }
   if (hasRange && range[1] > range[0])
   {
-    SetInt(repr, "OpacityByArray", 1);
-    SetArray(repr, "OpacityArray", Points, entry.Array);
-    SetFunction(repr, "OpacityTransferFunction", OpacityRamp(entry, range, 0.03, 1.5));
-    SetDouble(repr, "Opacity", TranslucentPassOpacity);
+    OpacityByArray(repr, entry.Array, OpacityRamp(entry, range, 0.03, 1.5));
   }
 }
 

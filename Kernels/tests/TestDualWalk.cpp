@@ -281,8 +281,11 @@ void checkPairsWithin(const Case& c, bool storedLeafList)
       {
         const auto leaves = walk.walkDownTo(0);
         for (Index a = 0; a < leaves.list.numReceivers(); ++a)
-          for (std::size_t e = leaves.list.split[a]; e < leaves.list.split[a + 1]; ++e)
-            policy.linkLeaves(a, leaves.list.source[e]);
+        {
+          const jz::InteractionList::Entries entries = leaves.list.of(a);
+          for (std::size_t e = 0; e < entries.count; ++e)
+            policy.linkLeaves(a, entries.source[e]);
+        }
       }
       else
       {

@@ -104,9 +104,12 @@ private:
   {
     std::vector<Index> self;
     for (Index a = 0; a < pairs_.numReceivers(); ++a)
-      for (std::size_t e = pairs_.split[a]; e < pairs_.split[a + 1]; ++e)
-        if (pairs_.source[e] == a && !groups_.linked[a])
+    {
+      const InteractionList::Entries entries = pairs_.of(a);
+      for (std::size_t e = 0; e < entries.count; ++e)
+        if (entries.source[e] == a && !groups_.linked[a])
           self.push_back(a);
+    }
     return self;
   }
 
@@ -138,14 +141,17 @@ private:
       FofLocalPoints candA, candB;
 #pragma omp for schedule(dynamic, 16)
       for (long long a = 0; a < numLeaves; ++a)
-        for (std::size_t e = pairs_.split[a]; e < pairs_.split[a + 1]; ++e)
+      {
+        const InteractionList::Entries entries = pairs_.of(Index(a));
+        for (std::size_t e = 0; e < entries.count; ++e)
         {
-          const Index b = pairs_.source[e];
+          const Index b = entries.source[e];
           if (b == Index(a) || (connected[a] && connected[b] && grp[a] == grp[b]))
             continue;
           ++count;
           links_.linkBetween(Index(a), b, connected, g, candA, candB);
         }
+      }
     }
     return count;
   }

@@ -138,22 +138,14 @@ private:
         kept[i].clear();
     }
     std::vector<LeafCandidate>& of(Index c) { return kept[c - childBegin]; }
-  };
-
-  // One thread's share of a plane's list, and where each parent's part sits.
-  struct ThreadPart
-  {
-    std::vector<Index> source;
-    std::vector<float> low2;
+    const std::vector<LeafCandidate>& of(Index c) const { return kept[c - childBegin]; }
   };
 
   ParentView viewOf(const Level& up, Index P) const
   {
-    const InteractionList& list = up.list;
-    const std::size_t e0 = list.split[P];
-    return ParentView{ up.plane - 1, P, up.childSplit[P], up.childSplit[P + 1],
-      list.source.data() + e0, list.low2.empty() ? nullptr : list.low2.data() + e0,
-      list.split[P + 1] - e0, up.childSplit };
+    const InteractionList::Entries entries = up.list.of(P);
+    return ParentView{ up.plane - 1, P, up.childSplit[P], up.childSplit[P + 1], entries.source,
+      entries.low2, entries.count, up.childSplit };
   }
 
   // Tests every child pair under receiver parent P's entries; kept pairs go
@@ -224,75 +216,46 @@ private:
     }
   }
 
-  // Algorithm 2 in one pass: each thread expands whole receiver parents into
-  // its own part; the parts are then placed by a prefix sum over the
-  // children's counts.
+  // Algorithm 2 in one pass: each thread expands whole receiver parents and
+  // writes their children's runs to blocks of its own, which the list then
+  // adopts (no copy).
   InteractionList buildPlaneList(const Level& up)
   {
-    const TreePlane<T>& plane = tree_.planes[up.plane - 1];
     const Index numParents = up.list.numReceivers();
-    InteractionList out;
-    out.split.assign(std::size_t(plane.numNodes()) + 1, 0);
     // Small lists run on the calling thread: a parallel region costs more.
     const int threads = up.list.size() < 512 ? 1 : numThreads_;
-    std::vector<ThreadPart> parts(threads);
-    std::vector<int> owner(numParents);
-    std::vector<std::size_t> offset(numParents);
+    InteractionList out(tree_.planes[up.plane - 1].numNodes(), Policy::kSortedLists);
+    std::vector<InteractionList::Writer> writers;
+    for (int t = 0; t < threads; ++t)
+      writers.push_back(out.writer());
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-      const int t = omp_get_thread_num();
-      ThreadPart& mine = parts[t];
+      InteractionList::Writer& mine = writers[omp_get_thread_num()];
       Pending pending;
 #pragma omp for schedule(dynamic, 4)
       for (long long P = 0; P < (long long)numParents; ++P)
       {
         expandParent(up, Index(P), pending, true);
-        owner[P] = t;
-        offset[P] = mine.source.size();
-        appendKept(pending, mine, out.split);
+        writeKept(pending, mine);
       }
     }
-    for (std::size_t c = 0; c + 1 < out.split.size(); ++c)
-      out.split[c + 1] += out.split[c];
-    placeParts(up, parts, owner, offset, out);
+    for (InteractionList::Writer& w : writers)
+      out.adopt(w);
     return out;
   }
 
-  // Appends the kept pairs of one parent's children; their counts go to
-  // split[c + 1].
-  static void appendKept(Pending& pending, ThreadPart& mine, std::vector<std::size_t>& split)
+  static void writeKept(const Pending& pending, InteractionList::Writer& writer)
   {
     for (Index c = pending.childBegin; c < pending.childEnd; ++c)
     {
       const std::vector<LeafCandidate>& kept = pending.of(c);
-      for (const LeafCandidate& k : kept)
+      const InteractionList::Run run = writer.open(c, kept.size());
+      for (std::size_t i = 0; i < kept.size(); ++i)
       {
-        mine.source.push_back(k.node);
-        if (Policy::kSortedLists)
-          mine.low2.push_back(InteractionList::lowerBound(k.low2));
+        run.source[i] = kept[i].node;
+        if (run.low2)
+          run.low2[i] = InteractionList::lowerBound(kept[i].low2);
       }
-      split[c + 1] = kept.size();
-    }
-  }
-
-  void placeParts(const Level& up, std::vector<ThreadPart>& parts, const std::vector<int>& owner,
-    const std::vector<std::size_t>& offset, InteractionList& out) const
-  {
-    const std::size_t total = out.split.back();
-    out.source.resize(total);
-    if (Policy::kSortedLists)
-      out.low2.resize(total);
-    const long long numParents = (long long)owner.size();
-    const int threads = total < 4096 ? 1 : numThreads_;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 64) if (threads > 1)
-    for (long long P = 0; P < numParents; ++P)
-    {
-      const std::size_t at = out.split[up.childSplit[P]];
-      const std::size_t count = out.split[up.childSplit[P + 1]] - at;
-      const ThreadPart& part = parts[owner[P]];
-      std::copy_n(part.source.begin() + offset[P], count, out.source.begin() + at);
-      if (Policy::kSortedLists)
-        std::copy_n(part.low2.begin() + offset[P], count, out.low2.begin() + at);
     }
   }
 

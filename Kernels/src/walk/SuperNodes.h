@@ -28,17 +28,20 @@ inline std::vector<Index> superNodeSplit(Index topNodes, Index group = kSuperNod
 // and every later one when each unordered pair is to be visited once.
 inline InteractionList superNodeList(Index superNodes, bool unorderedPairs, bool withLowerBounds)
 {
-  InteractionList list;
-  list.split.assign(std::size_t(superNodes) + 1, 0);
+  InteractionList list(superNodes, withLowerBounds);
+  InteractionList::Writer writer = list.writer();
   for (Index s = 0; s < superNodes; ++s)
   {
     const Index first = unorderedPairs ? s : 0;
+    const InteractionList::Run run = writer.open(s, superNodes - first);
     for (Index t = first; t < superNodes; ++t)
-      list.source.push_back(t);
-    list.split[s + 1] = list.source.size();
+    {
+      run.source[t - first] = t;
+      if (run.low2)
+        run.low2[t - first] = 0.0f;
+    }
   }
-  if (withLowerBounds)
-    list.low2.assign(list.source.size(), 0.0f);
+  list.adopt(writer);
   return list;
 }
 } // namespace jz

@@ -66,20 +66,24 @@ public:
       if (core2 && core2[q] > bound[i])
         bound[i] = -1; // every edge of q is heavier than its component's best
     }
+    // The own leaf first: its points give tight bounds for the rest.
+    if (this->comps_.node[0][c] == kMixed)
+      for (Index i = 0; i < nq; ++i)
+        if (bound[i] >= 0)
+          searchLeaf(q0 + i, c, bound[i]);
     for (const LeafCandidate& entry : list)
     {
       const Index d = entry.node;
+      if (d == c)
+        continue;
       const Index ld = this->comps_.node[0][d];
-      bool any = false;
       for (Index i = 0; i < nq; ++i)
       {
         const Index q = q0 + i;
-        if (entry.low2 > bound[i] || label[q] == ld)
+        if (entry.low2 > bound[i] || label[q] == ld || pointLow2(q, d) > bound[i])
           continue;
         searchLeaf(q, d, bound[i]);
-        any = true;
       }
-      (void)any;
     }
     for (Index i = 0; i < nq; ++i)
     {
@@ -90,6 +94,17 @@ public:
   }
 
 private:
+  // No edge from point q into source leaf d is lighter than this.
+  double pointLow2(Index q, Index d) const
+  {
+    Box<T> at;
+    this->tree_.sources.point(q, at.lo);
+    this->tree_.sources.point(q, at.hi);
+    const double l = this->weights_.metric.low2(at, this->tree_.planes[0].sourceBox[d]);
+    const double* core2 = this->weights_.core2;
+    return core2 ? std::max(l, std::max(core2[q], this->weights_.coreMin2[0][d])) : l;
+  }
+
   // q's lightest edge into source leaf d, merged into choice_[q].
   void searchLeaf(Index q, Index d, double& bound)
   {

@@ -100,6 +100,8 @@ public:
       b[c] = inherited;
       if (label[c] != kMixed && label[c] != kEmptyNode)
         b[c] = std::min(b[c], loadBound(&comps_.bound2[label[c]]));
+      else if (p == 0 && label[c] == kMixed)
+        b[c] = std::min(b[c], leafComponentsBound2(c));
       reach2 = std::max(reach2, b[c]);
     }
     for (std::size_t e = 0; e < parent.numEntries && !(parent.entryLow2(e) > reach2); ++e)
@@ -135,6 +137,17 @@ public:
   double bound2(int p, Index c) const { return bound2_[p][c]; }
 
 protected:
+  // A leaf's points need no edge heavier than the largest best edge so far
+  // of the components they belong to.
+  double leafComponentsBound2(Index c) const
+  {
+    const std::vector<Index>& split = tree_.planes[0].sourceSplit;
+    double b = 0;
+    for (Index q = split[c]; q < split[c + 1]; ++q)
+      b = std::max(b, loadBound(&comps_.bound2[comps_.point[q]]));
+    return b;
+  }
+
   // Source node d bounds receiver c when it surely holds a point of another
   // component than each of c's points: a mixed d for any c, a pure d for a
   // pure c of another component.

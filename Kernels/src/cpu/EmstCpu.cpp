@@ -108,14 +108,17 @@ public:
       if (control.progress && !control.progress(0.3 + 0.7 * double(edges.size()) / n))
         throw Aborted();
       seedBounds();
+      StageTimer roundTimer(&info_, "round " + std::to_string(round));
       {
         using Policy = BoruvkaLeafSearch<T, BoruvkaWeights<T, Metric>>;
         Policy policy(tree_, weights_, comps_, keys_, choice_, threads_);
         DualWalk<T, Policy> walk(tree_, policy, threads_);
         walk.leafPass(walk.walkDownTo(1));
       }
+      roundTimer.stop();
       const std::size_t before = edges.size();
       addLightestEdges(edges);
+      info_.counters.emplace_back("components " + std::to_string(round), double(comps_.count));
       if (edges.size() == before)
         throw Error("EMST: a Borůvka round added no edge (internal error)");
       ++round;

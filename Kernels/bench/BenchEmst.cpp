@@ -38,7 +38,8 @@ int main(int argc, char** argv)
 {
   if (argc < 3)
   {
-    std::fprintf(stderr, "usage: jz_bench_emst N uniform|FILE.f32 [euclidean|mutual] [repeats] [minSamples]\n");
+    std::fprintf(stderr,
+      "usage: jz_bench_emst N uniform|FILE.f32 [euclidean|mutual] [repeats] [minSamples]\n");
     return 1;
   }
   std::size_t n = std::size_t(std::atof(argv[1]));
@@ -92,8 +93,9 @@ int main(int argc, char** argv)
     std::printf("stage %-16s %.3f s\n", s.first.c_str(), s.second);
   for (const auto& c : bestInfo.counters)
     std::printf("counter %-16s %.0f\n", c.first.c_str(), c.second);
-  std::printf("jz_emst N=%zu %s threads=%d weight=%.9g total=%.3fs peak_beyond_input=%.1f B/point\n",
-    n, mutual ? "mutual" : "euclidean", omp_get_max_threads(), weight, best,
+  std::printf(
+    "jz_emst N=%zu %s threads=%d weight=%.9g total=%.3fs peak_beyond_input=%.1f B/point\n", n,
+    mutual ? "mutual" : "euclidean", omp_get_max_threads(), weight, best,
     1024.0 * double(peak - before) / double(n));
   return 0;
 }

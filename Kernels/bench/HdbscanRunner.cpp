@@ -33,8 +33,8 @@ int main(int argc, char** argv)
   jz::HdbscanOptions opt;
   opt.minClusterSize = std::atoi(argv[3]);
   opt.minSamples = std::atoi(argv[4]);
-  opt.selection =
-    std::string(argv[5]) == "leaf" ? jz::ClusterSelection::Leaf : jz::ClusterSelection::ExcessOfMass;
+  opt.selection = std::string(argv[5]) == "leaf" ? jz::ClusterSelection::Leaf
+                                                 : jz::ClusterSelection::ExcessOfMass;
   opt.allowSingleCluster = std::atoi(argv[6]) != 0;
   jz::HdbscanResult res;
   const auto t0 = std::chrono::steady_clock::now();

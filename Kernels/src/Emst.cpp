@@ -28,8 +28,8 @@ std::string emstProblemError(const EmstProblem<T>& problem)
     if (problem.minSamples < 1)
       return "MinSamples must be at least 1 (got " + std::to_string(problem.minSamples) + ")";
     if (std::size_t(problem.minSamples) >= problem.numPoints)
-      return "MinSamples = " + std::to_string(problem.minSamples) +
-        " needs more points than the " + std::to_string(problem.numPoints) + " given";
+      return "MinSamples = " + std::to_string(problem.minSamples) + " needs more points than the " +
+        std::to_string(problem.numPoints) + " given";
   }
   for (std::size_t i = 0; i < 3 * problem.numPoints; ++i)
     if (!std::isfinite(double(problem.points[i])))

@@ -17,6 +17,7 @@
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "jz/Emst.h"
+#include "jz/FofFromTree.h"
 #include "jz/Geometry.h"
 
 namespace
@@ -54,8 +55,8 @@ double dist2(const std::vector<T>& xyz, std::size_t a, std::size_t b, const jz::
 
 // Core distances (k-th smallest distance, the point itself first) and Prim.
 template <class T>
-std::vector<Edge> bruteMst(const std::vector<T>& xyz, const std::vector<GlobalId>& ids,
-  const jz::EmstProblem<T>& pr)
+std::vector<Edge> bruteMst(
+  const std::vector<T>& xyz, const std::vector<GlobalId>& ids, const jz::EmstProblem<T>& pr)
 {
   const std::size_t n = ids.size();
   const jz::Periodicity per = jz::Periodicity::of(pr.periodic, pr.boxLo, pr.boxHi);
@@ -75,8 +76,9 @@ std::vector<Edge> bruteMst(const std::vector<T>& xyz, const std::vector<GlobalId
     const double d = dist2(xyz, a, b, per, pr.boxLo);
     return mutual ? std::max(d, std::max(core[a], core[b])) : d;
   };
-  auto key = [&](std::size_t a, std::size_t b)
-  { return Edge{ w(a, b), std::min(ids[a], ids[b]), std::max(ids[a], ids[b]) }; };
+  auto key = [&](std::size_t a, std::size_t b) {
+    return Edge{ w(a, b), std::min(ids[a], ids[b]), std::max(ids[a], ids[b]) };
+  };
   std::vector<bool> in(n, false);
   std::vector<Edge> best(n, Edge{ jz::kInfinity, 0, 0 });
   std::vector<std::size_t> from(n, 0);
@@ -114,8 +116,8 @@ std::vector<Edge> edgesOf(const jz::EmstEdges& e, const std::vector<GlobalId>& i
 }
 
 template <class T>
-void checkCase(const std::string& kind, std::size_t n, bool periodic, bool mutual, int threads,
-  bool shuffleIds)
+void checkCase(
+  const std::string& kind, std::size_t n, bool periodic, bool mutual, int threads, bool shuffleIds)
 {
   std::vector<T> xyz = jztest::makePoints<T>(kind, n, 7);
   std::vector<GlobalId> ids(n);
@@ -168,7 +170,70 @@ void allKinds(bool periodic, bool mutual)
     checkCase<T>(kind, 1500, periodic, mutual, 2, kind == "duplicates");
   }
 }
+
+// The cut of the tree at l against the FoF walk, for many l: spread over the
+// range of edge lengths, exactly at edge lengths (and one ulp either side),
+// open and periodic, float and double.
+template <class T>
+void checkCuts(const std::string& kind, bool periodic)
+{
+  const std::size_t n = 4000;
+  std::vector<T> xyz = jztest::makePoints<T>(kind, n, 9);
+  std::vector<GlobalId> ids(n);
+  std::iota(ids.begin(), ids.end(), GlobalId(0));
+  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(4));
+  jz::EmstProblem<T> pr;
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  pr.ids = ids.data();
+  pr.periodic = periodic;
+  jz::EmstEdges tree;
+  jz::computeEmst(pr, tree, jz::Backend::CPU);
+  std::vector<double> ls;
+  const double maxw = std::sqrt(tree.weight2.back());
+  for (int i = 1; i <= 12; ++i)
+    ls.push_back(maxw * i / 12.0 * 0.6);
+  std::mt19937_64 rng(2);
+  for (int i = 0; i < 12; ++i)
+  {
+    const double l = std::sqrt(tree.weight2[rng() % tree.size()]);
+    if (l > 0)
+    {
+      ls.push_back(l);
+      ls.push_back(std::nextafter(l, 0.0));
+      ls.push_back(std::nextafter(l, 1e300));
+    }
+  }
+  int bad = 0;
+  for (double l : ls)
+  {
+    jz::FofProblem<T> fp;
+    fp.points = xyz.data();
+    fp.numPoints = n;
+    fp.ids = ids.data();
+    fp.linkingLength = l;
+    fp.periodic = periodic;
+    jz::FofGroups walk, cut;
+    jz::computeFofGroups(fp, walk, jz::Backend::CPU);
+    jz::fofGroupsFromTree(tree, n, ids.data(), l, cut);
+    bad += walk.groupLabel != cut.groupLabel;
+  }
+  JZ_CHECK_MSG(bad == 0,
+    kind << " periodic=" << periodic << ": " << bad << " of " << ls.size()
+         << " linking lengths differ from the FoF walk");
+}
 } // namespace
+
+JZ_TEST(FofFromTreeEqualsWalk)
+{
+  for (const char* kind : { "uniform", "clustered", "duplicates", "lattice" })
+  {
+    checkCuts<double>(kind, false);
+    checkCuts<float>(kind, false);
+  }
+  checkCuts<double>("uniform", true);
+  checkCuts<float>("clustered", true);
+}
 
 JZ_TEST(EmstEuclideanDouble)
 {

@@ -95,8 +95,8 @@ extern template RunInfo computeEmst<double>(
   const EmstProblem<double>&, EmstEdges&, Backend, const RunControl&);
 extern template std::string emstProblemError<float>(const EmstProblem<float>&);
 extern template std::string emstProblemError<double>(const EmstProblem<double>&);
-extern template RunInfo computeEmstDistributed<float>(const EmstProblem<float>&, Communicator&,
-  EmstRankEdges<float>&, Backend, const RunControl&);
-extern template RunInfo computeEmstDistributed<double>(const EmstProblem<double>&,
-  Communicator&, EmstRankEdges<double>&, Backend, const RunControl&);
+extern template RunInfo computeEmstDistributed<float>(
+  const EmstProblem<float>&, Communicator&, EmstRankEdges<float>&, Backend, const RunControl&);
+extern template RunInfo computeEmstDistributed<double>(
+  const EmstProblem<double>&, Communicator&, EmstRankEdges<double>&, Backend, const RunControl&);
 } // namespace jz

@@ -67,10 +67,10 @@ RunInfo computeHdbscanDistributed(const EmstProblem<T>& piece, const HdbscanOpti
 // The message of the first broken option rule, or "".
 std::string hdbscanOptionsError(const HdbscanOptions& options);
 
-extern template RunInfo computeHdbscan<float>(const EmstProblem<float>&, const HdbscanOptions&,
-  HdbscanResult&, Backend, const RunControl&);
-extern template RunInfo computeHdbscan<double>(const EmstProblem<double>&,
-  const HdbscanOptions&, HdbscanResult&, Backend, const RunControl&);
+extern template RunInfo computeHdbscan<float>(
+  const EmstProblem<float>&, const HdbscanOptions&, HdbscanResult&, Backend, const RunControl&);
+extern template RunInfo computeHdbscan<double>(
+  const EmstProblem<double>&, const HdbscanOptions&, HdbscanResult&, Backend, const RunControl&);
 extern template RunInfo computeHdbscanDistributed<float>(const EmstProblem<float>&,
   const HdbscanOptions&, Communicator&, HdbscanResult&, Backend, const RunControl&);
 extern template RunInfo computeHdbscanDistributed<double>(const EmstProblem<double>&,

@@ -74,10 +74,10 @@ template <class T>
 struct BoruvkaComponents
 {
   const ZTree<T>& tree;
-  std::vector<Index> point;                  // per sorted point: its component's root
-  std::vector<std::vector<Index>> node;      // per plane and node: label or kMixed
-  std::vector<double> bound2;                // per root: lightest outgoing edge so far
-  Index count = 0;                           // number of components
+  std::vector<Index> point;             // per sorted point: its component's root
+  std::vector<std::vector<Index>> node; // per plane and node: label or kMixed
+  std::vector<double> bound2;           // per root: lightest outgoing edge so far
+  Index count = 0;                      // number of components
 
   explicit BoruvkaComponents(const ZTree<T>& t)
     : tree(t)

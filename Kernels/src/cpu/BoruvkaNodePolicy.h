@@ -23,7 +23,7 @@ struct BoruvkaWeights
 {
   const ZTree<T>& tree;
   Metric metric;
-  const double* core2 = nullptr; // per sorted point; nullptr = Euclidean
+  const double* core2 = nullptr;                       // per sorted point; nullptr = Euclidean
   std::vector<std::vector<double>> coreMin2, coreMax2; // per plane and node
 
   BoruvkaWeights(const ZTree<T>& t, const Metric& m, const double* sortedCore2)

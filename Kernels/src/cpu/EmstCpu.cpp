@@ -287,6 +287,5 @@ void emstCpu(
 }
 
 template void emstCpu<float>(const EmstProblem<float>&, EmstEdges&, RunInfo&, const RunControl&);
-template void emstCpu<double>(
-  const EmstProblem<double>&, EmstEdges&, RunInfo&, const RunControl&);
+template void emstCpu<double>(const EmstProblem<double>&, EmstEdges&, RunInfo&, const RunControl&);
 } // namespace jz

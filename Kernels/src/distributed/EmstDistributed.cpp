@@ -55,8 +55,8 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   return info;
 }
 
-template RunInfo computeEmstDistributed<float>(const EmstProblem<float>&, Communicator&,
-  EmstRankEdges<float>&, Backend, const RunControl&);
-template RunInfo computeEmstDistributed<double>(const EmstProblem<double>&, Communicator&,
-  EmstRankEdges<double>&, Backend, const RunControl&);
+template RunInfo computeEmstDistributed<float>(
+  const EmstProblem<float>&, Communicator&, EmstRankEdges<float>&, Backend, const RunControl&);
+template RunInfo computeEmstDistributed<double>(
+  const EmstProblem<double>&, Communicator&, EmstRankEdges<double>&, Backend, const RunControl&);
 } // namespace jz

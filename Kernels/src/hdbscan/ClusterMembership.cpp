@@ -53,9 +53,8 @@ void clusterMembership(const std::vector<CondensedRow>& tree, std::size_t n,
     if (c < 0)
       continue;
     const double d = death[c];
-    probability[p] = d == 0.0 || !std::isfinite(pointLambda[p])
-      ? 1.0
-      : std::min(pointLambda[p], d) / d;
+    probability[p] =
+      d == 0.0 || !std::isfinite(pointLambda[p]) ? 1.0 : std::min(pointLambda[p], d) / d;
   }
 }
 } // namespace jz

@@ -6,8 +6,8 @@ namespace
 {
 // Breadth-first node order of the hierarchy below `root`, children left
 // before right (hdbscan's bfs_from_hierarchy).
-void breadthFirst(const std::vector<LinkageRow>& h, std::size_t n, Index root,
-  std::vector<Index>& order)
+void breadthFirst(
+  const std::vector<LinkageRow>& h, std::size_t n, Index root, std::vector<Index>& order)
 {
   order.clear();
   order.push_back(root);

@@ -25,8 +25,7 @@ int hdbscanMinSamples(const HdbscanOptions& options, std::size_t n)
 std::string hdbscanOptionsError(const HdbscanOptions& options)
 {
   if (options.minClusterSize < 1)
-    return "MinClusterSize must be at least 1 (got " + std::to_string(options.minClusterSize) +
-      ")";
+    return "MinClusterSize must be at least 1 (got " + std::to_string(options.minClusterSize) + ")";
   if (options.minSamples < 0)
     return "MinSamples must be 0 (= MinClusterSize) or positive (got " +
       std::to_string(options.minSamples) + ")";
@@ -135,8 +134,7 @@ RunInfo computeHdbscanDistributed(const EmstProblem<T>& piece, const HdbscanOpti
   result = HdbscanResult{};
   result.numClusters = global.numClusters;
   result.clusterId.assign(global.clusterId.begin() + offset, global.clusterId.begin() + end);
-  result.probability.assign(
-    global.probability.begin() + offset, global.probability.begin() + end);
+  result.probability.assign(global.probability.begin() + offset, global.probability.begin() + end);
   result.outlierScore.assign(
     global.outlierScore.begin() + offset, global.outlierScore.begin() + end);
   result.coreDistance.assign(
@@ -144,12 +142,12 @@ RunInfo computeHdbscanDistributed(const EmstProblem<T>& piece, const HdbscanOpti
   return info;
 }
 
-template RunInfo computeHdbscan<float>(const EmstProblem<float>&, const HdbscanOptions&,
-  HdbscanResult&, Backend, const RunControl&);
-template RunInfo computeHdbscan<double>(const EmstProblem<double>&, const HdbscanOptions&,
-  HdbscanResult&, Backend, const RunControl&);
-template RunInfo computeHdbscanDistributed<float>(const EmstProblem<float>&,
-  const HdbscanOptions&, Communicator&, HdbscanResult&, Backend, const RunControl&);
+template RunInfo computeHdbscan<float>(
+  const EmstProblem<float>&, const HdbscanOptions&, HdbscanResult&, Backend, const RunControl&);
+template RunInfo computeHdbscan<double>(
+  const EmstProblem<double>&, const HdbscanOptions&, HdbscanResult&, Backend, const RunControl&);
+template RunInfo computeHdbscanDistributed<float>(const EmstProblem<float>&, const HdbscanOptions&,
+  Communicator&, HdbscanResult&, Backend, const RunControl&);
 template RunInfo computeHdbscanDistributed<double>(const EmstProblem<double>&,
   const HdbscanOptions&, Communicator&, HdbscanResult&, Backend, const RunControl&);
 } // namespace jz

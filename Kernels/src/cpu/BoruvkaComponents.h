@@ -77,6 +77,9 @@ struct BoruvkaComponents
   std::vector<Index> point;             // per sorted point: its component's root
   std::vector<std::vector<Index>> node; // per plane and node: label or kMixed
   std::vector<double> bound2;           // per root: lightest outgoing edge so far
+  // Per sorted point: its edge of the last round still leaves its component,
+  // so it is still its lightest (the candidates only shrank): no search.
+  std::vector<char> settled;
   Index count = 0;                      // number of components
 
   explicit BoruvkaComponents(const ZTree<T>& t)

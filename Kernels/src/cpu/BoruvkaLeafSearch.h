@@ -58,9 +58,15 @@ public:
     const double leafBound = this->bound2(0, c);
     const double* core2 = this->weights_.core2;
     const std::vector<Index>& label = this->comps_.point;
+    const std::vector<char>& settled = this->comps_.settled;
     for (Index i = 0; i < nq; ++i)
     {
       const Index q = q0 + i;
+      if (!settled.empty() && settled[q])
+      {
+        bound[i] = -1; // its edge of the last round stands
+        continue;
+      }
       choice_[q] = BoruvkaChoice{};
       bound[i] = std::min(leafBound, loadBound(&this->comps_.bound2[label[q]]));
       if (core2 && core2[q] > bound[i])

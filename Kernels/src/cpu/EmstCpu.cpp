@@ -119,6 +119,8 @@ public:
       const std::size_t before = edges.size();
       addLightestEdges(edges);
       info_.counters.emplace_back("components " + std::to_string(round), double(comps_.count));
+      info_.counters.emplace_back("settled points " + std::to_string(round),
+        double(std::count(comps_.settled.begin(), comps_.settled.end(), 1)));
       if (edges.size() == before)
         throw Error("EMST: a Borůvka round added no edge (internal error)");
       ++round;
@@ -140,10 +142,25 @@ private:
   }
 
   // Neighbours in z-order from different components give every component a
-  // first upper bound before the walk.
+  // first upper bound before the walk, and so do the points whose edge of the
+  // last round still leaves their component: that edge is still their
+  // lightest (exact: a search finds a point's lightest edge or, when it is
+  // heavier than the bound, none), so they are settled and do not search.
   void seedBounds()
   {
     const std::vector<Index>& label = comps_.point;
+    comps_.settled.assign(label.size(), 0);
+    for (Index q = 0; q < Index(label.size()); ++q)
+    {
+      BoruvkaChoice& ch = choice_[q];
+      if (ch.other == kNoPoint || label[ch.other] == label[q])
+      {
+        ch = BoruvkaChoice{};
+        continue;
+      }
+      comps_.settled[q] = 1;
+      comps_.bound2[label[q]] = std::min(comps_.bound2[label[q]], ch.weight2);
+    }
     for (Index i = 0; i + 1 < Index(label.size()); ++i)
     {
       if (label[i] == label[i + 1])

@@ -209,45 +209,39 @@ private:
   std::vector<Index> winner_;
 };
 
-// Sorted-index edges to input-index edges in the public order.
-template <class T>
-void publishEdges(const ZTree<T>& tree, const SourceKeys& keys,
-  const std::vector<EdgeOfTree>& found, EmstEdges& out)
+// The edges in the public order, endpoints as input indices (the tree is
+// gone by now: `found` holds input indices), smaller key first. Sorted in
+// place, so the peak is `found` plus the output.
+void publishEdges(std::vector<EdgeOfTree>& found, const GlobalId* ids, EmstEdges& out)
 {
-  const std::size_t m = found.size();
-  std::vector<std::size_t> order(m);
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::vector<GlobalId> lo(m), hi(m);
-  for (std::size_t e = 0; e < m; ++e)
-  {
-    const GlobalId ka = keys[found[e].a], kb = keys[found[e].b];
-    lo[e] = std::min(ka, kb);
-    hi[e] = std::max(ka, kb);
-  }
-  std::sort(order.begin(), order.end(),
-    [&](std::size_t i, std::size_t j)
+  auto key = [ids](Index i) { return ids ? ids[i] : GlobalId(i); };
+  for (EdgeOfTree& e : found)
+    if (key(e.b) < key(e.a))
+      std::swap(e.a, e.b);
+  std::sort(found.begin(), found.end(),
+    [&](const EdgeOfTree& x, const EdgeOfTree& y)
     {
-      if (found[i].weight2 != found[j].weight2)
-        return found[i].weight2 < found[j].weight2;
-      return lo[i] != lo[j] ? lo[i] < lo[j] : hi[i] < hi[j];
+      if (x.weight2 != y.weight2)
+        return x.weight2 < y.weight2;
+      const GlobalId xa = key(x.a), ya = key(y.a);
+      return xa != ya ? xa < ya : key(x.b) < key(y.b);
     });
+  const std::size_t m = found.size();
   out.from.resize(m);
   out.to.resize(m);
   out.weight2.resize(m);
-  const std::vector<Index>& input = tree.sources.inputIndex;
   for (std::size_t i = 0; i < m; ++i)
   {
-    const EdgeOfTree& e = found[order[i]];
-    const bool aFirst = keys[e.a] < keys[e.b];
-    out.from[i] = input[aFirst ? e.a : e.b];
-    out.to[i] = input[aFirst ? e.b : e.a];
-    out.weight2[i] = e.weight2;
+    out.from[i] = found[i].a;
+    out.to[i] = found[i].b;
+    out.weight2[i] = found[i].weight2;
   }
 }
 
 template <class T, class Metric>
-void emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const Metric& metric,
-  const SourceKeys& keys, int threads, EmstEdges& out, RunInfo& info, const RunControl& control)
+std::vector<EdgeOfTree> emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem,
+  const Metric& metric, const SourceKeys& keys, int threads, EmstEdges& out, RunInfo& info,
+  const RunControl& control)
 {
   const bool mutual = problem.metric == EmstMetric::MutualReachability;
   std::vector<double> core2;
@@ -259,15 +253,16 @@ void emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const Metric
     for (Index i = 0; i < tree.sources.size(); ++i)
       out.core2[tree.sources.inputIndex[i]] = core2[i];
   }
-  std::vector<EdgeOfTree> found;
+  StageTimer timer(&info, "boruvka");
+  BoruvkaRounds<T, Metric> rounds(
+    tree, metric, mutual ? core2.data() : nullptr, keys, threads, info);
+  std::vector<EdgeOfTree> found = rounds.run(!mutual, control);
+  for (EdgeOfTree& e : found)
   {
-    StageTimer timer(&info, "boruvka");
-    BoruvkaRounds<T, Metric> rounds(
-      tree, metric, mutual ? core2.data() : nullptr, keys, threads, info);
-    found = rounds.run(!mutual, control);
+    e.a = tree.sources.inputIndex[e.a];
+    e.b = tree.sources.inputIndex[e.b];
   }
-  StageTimer timer(&info, "publish");
-  publishEdges(tree, keys, found, out);
+  return found;
 }
 } // namespace
 
@@ -288,19 +283,24 @@ void emstCpu(
   } restore{ threadsBefore };
 
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
-  ZTree<T> tree;
+  std::vector<EdgeOfTree> found;
   {
-    StageTimer timer(&info, "sort+tree");
-    RunControl buildControl;
-    if (control.progress)
-      buildControl.progress = [&](double f) { return control.progress(0.2 * f); };
-    buildTreeCpu(problem.points, Index(problem.numPoints), static_cast<const T*>(nullptr), 0, per,
-      problem.boxLo, TreeBuildOptions(), tree, buildControl);
-  }
-  const SourceKeys keys{ problem.ids, tree.sources.inputIndex.data() };
-  withBoxMetric(per,
-    [&](const auto& metric)
-    { emstWalks(tree, problem, metric, keys, threads, out, info, control); });
+    ZTree<T> tree;
+    {
+      StageTimer timer(&info, "sort+tree");
+      RunControl buildControl;
+      if (control.progress)
+        buildControl.progress = [&](double f) { return control.progress(0.2 * f); };
+      buildTreeCpu(problem.points, Index(problem.numPoints), static_cast<const T*>(nullptr), 0, per,
+        problem.boxLo, TreeBuildOptions(), tree, buildControl);
+    }
+    const SourceKeys keys{ problem.ids, tree.sources.inputIndex.data() };
+    found = withBoxMetric(per,
+      [&](const auto& metric)
+      { return emstWalks(tree, problem, metric, keys, threads, out, info, control); });
+  } // the tree is freed before the output is made
+  StageTimer timer(&info, "publish");
+  publishEdges(found, problem.ids, out);
 }
 
 template void emstCpu<float>(const EmstProblem<float>&, EmstEdges&, RunInfo&, const RunControl&);

@@ -2,6 +2,7 @@
 
 #include "vtkJZCommunicator.h"
 #include "vtkJZKernelAdapter.h"
+#include "vtkJZPeriodicBox.h"
 
 #include "vtkCellArray.h"
 #include "vtkCompositeDataSet.h"
@@ -340,9 +341,12 @@ int vtkJZFriendsOfFriends::RequestData(
       "LinkingLength must be a positive finite number; it is " << this->LinkingLength << ".");
     return 0;
   }
+  double box[6]; // the periodic box used (see vtkJZPeriodicBox)
+  std::copy(this->BoxBounds, this->BoxBounds + 6, box);
   if (this->Periodic)
   {
-    const std::string boxError = vtkJZKernelAdapter::PeriodicBoxError(this->BoxBounds);
+    const std::string boxError =
+      vtkJZPeriodicBox::Resolve(*comm, input, this->BoxFromData, this->BoxBounds, box);
     if (!boxError.empty())
     {
       vtkErrorMacro(<< boxError);
@@ -407,12 +411,12 @@ int vtkJZFriendsOfFriends::RequestData(
   FofSettings settings;
   settings.minimumGroupSize = this->MinimumGroupSize;
   settings.periodic = this->Periodic;
-  std::copy(this->BoxBounds, this->BoxBounds + 6, settings.box);
+  std::copy(box, box + 6, settings.box);
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
   if (this->LinkingLengthMode == RELATIVE)
   {
     // Global N and the global bounding box (or the periodic box).
-    const double* b = this->Periodic ? this->BoxBounds : bounds;
+    const double* b = this->Periodic ? box : bounds;
     const double volume = (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]);
     settings.linkingLength =
       jz::relativeLinkingLength(this->LinkingLength, volume, static_cast<std::size_t>(totalPoints));
@@ -472,5 +476,6 @@ void vtkJZFriendsOfFriends::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "BoxBounds: " << this->BoxBounds[0] << " " << this->BoxBounds[1] << " "
      << this->BoxBounds[2] << " " << this->BoxBounds[3] << " " << this->BoxBounds[4] << " "
      << this->BoxBounds[5] << "\n";
+  os << indent << "BoxFromData: " << this->BoxFromData << "\n";
   os << indent << "Device: " << this->Device << "\n";
 }

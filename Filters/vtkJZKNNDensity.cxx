@@ -2,6 +2,7 @@
 
 #include "vtkJZCommunicator.h"
 #include "vtkJZKernelAdapter.h"
+#include "vtkJZPeriodicBox.h"
 
 #include "vtkAOSDataArrayTemplate.h"
 #include "vtkCompositeDataIterator.h"
@@ -315,9 +316,12 @@ int vtkJZKNNDensity::RequestData(
                                             << numSources << ").");
     return 0;
   }
+  double box[6]; // the periodic box used (see vtkJZPeriodicBox)
+  std::copy(this->BoxBounds, this->BoxBounds + 6, box);
   if (this->Periodic)
   {
-    const std::string boxError = vtkJZKernelAdapter::PeriodicBoxError(this->BoxBounds);
+    const std::string boxError =
+      vtkJZPeriodicBox::Resolve(*comm, input, this->BoxFromData, this->BoxBounds, box);
     if (!boxError.empty())
     {
       vtkErrorMacro(<< boxError);
@@ -345,7 +349,7 @@ int vtkJZKNNDensity::RequestData(
   settings.estimator = this->Estimator == TOP_HAT ? jz::DensityEstimator::TopHat
                                                   : jz::DensityEstimator::SphCubicSpline;
   settings.periodic = this->Periodic;
-  std::copy(this->BoxBounds, this->BoxBounds + 6, settings.box);
+  std::copy(box, box + 6, settings.box);
   settings.neighbors = this->OutputNeighbors;
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
 
@@ -398,6 +402,7 @@ void vtkJZKNNDensity::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "BoxBounds: " << this->BoxBounds[0] << " " << this->BoxBounds[1] << " "
      << this->BoxBounds[2] << " " << this->BoxBounds[3] << " " << this->BoxBounds[4] << " "
      << this->BoxBounds[5] << "\n";
+  os << indent << "BoxFromData: " << this->BoxFromData << "\n";
   os << indent << "OutputNeighbors: " << this->OutputNeighbors << "\n";
   os << indent << "Device: " << this->Device << "\n";
 }

@@ -270,8 +270,9 @@ Handle FileAccess(MPI_Comm* comm)
 // (each file opened once; with MPI-IO every rank opens the one file, as the
 // open is collective). Returns the first error, or "" (also when aborted).
 std::string ReadPlans(vtkAlgorithm* self, const Layout& layout, std::vector<BlockPlan>& plans,
-  std::int64_t stride, MPI_Comm* mpiComm, bool& aborted)
+  std::int64_t stride, MPI_Comm* mpiComm, bool& aborted, jz::RunInfo& info)
 {
+  double filesOpened = 0;
   vtkJZSnapshotHDF5::ErrorSilencer silence;
   std::size_t totalReads = 0, reads = 0;
   for (const BlockPlan& plan : plans)
@@ -296,6 +297,7 @@ std::string ReadPlans(vtkAlgorithm* self, const Layout& layout, std::vector<Bloc
         continue;
       }
       Handle handle = vtkJZSnapshotHDF5::OpenFile(name, access.Get());
+      ++filesOpened;
       for (BlockPlan& plan : plans)
       {
         for (const vtkJZSnapshotShare::FileRows& rows : plan.Share.Reads)
@@ -322,6 +324,8 @@ std::string ReadPlans(vtkAlgorithm* self, const Layout& layout, std::vector<Bloc
   {
     return e.what();
   }
+  info.counters.emplace_back("files opened", filesOpened);
+  info.counters.emplace_back("MPI-IO", mpiComm ? 1 : 0);
   return {};
 }
 
@@ -767,7 +771,8 @@ int vtkJZParticleSnapshotReader::RequestData(
     mpiComm && layout.Files.size() == 1 && numPieces == comm->size() && piece == comm->rank() &&
       !(mpiio && std::strcmp(mpiio, "0") == 0));
   bool aborted = false;
-  error = ReadPlans(this, layout, plans, this->Stride, useMPIIO ? mpiComm : nullptr, aborted);
+  jz::RunInfo info;
+  error = ReadPlans(this, layout, plans, this->Stride, useMPIIO ? mpiComm : nullptr, aborted, info);
   error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
   aborted = !vtkJZKernelAdapter::AllRanks(*comm, !aborted);
   if (!error.empty())
@@ -791,6 +796,13 @@ int vtkJZParticleSnapshotReader::RequestData(
     output->GetMetaData(index)->Set(vtkCompositeDataSet::NAME(), plans[i].Set->Name.c_str());
   }
   AddFieldData(fieldData, output);
+  double rows = 0;
+  for (const BlockPlan& plan : plans)
+  {
+    rows += static_cast<double>(plan.Share.NumberOfRows);
+  }
+  info.counters.emplace_back("rows", rows);
+  vtkJZKernelAdapter::ReportRunInfo("ParticleSnapshotReader", info, *comm);
   if (internals.Steps.size() > 1 || internals.TimesFromHeaders)
   {
     output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), internals.Steps[step].Time);

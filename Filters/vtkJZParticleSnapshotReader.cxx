@@ -31,9 +31,11 @@
 
 #include "vtkMPI.h"
 
+#include <sys/mman.h> // madvise
+
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
+#include <cstdlib> // posix_memalign, getenv
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -173,6 +175,26 @@ struct BlockPlan
   std::vector<std::pair<const Field*, vtkSmartPointer<vtkDataArray>>> Arrays;
 };
 
+// Gives `array` (its components set) room for `values` values. Large arrays
+// get 2 MiB-aligned memory advised to use transparent huge pages: reading a
+// snapshot from the page cache is dominated by the first touch of fresh
+// memory, which then faults once per 2 MiB instead of once per 4 KiB.
+void Allocate(vtkDataArray* array, vtkIdType values)
+{
+  const std::size_t huge = std::size_t(2) << 20;
+  const std::size_t bytes = static_cast<std::size_t>(values) * array->GetDataTypeSize();
+  void* memory = nullptr;
+  if (bytes < 4 * huge || posix_memalign(&memory, huge, bytes) != 0)
+  {
+    array->SetNumberOfValues(values);
+    return;
+  }
+#ifdef MADV_HUGEPAGE
+  madvise(memory, bytes, MADV_HUGEPAGE); // advice only: ignored where unsupported
+#endif
+  array->SetVoidArray(memory, values, 0, vtkAbstractArray::VTK_DATA_ARRAY_FREE);
+}
+
 vtkSmartPointer<vtkDataArray> NewArray(
   int vtkType, const std::string& name, int components, vtkIdType tuples)
 {
@@ -180,7 +202,7 @@ vtkSmartPointer<vtkDataArray> NewArray(
   array.TakeReference(vtkDataArray::CreateDataArray(vtkType));
   array->SetName(name.c_str());
   array->SetNumberOfComponents(components);
-  array->SetNumberOfTuples(tuples);
+  Allocate(array, tuples * components);
   return array;
 }
 
@@ -338,8 +360,8 @@ vtkSmartPointer<vtkCellArray> MakeVertices(vtkIdType n)
   {
     auto offsets = vtkSmartPointer<vtkTypeInt32Array>::New();
     auto connectivity = vtkSmartPointer<vtkTypeInt32Array>::New();
-    offsets->SetNumberOfValues(n + 1);
-    connectivity->SetNumberOfValues(n);
+    Allocate(offsets, n + 1);
+    Allocate(connectivity, n);
     std::iota(offsets->GetPointer(0), offsets->GetPointer(0) + n + 1, 0);
     std::iota(connectivity->GetPointer(0), connectivity->GetPointer(0) + n, 0);
     cells->SetData(offsets, connectivity);
@@ -348,8 +370,8 @@ vtkSmartPointer<vtkCellArray> MakeVertices(vtkIdType n)
   {
     auto offsets = vtkSmartPointer<vtkTypeInt64Array>::New();
     auto connectivity = vtkSmartPointer<vtkTypeInt64Array>::New();
-    offsets->SetNumberOfValues(n + 1);
-    connectivity->SetNumberOfValues(n);
+    Allocate(offsets, n + 1);
+    Allocate(connectivity, n);
     std::iota(offsets->GetPointer(0), offsets->GetPointer(0) + n + 1, vtkTypeInt64(0));
     std::iota(connectivity->GetPointer(0), connectivity->GetPointer(0) + n, vtkTypeInt64(0));
     cells->SetData(offsets, connectivity);
@@ -363,7 +385,7 @@ vtkSmartPointer<vtkIdTypeArray> MakeGlobalIds(vtkDataArray* particleIds)
   auto ids = vtkSmartPointer<vtkIdTypeArray>::New();
   ids->SetName("GlobalIds");
   const vtkIdType n = particleIds->GetNumberOfTuples();
-  ids->SetNumberOfValues(n);
+  Allocate(ids, n);
   vtkIdType* out = ids->GetPointer(0);
   switch (particleIds->GetDataType())
   {
@@ -423,7 +445,7 @@ void FinishBlock(BlockPlan& plan, vtkDataArraySelection* arrays, vtkFieldData* f
   {
     auto masses = vtkSmartPointer<vtkDoubleArray>::New();
     masses->SetName("Masses");
-    masses->SetNumberOfValues(n);
+    Allocate(masses, n);
     std::fill(masses->GetPointer(0), masses->GetPointer(0) + n, set.TableMass);
     pd->AddArray(masses);
   }

@@ -58,7 +58,7 @@ pqJZLinkingLengthWidget::pqJZLinkingLengthWidget(
 
   this->loadFromProperty();
   this->Connector->Connect(smproperty, vtkCommand::ModifiedEvent, this, SLOT(loadFromProperty()));
-  for (const char* name : { "LinkingLengthMode", "Periodic", "BoxBounds", "Input" })
+  for (const char* name : { "LinkingLengthMode", "Periodic", "BoxBounds", "BoxFromData", "Input" })
   {
     if (vtkSMProperty* p = smproxy->GetProperty(name))
     {
@@ -145,6 +145,10 @@ void pqJZLinkingLengthWidget::updateSummary()
     {
       box[i] =
         periodic ? vtkSMUncheckedPropertyHelper(proxy, "BoxBounds").GetAsDouble(i) : bounds[i];
+    }
+    if (periodic) // the Input's BoxSize instead, when BoxFromData takes it
+    {
+      pqJZBoxBoundsWidget::boxFromData(proxy, box);
     }
     const double extent[3] = { box[1] - box[0], box[3] - box[2], box[5] - box[4] };
     const double volume = extent[0] * extent[1] * extent[2];

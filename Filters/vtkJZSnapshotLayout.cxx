@@ -533,6 +533,32 @@ void ReadHeaderValues(hid_t file, Layout& layout)
   AddGroupAttributes(layout, file, "Cosmology");
 }
 
+// The header's NumPart_Total (with NumPart_Total_HighWord, as Gadget writes
+// more than 2^32) against what the files hold: the files are read, a
+// mismatch is only worth a warning.
+void CheckTotals(
+  const std::vector<std::int64_t>& total, const std::vector<std::int64_t>& highWord, Layout& layout)
+{
+  for (const PointSet& set : layout.PointSets)
+  {
+    const int type = PartTypeIndex(set.Name);
+    if (type < 0 || type >= static_cast<int>(total.size()))
+    {
+      continue;
+    }
+    const std::int64_t high = type < static_cast<int>(highWord.size()) ? highWord[type] : 0;
+    const std::int64_t announced = (high << 32) + (total[type] & 0xffffffffLL);
+    if (announced != set.Total)
+    {
+      std::ostringstream msg;
+      msg << "Header/NumPart_Total (with NumPart_Total_HighWord) announces " << announced
+          << " particles of " << set.Name << " but the files hold " << set.Total
+          << "; reading what the files hold.";
+      layout.Warnings.push_back(msg.str());
+    }
+  }
+}
+
 Handle OpenKnownFile(const std::string& fileName, Kind& kind)
 {
   Handle file = vtkJZSnapshotHDF5::OpenFile(fileName);
@@ -601,9 +627,12 @@ Layout Describe(const std::string& fileName)
     layout.Files = PartFiles(fileName, NumberOfFiles(file.Get(), layout.Type));
     ReadHeaderValues(file.Get(), layout);
     std::vector<double> massTable;
+    std::vector<std::int64_t> total, highWord;
     if (layout.Type == Kind::Snapshot)
     {
       ReadGroupAttribute(file.Get(), "Header", "MassTable", massTable);
+      ReadGroupAttribute(file.Get(), "Header", "NumPart_Total", total);
+      ReadGroupAttribute(file.Get(), "Header", "NumPart_Total_HighWord", highWord);
     }
     for (std::size_t part = 0; part < layout.Files.size(); ++part)
     {
@@ -635,6 +664,7 @@ Layout Describe(const std::string& fileName)
         set.TableMass = massTable[type];
       }
     }
+    CheckTotals(total, highWord, layout);
   }
   std::sort(layout.PointSets.begin(), layout.PointSets.end(),
     [](const PointSet& a, const PointSet& b)

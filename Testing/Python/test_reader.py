@@ -46,7 +46,14 @@ class Read:
         def on_error(obj, event, message):
             self.errors.append(message)
 
+        self.warnings = []
+
+        @calldata_type(VTK_STRING)
+        def on_warning(obj, event, message):
+            self.warnings.append(message)
+
         tag = alg.AddObserver("ErrorEvent", on_error)
+        wtag = alg.AddObserver("WarningEvent", on_warning)
         try:
             if time is None:
                 self.proxy.UpdatePipeline()
@@ -54,6 +61,7 @@ class Read:
                 self.proxy.UpdatePipeline(time)
         finally:
             alg.RemoveObserver(tag)
+            alg.RemoveObserver(wtag)
         out = alg.GetOutputDataObject(0)
         self.output = out.NewInstance()
         self.output.ShallowCopy(out)
@@ -667,11 +675,65 @@ def section_errors(c):
         shutil.rmtree(tmp)
 
 
+def section_formats(c):
+    """Gadget-2/3 and AREPO headers, big-endian and compressed datasets, high-word counts."""
+    tmp = tempfile.mkdtemp(prefix="jz-reader-formats-")
+    try:
+        gadget2 = os.path.join(tmp, "snap_gadget2.hdf5")
+        sf.write_gadget(gadget2, [500, 700, 0, 0, 0, 3], mass_table=[0, 0.125, 0, 0, 0, 2.5],
+                        masses_for=(0,), id_dtype=np.uint32, time=0.5, redshift=1.0)
+        run = Read(gadget2)
+        c.check(not run.errors and run.field("SnapshotFormat") == "Gadget-2/3",
+                f"Gadget-2 layout: format {run.field('SnapshotFormat')}")
+        check_snapshot(c, run, [gadget2], "Gadget-2 layout")
+        check_header_fields(c, run, gadget2, "Gadget-2 layout")
+
+        arepo = os.path.join(tmp, "snap_arepo.hdf5")
+        sf.write_gadget(arepo, [300, 400], masses_for=(0, 1), dtype=np.float64)
+        with h5py.File(arepo, "a") as f:
+            h = f["Header"]
+            h.attrs["Composition_vector_length"] = np.int32(0)
+            h.attrs["Git_commit"] = np.bytes_("abc")
+            h.attrs["UnitLength_in_cm"] = 3.085678e21
+            h.attrs["UnitMass_in_g"] = 1.989e43
+            h.attrs["UnitVelocity_in_cm_per_s"] = 1e5
+            g = f["PartType0"]
+            g["Density"] = np.linspace(1, 2, 300, dtype=">f4")  # big-endian
+            g["InternalEnergy"] = np.linspace(3, 4, 300).astype(np.float32)
+            g.create_dataset("Potential", data=np.linspace(-1, 0, 300), chunks=(64,),
+                             compression="gzip", shuffle=True)
+            g["GFM_Metals"] = np.arange(300 * 10, dtype=np.float32).reshape(300, 10)
+            g["HighResGasMass"] = np.arange(300, dtype=np.int16)
+        run = Read(arepo)
+        c.check(not run.errors and run.field("SnapshotFormat") == "AREPO",
+                f"AREPO layout: format {run.field('SnapshotFormat')}")
+        check_snapshot(c, run, [arepo], "AREPO layout (big-endian, gzip, N x 10, int16)")
+        check_header_fields(c, run, arepo, "AREPO layout")
+
+        # More than 2^32 particles are announced with NumPart_Total_HighWord;
+        # a total that disagrees with the files is a warning, the files are read.
+        high = os.path.join(tmp, "snap_highword.hdf5")
+        sf.write_gadget(high, [0, 1000])
+        with h5py.File(high, "a") as f:
+            f["Header"].attrs["NumPart_Total"] = np.array([0, 5, 0, 0, 0, 0], np.uint32)
+            f["Header"].attrs["NumPart_Total_HighWord"] = np.array([0, 1, 0, 0, 0, 0], np.uint32)
+        run = Read(high)
+        c.check(not run.errors and run.blocks["PartType1"].GetNumberOfPoints() == 1000 and
+                any("4294967301" in w and "1000" in w for w in run.warnings),
+                f"NumPart_Total 2^32 + 5 vs 1000 in the file: a warning, the file is read "
+                f"({run.warnings[:1]})")
+        run = Read(gadget2)
+        c.check(not run.warnings, f"a consistent NumPart_Total: no warning ({run.warnings[:1]})")
+    finally:
+        shutil.rmtree(tmp)
+
+
 SECTIONS = {
     "gadget4": section_gadget4,
     "catalogue": section_catalogue,
     "multifile": section_multifile,
     "swift": section_swift,
+    "formats": section_formats,
     "series": section_series,
     "selection": section_selection,
     "boxfromdata": section_boxfromdata,

@@ -786,16 +786,32 @@ int vtkJZParticleSnapshotReader::RequestData(
     }
   }
 
-  // Parallel HDF5 when the pieces are the ranks and there is one file.
+  // Parallel HDF5 when the pieces are the ranks and there is one file that
+  // it can read (no virtual datasets); should it fail all the same, the
+  // ranks read again on their own.
   MPI_Comm* mpiComm = GlobalMPICommunicator();
-  const char* mpiio = std::getenv("JZ_SNAPSHOT_MPIIO");
+  const std::string mpiio =
+    std::getenv("JZ_SNAPSHOT_MPIIO") ? std::getenv("JZ_SNAPSHOT_MPIIO") : "";
   const bool useMPIIO = vtkJZKernelAdapter::AllRanks(*comm,
-    mpiComm && layout.Files.size() == 1 && numPieces == comm->size() && piece == comm->rank() &&
-      !(mpiio && std::strcmp(mpiio, "0") == 0));
+    mpiComm && layout.Files.size() == 1 && (!layout.HasVirtualDatasets() || mpiio == "force") &&
+      numPieces == comm->size() && piece == comm->rank() && mpiio != "0");
   bool aborted = false;
   jz::RunInfo info;
   error = ReadPlans(this, layout, plans, this->Stride, useMPIIO ? mpiComm : nullptr, aborted, info);
   error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
+  if (useMPIIO && !error.empty())
+  {
+    if (comm->rank() == 0)
+    {
+      const std::string why = error;
+      vtkWarningMacro("Parallel HDF5 (MPI-IO) could not read the snapshot; reading it "
+                      "independently. ("
+        << why << ")");
+    }
+    info = jz::RunInfo();
+    error = ReadPlans(this, layout, plans, this->Stride, nullptr, aborted, info);
+    error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
+  }
   aborted = !vtkJZKernelAdapter::AllRanks(*comm, !aborted);
   if (!error.empty())
   {

@@ -30,9 +30,11 @@
  * contiguous 1/P share of each type's rows (vtkJZSnapshotShare) with HDF5
  * hyperslabs, so the pieces in order equal a serial read, for any P. When
  * the pieces are the MPI ranks and the snapshot is one file, the file is
- * opened through MPI-IO (parallel HDF5, independent reads); otherwise each
- * rank opens the parts it needs on its own. Setting the environment variable
- * JZ_SNAPSHOT_MPIIO=0 forces the latter.
+ * opened through MPI-IO (parallel HDF5, independent reads) unless it holds
+ * virtual datasets, which parallel HDF5 cannot read; otherwise, and should
+ * MPI-IO fail, each rank opens the parts it needs on its own. The
+ * environment variable JZ_SNAPSHOT_MPIIO=0 switches MPI-IO off; "force" uses
+ * it on virtual datasets too (to test the fallback).
  *
  * Errors (a file that is not such a snapshot, missing or truncated files, a
  * missing `Coordinates`, header counts that do not match the datasets, an

@@ -312,6 +312,8 @@ std::vector<Field> ListFields(hid_t group, const std::string& where,
       components *= shape[d];
     }
     field.Components = static_cast<int>(components);
+    Handle creation(H5Dget_create_plist(dataset.Get()), H5Pclose);
+    field.Virtual = creation.Valid() && H5Pget_layout(creation.Get()) == H5D_VIRTUAL;
     if (shapes)
     {
       (*shapes)[path] = shape;
@@ -596,6 +598,22 @@ const HeaderValue* Layout::Find(const std::string& name) const
     }
   }
   return nullptr;
+}
+
+//------------------------------------------------------------------------------
+bool Layout::HasVirtualDatasets() const
+{
+  for (const PointSet& set : this->PointSets)
+  {
+    for (const Field& field : set.Fields)
+    {
+      if (field.Virtual)
+      {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 //------------------------------------------------------------------------------

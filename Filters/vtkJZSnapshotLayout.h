@@ -55,6 +55,7 @@ struct Field
   std::string Name;   // path below the point set's group, e.g. "Velocities"
   int Components = 1; // product of the dimensions after the first
   ValueType Type;
+  bool Virtual = false; // an HDF5 virtual dataset (SWIFT's meta-snapshots)
 };
 
 /// The points of one particle type (or of the groups of a catalogue).
@@ -87,6 +88,8 @@ struct Layout
   std::vector<std::string> Warnings; // oddities that do not stop reading
 
   const HeaderValue* Find(const std::string& name) const;
+  /// Whether any dataset is virtual: parallel HDF5 (1.10) cannot read those.
+  bool HasVirtualDatasets() const;
 };
 
 /// Whether the file is a snapshot or group catalogue this reader reads (by

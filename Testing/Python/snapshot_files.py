@@ -253,6 +253,39 @@ def write_swift(path, n_gas=3000, n_dm=4000, n_stars=500, box=(25.0, 25.0, 30.0)
     return written
 
 
+def write_swift_virtual(directory, **kwargs):
+    """A distributed SWIFT snapshot: two part files (snap_0000.0/1.hdf5) and
+    the meta-snapshot snap_0000.hdf5 whose particle datasets are HDF5 virtual
+    datasets over the parts (SWIFT's "Meta-file for distributed snapshots"),
+    with NumFilesPerSnapshot 1 and Virtual 1. Returns (meta, full), full
+    being the same snapshot in one ordinary file."""
+    full = os.path.join(directory, "snap_full.hdf5")
+    write_swift(full, **kwargs)
+    parts = split(full, os.path.join(directory, "snap_0000"), [kwargs.get("n_gas", 3000) // 3])
+    meta = os.path.join(directory, "snap_0000.hdf5")
+    with h5py.File(full, "r") as src, h5py.File(meta, "w") as dst:
+        for name, obj in src.items():
+            if isinstance(obj, h5py.Group) and not name.startswith("PartType") and \
+                    name not in SWIFT_ALIASES:
+                src.copy(obj, dst, name=name)
+        dst["Header"].attrs["Virtual"] = np.array([1], np.int32)
+        for t in (g for g in src if g.startswith("PartType")):
+            group = dst.create_group(t)
+            for dname, ds in src[t].items():
+                layout = h5py.VirtualLayout(shape=ds.shape, dtype=ds.dtype)
+                offset = 0
+                for p in parts:
+                    with h5py.File(p, "r") as pf:
+                        if t in pf:
+                            n = pf[t][dname].shape[0]
+                            # relative to the meta-snapshot, as SWIFT writes them
+                            layout[offset:offset + n] = h5py.VirtualSource(
+                                os.path.basename(p), f"{t}/{dname}", shape=pf[t][dname].shape)
+                            offset += n
+                group.create_virtual_dataset(dname, layout)
+    return meta, full
+
+
 def truncate(src, dst, fraction=0.5):
     """A copy of `src` cut to `fraction` of its size (a failed transfer)."""
     with open(src, "rb") as fi, open(dst, "wb") as fo:

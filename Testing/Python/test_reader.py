@@ -328,6 +328,11 @@ def section_swift(c):
              "SWIFT selection: Densities")
         same(c, run.points("PartType4"), written["PartType4"]["Coordinates"],
              "SWIFT selection: star points still read")
+        # A distributed snapshot's meta-file: virtual datasets over the parts.
+        meta, full = sf.write_swift_virtual(tmp, n_gas=900, n_dm=1100, n_stars=50)
+        run = Read(meta)
+        c.check(not run.errors, f"SWIFT meta-snapshot: no error {run.errors[:1]}")
+        check_snapshot(c, run, [full], "SWIFT meta-snapshot (virtual datasets)")
     finally:
         shutil.rmtree(tmp)
 

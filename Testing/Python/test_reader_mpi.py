@@ -4,7 +4,8 @@ rank order, equal the whole snapshot as h5py reads it (every array, exactly),
 each rank holding a contiguous near-equal share; for the real Gadget-4
 snapshot (one file: MPI-IO), the same with MPI-IO switched off, a multi-file
 set cut from it (independent reads), a gas/DM/stars snapshot with Stride, a
-SWIFT file with compressed, check-summed datasets; FriendsOfFriends on the
+SWIFT file with compressed, check-summed datasets, a SWIFT meta-snapshot of
+virtual datasets (independent reads: parallel HDF5 cannot read those); FriendsOfFriends on the
 reader's output with the box from the file finds Gadget-4's groups; a
 multi-file set with a missing part fails every rank with the message, and
 nothing hangs. Skips (125) without ../shared.
@@ -98,6 +99,9 @@ def main():
                         mass_table=[0, 0.25, 0, 0, 0], masses_for=(0, 4), chunks=1000)
         swift = os.path.join(tmp, "swift.hdf5")
         sf.write_swift(swift, n_gas=2000, n_dm=3000, n_stars=7)
+        os.makedirs(os.path.join(tmp, "virtual"))
+        meta, meta_full = sf.write_swift_virtual(os.path.join(tmp, "virtual"), n_gas=1000,
+                                                 n_dm=1200, n_stars=5)
         broken = sf.split(real, os.path.join(tmp, "broken"), [10000, 20000])
         os.remove(broken[1])
         cases = [
@@ -106,6 +110,8 @@ def main():
             {"name": "multifile", "files": parts[2], "ref": ([real], 1)},
             {"name": "mixed_stride", "files": mixed, "props": {"Stride": 3}, "ref": ([mixed], 3)},
             {"name": "swift", "files": swift, "ref": ([swift], 1)},
+            {"name": "swift_virtual", "files": meta, "ref": ([meta_full], 1)},
+            {"name": "virtual_forced", "files": meta, "mpiio": "force", "ref": ([meta_full], 1)},
             {"name": "broken", "files": broken[0]},
         ]
         cases_file = os.path.join(tmp, "cases.json")
@@ -135,11 +141,17 @@ def main():
         for r, v in re.findall(r"ParticleSnapshotReader rank (\d+)/\d+ counter \"MPI-IO\" (\S+)",
                                p.stdout):
             per_rank[int(r)].append(float(v))
-        # Cases in order: real, real_independent, multifile, mixed, swift (broken reports nothing).
+        # Cases in order: real, real_independent, multifile, mixed, swift, swift_virtual
+        # (parallel HDF5 cannot read virtual datasets), virtual_forced (MPI-IO fails,
+        # the ranks read again independently); broken reports nothing.
         on = 1.0 if P > 1 else 0.0
-        want = [on, 0.0, 0.0, on, on]
+        want = [on, 0.0, 0.0, on, on, 0.0, 0.0]
         check(all(v == want for v in per_rank.values()),
               f"MPI-IO used where expected {want} (reported per rank {per_rank})")
+        fallback = "Parallel HDF5 (MPI-IO) could not read the snapshot; reading it independently"
+        check((fallback in p.stdout) == (P > 1),
+              f"MPI-IO forced on virtual datasets: {'a warning and' if P > 1 else 'no MPI-IO,'} "
+              f"an independent read")
         # FoF with the box from the file equals Gadget-4's groups, on every rank count.
         ranks = [dict(np.load(os.path.join(out, f"real.rank{r}.npz"))) for r in range(P)]
         gid = np.concatenate([dd["GroupId"] for dd in ranks])

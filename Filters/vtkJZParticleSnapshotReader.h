@@ -41,7 +41,8 @@
  * unreadable part of a multi-file set): vtkErrorMacro naming the file and
  * the dataset, and an empty output, on every rank.
  *
- * @sa vtkJZSnapshotLayout vtkJZSnapshotShare vtkJZPeriodicBox
+ * @sa vtkJZSnapshotLayout vtkJZSnapshotSeries vtkJZSnapshotBlocks vtkJZSnapshotShare
+ * vtkJZPeriodicBox
  */
 #ifndef vtkJZParticleSnapshotReader_h
 #define vtkJZParticleSnapshotReader_h
@@ -50,9 +51,19 @@
 #include "vtkMultiBlockDataSetAlgorithm.h"
 
 #include <memory> // for std::unique_ptr
+#include <string> // for ReadBlocks
 
 class vtkCallbackCommand;
 class vtkDataArraySelection;
+class vtkJZSnapshotBlocks;
+namespace jz
+{
+class Communicator;
+}
+namespace vtkJZSnapshotLayout
+{
+struct Layout;
+}
 
 class JZTREEFILTERS_EXPORT vtkJZParticleSnapshotReader : public vtkMultiBlockDataSetAlgorithm
 {
@@ -112,6 +123,11 @@ private:
   void operator=(const vtkJZParticleSnapshotReader&) = delete;
 
   static void SelectionModified(vtkObject*, unsigned long, void* self, void*);
+  void UpdateSelections();
+#ifndef __VTK_WRAP__
+  std::string ReadBlocks(jz::Communicator& comm, const vtkJZSnapshotLayout::Layout& layout,
+    vtkJZSnapshotBlocks& blocks, int piece, int numPieces, bool& aborted);
+#endif
 
   struct vtkInternals;
   std::unique_ptr<vtkInternals> Internals;

@@ -36,6 +36,23 @@ def gadget4_dir():
     return d if os.path.isdir(d) else None
 
 
+def same_groups_as_gadget4(group_id, fof_tab):
+    """Whether FoF GroupIds (one per snapshot particle, in file order) make
+    exactly Gadget-4's groups of `fof_tab` (members of group k: the particles
+    [GroupOffsetType[k, 1], + GroupLen[k]), the file being in group order),
+    and how many groups Gadget-4 has."""
+    with h5py.File(fof_tab, "r") as f:
+        length, offset = f["Group/GroupLen"][...], f["Group/GroupOffsetType"][:, 1]
+    ref = np.full(len(group_id), -1)
+    for k, (o, m) in enumerate(zip(offset, length)):
+        ref[o:o + m] = k
+    member = ref >= 0
+    pairs = np.unique(np.stack([group_id[member], ref[member]], 1), axis=0)
+    same = len(group_id) > 0 and int(group_id.max()) + 1 == len(length) and \
+        np.array_equal(group_id >= 0, member) and len(pairs) == len(length)
+    return bool(same), len(length)
+
+
 def copy_attrs(src, dst):
     for k, v in src.attrs.items():
         dst.attrs[k] = v

@@ -49,7 +49,8 @@ def same_groups_as_gadget4(group_id, fof_tab):
     member = ref >= 0
     pairs = np.unique(np.stack([group_id[member], ref[member]], 1), axis=0)
     same = len(group_id) > 0 and int(group_id.max()) + 1 == len(length) and \
-        np.array_equal(group_id >= 0, member) and len(pairs) == len(length)
+        np.array_equal(group_id >= 0, member) and \
+        len(np.unique(group_id[member])) == len(pairs) == len(length)
     return bool(same), len(length)
 
 

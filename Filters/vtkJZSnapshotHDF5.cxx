@@ -69,6 +69,18 @@ herr_t CollectAttribute(hid_t, const char* name, const H5A_info_t*, void* names)
   return 0;
 }
 
+template <class T>
+bool ReadGroupAttribute(
+  hid_t file, const std::string& group, const std::string& name, std::vector<T>& values)
+{
+  if (!IsGroup(file, group))
+  {
+    return false;
+  }
+  Handle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
+  return g.Valid() && ReadAttribute(g.Get(), name, values) && !values.empty();
+}
+
 std::string WithReason(const std::string& message)
 {
   const std::string reason = LastHDF5Message();
@@ -257,6 +269,20 @@ bool ReadAttribute(hid_t object, const std::string& name, std::vector<std::int64
   }
   values.assign(static_cast<std::size_t>(n), 0);
   return n == 0 || H5Aread(attribute.Get(), H5T_NATIVE_INT64, values.data()) >= 0;
+}
+
+//------------------------------------------------------------------------------
+bool ReadAttribute(
+  hid_t file, const std::string& group, const std::string& name, std::vector<double>& values)
+{
+  return ReadGroupAttribute(file, group, name, values);
+}
+
+//------------------------------------------------------------------------------
+bool ReadAttribute(
+  hid_t file, const std::string& group, const std::string& name, std::vector<std::int64_t>& values)
+{
+  return ReadGroupAttribute(file, group, name, values);
 }
 
 //------------------------------------------------------------------------------

@@ -114,6 +114,13 @@ bool ReadAttribute(hid_t object, const std::string& name, std::vector<double>& v
 /// are clamped); false when it does not exist or is not an integer.
 bool ReadAttribute(hid_t object, const std::string& name, std::vector<std::int64_t>& values);
 
+/// The same for an attribute of the group `group` of `file`; false also
+/// when the group is missing or the attribute has no values.
+bool ReadAttribute(
+  hid_t file, const std::string& group, const std::string& name, std::vector<double>& values);
+bool ReadAttribute(
+  hid_t file, const std::string& group, const std::string& name, std::vector<std::int64_t>& values);
+
 /// Reads a string attribute (fixed or variable length, the first element);
 /// false when it does not exist or is not a string.
 bool ReadAttribute(hid_t object, const std::string& name, std::string& value);

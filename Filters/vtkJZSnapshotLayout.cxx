@@ -1,6 +1,7 @@
 #include "vtkJZSnapshotLayout.h"
 
 #include "vtkJZSnapshotHDF5.h"
+#include "vtkJZSnapshotHeader.h"
 
 #include <algorithm>
 #include <cctype>
@@ -30,61 +31,6 @@ const std::vector<CatalogueSet>& CatalogueSets()
     { "Groups", "Centres", { "NumGroups_ThisFile" } }, // SWIFT FOF
   };
   return sets;
-}
-
-// The header values written to field data, each from the first place that
-// has it (group, attribute): Gadget-2/3 and AREPO keep them in the Header,
-// Gadget-4 partly in Parameters, SWIFT in Cosmology and Units.
-struct Canonical
-{
-  const char* Name;
-  std::vector<std::pair<const char*, const char*>> Places;
-};
-const std::vector<Canonical>& CanonicalValues()
-{
-  static const std::vector<Canonical> values = {
-    { "BoxSize", { { "Header", "BoxSize" }, { "Parameters", "BoxSize" } } },
-    { "Time", { { "Header", "Time" } } },
-    { "Redshift", { { "Header", "Redshift" }, { "Cosmology", "Redshift" } } },
-    { "HubbleParam",
-      { { "Header", "HubbleParam" }, { "Parameters", "HubbleParam" }, { "Cosmology", "h" } } },
-    { "Omega0",
-      { { "Header", "Omega0" }, { "Parameters", "Omega0" }, { "Cosmology", "Omega_m" } } },
-    { "OmegaLambda",
-      { { "Header", "OmegaLambda" }, { "Parameters", "OmegaLambda" },
-        { "Cosmology", "Omega_lambda" } } },
-    { "UnitLength_in_cm",
-      { { "Header", "UnitLength_in_cm" }, { "Parameters", "UnitLength_in_cm" },
-        { "Units", "Unit length in cgs (U_L)" } } },
-    { "UnitMass_in_g",
-      { { "Header", "UnitMass_in_g" }, { "Parameters", "UnitMass_in_g" },
-        { "Units", "Unit mass in cgs (U_M)" } } },
-    { "UnitVelocity_in_cm_per_s",
-      { { "Header", "UnitVelocity_in_cm_per_s" }, { "Parameters", "UnitVelocity_in_cm_per_s" } } },
-  };
-  return values;
-}
-
-bool ReadGroupAttribute(
-  hid_t file, const std::string& group, const std::string& name, std::vector<double>& values)
-{
-  if (!vtkJZSnapshotHDF5::IsGroup(file, group))
-  {
-    return false;
-  }
-  Handle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
-  return g.Valid() && vtkJZSnapshotHDF5::ReadAttribute(g.Get(), name, values) && !values.empty();
-}
-
-bool ReadGroupAttribute(
-  hid_t file, const std::string& group, const std::string& name, std::vector<std::int64_t>& values)
-{
-  if (!vtkJZSnapshotHDF5::IsGroup(file, group))
-  {
-    return false;
-  }
-  Handle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
-  return g.Valid() && vtkJZSnapshotHDF5::ReadAttribute(g.Get(), name, values) && !values.empty();
 }
 
 // "PartType<n>" -> n, else -1.
@@ -200,7 +146,8 @@ std::int64_t NumberOfFiles(hid_t file, Kind kind)
   std::vector<std::int64_t> n;
   const char* first = kind == Kind::Snapshot ? "NumFilesPerSnapshot" : "NumFiles";
   const char* second = kind == Kind::Snapshot ? "NumFiles" : "NumFilesPerSnapshot";
-  if (ReadGroupAttribute(file, "Header", first, n) || ReadGroupAttribute(file, "Header", second, n))
+  if (vtkJZSnapshotHDF5::ReadAttribute(file, "Header", first, n) ||
+    vtkJZSnapshotHDF5::ReadAttribute(file, "Header", second, n))
   {
     return std::max<std::int64_t>(n[0], 1);
   }
@@ -339,7 +286,8 @@ std::vector<PartCount> CountPoints(hid_t file, Kind kind, const std::string& fil
   if (kind == Kind::Snapshot)
   {
     std::vector<std::int64_t> numPart;
-    const bool hasNumPart = ReadGroupAttribute(file, "Header", "NumPart_ThisFile", numPart);
+    const bool hasNumPart =
+      vtkJZSnapshotHDF5::ReadAttribute(file, "Header", "NumPart_ThisFile", numPart);
     const std::vector<std::string> groups = PartTypeGroups(file);
     if (!hasNumPart && !groups.empty())
     {
@@ -377,7 +325,7 @@ std::vector<PartCount> CountPoints(hid_t file, Kind kind, const std::string& fil
     for (const char* attribute : set.CountAttributes)
     {
       std::vector<std::int64_t> n;
-      if (count.Count < 0 && ReadGroupAttribute(file, "Header", attribute, n))
+      if (count.Count < 0 && vtkJZSnapshotHDF5::ReadAttribute(file, "Header", attribute, n))
       {
         count.Count = n[0];
         count.CountSource = std::string("Header/") + attribute;
@@ -482,57 +430,6 @@ void ScanPart(hid_t file, std::size_t part, const std::string& fileName, Layout&
       }
     }
   }
-}
-
-void AddHeaderValue(Layout& layout, const std::string& name, const std::vector<double>& values)
-{
-  if (!values.empty() && !layout.Find(name))
-  {
-    layout.Header.push_back({ name, values });
-  }
-}
-
-// Every numeric attribute of a group, under its own name.
-void AddGroupAttributes(Layout& layout, hid_t file, const char* groupName)
-{
-  if (!vtkJZSnapshotHDF5::IsGroup(file, groupName))
-  {
-    return;
-  }
-  Handle group(H5Gopen2(file, groupName, H5P_DEFAULT), H5Gclose);
-  for (const std::string& name : vtkJZSnapshotHDF5::AttributeNames(group.Get()))
-  {
-    std::vector<double> values;
-    if (vtkJZSnapshotHDF5::ReadAttribute(group.Get(), name, values))
-    {
-      AddHeaderValue(layout, name, values);
-    }
-  }
-}
-
-void ReadHeaderValues(hid_t file, Layout& layout)
-{
-  for (const Canonical& value : CanonicalValues())
-  {
-    for (const auto& place : value.Places)
-    {
-      std::vector<double> values;
-      if (ReadGroupAttribute(file, place.first, place.second, values))
-      {
-        AddHeaderValue(layout, value.Name, values);
-        break;
-      }
-    }
-  }
-  // SWIFT: the velocity unit is U_L / U_t; then its Units and Cosmology groups as they are.
-  std::vector<double> length, time;
-  if (ReadGroupAttribute(file, "Units", "Unit length in cgs (U_L)", length) &&
-    ReadGroupAttribute(file, "Units", "Unit time in cgs (U_t)", time) && time[0] != 0)
-  {
-    AddHeaderValue(layout, "UnitVelocity_in_cm_per_s", { length[0] / time[0] });
-  }
-  AddGroupAttributes(layout, file, "Units");
-  AddGroupAttributes(layout, file, "Cosmology");
 }
 
 // The header's NumPart_Total (with NumPart_Total_HighWord, as Gadget writes
@@ -643,14 +540,14 @@ Layout Describe(const std::string& fileName)
     Handle file = OpenKnownFile(fileName, layout.Type);
     layout.Format = FormatName(file.Get(), layout.Type);
     layout.Files = PartFiles(fileName, NumberOfFiles(file.Get(), layout.Type));
-    ReadHeaderValues(file.Get(), layout);
+    layout.Header = vtkJZSnapshotHeader::ReadValues(file.Get());
     std::vector<double> massTable;
     std::vector<std::int64_t> total, highWord;
     if (layout.Type == Kind::Snapshot)
     {
-      ReadGroupAttribute(file.Get(), "Header", "MassTable", massTable);
-      ReadGroupAttribute(file.Get(), "Header", "NumPart_Total", total);
-      ReadGroupAttribute(file.Get(), "Header", "NumPart_Total_HighWord", highWord);
+      vtkJZSnapshotHDF5::ReadAttribute(file.Get(), "Header", "MassTable", massTable);
+      vtkJZSnapshotHDF5::ReadAttribute(file.Get(), "Header", "NumPart_Total", total);
+      vtkJZSnapshotHDF5::ReadAttribute(file.Get(), "Header", "NumPart_Total_HighWord", highWord);
     }
     for (std::size_t part = 0; part < layout.Files.size(); ++part)
     {
@@ -720,7 +617,7 @@ std::string SeriesEntry(const std::string& fileName, double& time, bool& hasTime
   Kind kind;
   Handle file = OpenKnownFile(fileName, kind);
   std::vector<double> values;
-  hasTime = ReadGroupAttribute(file.Get(), "Header", "Time", values);
+  hasTime = vtkJZSnapshotHDF5::ReadAttribute(file.Get(), "Header", "Time", values);
   time = hasTime ? values[0] : 0.0;
   return PartFiles(fileName, NumberOfFiles(file.Get(), kind)).front();
 }

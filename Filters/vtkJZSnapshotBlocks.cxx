@@ -25,8 +25,11 @@
 #include <sys/mman.h> // madvise
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib> // posix_memalign
+#include <functional>
 #include <numeric>
+#include <thread>
 
 namespace
 {
@@ -157,40 +160,40 @@ Handle FileAccess(MPI_Comm* comm)
 }
 
 //------------------------------------------------------------------------------
-// One vertex cell per point, with 32-bit storage when the ids fit.
-vtkSmartPointer<vtkCellArray> MakeVertices(vtkIdType n)
+// Arrays of one vertex cell per point: 32-bit when the ids fit.
+vtkSmartPointer<vtkDataArray> NewCellArray(vtkIdType values, vtkIdType points)
 {
-  auto cells = vtkSmartPointer<vtkCellArray>::New();
-  if (n < VTK_INT_MAX)
+  vtkSmartPointer<vtkDataArray> array;
+  if (points < VTK_INT_MAX)
   {
-    auto offsets = vtkSmartPointer<vtkTypeInt32Array>::New();
-    auto connectivity = vtkSmartPointer<vtkTypeInt32Array>::New();
-    Allocate(offsets, n + 1);
-    Allocate(connectivity, n);
-    std::iota(offsets->GetPointer(0), offsets->GetPointer(0) + n + 1, 0);
-    std::iota(connectivity->GetPointer(0), connectivity->GetPointer(0) + n, 0);
-    cells->SetData(offsets, connectivity);
+    array = vtkSmartPointer<vtkTypeInt32Array>::New();
   }
   else
   {
-    auto offsets = vtkSmartPointer<vtkTypeInt64Array>::New();
-    auto connectivity = vtkSmartPointer<vtkTypeInt64Array>::New();
-    Allocate(offsets, n + 1);
-    Allocate(connectivity, n);
-    std::iota(offsets->GetPointer(0), offsets->GetPointer(0) + n + 1, vtkTypeInt64(0));
-    std::iota(connectivity->GetPointer(0), connectivity->GetPointer(0) + n, vtkTypeInt64(0));
-    cells->SetData(offsets, connectivity);
+    array = vtkSmartPointer<vtkTypeInt64Array>::New();
   }
-  return cells;
+  Allocate(array, values);
+  return array;
+}
+
+// 0, 1, 2, ... into an array of cell offsets or connectivity.
+void FillIota(vtkDataArray* array)
+{
+  const vtkIdType n = array->GetNumberOfValues();
+  if (auto* a32 = vtkTypeInt32Array::SafeDownCast(array))
+  {
+    std::iota(a32->GetPointer(0), a32->GetPointer(0) + n, vtkTypeInt32(0));
+  }
+  else if (auto* a64 = vtkTypeInt64Array::SafeDownCast(array))
+  {
+    std::iota(a64->GetPointer(0), a64->GetPointer(0) + n, vtkTypeInt64(0));
+  }
 }
 
 // GlobalIds (vtkIdType) converted from the ParticleIDs array.
-vtkSmartPointer<vtkIdTypeArray> MakeGlobalIds(vtkDataArray* particleIds)
+void ConvertIds(vtkDataArray* particleIds, vtkIdTypeArray* ids)
 {
-  auto ids = vtkSmartPointer<vtkIdTypeArray>::New();
-  ids->SetName("GlobalIds");
   const vtkIdType n = particleIds->GetNumberOfTuples();
-  Allocate(ids, n);
   vtkIdType* out = ids->GetPointer(0);
   switch (particleIds->GetDataType())
   {
@@ -199,8 +202,66 @@ vtkSmartPointer<vtkIdTypeArray> MakeGlobalIds(vtkDataArray* particleIds)
       std::transform(in, in + n, out, [](VTK_TT v) { return static_cast<vtkIdType>(v); });
     });
   }
-  return ids;
 }
+
+//------------------------------------------------------------------------------
+// Prepares output memory on a second thread while HDF5 reads into it: maps
+// the pages of the arrays in the order they are read (MADV_POPULATE_WRITE:
+// the kernel faults them in, nothing is written) and then runs the fills of
+// the arrays that do not come from the file. The first touch of fresh
+// memory costs about as much as the read from the page cache itself;
+// overlapped, it mostly disappears. Joins when destroyed.
+class MemoryPreparer
+{
+public:
+  MemoryPreparer(std::vector<vtkDataArray*> readOrder, std::vector<std::function<void()>> fills)
+    : Worker(
+        [readOrder, fills]()
+        {
+          for (vtkDataArray* array : readOrder)
+          {
+            Populate(array);
+          }
+          for (const auto& fill : fills)
+          {
+            fill();
+          }
+        })
+  {
+  }
+  ~MemoryPreparer() { this->Join(); }
+  MemoryPreparer(const MemoryPreparer&) = delete;
+  MemoryPreparer& operator=(const MemoryPreparer&) = delete;
+
+  void Join()
+  {
+    if (this->Worker.joinable())
+    {
+      this->Worker.join();
+    }
+  }
+
+private:
+  static void Populate(vtkDataArray* array)
+  {
+#ifdef MADV_POPULATE_WRITE
+    const std::uintptr_t page = 4096;
+    const auto begin = reinterpret_cast<std::uintptr_t>(array->GetVoidPointer(0));
+    const auto end = begin +
+      static_cast<std::uintptr_t>(array->GetNumberOfValues()) *
+        static_cast<std::uintptr_t>(array->GetDataTypeSize());
+    const std::uintptr_t first = begin & ~(page - 1);
+    if (end > first)
+    {
+      madvise(reinterpret_cast<void*>(first), end - first, MADV_POPULATE_WRITE); // advice only
+    }
+#else
+    (void)array;
+#endif
+  }
+
+  std::thread Worker;
+};
 
 // The header values as field-data arrays (one tuple each) and the format.
 vtkSmartPointer<vtkFieldData> MakeFieldData(const Layout& layout)
@@ -241,6 +302,12 @@ struct vtkJZSnapshotBlocks::Block
   vtkJZSnapshotShare::Share Share;
   vtkSmartPointer<vtkDataArray> Points;
   std::vector<std::pair<const Field*, vtkSmartPointer<vtkDataArray>>> Arrays;
+  // Not from the file: one vertex per point, Masses from the MassTable,
+  // GlobalIds from ParticleIDs (null when not made).
+  vtkSmartPointer<vtkDataArray> Offsets, Connectivity;
+  vtkSmartPointer<vtkDoubleArray> TableMasses;
+  vtkSmartPointer<vtkIdTypeArray> GlobalIds;
+  vtkDataArray* ParticleIds = nullptr;
 };
 
 //------------------------------------------------------------------------------
@@ -274,6 +341,21 @@ vtkJZSnapshotBlocks::vtkJZSnapshotBlocks(const Layout& layout, const Request& re
       }
       block->Arrays.emplace_back(
         &field, NewArray(VTKTypeOf(field.Type), field.Name, field.Components, n));
+      if (field.Name == "ParticleIDs" && field.Components == 1)
+      {
+        block->ParticleIds = block->Arrays.back().second;
+        block->GlobalIds = vtkSmartPointer<vtkIdTypeArray>::New();
+        block->GlobalIds->SetName("GlobalIds");
+        Allocate(block->GlobalIds, n);
+      }
+    }
+    block->Offsets = NewCellArray(n + 1, n);
+    block->Connectivity = NewCellArray(n, n);
+    if (set.TableMass != 0 && !set.Find("Masses") && request.ArraySelected("Masses"))
+    {
+      block->TableMasses = vtkSmartPointer<vtkDoubleArray>::New();
+      block->TableMasses->SetName("Masses");
+      Allocate(block->TableMasses, n);
     }
     this->Blocks.push_back(std::move(block));
   }
@@ -305,6 +387,36 @@ std::string vtkJZSnapshotBlocks::Read(
     totalReads += block->Share.Reads.size() * (block->Arrays.size() + 1);
   }
   const std::int64_t stride = this->Selection.Stride;
+  std::vector<vtkDataArray*> readOrder, made;
+  std::vector<std::function<void()>> fills;
+  for (const auto& block : this->Blocks)
+  {
+    readOrder.push_back(block->Points);
+    for (const auto& entry : block->Arrays)
+    {
+      readOrder.push_back(entry.second);
+    }
+    made.insert(made.end(), { block->Offsets, block->Connectivity, block->GlobalIds });
+    fills.emplace_back(
+      [&block]()
+      {
+        FillIota(block->Offsets);
+        FillIota(block->Connectivity);
+        if (vtkDoubleArray* masses = block->TableMasses)
+        {
+          std::fill(masses->GetPointer(0), masses->GetPointer(0) + masses->GetNumberOfValues(),
+            block->Set->TableMass);
+        }
+      });
+  }
+  for (vtkDataArray* array : made)
+  {
+    if (array)
+    {
+      readOrder.push_back(array);
+    }
+  }
+  MemoryPreparer preparer(readOrder, fills);
   try
   {
     Handle access = FileAccess(mpiComm);
@@ -365,29 +477,26 @@ void vtkJZSnapshotBlocks::Finish(vtkMultiBlockDataSet* output)
   {
     const Block& b = *this->Blocks[i];
     const PointSet& set = *b.Set;
-    const vtkIdType n = static_cast<vtkIdType>(b.Share.NumberOfRows);
     auto block = vtkSmartPointer<vtkPolyData>::New();
     auto points = vtkSmartPointer<vtkPoints>::New();
     points->SetData(b.Points);
     block->SetPoints(points);
-    block->SetVerts(MakeVertices(n));
+    auto vertices = vtkSmartPointer<vtkCellArray>::New();
+    vertices->SetData(b.Offsets, b.Connectivity);
+    block->SetVerts(vertices);
     vtkPointData* pd = block->GetPointData();
     for (const auto& entry : b.Arrays)
     {
       pd->AddArray(entry.second);
     }
-    if (set.TableMass != 0 && !set.Find("Masses") && this->Selection.ArraySelected("Masses"))
+    if (b.TableMasses)
     {
-      auto masses = vtkSmartPointer<vtkDoubleArray>::New();
-      masses->SetName("Masses");
-      Allocate(masses, n);
-      std::fill(masses->GetPointer(0), masses->GetPointer(0) + n, set.TableMass);
-      pd->AddArray(masses);
+      pd->AddArray(b.TableMasses);
     }
-    vtkDataArray* particleIds = pd->GetArray("ParticleIDs");
-    if (particleIds && particleIds->GetNumberOfComponents() == 1)
+    if (b.GlobalIds)
     {
-      pd->SetGlobalIds(MakeGlobalIds(particleIds));
+      ConvertIds(b.ParticleIds, b.GlobalIds);
+      pd->SetGlobalIds(b.GlobalIds);
     }
     AddFieldData(fieldData, block);
     const auto index = static_cast<unsigned int>(i);

@@ -9,11 +9,14 @@
 
 The snapshot is generated once (Gadget-4 style, dark matter only: float32
 Coordinates and Velocities, uint64 ParticleIDs, a MassTable entry) and read
-from the page cache; each side runs --repeats times, in two alternating
-rounds, and the best time counts. Prints times and the ratio reader / h5py.
+from the page cache. Every measurement is the first read of a fresh process
+(what a user opening the file gets), the two sides alternating, --repeats
+times each; the medians (and the best times) are compared. A second read in
+the same reader process is printed too: the output memory it gets back is
+already mapped, so it is much faster than the first.
 Not a test: nothing is asserted.
 
-  python3 Testing/Benchmarks/bench_reader.py [--n 2e7] [--ranks 1 2] [--repeats 3]
+  python3 Testing/Benchmarks/bench_reader.py [--n 2e7] [--ranks 1 2] [--repeats 5]
       [--dir /tmp] [--keep]
 """
 import argparse
@@ -107,7 +110,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=float, default=2e7)
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--dir", default=None)
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
@@ -127,15 +130,20 @@ def main():
               f"{n:.3g} vertex cells, GlobalIds and Masses", flush=True)
         run_side("h5py", path, 1, 1)  # page cache warm-up
         for ranks in args.ranks:
-            best = {"h5py": [], "reader": []}
-            for _ in range(2):
-                for side in ("h5py", "reader"):
-                    best[side] += run_side(side, path, ranks, args.repeats)
-            h, r = min(best["h5py"]), min(best["reader"])
-            print(f"ranks {ranks}: h5py {h:.3f} s ({size / h / 2**30:.2f} GiB/s), "
-                  f"ParticleSnapshotReader {r:.3f} s, ratio reader/h5py {r / h:.3f}  "
-                  f"(all h5py {['%.3f' % t for t in best['h5py']]}, "
-                  f"reader {['%.3f' % t for t in best['reader']]})", flush=True)
+            times = {"h5py": [], "reader": []}
+            second = []
+            for _ in range(args.repeats):
+                times["h5py"] += run_side("h5py", path, ranks, 1)
+                both = run_side("reader", path, ranks, 2)
+                times["reader"].append(both[0])
+                second.append(both[1])
+            h, r = np.median(times["h5py"]), np.median(times["reader"])
+            print(f"ranks {ranks}: first read in a fresh process, median of {args.repeats}: "
+                  f"h5py {h:.3f} s, ParticleSnapshotReader {r:.3f} s, ratio reader/h5py {r / h:.3f} "
+                  f"(best: {min(times['reader']) / min(times['h5py']):.3f}); "
+                  f"h5py {['%.2f' % t for t in times['h5py']]}, "
+                  f"reader {['%.2f' % t for t in times['reader']]}, "
+                  f"reader's second read {['%.2f' % t for t in second]}", flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

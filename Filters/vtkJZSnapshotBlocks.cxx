@@ -29,6 +29,7 @@
 #include <cstdlib> // posix_memalign
 #include <functional>
 #include <numeric>
+#include <string>
 #include <thread>
 
 namespace
@@ -103,7 +104,12 @@ void Allocate(vtkDataArray* array, vtkIdType values)
     return;
   }
 #ifdef MADV_HUGEPAGE
-  madvise(memory, bytes, MADV_HUGEPAGE); // advice only: ignored where unsupported
+  static const bool hugePages = !std::getenv("JZ_SNAPSHOT_HUGEPAGES") ||
+    std::string(std::getenv("JZ_SNAPSHOT_HUGEPAGES")) != "0";
+  if (hugePages)
+  {
+    madvise(memory, bytes, MADV_HUGEPAGE); // advice only: ignored where unsupported
+  }
 #endif
   array->SetVoidArray(memory, values, 0, vtkAbstractArray::VTK_DATA_ARRAY_FREE);
 }

@@ -10,9 +10,12 @@
  * point, `Masses` from the MassTable where a type has no mass dataset,
  * `GlobalIds` from `ParticleIDs`, and the header values as field data.
  *
- * Large arrays are allocated 2 MiB-aligned and advised to use transparent
- * huge pages: reading from the page cache is dominated by the first touch of
- * fresh memory, which then faults once per 2 MiB instead of once per 4 KiB.
+ * Reading from the page cache is dominated by the first touch of fresh
+ * output memory. So large arrays are allocated 2 MiB-aligned and advised to
+ * use transparent huge pages (one fault per 2 MiB instead of per 4 KiB; the
+ * environment variable JZ_SNAPSHOT_HUGEPAGES=0 turns the advice off), and a
+ * second thread maps their pages and fills the arrays that do not come from
+ * the file while HDF5 reads.
  *
  * Not wrapped; include it only from .cxx files.
  */

@@ -11,9 +11,10 @@ The snapshot is generated once (Gadget-4 style, dark matter only: float32
 Coordinates and Velocities, uint64 ParticleIDs, a MassTable entry) and read
 from the page cache. Every measurement is the first read of a fresh process
 (what a user opening the file gets), the two sides alternating, --repeats
-times each; the medians (and the best times) are compared. A second read in
-the same reader process is printed too: the output memory it gets back is
-already mapped, so it is much faster than the first.
+times each; the medians (and the best times) are compared, for the reader
+as it is and with JZ_SNAPSHOT_HUGEPAGES=0 (4 KiB pages). A second read in
+the same reader process is printed too: with huge pages the output memory it
+gets back is already mapped, so it is much faster than the first.
 Not a test: nothing is asserted.
 
   python3 Testing/Benchmarks/bench_reader.py [--n 2e7] [--ranks 1 2] [--repeats 5]
@@ -89,7 +90,7 @@ def mpiexec(n):
     return mpiexec_command(n)
 
 
-def run_side(side, path, ranks, repeats):
+def run_side(side, path, ranks, repeats, env_extra=None):
     if side == "h5py":
         cmd = mpiexec(ranks) + [sys.executable, __file__, "worker-h5py", path, str(repeats)]
     elif ranks == 1:
@@ -97,7 +98,7 @@ def run_side(side, path, ranks, repeats):
     else:
         cmd = mpiexec(ranks) + ["pvbatch", "--symmetric", __file__, "worker-reader", path,
                                 str(repeats)]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", **(env_extra or {}))
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     times = [float(t) for t in re.findall(rf"TIME {side} (\S+)", p.stdout)]
     if p.returncode != 0 or len(times) != repeats:
@@ -130,20 +131,24 @@ def main():
               f"{n:.3g} vertex cells, GlobalIds and Masses", flush=True)
         run_side("h5py", path, 1, 1)  # page cache warm-up
         for ranks in args.ranks:
-            times = {"h5py": [], "reader": []}
-            second = []
+            times = {"h5py": [], "reader": [], "small pages": []}
+            second = {"reader": [], "small pages": []}
             for _ in range(args.repeats):
                 times["h5py"] += run_side("h5py", path, ranks, 1)
-                both = run_side("reader", path, ranks, 2)
-                times["reader"].append(both[0])
-                second.append(both[1])
-            h, r = np.median(times["h5py"]), np.median(times["reader"])
-            print(f"ranks {ranks}: first read in a fresh process, median of {args.repeats}: "
-                  f"h5py {h:.3f} s, ParticleSnapshotReader {r:.3f} s, ratio reader/h5py {r / h:.3f} "
-                  f"(best: {min(times['reader']) / min(times['h5py']):.3f}); "
-                  f"h5py {['%.2f' % t for t in times['h5py']]}, "
-                  f"reader {['%.2f' % t for t in times['reader']]}, "
-                  f"reader's second read {['%.2f' % t for t in second]}", flush=True)
+                for label, extra in (("reader", {}), ("small pages", {"JZ_SNAPSHOT_HUGEPAGES": "0"})):
+                    both = run_side("reader", path, ranks, 2, extra)
+                    times[label].append(both[0])
+                    second[label].append(both[1])
+            h = np.median(times["h5py"])
+            print(f"ranks {ranks}: h5py median {h:.3f} s {['%.2f' % t for t in times['h5py']]}")
+            for label in ("reader", "small pages"):
+                r = np.median(times[label])
+                name = "ParticleSnapshotReader" + (" (JZ_SNAPSHOT_HUGEPAGES=0)" if label != "reader" else "")
+                print(f"  {name}: first read median {r:.3f} s, ratio reader/h5py {r / h:.3f} "
+                      f"(best {min(times[label]) / min(times['h5py']):.3f}) "
+                      f"{['%.2f' % t for t in times[label]]}; second read in the same process "
+                      f"median {np.median(second[label]):.3f} s, ratio {np.median(second[label]) / h:.3f}",
+                      flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -89,27 +89,25 @@ hid_t NativeTypeOf(int vtkType)
   }
 }
 
-// Gives `array` (its components set) room for `values` values. Large arrays
-// get 2 MiB-aligned memory advised to use transparent huge pages: reading a
-// snapshot from the page cache is dominated by the first touch of fresh
-// memory, which then faults once per 2 MiB instead of once per 4 KiB.
+// Gives `array` (its components set) room for `values` values. With
+// JZ_SNAPSHOT_HUGEPAGES=1, large arrays get 2 MiB-aligned memory advised to
+// use transparent huge pages: one fault per 2 MiB instead of per 4 KiB, and
+// a later read in the same process gets the mapped pages back. (On the
+// development VM the first read is slower that way, so it is not the default.)
 void Allocate(vtkDataArray* array, vtkIdType values)
 {
+  static const bool hugePages = std::getenv("JZ_SNAPSHOT_HUGEPAGES") &&
+    std::string(std::getenv("JZ_SNAPSHOT_HUGEPAGES")) == "1";
   const std::size_t huge = std::size_t(2) << 20;
   const std::size_t bytes = static_cast<std::size_t>(values) * array->GetDataTypeSize();
   void* memory = nullptr;
-  if (bytes < 4 * huge || posix_memalign(&memory, huge, bytes) != 0)
+  if (!hugePages || bytes < 4 * huge || posix_memalign(&memory, huge, bytes) != 0)
   {
     array->SetNumberOfValues(values);
     return;
   }
 #ifdef MADV_HUGEPAGE
-  static const bool hugePages = !std::getenv("JZ_SNAPSHOT_HUGEPAGES") ||
-    std::string(std::getenv("JZ_SNAPSHOT_HUGEPAGES")) != "0";
-  if (hugePages)
-  {
-    madvise(memory, bytes, MADV_HUGEPAGE); // advice only: ignored where unsupported
-  }
+  madvise(memory, bytes, MADV_HUGEPAGE); // advice only: ignored where unsupported
 #endif
   array->SetVoidArray(memory, values, 0, vtkAbstractArray::VTK_DATA_ARRAY_FREE);
 }

@@ -11,11 +11,11 @@
  * `GlobalIds` from `ParticleIDs`, and the header values as field data.
  *
  * Reading from the page cache is dominated by the first touch of fresh
- * output memory. So large arrays are allocated 2 MiB-aligned and advised to
- * use transparent huge pages (one fault per 2 MiB instead of per 4 KiB; the
- * environment variable JZ_SNAPSHOT_HUGEPAGES=0 turns the advice off), and a
- * second thread maps their pages and fills the arrays that do not come from
- * the file while HDF5 reads.
+ * output memory, so a second thread maps the output pages and fills the
+ * arrays that do not come from the file while HDF5 reads. With the
+ * environment variable JZ_SNAPSHOT_HUGEPAGES=1, large arrays are also
+ * advised to use transparent huge pages (faster repeated reads, e.g. of a
+ * time series in one session).
  *
  * Not wrapped; include it only from .cxx files.
  */

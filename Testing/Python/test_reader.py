@@ -726,12 +726,31 @@ def section_formats(c):
         shutil.rmtree(tmp)
 
 
+def section_large(c):
+    """1.5e6 particles (arrays beyond the reader's large-allocation size, read
+    while a second thread prepares the memory; with JZ_SNAPSHOT_HUGEPAGES=1
+    on huge pages), read twice in one session, against h5py."""
+    tmp = tempfile.mkdtemp(prefix="jz-reader-large-")
+    try:
+        path = os.path.join(tmp, "large.hdf5")
+        sf.write_gadget(path, [500000, 1000000], mass_table=[0, 3.5], masses_for=(0,),
+                        dtype=np.float64, id_dtype=np.int64)
+        for attempt in (1, 2):
+            run = Read(path)
+            c.check(not run.errors, f"read {attempt}: no error {run.errors[:1]}")
+            check_snapshot(c, run, [path], f"1.5e6 particles, read {attempt} "
+                           f"(JZ_SNAPSHOT_HUGEPAGES={os.environ.get('JZ_SNAPSHOT_HUGEPAGES', '')})")
+    finally:
+        shutil.rmtree(tmp)
+
+
 SECTIONS = {
     "gadget4": section_gadget4,
     "catalogue": section_catalogue,
     "multifile": section_multifile,
     "swift": section_swift,
     "formats": section_formats,
+    "large": section_large,
     "series": section_series,
     "selection": section_selection,
     "boxfromdata": section_boxfromdata,

@@ -304,6 +304,37 @@ def write_swift_virtual(directory, **kwargs):
     return meta, full
 
 
+def write_swift_fof(path, n_groups=40, box=(25.0, 25.0, 30.0), seed=11):
+    """SWIFT's own FOF catalogue (fof_output_NNNN.hdf5): Header with
+    NumGroups_ThisFile / NumGroups_Total, Cosmology and Units, and a Groups
+    group with one row per group (Centres, Masses, Sizes, GroupIDs). Returns
+    the Groups datasets written."""
+    rng = np.random.default_rng(seed)
+    groups = {
+        "Centres": rng.random((n_groups, 3)) * np.array(box),
+        "Masses": rng.random(n_groups).astype(np.float32) * 100,
+        "Sizes": rng.integers(32, 5000, n_groups).astype(np.int64),
+        "GroupIDs": np.arange(1, n_groups + 1, dtype=np.int64),
+    }
+    with h5py.File(path, "w") as f:
+        h = f.create_group("Header")
+        h.attrs["BoxSize"] = np.array(box)
+        h.attrs["Code"] = np.bytes_("SWIFT")
+        h.attrs["OutputType"] = np.bytes_("FOF")
+        h.attrs["NumGroups_ThisFile"] = np.array([n_groups], dtype=np.int64)
+        h.attrs["NumGroups_Total"] = np.array([n_groups], dtype=np.int64)
+        h.attrs["NumFilesPerSnapshot"] = np.array([1], dtype=np.int32)
+        h.attrs["ThisFile"] = np.array([0], dtype=np.int32)
+        h.attrs["Time"] = np.array([0.5])
+        h.attrs["Redshift"] = np.array([1.0])
+        f.create_group("Cosmology").attrs["h"] = np.array([0.7])
+        f.create_group("Units").attrs["Unit length in cgs (U_L)"] = np.array([3.08567758e24])
+        g = f.create_group("Groups")
+        for name, values in groups.items():
+            g.create_dataset(name, data=values)
+    return groups
+
+
 def truncate(src, dst, fraction=0.5):
     """A copy of `src` cut to `fraction` of its size (a failed transfer)."""
     with open(src, "rb") as fi, open(dst, "wb") as fo:

@@ -328,6 +328,18 @@ def section_swift(c):
              "SWIFT selection: Densities")
         same(c, run.points("PartType4"), written["PartType4"]["Coordinates"],
              "SWIFT selection: star points still read")
+        # SWIFT's FOF catalogue: one vertex per group at Centres.
+        fof = os.path.join(tmp, "fof_output_0042.hdf5")
+        groups = sf.write_swift_fof(fof)
+        run = Read(fof)
+        c.check(not run.errors and sorted(run.blocks) == ["Groups"] and
+                run.field("SnapshotFormat") == "SWIFT FOF catalogue",
+                f"SWIFT FOF catalogue: block Groups ({run.field('SnapshotFormat')}, {run.errors[:1]})")
+        same(c, run.points("Groups"), groups["Centres"], "SWIFT FOF: points = Centres")
+        for name, values in groups.items():
+            same(c, run.array("Groups", name), values, f"SWIFT FOF: {name}")
+        c.check(np.array_equal(run.field("BoxSize"), [25.0, 25.0, 30.0]) and
+                np.array_equal(run.field("HubbleParam"), [0.7]), "SWIFT FOF: BoxSize, HubbleParam")
         # A distributed snapshot's meta-file: virtual datasets over the parts.
         meta, full = sf.write_swift_virtual(tmp, n_gas=900, n_dm=1100, n_stars=50)
         run = Read(meta)

@@ -64,7 +64,7 @@ __global__ void fillRecordsKernel(const T* xyz, Index n, Index idOffset, WrapBox
     }
     else if (box.enabled)
     {
-      x = wrapCoordinate(x, box.lo[d], box.length[d]);
+      x = wrapIntoBox(x, box.lo[d], box.length[d]);
     }
     r.p[d] = x + T(0); // -0 -> +0
   }

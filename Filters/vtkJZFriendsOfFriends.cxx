@@ -20,6 +20,7 @@
 
 #include "jz/Distributed.h"
 #include "jz/Fof.h"
+#include "jz/Validate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -60,6 +61,26 @@ vtkSmartPointer<vtkIdTypeArray> NewIdArray(const char* name, vtkIdType n)
   a->SetName(name);
   a->SetNumberOfTuples(n);
   return a;
+}
+
+// jz::problemError of this rank's piece with the filter's properties (the
+// LinkingLength property as the linking length).
+template <class T>
+std::string PieceError(const Buffer<T>& coords, vtkJZFriendsOfFriends* self)
+{
+  jz::FofProblem<T> problem;
+  problem.points = coords.data;
+  problem.numPoints = coords.size;
+  problem.linkingLength = self->GetLinkingLength();
+  problem.periodic = self->GetPeriodic() != 0;
+  const double* box = self->GetBoxBounds();
+  for (int d = 0; d < 3; ++d)
+  {
+    problem.boxLo[d] = box[2 * d];
+    problem.boxHi[d] = box[2 * d + 1];
+  }
+  return jz::problemError(
+    problem, jz::ProblemExtent::RankPiece, vtkJZKernelAdapter::PropertyNames());
 }
 
 // Runs groups, labels and catalogue in precision T (over all ranks of `comm`
@@ -301,7 +322,7 @@ int vtkJZFriendsOfFriends::RequestData(
   output->Initialize();
   catalogue->Initialize();
 
-  // Parallel runs (INTERFACE.md, "Parallel runs"): every rank holds its own
+  // Parallel runs (README, "Parallel (MPI) runs"): every rank holds its own
   // pieces and takes part in every collective below, also a rank without
   // points; errors found on one rank are agreed on before anyone returns, so
   // all ranks fail together and none waits for the others.
@@ -334,10 +355,11 @@ int vtkJZFriendsOfFriends::RequestData(
   }
 
   // The properties are the same on every rank.
-  if (!std::isfinite(this->LinkingLength) || !(this->LinkingLength > 0))
+  const std::string lengthError =
+    jz::linkingLengthError(this->LinkingLength, vtkJZKernelAdapter::PropertyNames());
+  if (!lengthError.empty())
   {
-    vtkErrorMacro(
-      "LinkingLength must be a positive finite number; it is " << this->LinkingLength << ".");
+    vtkErrorMacro(<< lengthError);
     return 0;
   }
   if (this->Periodic)
@@ -375,23 +397,12 @@ int vtkJZFriendsOfFriends::RequestData(
     vtkJZKernelAdapter::GetCoordinates(pieces, coordsD);
   }
 
+  // The kernels' rules for this rank's piece, in the filter's words (the
+  // linking length checked is the property; Relative mode scales it below).
   // Non-finite coordinates first: they would also spoil the bounding box.
-  // Bounds as (-min, max) so that one reduction gives the global box.
-  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
-    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
-  for (vtkIdType i = 0; i < n && error.empty(); ++i)
+  if (error.empty())
   {
-    for (int d = 0; d < 3; ++d)
-    {
-      const double x = useFloat ? double(coordsF.data[3 * i + d]) : coordsD.data[3 * i + d];
-      if (!std::isfinite(x))
-      {
-        error = "Point " + std::to_string(i) + " has a non-finite coordinate.";
-        break;
-      }
-      negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
-      negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
-    }
+    error = useFloat ? PieceError(coordsF, this) : PieceError(coordsD, this);
   }
   error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
   if (!error.empty() ||
@@ -399,6 +410,18 @@ int vtkJZFriendsOfFriends::RequestData(
   {
     vtkErrorMacro(<< error);
     return 0;
+  }
+  // Bounds as (-min, max) so that one reduction gives the global box.
+  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
+    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    for (int d = 0; d < 3; ++d)
+    {
+      const double x = useFloat ? double(coordsF.data[3 * i + d]) : coordsD.data[3 * i + d];
+      negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
+      negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
+    }
   }
   comm->allReduceMax(negLoHi, 6);
   const double bounds[6] = { -negLoHi[0], negLoHi[1], -negLoHi[2], negLoHi[3], -negLoHi[4],
@@ -408,6 +431,10 @@ int vtkJZFriendsOfFriends::RequestData(
   settings.minimumGroupSize = this->MinimumGroupSize;
   settings.periodic = this->Periodic;
   std::copy(this->BoxBounds, this->BoxBounds + 6, settings.box);
+  static_assert(DEVICE_AUTO == static_cast<int>(jz::Backend::Auto) &&
+      DEVICE_CPU == static_cast<int>(jz::Backend::CPU) &&
+      DEVICE_CUDA == static_cast<int>(jz::Backend::CUDA),
+    "the Device values are jz::Backend's");
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
   if (this->LinkingLengthMode == RELATIVE)
   {

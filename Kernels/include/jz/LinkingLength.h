@@ -7,7 +7,7 @@
 // closest to V, and exactly the cube root whenever that is representable
 // (a 16^3 lattice in the unit box gives exactly 1/16, so Relative b = 1
 // links exactly what Absolute l = 1/16 links). std::cbrt alone is not
-// correctly rounded and may return the neighbour below.
+// correctly rounded (glibc's is off by up to a few ulps, e.g. below 1/32).
 #pragma once
 
 #include <cmath>
@@ -89,10 +89,14 @@ inline double cubeResidual(double c, double n, double v)
 // closest to v; exact when the cube root is representable. v > 0, n > 0.
 inline double cubeRootOfRatio(double v, std::size_t n)
 {
-  const double c0 = std::cbrt(v / double(n));
+  double c0 = std::cbrt(v / double(n));
   if (!(c0 > 0) || !std::isfinite(c0))
     return c0;
-  // std::cbrt is within an ulp or so: look two ulps either side.
+  // std::cbrt may be a few ulps off: one Newton step on the accurate
+  // residual lands within an ulp, then the neighbours decide.
+  const double step = detail::cubeResidual(c0, double(n), v) / (3 * c0 * c0 * double(n));
+  if (std::isfinite(step))
+    c0 -= step;
   double candidates[5];
   candidates[2] = c0;
   candidates[1] = std::nextafter(c0, 0.0);

@@ -19,9 +19,9 @@ struct Region
   double radius2;
 };
 
-// Regions from plane `p` of a local tree: each node's box (of its query
-// points, or of its sources for a self-query tree) with the largest radius
-// of its leaves. leafRadius2 has one value per leaf.
+// Regions from the leaves of a local tree: each leaf's box (of its query
+// points, or of its sources for a self-query tree) with its radius.
+// leafRadius2 has one value per leaf.
 template <class T>
 std::vector<Region<T>> regionsFromTree(
   const ZTree<T>& tree, const std::vector<double>& leafRadius2);

@@ -25,4 +25,4 @@ aarch64-linux-gnu-readelf -h "$build/tests/TestKnn" | grep -q AArch64 || {
 cd "$build"
 # The kernel tests under qemu (the CUDA ones skip; the cross and sanitizer
 # builds are not nested).
-ctest --output-on-failure -L kernels -LE "gpu|cross|sanitize" "$@"
+ctest --output-on-failure -j "${JOBS:-2}" -L kernels -LE "gpu|cross|sanitize" "$@"

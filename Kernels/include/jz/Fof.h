@@ -1,4 +1,4 @@
-// Friends-of-friends group finding on the jz-tree (paper section IV), its
+// Friends-of-friends group finding on the jz-tree (§IV), its
 // deterministic group labels and the halo catalogue (section IV-B).
 //
 // VTK-free public API. Two points are friends when their distance is at most

@@ -1,4 +1,4 @@
-// The kNN dual tree walk on the CPU (paper section III): per plane FindRmax,
+// The kNN dual tree walk on the CPU (§III): per plane FindRmax,
 // Count and Insert over interaction lists sorted by lower bound, then
 // LeafToLeaf with a per-point candidate heap, reduced straight into the
 // caller's output arrays in input order.

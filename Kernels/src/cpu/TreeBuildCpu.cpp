@@ -1,4 +1,4 @@
-// Bottom-up construction of the z-order plane tree on the CPU (paper II-A..II-E).
+// Bottom-up construction of the z-order plane tree on the CPU (§II-A..§II-E).
 #include <algorithm>
 #include <cmath>
 #include <numeric>

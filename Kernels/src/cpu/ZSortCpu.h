@@ -1,4 +1,4 @@
-// Exact z-order sort on the CPU (paper section II-A).
+// Exact z-order sort on the CPU (§II-A).
 #pragma once
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// Domain decomposition in z-order (paper II-A): sample-based splitters, then
+// Domain decomposition in z-order (§II-A): sample-based splitters, then
 // an all-to-all exchange so that rank r holds the r-th contiguous range of
 // the global z-order, balanced by point count.
 #pragma once

@@ -1,5 +1,5 @@
-// The phases of friends-of-friends over several ranks (Appendix B of the
-// jz-tree paper, with ghost layers), each a collective that every rank calls
+// The phases of friends-of-friends over several ranks (Appendix B, with
+// ghost layers), each a collective that every rank calls
 // in the same order, and each unit-tested on simulated ranks:
 //
 //   decomposeFofPoints   z-order decomposition of the points (§II-A)

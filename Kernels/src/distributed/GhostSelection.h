@@ -1,4 +1,4 @@
-// Which local points another rank needs (paper III-C, Appendix B): the
+// Which local points another rank needs (§III-C, Appendix B): the
 // points within a radius of that rank's regions. A region is a box around
 // some of the receiving rank's points with the radius their answers depend
 // on (the K-th neighbour bound for kNN, the linking length for FoF).

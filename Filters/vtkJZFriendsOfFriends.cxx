@@ -63,24 +63,33 @@ vtkSmartPointer<vtkIdTypeArray> NewIdArray(const char* name, vtkIdType n)
   return a;
 }
 
-// jz::problemError of this rank's piece with the filter's properties (the
-// LinkingLength property as the linking length).
+// The kernels' problem for this rank's points under the settings.
 template <class T>
-std::string PieceError(const Buffer<T>& coords, vtkJZFriendsOfFriends* self)
+jz::FofProblem<T> MakeProblem(
+  const Buffer<T>& coords, const Buffer<jz::GlobalId>& ids, const FofSettings& s)
 {
   jz::FofProblem<T> problem;
   problem.points = coords.data;
   problem.numPoints = coords.size;
-  problem.linkingLength = self->GetLinkingLength();
-  problem.periodic = self->GetPeriodic() != 0;
-  const double* box = self->GetBoxBounds();
+  problem.linkingLength = s.linkingLength;
+  problem.periodic = s.periodic;
   for (int d = 0; d < 3; ++d)
   {
-    problem.boxLo[d] = box[2 * d];
-    problem.boxHi[d] = box[2 * d + 1];
+    problem.boxLo[d] = s.box[2 * d];
+    problem.boxHi[d] = s.box[2 * d + 1];
   }
-  return jz::problemError(
-    problem, jz::ProblemExtent::RankPiece, vtkJZKernelAdapter::PropertyNames());
+  problem.ids = ids.data;
+  return problem;
+}
+
+// jz::problemError of this rank's piece, in the filter's words (with the
+// LinkingLength property as the length: Relative mode scales it later).
+template <class T>
+std::string PieceError(const Buffer<T>& coords, FofSettings s, double linkingLength)
+{
+  s.linkingLength = linkingLength;
+  return jz::problemError(MakeProblem(coords, Buffer<jz::GlobalId>(), s),
+    jz::ProblemExtent::RankPiece, vtkJZKernelAdapter::PropertyNames());
 }
 
 // Runs groups, labels and catalogue in precision T (over all ranks of `comm`
@@ -94,17 +103,7 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   vtkPolyData* catalogueOut)
 {
   const vtkIdType n = static_cast<vtkIdType>(coords.size);
-  jz::FofProblem<T> problem;
-  problem.points = coords.data;
-  problem.numPoints = coords.size;
-  problem.linkingLength = s.linkingLength;
-  problem.periodic = s.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    problem.boxLo[d] = s.box[2 * d];
-    problem.boxHi[d] = s.box[2 * d + 1];
-  }
-  problem.ids = ids.data;
+  const jz::FofProblem<T> problem = MakeProblem(coords, ids, s);
 
   const jz::RunControl control = vtkJZKernelAdapter::MakeRunControl(self);
   // Progress: groups 0..0.85, labels and catalogue 0.85..1.
@@ -397,12 +396,17 @@ int vtkJZFriendsOfFriends::RequestData(
     vtkJZKernelAdapter::GetCoordinates(pieces, coordsD);
   }
 
+  FofSettings settings;
+  settings.minimumGroupSize = this->MinimumGroupSize;
+  settings.periodic = this->Periodic;
+  std::copy(this->BoxBounds, this->BoxBounds + 6, settings.box);
   // The kernels' rules for this rank's piece, in the filter's words (the
   // linking length checked is the property; Relative mode scales it below).
   // Non-finite coordinates first: they would also spoil the bounding box.
   if (error.empty())
   {
-    error = useFloat ? PieceError(coordsF, this) : PieceError(coordsD, this);
+    error = useFloat ? PieceError(coordsF, settings, this->LinkingLength)
+                     : PieceError(coordsD, settings, this->LinkingLength);
   }
   error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
   if (!error.empty() ||
@@ -427,10 +431,6 @@ int vtkJZFriendsOfFriends::RequestData(
   const double bounds[6] = { -negLoHi[0], negLoHi[1], -negLoHi[2], negLoHi[3], -negLoHi[4],
     negLoHi[5] };
 
-  FofSettings settings;
-  settings.minimumGroupSize = this->MinimumGroupSize;
-  settings.periodic = this->Periodic;
-  std::copy(this->BoxBounds, this->BoxBounds + 6, settings.box);
   static_assert(DEVICE_AUTO == static_cast<int>(jz::Backend::Auto) &&
       DEVICE_CPU == static_cast<int>(jz::Backend::CPU) &&
       DEVICE_CUDA == static_cast<int>(jz::Backend::CUDA),

@@ -57,6 +57,18 @@ struct World
   std::size_t size() const { return xyz.size() / 3; }
 };
 
+// The periodic box [0.1, 0.9)^3 of every test here.
+template <class Problem>
+void inTestBox(Problem& p)
+{
+  p.periodic = true;
+  for (int d = 0; d < 3; ++d)
+  {
+    p.boxLo[d] = 0.1;
+    p.boxHi[d] = 0.9;
+  }
+}
+
 jz::FofProblem<double> fofPiece(const World& w, int r, double l)
 {
   jz::FofProblem<double> p;
@@ -64,12 +76,7 @@ jz::FofProblem<double> fofPiece(const World& w, int r, double l)
   p.numPoints = w.idsOf[r].size();
   p.ids = w.idsOf[r].data();
   p.linkingLength = l;
-  p.periodic = true;
-  for (int d = 0; d < 3; ++d)
-  {
-    p.boxLo[d] = 0.1;
-    p.boxHi[d] = 0.9;
-  }
+  inTestBox(p);
   return p;
 }
 
@@ -202,12 +209,7 @@ JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
       problem.numSources = w.idsOf[r].size();
       problem.sourceIds = w.idsOf[r].data();
       problem.k = k;
-      problem.periodic = true;
-      for (int d = 0; d < 3; ++d)
-      {
-        problem.boxLo[d] = 0.1;
-        problem.boxHi[d] = 0.9;
-      }
+      inTestBox(problem);
       pts[r] = jz::decomposeKnnPoints(problem, true, comm);
       jz::exchangeKnnGhosts(pts[r], problem, comm);
     });

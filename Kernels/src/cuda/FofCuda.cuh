@@ -1,4 +1,4 @@
-// The friends-of-friends dual tree walk on the GPU (paper section IV-A):
+// The friends-of-friends dual tree walk on the GPU (§IV-A):
 // declarations shared by the node walk, the leaf walk and the driver.
 //
 // The walk mirrors cpu/FofCpu.cpp and shares its per-pair logic through

@@ -1,4 +1,4 @@
-// Point-level friends-of-friends on the GPU (paper IV-A): ParentToNode from
+// Point-level friends-of-friends on the GPU (§IV-A): ParentToNode from
 // the leaves into the point group pointers, the leaf-to-leaf point links with
 // the compare-and-swap union, the final contraction, and the canonical
 // input-order labels.

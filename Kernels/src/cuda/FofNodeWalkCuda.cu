@@ -1,4 +1,4 @@
-// Node-level friends-of-friends walk on the GPU (paper IV-A): ParentToNode,
+// Node-level friends-of-friends walk on the GPU (§IV-A): ParentToNode,
 // NodeToNode with the interaction-list pattern (Link+Count, CUB exclusive
 // scan, Insert) and the contraction of the plane's group pointers.
 //

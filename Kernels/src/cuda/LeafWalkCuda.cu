@@ -1,4 +1,4 @@
-// LeafToLeaf of the kNN walk on the GPU (paper III-D): one block per leaf,
+// LeafToLeaf of the kNN walk on the GPU (§III-D): one block per leaf,
 // one thread per query point, the source leaves of the interaction list
 // staged through shared memory, and a register-resident candidate list of
 // KMAX = 8, 16 or 32 entries. K > 32 runs several passes; pass m keeps the

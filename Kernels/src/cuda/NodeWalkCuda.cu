@@ -1,4 +1,4 @@
-// Node-to-node interactions of the kNN walk on the GPU (paper III-B, III-C,
+// Node-to-node interactions of the kNN walk on the GPU (§III-B, §III-C,
 // Algorithms 2 and 3): per plane FindRmax, Count, exclusive scan, Insert, and
 // a segmented sort of every node's list by lower bound for the early exit.
 //

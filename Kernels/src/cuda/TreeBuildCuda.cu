@@ -1,4 +1,4 @@
-// Bottom-up construction of the z-order plane tree on the GPU (paper II-A..II-E),
+// Bottom-up construction of the z-order plane tree on the GPU (§II-A..§II-E),
 // the device counterpart of cpu/TreeBuildCpu.cpp + TreeLevels.cpp.
 //
 // The tree need not be node-for-node identical to the CPU one (neighbour
@@ -64,7 +64,7 @@ __global__ void fillRecordsKernel(const T* xyz, Index n, Index idOffset, WrapBox
     }
     else if (box.enabled)
     {
-      x = wrapCoordinate(x, box.lo[d], box.length[d]);
+      x = wrapIntoBox(x, box.lo[d], box.length[d]);
     }
     r.p[d] = x + T(0); // -0 -> +0
   }

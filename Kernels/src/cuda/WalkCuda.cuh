@@ -1,4 +1,4 @@
-// The kNN dual tree walk on the GPU (paper section III): declarations shared
+// The kNN dual tree walk on the GPU (§III): declarations shared
 // by the node walks, the leaf walk and the driver.
 #pragma once
 

@@ -42,13 +42,15 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
 
   Stream stream;
   const cudaStream_t st = stream.get();
-  TempStorage temp;
+  PoolScope pool(st); // before every device buffer of the run
+  TempStorage temp(st);
   StageTimer timer(st);
   timer.mark("start");
 
   // Sort and self-query tree (stages "upload", "sort", "tree").
   DeviceTree<T> tree;
-  buildTreeCuda<T>(problem.points, n, nullptr, 0, per, problem.boxLo, tree, st, temp, timer);
+  buildTreeCuda<T>(
+    problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree, st, temp, timer);
   progress(control, 0.2);
 
   // Node walk from the virtual plane of super nodes down to the leaves.
@@ -84,7 +86,7 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
   timer.mark("fof node walk");
 
   // Leaf-to-leaf point links and the final contraction.
-  DeviceBuffer<Index> g(n, "the point group pointers");
+  DeviceBuffer<Index> g(n, st, "the point group pointers");
   fofLeafWalkCuda(tree, current, list, l2, g.get(), st);
   list = FofPairList();
   current = FofPlaneGroups();
@@ -96,29 +98,25 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
   DeviceBuffer<Index> root;
   if (out.wantLabel && problem.ids)
   {
-    ids.allocate(n, "the global ids");
-    ids.upload(problem.ids, n, st);
+    ids.allocate(n, st, "the global ids");
+    ids.upload(problem.ids, n);
   }
   if (out.wantLabel)
-    label.allocate(n, "the group labels");
+    label.allocate(n, st, "the group labels");
   if (out.wantRoot)
-    root.allocate(n, "the group roots");
+    root.allocate(n, st, "the group roots");
   fofLabelsCuda(g.get(), tree.sInput.get(), n, ids.get(), label.get(), root.get(), st);
   timer.mark("fof labels");
 
+  // Through pinned staging chunks, into vectors that are never zero-filled.
   if (out.wantLabel)
-  {
-    out.groupLabel.resize(n);
-    label.download(out.groupLabel.data(), n, st);
-  }
+    downloadToVector(out.groupLabel, label.get(), n, st);
   if (out.wantRoot)
-  {
-    out.groupRoot.resize(n);
-    root.download(out.groupRoot.data(), n, st);
-  }
+    downloadToVector(out.groupRoot, root.get(), n, st);
   timer.mark("output");
   JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   timer.report(info.stageSeconds);
+  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
   progress(control, 1.0);
 }
 

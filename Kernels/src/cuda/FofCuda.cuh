@@ -68,12 +68,14 @@ template <class T>
 void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofPlaneGroups& leafGroups,
   const FofPairList& leafPairs, double l2, Index* g, cudaStream_t stream);
 
-// Contracts group pointers: every g[i] becomes the root of i.
+// Contracts group pointers (FofLabelsCuda.cu): every g[i] becomes the root
+// of i. Checked afterwards when kDeviceAsserts (throws Error otherwise).
 void fofContract(Index* g, Index n, cudaStream_t stream);
 
 // Input-order outputs from the contracted point pointers: label = the
 // smallest key (global id, or input index when ids is null) of the group,
 // root = the input index of the group's root. Either output may be null.
+// Asynchronous on the stream.
 void fofLabelsCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
   GlobalId* label, Index* root, cudaStream_t stream);
 } // namespace cuda

@@ -1,13 +1,10 @@
 // Point-level friends-of-friends on the GPU (paper IV-A): ParentToNode from
 // the leaves into the point group pointers, the leaf-to-leaf point links with
-// the compare-and-swap union, the final contraction, and the canonical
-// input-order labels.
+// the compare-and-swap union, and the final contraction (FofLabelsCuda.cu).
 //
 // One warp per leaf pair. Friends are decided by jz::fofFriends (d^2 <= l^2
 // in double from the stored coordinates, nearest image), the very predicate
 // of the CPU backend; this file is compiled with --fmad=false.
-#include <algorithm>
-
 #include "FofCuda.cuh"
 
 namespace jz
@@ -17,23 +14,6 @@ namespace cuda
 namespace
 {
 constexpr unsigned kFull = 0xFFFFFFFFu;
-
-unsigned gridFor(unsigned long long n, unsigned threads)
-{
-  const unsigned long long blocks = (n + threads - 1) / threads;
-  return unsigned(
-    std::max<unsigned long long>(1, std::min<unsigned long long>(blocks, 1ull << 20)));
-}
-
-__device__ __forceinline__ unsigned long long globalThread()
-{
-  return (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ unsigned long long gridThreads()
-{
-  return (unsigned long long)gridDim.x * blockDim.x;
-}
 
 // One thread per leaf: linked leaves point at the first point of their root
 // leaf, the others' points are their own roots.
@@ -209,51 +189,6 @@ __global__ void leafPairKernel(LeafArgs<T> a)
     leafCross(a, pr.a, pr.b, la && lb, lane);
   }
 }
-
-__device__ __forceinline__ GlobalId keyOf(const GlobalId* ids, Index input)
-{
-  return ids ? ids[input] : GlobalId(input);
-}
-
-__global__ void rootKeyKernel(
-  const Index* g, const Index* sortedInput, Index n, const GlobalId* ids, GlobalId* minKey)
-{
-  for (unsigned long long k = globalThread(); k < n; k += gridThreads())
-  {
-    if (g[k] == Index(k))
-      minKey[k] = keyOf(ids, sortedInput[k]);
-  }
-}
-
-__global__ void memberKeyKernel(
-  const Index* g, const Index* sortedInput, Index n, const GlobalId* ids, GlobalId* minKey)
-{
-  static_assert(sizeof(GlobalId) == sizeof(long long), "GlobalId is 64-bit");
-  for (unsigned long long k = globalThread(); k < n; k += gridThreads())
-  {
-    const Index r = g[k];
-    if (r != Index(k) && r < n)
-    {
-      atomicMin(reinterpret_cast<long long*>(minKey + r), (long long)keyOf(ids, sortedInput[k]));
-    }
-  }
-}
-
-__global__ void outputKernel(const Index* g, const Index* sortedInput, Index n,
-  const GlobalId* minKey, GlobalId* label, Index* root)
-{
-  for (unsigned long long k = globalThread(); k < n; k += gridThreads())
-  {
-    const Index r = g[k] < n ? g[k] : Index(k);
-    const Index in = sortedInput[k];
-    if (in >= n)
-      continue;
-    if (label)
-      label[in] = minKey[r];
-    if (root)
-      root[in] = sortedInput[r];
-  }
-}
 } // namespace
 
 template <class T>
@@ -289,29 +224,6 @@ void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofPlaneGroups& leafGroups
     JZ_CUDA_LAUNCH_CHECK("leafPairKernel");
   }
   fofContract(g, n, stream);
-}
-
-void fofLabelsCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
-  GlobalId* label, Index* root, cudaStream_t stream)
-{
-  if (n == 0)
-    return;
-  DeviceBuffer<GlobalId> minKey;
-  if (label)
-  {
-    minKey.allocate(n, "the group labels");
-    rootKeyKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, ids, minKey.get());
-    JZ_CUDA_LAUNCH_CHECK("rootKeyKernel");
-    memberKeyKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, ids, minKey.get());
-    JZ_CUDA_LAUNCH_CHECK("memberKeyKernel");
-  }
-  if (label || root)
-  {
-    outputKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, minKey.get(), label, root);
-    JZ_CUDA_LAUNCH_CHECK("outputKernel");
-  }
-  // minKey is freed on return.
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
 template void fofLeafWalkCuda<float>(const DeviceTree<float>&, const FofPlaneGroups&,

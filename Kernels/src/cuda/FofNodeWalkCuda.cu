@@ -1,6 +1,7 @@
 // Node-level friends-of-friends walk on the GPU (paper IV-A): ParentToNode,
 // NodeToNode with the interaction-list pattern (Link+Count, CUB exclusive
-// scan, Insert) and the contraction of the plane's group pointers.
+// scan, Insert) and the contraction of the plane's group pointers
+// (FofLabelsCuda.cu).
 //
 // One thread per parent pair evaluates the child pairs exactly as
 // cpu/FofCpu.cpp does, with the classification of jz/FofLinking.h. The Count
@@ -22,22 +23,6 @@ namespace cuda
 namespace
 {
 constexpr unsigned kThreads = 128;
-
-unsigned gridFor(unsigned long long n, unsigned threads)
-{
-  const unsigned long long blocks = (n + threads - 1) / threads;
-  return unsigned(std::min<unsigned long long>(blocks, 1ull << 20));
-}
-
-__device__ __forceinline__ unsigned long long globalThread()
-{
-  return (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ unsigned long long gridThreads()
-{
-  return (unsigned long long)gridDim.x * blockDim.x;
-}
 
 template <class T>
 __global__ void initTopKernel(const Index* sourceSplit, const Box<T>* box, Index n, Periodicity per,
@@ -203,23 +188,7 @@ __global__ void __launch_bounds__(kThreads) nodeToNodeKernel(NodeArgs<T> a)
       a.count[k] = n;
   }
 }
-
-__global__ void contractKernel(Index* g, Index n)
-{
-  for (unsigned long long i = globalThread(); i < n; i += gridThreads())
-  {
-    fofStore(g, Index(i), fofFind(g, Index(i)));
-  }
-}
 } // namespace
-
-void fofContract(Index* g, Index n, cudaStream_t stream)
-{
-  if (n == 0)
-    return;
-  contractKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, n);
-  JZ_CUDA_LAUNCH_CHECK("contractKernel");
-}
 
 void fofTopPairs(Index topNodes, Index group, FofPairList& list, cudaStream_t stream)
 {
@@ -233,8 +202,8 @@ void fofTopPairs(Index topNodes, Index group, FofPairList& list, cudaStream_t st
   list.size = pairs.size();
   if (pairs.empty())
     return;
-  list.pairs.allocate(pairs.size(), "the top pair list");
-  list.pairs.upload(pairs.data(), pairs.size(), stream);
+  list.pairs.allocate(pairs.size(), stream, "the top pair list");
+  list.pairs.upload(pairs.data(), pairs.size());
   // The host vector dies here: wait for the copy.
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
@@ -245,8 +214,8 @@ void fofInitTopGroups(const DevicePlane<T>& plane, const Periodicity& per, doubl
 {
   const Index n = plane.numNodes;
   out.numNodes = n;
-  out.grp.allocate(n, "the node group pointers");
-  out.linked.allocate(n, "the node link flags");
+  out.grp.allocate(n, stream, "the node group pointers");
+  out.linked.allocate(n, stream, "the node link flags");
   if (n == 0)
     return;
   initTopKernel<T><<<gridFor(n, 256), 256, 0, stream>>>(
@@ -261,8 +230,8 @@ void fofParentToNode(const DevicePlane<T>& up, const FofPlaneGroups& parent,
 {
   const Index n = plane.numNodes;
   out.numNodes = n;
-  out.grp.allocate(n, "the node group pointers");
-  out.linked.allocate(n, "the node link flags");
+  out.grp.allocate(n, stream, "the node group pointers");
+  out.linked.allocate(n, stream, "the node link flags");
   if (n == 0 || up.numNodes == 0)
     return;
   parentToNodeKernel<T><<<gridFor(up.numNodes, 256), 256, 0, stream>>>(up.childSplit.get(),
@@ -300,7 +269,7 @@ void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups, const 
 
   // Link + Count; the extra last count is zero so the exclusive scan leaves
   // the total in offset[numPairs].
-  DeviceBuffer<unsigned long long> offset(in.size + 1, "the pair list offsets");
+  DeviceBuffer<unsigned long long> offset(in.size + 1, stream, "the pair list offsets");
   a.count = offset.get();
   check(cudaMemsetAsync(offset.get() + in.size, 0, sizeof(unsigned long long), stream),
     "cudaMemsetAsync");
@@ -320,14 +289,13 @@ void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups, const 
   out.size = total;
   if (total == 0)
     return;
-  out.pairs.allocate(total, "the pair list");
+  out.pairs.allocate(total, stream, "the pair list");
   a.count = nullptr;
   a.offset = offset.get();
   a.out = out.pairs.get();
   nodeToNodeKernel<T, true><<<gridFor(in.size, kThreads), kThreads, 0, stream>>>(a);
   JZ_CUDA_LAUNCH_CHECK("nodeToNodeKernel<Insert>");
-  // `offset` is freed on return (cudaFree waits for the kernel).
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  // `offset` is freed in stream order, after the kernel.
 }
 
 template void fofInitTopGroups<float>(

@@ -2,10 +2,12 @@
 // per plane, LeafToLeaf with in-kernel reduction, input-order output.
 // Results are bit-identical to the CPU backend (same ranking, same double
 // arithmetic; this file and the kernels are compiled with --fmad=false).
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "../KnnBackends.h"
-#include "WalkCuda.cuh"
+#include "KnnCuda.cuh"
 
 namespace jz
 {
@@ -35,6 +37,34 @@ void progress(const RunControl& control, double f)
   if (control.progress && !control.progress(f))
     throw Aborted();
 }
+
+// Entries of the leaf plane's interaction lists held at once: the leaves are
+// walked in batches whose lists fit (16 bytes per entry while sorting, so at
+// most 1 GiB), and a large N needs no more GPU memory per point than a small one.
+constexpr unsigned long long kLeafListBudget = 1ull << 26;
+
+// Batches [cuts[b], cuts[b+1]) of the leaves whose lists fit the budget (a
+// leaf with a longer list forms a batch of its own).
+std::vector<Index> leafBatches(const DeviceList& list, cudaStream_t stream)
+{
+  const Index leaves = list.numReceivers;
+  if (list.size <= kLeafListBudget)
+    return { 0, leaves };
+  std::vector<unsigned long long> offset(std::size_t(leaves) + 1);
+  download(offset.data(), list.offset.get(), offset.size(), stream);
+  std::vector<Index> cuts{ 0 };
+  for (Index b = 0; b < leaves;)
+  {
+    const auto end =
+      std::upper_bound(offset.begin() + b + 1, offset.end(), offset[b] + kLeafListBudget);
+    Index e = Index(end - offset.begin()) - 1;
+    if (e <= b)
+      e = b + 1;
+    cuts.push_back(e);
+    b = e;
+  }
+  return cuts;
+}
 } // namespace
 } // namespace cuda
 
@@ -60,55 +90,59 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
 
   Stream stream;
   const cudaStream_t st = stream.get();
-  TempStorage temp;
+  PoolScope pool(st); // before every device buffer of the run
+  TempStorage temp(st);
   StageTimer timer(st);
   timer.mark("start");
 
   // Sort and tree (stages "upload", "sort", "tree").
   DeviceTree<T> tree;
-  buildTreeCuda(
-    problem.sources, ns, problem.queries, self ? 0 : nq, per, problem.boxLo, tree, st, temp, timer);
+  buildTreeCuda(problem.sources, ns, problem.queries, self ? 0 : nq, per, problem.boxLo,
+    TreeBuildOptions(), tree, st, temp, timer);
   progress(control, 0.3);
 
   // Tie-breaking keys and masses in sorted source order.
-  DeviceBuffer<GlobalId> keys(ns, "the source keys");
+  DeviceBuffer<GlobalId> keys(ns, st, "the source keys");
   {
     DeviceBuffer<GlobalId> ids;
     if (problem.sourceIds)
     {
-      ids.allocate(ns, "the source ids");
-      ids.upload(problem.sourceIds, ns, st);
+      ids.allocate(ns, st, "the source ids");
+      ids.upload(problem.sourceIds, ns);
     }
     gatherKeysKernel<<<blocksFor(ns, 256), 256, 0, st>>>(
       tree.sInput.get(), ns, ids.get(), keys.get());
     JZ_CUDA_LAUNCH_CHECK("gatherKeysKernel");
-    JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   }
   DeviceBuffer<double> masses;
   if (problem.sourceMasses && results.density)
   {
-    DeviceBuffer<double> m(ns, "the source masses");
-    m.upload(problem.sourceMasses, ns, st);
-    masses.allocate(ns, "the source masses");
+    DeviceBuffer<double> m(ns, st, "the source masses");
+    m.upload(problem.sourceMasses, ns);
+    masses.allocate(ns, st, "the source masses");
     gatherMassKernel<<<blocksFor(ns, 256), 256, 0, st>>>(
       tree.sInput.get(), ns, m.get(), masses.get());
     JZ_CUDA_LAUNCH_CHECK("gatherMassKernel");
-    JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   }
 
-  // Node walks from the virtual plane of super nodes down to the leaves.
+  // Node walks from the virtual plane of super nodes down to the leaves'
+  // radii and list lengths.
   const int numPlanes = int(tree.planes.size());
-  DeviceList list;
+  DeviceList list, leafList;
   DeviceBuffer<Index> parentOf, topChildSplit;
   denseTopList(tree.planes[numPlanes - 1].numNodes, 32, list, parentOf, topChildSplit, st);
   const Index* parentChildSplit = topChildSplit.get();
   DeviceBuffer<double> rmax2;
   for (int p = numPlanes - 1; p >= 0; --p)
   {
-    DeviceList next;
-    nodeWalkCuda(tree, p, k, parentOf.get(), parentChildSplit, list, next, rmax2, st, temp);
-    list = std::move(next);
-    info.counters.emplace_back("interactions plane " + std::to_string(p), double(list.size));
+    const KnnParents parents{ parentOf.get(), parentChildSplit, &list };
+    DeviceList& next = p == 0 ? leafList : list;
+    DeviceList counted;
+    knnCountPlane(tree, p, k, parents, counted, rmax2, st, temp);
+    info.counters.emplace_back("interactions plane " + std::to_string(p), double(counted.size));
+    if (p > 0)
+      knnInsertPlane(tree, p, parents, rmax2.get(), 0, counted.numReceivers, counted, st, temp);
+    next = std::move(counted);
     if (p > 0)
     {
       parentsOfChildren(tree, p, parentOf, st);
@@ -118,37 +152,48 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   }
   timer.mark("node walks");
 
-  // LeafToLeaf into device outputs in input order.
-  DeviceBuffer<T> smoothing(nq, "the smoothing lengths");
+  // LeafToLeaf into device outputs in input order, batch by batch.
+  DeviceBuffer<T> smoothing(nq, st, "the smoothing lengths");
   DeviceBuffer<T> density;
   DeviceBuffer<GlobalId> neighborIds;
   DeviceBuffer<T> neighborDistances;
   if (results.density)
-    density.allocate(nq, "the densities");
+    density.allocate(nq, st, "the densities");
   if (results.neighborIds)
-    neighborIds.allocate(std::size_t(nq) * k, "the neighbour lists");
+    neighborIds.allocate(std::size_t(nq) * k, st, "the neighbour lists");
   if (results.neighborDistances)
-    neighborDistances.allocate(std::size_t(nq) * k, "the neighbour distances");
+    neighborDistances.allocate(std::size_t(nq) * k, st, "the neighbour distances");
   DeviceOutputs<T> out;
   out.estimator = results.estimator;
   out.smoothingLength = smoothing.get();
   out.density = density.get();
   out.neighborIds = neighborIds.get();
   out.neighborDistances = neighborDistances.get();
-  leafWalkCuda(tree, k, list, rmax2.get(), keys.get(), masses.get(), out, st);
+  const std::vector<Index> cuts = leafBatches(leafList, st);
+  info.counters.emplace_back("gpu leaf batches", double(cuts.size() - 1));
+  const KnnParents leafParents{ parentOf.get(), parentChildSplit, &list };
+  for (std::size_t b = 0; b + 1 < cuts.size(); ++b)
+  {
+    knnInsertPlane(tree, 0, leafParents, rmax2.get(), cuts[b], cuts[b + 1], leafList, st, temp);
+    knnLeafWalkCuda(
+      tree, k, cuts[b], cuts[b + 1], leafList, rmax2.get(), keys.get(), masses.get(), out, st);
+    progress(control, 0.4 + 0.5 * double(b + 1) / double(cuts.size() - 1));
+  }
   timer.mark("leaf walk");
 
+  // Input-order outputs into the caller's arrays (staged unless pinned).
   if (results.smoothingLength)
-    smoothing.download(results.smoothingLength, nq, st);
+    download(results.smoothingLength, smoothing.get(), nq, st);
   if (results.density)
-    density.download(results.density, nq, st);
+    download(results.density, density.get(), nq, st);
   if (results.neighborIds)
-    neighborIds.download(results.neighborIds, std::size_t(nq) * k, st);
+    download(results.neighborIds, neighborIds.get(), std::size_t(nq) * k, st);
   if (results.neighborDistances)
-    neighborDistances.download(results.neighborDistances, std::size_t(nq) * k, st);
+    download(results.neighborDistances, neighborDistances.get(), std::size_t(nq) * k, st);
   timer.mark("output");
   JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   timer.report(info.stageSeconds);
+  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
   progress(control, 1.0);
 }
 

@@ -41,17 +41,17 @@ void validate(const FofProblem<T>& problem)
     }
   }
   const long long n = (long long)problem.numPoints;
-  long long bad = -1;
-#pragma omp parallel for schedule(static) reduction(max : bad)
+  long long bad = n; // the first offending point, as the tree builds report it
+#pragma omp parallel for schedule(static) reduction(min : bad)
   for (long long i = 0; i < n; ++i)
   {
     const T* p = problem.points + 3 * i;
     if (!std::isfinite(p[0]) || !std::isfinite(p[1]) || !std::isfinite(p[2]))
     {
-      bad = bad > i ? bad : i;
+      bad = bad < i ? bad : i;
     }
   }
-  if (bad >= 0)
+  if (bad < n)
   {
     throw Error("point " + std::to_string(bad) + " has a non-finite coordinate");
   }

@@ -3,6 +3,7 @@
 // Results are bit-identical to the CPU backend (same ranking, same double
 // arithmetic; this file and the kernels are compiled with --fmad=false).
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -40,23 +41,29 @@ void progress(const RunControl& control, double f)
 
 // Entries of the leaf plane's interaction lists held at once: the leaves are
 // walked in batches whose lists fit (16 bytes per entry while sorting, so at
-// most 1 GiB), and a large N needs no more GPU memory per point than a small one.
-constexpr unsigned long long kLeafListBudget = 1ull << 26;
+// most 1 GiB), and a large N needs no more GPU memory per point than a small
+// one. JZ_CUDA_LEAF_BATCH_ENTRIES overrides it (tests, tuning).
+unsigned long long leafListBudget()
+{
+  const char* env = std::getenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
+  const unsigned long long v = env ? std::strtoull(env, nullptr, 10) : 0;
+  return v > 0 ? v : (1ull << 26);
+}
 
 // Batches [cuts[b], cuts[b+1]) of the leaves whose lists fit the budget (a
 // leaf with a longer list forms a batch of its own).
 std::vector<Index> leafBatches(const DeviceList& list, cudaStream_t stream)
 {
   const Index leaves = list.numReceivers;
-  if (list.size <= kLeafListBudget)
+  const unsigned long long budget = leafListBudget();
+  if (list.size <= budget)
     return { 0, leaves };
   std::vector<unsigned long long> offset(std::size_t(leaves) + 1);
   download(offset.data(), list.offset.get(), offset.size(), stream);
   std::vector<Index> cuts{ 0 };
   for (Index b = 0; b < leaves;)
   {
-    const auto end =
-      std::upper_bound(offset.begin() + b + 1, offset.end(), offset[b] + kLeafListBudget);
+    const auto end = std::upper_bound(offset.begin() + b + 1, offset.end(), offset[b] + budget);
     Index e = Index(end - offset.begin()) - 1;
     if (e <= b)
       e = b + 1;

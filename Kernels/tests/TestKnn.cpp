@@ -579,7 +579,7 @@ JZ_TEST(KnnAllKindsLargerK)
   {
     Case c;
     c.kind = kind;
-    c.n = jztest::sized(1500, 20000);
+    c.n = jztest::sized(1000, 20000);
     c.checked = 300;
     for (int k : { 8, 32, 64, 100 })
     {
@@ -617,7 +617,7 @@ JZ_TEST(KnnDensityOnly)
     Case c;
     c.kind = kind;
     c.lists = false;
-    c.n = jztest::sized(1500, 20000);
+    c.n = jztest::sized(800, 20000);
     c.checked = 300;
     for (auto est : { jz::DensityEstimator::SphCubicSpline, jz::DensityEstimator::TopHat })
     {
@@ -641,11 +641,11 @@ JZ_TEST(KnnSeparateQuerySets)
 {
   Case c;
   c.kind = "clustered";
-  c.n = jztest::sized(3000, 20000);
+  c.n = jztest::sized(2000, 20000);
   for (const std::string& qk : { "uniform", "clustered", "lattice", "outliers" })
   {
     c.queryKind = qk;
-    for (std::size_t nq : { jztest::sized(400, 3000), jztest::sized(4000, 50000) })
+    for (std::size_t nq : { jztest::sized(300, 3000), jztest::sized(2500, 50000) })
     {
       c.nq = nq;
       c.checked = 300;
@@ -667,7 +667,7 @@ JZ_TEST(KnnSeparateQuerySets)
 JZ_TEST(KnnLarge)
 {
   Case c;
-  c.n = jztest::sized(100000, 1000000);
+  c.n = jztest::sized(50000, 1000000);
   c.checked = 200;
   for (const std::string& kind : { "uniform", "clustered" })
   {

@@ -154,6 +154,8 @@ public:
       buffer_.allocate(bytes + bytes / 4 + 256, stream_, "CUB temporary storage");
     return buffer_.get();
   }
+  // Hands a large scratch (the z-order sort's) back once it is done.
+  void release() { buffer_.release(); }
 
 private:
   cudaStream_t stream_;

@@ -602,6 +602,7 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
   fillRecords(sources, numSources, queries, numQueries, periodicity, boxLo, records.get(), stream);
   timer.mark("upload");
   sortRecordsCuda(records.get(), n, stream, temp);
+  temp.release(); // the merge sort's scratch is as large as the records
   timer.mark("sort");
 
   // 2. Gap levels, per-type prefix counts, and the per-type sorted points.

@@ -54,7 +54,6 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
   progress(control, 0.2);
 
   // Node walk from the virtual plane of super nodes down to the leaves.
-  constexpr Index kGroup = 32; // NGR of section III-B, as on the CPU
   const int numPlanes = int(tree.planes.size());
   if (numPlanes == 0)
     throw Error("the device tree has no planes");
@@ -64,8 +63,8 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
     const DevicePlane<T>& topPlane = tree.planes[numPlanes - 1];
     fofInitTopGroups(topPlane, per, l2, current, st);
     FofPairList top;
-    fofTopPairs(topPlane.numNodes, kGroup, top, st);
-    fofNodeWalkCuda<T>(topPlane, current, nullptr, nullptr, kGroup, top, list, per, l2, st, temp);
+    fofTopPairs(topPlane.numNodes, top, st);
+    fofNodeWalkCuda<T>(topPlane, current, nullptr, nullptr, top, list, per, l2, st, temp);
     info.counters.emplace_back(
       "fof pairs plane " + std::to_string(numPlanes - 1), double(list.size));
   }
@@ -76,7 +75,7 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
     const DevicePlane<T>& plane = tree.planes[p];
     fofParentToNode(up, parent, plane, per, l2, current, st);
     FofPairList next;
-    fofNodeWalkCuda<T>(plane, current, &up, &parent, kGroup, list, next, per, l2, st, temp);
+    fofNodeWalkCuda<T>(plane, current, &up, &parent, list, next, per, l2, st, temp);
     list = std::move(next);
     info.counters.emplace_back("fof pairs plane " + std::to_string(p), double(list.size));
     progress(control, 0.2 + 0.3 * double(numPlanes - 1 - p) / double(numPlanes));

@@ -1,5 +1,6 @@
-// The friends-of-friends dual tree walk on the GPU (paper section IV-A):
-// declarations shared by the node walk, the leaf walk and the driver.
+// The friends-of-friends dual tree walk on the GPU (§IV-A), two policies of
+// the dual walk (DualWalkCuda.cuh): declarations shared by the node walk,
+// the leaf walk, the labels and the driver.
 //
 // The walk mirrors cpu/FofCpu.cpp and shares its per-pair logic through
 // jz/FofLinking.h (JZ_HD): per plane a group pointer grp[i] <= i into the
@@ -34,9 +35,9 @@ struct FofPairList
   DeviceBuffer<FofPair> pairs;
 };
 
-// The pairs of the virtual plane above the top plane: super nodes of `group`
-// consecutive top nodes, every super node with itself and every later one.
-void fofTopPairs(Index topNodes, Index group, FofPairList& list, cudaStream_t stream);
+// The pairs of the virtual plane above the top plane: super nodes
+// (DualWalkCuda.cuh), every super node with itself and every later one.
+void fofTopPairs(Index topNodes, FofPairList& list, cudaStream_t stream);
 
 // Groups of the top plane: every node its own root, linked when its box
 // diagonal is at most l.
@@ -57,8 +58,8 @@ void fofParentToNode(const DevicePlane<T>& up, const FofPlaneGroups& parent,
 // contracts the plane's group pointers.
 template <class T>
 void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups, const DevicePlane<T>* up,
-  const FofPlaneGroups* parent, Index topGroup, const FofPairList& in, FofPairList& out,
-  const Periodicity& per, double l2, cudaStream_t stream, TempStorage& temp);
+  const FofPlaneGroups* parent, const FofPairList& in, FofPairList& out, const Periodicity& per,
+  double l2, cudaStream_t stream, TempStorage& temp);
 
 // Points: ParentToNode from the leaves into the point pointers g (sorted
 // order), the leaf pairs point by point (d^2 <= l^2 in double, nearest

@@ -1,10 +1,12 @@
-// Point-level friends-of-friends on the GPU (paper IV-A): ParentToNode from
-// the leaves into the point group pointers, the leaf-to-leaf point links with
+// Point-level friends-of-friends on the GPU (§IV-A): ParentToNode from the
+// leaves into the point group pointers, the leaf pass of the dual walk
+// (DualWalkCuda.cuh) with a warp per undecided leaf pair linking points with
 // the compare-and-swap union, and the final contraction (FofLabelsCuda.cu).
 //
-// One warp per leaf pair. Friends are decided by jz::fofFriends (d^2 <= l^2
-// in double from the stored coordinates, nearest image), the very predicate
-// of the CPU backend; this file is compiled with --fmad=false.
+// Friends are decided by jz::fofFriends (d^2 <= l^2 in double from the
+// stored coordinates, nearest image), the very predicate of the CPU backend;
+// this file is compiled with --fmad=false.
+#include "DualWalkCuda.cuh"
 #include "FofCuda.cuh"
 
 namespace jz
@@ -72,7 +74,6 @@ __device__ __forceinline__ bool mayHaveFriend(
 template <class T>
 struct LeafArgs
 {
-  unsigned long long numPairs;
   const FofPair* pairs;
   Index numLeaves;
   Index numPoints;
@@ -163,32 +164,34 @@ __device__ void leafCross(const LeafArgs<T>& a, Index A, Index B, bool bothConne
   }
 }
 
-// One warp per leaf pair; the loop over pairs is warp-uniform.
+// The leaf-pair kernel: a warp per undecided leaf pair (the lanes take the
+// points; every branch below is warp-uniform).
 template <class T>
-__global__ void leafPairKernel(LeafArgs<T> a)
+struct FofLeafPolicy
 {
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned long long warp = globalThread() >> 5;
-  const unsigned long long numWarps = gridThreads() >> 5;
-  for (unsigned long long k = warp; k < a.numPairs; k += numWarps)
+  static constexpr int kMaxThreads = 256;
+  LeafArgs<T> a;
+
+  __device__ void leaf(Item k, const WarpGroup& warp) const
   {
+    const unsigned lane = unsigned(warp.rank());
     const FofPair pr = a.pairs[k];
     if (pr.a >= a.numLeaves || pr.b >= a.numLeaves)
-      continue;
+      return;
     if (a.sourceSplit[pr.a + 1] > a.numPoints || a.sourceSplit[pr.b + 1] > a.numPoints)
-      continue;
+      return;
     const bool la = a.linked[pr.a] != 0, lb = a.linked[pr.b] != 0;
     if (pr.a == pr.b)
     {
       if (!la)
         leafSelf(a, a.sourceSplit[pr.a], a.sourceSplit[pr.a + 1], lane);
-      continue;
+      return;
     }
     if (la && lb && a.grp[pr.a] == a.grp[pr.b])
-      continue;
+      return;
     leafCross(a, pr.a, pr.b, la && lb, lane);
   }
-}
+};
 } // namespace
 
 template <class T>
@@ -205,7 +208,6 @@ void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofPlaneGroups& leafGroups
   if (leafPairs.size > 0)
   {
     LeafArgs<T> a;
-    a.numPairs = leafPairs.size;
     a.pairs = leafPairs.pairs.get();
     a.numLeaves = leaves.numNodes;
     a.numPoints = n;
@@ -219,9 +221,7 @@ void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofPlaneGroups& leafGroups
     a.per = tree.periodicity;
     a.l2 = l2;
     a.g = g;
-    constexpr unsigned threads = 256;
-    leafPairKernel<T><<<gridFor(leafPairs.size * 32ull, threads), threads, 0, stream>>>(a);
-    JZ_CUDA_LAUNCH_CHECK("leafPairKernel");
+    warpLeafPass(FofLeafPolicy<T>{ a }, leafPairs.size, stream);
   }
   fofContract(g, n, stream);
 }

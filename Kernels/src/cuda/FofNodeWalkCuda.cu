@@ -1,19 +1,19 @@
-// Node-level friends-of-friends walk on the GPU (paper IV-A): ParentToNode,
-// NodeToNode with the interaction-list pattern (Link+Count, CUB exclusive
-// scan, Insert) and the contraction of the plane's group pointers
-// (FofLabelsCuda.cu).
+// Node-level friends-of-friends walk on the GPU (§IV-A) as a policy of the
+// dual walk (DualWalkCuda.cuh): ParentToNode (the per-node state of a plane:
+// group pointers and link flags), NodeToNode over the child pairs of the
+// parent plane's undecided pairs, and the contraction of the plane's group
+// pointers (FofLabelsCuda.cu).
 //
-// One thread per parent pair evaluates the child pairs exactly as
-// cpu/FofCpu.cpp does, with the classification of jz/FofLinking.h. The Count
-// pass also performs the links (a lock-free compare-and-swap union that points
-// the higher root at the lower one); the Insert pass recomputes the same pure
-// geometric classification, so both passes agree on the undecided pairs
-// (pairs that meanwhile became one group are dropped at the next plane).
-#include <cub/device/device_scan.cuh>
-
-#include <algorithm>
+// The work items are the parent pairs; one thread evaluates an item's child
+// pairs exactly as cpu/FofCpu.cpp does, with the classification of
+// jz/FofLinking.h. The Count pass also acts on the pairs it links (a
+// lock-free compare-and-swap union that points the higher root at the lower
+// one); the Insert pass recomputes the same pure geometric classification,
+// so both passes agree on the undecided pairs (pairs that meanwhile became
+// one group are dropped at the next plane).
 #include <vector>
 
+#include "DualWalkCuda.cuh"
 #include "FofCuda.cuh"
 
 namespace jz
@@ -22,7 +22,6 @@ namespace cuda
 {
 namespace
 {
-constexpr unsigned kThreads = 128;
 
 template <class T>
 __global__ void initTopKernel(const Index* sourceSplit, const Box<T>* box, Index n, Periodicity per,
@@ -67,133 +66,124 @@ __global__ void parentToNodeKernel(const Index* childSplit, Index numParents,
 }
 
 template <class T>
-struct NodeArgs
+struct FofNodePolicy
 {
-  unsigned long long numPairs;
-  const FofPair* pairs;
-  // The plane evaluated.
+  using Entry = FofPair;
+  const FofPair* pairs; // the parent plane's undecided pairs (the items)
+  // The plane evaluated, and its per-node state.
   Index numNodes;
   const Index* sourceSplit;
   const Box<T>* box;
   Index* grp;
   unsigned char* linked;
-  // The plane above (null at the top, where super nodes of topGroup
+  // The plane above (null at the top, where super nodes of kSuperNodeGroup
   // consecutive nodes are the parents).
   Index numParents;
   const Index* childSplit;
   const Box<T>* parentBox;
   const Index* parentGrp;
   const unsigned char* parentLinked;
-  Index topGroup;
   Periodicity per;
   double l2;
-  unsigned long long* count;        // Count pass
-  const unsigned long long* offset; // Insert pass
-  FofPair* out;
-};
+  FofPair* out; // Insert's output
 
-template <class T, bool kInsert>
-__global__ void __launch_bounds__(kThreads) nodeToNodeKernel(NodeArgs<T> a)
-{
-  for (unsigned long long k = globalThread(); k < a.numPairs; k += gridThreads())
+  // The children [c0, c1) of parent (or super node) P.
+  __device__ void children(Index P, Index& c0, Index& c1) const
   {
-    const FofPair pr = a.pairs[k];
-    unsigned long long n = 0;
-    const unsigned long long base = kInsert ? a.offset[k] : 0;
-    const unsigned long long limit = kInsert ? a.offset[k + 1] - base : 0;
-    const bool top = a.childSplit == nullptr;
-    const Index numParents = top ? (a.numNodes + a.topGroup - 1) / a.topGroup : a.numParents;
-    bool skip = pr.a >= numParents || pr.b >= numParents;
-    if (!skip && !top)
+    if (!childSplit)
     {
-      // The parent plane's contraction may have decided the pair since it
-      // was kept.
-      const bool la = a.parentLinked[pr.a] != 0;
-      skip =
-        pr.a == pr.b ? la : (la && a.parentLinked[pr.b] && a.parentGrp[pr.a] == a.parentGrp[pr.b]);
+      c0 = P * kSuperNodeGroup;
+      c1 = c0 + kSuperNodeGroup < numNodes ? c0 + kSuperNodeGroup : numNodes;
+      return;
     }
-    if (!skip)
-    {
-      Index a0, a1, b0, b1;
-      if (top)
-      {
-        a0 = pr.a * a.topGroup;
-        a1 = a0 + a.topGroup < a.numNodes ? a0 + a.topGroup : a.numNodes;
-        b0 = pr.b * a.topGroup;
-        b1 = b0 + a.topGroup < a.numNodes ? b0 + a.topGroup : a.numNodes;
-      }
-      else
-      {
-        a0 = a.childSplit[pr.a];
-        a1 = a.childSplit[pr.a + 1] < a.numNodes ? a.childSplit[pr.a + 1] : a.numNodes;
-        b0 = a.childSplit[pr.b];
-        b1 = a.childSplit[pr.b + 1] < a.numNodes ? a.childSplit[pr.b + 1] : a.numNodes;
-      }
-      const bool self = pr.a == pr.b;
-      // Image modes of the parent pair hold for the children's pairs.
-      int mode[3] = { kFofMixed, kFofMixed, kFofMixed };
-      Box<T> parentB;
-      if (!top)
-      {
-        const Box<T> pa = a.parentBox[pr.a];
-        parentB = a.parentBox[pr.b];
-        for (int d = 0; d < 3; ++d)
-          mode[d] = fofImageMode(pa, parentB, d, a.per.length[d]);
-      }
-      for (Index i = a0; i < a1; ++i)
-      {
-        if (a.sourceSplit[i + 1] == a.sourceSplit[i])
-          continue;
-        const Box<T> bi = a.box[i];
-        // Child i against the whole other parent first.
-        if (!top && !self &&
-          classifyFofPairModes(bi, parentB, mode, a.l2, a.per) == FofPairAction::Discard)
-        {
-          continue;
-        }
-        for (Index j = self ? i : b0; j < b1; ++j)
-        {
-          FofPairAction act;
-          if (j == i)
-          {
-            // A node with itself: undecided unless its diagonal is within l
-            // (a node linked otherwise is dropped at the next plane).
-            act = fofSelfLinked(bi, a.l2, a.per) ? FofPairAction::Discard : FofPairAction::Refine;
-          }
-          else
-          {
-            if (a.sourceSplit[j + 1] == a.sourceSplit[j])
-              continue;
-            act = classifyFofPairModes(bi, a.box[j], mode, a.l2, a.per);
-          }
-          if (act == FofPairAction::Discard)
-            continue;
-          if (act == FofPairAction::Link)
-          {
-            if (!kInsert)
-            {
-              fofUnion(a.grp, i, j);
-              a.linked[i] = 1;
-              a.linked[j] = 1;
-            }
-            continue;
-          }
-          if (kInsert && n < limit)
-            a.out[base + n] = FofPair{ i, j };
-          ++n;
-        }
-      }
-    }
-    if (!kInsert)
-      a.count[k] = n;
+    c0 = childSplit[P];
+    c1 = childSplit[P + 1] < numNodes ? childSplit[P + 1] : numNodes;
   }
-}
+
+  // Whether the parent plane's contraction decided the pair since it was kept.
+  __device__ bool decidedAbove(const FofPair& pr) const
+  {
+    const Index parents =
+      childSplit ? numParents : (numNodes + kSuperNodeGroup - 1) / kSuperNodeGroup;
+    if (pr.a >= parents || pr.b >= parents)
+      return true;
+    if (!childSplit)
+      return false;
+    const bool la = parentLinked[pr.a] != 0;
+    return pr.a == pr.b ? la : (la && parentLinked[pr.b] && parentGrp[pr.a] == parentGrp[pr.b]);
+  }
+
+  // NodeToNode: the node-pair test of every child pair of the item.
+  template <bool kCount, class Emit>
+  __device__ void expand(Item item, Emit& emit) const
+  {
+    const FofPair pr = pairs[item];
+    if (decidedAbove(pr))
+      return;
+    Index a0, a1, b0, b1;
+    children(pr.a, a0, a1);
+    children(pr.b, b0, b1);
+    const bool self = pr.a == pr.b;
+    const bool top = childSplit == nullptr;
+    // Image modes of the parent pair hold for the children's pairs.
+    int mode[3] = { kFofMixed, kFofMixed, kFofMixed };
+    Box<T> parentB;
+    if (!top)
+    {
+      const Box<T> pa = parentBox[pr.a];
+      parentB = parentBox[pr.b];
+      for (int d = 0; d < 3; ++d)
+        mode[d] = fofImageMode(pa, parentB, d, per.length[d]);
+    }
+    for (Index i = a0; i < a1; ++i)
+    {
+      if (sourceSplit[i + 1] == sourceSplit[i])
+        continue;
+      const Box<T> bi = box[i];
+      // Child i against the whole other parent first.
+      if (!top && !self &&
+        classifyFofPairModes(bi, parentB, mode, l2, per) == FofPairAction::Discard)
+        continue;
+      for (Index j = self ? i : b0; j < b1; ++j)
+      {
+        FofPairAction act;
+        if (j == i)
+        {
+          // A node with itself: undecided unless its diagonal is within l
+          // (a node linked otherwise is dropped at the next plane).
+          act = fofSelfLinked(bi, l2, per) ? FofPairAction::Discard : FofPairAction::Refine;
+        }
+        else
+        {
+          if (sourceSplit[j + 1] == sourceSplit[j])
+            continue;
+          act = classifyFofPairModes(bi, box[j], mode, l2, per);
+        }
+        if (act == FofPairAction::Discard)
+          continue;
+        if (act == FofPairAction::Link)
+        {
+          if (kCount)
+          {
+            fofUnion(grp, i, j);
+            linked[i] = 1;
+            linked[j] = 1;
+          }
+          continue;
+        }
+        emit(FofPair{ i, j });
+      }
+    }
+  }
+
+  __device__ void store(unsigned long long at, const FofPair& e) const { out[at] = e; }
+};
 } // namespace
 
-void fofTopPairs(Index topNodes, Index group, FofPairList& list, cudaStream_t stream)
+void fofTopPairs(Index topNodes, FofPairList& list, cudaStream_t stream)
 {
   list = FofPairList();
-  const Index supers = (topNodes + group - 1) / group;
+  const Index supers = Index(superNodeSplit(topNodes).size() - 1);
   std::vector<FofPair> pairs;
   pairs.reserve(std::size_t(supers) * (supers + 1) / 2);
   for (Index s = 0; s < supers; ++s)
@@ -242,59 +232,37 @@ void fofParentToNode(const DevicePlane<T>& up, const FofPlaneGroups& parent,
 
 template <class T>
 void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups, const DevicePlane<T>* up,
-  const FofPlaneGroups* parent, Index topGroup, const FofPairList& in, FofPairList& out,
-  const Periodicity& per, double l2, cudaStream_t stream, TempStorage& temp)
+  const FofPlaneGroups* parent, const FofPairList& in, FofPairList& out, const Periodicity& per,
+  double l2, cudaStream_t stream, TempStorage& temp)
 {
   out = FofPairList();
   if (in.size == 0 || plane.numNodes == 0)
     return;
-  NodeArgs<T> a;
-  a.numPairs = in.size;
-  a.pairs = in.pairs.get();
-  a.numNodes = plane.numNodes;
-  a.sourceSplit = plane.sourceSplit.get();
-  a.box = plane.sourceBox.get();
-  a.grp = groups.grp.get();
-  a.linked = groups.linked.get();
-  a.numParents = up ? up->numNodes : 0;
-  a.childSplit = up ? up->childSplit.get() : nullptr;
-  a.parentBox = up ? up->sourceBox.get() : nullptr;
-  a.parentGrp = parent ? parent->grp.get() : nullptr;
-  a.parentLinked = parent ? parent->linked.get() : nullptr;
-  a.topGroup = topGroup > 0 ? topGroup : 1;
-  a.per = per;
-  a.l2 = l2;
-  a.offset = nullptr;
-  a.out = nullptr;
+  FofNodePolicy<T> policy{};
+  policy.pairs = in.pairs.get();
+  policy.numNodes = plane.numNodes;
+  policy.sourceSplit = plane.sourceSplit.get();
+  policy.box = plane.sourceBox.get();
+  policy.grp = groups.grp.get();
+  policy.linked = groups.linked.get();
+  policy.numParents = up ? up->numNodes : 0;
+  policy.childSplit = up ? up->childSplit.get() : nullptr;
+  policy.parentBox = up ? up->sourceBox.get() : nullptr;
+  policy.parentGrp = parent ? parent->grp.get() : nullptr;
+  policy.parentLinked = parent ? parent->linked.get() : nullptr;
+  policy.per = per;
+  policy.l2 = l2;
 
-  // Link + Count; the extra last count is zero so the exclusive scan leaves
-  // the total in offset[numPairs].
-  DeviceBuffer<unsigned long long> offset(in.size + 1, stream, "the pair list offsets");
-  a.count = offset.get();
-  check(cudaMemsetAsync(offset.get() + in.size, 0, sizeof(unsigned long long), stream),
-    "cudaMemsetAsync");
-  nodeToNodeKernel<T, false><<<gridFor(in.size, kThreads), kThreads, 0, stream>>>(a);
-  JZ_CUDA_LAUNCH_CHECK("nodeToNodeKernel<Count>");
-  {
-    std::size_t bytes = 0;
-    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
-      nullptr, bytes, offset.get(), offset.get(), (long long)in.size + 1, stream));
-    void* storage = temp.get(bytes);
-    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
-      storage, bytes, offset.get(), offset.get(), (long long)in.size + 1, stream));
-  }
-  // The links are done: contract the plane's pointers (Insert does not read them).
+  // Link + Count, Scan; then the links are done: contract the plane's
+  // pointers (Insert does not read them), and Insert.
+  DeviceBuffer<unsigned long long> offset;
+  out.size = countInteractions(policy, in.size, offset, stream, temp);
   fofContract(groups.grp.get(), groups.numNodes, stream);
-  const unsigned long long total = fetchValue(offset.get() + in.size, stream);
-  out.size = total;
-  if (total == 0)
+  if (out.size == 0)
     return;
-  out.pairs.allocate(total, stream, "the pair list");
-  a.count = nullptr;
-  a.offset = offset.get();
-  a.out = out.pairs.get();
-  nodeToNodeKernel<T, true><<<gridFor(in.size, kThreads), kThreads, 0, stream>>>(a);
-  JZ_CUDA_LAUNCH_CHECK("nodeToNodeKernel<Insert>");
+  out.pairs.allocate(out.size, stream, "the pair list");
+  policy.out = out.pairs.get();
+  insertInteractions(policy, 0, in.size, offset.get(), 0, stream);
   // `offset` is freed in stream order, after the kernel.
 }
 
@@ -307,10 +275,10 @@ template void fofParentToNode<float>(const DevicePlane<float>&, const FofPlaneGr
 template void fofParentToNode<double>(const DevicePlane<double>&, const FofPlaneGroups&,
   const DevicePlane<double>&, const Periodicity&, double, FofPlaneGroups&, cudaStream_t);
 template void fofNodeWalkCuda<float>(const DevicePlane<float>&, FofPlaneGroups&,
-  const DevicePlane<float>*, const FofPlaneGroups*, Index, const FofPairList&, FofPairList&,
+  const DevicePlane<float>*, const FofPlaneGroups*, const FofPairList&, FofPairList&,
   const Periodicity&, double, cudaStream_t, TempStorage&);
 template void fofNodeWalkCuda<double>(const DevicePlane<double>&, FofPlaneGroups&,
-  const DevicePlane<double>*, const FofPlaneGroups*, Index, const FofPairList&, FofPairList&,
+  const DevicePlane<double>*, const FofPlaneGroups*, const FofPairList&, FofPairList&,
   const Periodicity&, double, cudaStream_t, TempStorage&);
 } // namespace cuda
 } // namespace jz

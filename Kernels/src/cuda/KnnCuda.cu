@@ -137,7 +137,7 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   const int numPlanes = int(tree.planes.size());
   DeviceList list, leafList;
   DeviceBuffer<Index> parentOf, topChildSplit;
-  denseTopList(tree.planes[numPlanes - 1].numNodes, 32, list, parentOf, topChildSplit, st);
+  denseTopList(tree.planes[numPlanes - 1].numNodes, list, parentOf, topChildSplit, st);
   const Index* parentChildSplit = topChildSplit.get();
   DeviceBuffer<double> rmax2;
   for (int p = numPlanes - 1; p >= 0; --p)

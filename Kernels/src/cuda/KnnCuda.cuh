@@ -1,6 +1,7 @@
-// The kNN dual tree walk on the GPU (paper section III): declarations shared
-// by the node walks (KnnNodeWalkCuda.cu), the leaf walk (KnnLeafWalkCuda.cu)
-// and the driver (KnnCuda.cu).
+// The kNN dual tree walk on the GPU (§III), two policies of the dual walk
+// (DualWalkCuda.cuh): declarations shared by the node walks
+// (KnnNodeWalkCuda.cu), the leaf walk (KnnLeafWalkCuda.cu) and the driver
+// (KnnCuda.cu).
 #pragma once
 
 #include "TreeCuda.cuh"
@@ -27,9 +28,9 @@ struct DeviceList
 };
 
 // The dense list of the virtual plane above the top plane: every super node
-// (group of `group` top nodes) with every other, lower bounds zero. Also
-// fills parentOf / parentChildSplit of the top plane.
-void denseTopList(Index topNodes, Index group, DeviceList& list, DeviceBuffer<Index>& parentOf,
+// (DualWalkCuda.cuh) with every other, lower bounds zero. Also fills
+// parentOf / parentChildSplit of the top plane.
+void denseTopList(Index topNodes, DeviceList& list, DeviceBuffer<Index>& parentOf,
   DeviceBuffer<Index>& parentChildSplit, cudaStream_t stream);
 
 // The parents of plane p's nodes and their interaction list.

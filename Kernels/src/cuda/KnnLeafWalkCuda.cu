@@ -1,8 +1,9 @@
-// LeafToLeaf of the kNN walk on the GPU (paper III-D): one block per leaf,
-// every query point of the leaf against the source leaves of its interaction
-// list (sorted by lower bound, so the walk stops early), reduced in the
-// kernel to the requested outputs in query input order. The N x K arrays
-// exist only when neighbour lists are requested.
+// LeafToLeaf of the kNN walk on the GPU (§III-D), the leaf pass of the dual
+// walk (DualWalkCuda.cuh) with a block per leaf: every query point of the
+// leaf against the source leaves of its interaction list (sorted by lower
+// bound, so the walk stops early), reduced in the kernel to the requested
+// outputs in query input order. The N x K arrays exist only when neighbour
+// lists are requested.
 //
 // Two candidate-list layouts, one pass each, for any K:
 //  - K <= 32: one thread per query, its list in registers (KMAX = 8, 16 or
@@ -20,6 +21,7 @@
 // are summed in rank order, as the CPU sums them.
 #include <climits>
 
+#include "DualWalkCuda.cuh"
 #include "KnnCuda.cuh"
 #include "jz/DensityKernels.h"
 
@@ -109,13 +111,22 @@ __device__ __forceinline__ void writeQuery(const LeafArgs<T>& a, Index q, double
 // --- K <= 32: one thread per query, the list in registers ------------------
 
 template <class T, int KMAX>
-__global__ void __launch_bounds__(kLeafThreads, 1) registerListKernel(LeafArgs<T> a)
+struct RegisterListLeaves
 {
+  static constexpr int kMaxThreads = kLeafThreads;
+  LeafArgs<T> a;
+
+  __device__ void leaf(Item item, const BlockGroup& block) const;
+};
+
+template <class T, int KMAX>
+__device__ void RegisterListLeaves<T, KMAX>::leaf(Item item, const BlockGroup& block) const
+{
+  const Index leaf = Index(item);
   __shared__ T shx[kLeafThreads];
   __shared__ T shy[kLeafThreads];
   __shared__ T shz[kLeafThreads];
-  const Index leaf = a.first + blockIdx.x;
-  const int tid = threadIdx.x;
+  const int tid = block.rank();
   const Index q0 = a.querySplit[leaf], q1 = a.querySplit[leaf + 1];
   const unsigned long long e0 = a.listOffset[leaf] - a.listBase;
   const unsigned long long e1 = a.listOffset[leaf + 1] - a.listBase;
@@ -164,7 +175,7 @@ __global__ void __launch_bounds__(kLeafThreads, 1) registerListKernel(LeafArgs<T
           shy[tid] = a.sy[c0 + tid];
           shz[tid] = a.sz[c0 + tid];
         }
-        __syncthreads();
+        block.sync();
         if (need)
         {
           for (Index j = 0; j < m; ++j)
@@ -206,7 +217,7 @@ __global__ void __launch_bounds__(kLeafThreads, 1) registerListKernel(LeafArgs<T
             }
           }
         }
-        __syncthreads();
+        block.sync();
       }
     }
     if (!active)
@@ -463,19 +474,23 @@ __device__ __forceinline__ void warpQuery(const LeafArgs<T>& a, const WarpList& 
 // kGlobal: the lists live in `scratch` (one slice per block, blocks loop
 // over leaves) because they exceed the shared memory of a block.
 template <class T, bool kGlobal>
-__global__ void __launch_bounds__(kListWarps * 32, 1)
-  warpListKernel(LeafArgs<T> a, unsigned char* scratch)
+struct WarpListLeaves
 {
-  extern __shared__ __align__(16) unsigned char sharedLists[];
-  const int warps = blockDim.x >> 5, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const std::size_t n = std::size_t(warps) * std::size_t(a.k);
-  unsigned char* base = kGlobal ? scratch + blockIdx.x * n * kEntryBytes : sharedLists;
-  WarpList L;
-  L.d2 = reinterpret_cast<double*>(base) + std::size_t(warp) * a.k;
-  L.key = reinterpret_cast<GlobalId*>(base + n * 8) + std::size_t(warp) * a.k;
-  L.src = reinterpret_cast<Index*>(base + n * 16) + std::size_t(warp) * a.k;
-  for (Index leaf = a.first + blockIdx.x; leaf < a.last; leaf += gridDim.x)
+  static constexpr int kMaxThreads = kListWarps * 32;
+  LeafArgs<T> a;
+  unsigned char* scratch;
+
+  __device__ void leaf(Item item, const BlockGroup& block) const
   {
+    const Index leaf = Index(item);
+    extern __shared__ __align__(16) unsigned char sharedLists[];
+    const int warps = block.size() >> 5, warp = block.rank() >> 5, lane = block.rank() & 31;
+    const std::size_t n = std::size_t(warps) * std::size_t(a.k);
+    unsigned char* base = kGlobal ? scratch + blockIdx.x * n * kEntryBytes : sharedLists;
+    WarpList L;
+    L.d2 = reinterpret_cast<double*>(base) + std::size_t(warp) * a.k;
+    L.key = reinterpret_cast<GlobalId*>(base + n * 8) + std::size_t(warp) * a.k;
+    L.src = reinterpret_cast<Index*>(base + n * 16) + std::size_t(warp) * a.k;
     const Index q0 = a.querySplit[leaf], q1 = a.querySplit[leaf + 1];
     const unsigned long long e0 = a.listOffset[leaf] - a.listBase;
     const unsigned long long e1 = a.listOffset[leaf + 1] - a.listBase;
@@ -483,7 +498,7 @@ __global__ void __launch_bounds__(kListWarps * 32, 1)
     for (Index q = q0 + Index(warp); q < q1; q += Index(warps))
       warpQuery(a, L, q, e0, e1, bound2, lane);
   }
-}
+};
 
 template <class T>
 void launchWarpLists(const LeafArgs<T>& a, cudaStream_t stream)
@@ -495,23 +510,18 @@ void launchWarpLists(const LeafArgs<T>& a, cudaStream_t stream)
   check(
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   const std::size_t perWarp = std::size_t(a.k) * kEntryBytes;
-  const Index leaves = a.last - a.first;
   const int warps = int(std::min<std::size_t>(kListWarps, std::size_t(optin) / perWarp));
   if (warps >= 1)
   {
-    const std::size_t bytes = std::size_t(warps) * perWarp;
-    check(cudaFuncSetAttribute(
-            warpListKernel<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
-      "cudaFuncSetAttribute");
-    warpListKernel<T, false><<<leaves, warps * 32, bytes, stream>>>(a, nullptr);
-    JZ_CUDA_LAUNCH_CHECK("warpListKernel");
+    const WarpListLeaves<T, false> policy{ a, nullptr };
+    blockLeafPass(policy, a.first, a.last, warps * 32, std::size_t(warps) * perWarp, stream);
     return;
   }
-  const unsigned grid = unsigned(std::min<std::size_t>(leaves, std::size_t(4) * sms));
+  const unsigned grid = unsigned(std::min<std::size_t>(a.last - a.first, std::size_t(4) * sms));
   DeviceBuffer<unsigned char> scratch(
     std::size_t(grid) * kListWarps * perWarp, stream, "the neighbour candidate lists");
-  warpListKernel<T, true><<<grid, kListWarps * 32, 0, stream>>>(a, scratch.get());
-  JZ_CUDA_LAUNCH_CHECK("warpListKernel");
+  const WarpListLeaves<T, true> policy{ a, scratch.get() };
+  blockLeafPass(policy, a.first, a.last, kListWarps * 32, 0, stream, grid);
 }
 } // namespace
 
@@ -550,16 +560,14 @@ void knnLeafWalkCuda(const DeviceTree<T>& tree, int k, Index first, Index last,
   a.density = out.density;
   a.neighborIds = out.neighborIds;
   a.neighborDistances = out.neighborDistances;
-  const Index numLeaves = last - first;
   if (k <= 8)
-    registerListKernel<T, 8><<<numLeaves, kLeafThreads, 0, stream>>>(a);
+    blockLeafPass(RegisterListLeaves<T, 8>{ a }, first, last, kLeafThreads, 0, stream);
   else if (k <= 16)
-    registerListKernel<T, 16><<<numLeaves, kLeafThreads, 0, stream>>>(a);
+    blockLeafPass(RegisterListLeaves<T, 16>{ a }, first, last, kLeafThreads, 0, stream);
   else if (k <= 32)
-    registerListKernel<T, 32><<<numLeaves, kLeafThreads, 0, stream>>>(a);
+    blockLeafPass(RegisterListLeaves<T, 32>{ a }, first, last, kLeafThreads, 0, stream);
   else
-    return launchWarpLists(a, stream);
-  JZ_CUDA_LAUNCH_CHECK("registerListKernel");
+    launchWarpLists(a, stream);
 }
 
 template void knnLeafWalkCuda<float>(const DeviceTree<float>&, int, Index, Index, const DeviceList&,

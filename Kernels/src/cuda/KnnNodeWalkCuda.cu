@@ -1,19 +1,23 @@
-// Node-to-node interactions of the kNN walk on the GPU (paper III-B, III-C,
-// Algorithms 2 and 3): per plane FindRmax, Count, exclusive scan, Insert, and
-// a segmented sort of every node's list by lower bound for the early exit.
-// Insert and sort may run for a range of receivers at a time (the leaf plane
-// is walked in batches, so its lists never exist whole); the sort sorts in
-// place between two buffers (CUB's DoubleBuffer), 16 bytes per entry at peak.
+// Node-to-node interactions of the kNN walk on the GPU (§III-B, §III-C,
+// Algorithms 2 and 3) as a policy of the dual walk (DualWalkCuda.cuh): the
+// work items are a plane's receiving nodes, so the lists come out in CSR form.
+// The Count pass runs FindRmax first (the K-th neighbour radius bound of the
+// node, its per-node state), the node-pair test keeps every source child
+// whose lower bound is within that radius, and after Insert a segmented sort
+// orders each node's list by lower bound for the early exit (§III-D). Insert
+// and sort may run for a range of receivers at a time (the leaf plane is
+// walked in batches, so its lists never exist whole); the sort sorts in place
+// between two buffers (CUB's DoubleBuffer), 16 bytes per entry at peak.
 //
 // One thread per receiving node; the children of one parent are adjacent
 // threads and read the same parent list entries (broadcast loads). Bounds
 // come from the host/device-shared jz::boxDistanceLow2/High2 and
 // jz::RadiusOfCountHeap, so the pruning is exactly that of the CPU backend.
-#include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <vector>
 
+#include "DualWalkCuda.cuh"
 #include "KnnCuda.cuh"
 #include "jz/NeighborHeap.h"
 
@@ -25,14 +29,23 @@ namespace
 {
 constexpr unsigned kThreads = 128;
 
-template <class T>
-struct NodeWalkArgs
+// One kept pair: a source node of the plane and its lower bound.
+struct KnnEntry
 {
-  Index first, last; // receivers of this launch
+  Index source;
+  float low2;
+};
+
+template <class T>
+struct KnnNodePolicy
+{
+  using Entry = KnnEntry;
+  // The plane walked.
   const Index* sourceSplit;
   const Index* querySplit;
   const Box<T>* sourceBox;
   const Box<T>* queryBox;
+  // The parents' plane and list.
   const Index* parentOf;
   const Index* parentChildSplit;
   const unsigned long long* parentOffset;
@@ -41,52 +54,30 @@ struct NodeWalkArgs
   const float* parentLow2;
   Periodicity per;
   unsigned long long k;
+  // Per-node state: the radius bound, written by Count, read by Insert.
   double* rmax2;
-  unsigned long long* count;        // Count pass: per-node list length
-  const unsigned long long* offset; // Insert pass: list offsets
-  unsigned long long base;          // Insert pass: offset of the first entry held
+  // Insert's output.
   Index* outSource;
   float* outLow2;
-};
 
-template <class T, bool kInsert>
-__global__ void __launch_bounds__(kThreads) nodeWalkKernel(NodeWalkArgs<T> a)
-{
-  const unsigned long long cc = a.first + (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (cc >= a.last)
-    return;
-  const Index c = Index(cc);
-  if (a.querySplit[c + 1] == a.querySplit[c])
+  // FindRmax (Algorithm 3): an upper bound on the K-th neighbour distance of
+  // every query point of the node with box qb.
+  __device__ double findRmax(const Box<T>& qb, unsigned long long e0, unsigned long long e1) const
   {
-    if (!kInsert)
-    {
-      a.count[c] = 0;
-      a.rmax2[c] = kInfinity;
-    }
-    return;
-  }
-  const Box<T> qb = a.queryBox[c];
-  const Index pi = a.parentOf[c];
-  const unsigned long long e0 = a.parentOffset[pi] - a.parentBase;
-  const unsigned long long e1 = a.parentOffset[pi + 1] - a.parentBase;
-  double r2;
-  if (!kInsert)
-  {
-    // FindRmax (Algorithm 3): an upper bound on the K-th neighbour distance.
     RadiusOfCountHeap heap;
-    heap.init(a.k);
+    heap.init(k);
     double radius = kInfinity;
     for (unsigned long long e = e0; e < e1; ++e)
     {
-      if (a.parentLow2[e] > radius)
-        break; // early exit (III-D)
-      const Index pj = a.parentSource[e];
-      for (Index d = a.parentChildSplit[pj]; d < a.parentChildSplit[pj + 1]; ++d)
+      if (parentLow2[e] > radius)
+        break; // early exit (§III-D)
+      const Index pj = parentSource[e];
+      for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
       {
-        const Index ns = a.sourceSplit[d + 1] - a.sourceSplit[d];
+        const Index ns = sourceSplit[d + 1] - sourceSplit[d];
         if (ns == 0)
           continue;
-        const double dr2 = boxDistanceHigh2(qb, a.sourceBox[d], a.per);
+        const double dr2 = boxDistanceHigh2(qb, sourceBox[d], per);
         if (dr2 < radius)
         {
           heap.insert(dr2, ns);
@@ -94,41 +85,56 @@ __global__ void __launch_bounds__(kThreads) nodeWalkKernel(NodeWalkArgs<T> a)
         }
       }
     }
-    a.rmax2[c] = radius;
-    r2 = radius;
+    return radius;
   }
-  else
+
+  // The source children of the parent's list within the node's radius.
+  template <bool kCount, class Emit>
+  __device__ void expand(Item item, Emit& emit) const
   {
-    r2 = a.rmax2[c];
-  }
-  // Count / Insert: every source child whose lower bound is within the radius.
-  unsigned long long n = 0;
-  const unsigned long long at = kInsert ? a.offset[c] - a.base : 0;
-  const unsigned long long limit = kInsert ? a.offset[c + 1] - a.offset[c] : 0;
-  for (unsigned long long e = e0; e < e1; ++e)
-  {
-    if (a.parentLow2[e] > r2)
-      break;
-    const Index pj = a.parentSource[e];
-    for (Index d = a.parentChildSplit[pj]; d < a.parentChildSplit[pj + 1]; ++d)
+    const Index c = Index(item);
+    if (querySplit[c + 1] == querySplit[c])
     {
-      if (a.sourceSplit[d + 1] == a.sourceSplit[d])
-        continue;
-      const double l2 = boxDistanceLow2(qb, a.sourceBox[d], a.per);
-      if (l2 <= r2)
+      if (kCount)
+        rmax2[c] = kInfinity;
+      return;
+    }
+    const Box<T> qb = queryBox[c];
+    const Index pi = parentOf[c];
+    const unsigned long long e0 = parentOffset[pi] - parentBase;
+    const unsigned long long e1 = parentOffset[pi + 1] - parentBase;
+    double r2;
+    if (kCount)
+    {
+      r2 = findRmax(qb, e0, e1);
+      rmax2[c] = r2;
+    }
+    else
+    {
+      r2 = rmax2[c];
+    }
+    for (unsigned long long e = e0; e < e1; ++e)
+    {
+      if (parentLow2[e] > r2)
+        break;
+      const Index pj = parentSource[e];
+      for (Index d = parentChildSplit[pj]; d < parentChildSplit[pj + 1]; ++d)
       {
-        if (kInsert && n < limit)
-        {
-          a.outSource[at + n] = d;
-          a.outLow2[at + n] = __double2float_rd(l2); // a lower bound still
-        }
-        ++n;
+        if (sourceSplit[d + 1] == sourceSplit[d])
+          continue;
+        const double l2 = boxDistanceLow2(qb, sourceBox[d], per);
+        if (l2 <= r2)
+          emit(KnnEntry{ d, __double2float_rd(l2) }); // a lower bound still
       }
     }
   }
-  if (!kInsert)
-    a.count[c] = n;
-}
+
+  __device__ void store(unsigned long long at, const KnnEntry& e) const
+  {
+    outSource[at] = e.source;
+    outLow2[at] = e.low2;
+  }
+};
 
 __global__ void parentOfKernel(const Index* childSplit, Index parents, Index* parentOf)
 {
@@ -149,10 +155,10 @@ __global__ void localOffsetsKernel(
 }
 
 template <class T>
-NodeWalkArgs<T> nodeWalkArgs(const DeviceTree<T>& tree, int p, const KnnParents& parents, int k)
+KnnNodePolicy<T> nodePolicy(const DeviceTree<T>& tree, int p, const KnnParents& parents, int k)
 {
   const DevicePlane<T>& plane = tree.planes[p];
-  NodeWalkArgs<T> a{};
+  KnnNodePolicy<T> a{};
   a.sourceSplit = plane.sourceSplit.get();
   a.querySplit = plane.querySplit();
   a.sourceBox = plane.sourceBox.get();
@@ -169,17 +175,14 @@ NodeWalkArgs<T> nodeWalkArgs(const DeviceTree<T>& tree, int p, const KnnParents&
 }
 } // namespace
 
-void denseTopList(Index topNodes, Index group, DeviceList& list, DeviceBuffer<Index>& parentOf,
+void denseTopList(Index topNodes, DeviceList& list, DeviceBuffer<Index>& parentOf,
   DeviceBuffer<Index>& parentChildSplit, cudaStream_t stream)
 {
-  std::vector<Index> split;
-  for (Index i = 0; i < topNodes; i += group)
-    split.push_back(i);
-  split.push_back(topNodes);
+  const std::vector<Index> split = superNodeSplit(topNodes);
   const Index supers = Index(split.size() - 1);
   std::vector<Index> owner(topNodes);
   for (Index c = 0; c < topNodes; ++c)
-    owner[c] = c / group;
+    owner[c] = c / kSuperNodeGroup;
   std::vector<unsigned long long> offset(std::size_t(supers) + 1);
   for (Index i = 0; i <= supers; ++i)
     offset[i] = (unsigned long long)i * supers;
@@ -223,30 +226,10 @@ void knnCountPlane(const DeviceTree<T>& tree, int p, int k, const KnnParents& pa
   const Index nodes = tree.planes[p].numNodes;
   out = DeviceList();
   out.numReceivers = nodes;
-  out.offset.allocate(std::size_t(nodes) + 1, stream, "the interaction list offsets");
   rmax2.allocate(nodes, stream, "the node radii");
-  NodeWalkArgs<T> a = nodeWalkArgs(tree, p, parents, k);
-  a.first = 0;
-  a.last = nodes;
-  a.rmax2 = rmax2.get();
-  a.count = out.offset.get();
-  // The extra last count is zero so the exclusive scan leaves the total in
-  // offset[nodes].
-  check(cudaMemsetAsync(out.offset.get() + nodes, 0, sizeof(unsigned long long), stream),
-    "cudaMemsetAsync");
-  if (nodes > 0)
-  {
-    nodeWalkKernel<T, false><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(a);
-    JZ_CUDA_LAUNCH_CHECK("nodeWalkKernel<Count>");
-  }
-  unsigned long long* offset = out.offset.get();
-  std::size_t bytes = 0;
-  JZ_CUDA_CHECK(
-    cub::DeviceScan::ExclusiveSum(nullptr, bytes, offset, offset, (long long)nodes + 1, stream));
-  void* storage = temp.get(bytes);
-  JZ_CUDA_CHECK(
-    cub::DeviceScan::ExclusiveSum(storage, bytes, offset, offset, (long long)nodes + 1, stream));
-  out.size = fetchValue(offset + nodes, stream);
+  KnnNodePolicy<T> policy = nodePolicy(tree, p, parents, k);
+  policy.rmax2 = rmax2.get();
+  out.size = countInteractions(policy, nodes, out.offset, stream, temp);
 }
 
 template <class T>
@@ -254,14 +237,9 @@ void knnInsertPlane(const DeviceTree<T>& tree, int p, const KnnParents& parents,
   const double* rmax2, Index first, Index last, DeviceList& out, cudaStream_t stream,
   TempStorage& temp)
 {
-  unsigned long long range[2];
-  JZ_CUDA_CHECK(cudaMemcpyAsync(
-    range, out.offset.get() + first, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
-  JZ_CUDA_CHECK(cudaMemcpyAsync(range + 1, out.offset.get() + last, sizeof(unsigned long long),
-    cudaMemcpyDeviceToHost, stream));
-  JZ_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const unsigned long long entries = range[1] - range[0];
-  out.base = range[0];
+  const EntryRange range = entryRange(out.offset.get(), first, last, stream);
+  const unsigned long long entries = range.end - range.begin;
+  out.base = range.begin;
   out.source.release();
   out.low2.release();
   if (entries == 0)
@@ -270,16 +248,11 @@ void knnInsertPlane(const DeviceTree<T>& tree, int p, const KnnParents& parents,
   // between the two (overwriting; CUB's scratch is then small).
   DeviceBuffer<Index> sourceA(entries, stream, "the interaction list");
   DeviceBuffer<float> lowA(entries, stream, "the interaction list");
-  NodeWalkArgs<T> a = nodeWalkArgs(tree, p, parents, 0);
-  a.first = first;
-  a.last = last;
-  a.rmax2 = const_cast<double*>(rmax2); // read only in the Insert pass
-  a.offset = out.offset.get();
-  a.base = out.base;
-  a.outSource = sourceA.get();
-  a.outLow2 = lowA.get();
-  nodeWalkKernel<T, true><<<blocksFor(last - first, kThreads), kThreads, 0, stream>>>(a);
-  JZ_CUDA_LAUNCH_CHECK("nodeWalkKernel<Insert>");
+  KnnNodePolicy<T> policy = nodePolicy(tree, p, parents, 0);
+  policy.rmax2 = const_cast<double*>(rmax2); // read only by Insert
+  policy.outSource = sourceA.get();
+  policy.outLow2 = lowA.get();
+  insertInteractions(policy, first, last, out.offset.get(), out.base, stream);
 
   const Index segments = last - first;
   DeviceBuffer<unsigned long long> local;

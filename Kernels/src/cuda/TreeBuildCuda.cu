@@ -1,4 +1,4 @@
-// Bottom-up construction of the z-order plane tree on the GPU (paper II-A..II-E),
+// Bottom-up construction of the z-order plane tree on the GPU (§II-A..§II-E),
 // the device counterpart of cpu/TreeBuildCpu.cpp + TreeLevels.cpp.
 //
 // The tree need not be node-for-node identical to the CPU one (neighbour

@@ -726,6 +726,41 @@ JZ_TEST(KnnVeryLargeK)
   }
 }
 
+// Densities are sums in rank order on every backend: asking for neighbour
+// lists too must not change a bit of them.
+JZ_TEST(KnnDensityIndependentOfLists)
+{
+  const std::size_t n = jztest::sized(20000, 200000);
+  const std::vector<double> pts = jztest::makePoints<double>("clustered", n, 11);
+  std::vector<double> m(n);
+  for (std::size_t i = 0; i < n; ++i)
+    m[i] = 0.5 + double((i * 37) % 101) / 50.0;
+  for (auto est : { jz::DensityEstimator::SphCubicSpline, jz::DensityEstimator::TopHat })
+  {
+    for (int k : { 16, 64 })
+    {
+      jz::KnnProblem<double> pr;
+      pr.sources = pts.data();
+      pr.numSources = n;
+      pr.k = k;
+      pr.sourceMasses = m.data();
+      std::vector<double> alone(n), withLists(n);
+      std::vector<jz::GlobalId> ids(n * std::size_t(k));
+      jz::KnnResults<double> a;
+      a.estimator = est;
+      a.density = alone.data();
+      jz::KnnResults<double> b = a;
+      b.density = withLists.data();
+      b.neighborIds = ids.data();
+      runKnn(pr, a, "density alone");
+      runKnn(pr, b, "density with lists");
+      std::size_t at = 0;
+      JZ_CHECK_MSG(sameBits(alone.data(), withLists.data(), n, at),
+        "k=" << k << ": density differs at " << at << " with lists requested");
+    }
+  }
+}
+
 JZ_TEST(KnnNamesFirstNonFinitePoint)
 {
   std::vector<double> pts = jztest::makePoints<double>("uniform", 100, 3);

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -252,6 +253,27 @@ inline unsigned blocksFor(std::size_t n, unsigned threads)
 {
   return unsigned((n + threads - 1) / threads);
 }
+
+#if defined(__CUDACC__)
+template <class V>
+__global__ void fillKernel(V* out, std::size_t n, V value)
+{
+  for (std::size_t i = (std::size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (std::size_t)gridDim.x * blockDim.x)
+    out[i] = value;
+}
+
+// Every element of the buffer set to value (asynchronous).
+template <class V>
+void fill(DeviceBuffer<V>& buffer, V value, cudaStream_t stream)
+{
+  if (buffer.size() == 0)
+    return;
+  const unsigned blocks = unsigned(std::min<std::size_t>((buffer.size() + 255) / 256, 4096));
+  fillKernel<<<blocks, 256, 0, stream>>>(buffer.get(), buffer.size(), value);
+  check(cudaGetLastError(), "fillKernel");
+}
+#endif
 
 // A grid for grid-stride loops over n items: at least one block, at most 2^20.
 inline unsigned gridFor(unsigned long long n, unsigned threads)

@@ -53,42 +53,19 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
     problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree, st, temp, timer);
   progress(control, 0.2);
 
-  // Node walk from the virtual plane of super nodes down to the leaves.
+  // The walk from the super nodes down to the leaves' pairs, then the points.
   const int numPlanes = int(tree.planes.size());
   if (numPlanes == 0)
     throw Error("the device tree has no planes");
-  FofPlaneGroups parent, current;
-  FofPairList list;
-  {
-    const DevicePlane<T>& topPlane = tree.planes[numPlanes - 1];
-    fofInitTopGroups(topPlane, per, l2, current, st);
-    FofPairList top;
-    fofTopPairs(topPlane.numNodes, top, st);
-    fofNodeWalkCuda<T>(topPlane, current, nullptr, nullptr, top, list, per, l2, st, temp);
-    info.counters.emplace_back(
-      "fof pairs plane " + std::to_string(numPlanes - 1), double(list.size));
-  }
-  for (int p = numPlanes - 2; p >= 0; --p)
-  {
-    std::swap(parent, current);
-    const DevicePlane<T>& up = tree.planes[p + 1];
-    const DevicePlane<T>& plane = tree.planes[p];
-    fofParentToNode(up, parent, plane, per, l2, current, st);
-    FofPairList next;
-    fofNodeWalkCuda<T>(plane, current, &up, &parent, list, next, per, l2, st, temp);
-    list = std::move(next);
-    info.counters.emplace_back("fof pairs plane " + std::to_string(p), double(list.size));
-    progress(control, 0.2 + 0.3 * double(numPlanes - 1 - p) / double(numPlanes));
-  }
-  parent = FofPlaneGroups();
-  info.counters.emplace_back("fof leaf pairs", double(list.size));
+  FofLeafLevel leaves;
+  fofNodeWalkCuda(
+    tree, l2, st, temp, info,
+    [&](int p) { progress(control, 0.2 + 0.3 * double(numPlanes - p) / double(numPlanes)); },
+    leaves);
   timer.mark("fof node walk");
-
-  // Leaf-to-leaf point links and the final contraction.
   DeviceBuffer<Index> g(n, st, "the point group pointers");
-  fofLeafWalkCuda(tree, current, list, l2, g.get(), st);
-  list = FofPairList();
-  current = FofPlaneGroups();
+  fofLeafWalkCuda(tree, leaves, l2, g.get(), st);
+  leaves = FofLeafLevel();
   timer.mark("fof leaf walk");
   progress(control, 0.8);
 

@@ -6,7 +6,6 @@
 // Friends are decided by jz::fofFriends (d^2 <= l^2 in double from the
 // stored coordinates, nearest image), the very predicate of the CPU backend;
 // this file is compiled with --fmad=false.
-#include "DualWalkCuda.cuh"
 #include "FofCuda.cuh"
 
 namespace jz
@@ -74,7 +73,7 @@ __device__ __forceinline__ bool mayHaveFriend(
 template <class T>
 struct LeafArgs
 {
-  const FofPair* pairs;
+  const NodePair* pairs;
   Index numLeaves;
   Index numPoints;
   const Index* sourceSplit;
@@ -172,10 +171,10 @@ struct FofLeafPolicy
   static constexpr int kMaxThreads = 256;
   LeafArgs<T> a;
 
-  __device__ void leaf(Item k, const WarpGroup& warp) const
+  __device__ void consume(Item k, const WarpGroup& warp) const
   {
     const unsigned lane = unsigned(warp.rank());
-    const FofPair pr = a.pairs[k];
+    const NodePair pr = a.pairs[k];
     if (pr.a >= a.numLeaves || pr.b >= a.numLeaves)
       return;
     if (a.sourceSplit[pr.a + 1] > a.numPoints || a.sourceSplit[pr.b + 1] > a.numPoints)
@@ -195,40 +194,38 @@ struct FofLeafPolicy
 } // namespace
 
 template <class T>
-void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofPlaneGroups& leafGroups,
-  const FofPairList& leafPairs, double l2, Index* g, cudaStream_t stream)
+void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofLeafLevel& leafLevel, double l2, Index* g,
+  cudaStream_t stream)
 {
   const DevicePlane<T>& leaves = tree.planes[0];
+  const FofPlaneGroups& groups = leafLevel.groups;
   const Index n = tree.numSources;
   if (n == 0 || leaves.numNodes == 0)
     return;
   pointInitKernel<<<gridFor(leaves.numNodes, 256), 256, 0, stream>>>(
-    leaves.sourceSplit.get(), leaves.numNodes, n, leafGroups.grp.get(), leafGroups.linked.get(), g);
+    leaves.sourceSplit.get(), leaves.numNodes, n, groups.grp.get(), groups.linked.get(), g);
   JZ_CUDA_LAUNCH_CHECK("pointInitKernel");
-  if (leafPairs.size > 0)
-  {
-    LeafArgs<T> a;
-    a.pairs = leafPairs.pairs.get();
-    a.numLeaves = leaves.numNodes;
-    a.numPoints = n;
-    a.sourceSplit = leaves.sourceSplit.get();
-    a.box = leaves.sourceBox.get();
-    a.grp = leafGroups.grp.get();
-    a.linked = leafGroups.linked.get();
-    a.x = tree.sx.get();
-    a.y = tree.sy.get();
-    a.z = tree.sz.get();
-    a.per = tree.periodicity;
-    a.l2 = l2;
-    a.g = g;
-    warpLeafPass(FofLeafPolicy<T>{ a }, leafPairs.size, stream);
-  }
+  LeafArgs<T> a;
+  a.pairs = leafLevel.pairs.pairs.get();
+  a.numLeaves = leaves.numNodes;
+  a.numPoints = n;
+  a.sourceSplit = leaves.sourceSplit.get();
+  a.box = leaves.sourceBox.get();
+  a.grp = groups.grp.get();
+  a.linked = groups.linked.get();
+  a.x = tree.sx.get();
+  a.y = tree.sy.get();
+  a.z = tree.sz.get();
+  a.per = tree.periodicity;
+  a.l2 = l2;
+  a.g = g;
+  warpLeafPass(FofLeafPolicy<T>{ a }, leafLevel.pairs.size, stream);
   fofContract(g, n, stream);
 }
 
-template void fofLeafWalkCuda<float>(const DeviceTree<float>&, const FofPlaneGroups&,
-  const FofPairList&, double, Index*, cudaStream_t);
-template void fofLeafWalkCuda<double>(const DeviceTree<double>&, const FofPlaneGroups&,
-  const FofPairList&, double, Index*, cudaStream_t);
+template void fofLeafWalkCuda<float>(
+  const DeviceTree<float>&, const FofLeafLevel&, double, Index*, cudaStream_t);
+template void fofLeafWalkCuda<double>(
+  const DeviceTree<double>&, const FofLeafLevel&, double, Index*, cudaStream_t);
 } // namespace cuda
 } // namespace jz

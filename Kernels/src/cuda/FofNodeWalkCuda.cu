@@ -1,19 +1,24 @@
-// Node-level friends-of-friends walk on the GPU (§IV-A) as a policy of the
-// dual walk (DualWalkCuda.cuh): ParentToNode (the per-node state of a plane:
-// group pointers and link flags), NodeToNode over the child pairs of the
-// parent plane's undecided pairs, and the contraction of the plane's group
-// pointers (FofLabelsCuda.cu).
+// The friends-of-friends walk's node planes on the GPU as a policy of the
+// dual-walk engine (DualWalkCuda.cuh; §IV-A), the counterpart of
+// cpu/FofNodePolicy.h: each unordered node pair once, a thread per kept pair
+// of the plane above.
 //
-// The work items are the parent pairs; one thread evaluates an item's child
-// pairs exactly as cpu/FofCpu.cpp does, with the classification of
-// jz/FofLinking.h. The Count pass also acts on the pairs it links (a
-// lock-free compare-and-swap union that points the higher root at the lower
-// one); the Insert pass recomputes the same pure geometric classification,
-// so both passes agree on the undecided pairs (pairs that meanwhile became
-// one group are dropped at the next plane).
-#include <vector>
+// Per plane every node carries a group pointer grp[i] <= i into its own plane
+// and a flag linked[i] meaning "all points of the node are known to be in one
+// group":
+//  - beginPlane, ParentToNode (eq. 19): a child of a linked parent points at
+//    the first child of its parent's root and is linked; other children are
+//    their own root and linked when their box diagonal is at most l;
+//  - enterEntry drops a pair the plane above decided since it was kept, and
+//    sets the pair's nearest-image modes; childMeetsEntry tests a child
+//    against the whole other parent;
+//  - testPair: prune (d_low > l, or a node with itself whose diagonal is
+//    within l), accept = link whole (d_up <= l; the compare-and-swap union in
+//    Count), or keep. Geometry only, so Count and Insert keep the same pairs;
+//  - endPlane: the contraction of the plane's pointers (FofLabelsCuda.cu).
+// The classification is jz/FofLinking.h's, shared with the CPU.
+#include <utility>
 
-#include "DualWalkCuda.cuh"
 #include "FofCuda.cuh"
 
 namespace jz
@@ -22,7 +27,6 @@ namespace cuda
 {
 namespace
 {
-
 template <class T>
 __global__ void initTopKernel(const Index* sourceSplit, const Box<T>* box, Index n, Periodicity per,
   double l2, Index* grp, unsigned char* linked)
@@ -65,220 +69,181 @@ __global__ void parentToNodeKernel(const Index* childSplit, Index numParents,
   }
 }
 
+// The device rules of plane p.
 template <class T>
-struct FofNodePolicy
+struct FofNodeRules : DeviceRulesDefaults
 {
-  using Entry = FofPair;
-  const FofPair* pairs; // the parent plane's undecided pairs (the items)
-  // The plane evaluated, and its per-node state.
-  Index numNodes;
-  const Index* sourceSplit;
+  static constexpr bool kUnorderedPairs = true;
+  static constexpr bool kSortedLists = false;
+
+  // Per pair (P, Q) of the plane above: its nearest-image modes, which hold
+  // for its children's pairs, and Q's box for a first test of each child.
+  struct EntryContext
+  {
+    int mode[3];
+    Box<T> sourceParentBox;
+    bool atTop;
+    bool sameParent;
+  };
+
+  // The plane walked and its state.
   const Box<T>* box;
   Index* grp;
   unsigned char* linked;
-  // The plane above (null at the top, where super nodes of kSuperNodeGroup
-  // consecutive nodes are the parents).
+  // The plane above (null at the super nodes) and its contracted state.
   Index numParents;
-  const Index* childSplit;
   const Box<T>* parentBox;
   const Index* parentGrp;
   const unsigned char* parentLinked;
   Periodicity per;
   double l2;
-  FofPair* out; // Insert's output
 
-  // The children [c0, c1) of parent (or super node) P.
-  __device__ void children(Index P, Index& c0, Index& c1) const
+  __device__ bool enterEntry(Index P, Index Q, EntryContext& context) const
   {
-    if (!childSplit)
-    {
-      c0 = P * kSuperNodeGroup;
-      c1 = c0 + kSuperNodeGroup < numNodes ? c0 + kSuperNodeGroup : numNodes;
-      return;
-    }
-    c0 = childSplit[P];
-    c1 = childSplit[P + 1] < numNodes ? childSplit[P + 1] : numNodes;
-  }
-
-  // Whether the parent plane's contraction decided the pair since it was kept.
-  __device__ bool decidedAbove(const FofPair& pr) const
-  {
-    const Index parents =
-      childSplit ? numParents : (numNodes + kSuperNodeGroup - 1) / kSuperNodeGroup;
-    if (pr.a >= parents || pr.b >= parents)
-      return true;
-    if (!childSplit)
+    context.atTop = parentBox == nullptr;
+    context.sameParent = P == Q;
+    for (int d = 0; d < 3; ++d)
+      context.mode[d] = kFofMixed;
+    if (context.atTop)
+      return true; // the super nodes: no parent state, general image logic
+    if (P >= numParents || Q >= numParents)
       return false;
-    const bool la = parentLinked[pr.a] != 0;
-    return pr.a == pr.b ? la : (la && parentLinked[pr.b] && parentGrp[pr.a] == parentGrp[pr.b]);
+    // The plane above's contraction may have decided the pair since it was kept.
+    const bool lp = parentLinked[P] != 0;
+    if (P == Q ? lp : (lp && parentLinked[Q] && parentGrp[P] == parentGrp[Q]))
+      return false;
+    const Box<T> pa = parentBox[P];
+    context.sourceParentBox = parentBox[Q];
+    for (int d = 0; d < 3; ++d)
+      context.mode[d] = fofImageMode(pa, context.sourceParentBox, d, per.length[d]);
+    return true;
   }
 
-  // NodeToNode: the node-pair test of every child pair of the item.
-  template <bool kCount, class Emit>
-  __device__ void expand(Item item, Emit& emit) const
+  // Child c against the whole source parent first.
+  __device__ bool childMeetsEntry(Index c, Index, double, const EntryContext& context) const
   {
-    const FofPair pr = pairs[item];
-    if (decidedAbove(pr))
-      return;
-    Index a0, a1, b0, b1;
-    children(pr.a, a0, a1);
-    children(pr.b, b0, b1);
-    const bool self = pr.a == pr.b;
-    const bool top = childSplit == nullptr;
-    // Image modes of the parent pair hold for the children's pairs.
-    int mode[3] = { kFofMixed, kFofMixed, kFofMixed };
-    Box<T> parentB;
-    if (!top)
+    return context.atTop || context.sameParent ||
+      classifyFofPairModes(box[c], context.sourceParentBox, context.mode, l2, per) !=
+      FofPairAction::Discard;
+  }
+
+  __device__ PairVerdict testPair(Index c, Index d, const EntryContext& context, double&) const
+  {
+    const Box<T> bc = box[c];
+    if (c == d) // undecided unless its diagonal is within l (linked ones drop a plane below)
+      return fofSelfLinked(bc, l2, per) ? PairVerdict::Prune : PairVerdict::Keep;
+    switch (classifyFofPairModes(bc, box[d], context.mode, l2, per))
     {
-      const Box<T> pa = parentBox[pr.a];
-      parentB = parentBox[pr.b];
-      for (int d = 0; d < 3; ++d)
-        mode[d] = fofImageMode(pa, parentB, d, per.length[d]);
-    }
-    for (Index i = a0; i < a1; ++i)
-    {
-      if (sourceSplit[i + 1] == sourceSplit[i])
-        continue;
-      const Box<T> bi = box[i];
-      // Child i against the whole other parent first.
-      if (!top && !self &&
-        classifyFofPairModes(bi, parentB, mode, l2, per) == FofPairAction::Discard)
-        continue;
-      for (Index j = self ? i : b0; j < b1; ++j)
-      {
-        FofPairAction act;
-        if (j == i)
-        {
-          // A node with itself: undecided unless its diagonal is within l
-          // (a node linked otherwise is dropped at the next plane).
-          act = fofSelfLinked(bi, l2, per) ? FofPairAction::Discard : FofPairAction::Refine;
-        }
-        else
-        {
-          if (sourceSplit[j + 1] == sourceSplit[j])
-            continue;
-          act = classifyFofPairModes(bi, box[j], mode, l2, per);
-        }
-        if (act == FofPairAction::Discard)
-          continue;
-        if (act == FofPairAction::Link)
-        {
-          if (kCount)
-          {
-            fofUnion(grp, i, j);
-            linked[i] = 1;
-            linked[j] = 1;
-          }
-          continue;
-        }
-        emit(FofPair{ i, j });
-      }
+      case FofPairAction::Discard:
+        return PairVerdict::Prune;
+      case FofPairAction::Link:
+        return PairVerdict::Accept;
+      default:
+        return PairVerdict::Keep;
     }
   }
 
-  __device__ void store(unsigned long long at, const FofPair& e) const { out[at] = e; }
+  // Every point pair of (c, d) is within l: one group.
+  __device__ void accept(Index c, Index d, const EntryContext&) const
+  {
+    fofUnion(grp, c, d);
+    linked[c] = 1;
+    linked[d] = 1;
+  }
+};
+
+// The host side: the group pointers of the plane walked and the plane above.
+template <class T>
+class FofNodeWalk
+{
+public:
+  FofNodeWalk(const DeviceTree<T>& tree, double l2, cudaStream_t stream,
+    const std::function<void(int)>& planeDone)
+    : tree_(tree)
+    , l2_(l2)
+    , stream_(stream)
+    , top_(int(tree.planes.size()) - 1)
+    , planeDone_(planeDone)
+  {
+  }
+
+  void beginPlane(int p)
+  {
+    const DevicePlane<T>& plane = tree_.planes[p];
+    std::swap(parent_, current_);
+    current_.numNodes = plane.numNodes;
+    current_.grp.allocate(plane.numNodes, stream_, "the node group pointers");
+    current_.linked.allocate(plane.numNodes, stream_, "the node link flags");
+    if (plane.numNodes == 0)
+      return;
+    if (p == top_)
+    {
+      initTopKernel<T><<<gridFor(plane.numNodes, 256), 256, 0, stream_>>>(plane.sourceSplit.get(),
+        plane.sourceBox.get(), plane.numNodes, tree_.periodicity, l2_, current_.grp.get(),
+        current_.linked.get());
+      JZ_CUDA_LAUNCH_CHECK("initTopKernel");
+      return;
+    }
+    const DevicePlane<T>& up = tree_.planes[p + 1];
+    parentToNodeKernel<T><<<gridFor(up.numNodes, 256), 256, 0, stream_>>>(up.childSplit.get(),
+      up.numNodes, parent_.grp.get(), parent_.linked.get(), plane.sourceSplit.get(),
+      plane.sourceBox.get(), plane.numNodes, tree_.periodicity, l2_, current_.grp.get(),
+      current_.linked.get());
+    JZ_CUDA_LAUNCH_CHECK("parentToNodeKernel");
+  }
+
+  void endPlane(int p, unsigned long long)
+  {
+    fofContract(current_.grp.get(), current_.numNodes, stream_);
+    if (planeDone_)
+      planeDone_(p);
+  }
+
+  FofNodeRules<T> rules(int p) const
+  {
+    FofNodeRules<T> r{};
+    r.box = tree_.planes[p].sourceBox.get();
+    r.grp = current_.grp.get();
+    r.linked = current_.linked.get();
+    if (p < top_)
+    {
+      r.numParents = tree_.planes[p + 1].numNodes;
+      r.parentBox = tree_.planes[p + 1].sourceBox.get();
+      r.parentGrp = parent_.grp.get();
+      r.parentLinked = parent_.linked.get();
+    }
+    r.per = tree_.periodicity;
+    r.l2 = l2_;
+    return r;
+  }
+
+  // The groups of the last plane walked (the leaves after walkDownTo(0)).
+  FofPlaneGroups& groups() { return current_; }
+
+private:
+  const DeviceTree<T>& tree_;
+  double l2_;
+  cudaStream_t stream_;
+  int top_;
+  std::function<void(int)> planeDone_;
+  FofPlaneGroups parent_, current_;
 };
 } // namespace
 
-void fofTopPairs(Index topNodes, FofPairList& list, cudaStream_t stream)
-{
-  list = FofPairList();
-  const Index supers = Index(superNodeSplit(topNodes).size() - 1);
-  std::vector<FofPair> pairs;
-  pairs.reserve(std::size_t(supers) * (supers + 1) / 2);
-  for (Index s = 0; s < supers; ++s)
-    for (Index t = s; t < supers; ++t)
-      pairs.push_back(FofPair{ s, t });
-  list.size = pairs.size();
-  if (pairs.empty())
-    return;
-  list.pairs.allocate(pairs.size(), stream, "the top pair list");
-  list.pairs.upload(pairs.data(), pairs.size());
-  // The host vector dies here: wait for the copy.
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-}
-
 template <class T>
-void fofInitTopGroups(const DevicePlane<T>& plane, const Periodicity& per, double l2,
-  FofPlaneGroups& out, cudaStream_t stream)
+void fofNodeWalkCuda(const DeviceTree<T>& tree, double l2, cudaStream_t stream, TempStorage& temp,
+  RunInfo& info, const std::function<void(int)>& planeDone, FofLeafLevel& leaves)
 {
-  const Index n = plane.numNodes;
-  out.numNodes = n;
-  out.grp.allocate(n, stream, "the node group pointers");
-  out.linked.allocate(n, stream, "the node link flags");
-  if (n == 0)
-    return;
-  initTopKernel<T><<<gridFor(n, 256), 256, 0, stream>>>(
-    plane.sourceSplit.get(), plane.sourceBox.get(), n, per, l2, out.grp.get(), out.linked.get());
-  JZ_CUDA_LAUNCH_CHECK("initTopKernel");
+  FofNodeWalk<T> policy(tree, l2, stream, planeDone);
+  DualWalkCuda<T, FofNodeWalk<T>> walk(tree, policy, stream, temp, &info);
+  leaves.pairs = walk.walkDownTo(0);
+  leaves.groups = std::move(policy.groups());
+  info.counters.emplace_back("fof leaf pairs", double(leaves.pairs.size));
 }
 
-template <class T>
-void fofParentToNode(const DevicePlane<T>& up, const FofPlaneGroups& parent,
-  const DevicePlane<T>& plane, const Periodicity& per, double l2, FofPlaneGroups& out,
-  cudaStream_t stream)
-{
-  const Index n = plane.numNodes;
-  out.numNodes = n;
-  out.grp.allocate(n, stream, "the node group pointers");
-  out.linked.allocate(n, stream, "the node link flags");
-  if (n == 0 || up.numNodes == 0)
-    return;
-  parentToNodeKernel<T><<<gridFor(up.numNodes, 256), 256, 0, stream>>>(up.childSplit.get(),
-    up.numNodes, parent.grp.get(), parent.linked.get(), plane.sourceSplit.get(),
-    plane.sourceBox.get(), n, per, l2, out.grp.get(), out.linked.get());
-  JZ_CUDA_LAUNCH_CHECK("parentToNodeKernel");
-}
-
-template <class T>
-void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups, const DevicePlane<T>* up,
-  const FofPlaneGroups* parent, const FofPairList& in, FofPairList& out, const Periodicity& per,
-  double l2, cudaStream_t stream, TempStorage& temp)
-{
-  out = FofPairList();
-  if (in.size == 0 || plane.numNodes == 0)
-    return;
-  FofNodePolicy<T> policy{};
-  policy.pairs = in.pairs.get();
-  policy.numNodes = plane.numNodes;
-  policy.sourceSplit = plane.sourceSplit.get();
-  policy.box = plane.sourceBox.get();
-  policy.grp = groups.grp.get();
-  policy.linked = groups.linked.get();
-  policy.numParents = up ? up->numNodes : 0;
-  policy.childSplit = up ? up->childSplit.get() : nullptr;
-  policy.parentBox = up ? up->sourceBox.get() : nullptr;
-  policy.parentGrp = parent ? parent->grp.get() : nullptr;
-  policy.parentLinked = parent ? parent->linked.get() : nullptr;
-  policy.per = per;
-  policy.l2 = l2;
-
-  // Link + Count, Scan; then the links are done: contract the plane's
-  // pointers (Insert does not read them), and Insert.
-  DeviceBuffer<unsigned long long> offset;
-  out.size = countInteractions(policy, in.size, offset, stream, temp);
-  fofContract(groups.grp.get(), groups.numNodes, stream);
-  if (out.size == 0)
-    return;
-  out.pairs.allocate(out.size, stream, "the pair list");
-  policy.out = out.pairs.get();
-  insertInteractions(policy, 0, in.size, offset.get(), 0, stream);
-  // `offset` is freed in stream order, after the kernel.
-}
-
-template void fofInitTopGroups<float>(
-  const DevicePlane<float>&, const Periodicity&, double, FofPlaneGroups&, cudaStream_t);
-template void fofInitTopGroups<double>(
-  const DevicePlane<double>&, const Periodicity&, double, FofPlaneGroups&, cudaStream_t);
-template void fofParentToNode<float>(const DevicePlane<float>&, const FofPlaneGroups&,
-  const DevicePlane<float>&, const Periodicity&, double, FofPlaneGroups&, cudaStream_t);
-template void fofParentToNode<double>(const DevicePlane<double>&, const FofPlaneGroups&,
-  const DevicePlane<double>&, const Periodicity&, double, FofPlaneGroups&, cudaStream_t);
-template void fofNodeWalkCuda<float>(const DevicePlane<float>&, FofPlaneGroups&,
-  const DevicePlane<float>*, const FofPlaneGroups*, const FofPairList&, FofPairList&,
-  const Periodicity&, double, cudaStream_t, TempStorage&);
-template void fofNodeWalkCuda<double>(const DevicePlane<double>&, FofPlaneGroups&,
-  const DevicePlane<double>*, const FofPlaneGroups*, const FofPairList&, FofPairList&,
-  const Periodicity&, double, cudaStream_t, TempStorage&);
+template void fofNodeWalkCuda<float>(const DeviceTree<float>&, double, cudaStream_t, TempStorage&,
+  RunInfo&, const std::function<void(int)>&, FofLeafLevel&);
+template void fofNodeWalkCuda<double>(const DeviceTree<double>&, double, cudaStream_t, TempStorage&,
+  RunInfo&, const std::function<void(int)>&, FofLeafLevel&);
 } // namespace cuda
 } // namespace jz

@@ -2,10 +2,7 @@
 // per plane, LeafToLeaf with in-kernel reduction, input-order output.
 // Results are bit-identical to the CPU backend (same ranking, same double
 // arithmetic; this file and the kernels are compiled with --fmad=false).
-#include <algorithm>
-#include <cstdlib>
 #include <string>
-#include <vector>
 
 #include "../KnnBackends.h"
 #include "KnnCuda.cuh"
@@ -39,39 +36,6 @@ void progress(const RunControl& control, double f)
     throw Aborted();
 }
 
-// Entries of the leaf plane's interaction lists held at once: the leaves are
-// walked in batches whose lists fit (16 bytes per entry while sorting, so at
-// most 1 GiB), and a large N needs no more GPU memory per point than a small
-// one. JZ_CUDA_LEAF_BATCH_ENTRIES overrides it (tests, tuning).
-unsigned long long leafListBudget()
-{
-  const char* env = std::getenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
-  const unsigned long long v = env ? std::strtoull(env, nullptr, 10) : 0;
-  return v > 0 ? v : (1ull << 26);
-}
-
-// Batches [cuts[b], cuts[b+1]) of the leaves whose lists fit the budget (a
-// leaf with a longer list forms a batch of its own).
-std::vector<Index> leafBatches(const DeviceList& list, cudaStream_t stream)
-{
-  const Index leaves = list.numReceivers;
-  const unsigned long long budget = leafListBudget();
-  if (list.size <= budget)
-    return { 0, leaves };
-  std::vector<unsigned long long> offset(std::size_t(leaves) + 1);
-  download(offset.data(), list.offset.get(), offset.size(), stream);
-  std::vector<Index> cuts{ 0 };
-  for (Index b = 0; b < leaves;)
-  {
-    const auto end = std::upper_bound(offset.begin() + b + 1, offset.end(), offset[b] + budget);
-    Index e = Index(end - offset.begin()) - 1;
-    if (e <= b)
-      e = b + 1;
-    cuts.push_back(e);
-    b = e;
-  }
-  return cuts;
-}
 } // namespace
 } // namespace cuda
 
@@ -132,34 +96,7 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
     JZ_CUDA_LAUNCH_CHECK("gatherMassKernel");
   }
 
-  // Node walks from the virtual plane of super nodes down to the leaves'
-  // radii and list lengths.
-  const int numPlanes = int(tree.planes.size());
-  DeviceList list, leafList;
-  DeviceBuffer<Index> parentOf, topChildSplit;
-  denseTopList(tree.planes[numPlanes - 1].numNodes, list, parentOf, topChildSplit, st);
-  const Index* parentChildSplit = topChildSplit.get();
-  DeviceBuffer<double> rmax2;
-  for (int p = numPlanes - 1; p >= 0; --p)
-  {
-    const KnnParents parents{ parentOf.get(), parentChildSplit, &list };
-    DeviceList& next = p == 0 ? leafList : list;
-    DeviceList counted;
-    knnCountPlane(tree, p, k, parents, counted, rmax2, st, temp);
-    info.counters.emplace_back("interactions plane " + std::to_string(p), double(counted.size));
-    if (p > 0)
-      knnInsertPlane(tree, p, parents, rmax2.get(), 0, counted.numReceivers, counted, st, temp);
-    next = std::move(counted);
-    if (p > 0)
-    {
-      parentsOfChildren(tree, p, parentOf, st);
-      parentChildSplit = tree.planes[p].childSplit.get();
-    }
-    progress(control, 0.3 + 0.1 * double(numPlanes - p) / numPlanes);
-  }
-  timer.mark("node walks");
-
-  // LeafToLeaf into device outputs in input order, batch by batch.
+  // Device outputs in input order.
   DeviceBuffer<T> smoothing(nq, st, "the smoothing lengths");
   DeviceBuffer<T> density;
   DeviceBuffer<GlobalId> neighborIds;
@@ -176,16 +113,22 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   out.density = density.get();
   out.neighborIds = neighborIds.get();
   out.neighborDistances = neighborDistances.get();
-  const std::vector<Index> cuts = leafBatches(leafList, st);
-  info.counters.emplace_back("gpu leaf batches", double(cuts.size() - 1));
-  const KnnParents leafParents{ parentOf.get(), parentChildSplit, &list };
-  for (std::size_t b = 0; b + 1 < cuts.size(); ++b)
-  {
-    knnInsertPlane(tree, 0, leafParents, rmax2.get(), cuts[b], cuts[b + 1], leafList, st, temp);
-    knnLeafWalkCuda(
-      tree, k, cuts[b], cuts[b + 1], leafList, rmax2.get(), keys.get(), masses.get(), out, st);
-    progress(control, 0.4 + 0.5 * double(b + 1) / double(cuts.size() - 1));
-  }
+
+  // The walk from the super nodes down; LeafToLeaf batch by batch.
+  const int numPlanes = int(tree.planes.size());
+  const Index numLeaves = tree.planes[0].numNodes;
+  bool leafPassStarted = false;
+  knnWalkCuda(
+    tree, k, st, temp, info,
+    [&](int p) { progress(control, 0.3 + 0.1 * double(numPlanes - p) / numPlanes); },
+    [&](const WalkLevel& leaves, Index first, Index last, const double* rmax2)
+    {
+      if (!leafPassStarted)
+        timer.mark("node walks"); // with the leaf plane's radii, counts, first lists
+      leafPassStarted = true;
+      knnLeafWalkCuda(tree, k, first, last, leaves, rmax2, keys.get(), masses.get(), out, st);
+      progress(control, 0.4 + 0.5 * double(last) / double(numLeaves));
+    });
   timer.mark("leaf walk");
 
   // Input-order outputs into the caller's arrays (staged unless pinned).

@@ -1,4 +1,4 @@
-// LeafToLeaf of the kNN walk on the GPU (§III-D), the leaf pass of the dual
+// LeafToLeaf of the kNN walk on the GPU (§III-D), the leaf kernel of the dual
 // walk (DualWalkCuda.cuh) with a block per leaf: every query point of the
 // leaf against the source leaves of its interaction list (sorted by lower
 // bound, so the walk stops early), reduced in the kernel to the requested
@@ -21,7 +21,6 @@
 // are summed in rank order, as the CPU sums them.
 #include <climits>
 
-#include "DualWalkCuda.cuh"
 #include "KnnCuda.cuh"
 #include "jz/DensityKernels.h"
 
@@ -116,11 +115,12 @@ struct RegisterListLeaves
   static constexpr int kMaxThreads = kLeafThreads;
   LeafArgs<T> a;
 
-  __device__ void leaf(Item item, const BlockGroup& block) const;
+  __device__ void consume(Item item, const BlockGroup& block) const;
 };
 
+// The leaf kernel of receiving leaf `item` (consumeLeaf of the CPU engine).
 template <class T, int KMAX>
-__device__ void RegisterListLeaves<T, KMAX>::leaf(Item item, const BlockGroup& block) const
+__device__ void RegisterListLeaves<T, KMAX>::consume(Item item, const BlockGroup& block) const
 {
   const Index leaf = Index(item);
   __shared__ T shx[kLeafThreads];
@@ -480,7 +480,8 @@ struct WarpListLeaves
   LeafArgs<T> a;
   unsigned char* scratch;
 
-  __device__ void leaf(Item item, const BlockGroup& block) const
+  // The leaf kernel of receiving leaf `item` (consumeLeaf of the CPU engine).
+  __device__ void consume(Item item, const BlockGroup& block) const
   {
     const Index leaf = Index(item);
     extern __shared__ __align__(16) unsigned char sharedLists[];
@@ -527,7 +528,7 @@ void launchWarpLists(const LeafArgs<T>& a, cudaStream_t stream)
 
 template <class T>
 void knnLeafWalkCuda(const DeviceTree<T>& tree, int k, Index first, Index last,
-  const DeviceList& leaves, const double* rmax2, const GlobalId* keys, const double* masses,
+  const WalkLevel& leaves, const double* rmax2, const GlobalId* keys, const double* masses,
   const DeviceOutputs<T>& out, cudaStream_t stream)
 {
   const DevicePlane<T>& plane = tree.planes[0];
@@ -570,10 +571,10 @@ void knnLeafWalkCuda(const DeviceTree<T>& tree, int k, Index first, Index last,
     launchWarpLists(a, stream);
 }
 
-template void knnLeafWalkCuda<float>(const DeviceTree<float>&, int, Index, Index, const DeviceList&,
+template void knnLeafWalkCuda<float>(const DeviceTree<float>&, int, Index, Index, const WalkLevel&,
   const double*, const GlobalId*, const double*, const DeviceOutputs<float>&, cudaStream_t);
 template void knnLeafWalkCuda<double>(const DeviceTree<double>&, int, Index, Index,
-  const DeviceList&, const double*, const GlobalId*, const double*, const DeviceOutputs<double>&,
+  const WalkLevel&, const double*, const GlobalId*, const double*, const DeviceOutputs<double>&,
   cudaStream_t);
 } // namespace cuda
 } // namespace jz

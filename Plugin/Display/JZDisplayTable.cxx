@@ -1,0 +1,56 @@
+#include "JZDisplayTable.h"
+
+#include "vtkSMPropertyHelper.h"
+#include "vtkSMProxy.h"
+
+#include <cstring>
+
+namespace jz_display
+{
+namespace
+{
+// One row per output. Producers that are not built yet simply never match.
+// clang-format off
+const Entry Table[] = {
+  // producer                port  look                array             size array(s)                 noise       log    emphasis         preset
+  { "KNNDensity",             0, Look::Scalars,    "Density",        "SmoothingLength",            nullptr,     true,  Emphasis::High, "Inferno (matplotlib)" },
+  { "FriendsOfFriends",       0, Look::Categories, "GroupId",        nullptr,                      "ungrouped", false, Emphasis::High, nullptr },
+  { "FriendsOfFriends",       1, Look::Spheres,    "GroupId",        "SORadius|InertiaRadius",     nullptr,     false, Emphasis::High, nullptr },
+  { "HDBSCAN",                0, Look::Categories, "ClusterId",      nullptr,                      "noise",     false, Emphasis::High, nullptr },
+  { "EuclideanMST",           0, Look::Faint,      nullptr,          nullptr,                      nullptr,     false, Emphasis::High, nullptr },
+  { "EuclideanMST",           1, Look::Lines,      "Length",         nullptr,                      nullptr,     true,  Emphasis::Low,  "Viridis (matplotlib)" },
+  { "TreeGravity",            0, Look::Scalars,    "Potential",      nullptr,                      nullptr,     false, Emphasis::Low,  "Viridis (matplotlib)" },
+  { "ParticleSnapshotReader", 0, Look::BlockTypes, nullptr,          nullptr,                      nullptr,     false, Emphasis::High, nullptr },
+};
+// clang-format on
+}
+
+const Entry* FindEntry(const char* producer, int port)
+{
+  if (!producer)
+  {
+    return nullptr;
+  }
+  for (const Entry& entry : Table)
+  {
+    if (entry.Port == port && std::strcmp(entry.Producer, producer) == 0)
+    {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+const Entry* FindEntry(vtkSMProxy* repr)
+{
+  if (!repr || !repr->GetProperty("Input"))
+  {
+    return nullptr;
+  }
+  vtkSMPropertyHelper input(repr, "Input", /*quiet=*/true);
+  vtkSMProxy* producer = input.GetAsProxy();
+  return producer ? FindEntry(producer->GetXMLName(), static_cast<int>(input.GetOutputPort()))
+                  : nullptr;
+}
+
+}

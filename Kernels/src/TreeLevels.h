@@ -1,5 +1,5 @@
 // Split points of the tree planes from the Morton levels of the gaps between
-// consecutive z-sorted points (paper II-C and the regularization of II-D).
+// consecutive z-sorted points (§II-C and the regularization of §II-D).
 // Host code shared by the CPU backend and the host side of the CUDA backend.
 #pragma once
 

@@ -9,11 +9,14 @@
 
 namespace jz
 {
+// Where to run: the one Device enumeration. The values are those of the
+// filters' Device property (Plugin/*.xml, vtkJZ*::DEVICE_*), which the
+// filters pass through unchanged.
 enum class Backend
 {
-  Auto, // the GPU when a usable one is present, otherwise the CPU
-  CPU,
-  CUDA
+  Auto = 0, // the GPU when a usable one is present, otherwise the CPU
+  CPU = 1,
+  CUDA = 2
 };
 
 const char* backendName(Backend backend);

@@ -1,6 +1,6 @@
 // Per-node and per-point friends-of-friends logic shared by the CPU backend
 // and (later) the CUDA kernels: node-pair classification and the lock-free
-// union-find on group pointers (paper section IV-A).
+// union-find on group pointers (§IV-A).
 #pragma once
 
 #include "Config.h"

@@ -1,4 +1,4 @@
-// The z-order plane tree (paper sections II-B..II-E), host-side representation.
+// The z-order plane tree (§II-B..§II-E), host-side representation.
 //
 // Points of up to two types (sources and queries) are sorted jointly in
 // z-order; tree-plane p partitions the sorted points into the largest z-order

@@ -1,4 +1,4 @@
-// Friends-of-friends on the CPU: the dual tree walk of paper section IV-A on
+// Friends-of-friends on the CPU: the dual tree walk of §IV-A on
 // the z-order plane tree, multi-threaded with OpenMP.
 //
 // Per plane p (top to bottom) every node carries a group pointer grp[i] <= i

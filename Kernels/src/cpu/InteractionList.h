@@ -1,4 +1,4 @@
-// Interaction lists of the dual tree walk (paper III-A): receiving node i of a
+// Interaction lists of the dual tree walk (§III-A): receiving node i of a
 // plane interacts with source nodes source[split[i] .. split[i+1]) of the same
 // plane, sorted by the lower bound low2 of their squared distance (III-D).
 #pragma once

@@ -1,4 +1,4 @@
-// The kNN dual tree walk on the CPU (paper section III): per plane FindRmax,
+// The kNN dual tree walk on the CPU (§III): per plane FindRmax,
 // Count and Insert over interaction lists sorted by lower bound, then
 // LeafToLeaf with a per-point candidate heap, reduced straight into the
 // caller's output arrays in input order.
@@ -227,6 +227,7 @@ public:
     const Periodicity& per = tree_.periodicity;
     const T periods[3] = { T(per.length[0]), T(per.length[1]), T(per.length[2]) };
     const T* periodsOrNull = per.enabled() ? periods : nullptr;
+    const FilterMargin margin = FilterMargin::of(tree_);
     const SortedPoints<T>& src = tree_.sources;
     const SortedPoints<T>& qry = tree_.queryPoints();
     const Index k = Index(k_);
@@ -267,7 +268,7 @@ public:
             leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, n, p,
               periodsOrNull, d2.data());
             std::nth_element(d2.begin(), d2.begin() + (k - 1), d2.begin() + n);
-            worst = std::max(worst, double(d2[k - 1]) * (1 + 1e-5) + 1e-30);
+            worst = std::max(worst, margin.widen(double(d2[k - 1])));
           }
           rmax2[c] = std::min(rmax2[c], worst * (1 + kBoundSlack));
         }
@@ -300,6 +301,7 @@ private:
     const Index numParents = Index(parentChildSplit.size() - 1);
     const T periods[3] = { T(per.length[0]), T(per.length[1]), T(per.length[2]) };
     const T* periodsOrNull = Periodic ? periods : nullptr;
+    const FilterMargin margin = FilterMargin::of(tree_);
     std::atomic<Index> done(0);
     std::atomic<bool> aborted(false);
     const int k = k_;
@@ -366,7 +368,7 @@ private:
               leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, ownCount, p,
                 periodsOrNull, ownD2.data());
               std::nth_element(ownD2.begin(), ownD2.begin() + (k - 1), ownD2.begin() + ownCount);
-              buffers[q].setBound2(double(ownD2[k - 1]) * (1 + 1e-5) + 1e-30);
+              buffers[q].setBound2(margin.widen(double(ownD2[k - 1])));
               bound2[q] = buffers[q].bound2() * (1 + kBoundSlack);
             }
           }
@@ -376,7 +378,7 @@ private:
           for (Index q = 0; q < nq; ++q)
           {
             const double w2 = bound2[q];
-            filter2[q] = w2 < 1e30 ? T(w2 * (1 + 1e-5) + 1e-30) : std::numeric_limits<T>::max();
+            filter2[q] = w2 < 1e30 ? T(margin.widen(w2)) : std::numeric_limits<T>::max();
             if (qry.inputIndex[q0 + q] >= queryLimit_)
               filter2[q] = T(-1); // a source only
             else
@@ -410,7 +412,7 @@ private:
               if (buffer.bound2() < before)
               {
                 const double w2 = buffer.bound2() * (1 + kBoundSlack);
-                filter2[q] = T(w2 * (1 + 1e-5) + 1e-30);
+                filter2[q] = T(margin.widen(w2));
               }
             }
           }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "TreeCuda.cuh"
+#include "jz/Validate.h"
 #include "jz/ZOrder.h"
 
 namespace jz
@@ -28,16 +29,6 @@ constexpr unsigned kThreads = 256;
 // float64 data lies in [kHistMin, kHistMin + kHistBins - 1); bin 0 holds kLevelNone.
 constexpr int kHistMin = -3400;
 constexpr int kHistBins = 6900;
-
-template <class T>
-__device__ T wrapCoordinate(T x, double lo, double length)
-{
-  double w = double(x) - length * floor((double(x) - lo) / length);
-  T t = T(w);
-  if (double(t) >= lo + length || double(t) < lo)
-    t = T(lo);
-  return t;
-}
 
 struct WrapBox
 {
@@ -67,7 +58,7 @@ __global__ void fillRecordsKernel(
     }
     else if (box.enabled)
     {
-      x = wrapCoordinate(x, box.lo[d], box.length[d]);
+      x = wrapIntoBox(x, box.lo[d], box.length[d]);
     }
     r.p[d] = x + T(0); // -0 -> +0
   }
@@ -451,11 +442,11 @@ void fillRecords(const T* sources, Index numSources, const T* queries, Index num
   JZ_CUDA_CHECK(cudaStreamSynchronize(stream));
   for (int t = 0; t < 2; ++t)
   {
+    // The message from the one rule (jz/Validate.h), which names the same
+    // first point the device found.
     if (bad[t] != ~0u)
-    {
-      throw Error(std::string(t == 0 ? "source" : "query") + " point " + std::to_string(bad[t]) +
-        " has a non-finite coordinate (NaN or infinity)");
-    }
+      throw Error(
+        nonFiniteCoordinateError(inputs[t], counts[t], t == 0 ? "source point" : "query point"));
   }
 }
 

@@ -31,8 +31,8 @@ public:
 
   // The regularization level lvl_max of eq. 10 for a plane, or kLevelInfinite
   // when the plane's nodes have no volume to speak of.
-  static int regularizationLevel(
-    const std::vector<Index>& splits, const std::vector<int>& levels, double factor);
+  static int regularizationLevel(const std::vector<Index>& splits, const std::vector<int>& levels,
+    double quantile, double factor);
 
 private:
   const std::vector<int>& gapLevel_;

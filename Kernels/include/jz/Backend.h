@@ -38,9 +38,6 @@ public:
   }
 };
 
-// Whether this build contains the CUDA backend.
-bool cudaCompiled();
-
 // Whether a usable CUDA device is present; when not, why (for messages).
 bool cudaUsable(std::string* why = nullptr);
 

@@ -533,7 +533,10 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   {
     leafControl.progress = [&](double f) { return control.progress(0.4 + 0.6 * f); };
   }
-  const bool lists = results.neighborIds || results.neighborDistances;
+  // Neighbours in rank order when lists or densities are wanted: densities
+  // are summed in rank order on every backend, so they do not depend on
+  // whether lists were asked for, or on the backend.
+  const bool lists = results.neighborIds || results.neighborDistances || results.density;
   const Index queryLimit = self ? Index(numQueries) : Index(-1);
   KnnWalkCpu<T> leafWalk(tree, k, leafControl, lists, queryLimit);
   leafWalk.leafToLeaf(leafParentSplit, parents, &keys,

@@ -3,10 +3,11 @@
 // on the host labelFofGroups and computeFofCatalogue (timed separately).
 // Periodic unit box, b = 0.2, minimum group size 20.
 //   jz_bench_fof_cuda [N=134217728 (512^3)] [clustered|uniform] [float|double] [reps=3]
-//                     [--pinned] [--verify] [--target SECONDS]
+//                     [--pinned] [--verify] [--target SECONDS] [--dump FILE]
 // --pinned registers the input points (page-locked upload); --verify compares
 // the group labels with the CPU backend (slow at large N); --target makes the
-// exit code 2 when the best total (with the host catalogue) misses it.
+// exit code 2 when the best total (with the host catalogue) misses it; --dump
+// writes the points (raw x,y,z) for the jz-tree reference (jztree_reference.py).
 //
 // "clustered" is the halo model of BenchFof.cpp: 85% of the points in halos
 // with a power-law size function (20 to 50000 members), each an isothermal
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "HaloPoints.h"
+#include "WriteRaw.h"
 #include "jz/Fof.h"
 
 namespace
@@ -35,7 +37,8 @@ double since(Clock::time_point t0)
 }
 
 template <class T>
-int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify, double target)
+int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify, double target,
+  const std::string& dump)
 {
   cudaDeviceProp prop;
   int dev = 0;
@@ -48,6 +51,8 @@ int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify, doubl
   const auto tg = Clock::now();
   std::vector<T> xyz = jzbench::makePoints<T>(n, clustered, 12345);
   std::printf("  (points generated in %.1f s)\n", since(tg));
+  if (!dump.empty() && !jzbench::writeRaw(dump, xyz))
+    return 1;
   if (pinned &&
     cudaHostRegister(xyz.data(), xyz.size() * sizeof(T), cudaHostRegisterDefault) != cudaSuccess)
   {
@@ -143,11 +148,14 @@ int main(int argc, char** argv)
   std::vector<std::string> pos;
   bool pinned = false, verify = false;
   double target = 0;
+  std::string dump;
   for (int i = 1; i < argc; ++i)
   {
     const std::string a = argv[i];
     if (a == "--target" && i + 1 < argc)
       target = std::atof(argv[++i]);
+    else if (a == "--dump" && i + 1 < argc)
+      dump = argv[++i];
     else if (a == "--pinned")
       pinned = true;
     else if (a == "--verify")
@@ -169,8 +177,8 @@ int main(int argc, char** argv)
   }
   try
   {
-    return dbl ? run<double>(n, clustered, reps, pinned, verify, target)
-               : run<float>(n, clustered, reps, pinned, verify, target);
+    return dbl ? run<double>(n, clustered, reps, pinned, verify, target, dump)
+               : run<float>(n, clustered, reps, pinned, verify, target, dump);
   }
   catch (const std::exception& e)
   {

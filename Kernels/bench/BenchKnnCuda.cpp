@@ -1,10 +1,12 @@
 // GPU benchmark of the kNN density: per-stage CUDA times (upload, sort, tree,
 // node walks, leaf walk, input-order output) for a self query.
 //   jz_bench_knn_cuda [N=1e7] [K=16] [kind=uniform] [reps=5] [--lists] [--pinned] [--verify]
-//                     [--target SECONDS]
+//                     [--target SECONDS] [--dump FILE]
 // --pinned registers the host arrays (page-locked transfers), --lists also
 // returns neighbour ids and distances, --verify compares with the CPU backend,
-// --target makes the exit code 2 when the best wall time misses it.
+// --target makes the exit code 2 when the best wall time misses it, --dump
+// writes the points (raw float32 x,y,z) for the jz-tree reference
+// (jztree_reference.py) to run on the same points.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "../tests/PointSets.h"
+#include "WriteRaw.h"
 #include "jz/Knn.h"
 
 namespace
@@ -43,11 +46,14 @@ int main(int argc, char** argv)
   std::vector<std::string> pos;
   bool lists = false, pinned = false, verify = false;
   double target = 0;
+  std::string dump;
   for (int i = 1; i < argc; ++i)
   {
     const std::string a = argv[i];
     if (a == "--target" && i + 1 < argc)
       target = std::atof(argv[++i]);
+    else if (a == "--dump" && i + 1 < argc)
+      dump = argv[++i];
     else if (a == "--lists")
       lists = true;
     else if (a == "--pinned")
@@ -77,6 +83,8 @@ int main(int argc, char** argv)
     pinned ? ", pinned host memory" : "");
 
   std::vector<float> xyz = jztest::makePoints<float>(kind, n);
+  if (!dump.empty() && !jzbench::writeRaw(dump, xyz))
+    return 1;
   std::vector<float> h(n), rho(n);
   std::vector<jz::GlobalId> ids;
   std::vector<float> dist;

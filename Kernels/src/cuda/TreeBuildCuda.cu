@@ -424,6 +424,11 @@ void fillRecords(const T* sources, Index numSources, const T* queries, Index num
   JZ_CUDA_CHECK(cudaMemsetAsync(firstBad.get(), 0xFF, 2 * sizeof(unsigned), stream));
   const Index counts[2] = { numSources, numQueries };
   const T* inputs[2] = { sources, queries };
+  // Double records carry 4 bytes of padding that CUB's sort copies as whole
+  // words; zeroed, compute-sanitizer's initcheck sees no uninitialised reads.
+  if (sizeof(Record<T>) > kDim * sizeof(T) + sizeof(Index))
+    JZ_CUDA_CHECK(cudaMemsetAsync(
+      records, 0, (std::size_t(numSources) + numQueries) * sizeof(Record<T>), stream));
   Index offset = 0;
   for (int t = 0; t < 2; ++t)
   {

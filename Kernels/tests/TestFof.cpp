@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <omp.h>
+
 #include "PointSets.h"
 #include "TestHarness.h"
 #include "jz/Fof.h"
@@ -532,6 +534,39 @@ JZ_TEST(FofRejectsBadInput)
   JZ_CHECK(runFof(empty, 0.5, false, lo, hi).empty());
 }
 } // namespace
+
+// The union-find contraction (§IV-A) with far more threads than cores, on
+// random forests whose paths cross the threads' index ranges: afterwards every
+// pointer must name the root a serial walk finds. Path halving by plain
+// stores fails this in about one run in four (a stale ancestor stored after
+// another thread stored the root).
+JZ_TEST(FofContractionLeavesOnlyRoots)
+{
+  if (jztest::onGpu())
+    return; // the CPU's contraction; the GPU run would only repeat it
+  const Index n = 1000000;
+  std::mt19937_64 rng(16);
+  std::vector<Index> parent(n), g(n), root(n);
+  for (int threads : { 8, 16 })
+  {
+    int failedRuns = 0;
+    for (int run = 0; run < 40; ++run)
+    {
+      for (Index i = 0; i < n; ++i)
+        parent[i] = (i == 0 || rng() % 64 == 0) ? i : Index(rng() % i);
+      for (Index i = 0; i < n; ++i)
+        root[i] = parent[i] == i ? i : root[parent[i]];
+      g = parent;
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (long long i = 0; i < (long long)n; ++i)
+        jz::fofContract(g.data(), Index(i));
+      failedRuns += g != root;
+    }
+    JZ_CHECK_MSG(failedRuns == 0,
+      failedRuns << " of 40 contractions with " << threads
+                 << " threads left a pointer at a non-root");
+  }
+}
 
 // --- Large sets, lattices at exactly l, options: also the GPU's paths -------
 namespace

@@ -30,8 +30,8 @@ if "KNNDensity" not in globals():
 source = PointSource(NumberOfPoints=500, Radius=1.0)
 f = KNNDensity(Input=source, NumberOfNeighbors=16, Estimator="Top Hat", Device="CPU",
                OutputNeighbors=1)
-expected = ["BoxBounds", "Device", "Estimator", "Input", "MassArray", "NumberOfNeighbors",
-            "OutputNeighbors", "Periodic", "Query"]
+expected = ["BoxBounds", "BoxFromData", "Device", "Estimator", "Input", "MassArray",
+            "NumberOfNeighbors", "OutputNeighbors", "Periodic", "Query"]
 check(sorted(f.ListProperties()) == expected, f"properties {sorted(f.ListProperties())}")
 check(f.GetXMLLabel() == "KNN Density", f"label {f.GetXMLLabel()!r}")
 check(f.SMProxy.GetXMLGroup() == "filters" and f.SMProxy.GetXMLName() == "KNNDensity",

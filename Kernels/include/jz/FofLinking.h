@@ -1,6 +1,6 @@
 // Per-node and per-point friends-of-friends logic shared by the CPU backend
-// and (later) the CUDA kernels: node-pair classification and the lock-free
-// union-find on group pointers (§IV-A).
+// and the CUDA kernels: node-pair classification and the lock-free union-find
+// on group pointers (§IV-A).
 #pragma once
 
 #include "Config.h"
@@ -14,21 +14,6 @@ enum class FofPairAction : int
   Link = 1,    // every point pair within l: link the two nodes whole
   Refine = 2   // undecided: evaluate the children (or the points, for leaves)
 };
-
-// Classifies a pair of distinct, non-empty nodes from their bounding boxes.
-// d_low > l discards; d_up <= l links. boxDistanceHigh2 carries a relative
-// slack, so a link is only declared when it holds for every pair of points
-// inside both boxes (including rounding of the double evaluation).
-template <class T>
-JZ_HD FofPairAction classifyFofPair(
-  const Box<T>& a, const Box<T>& b, double linkingLength2, const Periodicity& per)
-{
-  if (boxDistanceLow2(a, b, per) > linkingLength2)
-    return FofPairAction::Discard;
-  if (boxDistanceHigh2(a, b, per) <= linkingLength2)
-    return FofPairAction::Link;
-  return FofPairAction::Refine;
-}
 
 // --- Nearest-image modes ----------------------------------------------------
 // Per dimension, how Geometry.h's separation() treats every point pair drawn
@@ -139,8 +124,11 @@ JZ_HD bool fofCompareExchange(Index* g, Index i, Index expected, Index desired)
 #endif
 }
 
-// Root of i, with path halving (every write stores an ancestor, which stays
-// in the same group, so racing compressions are harmless).
+// Root of i, with path halving. A compression replaces the parent it read by
+// that parent's parent, and only if the slot still holds the parent read
+// (compare-and-swap): a pointer only ever moves towards the root. A plain
+// store could put back a stale ancestor after another thread had stored the
+// root, and a contracted pointer would then name a non-root.
 JZ_HD Index fofFind(Index* g, Index i)
 {
   Index p = fofLoad(g, i);
@@ -148,23 +136,28 @@ JZ_HD Index fofFind(Index* g, Index i)
   {
     const Index gp = fofLoad(g, p);
     if (gp != p)
-      fofStore(g, i, gp);
+      fofCompareExchange(g, i, p, gp);
     i = p;
     p = gp;
   }
   return i;
 }
 
-// Root of i without writes (for read-only passes).
-JZ_HD Index fofFindNoCompress(const Index* g, Index i)
+// Points i at its root. With no union running concurrently the root is final
+// and every value g[i] can hold lies on the path to it, so the store is
+// monotone too; racing compressions (compare-and-swap from an older value)
+// cannot undo it.
+JZ_HD void fofContract(Index* g, Index i)
 {
-  Index p = fofLoad(g, i);
-  while (p != i)
-  {
-    i = p;
-    p = fofLoad(g, i);
-  }
-  return i;
+  const Index r = fofFind(g, i);
+  if (fofLoad(g, i) != r)
+    fofStore(g, i, r);
+}
+
+// Whether i is a root: after a contraction every g[i] must be one.
+JZ_HD bool fofIsRoot(const Index* g, Index i)
+{
+  return fofLoad(g, i) == i;
 }
 
 // Joins the groups of a and b: the higher root is pointed at the lower one

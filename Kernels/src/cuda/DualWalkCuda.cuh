@@ -49,25 +49,19 @@
 #include <utility>
 #include <vector>
 
+#include "../walk/SuperNodes.h"
+#include "../walk/WalkPolicy.h"
 #include "TreeCuda.cuh"
 
 namespace jz
 {
 namespace cuda
 {
-// The node-pair test's answer for receiver c and source d (walk/WalkPolicy.h).
-enum class PairVerdict : unsigned char
-{
-  Prune,  // no point pair of (c, d) matters
-  Accept, // decided for the whole pair on this plane: accept() (Count only)
-  Keep    // undecided: the children's pairs on the plane below, or the leaf pass
-};
+// PairVerdict (the node-pair test's answer) is the CPU engine's
+// (walk/WalkPolicy.h); an Accept acts in Count only.
 
 // A work item: a node, or a pair of a pair list (which may pass 2^32).
 using Item = unsigned long long;
-
-// Top nodes per super node (NGR of Algorithm 1), as on the CPU.
-constexpr Index kSuperNodeSize = 32;
 
 // A kept pair of nodes of one plane (unordered walks: a <= b).
 struct NodePair
@@ -524,10 +518,7 @@ template <class T, class Policy>
 WalkLevel DualWalkCuda<T, Policy>::top() const
 {
   const Index topNodes = numPlanes() > 0 ? tree_.planes[numPlanes() - 1].numNodes : 0;
-  std::vector<Index> split;
-  for (Index i = 0; i < topNodes; i += kSuperNodeSize)
-    split.push_back(i);
-  split.push_back(topNodes);
+  const std::vector<Index> split = superNodeSplit(topNodes); // as on the CPU
   const Index supers = Index(split.size() - 1);
   WalkLevel level;
   level.plane = numPlanes();

@@ -2,14 +2,10 @@
 // contraction (every pointer becomes its root) and the canonical input-order
 // labels (the smallest key of the group).
 //
-// Contraction races: path halving with plain stores lets a thread store a
-// stale ancestor over a root another thread has just stored, which leaves a
-// pointer at a non-root (and the labels reading minKey of a non-root). Here
-// every store is an atomicMin: in a group tree the indices fall strictly
-// towards the root (links point the higher root at the lower one), so an
-// ancestor closer to the root is always the smaller value and a pointer only
-// ever moves rootwards; the last store of thread i, atomicMin(g[i], root),
-// can then not be undone.
+// The contraction is the CPU's, jz::fofContract (jz/FofLinking.h): path
+// halving by compare-and-swap from the value read, so a pointer only ever
+// moves towards its root and a racing compression cannot put back a stale
+// ancestor over a root another thread has just stored.
 #include <climits>
 
 #include "FofCuda.cuh"
@@ -23,25 +19,10 @@ namespace
 constexpr unsigned kFull = 0xFFFFFFFFu;
 constexpr Index kNoRoot = 0xFFFFFFFFu;
 
-// Root of i with path halving whose writes only move pointers rootwards.
-__device__ __forceinline__ Index findRootMonotone(Index* g, Index i)
-{
-  Index p = fofLoad(g, i);
-  while (p != i)
-  {
-    const Index gp = fofLoad(g, p);
-    if (gp != p)
-      atomicMin(g + i, gp);
-    i = p;
-    p = gp;
-  }
-  return i;
-}
-
 __global__ void contractKernel(Index* g, Index n)
 {
   for (unsigned long long i = globalThread(); i < n; i += gridThreads())
-    atomicMin(g + i, findRootMonotone(g, Index(i)));
+    jz::fofContract(g, Index(i));
 }
 
 // Post-condition of a contraction: g[g[i]] == g[i] for every i.
@@ -50,7 +31,7 @@ __global__ void checkRootsKernel(const Index* g, Index n, unsigned* bad)
   for (unsigned long long i = globalThread(); i < n; i += gridThreads())
   {
     const Index r = g[i];
-    if (r >= n || g[r] != r || r > i)
+    if (r >= n || !jz::fofIsRoot(g, r) || r > i)
       *bad = 1;
   }
 }

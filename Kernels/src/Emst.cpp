@@ -4,37 +4,29 @@
 
 #include "EmstBackends.h"
 #include "jz/Emst.h"
+#include "jz/Validate.h"
 
 namespace jz
 {
+// The shared rules of jz/Validate.h (box, point count, finite coordinates),
+// plus MinSamples.
 template <class T>
 std::string emstProblemError(const EmstProblem<T>& problem)
 {
-  if (problem.numPoints >= std::size_t(Index(-1)))
-    return "too many points for one process (" + std::to_string(problem.numPoints) + ")";
-  if (problem.periodic)
-  {
-    for (int d = 0; d < 3; ++d)
-    {
-      const double lo = problem.boxLo[d], hi = problem.boxHi[d];
-      if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo))
-        return "the periodic box must have finite bounds with max > min in every dimension "
-               "(dimension " +
-          std::to_string(d) + ": [" + std::to_string(lo) + ", " + std::to_string(hi) + "])";
-    }
-  }
-  if (problem.metric == EmstMetric::MutualReachability && problem.numPoints > 0)
+  std::string error = pointCountError(problem.numPoints);
+  if (error.empty())
+    error = periodicBoxError(problem.periodic, problem.boxLo, problem.boxHi);
+  if (error.empty() && problem.metric == EmstMetric::MutualReachability && problem.numPoints > 0)
   {
     if (problem.minSamples < 1)
-      return "MinSamples must be at least 1 (got " + std::to_string(problem.minSamples) + ")";
-    if (std::size_t(problem.minSamples) >= problem.numPoints)
-      return "MinSamples = " + std::to_string(problem.minSamples) + " needs more points than the " +
-        std::to_string(problem.numPoints) + " given";
+      error = "MinSamples must be at least 1 (got " + std::to_string(problem.minSamples) + ")";
+    else if (std::size_t(problem.minSamples) >= problem.numPoints)
+      error = "MinSamples = " + std::to_string(problem.minSamples) +
+        " needs more points than the " + std::to_string(problem.numPoints) + " given";
   }
-  for (std::size_t i = 0; i < 3 * problem.numPoints; ++i)
-    if (!std::isfinite(double(problem.points[i])))
-      return "point " + std::to_string(i / 3) + " has a non-finite coordinate";
-  return std::string();
+  if (error.empty())
+    error = nonFiniteCoordinateError(problem.points, problem.numPoints, "point");
+  return error;
 }
 
 template <class T>

@@ -25,6 +25,8 @@ const Entry Table[] = {
   { "HDBSCANAlias",           0, Look::Categories, "ClusterId",      nullptr,                      "noise",     false, Emphasis::High, nullptr },
   { "TreeGravity",            0, Look::Scalars,    "Potential",      nullptr,                      nullptr,     false, Emphasis::Low,  "Viridis (matplotlib)" },
   { "ParticleSnapshotReader", 0, Look::BlockTypes, nullptr,          nullptr,                      nullptr,     false, Emphasis::High, nullptr },
+  // the same reader under its scripting name (ParticleSnapshotReader(...) in pvpython)
+  { "ParticleSnapshotReaderAlias", 0, Look::BlockTypes, nullptr,     nullptr,                      nullptr,     false, Emphasis::High, nullptr },
 };
 // clang-format on
 }

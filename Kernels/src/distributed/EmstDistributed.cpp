@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "GatherPieces.h"
 #include "jz/Communicator.h"
 #include "jz/Emst.h"
 
@@ -15,17 +16,10 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   EmstRankEdges<T>& out, Backend backend, const RunControl& control)
 {
   out = EmstRankEdges<T>{};
-  std::vector<T> mine(piece.points, piece.points + 3 * piece.numPoints);
-  std::vector<GlobalId> myIds(piece.numPoints);
-  for (std::size_t i = 0; i < piece.numPoints; ++i)
-    myIds[i] = piece.ids ? piece.ids[i] : GlobalId(i);
-  const std::vector<T> all = allGatherConcat(comm, mine);
-  const std::vector<GlobalId> allIds = allGatherConcat(comm, myIds);
-  const std::vector<std::int64_t> counts =
-    allGatherConcat(comm, std::vector<std::int64_t>{ std::int64_t(piece.numPoints) });
-  std::int64_t offset = 0;
-  for (int r = 0; r < comm.rank(); ++r)
-    offset += counts[r];
+  const GatheredPoints<T> gathered = gatherPieces(piece.points, piece.numPoints, piece.ids, comm);
+  const std::vector<T>& all = gathered.points;
+  const std::vector<GlobalId>& allIds = gathered.ids;
+  const std::size_t offset = gathered.offset;
 
   EmstProblem<T> whole = piece;
   whole.points = all.data();
@@ -34,11 +28,11 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   EmstEdges edges;
   const RunInfo info = computeEmst(whole, edges, backend, control);
 
-  const std::size_t end = std::size_t(offset) + piece.numPoints;
+  const std::size_t end = offset + piece.numPoints;
   for (std::size_t e = 0; e < edges.size(); ++e)
   {
     const Index a = edges.from[e], b = edges.to[e];
-    if (a < std::size_t(offset) || a >= end)
+    if (a < offset || a >= end)
       continue;
     out.fromId.push_back(allIds[a]);
     out.toId.push_back(allIds[b]);

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string>
 
+#include "../distributed/GatherPieces.h"
 #include "ClusterMembership.h"
 #include "ClusterSelection.h"
 #include "CondensedTree.h"
@@ -113,17 +114,10 @@ template <class T>
 RunInfo computeHdbscanDistributed(const EmstProblem<T>& piece, const HdbscanOptions& options,
   Communicator& comm, HdbscanResult& result, Backend backend, const RunControl& control)
 {
-  std::vector<T> mine(piece.points, piece.points + 3 * piece.numPoints);
-  std::vector<GlobalId> myIds(piece.numPoints);
-  for (std::size_t i = 0; i < piece.numPoints; ++i)
-    myIds[i] = piece.ids ? piece.ids[i] : GlobalId(i);
-  const std::vector<T> all = allGatherConcat(comm, mine);
-  const std::vector<GlobalId> allIds = allGatherConcat(comm, myIds);
-  const std::vector<std::int64_t> counts =
-    allGatherConcat(comm, std::vector<std::int64_t>{ std::int64_t(piece.numPoints) });
-  std::size_t offset = 0;
-  for (int r = 0; r < comm.rank(); ++r)
-    offset += std::size_t(counts[r]);
+  const GatheredPoints<T> gathered = gatherPieces(piece.points, piece.numPoints, piece.ids, comm);
+  const std::vector<T>& all = gathered.points;
+  const std::vector<GlobalId>& allIds = gathered.ids;
+  const std::size_t offset = gathered.offset;
   EmstProblem<T> whole = piece;
   whole.points = all.data();
   whole.numPoints = allIds.size();

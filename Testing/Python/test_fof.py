@@ -10,7 +10,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
-from jztest import SKIP, Checker, polydata, producer, simple  # noqa: E402
+from checks import run_section  # noqa: E402
+from jztest import SKIP, polydata, producer, simple  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.sparse import coo_matrix  # noqa: E402
@@ -492,23 +493,9 @@ def sec_progress(c):
     pts = np.random.default_rng(11).random((300000, 3)).astype(np.float32)
     src = producer(polydata(pts))
     f = FriendsOfFriends(Input=src, Device="CPU", Periodic=1)
-    alg = f.GetClientSideObject()
-    seen = []
-    tag = alg.AddObserver("ProgressEvent", lambda o, e: seen.append(o.GetProgress()))
-    f.UpdatePipeline()
-    alg.RemoveObserver(tag)
-    inner = [p for p in seen if 0 < p < 1]
-    c.check(len(inner) >= 3 and inner == sorted(inner),
-            f"progress reported in steps ({len(inner)} values in (0,1), increasing)")
-
-    def abort(o, e):
-        if o.GetProgress() > 0.2:
-            o.SetAbortExecute(1)
-
+    jztest.check_progress_in_steps(c, f)
     f.LinkingLength = 0.21
-    tag = alg.AddObserver("ProgressEvent", abort)
-    f.UpdatePipeline()
-    alg.RemoveObserver(tag)
+    alg = jztest.update_aborting(f)
     out = alg.GetOutputDataObject(0)
     c.check(out.GetPointData().GetArray("GroupId") is None
             and alg.GetOutputDataObject(1).GetNumberOfPoints() == 0, "aborted run: no output")
@@ -579,9 +566,4 @@ SECTIONS = {
 }
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in SECTIONS:
-        print("usage: test_fof.py " + "|".join(SECTIONS))
-        sys.exit(2)
-    checker = Checker()
-    SECTIONS[sys.argv[1]](checker)
-    checker.finish()
+    run_section(SECTIONS).finish()

@@ -17,17 +17,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from checks import Checker  # noqa: E402
 from mpi_env import mpiexec_command, pvbatch  # noqa: E402
 
 SNAPS = ("020", "046", "062")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("  ok  " if ok else "  FAIL") + " " + what, flush=True)
-    failures += 0 if ok else 1
-    return ok
+checker = Checker()
+check = checker.check
 
 
 def same_partition(a, b):
@@ -91,7 +86,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    if failures:
-        print(f"{failures} check(s) failed")
-        sys.exit(1)
-    print("all checks passed")
+    checker.finish()

@@ -13,7 +13,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
-from jztest import SKIP, Checker, polydata, producer, simple  # noqa: E402
+from checks import run_section  # noqa: E402
+from jztest import SKIP, polydata, producer, simple  # noqa: E402
 
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
@@ -771,9 +772,4 @@ SECTIONS = {
 }
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in SECTIONS:
-        print("usage: test_reader.py " + "|".join(SECTIONS))
-        sys.exit(2)
-    checker = Checker()
-    SECTIONS[sys.argv[1]](checker)
-    checker.finish()
+    run_section(SECTIONS).finish()

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 from paraview import servermanager
+from vtkmodules.numpy_interface.dataset_adapter import CompositeDataIterator
 from vtkmodules.util.numpy_support import vtk_to_numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,13 +33,7 @@ snapshot = os.path.abspath(os.path.join(d, "snapshot_062.hdf5"))
 
 def leaves(data):
     """The leaves of a fetched composite in order (rank 0's blocks first)."""
-    it = data.NewIterator()
-    it.InitTraversal()
-    out = []
-    while not it.IsDoneWithTraversal():
-        out.append(it.GetCurrentDataObject())
-        it.GoToNextItem()
-    return out
+    return [leaf.VTKObject for leaf in CompositeDataIterator(data)]
 
 
 def column(blocks, name):

@@ -8,7 +8,6 @@ Usage: test_mpi_gadget.py P
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -18,7 +17,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from checks import Checker  # noqa: E402
-from mpi_env import mpiexec_command, pvbatch  # noqa: E402
+from mpi_env import mpiexec_command, pvbatch, run_pvbatch_ranks  # noqa: E402
 
 SNAPS = ("020", "046", "062")
 checker = Checker()
@@ -44,14 +43,7 @@ def main():
     try:
         cmd = mpiexec_command(P) + [pvbatch(), "--symmetric", os.path.join(HERE, "mpi_gadget_case.py"),
                                     base, out, *SNAPS]
-        print("+", " ".join(cmd), flush=True)
-        try:
-            p = subprocess.run(cmd, timeout=300, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        except subprocess.TimeoutExpired:
-            check(False, "mpiexec pvbatch finished within 300 s")
-            return
-        if not check(p.returncode == 0, f"mpiexec -n {P} pvbatch run"):
-            print(p.stdout[-4000:])
+        if run_pvbatch_ranks(cmd, P, check) is None:
             return
         for snap in SNAPS:
             with h5py.File(os.path.join(base, f"fof_tab_{snap}.hdf5"), "r") as f:

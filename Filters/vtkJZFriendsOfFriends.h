@@ -54,6 +54,8 @@
 #include "JZTreeFiltersModule.h" // for export macro
 #include "vtkPointSetAlgorithm.h"
 
+class vtkJZFofTreeCache;
+
 class JZTREEFILTERS_EXPORT vtkJZFriendsOfFriends : public vtkPointSetAlgorithm
 {
 public:
@@ -147,7 +149,7 @@ public:
 
 protected:
   vtkJZFriendsOfFriends();
-  ~vtkJZFriendsOfFriends() override = default;
+  ~vtkJZFriendsOfFriends() override;
 
   int FillInputPortInformation(int port, vtkInformation* info) override;
   int FillOutputPortInformation(int port, vtkInformation* info) override;
@@ -161,6 +163,9 @@ protected:
   double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
   bool BoxFromData = true;
   int Device = DEVICE_AUTO;
+
+  // The minimum spanning tree cached for new linking lengths (vtkJZFofTreeCache.h).
+  vtkJZFofTreeCache* TreeCache = nullptr;
 
 private:
   vtkJZFriendsOfFriends(const vtkJZFriendsOfFriends&) = delete;

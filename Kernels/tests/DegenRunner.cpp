@@ -6,7 +6,8 @@
 // Usage: jz_degen_runner knn|density|fof float|double POINTS PARAM PERIODIC
 //                        LO0 LO1 LO2 HI0 HI1 HI2 IDS|- OUT|- [cpu|cuda]
 //   POINTS  raw interleaved xyz in the named precision
-//   PARAM   K for knn/density, the linking length for fof
+//   PARAM   K for knn/density, the linking length for fof (rel:B for the
+//           relative linking length B (V/N)^(1/3) of the box's volume V)
 //   IDS     raw int64 global ids, one per point, or - for input indices
 //   OUT     knn: per point K int64 ids then K float64 distances, nearest first;
 //           density: float64 smoothing length per point (the K-th distance);
@@ -69,6 +70,7 @@ struct Args
 {
   std::string mode;
   double param = 0;
+  bool relative = false;
   jz::KnnProblem<double> box; // periodic flag and box only
   const char* ids = nullptr;
   const char* out = nullptr;
@@ -102,6 +104,13 @@ int run(const char* pointsPath, const Args& a)
     p.points = xyz.data();
     p.numPoints = n;
     p.linkingLength = a.param;
+    if (a.relative)
+    {
+      double volume = 1;
+      for (int d = 0; d < 3; ++d)
+        volume *= a.box.boxHi[d] - a.box.boxLo[d];
+      p.linkingLength = jz::relativeLinkingLength(a.param, volume, n);
+    }
     p.periodic = a.box.periodic;
     for (int d = 0; d < 3; ++d)
     {
@@ -187,7 +196,8 @@ int main(int argc, char** argv)
   }
   Args a;
   a.mode = argv[1];
-  a.param = std::atof(argv[4]);
+  a.relative = std::strncmp(argv[4], "rel:", 4) == 0;
+  a.param = std::atof(argv[4] + (a.relative ? 4 : 0));
   a.box.periodic = std::atoi(argv[5]) != 0;
   for (int d = 0; d < 3; ++d)
   {

@@ -2,7 +2,7 @@
 set of the same size, in the same run, with scipy as the named peer.
 
     /usr/bin/python3 Testing/Benchmarks/bench_degenerate.py RUNNER [RUNNER_BEFORE]
-        [--repeats 2] [--cases a,b,...] [--timeout 150] [--threads N]
+        [--repeats 2] [--cases a,b,...] [--timeout 150] [--threads N] [--relative]
 
 RUNNER is build/bin/jz_degen_runner (Kernels/tests/DegenRunner.cpp);
 RUNNER_BEFORE the same source built against the checkout before the change.
@@ -121,6 +121,24 @@ def run_scipy(mode, param, periodic, pts, timeout):
     return time.perf_counter() - t0, ""
 
 
+def relative_lattices(runner, tmp):
+    """Issue #9 item 3: FoF in Relative mode, b = 1, on periodic m^3 lattices
+    in the unit box links every point (l = 1/m exactly)."""
+    print("\n| lattice | FoF Relative b=1: largest group | points | time (s) |")
+    print("|---|---|---|---|")
+    for m in (16, 32, 64, 128):
+        path, out = os.path.join(tmp, "lattice.bin"), os.path.join(tmp, "labels.bin")
+        lattice(m).tofile(path)
+        r = subprocess.run([runner, "fof", "double", path, "rel:1", "1", "0", "0", "0", "1", "1",
+                            "1", "-", out], capture_output=True, text=True)
+        if r.returncode != 0:
+            print("| %d^3 | failed: %s | | |" % (m, r.stderr.strip()))
+            continue
+        labels = np.fromfile(out, dtype=np.int64)
+        largest = np.unique(labels, return_counts=True)[1].max()
+        print("| %d^3 | %d | %d | %s |" % (m, largest, m ** 3, r.stdout.split()[1]), flush=True)
+
+
 def fmt(t, note=""):
     return note if t is None else "%.3f" % t
 
@@ -135,6 +153,8 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--vmem-gb", type=float, default=8.0)
     ap.add_argument("--no-scipy", action="store_true")
+    ap.add_argument("--relative", action="store_true",
+                    help="also FoF Relative b=1 on 16^3..128^3 lattices (item 3)")
     a = ap.parse_args()
     rng = np.random.default_rng(12345)
     table = cases(rng)
@@ -173,6 +193,8 @@ def main():
                 name, len(pts), fmt(before_t, before_note), fmt(t_after, note), fmt(t_uni, "-"),
                 ratio, "%.1f" % mem if mem is not None else "-", fmt(st, snote), fmt(su, "-")),
                 flush=True)
+        if a.relative:
+            relative_lattices(a.runner, tmp)
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ def relative_lattices(runner, tmp):
 
 
 def fmt(t, note=""):
-    return note if t is None else "%.3f" % t
+    return note if t is None else "%.3g" % t
 
 
 def main():
@@ -160,7 +160,7 @@ def main():
     table = cases(rng)
     names = a.cases.split(",") if a.cases else list(table)
     print("| case | N | jz before (s) | jz after (s) | uniform after (s) | after/uniform | "
-          "after B/point | scipy (s) | scipy uniform (s) |")
+          "after B/point (uniform) | scipy (s) | scipy uniform (s) |")
     print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
@@ -169,7 +169,7 @@ def main():
             uni = uniform(len(pts), rng)
             run = lambda runner, p: run_jz(runner, mode, param, periodic, p, tmp, a.timeout,
                                           a.threads, a.vmem_gb)
-            after, uafter, mem = [], [], None
+            after, uafter, mem, umem = [], [], None, None
             for _ in range(a.repeats):
                 t, m, note = run(a.runner, pts)
                 if t is None:
@@ -177,8 +177,9 @@ def main():
                     break
                 after.append(t)
                 mem = m if mem is None else max(mem, m)
-                tu, _, _ = run(a.runner, uni)
+                tu, mu, _ = run(a.runner, uni)
                 uafter.append(tu)
+                umem = mu if umem is None else max(umem, mu)
             before_t, before_note = (None, "-")
             if a.before:
                 before_t, _, before_note = run(a.before, pts)
@@ -191,7 +192,7 @@ def main():
             ratio = "%.2f" % (t_after / t_uni) if t_after and t_uni else "-"
             print("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
                 name, len(pts), fmt(before_t, before_note), fmt(t_after, note), fmt(t_uni, "-"),
-                ratio, "%.1f" % mem if mem is not None else "-", fmt(st, snote), fmt(su, "-")),
+                ratio, "%s (%s)" % (fmt(mem, "-"), fmt(umem, "-")), fmt(st, snote), fmt(su, "-")),
                 flush=True)
         if a.relative:
             relative_lattices(a.runner, tmp)

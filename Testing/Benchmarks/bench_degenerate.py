@@ -3,6 +3,7 @@ set of the same size, in the same run, with scipy as the named peer.
 
     /usr/bin/python3 Testing/Benchmarks/bench_degenerate.py RUNNER [RUNNER_BEFORE]
         [--repeats 2] [--cases a,b,...] [--timeout 150] [--threads N] [--relative]
+        [--backend cpu|cuda]
 
 RUNNER is build/bin/jz_degen_runner (Kernels/tests/DegenRunner.cpp);
 RUNNER_BEFORE the same source built against the checkout before the change.
@@ -79,11 +80,14 @@ def cases(rng):
     }
 
 
+BACKEND = "cpu"
+
+
 def run_jz(runner, mode, param, periodic, pts, tmp, timeout, threads, vmem_gb):
     path = os.path.join(tmp, "points.bin")
     pts.astype(np.float64).tofile(path)
     cmd = [runner, mode, "double", path, repr(float(param)), "1" if periodic else "0",
-           "0", "0", "0", "1", "1", "1", "-", "-"]
+           "0", "0", "0", "1", "1", "1", "-", "-", BACKEND]
     env = dict(os.environ)
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
@@ -155,7 +159,10 @@ def main():
     ap.add_argument("--no-scipy", action="store_true")
     ap.add_argument("--relative", action="store_true",
                     help="also FoF Relative b=1 on 16^3..128^3 lattices (item 3)")
+    ap.add_argument("--backend", default="cpu", help="cpu or cuda (the runners' device)")
     a = ap.parse_args()
+    global BACKEND
+    BACKEND = a.backend
     rng = np.random.default_rng(12345)
     table = cases(rng)
     names = a.cases.split(",") if a.cases else list(table)

@@ -12,6 +12,7 @@
 //   OUT     knn: per point K int64 ids then K float64 distances, nearest first;
 //           density: float64 smoothing length per point (the K-th distance);
 //           fof: int64 group label (smallest global id) per point
+// Exit status 77: cuda asked for and no usable GPU; 4: the call ran elsewhere.
 // Prints "seconds S peak_bytes_per_point B": the time of the kernel call and
 // the peak resident memory it added beyond the input (VmHWM, reset after the
 // input was read; outputs included).
@@ -98,6 +99,7 @@ int run(const char* pointsPath, const Args& a)
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<jz::GlobalId> labels, nbIds;
   std::vector<T> nbDist, h;
+  jz::RunInfo info;
   if (a.mode == "fof")
   {
     jz::FofProblem<T> p;
@@ -120,7 +122,7 @@ int run(const char* pointsPath, const Args& a)
     p.ids = ids.empty() ? nullptr : ids.data();
     jz::FofGroups g;
     g.wantRoot = false;
-    jz::computeFofGroups(p, g, a.backend);
+    info = jz::computeFofGroups(p, g, a.backend);
     labels.swap(g.groupLabel);
   }
   else
@@ -149,10 +151,16 @@ int run(const char* pointsPath, const Args& a)
       h.resize(n);
       r.smoothingLength = h.data();
     }
-    jz::computeKnn(p, r, a.backend);
+    info = jz::computeKnn(p, r, a.backend);
   }
   const double seconds =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (info.backend != a.backend)
+  {
+    std::fprintf(stderr, "ran on %s, not the backend asked for (%s)\n",
+      jz::backendName(info.backend), info.note.c_str());
+    return 4;
+  }
   const long hwm = statusKb("VmHWM:");
   std::printf("seconds %.6f peak_bytes_per_point %.1f\n", seconds,
     n ? double(hwm - rssBefore) * 1024.0 / double(n) : 0.0);
@@ -207,7 +215,15 @@ int main(int argc, char** argv)
   a.ids = std::strcmp(argv[12], "-") == 0 ? nullptr : argv[12];
   a.out = argv[13];
   if (argc > 14 && std::strcmp(argv[14], "cuda") == 0)
+  {
     a.backend = jz::Backend::CUDA;
+    std::string why;
+    if (!jz::cudaUsable(&why))
+    {
+      std::fprintf(stderr, "no usable GPU: %s\n", why.c_str());
+      return 77; // skipped
+    }
+  }
   try
   {
     return std::strcmp(argv[2], "float") == 0 ? run<float>(argv[3], a) : run<double>(argv[3], a);

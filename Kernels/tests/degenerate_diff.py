@@ -15,6 +15,7 @@ compares them with references:
 
 Usage: python3 degenerate_diff.py RUNNER [--cases N] [--seed S] [--long]
                                          [--backend cpu|cuda]
+  --backend cuda  the kernels on the GPU (exit 77 when there is none)
   --seed S   run the single case S (every failure prints its seed)
   default    300 cases of up to 700 points (about a minute)
   --long     the soak mode: 3000 cases of up to 4000 points (CTest label "long"); the
@@ -204,6 +205,10 @@ def scipy_kth(case, w):
 
 # --- running the kernels ------------------------------------------------------
 
+class SkipRun(Exception):
+    """The runner has no usable GPU for --backend cuda."""
+
+
 def run_kernels(runner, case, mode, tmp, backend):
     pts = os.path.join(tmp, "p.bin")
     case["points"].tofile(pts)
@@ -222,6 +227,8 @@ def run_kernels(runner, case, mode, tmp, backend):
     env = dict(os.environ)
     env.setdefault("OMP_WAIT_POLICY", "passive")
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    if r.returncode == 77:
+        raise SkipRun(r.stderr.strip())
     if r.returncode != 0:
         raise RuntimeError("%s failed (%d): %s" % (mode, r.returncode, r.stderr.strip()))
     return np.fromfile(out, dtype=np.int64 if mode == "fof" else np.uint8)
@@ -279,6 +286,9 @@ def main():
         for i, seed in enumerate(seeds):
             try:
                 desc, errors = check_case(a.runner, seed, a.long, tmp, a.backend)
+            except SkipRun as e:
+                print("skipped: %s" % e)
+                return 77
             except Exception as e:  # a crash or an error message is a failure too
                 desc, errors = "seed %d" % seed, [str(e)]
             if errors or a.seed is not None:

@@ -296,6 +296,9 @@ def main():
             for e in errors:
                 print("  FAIL " + e, flush=True)
             failed += bool(errors)
+            if (i + 1) % 100 == 0 and len(seeds) > 100:
+                print("%d of %d cases done, %d failed, %.0f s" % (i + 1, len(seeds), failed,
+                                                                 time.time() - t0), flush=True)
     print("%d cases (seeds %d..%d), %d failed, %.0f s; reproduce one with --seed S%s" % (
         len(seeds), seeds[0], seeds[-1], failed, time.time() - t0, " --long" if a.long else ""))
     return 1 if failed else 0

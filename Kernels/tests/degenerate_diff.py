@@ -17,6 +17,7 @@ Usage: python3 degenerate_diff.py RUNNER [--cases N] [--seed S] [--long]
                                          [--backend cpu|cuda]
   --backend cuda  the kernels on the GPU (exit 77 when there is none)
   --seed S   run the single case S (every failure prints its seed)
+  --skip M   start M seeds later (soak runs beyond the seeds already run)
   default    300 cases of up to 700 points (about a minute)
   --long     the soak mode: 3000 cases of up to 4000 points (CTest label "long"); the
              environment variable JZ_DEGEN_CASES overrides the count
@@ -275,11 +276,11 @@ def main():
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--long", action="store_true")
     ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--skip", type=int, default=0, help="start this many seeds later")
     a = ap.parse_args()
     count = a.cases or int(os.environ.get("JZ_DEGEN_CASES", 0)) or (3000 if a.long else 300)
-    seeds = [a.seed] if a.seed is not None else range(BASE_SEED + (10 ** 6 if a.long else 0),
-                                                       BASE_SEED + (10 ** 6 if a.long else 0)
-                                                       + count)
+    first = BASE_SEED + (10 ** 6 if a.long else 0) + a.skip
+    seeds = [a.seed] if a.seed is not None else range(first, first + count)
     failed = 0
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:

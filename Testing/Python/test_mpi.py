@@ -23,18 +23,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from checks import Checker  # noqa: E402
 from mpi_env import mpiexec_command, pvbatch  # noqa: E402
 
 SPLITS = ("random", "slabs", "empty", "one", "multiblock", "partitioned")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("  ok  " if ok else "  FAIL") + " " + what, flush=True)
-    if not ok:
-        failures += 1
-    return ok
+checker = Checker()
+check = checker.check
 
 
 def close(a, b, what, rtol=1e-6):
@@ -144,7 +138,4 @@ def bad(par_dir, P):
 
 if __name__ == "__main__":
     main()
-    if failures:
-        print(f"{failures} check(s) failed")
-        sys.exit(1)
-    print("all checks passed")
+    checker.finish()

@@ -112,7 +112,7 @@ std::vector<PlaneSplits> TreeLevels::planes(int numPlanes) const
     {
       std::vector<Index> s;
       auto keep = [&](Index g)
-      { return g == 0 || g == n || double(cellCount_[g]) > nmax || gapLevel_[g] > maxLevel; };
+      { return isPlaneSplit(g, n, cellCount_[g], gapLevel_[g], nmax, maxLevel); };
       if (p == 0)
       {
         for (Index g = 0; g <= n; ++g)

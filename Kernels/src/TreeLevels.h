@@ -6,9 +6,25 @@
 #include <vector>
 
 #include "jz/Tree.h"
+#include "jz/ZOrder.h"
 
 namespace jz
 {
+// Whether gap g (before sorted point g of n) splits a plane whose nodes hold
+// at most nmax points (§II-C) and whose cells are no larger than 2^maxLevel
+// (§II-D). A gap between two identical points never splits: no cell can
+// separate them, so a run of duplicates stays in one node on every plane,
+// however long (a node over nmax points is always such a run). The one home
+// of the split rule for the CPU and the CUDA tree builds.
+JZ_HD bool isPlaneSplit(Index g, Index n, Index cellCount, int gapLevel, double nmax, int maxLevel)
+{
+  if (g == 0 || g == n)
+    return true;
+  if (gapLevel == kLevelNone)
+    return false;
+  return double(cellCount) > nmax || gapLevel > maxLevel;
+}
+
 struct PlaneSplits
 {
   std::vector<Index> splits; // gap indices (point offsets), first 0, last N

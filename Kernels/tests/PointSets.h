@@ -9,7 +9,8 @@
 namespace jztest
 {
 // Interleaved xyz coordinates of n points of the named distribution:
-// uniform, clustered, duplicates, lattice, planar, outliers, offset, mixedsign.
+// uniform, clustered, duplicates, lattice, planar, outliers, offset, mixedsign;
+// also runs (bulk duplicates: half the points on 12 sites), not in allKinds().
 template <class T>
 std::vector<T> makePoints(const std::string& kind, std::size_t n, unsigned seed = 1)
 {
@@ -46,6 +47,14 @@ std::vector<T> makePoints(const std::string& kind, std::size_t n, unsigned seed 
       const std::size_t j = (i * 2654435761u) % i;
       for (int d = 0; d < 3; ++d)
         p[d] = double(xyz[3 * j + d]);
+    }
+    else if (kind == "runs" && i % 2 == 0)
+    {
+      // Half the points on 12 sites, multiplicities from ~10 to ~n/5.
+      const double r = u(rng);
+      const std::size_t c = std::size_t(12 * r * r * r);
+      for (int d = 0; d < 3; ++d)
+        p[d] = centers[c + d];
     }
     else if (kind == "planar")
     {

@@ -250,6 +250,9 @@ JZ_TEST(DistributedKnnMatchesSerial)
     }
   knnCase("lattice", "random", 3, 50, false);
   knnCase("duplicates", "slabs", 4, 8, false);
+  // Bulk duplicates: runs far longer than K and the leaf size cut by ranks.
+  knnCase("runs", "random", 3, 8, false);
+  knnCase("runs", "slabs", 4, 40, true);
 }
 
 JZ_TEST(DistributedFofMatchesSerial)
@@ -261,6 +264,8 @@ JZ_TEST(DistributedFofMatchesSerial)
       fofCase("uniform", how, ranks, 0.04, true);
     }
   fofCase("uniform", "slabs", 4, 0.06, true); // beyond percolation: one giant group across ranks
+  fofCase("runs", "random", 3, 0.01, false);
+  fofCase("runs", "slabs", 4, 0.03, true);
 }
 
 JZ_TEST(DistributedKnnQueriesOnSomeRanksOnly)

@@ -325,6 +325,21 @@ JZ_TEST(FofAllDuplicates)
   JZ_CHECK_EQ(g[600], GlobalId(500));
 }
 
+// Runs of duplicates far longer than a leaf (each one tree node, linked as
+// one point) among uniform points, below and above percolation.
+JZ_TEST(FofRunsOfDuplicates)
+{
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  for (bool periodic : { false, true })
+    for (double l : { 0.005, 0.02, 0.06 })
+    {
+      checkAgainstBruteForce(jztest::makePoints<double>("runs", 6000, 9), l, periodic, lo, hi,
+        "runs l=" + std::to_string(l));
+      checkAgainstBruteForce(jztest::makePoints<float>("runs", 6000, 11), l, periodic, lo, hi,
+        "runs float l=" + std::to_string(l));
+    }
+}
+
 // GroupIds: by descending size, ties by the smallest global id; independent
 // of input order and thread count.
 JZ_TEST(FofLabelsDeterministic)

@@ -805,4 +805,20 @@ JZ_TEST(KnnAutoBackend)
   JZ_CHECK_EQ(gpuStage, gpu);
 }
 
+// Runs of duplicates far longer than K and than a leaf (each one tree node,
+// searched as one weighted point): tied neighbours are the smallest ids, with
+// and without global ids, open and periodic.
+JZ_TEST(KnnRunsOfDuplicates)
+{
+  for (int k : { 8, 33 })
+    for (bool periodic : { false, true })
+    {
+      compare(jztest::makePoints<double>("runs", 4000, 3), nullptr, k, periodic, "runs");
+      compare(jztest::makePoints<float>("runs", 4000, 5), nullptr, k, periodic, "runs ids", true);
+    }
+  const std::vector<double> same(3 * 3000, 0.25);
+  compare(same, nullptr, 32, false, "all identical", true);
+  compare(same, nullptr, 1, true, "all identical K=1");
+}
+
 JZ_TEST_MAIN()

@@ -85,7 +85,12 @@ void checkTree(
     {
       JZ_CHECK(plane.sourceSplit[j] <= plane.sourceSplit[j + 1]);
       JZ_CHECK(plane.numSources(j) + plane.numQueries(j) > 0);
-      JZ_CHECK(plane.numSources(j) <= nmax && plane.numQueries(j) <= nmax);
+      // Only a run of duplicates, which no cell can split, may exceed nmax.
+      auto pointOrEmpty = [](const jz::Box<T>& b)
+      { return jz::boxIsEmpty(b) || jz::boxIsPoint(b); };
+      const bool run =
+        pointOrEmpty(plane.sourceBox[j]) && (!qry || pointOrEmpty(plane.queryBox[j]));
+      JZ_CHECK(run || (plane.numSources(j) <= nmax && plane.numQueries(j) <= nmax));
       // Boxes hold their points, and the node's level is that of its cell.
       for (jz::Index i = plane.sourceSplit[j]; i < plane.sourceSplit[j + 1]; ++i)
       {
@@ -125,6 +130,45 @@ JZ_TEST(TreeInvariantsAllDistributions)
     {
       checkTree<float>(jztest::makePoints<float>(kind, n), nullptr, false);
       checkTree<double>(jztest::makePoints<double>(kind, n, 5), nullptr, false);
+    }
+  }
+}
+
+JZ_TEST(RunsOfDuplicatesStayWhole)
+{
+  // Uniform points plus runs of 1 to 5000 copies: every run lies in one leaf
+  // (the tree never splits identical points, so no run costs more than one
+  // node per plane), and each leaf over the leaf size is one run.
+  for (bool periodic : { false, true })
+  {
+    auto pts = jztest::makePoints<double>("uniform", 20000, 7);
+    std::vector<std::size_t> runStart;
+    for (std::size_t m : { 1, 2, 47, 48, 49, 300, 5000 })
+    {
+      runStart.push_back(pts.size() / 3);
+      const double p[3] = { pts[3 * m], pts[3 * m + 1], pts[3 * m + 2] };
+      for (std::size_t c = 0; c < m; ++c)
+        pts.insert(pts.end(), p, p + 3);
+    }
+    checkTree<double>(pts, nullptr, periodic);
+    jz::ZTree<double> tree;
+    const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+    jz::buildTreeCpu(pts.data(), jz::Index(pts.size() / 3), (const double*)nullptr, 0,
+      jz::Periodicity::of(periodic, lo, hi), lo, jz::TreeBuildOptions(), tree, jz::RunControl());
+    const jz::TreePlane<double>& leaves = tree.planes[0];
+    std::vector<jz::Index> leafOf(pts.size() / 3);
+    for (jz::Index j = 0; j < leaves.numNodes(); ++j)
+    {
+      for (jz::Index s = leaves.sourceSplit[j]; s < leaves.sourceSplit[j + 1]; ++s)
+        leafOf[tree.sources.inputIndex[s]] = j;
+      if (leaves.numSources(j) > jz::Index(jz::kLeafSize))
+        JZ_CHECK(jz::boxIsPoint(leaves.sourceBox[j]));
+    }
+    for (std::size_t r = 0; r < runStart.size(); ++r)
+    {
+      const std::size_t end = r + 1 < runStart.size() ? runStart[r + 1] : pts.size() / 3;
+      for (std::size_t i = runStart[r]; i < end; ++i)
+        JZ_CHECK_EQ(leafOf[i], leafOf[runStart[r]]);
     }
   }
 }

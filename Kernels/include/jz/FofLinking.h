@@ -68,7 +68,11 @@ JZ_HD FofPairAction classifyFofPairModes(
     lo2 += gl * gl;
     hi2 += gh * gh;
   }
-  if (lo2 > linkingLength2)
+  // Slack on both sides: the mixed mode's bounds (gapLow: b.lo + L - a.hi)
+  // round differently from a point pair's separation (L - |a - b|), so a pair
+  // at exactly l must be refined, never discarded (a wrapped lattice pair at
+  // an offset of 1e6 was lost without it).
+  if (lo2 > linkingLength2 * (1 + kBoundSlack))
     return FofPairAction::Discard;
   if (hi2 * (1 + kBoundSlack) <= linkingLength2)
     return FofPairAction::Link;

@@ -37,6 +37,16 @@ struct TreePlane
   Index numQueries(Index j) const { return querySplit[j + 1] - querySplit[j]; }
 };
 
+// Whether all points of a non-empty box coincide. The tree never splits a
+// run of duplicates (TreeLevels.h), so a node with more than the leaf size in
+// points is always such a run; the leaf kernels treat it as one weighted
+// point (kNN: one query, the K smallest keys; FoF: one member).
+template <class T>
+JZ_HD bool boxIsPoint(const Box<T>& b)
+{
+  return b.lo[0] == b.hi[0] && b.lo[1] == b.hi[1] && b.lo[2] == b.hi[2];
+}
+
 // Readable (zero) elements after the last point of each coordinate array, so
 // vector loops may load a full register past the end of a leaf.
 constexpr Index kSimdPadding = 8;

@@ -20,11 +20,8 @@ struct SourceKeys
 {
   const GlobalId* ids;     // by input index; nullptr = the input index itself
   const Index* inputIndex; // sorted position -> input index
-  GlobalId operator[](Index s) const
-  {
-    const Index in = inputIndex[s];
-    return ids ? ids[in] : GlobalId(in);
-  }
+  GlobalId operator[](Index s) const { return ofInput(inputIndex[s]); }
+  GlobalId ofInput(Index in) const { return ids ? ids[in] : GlobalId(in); }
 };
 
 class CandidateBuffer

@@ -68,9 +68,9 @@ public:
     FofLocalPoints& candA, FofLocalPoints& candB) const
   {
     const TreePlane<T>& leaves = tree_.planes[0];
-    const Index a0 = leaves.sourceSplit[A], a1 = leaves.sourceSplit[A + 1];
-    const Index b0 = leaves.sourceSplit[B], b1 = leaves.sourceSplit[B + 1];
     const bool cA = connected[A], cB = connected[B];
+    const Index a0 = leaves.sourceSplit[A], a1 = memberEnd(A, cA);
+    const Index b0 = leaves.sourceSplit[B], b1 = memberEnd(B, cB);
     if (cA && cB && fofFind(g, a0) == fofFind(g, b0))
       return;
     const Frame f = frame(leaves.sourceBox[A], leaves.sourceBox[B]);
@@ -91,6 +91,16 @@ public:
   }
 
 private:
+  // The end of the points of leaf X that may link it: a connected run of
+  // duplicates (one group, all at one place) is linked through its first.
+  Index memberEnd(Index X, bool connectedX) const
+  {
+    const TreePlane<T>& leaves = tree_.planes[0];
+    if (connectedX && boxIsPoint(leaves.sourceBox[X]))
+      return leaves.sourceSplit[X] + 1;
+    return leaves.sourceSplit[X + 1];
+  }
+
   // Per-dimension nearest-image modes of a pair of boxes (fofImageMode):
   // sepd() then reproduces Geometry.h's separation() bit for bit.
   struct Frame
@@ -229,7 +239,8 @@ private:
           gapd(p[d], double(other.lo[d]), double(other.hi[d]), f.mode[d], f.period[d]);
         sum += gd * gd;
       }
-      if (sum <= l2_)
+      // Slack: gapd's mixed mode rounds unlike sepd (see classifyFofPairModes).
+      if (sum <= l2_ * (1 + kBoundSlack))
         cand.push(p[0], p[1], p[2], k);
     }
   }

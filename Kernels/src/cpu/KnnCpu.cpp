@@ -76,6 +76,22 @@ struct KnnOutputWriter
   }
 };
 
+// Within each run of duplicate sources (a leaf whose points coincide), the
+// sorted order by key, so that LeafToLeaf may take the run's first K as its K
+// smallest keys. The coordinates are equal, so only the input indices move.
+template <class T>
+void orderRunsByKey(ZTree<T>& tree, const GlobalId* ids)
+{
+  const TreePlane<T>& leaves = tree.planes[0];
+  Index* in = tree.sources.inputIndex.data();
+  const SourceKeys keyOf{ ids, nullptr };
+#pragma omp parallel for schedule(dynamic, 64)
+  for (long long j = 0; j < (long long)leaves.numNodes(); ++j)
+    if (leaves.numSources(Index(j)) > 1 && boxIsPoint(leaves.sourceBox[j]))
+      std::sort(in + leaves.sourceSplit[j], in + leaves.sourceSplit[j + 1],
+        [&keyOf](Index a, Index b) { return keyOf.ofInput(a) < keyOf.ofInput(b); });
+}
+
 // The node planes, then LeafToLeaf per parent of the leaves into `writer`.
 template <class T, class Metric>
 void knnWalk(const ZTree<T>& tree, const KnnProblem<T>& problem, const Metric& metric,
@@ -127,6 +143,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
       buildControl.progress = [&](double f) { return control.progress(0.3 * f); };
     buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries, Index(numQueries),
       per, problem.boxLo, TreeBuildOptions(), tree, buildControl);
+    orderRunsByKey(tree, problem.sourceIds);
   }
 
   // Keys that break distance ties: global ids when given, else input indices.

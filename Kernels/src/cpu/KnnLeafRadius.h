@@ -47,7 +47,10 @@ public:
     if (d2.size() < n)
       d2.resize(n);
     double worst = 0;
-    for (Index q = plane.querySplit[c]; q < plane.querySplit[c + 1]; ++q)
+    Index qEnd = plane.querySplit[c + 1];
+    if (boxIsPoint(this->tree_.queryBox(0, c)))
+      qEnd = std::min(qEnd, plane.querySplit[c] + 1); // a run of duplicates: one query
+    for (Index q = plane.querySplit[c]; q < qEnd; ++q)
     {
       const T p[3] = { qry.x[q], qry.y[q], qry.z[q] };
       leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, n, p,

@@ -45,7 +45,16 @@ public:
   void consumeLeaf(Index c, const LeafList& list)
   {
     const TreePlane<T>& plane = this->tree_.planes[0];
-    const Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
+    Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
+    const Index leafQ0 = q0, leafNq = nq;
+    // A run of duplicate queries: all share one result, searched once.
+    const bool run = nq > 1 && boxIsPoint(this->tree_.queryBox(0, c));
+    if (run)
+    {
+      while (nq > 0 && isSourceOnly(q0))
+        ++q0, --nq;
+      nq = std::min<Index>(nq, 1);
+    }
     Scratch& s = scratch_.mine();
     s.reserve(nq);
     initBuffers(c, q0, nq, s);
@@ -61,8 +70,13 @@ public:
       if (isSourceOnly(q0 + q))
         continue;
       s.buffers[q].finish(sorted_);
-      reduce_(q0 + q, s.buffers[q]);
+      if (!run)
+        reduce_(q0 + q, s.buffers[q]);
     }
+    if (run && nq == 1)
+      for (Index q = leafQ0; q < leafQ0 + leafNq; ++q)
+        if (!isSourceOnly(q))
+          reduce_(q, s.buffers[0]);
   }
 
 private:
@@ -150,7 +164,12 @@ private:
     const SortedPoints<T>& src = this->tree_.sources;
     const SortedPoints<T>& qry = this->tree_.queryPoints();
     const Box<T>& box = plane.sourceBox[leaf];
-    const Index s0 = plane.sourceSplit[leaf], n = plane.sourceSplit[leaf + 1] - s0;
+    const Index s0 = plane.sourceSplit[leaf];
+    Index n = plane.sourceSplit[leaf + 1] - s0;
+    // A run of duplicates (ordered by key, orderRunsByKey): at one distance
+    // only its K smallest keys can be among the K nearest.
+    if (n > Index(this->k_) && boxIsPoint(box))
+      n = Index(this->k_);
     if (s.survivors.size() < n)
       s.survivors.resize(n);
     const Index numActive = queriesNearBox(qry.x.data() + q0, qry.y.data() + q0, qry.z.data() + q0,

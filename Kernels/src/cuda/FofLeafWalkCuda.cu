@@ -88,9 +88,26 @@ struct LeafArgs
   Index* g;
 };
 
+// End of the points of leaf X that may link it: a linked run of duplicates
+// (one group, all at one place) links through its first point (as on the CPU,
+// FofLeafLinks::memberEnd).
 template <class T>
-__device__ void leafSelf(const LeafArgs<T>& a, Index s0, Index s1, unsigned lane)
+__device__ __forceinline__ Index memberEnd(const LeafArgs<T>& a, Index X, bool linkedX)
 {
+  const Index s0 = a.sourceSplit[X];
+  return linkedX && boxIsPoint(a.box[X]) ? s0 + 1 : a.sourceSplit[X + 1];
+}
+
+template <class T>
+__device__ void leafSelf(const LeafArgs<T>& a, Index s0, Index s1, bool run, unsigned lane)
+{
+  if (run)
+  {
+    // A run of duplicates: every point is a friend of the first.
+    for (Index k = s0 + 1 + lane; k < s1; k += 32)
+      fofUnion(a.g, s0, k);
+    return;
+  }
   // Every pair (k, m), k < m: lane owns k, walks m (coalesced across lanes).
   for (Index c = s0; c < s1; c += 32)
   {
@@ -108,10 +125,12 @@ __device__ void leafSelf(const LeafArgs<T>& a, Index s0, Index s1, unsigned lane
 }
 
 template <class T>
-__device__ void leafCross(const LeafArgs<T>& a, Index A, Index B, bool bothConnected, unsigned lane)
+__device__ void leafCross(
+  const LeafArgs<T>& a, Index A, Index B, bool linkedA, bool linkedB, unsigned lane)
 {
-  const Index a0 = a.sourceSplit[A], a1 = a.sourceSplit[A + 1];
-  const Index b0 = a.sourceSplit[B], b1 = a.sourceSplit[B + 1];
+  const bool bothConnected = linkedA && linkedB;
+  const Index a0 = a.sourceSplit[A], a1 = memberEnd(a, A, linkedA);
+  const Index b0 = a.sourceSplit[B], b1 = memberEnd(a, B, linkedB);
   const Box<T> boxA = a.box[A], boxB = a.box[B];
   int mode[3];
   for (int d = 0; d < 3; ++d)
@@ -183,12 +202,12 @@ struct FofLeafPolicy
     if (pr.a == pr.b)
     {
       if (!la)
-        leafSelf(a, a.sourceSplit[pr.a], a.sourceSplit[pr.a + 1], lane);
+        leafSelf(a, a.sourceSplit[pr.a], a.sourceSplit[pr.a + 1], boxIsPoint(a.box[pr.a]), lane);
       return;
     }
     if (la && lb && a.grp[pr.a] == a.grp[pr.b])
       return;
-    leafCross(a, pr.a, pr.b, la && lb, lane);
+    leafCross(a, pr.a, pr.b, la, lb, lane);
   }
 };
 } // namespace

@@ -43,6 +43,7 @@ struct LeafArgs
 {
   Index first, last; // leaves of this launch
   const Index* querySplit;
+  const Box<T>* queryBox;
   const Index* sourceSplit;
   const Box<T>* sourceBox;
   const unsigned long long* listOffset;
@@ -77,6 +78,17 @@ __device__ __forceinline__ bool before(double ad2, GlobalId akey, double bd2, Gl
 __device__ __forceinline__ GlobalId keyOf(const GlobalId* keys, Index s)
 {
   return s == kNoSource ? kNoKey : keys[s];
+}
+
+// End of the queries of a leaf that are searched: a run of duplicate
+// queries (a point box) is searched for its first query only, and
+// copyRunResultsKernel hands that result to the others (as on the CPU,
+// KnnLeafSearch::consumeLeaf).
+template <class T>
+__device__ __forceinline__ Index searchedQueryEnd(const LeafArgs<T>& a, Index leaf)
+{
+  const Index q0 = a.querySplit[leaf], q1 = a.querySplit[leaf + 1];
+  return q1 - q0 > 1 && boxIsPoint(a.queryBox[leaf]) ? q0 + 1 : q1;
 }
 
 // Rank j's contribution to the density sum with smoothing length h.
@@ -127,7 +139,7 @@ __device__ void RegisterListLeaves<T, KMAX>::consume(Item item, const BlockGroup
   __shared__ T shy[kLeafThreads];
   __shared__ T shz[kLeafThreads];
   const int tid = block.rank();
-  const Index q0 = a.querySplit[leaf], q1 = a.querySplit[leaf + 1];
+  const Index q0 = a.querySplit[leaf], q1 = searchedQueryEnd(a, leaf);
   const unsigned long long e0 = a.listOffset[leaf] - a.listBase;
   const unsigned long long e1 = a.listOffset[leaf + 1] - a.listBase;
   const double bound2 = a.rmax2[leaf];
@@ -492,7 +504,7 @@ struct WarpListLeaves
     L.d2 = reinterpret_cast<double*>(base) + std::size_t(warp) * a.k;
     L.key = reinterpret_cast<GlobalId*>(base + n * 8) + std::size_t(warp) * a.k;
     L.src = reinterpret_cast<Index*>(base + n * 16) + std::size_t(warp) * a.k;
-    const Index q0 = a.querySplit[leaf], q1 = a.querySplit[leaf + 1];
+    const Index q0 = a.querySplit[leaf], q1 = searchedQueryEnd(a, leaf);
     const unsigned long long e0 = a.listOffset[leaf] - a.listBase;
     const unsigned long long e1 = a.listOffset[leaf + 1] - a.listBase;
     const double bound2 = a.rmax2[leaf];
@@ -500,6 +512,35 @@ struct WarpListLeaves
       warpQuery(a, L, q, e0, e1, bound2, lane);
   }
 };
+
+// Every query of a run leaf after the first gets the first one's outputs
+// (identical points have identical neighbours). A block per leaf.
+template <class T>
+__global__ void copyRunResultsKernel(LeafArgs<T> a)
+{
+  for (Index leaf = a.first + blockIdx.x; leaf < a.last; leaf += gridDim.x)
+  {
+    const Index q0 = a.querySplit[leaf], q1 = a.querySplit[leaf + 1];
+    if (searchedQueryEnd(a, leaf) == q1)
+      continue;
+    const std::size_t from = a.qInput[q0];
+    for (Index q = q0 + 1 + threadIdx.x; q < q1; q += blockDim.x)
+    {
+      const std::size_t to = a.qInput[q];
+      if (a.smoothingLength)
+        a.smoothingLength[to] = a.smoothingLength[from];
+      if (a.density)
+        a.density[to] = a.density[from];
+      for (int r = 0; r < a.k; ++r)
+      {
+        if (a.neighborIds)
+          a.neighborIds[to * a.k + r] = a.neighborIds[from * a.k + r];
+        if (a.neighborDistances)
+          a.neighborDistances[to * a.k + r] = a.neighborDistances[from * a.k + r];
+      }
+    }
+  }
+}
 
 template <class T>
 void launchWarpLists(const LeafArgs<T>& a, cudaStream_t stream)
@@ -538,6 +579,7 @@ void knnLeafWalkCuda(const DeviceTree<T>& tree, int k, Index first, Index last,
   a.first = first;
   a.last = last;
   a.querySplit = plane.querySplit();
+  a.queryBox = plane.queryBox();
   a.sourceSplit = plane.sourceSplit.get();
   a.sourceBox = plane.sourceBox.get();
   a.listOffset = leaves.offset.get();
@@ -569,6 +611,9 @@ void knnLeafWalkCuda(const DeviceTree<T>& tree, int k, Index first, Index last,
     blockLeafPass(RegisterListLeaves<T, 32>{ a }, first, last, kLeafThreads, 0, stream);
   else
     launchWarpLists(a, stream);
+  const unsigned runBlocks = unsigned(std::min<std::size_t>(last - first, 1024));
+  copyRunResultsKernel<<<runBlocks, 128, 0, stream>>>(a);
+  JZ_CUDA_LAUNCH_CHECK("copyRunResultsKernel");
 }
 
 template void knnLeafWalkCuda<float>(const DeviceTree<float>&, int, Index, Index, const WalkLevel&,

@@ -6,7 +6,8 @@
 // the same TreeBuildOptions: a gap is a split of plane p if it is a boundary,
 // if the smallest z-order cell spanning it holds more than
 // leafSize * coarsening^p points of either type, or if its level exceeds the
-// regularization level lvl_max(p); planes nest.
+// regularization level lvl_max(p); planes nest; never between identical
+// points (isPlaneSplit, TreeLevels.h: a run of duplicates stays one node).
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../TreeLevels.h"
 #include "TreeCuda.cuh"
 #include "jz/Validate.h"
 #include "jz/ZOrder.h"
@@ -241,7 +243,7 @@ __global__ void splitFlagKernel(const Index* candidates, Index numCandidates, co
   if (c >= numCandidates)
     return;
   const Index g = candidates[c];
-  flags[c] = (g == 0 || g == n || double(cellCount[g]) > nmax || gapLevel[g] > maxLevel) ? 1 : 0;
+  flags[c] = isPlaneSplit(g, n, cellCount[g], gapLevel[g], nmax, maxLevel) ? 1 : 0;
 }
 
 // Node level = the largest gap level strictly inside = mortonLevel(first, last);

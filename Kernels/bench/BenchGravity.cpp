@@ -89,8 +89,8 @@ int main(int argc, char** argv)
       const auto t0 = std::chrono::steady_clock::now();
       info = jz::computeGravity(
         p, jz::GravityResults{ phi.data(), acc.data() }, jz::Backend::CPU, control);
-      best = std::min(best,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      best = std::min(
+        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     std::vector<double> ea, ep;
     for (std::size_t t = 0; t < targets.size(); ++t)
@@ -109,6 +109,9 @@ int main(int argc, char** argv)
       item.c_str(), best, pct(ea, 0.5), pct(ea, 0.99), pct(ep, 0.5), pct(ep, 0.99));
     for (const auto& s : info.stageSeconds)
       std::printf(" %s=%.3f", s.first.c_str(), s.second);
+    for (const auto& c : info.counters)
+      if (c.first.find("per query") != std::string::npos)
+        std::printf(" [%s %.0f]", c.first.c_str(), c.second);
     std::printf("\n");
     std::fflush(stdout);
   }

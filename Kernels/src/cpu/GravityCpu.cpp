@@ -3,6 +3,7 @@
 // the gravity policy (GravityPolicy.h) down to the leaves' direct sums, and
 // the sums written in query input order with G applied.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include <omp.h>
@@ -74,17 +75,49 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
   }
 
   const SortedPoints<T>& qp = tree.queryPoints();
-  std::vector<GravitySum> sums(qp.size());
+  const std::size_t nq = qp.size();
+  // Query coordinates in double (the tree's own arrays when T is double).
+  std::vector<double> qcopy;
+  const double* q[3];
+  if (std::is_same<T, double>::value)
+  {
+    q[0] = reinterpret_cast<const double*>(qp.x.data());
+    q[1] = reinterpret_cast<const double*>(qp.y.data());
+    q[2] = reinterpret_cast<const double*>(qp.z.data());
+  }
+  else
+  {
+    qcopy.resize(3 * nq);
+    for (std::size_t i = 0; i < nq; ++i)
+    {
+      qcopy[i] = double(qp.x[i]);
+      qcopy[nq + i] = double(qp.y[i]);
+      qcopy[2 * nq + i] = double(qp.z[i]);
+    }
+    for (int k = 0; k < 3; ++k)
+      q[k] = qcopy.data() + k * nq;
+  }
+  std::vector<double> sumStore(4 * nq, 0.0); // U, grad U per sorted query
+  double* const sum[4] = { sumStore.data(), sumStore.data() + nq, sumStore.data() + 2 * nq,
+    sumStore.data() + 3 * nq };
   const std::vector<Index> own = ownSources(problem, tree);
   {
     StageTimer timer(&info, "walk");
     GravityPolicy<T> policy(
-      tree, moments, mass, own, problem.openingAngle, problem.softening, sums, threads);
+      tree, moments, mass, own, problem.openingAngle, problem.softening, q, sum, threads);
     DualWalk<T, GravityPolicy<T>> walk(tree, policy, threads, &info);
     std::function<bool(double)> progress;
     if (control.progress)
       progress = [&control](double f) { return control.progress(0.25 + 0.75 * f); };
     walk.leafPass(walk.walkDownTo(1), progress);
+    double multipoles = 0, direct = 0;
+    for (int t = 0; t < threads; ++t)
+    {
+      multipoles += policy.scratch.at(t).multipoles;
+      direct += policy.scratch.at(t).direct;
+    }
+    info.counters.emplace_back("multipole interactions per query", multipoles / double(nq));
+    info.counters.emplace_back("direct interactions per query", direct / double(nq));
   }
 
   const double G = problem.gravitationalConstant;
@@ -92,12 +125,11 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
   for (long long qq = 0; qq < (long long)qp.size(); ++qq)
   {
     const std::size_t out = qp.inputIndex[qq];
-    const GravitySum& s = sums[qq];
     if (results.potential)
-      results.potential[out] = -G * s.u;
+      results.potential[out] = -G * sum[0][qq];
     if (results.acceleration)
       for (int k = 0; k < 3; ++k)
-        results.acceleration[3 * out + k] = G * s.g[k];
+        results.acceleration[3 * out + k] = G * sum[1 + k][qq];
   }
 }
 

@@ -14,34 +14,11 @@
 #include "../GravityTerms.h"
 #include "../walk/PerThread.h"
 #include "../walk/WalkPolicy.h"
+#include "GravityKernelsCpu.h"
 #include "jz/Tree.h"
 
 namespace jz
 {
-// The direct sum of sources [begin, end) of a gathered leaf list on one query
-// point, in double.
-inline void sumGathered(GravitySum& sum, const double* x, const double* y, const double* z,
-  const double* m, std::size_t begin, std::size_t end, const double* q, double eps2)
-{
-  double u = 0, g0 = 0, g1 = 0, g2 = 0;
-  for (std::size_t j = begin; j < end; ++j)
-  {
-    const double dx = x[j] - q[0], dy = y[j] - q[1], dz = z[j] - q[2];
-    const double s2 = dx * dx + dy * dy + dz * dz + eps2;
-    const double inv = s2 > 0 ? 1.0 / std::sqrt(s2) : 0.0; // r = 0, eps = 0: skipped
-    const double mi = m[j] * inv;
-    const double mi3 = mi * inv * inv;
-    u += mi;
-    g0 += mi3 * dx;
-    g1 += mi3 * dy;
-    g2 += mi3 * dz;
-  }
-  sum.u += u;
-  sum.g[0] += g0;
-  sum.g[1] += g1;
-  sum.g[2] += g2;
-}
-
 template <class T>
 struct GravityPolicy : WalkPolicyDefaults
 {
@@ -54,25 +31,34 @@ struct GravityPolicy : WalkPolicyDefaults
   // empty: a self query excludes q itself, separate queries nothing.
   const std::vector<Index>& ownSource;
   double theta2, eps2;
-  std::vector<GravitySum>& sums; // per sorted query
+  // Per sorted query: coordinates in double, and U, grad U (summed into).
+  const double *qx, *qy, *qz;
+  double *u, *gx, *gy, *gz;
 
   struct Scratch
   {
     std::vector<double> x, y, z, m;
     std::vector<std::pair<Index, std::size_t>> starts; // (leaf, offset in the gathered list)
+    double multipoles = 0, direct = 0;                 // interactions, for RunInfo
   };
   PerThread<Scratch> scratch;
 
   GravityPolicy(const ZTree<T>& tree_, const std::vector<std::vector<GravityMoments>>& moments_,
     const std::vector<double>& mass_, const std::vector<Index>& ownSource_, double theta,
-    double eps, std::vector<GravitySum>& sums_, int numThreads)
+    double eps, const double* const q[3], double* const sum[4], int numThreads)
     : tree(tree_)
     , moments(moments_)
     , mass(mass_)
     , ownSource(ownSource_)
     , theta2(theta * theta)
     , eps2(eps * eps)
-    , sums(sums_)
+    , qx(q[0])
+    , qy(q[1])
+    , qz(q[2])
+    , u(sum[0])
+    , gx(sum[1])
+    , gy(sum[2])
+    , gz(sum[3])
     , scratch(numThreads)
   {
   }
@@ -99,14 +85,10 @@ struct GravityPolicy : WalkPolicyDefaults
   template <class C>
   void accept(int p, Index c, Index d, const C&)
   {
-    const GravityMoments& n = moments[p][d];
-    const SortedPoints<T>& qp = tree.queryPoints();
-    const TreePlane<T>& plane = tree.planes[p];
-    for (Index q = plane.querySplit[c]; q < plane.querySplit[c + 1]; ++q)
-    {
-      const double x[3] = { double(qp.x[q]), double(qp.y[q]), double(qp.z[q]) };
-      addMultipoleTerm(sums[q], n, x, eps2);
-    }
+    const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
+    scratch.mine().multipoles += q1 - q0;
+    applyMultipoleCpu(
+      moments[p][d], qx + q0, qy + q0, qz + q0, q1 - q0, eps2, u + q0, gx + q0, gy + q0, gz + q0);
   }
 
   // The open source leaves are gathered once into contiguous double arrays;
@@ -116,19 +98,23 @@ struct GravityPolicy : WalkPolicyDefaults
     Scratch& s = scratch.mine();
     const TreePlane<T>& leaves = tree.planes[0];
     gather(list, s);
-    const SortedPoints<T>& qp = tree.queryPoints();
     for (Index q = leaves.querySplit[c]; q < leaves.querySplit[c + 1]; ++q)
     {
-      const double x[3] = { double(qp.x[q]), double(qp.y[q]), double(qp.z[q]) };
+      const double x[3] = { qx[q], qy[q], qz[q] };
+      // The query's own source is made massless for its sum: it adds 0.
       const std::size_t own = ownOffset(q, s);
-      const std::size_t n = s.x.size();
-      if (own == std::size_t(-1))
-        sumGathered(sums[q], s.x.data(), s.y.data(), s.z.data(), s.m.data(), 0, n, x, eps2);
-      else
-      {
-        sumGathered(sums[q], s.x.data(), s.y.data(), s.z.data(), s.m.data(), 0, own, x, eps2);
-        sumGathered(sums[q], s.x.data(), s.y.data(), s.z.data(), s.m.data(), own + 1, n, x, eps2);
-      }
+      const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
+      if (own != std::size_t(-1))
+        s.m[own] = 0;
+      s.direct += s.x.size();
+      GravitySum sum;
+      sumDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), s.x.size(), x, eps2, sum);
+      u[q] += sum.u;
+      gx[q] += sum.g[0];
+      gy[q] += sum.g[1];
+      gz[q] += sum.g[2];
+      if (own != std::size_t(-1))
+        s.m[own] = ownMass;
     }
   }
 
@@ -152,6 +138,13 @@ private:
         s.z.push_back(double(src.z[j]));
         s.m.push_back(mass[j]);
       }
+    }
+    while (s.x.size() % kGravityLanes != 0) // massless padding
+    {
+      s.x.push_back(0);
+      s.y.push_back(0);
+      s.z.push_back(0);
+      s.m.push_back(0);
     }
   }
 

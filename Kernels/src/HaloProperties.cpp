@@ -17,6 +17,7 @@
 #include <omp.h>
 
 #include "StageTimer.h"
+#include "cpu/GravityKernelsCpu.h"
 #include "cpu/RangeCollectPolicy.h"
 #include "jz/Gravity.h"
 #include "jz/HaloProperties.h"
@@ -69,22 +70,38 @@ RowDirectory directory(Communicator& comm, const std::vector<GlobalId>& rowGroup
   return dir;
 }
 
-// Potentials -sum m_j / s (G applied by the caller's ordering: G > 0 keeps
-// the order) of members [0, n) at the points `at` (indices into members).
-double directPotential(const std::vector<Member>& mem, std::size_t i, double eps2)
+// Members in padded structure-of-arrays form for the vectorized direct sum.
+struct MemberArrays
 {
-  double u = 0;
-  for (std::size_t j = 0; j < mem.size(); ++j)
+  std::vector<double> x, y, z, m;
+  explicit MemberArrays(const std::vector<Member>& mem)
   {
-    if (j == i)
-      continue;
-    const double dx = mem[j].x[0] - mem[i].x[0], dy = mem[j].x[1] - mem[i].x[1],
-                 dz = mem[j].x[2] - mem[i].x[2];
-    const double s2 = dx * dx + dy * dy + dz * dz + eps2;
-    if (s2 > 0)
-      u += mem[j].m / std::sqrt(s2);
+    const std::size_t n = (mem.size() + kGravityLanes - 1) / kGravityLanes * kGravityLanes;
+    x.assign(n, 0.0);
+    y.assign(n, 0.0);
+    z.assign(n, 0.0);
+    m.assign(n, 0.0); // massless padding
+    for (std::size_t i = 0; i < mem.size(); ++i)
+    {
+      x[i] = mem[i].x[0];
+      y[i] = mem[i].x[1];
+      z[i] = mem[i].x[2];
+      m[i] = mem[i].m;
+    }
   }
-  return -u;
+};
+
+// U = sum_{j != i} m_j / s at member i (the potential is -G U); member i is
+// made massless for its own sum (a copy of the masses per thread).
+double directSum(const MemberArrays& a, std::vector<double>& mass, std::size_t i, double eps2)
+{
+  const double own = mass[i];
+  mass[i] = 0;
+  const double q[3] = { a.x[i], a.y[i], a.z[i] };
+  GravitySum sum;
+  sumDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2, sum);
+  mass[i] = own;
+  return sum.u;
 }
 
 // The member with the lowest potential (ties: the smaller id; members are
@@ -114,6 +131,7 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
     p.numSources = mem.size();
     p.sourceMasses = m.data();
     p.softening = o.softening;
+    p.openingAngle = 0.8; // a ranking only: the candidates are summed exactly
     p.gravitationalConstant = 1;
     RunControl control;
     control.numThreads = threads;
@@ -126,10 +144,15 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
       [&](std::size_t a, std::size_t b) { return phi[a] < phi[b] || (phi[a] == phi[b] && a < b); });
     candidates.assign(order.begin(), order.begin() + keep);
   }
+  const MemberArrays arrays(mem);
   std::vector<double> exact(candidates.size());
-#pragma omp parallel for num_threads(threads) if (candidates.size() > 256)
-  for (long long c = 0; c < (long long)candidates.size(); ++c)
-    exact[c] = G * directPotential(mem, candidates[c], eps2);
+#pragma omp parallel num_threads(threads) if (threads > 1 && candidates.size() > 256)
+  {
+    std::vector<double> mass = arrays.m;
+#pragma omp for
+    for (long long c = 0; c < (long long)candidates.size(); ++c)
+      exact[c] = -G * directSum(arrays, mass, candidates[c], eps2);
+  }
   std::size_t best = 0;
   for (std::size_t c = 1; c < candidates.size(); ++c)
     if (exact[c] < exact[best] || (exact[c] == exact[best] && candidates[c] < candidates[best]))
@@ -180,10 +203,16 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
   };
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (long long r = 0; r < (long long)rows; ++r)
+  // Largest first, so that no thread is left with a big group at the end.
+  std::vector<std::size_t> small;
+  for (std::size_t r = 0; r < rows; ++r)
     if (members[r].size() <= kDirectCentreLimit)
-      solve(std::size_t(r), 1);
+      small.push_back(r);
+  std::sort(small.begin(), small.end(),
+    [&](std::size_t a, std::size_t b) { return members[a].size() > members[b].size(); });
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long long i = 0; i < (long long)small.size(); ++i)
+    solve(small[i], 1);
   for (std::size_t r = 0; r < rows; ++r)
     if (members[r].size() > kDirectCentreLimit)
       solve(r, threads);
@@ -253,12 +282,22 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
       halfDiagonal2 += 0.25 * (in.boxHi[k] - in.boxLo[k]) * (in.boxHi[k] - in.boxLo[k]);
   }
 
-  // Trial radius: where twice the group's FoF mass would sit at the threshold.
+  // Trial radius: twice the radius where the FoF mass would sit at the threshold.
+  // The profile is decided only by a particle beyond the crossing, so the
+  // radius is at least two mean interparticle separations when periodic.
+  std::int64_t total = std::int64_t(in.numPoints);
+  comm.allReduceSum(&total, 1);
+  const double spacing = in.periodic
+    ? std::cbrt((in.boxHi[0] - in.boxLo[0]) * (in.boxHi[1] - in.boxLo[1]) *
+        (in.boxHi[2] - in.boxLo[2]) / double(std::max<std::int64_t>(total, 1)))
+    : 0.0;
   std::vector<double> radius(rows);
   for (std::size_t r = 0; r < rows; ++r)
-    radius[r] = in.rowMass.size() == rows && in.rowMass[r] > 0
-      ? std::min(rMax, std::cbrt(6 * in.rowMass[r] / (4 * kPi * threshold)))
-      : 0.125 * rMax;
+    radius[r] = std::min(rMax,
+      std::max(2 * spacing,
+        in.rowMass.size() == rows && in.rowMass[r] > 0
+          ? std::cbrt(3 * 8 * in.rowMass[r] / (4 * kPi * threshold))
+          : 0.125 * rMax));
   out.soRadius.assign(rows, 0.0);
   out.soMass.assign(rows, 0.0);
   out.soCount.assign(rows, 0);
@@ -319,7 +358,7 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
         done[r] = 1;
       }
       else
-        radius[r] = std::min(2 * R, rMax);
+        radius[r] = std::min(3 * R, rMax);
     }
   }
 }

@@ -58,10 +58,11 @@ struct HaloProperties
   std::vector<GlobalId> soCount;
 };
 
-// Groups up to this size get exact direct-summation potentials; larger ones
-// tree potentials (theta 0.5) whose lowest candidates are then summed
-// directly.
-constexpr std::size_t kDirectCentreLimit = 4096;
+// Groups up to this size get exact direct-summation potentials for every
+// member; larger ones tree potentials (theta 0.8) to rank the members, and
+// the 64 lowest are then summed directly (the most bound is exact unless the
+// tree's error exceeds the gap to the 65th member).
+constexpr std::size_t kDirectCentreLimit = 2048;
 
 // Collective over comm. Throws Error on bad options (Delta <= 0, rho_ref <= 0,
 // eps < 0), the same on every rank.

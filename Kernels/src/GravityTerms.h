@@ -86,13 +86,17 @@ JZ_HD void addMultipoleTerm(GravitySum& sum, const GravityMoments& n, const doub
 }
 
 // Barnes-Hut's opening criterion for a node seen from a receiver box at
-// squared distance dist2 from the node's centre of mass: the node's size
-// (largest box side) is below theta times the distance, and its radius below
-// the distance itself, so no point of the node lies in the receiver's box
-// (r > 0 for every accepted pair; theta = 0 accepts nothing: direct
-// summation).
+// squared distance dist2 from the node's centre of mass: the node's size s
+// (largest side of its box) is below theta times the distance, its radius b
+// around the centre of mass below (sqrt(3)/2) theta times the distance (the
+// same for a cube with a central centre of mass; a lopsided node, its mass
+// in one corner, opens earlier: its expansion converges more slowly,
+// Salmon & Warren's b_max), and b below the distance itself, so no point of
+// the node lies in the receiver's box (r > 0 for every accepted pair).
+// theta = 0 accepts nothing: direct summation.
 JZ_HD bool multipoleAcceptable(const GravityMoments& n, double dist2, double theta2)
 {
-  return n.size2 < theta2 * dist2 && n.radius2 < dist2;
+  return n.size2 < theta2 * dist2 && n.radius2 < 0.75 * theta2 * dist2 && n.radius2 < dist2;
 }
+
 } // namespace jz

@@ -2,6 +2,7 @@
 
 #include "vtkJZCommunicator.h"
 #include "vtkJZKernelAdapter.h"
+#include "vtkJZPeriodicBox.h"
 
 #include "vtkCellArray.h"
 #include "vtkCompositeDataSet.h"
@@ -20,6 +21,7 @@
 
 #include "jz/Distributed.h"
 #include "jz/Fof.h"
+#include "jz/Validate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -62,17 +64,11 @@ vtkSmartPointer<vtkIdTypeArray> NewIdArray(const char* name, vtkIdType n)
   return a;
 }
 
-// Runs groups, labels and catalogue in precision T (over all ranks of `comm`
-// when there are several: jz::computeFofDistributed; with one, the
-// single-process kernels); fills the outputs only when everything succeeded.
-// Throws on failure (the same jz::Error on every rank).
+// The kernels' problem for this rank's points under the settings.
 template <class T>
-void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
-  const Buffer<T>& coords, const Buffer<double>& masses, const Buffer<double>& velocities,
-  const Buffer<jz::GlobalId>& ids, const FofSettings& s, vtkDataObject* output,
-  vtkPolyData* catalogueOut)
+jz::FofProblem<T> MakeProblem(
+  const Buffer<T>& coords, const Buffer<jz::GlobalId>& ids, const FofSettings& s)
 {
-  const vtkIdType n = static_cast<vtkIdType>(coords.size);
   jz::FofProblem<T> problem;
   problem.points = coords.data;
   problem.numPoints = coords.size;
@@ -84,6 +80,31 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     problem.boxHi[d] = s.box[2 * d + 1];
   }
   problem.ids = ids.data;
+  return problem;
+}
+
+// jz::problemError of this rank's piece, in the filter's words (with the
+// LinkingLength property as the length: Relative mode scales it later).
+template <class T>
+std::string PieceError(const Buffer<T>& coords, FofSettings s, double linkingLength)
+{
+  s.linkingLength = linkingLength;
+  return jz::problemError(MakeProblem(coords, Buffer<jz::GlobalId>(), s),
+    jz::ProblemExtent::RankPiece, vtkJZKernelAdapter::PropertyNames());
+}
+
+// Runs groups, labels and catalogue in precision T (over all ranks of `comm`
+// when there are several: jz::computeFofDistributed; with one, the
+// single-process kernels); fills the outputs only when everything succeeded.
+// Throws on failure (the same jz::Error on every rank).
+template <class T>
+void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
+  const Buffer<T>& coords, const Buffer<double>& masses, const Buffer<double>& velocities,
+  const Buffer<jz::GlobalId>& ids, const FofSettings& s, vtkDataObject* output,
+  vtkPolyData* catalogueOut)
+{
+  const vtkIdType n = static_cast<vtkIdType>(coords.size);
+  const jz::FofProblem<T> problem = MakeProblem(coords, ids, s);
 
   const jz::RunControl control = vtkJZKernelAdapter::MakeRunControl(self);
   // Progress: groups 0..0.85, labels and catalogue 0.85..1.
@@ -301,7 +322,7 @@ int vtkJZFriendsOfFriends::RequestData(
   output->Initialize();
   catalogue->Initialize();
 
-  // Parallel runs (INTERFACE.md, "Parallel runs"): every rank holds its own
+  // Parallel runs (README, "Parallel (MPI) runs"): every rank holds its own
   // pieces and takes part in every collective below, also a rank without
   // points; errors found on one rank are agreed on before anyone returns, so
   // all ranks fail together and none waits for the others.
@@ -334,15 +355,19 @@ int vtkJZFriendsOfFriends::RequestData(
   }
 
   // The properties are the same on every rank.
-  if (!std::isfinite(this->LinkingLength) || !(this->LinkingLength > 0))
+  const std::string lengthError =
+    jz::linkingLengthError(this->LinkingLength, vtkJZKernelAdapter::PropertyNames());
+  if (!lengthError.empty())
   {
-    vtkErrorMacro(
-      "LinkingLength must be a positive finite number; it is " << this->LinkingLength << ".");
+    vtkErrorMacro(<< lengthError);
     return 0;
   }
+  double box[6]; // the periodic box used (see vtkJZPeriodicBox)
+  std::copy(this->BoxBounds, this->BoxBounds + 6, box);
   if (this->Periodic)
   {
-    const std::string boxError = vtkJZKernelAdapter::PeriodicBoxError(this->BoxBounds);
+    const std::string boxError =
+      vtkJZPeriodicBox::Resolve(*comm, input, this->BoxFromData, this->BoxBounds, box);
     if (!boxError.empty())
     {
       vtkErrorMacro(<< boxError);
@@ -375,23 +400,17 @@ int vtkJZFriendsOfFriends::RequestData(
     vtkJZKernelAdapter::GetCoordinates(pieces, coordsD);
   }
 
+  FofSettings settings;
+  settings.minimumGroupSize = this->MinimumGroupSize;
+  settings.periodic = this->Periodic;
+  std::copy(box, box + 6, settings.box);
+  // The kernels' rules for this rank's piece, in the filter's words (the
+  // linking length checked is the property; Relative mode scales it below).
   // Non-finite coordinates first: they would also spoil the bounding box.
-  // Bounds as (-min, max) so that one reduction gives the global box.
-  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
-    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
-  for (vtkIdType i = 0; i < n && error.empty(); ++i)
+  if (error.empty())
   {
-    for (int d = 0; d < 3; ++d)
-    {
-      const double x = useFloat ? double(coordsF.data[3 * i + d]) : coordsD.data[3 * i + d];
-      if (!std::isfinite(x))
-      {
-        error = "Point " + std::to_string(i) + " has a non-finite coordinate.";
-        break;
-      }
-      negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
-      negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
-    }
+    error = useFloat ? PieceError(coordsF, settings, this->LinkingLength)
+                     : PieceError(coordsD, settings, this->LinkingLength);
   }
   error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
   if (!error.empty() ||
@@ -400,19 +419,31 @@ int vtkJZFriendsOfFriends::RequestData(
     vtkErrorMacro(<< error);
     return 0;
   }
+  // Bounds as (-min, max) so that one reduction gives the global box.
+  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
+    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    for (int d = 0; d < 3; ++d)
+    {
+      const double x = useFloat ? double(coordsF.data[3 * i + d]) : coordsD.data[3 * i + d];
+      negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
+      negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
+    }
+  }
   comm->allReduceMax(negLoHi, 6);
   const double bounds[6] = { -negLoHi[0], negLoHi[1], -negLoHi[2], negLoHi[3], -negLoHi[4],
     negLoHi[5] };
 
-  FofSettings settings;
-  settings.minimumGroupSize = this->MinimumGroupSize;
-  settings.periodic = this->Periodic;
-  std::copy(this->BoxBounds, this->BoxBounds + 6, settings.box);
+  static_assert(DEVICE_AUTO == static_cast<int>(jz::Backend::Auto) &&
+      DEVICE_CPU == static_cast<int>(jz::Backend::CPU) &&
+      DEVICE_CUDA == static_cast<int>(jz::Backend::CUDA),
+    "the Device values are jz::Backend's");
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
   if (this->LinkingLengthMode == RELATIVE)
   {
     // Global N and the global bounding box (or the periodic box).
-    const double* b = this->Periodic ? this->BoxBounds : bounds;
+    const double* b = this->Periodic ? box : bounds;
     const double volume = (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]);
     settings.linkingLength =
       jz::relativeLinkingLength(this->LinkingLength, volume, static_cast<std::size_t>(totalPoints));
@@ -472,5 +503,6 @@ void vtkJZFriendsOfFriends::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "BoxBounds: " << this->BoxBounds[0] << " " << this->BoxBounds[1] << " "
      << this->BoxBounds[2] << " " << this->BoxBounds[3] << " " << this->BoxBounds[4] << " "
      << this->BoxBounds[5] << "\n";
+  os << indent << "BoxFromData: " << this->BoxFromData << "\n";
   os << indent << "Device: " << this->Device << "\n";
 }

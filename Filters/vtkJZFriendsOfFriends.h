@@ -120,6 +120,17 @@ public:
 
   ///@{
   /**
+   * Take the periodic box from the Input's field-data array BoxSize (one
+   * value L or three Lx Ly Lz; the box is then [0, L] on each axis) when
+   * there is one, instead of BoxBounds (default on). See vtkJZPeriodicBox.
+   */
+  vtkSetMacro(BoxFromData, bool);
+  vtkGetMacro(BoxFromData, bool);
+  vtkBooleanMacro(BoxFromData, bool);
+  ///@}
+
+  ///@{
+  /**
    * Where to run: DEVICE_AUTO (default; the GPU when a usable one is
    * present, else the CPU), DEVICE_CPU, DEVICE_CUDA (an error without a
    * usable GPU).
@@ -148,6 +159,7 @@ protected:
   vtkIdType MinimumGroupSize = 20;
   bool Periodic = false;
   double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
+  bool BoxFromData = true;
   int Device = DEVICE_AUTO;
 
 private:

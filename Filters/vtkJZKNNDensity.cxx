@@ -2,6 +2,7 @@
 
 #include "vtkJZCommunicator.h"
 #include "vtkJZKernelAdapter.h"
+#include "vtkJZPeriodicBox.h"
 
 #include "vtkAOSDataArrayTemplate.h"
 #include "vtkCompositeDataIterator.h"
@@ -20,6 +21,7 @@
 
 #include "jz/Distributed.h"
 #include "jz/Knn.h"
+#include "jz/Validate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -104,6 +106,15 @@ void RunKnn(vtkAlgorithm* self, jz::Communicator& comm, const Pieces& sourcePiec
   {
     problem.boxLo[d] = s.box[2 * d];
     problem.boxHi[d] = s.box[2 * d + 1];
+  }
+
+  // The kernels' rules for this rank's piece, in the filter's words; every
+  // rank stops with the same message.
+  const std::string error = vtkJZKernelAdapter::AgreeOnError(comm,
+    jz::problemError(problem, jz::ProblemExtent::RankPiece, vtkJZKernelAdapter::PropertyNames()));
+  if (!error.empty())
+  {
+    throw jz::Error(error);
   }
 
   auto smoothingLength = vtkSmartPointer<ArrayT>::New();
@@ -274,7 +285,7 @@ int vtkJZKNNDensity::RequestData(
   // Whatever happens below, no partial result is left behind.
   output->Initialize();
 
-  // Parallel runs (INTERFACE.md, "Parallel runs"): every rank holds its own
+  // Parallel runs (README, "Parallel (MPI) runs"): every rank holds its own
   // pieces and takes part in every collective below, also a rank without
   // points; errors found on one rank are agreed on before anyone returns, so
   // all ranks fail together and none waits for the others.
@@ -303,21 +314,19 @@ int vtkJZKNNDensity::RequestData(
   }
 
   // The properties and the global counts are the same on every rank.
-  if (this->NumberOfNeighbors < 1)
+  const std::string countError = jz::neighbourCountError(
+    this->NumberOfNeighbors, numSources, vtkJZKernelAdapter::PropertyNames());
+  if (!countError.empty())
   {
-    vtkErrorMacro("NumberOfNeighbors must be at least 1; it is " << this->NumberOfNeighbors << ".");
+    vtkErrorMacro(<< countError);
     return 0;
   }
-  if (this->NumberOfNeighbors > numSources)
-  {
-    vtkErrorMacro("NumberOfNeighbors (K = " << this->NumberOfNeighbors
-                                            << ") is larger than the number of Input points ("
-                                            << numSources << ").");
-    return 0;
-  }
+  double box[6]; // the periodic box used (see vtkJZPeriodicBox)
+  std::copy(this->BoxBounds, this->BoxBounds + 6, box);
   if (this->Periodic)
   {
-    const std::string boxError = vtkJZKernelAdapter::PeriodicBoxError(this->BoxBounds);
+    const std::string boxError =
+      vtkJZPeriodicBox::Resolve(*comm, input, this->BoxFromData, this->BoxBounds, box);
     if (!boxError.empty())
     {
       vtkErrorMacro(<< boxError);
@@ -345,8 +354,12 @@ int vtkJZKNNDensity::RequestData(
   settings.estimator = this->Estimator == TOP_HAT ? jz::DensityEstimator::TopHat
                                                   : jz::DensityEstimator::SphCubicSpline;
   settings.periodic = this->Periodic;
-  std::copy(this->BoxBounds, this->BoxBounds + 6, settings.box);
+  std::copy(box, box + 6, settings.box);
   settings.neighbors = this->OutputNeighbors;
+  static_assert(DEVICE_AUTO == static_cast<int>(jz::Backend::Auto) &&
+      DEVICE_CPU == static_cast<int>(jz::Backend::CPU) &&
+      DEVICE_CUDA == static_cast<int>(jz::Backend::CUDA),
+    "the Device values are jz::Backend's");
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
 
   if (query && counts[1] == 0)
@@ -398,6 +411,7 @@ void vtkJZKNNDensity::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "BoxBounds: " << this->BoxBounds[0] << " " << this->BoxBounds[1] << " "
      << this->BoxBounds[2] << " " << this->BoxBounds[3] << " " << this->BoxBounds[4] << " "
      << this->BoxBounds[5] << "\n";
+  os << indent << "BoxFromData: " << this->BoxFromData << "\n";
   os << indent << "OutputNeighbors: " << this->OutputNeighbors << "\n";
   os << indent << "Device: " << this->Device << "\n";
 }

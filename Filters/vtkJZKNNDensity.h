@@ -123,6 +123,17 @@ public:
 
   ///@{
   /**
+   * Take the periodic box from the Input's field-data array BoxSize (one
+   * value L or three Lx Ly Lz; the box is then [0, L] on each axis) when
+   * there is one, instead of BoxBounds (default on). See vtkJZPeriodicBox.
+   */
+  vtkSetMacro(BoxFromData, bool);
+  vtkGetMacro(BoxFromData, bool);
+  vtkBooleanMacro(BoxFromData, bool);
+  ///@}
+
+  ///@{
+  /**
    * Where to run: DEVICE_AUTO (default), DEVICE_CPU or DEVICE_CUDA.
    */
   vtkSetClampMacro(Device, int, DEVICE_AUTO, DEVICE_CUDA);
@@ -157,6 +168,7 @@ protected:
   int Estimator = SPH_CUBIC_SPLINE;
   bool Periodic = false;
   double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
+  bool BoxFromData = true;
   bool OutputNeighbors = false;
   int Device = DEVICE_AUTO;
 

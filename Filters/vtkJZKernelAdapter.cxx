@@ -10,7 +10,6 @@
 #include "vtkFieldData.h"
 #include "vtkIdTypeArray.h"
 #include "vtkInformation.h"
-#include "vtkMultiProcessController.h"
 #include "vtkNew.h"
 #include "vtkPointData.h"
 #include "vtkPointSet.h"
@@ -42,9 +41,9 @@ jz::Backend ToBackend(int device)
 {
   switch (device)
   {
-    case DeviceCPU:
+    case static_cast<int>(jz::Backend::CPU):
       return jz::Backend::CPU;
-    case DeviceCUDA:
+    case static_cast<int>(jz::Backend::CUDA):
       return jz::Backend::CUDA;
     default:
       return jz::Backend::Auto;
@@ -52,20 +51,25 @@ jz::Backend ToBackend(int device)
 }
 
 //------------------------------------------------------------------------------
+jz::InputNames PropertyNames()
+{
+  jz::InputNames names;
+  names.neighbourCount = "NumberOfNeighbors (K)";
+  names.linkingLength = "LinkingLength";
+  names.periodicBox = "BoxBounds";
+  names.point = "Input point";
+  names.sourcePoint = "Input point";
+  names.queryPoint = "Query point";
+  names.sourceMasses = "MassArray";
+  return names;
+}
+
+//------------------------------------------------------------------------------
 std::string PeriodicBoxError(const double bounds[6])
 {
-  for (int d = 0; d < 3; ++d)
-  {
-    const double lo = bounds[2 * d], hi = bounds[2 * d + 1];
-    if (!(hi > lo) || !std::isfinite(hi - lo))
-    {
-      std::ostringstream msg;
-      msg << "BoxBounds must give a positive, finite periodic box; dimension "
-          << "xyz"[d] << " spans [" << lo << ", " << hi << "].";
-      return msg.str();
-    }
-  }
-  return {};
+  const double lo[3] = { bounds[0], bounds[2], bounds[4] };
+  const double hi[3] = { bounds[1], bounds[3], bounds[5] };
+  return jz::periodicBoxError(true, lo, hi, PropertyNames());
 }
 
 //------------------------------------------------------------------------------
@@ -190,16 +194,13 @@ bool GetPointValues(vtkDataArray* array, vtkIdType numPoints, int numComponents,
     }
     values.Adopt();
   }
-  for (std::size_t i = 0; i < count; ++i)
+  const std::string nonFinite =
+    jz::nonFiniteValueError(values.data, values.size, numComponents, what + " '" + name + "'");
+  if (!nonFinite.empty())
   {
-    if (!std::isfinite(values.data[i]))
-    {
-      msg << what << " '" << name << "' has a non-finite value at point " << i / numComponents
-          << ".";
-      error = msg.str();
-      values = Buffer<double>();
-      return false;
-    }
+    error = nonFinite;
+    values = Buffer<double>();
+    return false;
   }
   return true;
 }
@@ -457,19 +458,6 @@ jz::RunControl MakeRunControl(vtkAlgorithm* algorithm)
     return !algorithm->CheckAbort();
   };
   return control;
-}
-
-//------------------------------------------------------------------------------
-int NumberOfProcesses()
-{
-  vtkMultiProcessController* controller = vtkMultiProcessController::GetGlobalController();
-  return controller ? controller->GetNumberOfProcesses() : 1;
-}
-
-//------------------------------------------------------------------------------
-bool IsParallelRun()
-{
-  return NumberOfProcesses() > 1;
 }
 
 //------------------------------------------------------------------------------

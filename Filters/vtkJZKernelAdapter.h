@@ -15,6 +15,7 @@
 
 #include "jz/Backend.h"
 #include "jz/Config.h"
+#include "jz/Validate.h"
 
 #include <cstddef>
 #include <string>
@@ -32,19 +33,16 @@ class vtkInformation;
 
 namespace vtkJZKernelAdapter
 {
-/// Values of the filters' `Device` property, in XML enumeration order.
-enum Device
-{
-  DeviceAuto = 0,
-  DeviceCPU = 1,
-  DeviceCUDA = 2
-};
-
-/// Maps a `Device` property value to the kernel backend (unknown -> Auto).
+/// The kernel backend of a `Device` property value: jz::Backend has the
+/// property's values (unknown -> Auto).
 jz::Backend ToBackend(int device);
 
+/// The kernels' input rules (jz/Validate.h) in the filters' words: messages
+/// name the properties (NumberOfNeighbors, LinkingLength, BoxBounds, ...).
+jz::InputNames PropertyNames();
+
 /// Why `BoxBounds` (xmin xmax ymin ymax zmin zmax) is not a usable periodic
-/// box, or an empty string when it is.
+/// box, or an empty string when it is (jz::periodicBoxError).
 std::string PeriodicBoxError(const double bounds[6]);
 
 /// The point array chosen by an input-array selection (pass the filter's
@@ -119,12 +117,6 @@ bool GetGlobalIds(
 /// Progress and cancellation for the kernels: reports into
 /// algorithm->UpdateProgress and aborts when the algorithm is asked to.
 jz::RunControl MakeRunControl(vtkAlgorithm* algorithm);
-
-/// Number of MPI processes of the global controller (1 without one).
-int NumberOfProcesses();
-
-/// True when running on more than one MPI process.
-bool IsParallelRun();
 
 /// Adds the field-data string array `JZDevice` naming the backend that ran.
 void AddDeviceFieldData(vtkDataObject* output, jz::Backend backend);

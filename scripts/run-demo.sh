@@ -3,7 +3,12 @@
 # the friends-of-friends halos of the bundled clustered particles
 # (Data/clustered.vtp) with pvbatch, writing out/knn_density.vtp,
 # out/knn_density.png, out/halo_slab.png and out/halos.csv, and printing a
-# summary (points, groups, largest group, time per filter, device).
+# summary (points, groups, largest group, time per filter, device). Then the
+# real workflow (scripts/demo_snapshot.py): the Gadget-4 z = 0 snapshot from
+# ../shared/data opened through the plugin's reader, density and halos with
+# the periodic box from the file, our catalogue compared with Gadget-4's
+# (out/snapshot_halos.png, out/snapshot_halos.csv); skipped with a message
+# when ../shared is absent.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -11,3 +16,4 @@ scripts/install-deps.sh
 scripts/build.sh
 # pvbatch on Debian renders through X: a virtual display when none is set.
 scripts/with-display.sh pvbatch scripts/demo.py "$@"
+scripts/with-display.sh pvbatch scripts/demo_snapshot.py "$@"

@@ -9,7 +9,6 @@
 // each an isothermal sphere (rho ~ r^-2) of radius R200 (mean density 200x
 // the box mean), the rest uniform. Prints the time per stage, the total and
 // the peak memory beyond the input (VmHWM before/after, in bytes per point).
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +20,7 @@
 
 #include <omp.h>
 
+#include "../src/StageTimer.h"
 #include "HaloPoints.h"
 #include "jz/Fof.h"
 
@@ -56,8 +56,7 @@ int run(std::size_t n, bool clustered, int repeats, const char* writeFile)
   const long rssBefore = statusKb("VmRSS:");
   for (int rep = 0; rep < repeats; ++rep)
   {
-    using Clock = std::chrono::steady_clock;
-    auto t0 = Clock::now();
+    const jz::StageTimer total(nullptr, "total");
     jz::FofProblem<T> pb;
     pb.points = xyz.data();
     pb.numPoints = n;
@@ -71,15 +70,14 @@ int run(std::size_t n, bool clustered, int repeats, const char* writeFile)
       info = jz::computeFofGroups(pb, out, jz::Backend::CPU);
       const std::vector<jz::GlobalId>& label = out.groupLabel;
       const std::vector<jz::Index>& root = out.groupRoot;
-      auto tl = Clock::now();
+      jz::StageTimer labels(&info, "labels");
       // Outputs allocated after the tree is gone, as the filter does.
       gid.resize(n);
       gsize.resize(n);
       G = jz::labelFofGroups(root.data(), label.data(), n, 20, gid.data(), gsize.data());
-      info.stageSeconds.push_back(
-        { "labels", std::chrono::duration<double>(Clock::now() - tl).count() });
+      labels.stop();
     }
-    auto tc = Clock::now();
+    jz::StageTimer catalogue(&info, "catalogue");
     jz::FofCatalogueInput<T> in;
     in.points = xyz.data();
     in.numPoints = n;
@@ -88,11 +86,9 @@ int run(std::size_t n, bool clustered, int repeats, const char* writeFile)
     in.periodic = true;
     jz::FofCatalogue cat;
     jz::computeFofCatalogue(in, cat);
-    info.stageSeconds.push_back(
-      { "catalogue", std::chrono::duration<double>(Clock::now() - tc).count() });
-    const double total = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::printf("  run %d: total %.3f s (%zu groups >= 20, largest %lld) |", rep, total, G,
-      G ? (long long)cat.count[0] : 0LL);
+    catalogue.stop();
+    std::printf("  run %d: total %.3f s (%zu groups >= 20, largest %lld) |", rep, total.seconds(),
+      G, G ? (long long)cat.count[0] : 0LL);
     for (auto& s : info.stageSeconds)
       std::printf(" %s %.3f", s.first.c_str(), s.second);
     std::printf("\n");

@@ -2,7 +2,6 @@
 // by side on the same points and threads. Prints times and ratios.
 //   jz_bench_knn [N=1000000] [K=16] [kind=uniform|clustered] [threads=0]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +10,7 @@
 
 #include <omp.h>
 
+#include "../src/StageTimer.h"
 #include "../tests/PointSets.h"
 #include "jz/Knn.h"
 
@@ -20,12 +20,6 @@
 
 namespace
 {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t)
-{
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 #if defined(JZ_HAVE_NANOFLANN)
 struct Cloud
 {
@@ -43,7 +37,7 @@ double runNanoflann(const std::vector<float>& xyz, int k)
 {
   using Tree =
     nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<float, Cloud>, Cloud, 3>;
-  const auto t0 = Clock::now();
+  const jz::StageTimer t0(nullptr, "");
   Cloud cloud{ &xyz };
   Tree tree(3, cloud, nanoflann::KDTreeSingleIndexAdaptorParams(10));
   const long long n = (long long)(xyz.size() / 3);
@@ -59,7 +53,7 @@ double runNanoflann(const std::vector<float>& xyz, int k)
       h[i] = d2[k - 1];
     }
   }
-  return since(t0);
+  return t0.seconds();
 }
 #endif
 } // namespace
@@ -107,19 +101,19 @@ int main(int argc, char** argv)
     std::fill(h.begin(), h.end(), 1.0f);
     std::fill(rho.begin(), rho.end(), 1.0f);
     const long before = procStatusKb("VmRSS:") - long(8 * n / 1024);
-    const auto t0 = Clock::now();
+    const jz::StageTimer t0(nullptr, "");
     jz::computeKnn(pr, res, jz::Backend::CPU);
     const long peak = procStatusKb("VmHWM:");
     std::printf("RESULT memory N=%zu K=%d %s: %.1f bytes/point beyond the input (%.2f s)\n", n, k,
-      kind.c_str(), double(peak - before) * 1024.0 / double(n), since(t0));
+      kind.c_str(), double(peak - before) * 1024.0 / double(n), t0.seconds());
     return 0;
   }
   double best = 1e30;
   for (int rep = 0; rep < 3; ++rep)
   {
-    const auto t0 = Clock::now();
+    const jz::StageTimer t0(nullptr, "");
     jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CPU);
-    const double t = since(t0);
+    const double t = t0.seconds();
     best = std::min(best, t);
     std::printf("  jz-tree CPU density: %.3f s (", t);
     for (auto& s : info.stageSeconds)
@@ -133,9 +127,9 @@ int main(int argc, char** argv)
   {
     for (int rep = 0; rep < 3; ++rep)
     {
-      const auto t0 = Clock::now();
+      const jz::StageTimer t0(nullptr, "");
       jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CUDA);
-      std::printf("  jz-tree CUDA density: %.4f s (", since(t0));
+      std::printf("  jz-tree CUDA density: %.4f s (", t0.seconds());
       for (auto& s : info.stageSeconds)
         std::printf(" %s %.4f", s.first.c_str(), s.second);
       std::printf(" )\n");

@@ -64,7 +64,7 @@ std::vector<int> TreeLevels::nodeLevels(const std::vector<Index>& splits) const
 }
 
 int TreeLevels::regularizationLevel(
-  const std::vector<Index>& splits, const std::vector<int>& levels, double factor)
+  const std::vector<Index>& splits, const std::vector<int>& levels, double quantile, double factor)
 {
   const Index nodes = Index(levels.size());
   std::vector<Index> order(nodes);
@@ -72,13 +72,13 @@ int TreeLevels::regularizationLevel(
     order[j] = j;
   std::sort(order.begin(), order.end(), [&](Index a, Index b) { return levels[a] < levels[b]; });
   const double total = double(splits.back() - splits.front());
-  // The smallest nodes that together hold 90% of the points.
+  // The smallest nodes that together hold `quantile` (90%) of the points.
   double counted = 0;
   Index last = 0;
   for (; last < nodes; ++last)
   {
     counted += double(splits[order[last] + 1] - splits[order[last]]);
-    if (counted >= 0.9 * total)
+    if (counted >= quantile * total)
       break;
   }
   if (last == nodes)
@@ -132,7 +132,8 @@ std::vector<PlaneSplits> TreeLevels::planes(int numPlanes) const
     plane.levels = nodeLevels(plane.splits);
     if (options_.regularize && n > 0)
     {
-      const int maxLevel = regularizationLevel(plane.splits, plane.levels, kRegularizationFactor);
+      const int maxLevel = regularizationLevel(
+        plane.splits, plane.levels, options_.regularizationQuantile, options_.regularizationFactor);
       if (maxLevel != kLevelInfinite)
       {
         std::vector<Index> regular = select(maxLevel);

@@ -1,5 +1,5 @@
 // Split points of the tree planes from the Morton levels of the gaps between
-// consecutive z-sorted points (paper II-C and the regularization of II-D).
+// consecutive z-sorted points (§II-C and the regularization of §II-D).
 // Host code shared by the CPU backend and the host side of the CUDA backend.
 #pragma once
 
@@ -31,8 +31,8 @@ public:
 
   // The regularization level lvl_max of eq. 10 for a plane, or kLevelInfinite
   // when the plane's nodes have no volume to speak of.
-  static int regularizationLevel(
-    const std::vector<Index>& splits, const std::vector<int>& levels, double factor);
+  static int regularizationLevel(const std::vector<Index>& splits, const std::vector<int>& levels,
+    double quantile, double factor);
 
 private:
   const std::vector<int>& gapLevel_;

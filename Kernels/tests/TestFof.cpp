@@ -1,11 +1,17 @@
-// Friends-of-friends: the tree walk against a brute-force O(N^2) union-find,
-// the deterministic labels and the catalogue against direct computation.
+// Friends-of-friends: the tree walk against a brute-force O(N^2) union-find
+// (a cell-list union-find for large N), the deterministic labels and the
+// catalogue against direct computation. The same cases run on the GPU
+// (TestFof --backend=cuda, CTest's kernels.TestFofCuda), where every run must
+// also give the CPU's labels exactly.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <omp.h>
@@ -68,6 +74,28 @@ std::size_t numGroups(const std::vector<GlobalId>& a)
   return std::size_t(std::unique(s.begin(), s.end()) - s.begin());
 }
 
+// On the GPU: the CPU's labels exactly, and one root per group, a member.
+template <class T>
+void checkSameAsCpu(const jz::FofProblem<T>& pb, const jz::FofGroups& gpu)
+{
+  jz::FofGroups cpu;
+  cpu.wantRoot = false;
+  jz::computeFofGroups(pb, cpu, jz::Backend::CPU);
+  JZ_CHECK_MSG(cpu.groupLabel == gpu.groupLabel, "GPU labels differ from the CPU's");
+  if (gpu.groupRoot.size() != pb.numPoints || gpu.groupLabel.size() != pb.numPoints)
+    return;
+  std::map<GlobalId, Index> rootOfLabel;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < pb.numPoints; ++i)
+  {
+    const Index r = gpu.groupRoot[i];
+    const bool member = r < pb.numPoints && gpu.groupLabel[r] == gpu.groupLabel[i];
+    if (!member || rootOfLabel.emplace(gpu.groupLabel[i], r).first->second != r)
+      ++bad;
+  }
+  JZ_CHECK_MSG(bad == 0, bad << " points with an inconsistent GPU groupRoot");
+}
+
 template <class T>
 std::vector<GlobalId> runFof(const std::vector<T>& xyz, double l, bool periodic, const double* lo,
   const double* hi, int threads = 0, const GlobalId* ids = nullptr,
@@ -87,9 +115,11 @@ std::vector<GlobalId> runFof(const std::vector<T>& xyz, double l, bool periodic,
   jz::FofGroups out;
   jz::RunControl rc;
   rc.numThreads = threads;
-  jz::computeFofGroups(pb, out, jz::Backend::CPU, rc);
+  jz::computeFofGroups(pb, out, jztest::backend(), rc);
   JZ_CHECK_EQ(out.groupLabel.size(), pb.numPoints);
   JZ_CHECK_EQ(out.groupRoot.size(), pb.numPoints);
+  if (jztest::onGpu())
+    checkSameAsCpu(pb, out);
   if (roots)
     *roots = out.groupRoot;
   return out.groupLabel;
@@ -100,7 +130,8 @@ void checkAgainstBruteForce(const std::vector<T>& xyz, double l, bool periodic, 
   const double* hi, const std::string& what)
 {
   const auto ref = bruteForce(xyz, l, periodic, lo, hi);
-  for (int threads : { 1, 3 })
+  // Thread counts matter on the CPU only.
+  for (int threads : jztest::onGpu() ? std::vector<int>{ 0 } : std::vector<int>{ 1, 3 })
   {
     std::vector<Index> roots;
     const auto got = runFof(xyz, l, periodic, lo, hi, threads, nullptr, &roots);
@@ -511,6 +542,8 @@ JZ_TEST(FofRejectsBadInput)
 // another thread stored the root).
 JZ_TEST(FofContractionLeavesOnlyRoots)
 {
+  if (jztest::onGpu())
+    return; // the CPU's contraction; the GPU run would only repeat it
   const Index n = 1000000;
   std::mt19937_64 rng(16);
   std::vector<Index> parent(n), g(n), root(n);
@@ -533,6 +566,284 @@ JZ_TEST(FofContractionLeavesOnlyRoots)
       failedRuns << " of 40 contractions with " << threads
                  << " threads left a pointer at a non-root");
   }
+}
+
+// --- Large sets, lattices at exactly l, options: also the GPU's paths -------
+namespace
+{
+// Reference partition by a cell list (cells a little wider than l, friends
+// in neighbouring cells only, periodic cells wrapped), O(N) for the tests'
+// distributions: label = smallest input index of the group. Points must lie
+// inside the periodic box.
+template <class T>
+std::vector<GlobalId> cellListFof(
+  const std::vector<T>& xyz, double l, bool periodic, const double* lo, const double* hi)
+{
+  const std::size_t n = xyz.size() / 3;
+  jz::Periodicity per;
+  double origin[3], width[3];
+  std::int64_t cells[3]; // per dimension, periodic only (1: one slab)
+  for (int d = 0; d < 3; ++d)
+  {
+    origin[d] = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < n; ++i)
+      origin[d] = std::min(origin[d], double(xyz[3 * i + d]));
+    width[d] = l * 1.001;
+    cells[d] = 0;
+    if (periodic)
+    {
+      const double L = hi[d] - lo[d];
+      per.length[d] = L;
+      origin[d] = lo[d];
+      cells[d] = std::int64_t(L / width[d]);
+      cells[d] = cells[d] < 3 ? 1 : cells[d];
+      width[d] = L / double(cells[d]);
+    }
+  }
+  auto cellOf = [&](std::size_t i, int d)
+  {
+    std::int64_t c = std::int64_t(std::floor((double(xyz[3 * i + d]) - origin[d]) / width[d]));
+    if (cells[d] > 0)
+      c = ((c % cells[d]) + cells[d]) % cells[d];
+    return c;
+  };
+  auto keyOf = [](std::int64_t a, std::int64_t b, std::int64_t c)
+  { return (std::uint64_t(a) * 73856093u) ^ (std::uint64_t(b) * 19349663u) ^ std::uint64_t(c); };
+  struct Cell
+  {
+    std::int64_t c[3];
+    std::vector<Index> members;
+  };
+  std::unordered_map<std::uint64_t, std::vector<Cell>> grid;
+  auto find = [&](std::int64_t a, std::int64_t b, std::int64_t c) -> Cell*
+  {
+    auto it = grid.find(keyOf(a, b, c));
+    if (it == grid.end())
+      return nullptr;
+    for (Cell& cell : it->second)
+      if (cell.c[0] == a && cell.c[1] == b && cell.c[2] == c)
+        return &cell;
+    return nullptr;
+  };
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const std::int64_t a = cellOf(i, 0), b = cellOf(i, 1), c = cellOf(i, 2);
+    Cell* cell = find(a, b, c);
+    if (!cell)
+    {
+      grid[keyOf(a, b, c)].push_back(Cell{ { a, b, c }, {} });
+      cell = &grid[keyOf(a, b, c)].back();
+    }
+    cell->members.push_back(Index(i));
+  }
+  std::vector<Index> g(n);
+  std::iota(g.begin(), g.end(), Index(0));
+  const double l2 = l * l;
+  for (auto& bucket : grid)
+    for (const Cell& cell : bucket.second)
+      for (int dx = -1; dx <= 1; ++dx)
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dz = -1; dz <= 1; ++dz)
+          {
+            std::int64_t nc[3] = { cell.c[0] + dx, cell.c[1] + dy, cell.c[2] + dz };
+            const int delta[3] = { dx, dy, dz };
+            bool skip = false;
+            for (int d = 0; d < 3; ++d)
+            {
+              if (cells[d] == 1)
+                skip = skip || delta[d] != 0; // one slab: all in the cell itself
+              else if (cells[d] > 0)
+                nc[d] = (nc[d] + cells[d]) % cells[d];
+            }
+            const Cell* other = skip ? nullptr : find(nc[0], nc[1], nc[2]);
+            if (!other)
+              continue;
+            for (Index i : cell.members)
+              for (Index j : other->members)
+                if (i < j && jz::distance2(&xyz[3 * i], &xyz[3 * j], per) <= l2)
+                  jz::fofUnionLocal(g.data(), i, j);
+          }
+  std::vector<GlobalId> label(n);
+  for (std::size_t i = 0; i < n; ++i)
+    label[i] = jz::fofFindLocal(g.data(), Index(i));
+  return label;
+}
+
+template <class T>
+void checkAgainstCellList(const std::vector<T>& xyz, double l, bool periodic, const double* lo,
+  const double* hi, const std::string& what)
+{
+  const std::vector<GlobalId> ref = cellListFof(xyz, l, periodic, lo, hi);
+  std::vector<Index> roots;
+  const std::vector<GlobalId> got = runFof(xyz, l, periodic, lo, hi, 0, nullptr, &roots);
+  JZ_CHECK_MSG(ref == got,
+    what << ": labels differ from the cell list (groups " << numGroups(ref) << " vs "
+         << numGroups(got) << ")");
+  std::vector<GlobalId> r(roots.begin(), roots.end());
+  JZ_CHECK_MSG(samePartition(ref, r), what << ": roots are not one per group");
+}
+
+// The points wrapped into the periodic box exactly as the kernels wrap them
+// (so the reference sees the coordinates the kernels use).
+template <class T>
+std::vector<T> wrappedInto(std::vector<T> xyz, const double* lo, const double* hi)
+{
+  for (std::size_t i = 0; i < xyz.size(); ++i)
+  {
+    const int d = int(i % 3);
+    const double L = hi[d] - lo[d];
+    T t = T(double(xyz[i]) - L * std::floor((double(xyz[i]) - lo[d]) / L));
+    if (double(t) >= lo[d] + L || double(t) < lo[d])
+      t = T(lo[d]);
+    xyz[i] = t;
+  }
+  return xyz;
+}
+
+// The volume a kind's points fill, for the mean separation.
+double volumeOf(const std::string& kind, std::size_t n)
+{
+  if (kind == "offset")
+    return 1000.0;
+  if (kind == "mixedsign")
+    return 8.0;
+  if (kind == "lattice")
+    return double(n);
+  return 1.0;
+}
+} // namespace
+
+JZ_TEST(FofAllKindsLargerSets)
+{
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  const std::size_t n = jztest::sized(8000, 200000);
+  for (const std::string& kind : jztest::allKinds())
+  {
+    const auto f = jztest::makePoints<float>(kind, n, 7);
+    const auto d = jztest::makePoints<double>(kind, n, 8);
+    // The unit-box kinds also periodic.
+    const bool unitBox =
+      kind == "uniform" || kind == "clustered" || kind == "duplicates" || kind == "planar";
+    for (double b : { 0.05, 0.2, 0.75 })
+    {
+      const double l = b * std::cbrt(volumeOf(kind, n) / double(n));
+      const std::string what = kind + " b=" + std::to_string(b);
+      checkAgainstCellList(f, l, false, lo, hi, what + " float");
+      checkAgainstCellList(d, l, false, lo, hi, what + " double");
+      if (unitBox)
+        checkAgainstCellList(wrappedInto(d, lo, hi), l, true, lo, hi, what + " double periodic");
+    }
+  }
+}
+
+JZ_TEST(FofLargeSets)
+{
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  const std::size_t n = jztest::sized(50000, 1000000);
+  for (const char* kind : { "uniform", "clustered" })
+  {
+    const auto f = wrappedInto(jztest::makePoints<float>(kind, n, 3), lo, hi);
+    for (double b : { 0.2, 0.75 })
+      checkAgainstCellList(f, b * std::cbrt(1.0 / double(n)), true, lo, hi,
+        std::string(kind) + " b=" + std::to_string(b));
+  }
+}
+
+// Integer lattices: friends at exactly l = 1, diagonals at sqrt(2) and
+// sqrt(3), periodic boxes at the origin and off it (points wrapped in).
+JZ_TEST(FofLatticeBoxes)
+{
+  const std::size_t side = jztest::sized(16, 30), n = side * side * side;
+  const std::vector<double> base = jztest::makePoints<double>("lattice", n);
+  for (double l : { 1.0, std::nextafter(1.0, 0.0), std::nextafter(1.0, 2.0), std::sqrt(2.0),
+         std::nextafter(std::sqrt(2.0), 0.0), 0.5 })
+  {
+    for (double origin : { 0.0, -0.5, 3.0 })
+    {
+      const double lo[3] = { origin, origin, origin };
+      const double hi[3] = { origin + side, origin + side, origin + side };
+      std::vector<double> xyz(base);
+      for (double& x : xyz)
+        x = x < origin ? x + double(side) : x; // into [origin, origin + side)
+      const std::vector<float> xyzf(xyz.begin(), xyz.end());
+      const std::string what =
+        "lattice l=" + std::to_string(l) + " box at " + std::to_string(origin);
+      checkAgainstCellList(xyz, l, true, lo, hi, what);
+      checkAgainstCellList(xyzf, l, true, lo, hi, what + " float");
+    }
+    const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+    checkAgainstCellList(base, l, false, lo, hi, "open lattice l=" + std::to_string(l));
+  }
+}
+
+JZ_TEST(FofOutputsWanted)
+{
+  std::vector<float> pts = jztest::makePoints<float>("clustered", 5000, 5);
+  jz::FofProblem<float> pb;
+  pb.points = pts.data();
+  pb.numPoints = 5000;
+  pb.linkingLength = 0.2 * std::cbrt(1.0 / 5000);
+  jz::FofGroups both, labelsOnly, rootsOnly;
+  labelsOnly.wantRoot = false;
+  rootsOnly.wantLabel = false;
+  jz::computeFofGroups(pb, both, jztest::backend());
+  jz::computeFofGroups(pb, labelsOnly, jztest::backend());
+  jz::computeFofGroups(pb, rootsOnly, jztest::backend());
+  JZ_CHECK(labelsOnly.groupRoot.empty());
+  JZ_CHECK(labelsOnly.groupLabel == both.groupLabel);
+  JZ_CHECK(rootsOnly.groupLabel.empty());
+  JZ_CHECK(rootsOnly.groupRoot == both.groupRoot);
+}
+
+JZ_TEST(FofEmptyInput)
+{
+  jz::FofProblem<double> pb;
+  pb.linkingLength = 0.1;
+  jz::FofGroups out;
+  const jz::RunInfo info = jz::computeFofGroups(pb, out, jztest::backend());
+  JZ_CHECK(info.backend == jztest::backend());
+  JZ_CHECK(out.groupLabel.empty() && out.groupRoot.empty());
+}
+
+JZ_TEST(FofNamesFirstNonFinitePoint)
+{
+  std::vector<float> pts = jztest::makePoints<float>("uniform", 100, 3);
+  pts[3 * 77] = std::numeric_limits<float>::infinity();
+  pts[3 * 42 + 2] = std::nanf("");
+  jz::FofProblem<float> pb;
+  pb.points = pts.data();
+  pb.numPoints = 100;
+  pb.linkingLength = 0.1;
+  jz::FofGroups out;
+  std::string message;
+  try
+  {
+    jz::computeFofGroups(pb, out, jztest::backend());
+  }
+  catch (const jz::Error& e)
+  {
+    message = e.what();
+  }
+  JZ_CHECK_MSG(message.find("point 42 ") != std::string::npos, "message: " << message);
+  JZ_CHECK(out.groupLabel.empty() && out.groupRoot.empty());
+}
+
+JZ_TEST(FofAutoBackend)
+{
+  std::vector<float> pts = jztest::makePoints<float>("uniform", 5000, 3);
+  jz::FofProblem<float> pb;
+  pb.points = pts.data();
+  pb.numPoints = 5000;
+  pb.linkingLength = 0.2 * std::cbrt(1.0 / 5000);
+  jz::FofGroups out;
+  const jz::RunInfo info = jz::computeFofGroups(pb, out, jz::Backend::Auto);
+  const bool gpu = jz::cudaUsable();
+  JZ_CHECK_MSG(info.backend == (gpu ? jz::Backend::CUDA : jz::Backend::CPU),
+    "Auto ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
+  bool gpuStage = false;
+  for (const auto& s : info.stageSeconds)
+    gpuStage = gpuStage || s.first == "gpu fof leaf walk";
+  JZ_CHECK_EQ(gpuStage, gpu);
 }
 
 JZ_TEST_MAIN()

@@ -1,5 +1,10 @@
 // A minimal self-registering test harness: the GPU machine has no GoogleTest,
 // so the kernel tests carry their own. Prints "N passed, N failed" last.
+//
+// One test body serves both backends: the tests call the kernels with
+// jztest::backend(), which is the CPU unless the program runs with
+// --backend=cuda; without a usable GPU that run prints why and exits with
+// kSkipCode, which CTest reports as skipped (SKIP_RETURN_CODE).
 #pragma once
 
 #include <cmath>
@@ -10,8 +15,35 @@
 #include <string>
 #include <vector>
 
+#include "jz/Backend.h"
+
 namespace jztest
 {
+constexpr int kSkipCode = 77;
+
+inline jz::Backend& backendSlot()
+{
+  static jz::Backend b = jz::Backend::CPU;
+  return b;
+}
+
+// The backend the tests run on (--backend=cpu|cuda; default cpu).
+inline jz::Backend backend()
+{
+  return backendSlot();
+}
+
+inline bool onGpu()
+{
+  return backend() == jz::Backend::CUDA;
+}
+
+// A size for the backend under test: GPU runs take the larger one.
+inline std::size_t sized(std::size_t cpu, std::size_t gpu)
+{
+  return onGpu() ? gpu : cpu;
+}
+
 struct Case
 {
   const char* name;
@@ -41,11 +73,28 @@ inline void fail(const char* file, int line, const std::string& what)
   std::fprintf(stderr, "  FAILED %s:%d: %s\n", file, line, what.c_str());
 }
 
-// Runs the cases whose name contains argv[1] (all without an argument).
+// Runs the cases whose name contains the filter argument (all without one)
+// on the backend of --backend=cpu|cuda.
 inline int runAll(int argc, char** argv)
 {
-  const char* filter = argc > 1 ? argv[1] : "";
-  int passed = 0, failed = 0, skipped = 0;
+  const char* filter = "";
+  for (int i = 1; i < argc; ++i)
+  {
+    if (std::strcmp(argv[i], "--backend=cuda") == 0)
+      backendSlot() = jz::Backend::CUDA;
+    else if (std::strcmp(argv[i], "--backend=cpu") == 0)
+      backendSlot() = jz::Backend::CPU;
+    else
+      filter = argv[i];
+  }
+  std::string why;
+  if (onGpu() && !jz::cudaUsable(&why))
+  {
+    std::printf("SKIPPED: %s\n", why.c_str());
+    return kSkipCode;
+  }
+  std::printf("backend: %s\n", jz::backendName(backend()));
+  int passed = 0, failed = 0;
   for (const Case& c : registry())
   {
     if (!std::strstr(c.name, filter))
@@ -72,7 +121,6 @@ inline int runAll(int argc, char** argv)
       std::printf("[ FAIL ] %s\n", c.name);
     }
   }
-  (void)skipped;
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

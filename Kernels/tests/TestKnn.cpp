@@ -1,10 +1,15 @@
 // kNN against brute force: identical neighbour ids and distances (ties are
 // broken by the smaller id in both), across distributions, K, precision,
 // periodic boxes and separate query sets; densities against direct sums.
+// The same cases run on the GPU (TestKnn --backend=cuda, CTest's
+// kernels.TestKnnCuda), where every run must also equal the CPU's bit for bit.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "PointSets.h"
@@ -35,12 +40,21 @@ double wrapped(double x, double lo, double len)
   return double(t);
 }
 
-// O(N M) reference, in double from the input coordinates.
-template <class T>
-BruteForce bruteForce(
-  const std::vector<T>& src, const std::vector<T>& qry, int k, const jz::KnnProblem<T>& pr)
+struct Neighbour
 {
-  const std::size_t ns = src.size() / 3, nq = qry.size() / 3;
+  double d2;
+  jz::GlobalId id;
+  std::size_t index; // of the source
+  bool operator<(const Neighbour& o) const { return d2 < o.d2 || (d2 == o.d2 && id < o.id); }
+};
+
+// O(N) reference for query q, in double from the input coordinates: its K
+// nearest sources, nearest first, ties by the smaller id.
+template <class T>
+std::vector<Neighbour> bruteForceOne(const std::vector<T>& src, const std::vector<T>& qry,
+  std::size_t q, int k, const jz::KnnProblem<T>& pr)
+{
+  const std::size_t ns = src.size() / 3;
   auto coord = [&](const std::vector<T>& v, std::size_t i, int d)
   {
     double x = double(v[3 * i + d]);
@@ -48,36 +62,109 @@ BruteForce bruteForce(
       x = wrapped<T>(x, pr.boxLo[d], pr.boxHi[d] - pr.boxLo[d]);
     return x;
   };
+  std::vector<Neighbour> all(ns);
+  for (std::size_t s = 0; s < ns; ++s)
+  {
+    double d2 = 0;
+    for (int d = 0; d < 3; ++d)
+    {
+      double x = std::fabs(coord(src, s, d) - coord(qry, q, d));
+      if (pr.periodic)
+      {
+        const double len = pr.boxHi[d] - pr.boxLo[d];
+        if (x > 0.5 * len)
+          x = len - x;
+      }
+      d2 += x * x;
+    }
+    all[s] = { d2, pr.sourceIds ? pr.sourceIds[s] : jz::GlobalId(s), s };
+  }
+  std::partial_sort(all.begin(), all.begin() + k, all.end());
+  all.resize(k);
+  return all;
+}
+
+// O(N M) reference.
+template <class T>
+BruteForce bruteForce(
+  const std::vector<T>& src, const std::vector<T>& qry, int k, const jz::KnnProblem<T>& pr)
+{
+  const std::size_t nq = qry.size() / 3;
   BruteForce out;
   out.ids.resize(nq * k);
   out.dist.resize(nq * k);
-  std::vector<std::pair<double, jz::GlobalId>> all(ns);
   for (std::size_t q = 0; q < nq; ++q)
   {
-    for (std::size_t s = 0; s < ns; ++s)
-    {
-      double d2 = 0;
-      for (int d = 0; d < 3; ++d)
-      {
-        double x = std::fabs(coord(src, s, d) - coord(qry, q, d));
-        if (pr.periodic)
-        {
-          const double len = pr.boxHi[d] - pr.boxLo[d];
-          if (x > 0.5 * len)
-            x = len - x;
-        }
-        d2 += x * x;
-      }
-      all[s] = { d2, pr.sourceIds ? pr.sourceIds[s] : jz::GlobalId(s) };
-    }
-    std::partial_sort(all.begin(), all.begin() + k, all.end());
+    const std::vector<Neighbour> nb = bruteForceOne(src, qry, q, k, pr);
     for (int j = 0; j < k; ++j)
     {
-      out.ids[q * k + j] = all[j].second;
-      out.dist[q * k + j] = std::sqrt(all[j].first);
+      out.ids[q * k + j] = nb[j].id;
+      out.dist[q * k + j] = std::sqrt(nb[j].d2);
     }
   }
   return out;
+}
+
+template <class T>
+std::size_t numQueriesOf(const jz::KnnProblem<T>& pr)
+{
+  return pr.queries ? pr.numQueries : std::min(pr.numSources, pr.numSelfQueries);
+}
+
+template <class V>
+bool sameBits(const V* a, const V* b, std::size_t n, std::size_t& firstDiff)
+{
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    if (std::memcmp(&a[i], &b[i], sizeof(V)) != 0)
+    {
+      firstDiff = i;
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs the problem on the backend under test. On the GPU the CPU runs it
+// too, and every output must equal the CPU's bit for bit (both rank by
+// (distance^2, key) in double and sum densities in rank order).
+template <class T>
+jz::RunInfo runKnn(
+  const jz::KnnProblem<T>& pr, const jz::KnnResults<T>& res, const std::string& what)
+{
+  const jz::RunInfo info = jz::computeKnn(pr, res, jztest::backend());
+  if (!jztest::onGpu())
+    return info;
+  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA,
+    what << ": ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
+  const std::size_t nq = numQueriesOf(pr), nk = nq * std::size_t(pr.k);
+  std::vector<T> h(nq), rho(nq), dist(nk);
+  std::vector<jz::GlobalId> ids(nk);
+  jz::KnnResults<T> cpu;
+  cpu.estimator = res.estimator;
+  cpu.smoothingLength = res.smoothingLength ? h.data() : nullptr;
+  cpu.density = res.density ? rho.data() : nullptr;
+  cpu.neighborIds = res.neighborIds ? ids.data() : nullptr;
+  cpu.neighborDistances = res.neighborDistances ? dist.data() : nullptr;
+  jz::computeKnn(pr, cpu, jz::Backend::CPU);
+  std::size_t at = 0;
+  if (res.smoothingLength)
+    JZ_CHECK_MSG(sameBits(res.smoothingLength, h.data(), nq, at),
+      what << ": GPU smoothing length differs from the CPU at " << at << ": "
+           << res.smoothingLength[at] << " vs " << h[at]);
+  if (res.density)
+    JZ_CHECK_MSG(sameBits(res.density, rho.data(), nq, at),
+      what << ": GPU density differs from the CPU at " << at << ": " << res.density[at] << " vs "
+           << rho[at]);
+  if (res.neighborIds)
+    JZ_CHECK_MSG(sameBits(res.neighborIds, ids.data(), nk, at),
+      what << ": GPU neighbour id differs from the CPU at query " << at / pr.k << " rank "
+           << at % pr.k);
+  if (res.neighborDistances)
+    JZ_CHECK_MSG(sameBits(res.neighborDistances, dist.data(), nk, at),
+      what << ": GPU neighbour distance differs from the CPU at query " << at / pr.k << " rank "
+           << at % pr.k);
+  return info;
 }
 
 template <class T>
@@ -118,7 +205,7 @@ int compare(const std::vector<T>& src, const std::vector<typename NonDeduced<T>:
   res.neighborDistances = gotDist.data();
   res.smoothingLength = h.data();
   res.density = rho.data();
-  jz::computeKnn(pr, res, jz::Backend::CPU);
+  runKnn(pr, res, what);
   const BruteForce ref = bruteForce(src, qry ? *qry : src, k, pr);
   int bad = 0;
   for (std::size_t q = 0; q < nq; ++q)
@@ -232,10 +319,10 @@ JZ_TEST(KnnTopHatAndMasses)
   res.smoothingLength = h.data();
   res.neighborIds = ids.data();
   res.neighborDistances = dist.data();
-  jz::computeKnn(pr, res, jz::Backend::CPU);
+  runKnn(pr, res, "top hat");
   jz::KnnResults<double> sph;
   sph.density = rhoSph.data();
-  jz::computeKnn(pr, sph, jz::Backend::CPU);
+  runKnn(pr, sph, "sph");
   for (std::size_t q = 0; q < 3000; ++q)
   {
     double m = 0, s = 0;
@@ -273,7 +360,7 @@ JZ_TEST(KnnSelfQueryPrefix)
     outA.neighborIds = a.data();
     outA.smoothingLength = ha.data();
     outA.density = ra.data();
-    jz::computeKnn(pr, outA, jz::Backend::CPU);
+    runKnn(pr, outA, "prefix");
     jz::KnnProblem<float> sep = pr;
     sep.numSelfQueries = std::size_t(-1);
     sep.queries = pts.data();
@@ -282,7 +369,7 @@ JZ_TEST(KnnSelfQueryPrefix)
     outB.neighborIds = b.data();
     outB.smoothingLength = hb.data();
     outB.density = rb.data();
-    jz::computeKnn(sep, outB, jz::Backend::CPU);
+    runKnn(sep, outB, "separate");
     JZ_CHECK(a == b);
     JZ_CHECK(ha == hb);
     for (std::size_t i = 0; i < m; ++i)
@@ -300,16 +387,17 @@ JZ_TEST(KnnBadInput)
   std::vector<float> h(100);
   jz::KnnResults<float> res;
   res.smoothingLength = h.data();
-  JZ_CHECK_THROWS(jz::computeKnn(pr, res, jz::Backend::CPU));
+  const jz::Backend b = jztest::backend();
+  JZ_CHECK_THROWS(jz::computeKnn(pr, res, b));
   pr.k = 0;
-  JZ_CHECK_THROWS(jz::computeKnn(pr, res, jz::Backend::CPU));
+  JZ_CHECK_THROWS(jz::computeKnn(pr, res, b));
   pr.k = 4;
   pts[5] = std::numeric_limits<float>::infinity();
-  JZ_CHECK_THROWS(jz::computeKnn(pr, res, jz::Backend::CPU));
+  JZ_CHECK_THROWS(jz::computeKnn(pr, res, b));
   pts[5] = 0.5f;
   pr.periodic = true;
   pr.boxHi[1] = pr.boxLo[1];
-  JZ_CHECK_THROWS(jz::computeKnn(pr, res, jz::Backend::CPU));
+  JZ_CHECK_THROWS(jz::computeKnn(pr, res, b));
 #if !defined(JZ_WITH_CUDA)
   pr.periodic = false;
   JZ_CHECK_THROWS(jz::computeKnn(pr, res, jz::Backend::CUDA));
@@ -320,8 +408,401 @@ JZ_TEST(KnnEmpty)
 {
   jz::KnnProblem<double> pr;
   jz::KnnResults<double> res;
-  jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CPU);
-  JZ_CHECK(info.backend == jz::Backend::CPU);
+  jz::RunInfo info = jz::computeKnn(pr, res, jztest::backend());
+  JZ_CHECK(info.backend == jztest::backend());
+}
+
+// --- Options, sizes and outputs that also exercise the GPU's paths ----------
+// (K > 32 lists in shared and global memory, leaf batches, density-only
+// runs). Large sizes run on the GPU; brute force then checks a sample of the
+// queries, and runKnn compares all of them with the CPU.
+namespace
+{
+struct Case
+{
+  std::string kind = "uniform";
+  std::size_t n = 2000;
+  std::string queryKind; // empty: self query
+  std::size_t nq = 0;
+  int k = 16;
+  bool periodic = false;
+  bool lists = true;
+  bool density = true;
+  jz::DensityEstimator estimator = jz::DensityEstimator::SphCubicSpline;
+  bool masses = false;
+  bool ids = false;
+  std::size_t checked = 0; // queries checked against brute force (a sample); 0 = all
+};
+
+std::string describe(const Case& c, const char* type)
+{
+  return std::string(type) + " " + c.kind + " n=" + std::to_string(c.n) +
+    (c.queryKind.empty() ? std::string(" self")
+                         : " queries=" + c.queryKind + " nq=" + std::to_string(c.nq)) +
+    " k=" + std::to_string(c.k) + (c.periodic ? " periodic" : "") + (c.lists ? " lists" : "") +
+    (c.density ? (c.estimator == jz::DensityEstimator::TopHat ? " tophat" : " sph") : "") +
+    (c.masses ? " masses" : "") + (c.ids ? " ids" : "");
+}
+
+// Smoothing length, density and (optionally) neighbour lists against brute
+// force for the checked queries.
+template <class T>
+void check(const Case& c)
+{
+  const std::string what = describe(c, sizeof(T) == 4 ? "float" : "double");
+  const std::vector<T> src = jztest::makePoints<T>(c.kind, c.n, 11);
+  const std::vector<T> qry =
+    c.queryKind.empty() ? src : jztest::makePoints<T>(c.queryKind, c.nq, 23);
+  std::vector<double> masses;
+  std::vector<jz::GlobalId> ids;
+  jz::KnnProblem<T> pr;
+  pr.sources = src.data();
+  pr.numSources = c.n;
+  if (!c.queryKind.empty())
+  {
+    pr.queries = qry.data();
+    pr.numQueries = c.nq;
+  }
+  pr.k = c.k;
+  if (c.masses)
+  {
+    masses.resize(c.n);
+    for (std::size_t i = 0; i < c.n; ++i)
+      masses[i] = 0.5 + double((i * 37) % 101) / 50.0;
+    pr.sourceMasses = masses.data();
+  }
+  if (c.ids)
+  {
+    // Unique ids in reverse input order: ties break differently than by index.
+    ids.resize(c.n);
+    for (std::size_t i = 0; i < c.n; ++i)
+      ids[i] = jz::GlobalId((c.n - 1 - i) * 3 + 5);
+    pr.sourceIds = ids.data();
+  }
+  if (c.periodic)
+  {
+    // A box not at the origin; some points fall outside and are wrapped.
+    pr.periodic = true;
+    for (int d = 0; d < 3; ++d)
+    {
+      pr.boxLo[d] = 0.1;
+      pr.boxHi[d] = 0.9 + 0.05 * d;
+    }
+  }
+  const std::size_t nq = numQueriesOf(pr), k = std::size_t(c.k);
+  std::vector<T> h(nq, T(-1)), rho(nq, T(-1)), dist;
+  std::vector<jz::GlobalId> got;
+  jz::KnnResults<T> res;
+  res.estimator = c.estimator;
+  res.smoothingLength = h.data();
+  if (c.density)
+    res.density = rho.data();
+  if (c.lists)
+  {
+    got.assign(nq * k, -7);
+    dist.assign(nq * k, T(-1));
+    res.neighborIds = got.data();
+    res.neighborDistances = dist.data();
+  }
+  runKnn(pr, res, what);
+
+  const std::size_t stride = c.checked && c.checked < nq ? nq / c.checked : 1;
+  const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12;
+  int bad = 0;
+  for (std::size_t q = 0; q < nq && bad < 3; q += stride)
+  {
+    const std::vector<Neighbour> ref = bruteForceOne(src, qry, q, c.k, pr);
+    const double hh = std::sqrt(ref[k - 1].d2);
+    bool ok = h[q] == T(hh);
+    for (std::size_t j = 0; c.lists && j < k; ++j)
+      ok = ok && got[q * k + j] == ref[j].id && dist[q * k + j] == T(std::sqrt(ref[j].d2));
+    if (c.density && hh > 0)
+    {
+      double sum = 0;
+      for (std::size_t j = 0; j < k; ++j)
+      {
+        const double m = c.masses ? masses[ref[j].index] : 1.0;
+        const double x = std::sqrt(ref[j].d2) / hh;
+        const double w =
+          x <= 0.5 ? 1 - 6 * x * x + 6 * x * x * x : (x <= 1 ? 2 * std::pow(1 - x, 3) : 0);
+        sum += c.estimator == jz::DensityEstimator::TopHat ? m : m * 8 / (M_PI * hh * hh * hh) * w;
+      }
+      const double want =
+        c.estimator == jz::DensityEstimator::TopHat ? sum / (4.0 / 3.0 * M_PI * hh * hh * hh) : sum;
+      ok = ok && std::fabs(double(rho[q]) - want) <= tol * want;
+    }
+    else if (c.density)
+    {
+      ok = ok && std::isinf(double(rho[q])); // all K neighbours at the point
+    }
+    if (!ok)
+    {
+      ++bad;
+      JZ_CHECK_MSG(false,
+        what << ": query " << q << " differs from brute force (h " << h[q] << " want " << hh
+             << ")");
+    }
+  }
+}
+} // namespace
+
+JZ_TEST(KnnSmallSizesAndKEqualsN)
+{
+  Case c;
+  for (std::size_t n : { 1, 2, 10, 47, 48, 49, 100, 500 })
+  {
+    c.n = n;
+    for (int k : { 1, 8, 33, 64 })
+    {
+      if (std::size_t(k) > n)
+        continue;
+      c.k = k;
+      check<float>(c);
+      check<double>(c);
+    }
+    c.k = int(n);
+    check<double>(c);
+  }
+  c.kind = "lattice";
+  c.n = 1000;
+  c.k = 1000;
+  check<float>(c);
+  c.kind = "duplicates";
+  c.n = 300;
+  c.k = 300;
+  check<double>(c);
+}
+
+JZ_TEST(KnnAllKindsLargerK)
+{
+  for (const std::string& kind : jztest::allKinds())
+  {
+    Case c;
+    c.kind = kind;
+    c.n = jztest::sized(1000, 20000);
+    c.checked = 300;
+    for (int k : { 8, 32, 64, 100 })
+    {
+      c.k = k;
+      c.ids = false;
+      check<float>(c);
+      c.ids = true;
+      check<double>(c);
+    }
+  }
+}
+
+JZ_TEST(KnnPeriodicLargerK)
+{
+  for (const std::string& kind : { "uniform", "lattice", "clustered", "mixedsign" })
+  {
+    Case c;
+    c.kind = kind;
+    c.periodic = true;
+    c.n = jztest::sized(2000, 20000);
+    c.checked = 300;
+    for (int k : { 1, 33, 100 })
+    {
+      c.k = k;
+      check<float>(c);
+      check<double>(c);
+    }
+  }
+}
+
+JZ_TEST(KnnDensityOnly)
+{
+  for (const std::string& kind : { "uniform", "clustered", "duplicates", "lattice" })
+  {
+    Case c;
+    c.kind = kind;
+    c.lists = false;
+    c.n = jztest::sized(800, 20000);
+    c.checked = 300;
+    for (auto est : { jz::DensityEstimator::SphCubicSpline, jz::DensityEstimator::TopHat })
+    {
+      c.estimator = est;
+      for (int k : { 1, 16, 32, 33, 64, 100 })
+      {
+        c.k = k;
+        c.masses = (k % 2) == 0;
+        c.ids = k >= 32;
+        check<float>(c);
+        check<double>(c);
+      }
+    }
+    c.density = false; // smoothing length only
+    c.k = 50;
+    check<float>(c);
+  }
+}
+
+JZ_TEST(KnnSeparateQuerySets)
+{
+  Case c;
+  c.kind = "clustered";
+  c.n = jztest::sized(2000, 20000);
+  for (const std::string& qk : { "uniform", "clustered", "lattice", "outliers" })
+  {
+    c.queryKind = qk;
+    for (std::size_t nq : { jztest::sized(300, 3000), jztest::sized(2500, 50000) })
+    {
+      c.nq = nq;
+      c.checked = 300;
+      for (int k : { 1, 16, 40 })
+      {
+        c.k = k;
+        check<float>(c);
+        check<double>(c);
+      }
+    }
+  }
+  c.periodic = true;
+  c.queryKind = "uniform";
+  c.nq = 2000;
+  c.k = 33;
+  check<double>(c);
+}
+
+JZ_TEST(KnnLarge)
+{
+  Case c;
+  c.n = jztest::sized(50000, 1000000);
+  c.checked = 200;
+  for (const std::string& kind : { "uniform", "clustered" })
+  {
+    c.kind = kind;
+    c.lists = false;
+    c.k = 16;
+    check<float>(c);
+    c.lists = true;
+    c.k = 32;
+    check<float>(c);
+    c.k = 64;
+    c.masses = true;
+    check<double>(c);
+    c.masses = false;
+  }
+  c.kind = "lattice";
+  c.k = 33;
+  check<float>(c);
+}
+
+// On the GPU the leaf plane's lists are walked in batches that fit a budget
+// (JZ_CUDA_LEAF_BATCH_ENTRIES, for tests and tuning); a small one makes many.
+JZ_TEST(KnnLeafBatches)
+{
+  setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", "5000", 1);
+  Case c;
+  c.n = jztest::sized(5000, 200000);
+  c.checked = 300;
+  for (int k : { 8, 40 })
+  {
+    c.k = k;
+    c.kind = "clustered";
+    check<float>(c);
+    c.kind = "outliers";
+    c.periodic = true;
+    check<double>(c);
+    c.periodic = false;
+  }
+  unsetenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
+}
+
+// K beyond what one block's shared memory holds: the GPU keeps the lists in
+// global memory (20 bytes an entry; 227 KiB per block on an H100).
+JZ_TEST(KnnVeryLargeK)
+{
+  Case c;
+  c.n = jztest::sized(3000, 12000);
+  c.queryKind = "uniform";
+  c.nq = 40;
+  c.lists = true;
+  for (int k : { int(c.n), int(c.n / 2) })
+  {
+    c.k = k;
+    check<float>(c);
+    check<double>(c);
+  }
+}
+
+// Densities are sums in rank order on every backend: asking for neighbour
+// lists too must not change a bit of them.
+JZ_TEST(KnnDensityIndependentOfLists)
+{
+  const std::size_t n = jztest::sized(20000, 200000);
+  const std::vector<double> pts = jztest::makePoints<double>("clustered", n, 11);
+  std::vector<double> m(n);
+  for (std::size_t i = 0; i < n; ++i)
+    m[i] = 0.5 + double((i * 37) % 101) / 50.0;
+  for (auto est : { jz::DensityEstimator::SphCubicSpline, jz::DensityEstimator::TopHat })
+  {
+    for (int k : { 16, 64 })
+    {
+      jz::KnnProblem<double> pr;
+      pr.sources = pts.data();
+      pr.numSources = n;
+      pr.k = k;
+      pr.sourceMasses = m.data();
+      std::vector<double> alone(n), withLists(n);
+      std::vector<jz::GlobalId> ids(n * std::size_t(k));
+      jz::KnnResults<double> a;
+      a.estimator = est;
+      a.density = alone.data();
+      jz::KnnResults<double> b = a;
+      b.density = withLists.data();
+      b.neighborIds = ids.data();
+      runKnn(pr, a, "density alone");
+      runKnn(pr, b, "density with lists");
+      std::size_t at = 0;
+      JZ_CHECK_MSG(sameBits(alone.data(), withLists.data(), n, at),
+        "k=" << k << ": density differs at " << at << " with lists requested");
+    }
+  }
+}
+
+JZ_TEST(KnnNamesFirstNonFinitePoint)
+{
+  std::vector<double> pts = jztest::makePoints<double>("uniform", 100, 3);
+  pts[3 * 77] = std::numeric_limits<double>::infinity();
+  pts[3 * 42 + 1] = std::nan("");
+  jz::KnnProblem<double> pr;
+  pr.sources = pts.data();
+  pr.numSources = 100;
+  pr.k = 4;
+  std::vector<double> h(100);
+  jz::KnnResults<double> res;
+  res.smoothingLength = h.data();
+  std::string message;
+  try
+  {
+    jz::computeKnn(pr, res, jztest::backend());
+  }
+  catch (const jz::Error& e)
+  {
+    message = e.what();
+  }
+  JZ_CHECK_MSG(message.find("point 42 ") != std::string::npos, "message: " << message);
+}
+
+JZ_TEST(KnnAutoBackend)
+{
+  std::vector<float> pts = jztest::makePoints<float>("uniform", 5000, 3);
+  jz::KnnProblem<float> pr;
+  pr.sources = pts.data();
+  pr.numSources = 5000;
+  pr.k = 8;
+  std::vector<float> h(5000);
+  jz::KnnResults<float> res;
+  res.smoothingLength = h.data();
+  const jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::Auto);
+  const bool gpu = jz::cudaUsable();
+  JZ_CHECK_MSG(info.backend == (gpu ? jz::Backend::CUDA : jz::Backend::CPU),
+    "Auto ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
+  bool gpuStage = false;
+  for (const auto& s : info.stageSeconds)
+    gpuStage = gpuStage || s.first == "gpu leaf walk";
+  JZ_CHECK_EQ(gpuStage, gpu);
 }
 
 JZ_TEST_MAIN()

@@ -198,7 +198,7 @@ JZ_TEST(MsbBasics)
   JZ_CHECK_EQ(jz::msbDifference(1.0f, -1.0f), 128);
   JZ_CHECK_EQ(jz::msbDifference(1.0f, 2.0f), 1);
   JZ_CHECK_EQ(jz::msbDifference(1.0f, 1.5f), -1);
-  JZ_CHECK_EQ(jz::msbDifference(9.3125, 5.6875), 3); // the paper's example: 1001.0101 vs 0101.1011
+  JZ_CHECK_EQ(jz::msbDifference(9.3125, 5.6875), 3); // §II-A's example: 1001.0101 vs 0101.1011
   const float tiny = std::numeric_limits<float>::denorm_min();
   JZ_CHECK_EQ(jz::msbDifference(0.0f, tiny), -149);
   JZ_CHECK_EQ(jz::msbDifference(0.0, std::numeric_limits<double>::denorm_min()), -1074);

@@ -3,6 +3,7 @@
 #include "JZDisplayTable.h"
 
 #include "vtkDataObject.h"
+#include "vtkNew.h"
 #include "vtkPVArrayInformation.h"
 #include "vtkPVDataInformation.h"
 #include "vtkSMEnumerationDomain.h"
@@ -12,6 +13,7 @@
 #include "vtkSMSessionProxyManager.h"
 #include "vtkSMSourceProxy.h"
 #include "vtkSMStringVectorProperty.h"
+#include "vtkSMTransferFunctionManager.h"
 #include "vtkSMTransferFunctionProxy.h"
 
 #include <algorithm>
@@ -468,6 +470,17 @@ void BlockTypes(vtkSMProxy* repr)
   SetInt(repr, "RenderPointsAsSpheres", 1);
   // ParaView colours the blocks of a composite by the field array
   // vtkBlockColors of its geometry; one particle type per block.
+  // Its colour map comes annotated (one entry per block). Marked so before
+  // it is switched to categorical, the GUI does not try to derive
+  // annotations from the data, which it cannot for vtkBlockColors, and stop
+  // at a modal "Could not initialize annotations".
+  vtkNew<vtkSMTransferFunctionManager> manager;
+  if (vtkSMProxy* lut =
+        manager->GetColorTransferFunction("vtkBlockColors", repr->GetSessionProxyManager()))
+  {
+    SetInt(lut, "AnnotationsInitialized", 1);
+    lut->UpdateVTKObjects();
+  }
   vtkSMPVRepresentationProxy::SetScalarColoring(repr, "vtkBlockColors", vtkDataObject::FIELD);
 }
 }

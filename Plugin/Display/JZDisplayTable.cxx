@@ -21,6 +21,8 @@ const Entry Table[] = {
   { "EuclideanMST",           1, Look::Lines,      "Length",         nullptr,                      nullptr,     true,  Emphasis::Low,  "Viridis (matplotlib)" },
   { "TreeGravity",            0, Look::Scalars,    "Potential",      nullptr,                      nullptr,     false, Emphasis::Low,  "Viridis (matplotlib)" },
   { "ParticleSnapshotReader", 0, Look::BlockTypes, nullptr,          nullptr,                      nullptr,     false, Emphasis::High, nullptr },
+  // the same reader under its scripting name (ParticleSnapshotReader(...) in pvpython)
+  { "ParticleSnapshotReaderAlias", 0, Look::BlockTypes, nullptr,     nullptr,                      nullptr,     false, Emphasis::High, nullptr },
 };
 // clang-format on
 }

@@ -2,7 +2,10 @@
 
 #include "vtkCommand.h"
 #include "vtkEventQtSlotConnect.h"
+#include "vtkJZPeriodicBox.h"
+#include "vtkPVArrayInformation.h"
 #include "vtkPVDataInformation.h"
+#include "vtkPVDataSetAttributesInformation.h"
 #include "vtkSMInputProperty.h"
 #include "vtkSMProperty.h"
 #include "vtkSMPropertyHelper.h"
@@ -17,7 +20,10 @@
 #include <QLocale>
 #include <QPushButton>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 pqJZBoxBoundsWidget::pqJZBoxBoundsWidget(
   vtkSMProxy* smproxy, vtkSMProperty* smproperty, QWidget* parentObject)
@@ -48,6 +54,12 @@ pqJZBoxBoundsWidget::pqJZBoxBoundsWidget(
   button->setToolTip("Set the periodic box to the bounds of the Input");
   layout->addWidget(button, 3, 0, 1, 2);
   QObject::connect(button, &QPushButton::clicked, this, &pqJZBoxBoundsWidget::takeBoxFromData);
+  this->FromDataButton = button;
+  this->DataBoxNote = new QLabel(this);
+  this->DataBoxNote->setObjectName("DataBoxNote");
+  this->DataBoxNote->setWordWrap(true);
+  this->DataBoxNote->hide();
+  layout->addWidget(this->DataBoxNote, 4, 0, 1, 2);
 
   this->loadFromProperty();
   // Follow changes made elsewhere (Python shell, state files).
@@ -58,6 +70,19 @@ pqJZBoxBoundsWidget::pqJZBoxBoundsWidget(
     this->Connector->Connect(
       periodic, vtkCommand::UncheckedPropertyModifiedEvent, this, SLOT(periodicChanged()));
   }
+  if (vtkSMProperty* fromData = smproxy->GetProperty("BoxFromData"))
+  {
+    this->Connector->Connect(
+      fromData, vtkCommand::UncheckedPropertyModifiedEvent, this, SLOT(showBoxInUse()));
+  }
+  // The Input's BoxSize is known once the Input has run.
+  auto* input = vtkSMInputProperty::SafeDownCast(smproxy->GetProperty("Input"));
+  if (input && input->GetNumberOfProxies() > 0)
+  {
+    this->Connector->Connect(
+      input->GetProxy(0), vtkCommand::UpdateDataEvent, this, SLOT(showBoxInUse()));
+  }
+  this->showBoxInUse();
 }
 
 pqJZBoxBoundsWidget::~pqJZBoxBoundsWidget()
@@ -67,7 +92,7 @@ pqJZBoxBoundsWidget::~pqJZBoxBoundsWidget()
 
 void pqJZBoxBoundsWidget::loadFromProperty()
 {
-  if (this->Loading)
+  if (this->Loading || this->ShowingDataBox)
   {
     return;
   }
@@ -81,6 +106,11 @@ void pqJZBoxBoundsWidget::loadFromProperty()
 
 void pqJZBoxBoundsWidget::apply()
 {
+  if (this->ShowingDataBox) // the edits show BoxSize, not BoxBounds
+  {
+    this->Superclass::apply();
+    return;
+  }
   double values[6];
   for (int i = 0; i < 6; ++i)
   {
@@ -122,6 +152,73 @@ bool pqJZBoxBoundsWidget::inputBounds(
   return bounds[1] >= bounds[0];
 }
 
+bool pqJZBoxBoundsWidget::boxFromData(vtkSMProxy* proxy, double box[6])
+{
+  vtkSMProperty* fromData = proxy->GetProperty("BoxFromData");
+  auto* input = vtkSMInputProperty::SafeDownCast(proxy->GetProperty("Input"));
+  auto* source = input && input->GetNumberOfProxies() > 0
+    ? vtkSMSourceProxy::SafeDownCast(input->GetProxy(0))
+    : nullptr;
+  if (!fromData || vtkSMUncheckedPropertyHelper(fromData).GetAsInt() == 0 || !source)
+  {
+    return false;
+  }
+  vtkPVDataInformation* info = source->GetDataInformation(input->GetOutputPortForConnection(0));
+  vtkPVArrayInformation* boxSize =
+    info ? info->GetFieldDataInformation()->GetArrayInformation("BoxSize") : nullptr;
+  if (!boxSize || boxSize->GetNumberOfTuples() != 1)
+  {
+    return false;
+  }
+  // One tuple: each component's range is its value.
+  double values[3];
+  const int count = std::min(boxSize->GetNumberOfComponents(), 3);
+  for (int c = 0; c < count; ++c)
+  {
+    values[c] = boxSize->GetComponentRange(c)[0];
+  }
+  return boxSize->GetNumberOfComponents() <= 3 && vtkJZPeriodicBox::BoxFromSize(values, count, box);
+}
+
+void pqJZBoxBoundsWidget::showBoxInUse()
+{
+  double box[6];
+  const bool fromData = pqJZBoxBoundsWidget::boxFromData(this->proxy(), box);
+  if (!fromData && !this->ShowingDataBox)
+  {
+    return;
+  }
+  this->ShowingDataBox = fromData;
+  for (QLineEdit* edit : this->Edits)
+  {
+    edit->setReadOnly(fromData);
+    edit->setEnabled(!fromData);
+  }
+  this->FromDataButton->setEnabled(!fromData);
+  this->DataBoxNote->setVisible(fromData);
+  if (!fromData)
+  {
+    this->loadFromProperty(); // back to BoxBounds
+    return;
+  }
+  for (int i = 0; i < 6; ++i)
+  {
+    this->Edits[i]->setText(QString::number(box[i], 'g', QLocale::FloatingPointShortest));
+  }
+  const QString text = QString("Box from the Input's BoxSize: [0, %1] x [0, %2] x [0, %3] "
+                               "(BoxFromData; BoxBounds is not used)")
+                         .arg(box[1])
+                         .arg(box[3])
+                         .arg(box[5]);
+  this->DataBoxNote->setText(text);
+  // Lets the GUI test see what the panel shows.
+  if (std::getenv("JZTREE_WIDGET_LOG"))
+  {
+    std::fprintf(stderr, "JZTree panel: %s\n", text.toLocal8Bit().constData());
+    std::fflush(stderr);
+  }
+}
+
 void pqJZBoxBoundsWidget::takeBoxFromData()
 {
   double bounds[6];
@@ -140,7 +237,7 @@ void pqJZBoxBoundsWidget::takeBoxFromData()
 void pqJZBoxBoundsWidget::periodicChanged()
 {
   vtkSMProperty* periodic = this->proxy()->GetProperty("Periodic");
-  if (!periodic || vtkSMUncheckedPropertyHelper(periodic).GetAsInt() == 0)
+  if (!periodic || vtkSMUncheckedPropertyHelper(periodic).GetAsInt() == 0 || this->ShowingDataBox)
   {
     return;
   }

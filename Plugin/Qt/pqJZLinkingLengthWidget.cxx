@@ -15,6 +15,8 @@
 #include "vtkSMProxy.h"
 #include "vtkSMUncheckedPropertyHelper.h"
 
+#include "jz/LinkingLength.h"
+
 #include <QDoubleValidator>
 #include <QLabel>
 #include <QLineEdit>
@@ -58,7 +60,7 @@ pqJZLinkingLengthWidget::pqJZLinkingLengthWidget(
 
   this->loadFromProperty();
   this->Connector->Connect(smproperty, vtkCommand::ModifiedEvent, this, SLOT(loadFromProperty()));
-  for (const char* name : { "LinkingLengthMode", "Periodic", "BoxBounds", "Input" })
+  for (const char* name : { "LinkingLengthMode", "Periodic", "BoxBounds", "BoxFromData", "Input" })
   {
     if (vtkSMProperty* p = smproxy->GetProperty(name))
     {
@@ -146,11 +148,18 @@ void pqJZLinkingLengthWidget::updateSummary()
       box[i] =
         periodic ? vtkSMUncheckedPropertyHelper(proxy, "BoxBounds").GetAsDouble(i) : bounds[i];
     }
+    if (periodic) // the Input's BoxSize instead, when BoxFromData takes it
+    {
+      pqJZBoxBoundsWidget::boxFromData(proxy, box);
+    }
     const double extent[3] = { box[1] - box[0], box[3] - box[2], box[5] - box[4] };
     const double volume = extent[0] * extent[1] * extent[2];
     const bool relative = vtkSMUncheckedPropertyHelper(proxy, "LinkingLengthMode").GetAsInt() == 0;
-    const double separation = volume > 0 ? std::cbrt(volume / static_cast<double>(n)) : 0.0;
-    const double l = relative ? b * separation : b;
+    // The filter's own definition (jz/LinkingLength.h), so the panel shows
+    // exactly the length the filter will use.
+    const std::size_t count = static_cast<std::size_t>(std::max(n, 0LL));
+    const double separation = jz::relativeLinkingLength(1.0, volume, count);
+    const double l = relative ? jz::relativeLinkingLength(b, volume, count) : b;
     const double side = std::max(extent[0], std::max(extent[1], extent[2]));
     if (relative && !(separation > 0))
     {

@@ -6,6 +6,8 @@
 # tolerant --test-threshold). With LOG_REGEX, the client's output must also
 # match it: the LinkingLength panel widget reports what it shows
 # (JZTREE_WIDGET_LOG), e.g. the number of groups found.
+# The data directory is Data/ unless JZ_GUI_DATA names another (the test
+# skips, exit 125, when that is absent).
 # Usage: run_gui_test.sh PLUGIN_DIR OUT_DIR NAME [LOG_REGEX]
 # A run without a baseline (or a failed comparison) leaves the view it got in
 # OUT_DIR/NAME/ for inspection; copy it to Baseline/NAME.png after looking at it.
@@ -14,6 +16,11 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 plugin_dir="$1"; name="$3"; log_regex="${4:-}"
 out="$2/$name"
+data="${JZ_GUI_DATA:-$ROOT/Data}"
+if [ ! -d "$data" ]; then
+  echo "SKIP: the data directory $data is not available"
+  exit 125
+fi
 mkdir -p "$out"
 rm -f "$out"/*.png
 log="$out/paraview.log"
@@ -21,7 +28,7 @@ log="$out/paraview.log"
 export LIBGL_ALWAYS_SOFTWARE=1 PV_PLUGIN_PATH="$plugin_dir" JZTREE_WIDGET_LOG=1
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$out}"
 timeout 300 "$ROOT/scripts/with-display.sh" paraview --dr \
-  --data-directory="$ROOT/Data" --test-directory="$out" \
+  --data-directory="$data" --test-directory="$out" \
   --test-script="$HERE/$name.xml" --test-baseline="$HERE/Baseline/$name.png" \
   --test-threshold=15 --exit >"$log" 2>&1
 rc=$?

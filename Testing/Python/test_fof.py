@@ -538,10 +538,41 @@ def sec_pointsets(c):
     c.check(same_partition(run.array("GroupId"), ref), "unstructured grid input: partition == scipy")
 
 
+def sec_relative_lattice(c):
+    """Relative b = 1 on an n^3 lattice in the unit periodic box is exactly
+    Absolute l = 1/n (issue #9): every neighbour pair is at d = l, so one group
+    holds all points. (V/N)^(1/3) must be exact: std::cbrt alone gives a value
+    below 1/32 for 32^3 and links nothing."""
+    for n in (16, 32):
+        g = np.arange(n) / n
+        lattice = np.stack(np.meshgrid(g, g, g, indexing="ij"), -1).reshape(-1, 3)
+        for dtype in (np.float32, np.float64):
+            tag = f"{n}^3 {np.dtype(dtype).name}"
+            data = polydata(lattice.astype(dtype))
+            rel = fof(data, LinkingLengthMode="Relative", LinkingLength=1.0, Periodic=1,
+                      BoxBounds=[0, 1, 0, 1, 0, 1])
+            ab = fof(data, LinkingLengthMode="Absolute", LinkingLength=1.0 / n, Periodic=1,
+                     BoxBounds=[0, 1, 0, 1, 0, 1])
+            if not c.check(not rel.errors and not ab.errors, f"{tag}: no error {rel.errors[:1]}"):
+                continue
+            count = rel.array("Count", 1)
+            c.check(count is not None and len(count) == 1 and int(count[0]) == n ** 3,
+                    f"{tag}: Relative b=1, the largest group has all {n ** 3} points "
+                    f"({None if count is None else count.tolist()[:3]})")
+            c.check(bool(np.array_equal(rel.array("GroupId"), ab.array("GroupId")))
+                    and bool(np.array_equal(rel.array("GroupSize"), ab.array("GroupSize"))),
+                    f"{tag}: Relative b=1 == Absolute l=1/{n}")
+        # Just below: nothing links (the comparison d <= l is exact).
+        below = fof(polydata(lattice), LinkingLengthMode="Relative", LinkingLength=1 - 1e-9,
+                    Periodic=1, BoxBounds=[0, 1, 0, 1, 0, 1], MinimumGroupSize=1)
+        c.check(int(below.array("Count", 1).max()) == 1, f"{n}^3: b = 1 - 1e-9 links nothing")
+
+
 SECTIONS = {
     "uniform": sec_uniform, "clustered": sec_clustered, "chains": sec_chains,
     "lattice": sec_lattice, "duplicates": sec_duplicates, "offset": sec_offset,
     "groupid": sec_groupid, "catalogue": sec_catalogue, "relative": sec_relative,
+    "relative_lattice": sec_relative_lattice,
     "errors": sec_errors, "empty": sec_empty, "device": sec_device,
     "gadget": sec_gadget, "hfof": sec_hfof, "progress": sec_progress,
     "pointsets": sec_pointsets,

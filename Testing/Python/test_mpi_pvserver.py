@@ -5,7 +5,8 @@ fetches the results and compares them with a serial run
 (mpi_pvserver_client.py). Server and client are bounded by timeouts and the
 server is stopped at the end.
 
-Usage: test_mpi_pvserver.py P
+Usage: test_mpi_pvserver.py P [CLIENT.py]   (default mpi_pvserver_client.py;
+the client's exit code is the test's, 125 included)
 """
 import os
 import shutil
@@ -59,8 +60,8 @@ def main():
             time.sleep(0.5)
         else:
             print("FAIL: pvserver did not start within 120 s")
-        client = [pvpython(), os.path.join(HERE, "mpi_pvserver_client.py"), str(port),
-                  plugin, work]
+        script = sys.argv[2] if len(sys.argv) > 2 else "mpi_pvserver_client.py"
+        client = [pvpython(), os.path.join(HERE, script), str(port), plugin, work]
         print("+", " ".join(client), flush=True)
         try:
             rc = subprocess.run(client, timeout=240, env=env).returncode

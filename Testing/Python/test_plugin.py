@@ -1,5 +1,5 @@
 """The JZTree plugin as users see it: loading, proxy and property names,
-defaults, enumerations, documentation (INTERFACE.md).
+defaults, enumerations, documentation (README, "Using the plugin").
 
 Usage: pvpython test_plugin.py autoload        (PV_PLUGIN_PATH set, no LoadPlugin)
        pvpython test_plugin.py load PLUGIN.so  (LoadPlugin(path, ns=globals()))
@@ -30,8 +30,8 @@ if "KNNDensity" not in globals():
 source = PointSource(NumberOfPoints=500, Radius=1.0)
 f = KNNDensity(Input=source, NumberOfNeighbors=16, Estimator="Top Hat", Device="CPU",
                OutputNeighbors=1)
-expected = ["BoxBounds", "Device", "Estimator", "Input", "MassArray", "NumberOfNeighbors",
-            "OutputNeighbors", "Periodic", "Query"]
+expected = ["BoxBounds", "BoxFromData", "Device", "Estimator", "Input", "MassArray",
+            "NumberOfNeighbors", "OutputNeighbors", "Periodic", "Query"]
 check(sorted(f.ListProperties()) == expected, f"properties {sorted(f.ListProperties())}")
 check(f.GetXMLLabel() == "KNN Density", f"label {f.GetXMLLabel()!r}")
 check(f.SMProxy.GetXMLGroup() == "filters" and f.SMProxy.GetXMLName() == "KNNDensity",

@@ -3,6 +3,7 @@
 # client itself: under a private Xvfb it plays a GUI event script of
 # Testing/GUI (menus and Apply only, nothing set by hand), dumps the screen
 # with xwd and converts it with xwd2png.py. Needs xwd (Debian: x11-apps).
+# The data directory is Data/ unless JZ_GUI_DATA names another.
 # Usage: doc/tools/gui_screenshot.sh PLUGIN_DIR OUT.png [EVENT_SCRIPT.xml] [WxH]
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,7 +20,7 @@ xvfb=$!
 sleep 2
 chmod 700 "$work"
 DISPLAY="$display" LIBGL_ALWAYS_SOFTWARE=1 PV_PLUGIN_PATH="$plugin_dir" XDG_RUNTIME_DIR="$work" \
-  paraview -geometry "${size}+0+0" --dr --data-directory="$ROOT/Data" --test-directory="$work" \
+  paraview -geometry "${size}+0+0" --dr --data-directory="${JZ_GUI_DATA:-$ROOT/Data}" --test-directory="$work" \
   --test-script="$script" >"$work/paraview.log" 2>&1 &
 pv=$!
 for _ in $(seq 1 150); do

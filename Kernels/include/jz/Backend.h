@@ -9,11 +9,14 @@
 
 namespace jz
 {
+// Where to run: the one Device enumeration. The values are those of the
+// filters' Device property (Plugin/*.xml, vtkJZ*::DEVICE_*), which the
+// filters pass through unchanged.
 enum class Backend
 {
-  Auto, // the GPU when a usable one is present, otherwise the CPU
-  CPU,
-  CUDA
+  Auto = 0, // the GPU when a usable one is present, otherwise the CPU
+  CPU = 1,
+  CUDA = 2
 };
 
 const char* backendName(Backend backend);
@@ -34,9 +37,6 @@ public:
   {
   }
 };
-
-// Whether this build contains the CUDA backend.
-bool cudaCompiled();
 
 // Whether a usable CUDA device is present; when not, why (for messages).
 bool cudaUsable(std::string* why = nullptr);

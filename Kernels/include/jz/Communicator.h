@@ -1,4 +1,4 @@
-// The collective operations the distributed algorithms need (paper II-A,
+// The collective operations the distributed algorithms need (§II-A,
 // III-C, Appendix B). Every rank calls every collective in the same order.
 // The ParaView filters implement it over vtkMultiProcessController (MPI);
 // the kernel tests implement it over threads, so the distributed logic is

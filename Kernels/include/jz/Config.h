@@ -23,7 +23,7 @@ using GlobalId = std::int64_t;
 constexpr int kDim = 3;
 constexpr double kInfinity = __builtin_huge_val();
 
-// Tree parameters of the paper (section II-C).
+// Tree parameters of §II-C.
 constexpr int kLeafSize = 48;             // N_max^(0)
 constexpr int kCoarsening = 8;            // c
 constexpr int kTopNodesTarget = 1000;     // N_target for the coarsest plane

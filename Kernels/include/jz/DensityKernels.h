@@ -1,4 +1,4 @@
-// Density estimators of the KNNDensity filter (INTERFACE.md), host and device.
+// Density estimators of the KNNDensity filter (README, "KNN Density"), host and device.
 #pragma once
 
 #include "Config.h"

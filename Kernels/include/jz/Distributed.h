@@ -1,7 +1,7 @@
 // kNN and friends-of-friends over several processes (MPI ranks), exact for
-// any number of ranks and any partition (INTERFACE.md, "Parallel runs").
+// any number of ranks and any partition (README, "Parallel (MPI) runs").
 //
-// Both follow the paper's decomposition (II-A): points are redistributed so
+// Both follow the decomposition of §II-A: points are redistributed so
 // that every rank holds a contiguous, count-balanced range of the global
 // z-order; each rank then receives the remote points that can matter to it
 // (for kNN the sources within a proven K-th neighbour radius of its queries,

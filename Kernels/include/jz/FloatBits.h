@@ -20,7 +20,7 @@ struct FloatBits<float>
   using UInt = std::uint32_t;
   static constexpr int kMantissaBits = 23;
   static constexpr int kExponentBias = 127;
-  // One above the largest exponent (the paper's EMAX): the "bit" that differs
+  // One above the largest exponent (EMAX of §II-A, eq. 2): the "bit" that differs
   // when two values have opposite signs.
   static constexpr int kExponentMax = 128;
   // Bit position of the least significant mantissa bit of a subnormal.

@@ -1,4 +1,4 @@
-// Friends-of-friends group finding on the jz-tree (paper section IV), its
+// Friends-of-friends group finding on the jz-tree (§IV), its
 // deterministic group labels and the halo catalogue (section IV-B).
 //
 // VTK-free public API. Two points are friends when their distance is at most
@@ -12,6 +12,7 @@
 
 #include "Backend.h"
 #include "Config.h"
+#include "LinkingLength.h" // relativeLinkingLength, the Relative mode
 
 namespace jz
 {
@@ -122,8 +123,4 @@ extern template void computeFofCatalogue<float>(
   const FofCatalogueInput<float>&, FofCatalogue&, const RunControl&);
 extern template void computeFofCatalogue<double>(
   const FofCatalogueInput<double>&, FofCatalogue&, const RunControl&);
-
-// The linking length b (V/N)^(1/3) of eq. 18 (the FriendsOfFriends filter's
-// "Relative" mode); V the box volume. Returns 0 for n == 0 or V <= 0.
-double relativeLinkingLength(double b, double volume, std::size_t n);
 } // namespace jz

@@ -1,6 +1,6 @@
 // Per-node and per-point friends-of-friends logic shared by the CPU backend
 // and the CUDA kernels: node-pair classification and the lock-free union-find
-// on group pointers (jz-tree paper §IV-A).
+// on group pointers (§IV-A).
 #pragma once
 
 #include "Config.h"

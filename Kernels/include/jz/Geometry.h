@@ -5,6 +5,8 @@
 // neighbours identically and bounds stay monotone with point distances.
 #pragma once
 
+#include <math.h>
+
 #include "Config.h"
 
 namespace jz
@@ -52,7 +54,31 @@ JZ_HD double jzAbs(double a)
   return a < 0 ? -a : a;
 }
 
+// The periodic wrap, the one rule every path uses (tree builds, distributed
+// decomposition, catalogue): x moved by whole periods into [lo, lo + length).
+// Evaluated in double; when the result rounded to T lands on lo + length it
+// becomes lo. -0 becomes +0, so equal coordinates have equal z-order bits.
+template <class T>
+JZ_HD T wrapIntoBox(T x, double lo, double length)
+{
+  const double w = double(x) - length * floor((double(x) - lo) / length);
+  T t = T(w);
+  if (double(t) >= lo + length || double(t) < lo)
+    t = T(lo);
+  return t + T(0);
+}
+
+// The offset d = a - b moved to its nearest image, for points any number of
+// periods apart (|result| <= period / 2); period <= 0: d unchanged.
+JZ_HD double nearestImageOffset(double d, double period)
+{
+  if (period > 0)
+    d -= period * nearbyint(d / period);
+  return d;
+}
+
 // Per-dimension separation of two coordinates, nearest image when periodic.
+// Both lie in one period (wrapped), so one image shift suffices.
 JZ_HD double separation(double a, double b, double period)
 {
   double d = jzAbs(a - b);

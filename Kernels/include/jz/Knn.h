@@ -1,4 +1,4 @@
-// Exact k-nearest-neighbour search with the jz-tree dual walk (paper section III),
+// Exact k-nearest-neighbour search with the jz-tree dual walk (§III),
 // reduced on the fly to SPH or top-hat densities.
 #pragma once
 

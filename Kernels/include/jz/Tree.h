@@ -1,4 +1,4 @@
-// The z-order plane tree (paper sections II-B..II-E), host-side representation.
+// The z-order plane tree (§II-B..§II-E), host-side representation.
 //
 // Points of up to two types (sources and queries) are sorted jointly in
 // z-order; tree-plane p partitions the sorted points into the largest z-order
@@ -73,12 +73,19 @@ struct ZTree
   }
 };
 
+// The tuning values of the tree build (section II-C and II-D), taken by the
+// CPU build (buildTreeCpu) and the CUDA build alike.
 struct TreeBuildOptions
 {
-  int leafSize = kLeafSize;
-  int coarsening = kCoarsening;
-  int topNodesTarget = kTopNodesTarget;
+  int leafSize = kLeafSize;             // N_max^(0)
+  int coarsening = kCoarsening;         // c
+  int topNodesTarget = kTopNodesTarget; // N_target of the coarsest plane
+  // Regularization (section II-D): the reference volume is that of the
+  // smallest nodes holding this fraction of the points, and no node may be
+  // more than regularizationFactor (f_max) times its mean volume.
   bool regularize = true;
+  double regularizationQuantile = 0.9;
+  double regularizationFactor = kRegularizationFactor;
 };
 
 // Builds the joint tree on the CPU with the calling OpenMP team. Coordinates

@@ -1,4 +1,4 @@
-// Exact z-order (Morton order) of floating-point vectors, paper section II-A.
+// Exact z-order (Morton order) of floating-point vectors, §II-A.
 //
 // No integer Morton keys: two vectors are compared along the dimension whose
 // coordinates differ in the most significant bit, where "bit" means the bit
@@ -20,7 +20,7 @@ constexpr int kLevelNone = -0x100000;
 constexpr int kLevelInfinite = 0x100000;
 
 // Position of the most significant bit in which |a| and |b| differ as fixed
-// point numbers (eq. 2 of the paper); FloatBits<T>::kExponentMax when the
+// point numbers (eq. 2, §II-A); FloatBits<T>::kExponentMax when the
 // signs differ, kNoDifference when a == b. -0 is treated as +0.
 template <class T>
 JZ_HD int msbDifference(T a, T b)

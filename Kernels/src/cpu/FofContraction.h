@@ -1,4 +1,4 @@
-// The contraction of the union-find on group pointers (jz-tree paper §IV-A):
+// The contraction of the union-find on group pointers (§IV-A):
 // every pointer set to its group's root, in parallel.
 #pragma once
 

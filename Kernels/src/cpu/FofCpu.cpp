@@ -1,4 +1,4 @@
-// Friends-of-friends on the CPU (jz-tree paper §IV-A), multi-threaded with
+// Friends-of-friends on the CPU (§IV-A), multi-threaded with
 // OpenMP: the walk engine (walk/DualWalk.h) with the FoF node policy
 // (FofNodePolicy.h) from the super nodes down to the leaves, then the kept
 // leaf pairs point by point (FofLeafLinks.h): first every unlinked leaf with

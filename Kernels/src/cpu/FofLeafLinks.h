@@ -1,5 +1,5 @@
 // Friends-of-friends between the points of leaves (the leaf pairs the node
-// walk kept, jz-tree paper §IV-A): d^2 <= l^2 in double, nearest image when
+// walk kept, §IV-A): d^2 <= l^2 in double, nearest image when
 // periodic. First each unlinked leaf with itself, its points private to one
 // thread; then leaf pairs with the compare-and-swap union.
 #pragma once

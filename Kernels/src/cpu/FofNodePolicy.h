@@ -1,5 +1,5 @@
 // The friends-of-friends walk's node planes as a policy of the dual-walk
-// engine (jz-tree paper §IV-A), visiting each unordered node pair once.
+// engine (§IV-A), visiting each unordered node pair once.
 //
 // Per plane every node carries a group pointer grp[i] <= i into its own plane
 // and a flag linked[i] meaning "all points of the node are known to be in one

@@ -1,4 +1,4 @@
-// The kNN dual tree walk on the CPU (jz-tree paper §III): the walk engine
+// The kNN dual tree walk on the CPU (§III): the walk engine
 // (walk/DualWalk.h) with the kNN policies -- FindRmax and the node-pair test
 // on the planes (KnnNodePolicy.h), then LeafToLeaf per parent of the leaves
 // (KnnLeafSearch.h) -- reduced straight into the caller's output arrays in
@@ -132,7 +132,10 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   // Keys that break distance ties: global ids when given, else input indices.
   const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
   KnnOutputWriter<T> writer{ problem, results, tree.sources, tree.queryPoints(), keys };
-  const bool sortedNeighbors = results.neighborIds || results.neighborDistances;
+  // Neighbours in rank order when lists or densities are wanted: densities
+  // are summed in rank order on every backend, so they do not depend on
+  // whether lists were asked for, or on the backend.
+  const bool sortedNeighbors = results.neighborIds || results.neighborDistances || results.density;
   const Index queryLimit = self ? Index(numQueries) : Index(-1);
   withBoxMetric(per,
     [&](const auto& metric)

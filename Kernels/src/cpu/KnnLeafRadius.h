@@ -25,6 +25,7 @@ public:
 
   KnnLeafRadius(const ZTree<T>& tree, int k, const Metric& metric, int numThreads)
     : Base(tree, k, metric, numThreads)
+    , margin_(FilterMargin::of(tree))
     , scratch_(numThreads)
   {
     const Periodicity& per = tree.periodicity;
@@ -52,7 +53,7 @@ public:
       leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, n, p,
         Metric::kPeriodic ? periods_ : nullptr, d2.data());
       std::nth_element(d2.begin(), d2.begin() + (k - 1), d2.begin() + n);
-      worst = std::max(worst, double(d2[k - 1]) * (1 + 1e-5) + 1e-30);
+      worst = std::max(worst, margin_.widen(double(d2[k - 1])));
     }
     this->rmax2_[c] = std::min(this->rmax2_[c], worst * (1 + kBoundSlack));
   }
@@ -75,6 +76,7 @@ private:
     return pooled;
   }
 
+  FilterMargin margin_; // pre-filter vs exact distances, periodic wrap included
   T periods_[3];
   PerThread<std::vector<T>> scratch_;
 };

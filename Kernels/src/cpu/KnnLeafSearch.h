@@ -1,4 +1,4 @@
-// The kNN leaf kernel (LeafToLeaf of the jz-tree paper §III-B) as the leaf
+// The kNN leaf kernel (LeafToLeaf of §III-B) as the leaf
 // hook of the kNN walk policy: for one receiving leaf and its sorted list,
 // the exact K nearest sources of each of its query points, handed to
 // reduce(sortedQueryIndex, candidates).
@@ -34,6 +34,7 @@ public:
     , sorted_(sortedNeighbors)
     , queryLimit_(queryLimit)
     , reduce_(reduce)
+    , margin_(FilterMargin::of(tree))
     , scratch_(numThreads)
   {
     const Periodicity& per = tree.periodicity;
@@ -120,7 +121,7 @@ private:
       leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, ownCount, p,
         periodsOrNull(), s.ownD2.data());
       std::nth_element(s.ownD2.begin(), s.ownD2.begin() + (k - 1), s.ownD2.begin() + ownCount);
-      s.buffers[q].setBound2(double(s.ownD2[k - 1]) * (1 + 1e-5) + 1e-30);
+      s.buffers[q].setBound2(margin_.widen(double(s.ownD2[k - 1])));
       s.bound2[q] = s.buffers[q].bound2() * (1 + kBoundSlack);
     }
   }
@@ -133,7 +134,7 @@ private:
     for (Index q = 0; q < nq; ++q)
     {
       const double w2 = s.bound2[q];
-      s.filter2[q] = w2 < 1e30 ? T(w2 * (1 + 1e-5) + 1e-30) : std::numeric_limits<T>::max();
+      s.filter2[q] = w2 < 1e30 ? T(margin_.widen(w2)) : std::numeric_limits<T>::max();
       if (isSourceOnly(q0 + q))
         s.filter2[q] = T(-1); // a source only
       else
@@ -171,7 +172,7 @@ private:
       if (buffer.bound2() < before)
       {
         const double w2 = buffer.bound2() * (1 + kBoundSlack);
-        s.filter2[q] = T(w2 * (1 + 1e-5) + 1e-30);
+        s.filter2[q] = T(margin_.widen(w2));
       }
     }
   }
@@ -180,6 +181,7 @@ private:
   bool sorted_;
   Index queryLimit_;
   Reduce& reduce_;
+  FilterMargin margin_; // pre-filter vs exact distances, periodic wrap included
   T periods_[3];
   PerThread<Scratch> scratch_;
 };

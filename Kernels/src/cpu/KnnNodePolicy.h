@@ -1,5 +1,5 @@
-// The kNN walk's node planes as a policy of the dual-walk engine (jz-tree
-// paper §III-B, Algorithms 2 and 3): per receiver parent, FindRmax bounds
+// The kNN walk's node planes as a policy of the dual-walk engine (§III-B,
+// Algorithms 2 and 3): per receiver parent, FindRmax bounds
 // the K-th neighbour radius of each child from the parent's list; a child
 // pair is kept when its lower bound is within the receiver's radius, and
 // lists are sorted by lower bound so that every scan may stop early (§III-D).

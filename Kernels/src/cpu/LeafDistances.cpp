@@ -1,6 +1,18 @@
+// The pre-filter loops of LeafDistances.h: portable scalar loops (the
+// compiler vectorizes them for the target, e.g. NEON on aarch64), and on
+// x86-64 AVX2 versions chosen at run time. Every version is conservative
+// (FilterMargin); exact double distances decide, so results are identical.
 #include "LeafDistances.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#define JZ_X86_AVX2 1
 #include <immintrin.h>
+// One binary for every x86-64: AVX2 clones picked by the loader.
+#define JZ_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define JZ_X86_AVX2 0
+#define JZ_TARGET_CLONES
+#endif
 
 namespace jz
 {
@@ -93,6 +105,7 @@ Index nearBox(const T* xs, const T* ys, const T* zs, Index n, const T* lo, const
   return count;
 }
 
+#if JZ_X86_AVX2
 template <class V>
 struct Avx;
 
@@ -248,13 +261,16 @@ bool haveAvx2()
     __builtin_cpu_supports("bmi");
   return yes;
 }
+#endif
 } // namespace
 
 Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
   const float* periods, float filter2, Index* out)
 {
+#if JZ_X86_AVX2
   if (haveAvx2())
     return candidatesAvx2<float>(xs, ys, zs, n, p, periods, filter2, out);
+#endif
   return periods ? candidatesScalar<float, true>(xs, ys, zs, n, p, periods, filter2, out)
                  : candidatesScalar<float, false>(xs, ys, zs, n, p, periods, filter2, out);
 }
@@ -262,8 +278,10 @@ Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n,
 Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n, const double* p,
   const double* periods, double filter2, Index* out)
 {
+#if JZ_X86_AVX2
   if (haveAvx2())
     return candidatesAvx2<double>(xs, ys, zs, n, p, periods, filter2, out);
+#endif
   return periods ? candidatesScalar<double, true>(xs, ys, zs, n, p, periods, filter2, out)
                  : candidatesScalar<double, false>(xs, ys, zs, n, p, periods, filter2, out);
 }
@@ -271,8 +289,10 @@ Index leafCandidates(const double* xs, const double* ys, const double* zs, Index
 Index queriesNearBox(const float* xs, const float* ys, const float* zs, Index n, const float* lo,
   const float* hi, const float* periods, const float* filter2, Index* active)
 {
+#if JZ_X86_AVX2
   if (haveAvx2())
     return nearBoxAvx2<float>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+#endif
   return periods ? nearBox<float, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
                  : nearBox<float, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
 }
@@ -280,8 +300,10 @@ Index queriesNearBox(const float* xs, const float* ys, const float* zs, Index n,
 Index queriesNearBox(const double* xs, const double* ys, const double* zs, Index n,
   const double* lo, const double* hi, const double* periods, const double* filter2, Index* active)
 {
+#if JZ_X86_AVX2
   if (haveAvx2())
     return nearBoxAvx2<double>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+#endif
   return periods ? nearBox<double, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
                  : nearBox<double, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
 }
@@ -311,8 +333,8 @@ inline void distancesAll(
 }
 } // namespace
 
-__attribute__((target_clones("avx2", "default"))) void leafDistances2(const float* xs,
-  const float* ys, const float* zs, Index n, const float* p, const float* periods, float* out)
+JZ_TARGET_CLONES void leafDistances2(const float* xs, const float* ys, const float* zs, Index n,
+  const float* p, const float* periods, float* out)
 {
   if (periods)
     distancesAll<float, true>(xs, ys, zs, n, p, periods, out);
@@ -320,8 +342,8 @@ __attribute__((target_clones("avx2", "default"))) void leafDistances2(const floa
     distancesAll<float, false>(xs, ys, zs, n, p, periods, out);
 }
 
-__attribute__((target_clones("avx2", "default"))) void leafDistances2(const double* xs,
-  const double* ys, const double* zs, Index n, const double* p, const double* periods, double* out)
+JZ_TARGET_CLONES void leafDistances2(const double* xs, const double* ys, const double* zs, Index n,
+  const double* p, const double* periods, double* out)
 {
   if (periods)
     distancesAll<double, true>(xs, ys, zs, n, p, periods, out);

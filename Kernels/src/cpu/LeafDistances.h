@@ -3,7 +3,12 @@
 // on every x86-64 machine.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "jz/Config.h"
+#include "jz/Tree.h"
 
 namespace jz
 {
@@ -34,4 +39,79 @@ void leafDistances2(const float* xs, const float* ys, const float* zs, Index n, 
   const float* periods, float* out);
 void leafDistances2(const double* xs, const double* ys, const double* zs, Index n, const double* p,
   const double* periods, double* out);
+} // namespace jz
+
+namespace jz
+{
+// The one margin rule of the pre-filter above (#16 item 7): how far a squared
+// distance evaluated in the points' precision T may lie from the exact one
+// (jz/Geometry.h, in double), so that neither bound ever drops a candidate.
+//
+// Bound. Let u = 2^-p be T's unit roundoff (p = 24 for float, 53 for double)
+// and s_d, d = |s| the exact per-dimension separations and distance.
+//  - Relative part: a difference, |.|, a square and each sum round once
+//    (fused or not): without periodicity |d_T - d| <= 2u d per coordinate,
+//    so d_T^2 <= (1 + 6u) d^2 and vice versa. 6u < 4e-7 for float; the
+//    factor 1 + 1e-5 covers it (and the final rounding of a bound to T).
+//  - Absolute part, periodic boxes only: the images use the period rounded
+//    to T, |L_T - L| <= ulp_T(L) / 2, and x -/+ L_T rounds to T with an error
+//    up to ulp_T(|x| + L) / 2; L_T - |x_s - x_p| also inherits the rounding
+//    of the difference, u |x_s - x_p| < ulp_T(L). Per dimension the error is
+//    at most 3/2 ulp_T(2S) + u s_d, S = max(|x|, L) over the box, hence over
+//    three dimensions at most a = sqrt(3) 3/2 ulp_T(2S) <= 3 ulp_T(2S). At a
+//    wrapped separation of 1e-6 L in float this is ~10% of d: a relative
+//    margin alone does not cover it.
+// So both d_T^2 <= (1 + 6u)(d + a)^2 and d^2 <= (1 + 6u)(d_T + a)^2, and
+// widen() = (sqrt(x) + a)^2 (1 + 1e-5) + 1e-30 bounds either from the other
+// (the 1e-30 absorbs underflow). a = 4 ulp_T(2S), 0 without periodicity
+// (then widen() is exactly the former x (1 + 1e-5) + 1e-30).
+struct FilterMargin
+{
+  double absolute = 0; // a
+
+  // The margin of a tree's points (S from its top-plane boxes).
+  template <class T>
+  static FilterMargin of(const ZTree<T>& tree)
+  {
+    FilterMargin m;
+    const Periodicity& per = tree.periodicity;
+    if (!per.enabled() || tree.planes.empty())
+      return m;
+    double scale = 0;
+    for (int d = 0; d < kDim; ++d)
+      scale = std::max(scale, per.length[d]);
+    const TreePlane<T>& top = tree.planes.back();
+    auto extend = [&](const Box<T>& b)
+    {
+      if (boxIsEmpty(b))
+        return;
+      for (int d = 0; d < kDim; ++d)
+        scale = std::max(scale, std::max(std::fabs(double(b.lo[d])), std::fabs(double(b.hi[d]))));
+    };
+    for (const Box<T>& b : top.sourceBox)
+      extend(b);
+    for (const Box<T>& b : top.queryBox)
+      extend(b);
+    m.absolute = 4 * ulp<T>(2 * scale);
+    return m;
+  }
+
+  // The unit in the last place of T at x > 0 (an upper bound: x rounded up
+  // to a power of two).
+  template <class T>
+  static double ulp(double x)
+  {
+    return std::ldexp(1.0, std::ilogb(x) + 1 - std::numeric_limits<T>::digits);
+  }
+
+  // A squared distance widened so that it bounds the other precision's
+  // value: an exact bound -> the pre-filter's threshold, or a pre-filter
+  // distance -> an exact upper bound.
+  double widen(double d2) const
+  {
+    if (absolute > 0)
+      d2 += absolute * (2 * std::sqrt(d2) + absolute);
+    return d2 * (1 + 1e-5) + 1e-30;
+  }
+};
 } // namespace jz

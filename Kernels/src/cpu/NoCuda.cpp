@@ -3,11 +3,6 @@
 
 namespace jz
 {
-bool cudaCompiled()
-{
-  return false;
-}
-
 bool cudaUsable(std::string* why)
 {
   if (why)

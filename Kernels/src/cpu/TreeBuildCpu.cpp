@@ -1,4 +1,4 @@
-// Bottom-up construction of the z-order plane tree on the CPU (paper II-A..II-E).
+// Bottom-up construction of the z-order plane tree on the CPU (§II-A..§II-E).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -9,27 +9,21 @@
 #include "../TreeLevels.h"
 #include "ZSortCpu.h"
 #include "jz/Tree.h"
+#include "jz/Validate.h"
 #include "jz/ZOrder.h"
 
 namespace jz
 {
 namespace
 {
-// Rejects non-finite coordinates, naming the first offending point.
+// Rejects non-finite coordinates, naming the first offending point (the
+// rule of jz/Validate.h).
 template <class T>
 void checkFinite(const T* xyz, Index n, const char* what)
 {
-  long long firstBad = (long long)n;
-#pragma omp parallel for schedule(static) reduction(min : firstBad)
-  for (long long i = 0; i < (long long)n; ++i)
-    for (int d = 0; d < kDim; ++d)
-      if (!std::isfinite(xyz[3 * i + d]))
-        firstBad = std::min(firstBad, i);
-  if (firstBad < (long long)n)
-  {
-    throw Error(std::string(what) + " point " + std::to_string(firstBad) +
-      " has a non-finite coordinate (NaN or infinity)");
-  }
+  const std::string error = nonFiniteCoordinateError(xyz, n, std::string(what) + " point");
+  if (!error.empty())
+    throw Error(error);
 }
 
 void reportProgress(const RunControl& control, double fraction)

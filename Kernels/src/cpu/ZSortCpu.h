@@ -1,4 +1,4 @@
-// Exact z-order sort on the CPU (paper section II-A).
+// Exact z-order sort on the CPU (§II-A).
 #pragma once
 
 #include <cmath>
@@ -31,16 +31,8 @@ struct JointPoints
       i < numSources ? sources + 3 * std::size_t(i) : queries + 3 * std::size_t(i - numSources);
     for (int d = 0; d < kDim; ++d)
     {
-      T x = s[d];
-      if (periodicity.length[d] > 0)
-      {
-        const double length = periodicity.length[d];
-        const double w = double(x) - length * std::floor((double(x) - boxLo[d]) / length);
-        x = T(w);
-        if (double(x) >= boxLo[d] + length || double(x) < boxLo[d])
-          x = T(boxLo[d]);
-      }
-      p[d] = x + T(0);
+      const T x = s[d];
+      p[d] = periodicity.length[d] > 0 ? wrapIntoBox(x, boxLo[d], periodicity.length[d]) : x + T(0);
     }
   }
 };

@@ -1,10 +1,13 @@
-// Shared helpers of the CUDA backend: checked calls, RAII device buffers,
-// free-memory checks and stage timing with CUDA events.
+// Shared helpers of the CUDA backend: checked calls, a stream, device buffers
+// from the stream-ordered memory pool, staged host transfers, stage timing
+// with CUDA events, and the switch for device-side post-conditions.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +19,14 @@ namespace jz
 {
 namespace cuda
 {
+// Device-side post-conditions (FofLabelsCuda.cu: "every group pointer is a
+// root"): on in Debug builds and with -DJZ_CUDA_ASSERTS=ON.
+#if defined(JZ_CUDA_ASSERTS) || !defined(NDEBUG)
+constexpr bool kDeviceAsserts = true;
+#else
+constexpr bool kDeviceAsserts = false;
+#endif
+
 // Throws jz::Error with the CUDA error string when a runtime call fails.
 inline void check(cudaError_t err, const char* what)
 {
@@ -29,88 +40,6 @@ inline void check(cudaError_t err, const char* what)
 #define JZ_CUDA_CHECK(call) ::jz::cuda::check((call), #call)
 // After a kernel launch: launch configuration errors.
 #define JZ_CUDA_LAUNCH_CHECK(what) ::jz::cuda::check(cudaGetLastError(), what)
-
-// Throws jz::Error when `bytes` more device memory is not available.
-inline void requireFree(std::size_t bytes, const char* what)
-{
-  std::size_t freeBytes = 0, totalBytes = 0;
-  check(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
-  // Keep a margin for CUB temporaries and the runtime.
-  const std::size_t margin = std::size_t(64) << 20;
-  if (bytes + margin > freeBytes)
-  {
-    throw Error(std::string("not enough GPU memory for ") + what + ": need " +
-      std::to_string((bytes + margin) >> 20) + " MiB, " + std::to_string(freeBytes >> 20) +
-      " MiB free of " + std::to_string(totalBytes >> 20) + " MiB");
-  }
-}
-
-// An owning device array; allocation checks free memory first.
-template <class V>
-class DeviceBuffer
-{
-public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t n, const char* what = "a device buffer") { allocate(n, what); }
-  ~DeviceBuffer() { release(); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept
-    : ptr_(o.ptr_)
-    , size_(o.size_)
-  {
-    o.ptr_ = nullptr;
-    o.size_ = 0;
-  }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept
-  {
-    if (this != &o)
-    {
-      release();
-      ptr_ = o.ptr_;
-      size_ = o.size_;
-      o.ptr_ = nullptr;
-      o.size_ = 0;
-    }
-    return *this;
-  }
-
-  void allocate(std::size_t n, const char* what = "a device buffer")
-  {
-    release();
-    if (n == 0)
-      return;
-    requireFree(n * sizeof(V), what);
-    void* p = nullptr;
-    check(cudaMalloc(&p, n * sizeof(V)), what);
-    ptr_ = static_cast<V*>(p);
-    size_ = n;
-  }
-  void release()
-  {
-    if (ptr_)
-      cudaFree(ptr_);
-    ptr_ = nullptr;
-    size_ = 0;
-  }
-  V* get() const { return ptr_; }
-  std::size_t size() const { return size_; }
-
-  void upload(const V* host, std::size_t n, cudaStream_t stream)
-  {
-    if (n)
-      check(cudaMemcpyAsync(ptr_, host, n * sizeof(V), cudaMemcpyHostToDevice, stream), "upload");
-  }
-  void download(V* host, std::size_t n, cudaStream_t stream) const
-  {
-    if (n)
-      check(cudaMemcpyAsync(host, ptr_, n * sizeof(V), cudaMemcpyDeviceToHost, stream), "download");
-  }
-
-private:
-  V* ptr_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 // An owning non-blocking CUDA stream.
 class Stream
@@ -126,18 +55,111 @@ private:
   cudaStream_t s_ = nullptr;
 };
 
+// One run's use of the device's stream-ordered memory pool: while it lives,
+// freed device memory stays in the pool (no cudaMalloc/cudaFree, and so no
+// device-wide synchronisation, per plane); on destruction the pool is trimmed,
+// so an idle ParaView session holds no GPU memory. Declare it after the
+// Stream and before every DeviceBuffer of the run.
+class PoolScope
+{
+public:
+  explicit PoolScope(cudaStream_t stream);
+  ~PoolScope();
+  PoolScope(const PoolScope&) = delete;
+  PoolScope& operator=(const PoolScope&) = delete;
+  // The most device memory the run had allocated at once, in bytes.
+  std::size_t peakBytes() const;
+
+private:
+  cudaStream_t stream_;
+  cudaMemPool_t pool_ = nullptr;
+  std::uint64_t oldThreshold_ = 0;
+};
+
+// Stream-ordered allocation from the device's pool; throws Error naming
+// `what` (and the free memory) when the device is out of memory.
+void* allocateDevice(std::size_t bytes, cudaStream_t stream, const char* what);
+
+// An owning device array, allocated and freed in stream order on its stream.
+template <class V>
+class DeviceBuffer
+{
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(std::size_t n, cudaStream_t stream, const char* what) { allocate(n, stream, what); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr))
+    , size_(std::exchange(o.size_, 0))
+    , stream_(o.stream_)
+  {
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept
+  {
+    if (this != &o)
+    {
+      release();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+      stream_ = o.stream_;
+    }
+    return *this;
+  }
+
+  void allocate(std::size_t n, cudaStream_t stream, const char* what)
+  {
+    release();
+    stream_ = stream;
+    if (n == 0)
+      return;
+    ptr_ = static_cast<V*>(allocateDevice(n * sizeof(V), stream, what));
+    size_ = n;
+  }
+  void release()
+  {
+    if (ptr_)
+      cudaFreeAsync(ptr_, stream_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  V* get() const { return ptr_; }
+  std::size_t size() const { return size_; }
+
+  // Asynchronous copies on the buffer's stream; the host memory must stay
+  // valid until the stream has passed them.
+  void upload(const V* host, std::size_t n)
+  {
+    if (n)
+      check(cudaMemcpyAsync(ptr_, host, n * sizeof(V), cudaMemcpyHostToDevice, stream_), "upload");
+  }
+
+private:
+  V* ptr_ = nullptr;
+  std::size_t size_ = 0;
+  cudaStream_t stream_ = nullptr;
+};
+
 // Raw temporary storage for CUB algorithms, grown on demand.
 class TempStorage
 {
 public:
+  explicit TempStorage(cudaStream_t stream)
+    : stream_(stream)
+  {
+  }
   void* get(std::size_t bytes)
   {
     if (bytes > buffer_.size())
-      buffer_.allocate(bytes + bytes / 4 + 256, "CUB temporary storage");
+      buffer_.allocate(bytes + bytes / 4 + 256, stream_, "CUB temporary storage");
     return buffer_.get();
   }
+  // Hands a large scratch (the z-order sort's) back once it is done.
+  void release() { buffer_.release(); }
 
 private:
+  cudaStream_t stream_;
   DeviceBuffer<unsigned char> buffer_;
 };
 
@@ -149,6 +171,38 @@ V fetchValue(const V* devicePtr, cudaStream_t stream)
   check(cudaMemcpyAsync(&v, devicePtr, sizeof(V), cudaMemcpyDeviceToHost, stream), "fetchValue");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   return v;
+}
+
+// Device-to-host copies of the results (CudaCommon.cu). Pageable host
+// memory goes through two pinned staging chunks, so the copy engine and the
+// host copy overlap; page-locked destinations are copied into directly.
+// Both return when the data is on the host.
+void downloadBytes(void* host, const void* device, std::size_t bytes, cudaStream_t stream);
+// Appends bytes (a whole number of elements of elementSize) to a growing
+// host array without first zero-filling it: append(chunk, bytes) is called
+// per staged chunk, in order.
+template <class Append>
+void downloadChunks(const void* device, std::size_t bytes, cudaStream_t stream, Append&& append);
+
+template <class V>
+void download(V* host, const V* device, std::size_t n, cudaStream_t stream)
+{
+  downloadBytes(host, device, n * sizeof(V), stream);
+}
+
+// Fills `out` (emptied first) with n device values; the vector is never
+// zero-filled (reserve, then one append per staged chunk).
+template <class V>
+void downloadToVector(std::vector<V>& out, const V* device, std::size_t n, cudaStream_t stream)
+{
+  out.clear();
+  out.reserve(n);
+  downloadChunks(device, n * sizeof(V), stream,
+    [&](const void* chunk, std::size_t bytes)
+    {
+      const V* v = static_cast<const V*>(chunk);
+      out.insert(out.end(), v, v + bytes / sizeof(V));
+    });
 }
 
 // Stage timing with CUDA events on one stream.
@@ -198,6 +252,96 @@ private:
 inline unsigned blocksFor(std::size_t n, unsigned threads)
 {
   return unsigned((n + threads - 1) / threads);
+}
+
+#if defined(__CUDACC__)
+template <class V>
+__global__ void fillKernel(V* out, std::size_t n, V value)
+{
+  for (std::size_t i = (std::size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (std::size_t)gridDim.x * blockDim.x)
+    out[i] = value;
+}
+
+// Every element of the buffer set to value (asynchronous).
+template <class V>
+void fill(DeviceBuffer<V>& buffer, V value, cudaStream_t stream)
+{
+  if (buffer.size() == 0)
+    return;
+  const unsigned blocks = unsigned(std::min<std::size_t>((buffer.size() + 255) / 256, 4096));
+  fillKernel<<<blocks, 256, 0, stream>>>(buffer.get(), buffer.size(), value);
+  check(cudaGetLastError(), "fillKernel");
+}
+#endif
+
+// A grid for grid-stride loops over n items: at least one block, at most 2^20.
+inline unsigned gridFor(unsigned long long n, unsigned threads)
+{
+  const unsigned long long blocks = (n + threads - 1) / threads;
+  return unsigned(blocks < 1 ? 1 : (blocks > (1ull << 20) ? (1ull << 20) : blocks));
+}
+
+#if defined(__CUDACC__)
+__device__ __forceinline__ unsigned long long globalThread()
+{
+  return (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ unsigned long long gridThreads()
+{
+  return (unsigned long long)gridDim.x * blockDim.x;
+}
+#endif
+
+// --- Staged transfers (template part) -------------------------------------
+namespace detail
+{
+// The process's two pinned staging chunks (allocated once, on first use) and
+// the lock that serialises their users.
+struct Staging
+{
+  static constexpr std::size_t kChunkBytes = std::size_t(16) << 20;
+  unsigned char* chunk[2];
+  cudaEvent_t ready[2];
+};
+Staging& lockStaging();
+void unlockStaging(cudaStream_t stream);
+} // namespace detail
+
+template <class Append>
+void downloadChunks(const void* device, std::size_t bytes, cudaStream_t stream, Append&& append)
+{
+  if (bytes == 0)
+    return;
+  detail::Staging& st = detail::lockStaging();
+  struct Unlock
+  {
+    cudaStream_t stream;
+    // Nothing may still be copying into the chunks (append may throw).
+    ~Unlock() { detail::unlockStaging(stream); }
+  } unlock{ stream };
+  const std::size_t chunk = detail::Staging::kChunkBytes;
+  const unsigned char* src = static_cast<const unsigned char*>(device);
+  const std::size_t numChunks = (bytes + chunk - 1) / chunk;
+  // Chunk c goes to staging buffer c % 2; chunk c + 1 is in flight while the
+  // host appends chunk c.
+  auto enqueue = [&](std::size_t c)
+  {
+    const std::size_t at = c * chunk, len = bytes - at < chunk ? bytes - at : chunk;
+    check(
+      cudaMemcpyAsync(st.chunk[c % 2], src + at, len, cudaMemcpyDeviceToHost, stream), "download");
+    check(cudaEventRecord(st.ready[c % 2], stream), "cudaEventRecord");
+  };
+  enqueue(0);
+  for (std::size_t c = 0; c < numChunks; ++c)
+  {
+    if (c + 1 < numChunks)
+      enqueue(c + 1);
+    check(cudaEventSynchronize(st.ready[c % 2]), "cudaEventSynchronize");
+    const std::size_t at = c * chunk, len = bytes - at < chunk ? bytes - at : chunk;
+    append(static_cast<const void*>(st.chunk[c % 2]), len);
+  }
 }
 } // namespace cuda
 } // namespace jz

@@ -7,11 +7,6 @@
 
 namespace jz
 {
-bool cudaCompiled()
-{
-  return true;
-}
-
 bool cudaUsable(std::string* why)
 {
   int count = 0;

@@ -42,52 +42,30 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
 
   Stream stream;
   const cudaStream_t st = stream.get();
-  TempStorage temp;
+  PoolScope pool(st); // before every device buffer of the run
+  TempStorage temp(st);
   StageTimer timer(st);
   timer.mark("start");
 
   // Sort and self-query tree (stages "upload", "sort", "tree").
   DeviceTree<T> tree;
-  buildTreeCuda<T>(problem.points, n, nullptr, 0, per, problem.boxLo, tree, st, temp, timer);
+  buildTreeCuda<T>(
+    problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree, st, temp, timer);
   progress(control, 0.2);
 
-  // Node walk from the virtual plane of super nodes down to the leaves.
-  constexpr Index kGroup = 32; // NGR of section III-B, as on the CPU
+  // The walk from the super nodes down to the leaves' pairs, then the points.
   const int numPlanes = int(tree.planes.size());
   if (numPlanes == 0)
     throw Error("the device tree has no planes");
-  FofPlaneGroups parent, current;
-  FofPairList list;
-  {
-    const DevicePlane<T>& topPlane = tree.planes[numPlanes - 1];
-    fofInitTopGroups(topPlane, per, l2, current, st);
-    FofPairList top;
-    fofTopPairs(topPlane.numNodes, kGroup, top, st);
-    fofNodeWalkCuda<T>(topPlane, current, nullptr, nullptr, kGroup, top, list, per, l2, st, temp);
-    info.counters.emplace_back(
-      "fof pairs plane " + std::to_string(numPlanes - 1), double(list.size));
-  }
-  for (int p = numPlanes - 2; p >= 0; --p)
-  {
-    std::swap(parent, current);
-    const DevicePlane<T>& up = tree.planes[p + 1];
-    const DevicePlane<T>& plane = tree.planes[p];
-    fofParentToNode(up, parent, plane, per, l2, current, st);
-    FofPairList next;
-    fofNodeWalkCuda<T>(plane, current, &up, &parent, kGroup, list, next, per, l2, st, temp);
-    list = std::move(next);
-    info.counters.emplace_back("fof pairs plane " + std::to_string(p), double(list.size));
-    progress(control, 0.2 + 0.3 * double(numPlanes - 1 - p) / double(numPlanes));
-  }
-  parent = FofPlaneGroups();
-  info.counters.emplace_back("fof leaf pairs", double(list.size));
+  FofLeafLevel leaves;
+  fofNodeWalkCuda(
+    tree, l2, st, temp, info,
+    [&](int p) { progress(control, 0.2 + 0.3 * double(numPlanes - p) / double(numPlanes)); },
+    leaves);
   timer.mark("fof node walk");
-
-  // Leaf-to-leaf point links and the final contraction.
-  DeviceBuffer<Index> g(n, "the point group pointers");
-  fofLeafWalkCuda(tree, current, list, l2, g.get(), st);
-  list = FofPairList();
-  current = FofPlaneGroups();
+  DeviceBuffer<Index> g(n, st, "the point group pointers");
+  fofLeafWalkCuda(tree, leaves, l2, g.get(), st);
+  leaves = FofLeafLevel();
   timer.mark("fof leaf walk");
   progress(control, 0.8);
 
@@ -96,29 +74,25 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
   DeviceBuffer<Index> root;
   if (out.wantLabel && problem.ids)
   {
-    ids.allocate(n, "the global ids");
-    ids.upload(problem.ids, n, st);
+    ids.allocate(n, st, "the global ids");
+    ids.upload(problem.ids, n);
   }
   if (out.wantLabel)
-    label.allocate(n, "the group labels");
+    label.allocate(n, st, "the group labels");
   if (out.wantRoot)
-    root.allocate(n, "the group roots");
+    root.allocate(n, st, "the group roots");
   fofLabelsCuda(g.get(), tree.sInput.get(), n, ids.get(), label.get(), root.get(), st);
   timer.mark("fof labels");
 
+  // Through pinned staging chunks, into vectors that are never zero-filled.
   if (out.wantLabel)
-  {
-    out.groupLabel.resize(n);
-    label.download(out.groupLabel.data(), n, st);
-  }
+    downloadToVector(out.groupLabel, label.get(), n, st);
   if (out.wantRoot)
-  {
-    out.groupRoot.resize(n);
-    root.download(out.groupRoot.data(), n, st);
-  }
+    downloadToVector(out.groupRoot, root.get(), n, st);
   timer.mark("output");
   JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   timer.report(info.stageSeconds);
+  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
   progress(control, 1.0);
 }
 

@@ -1,13 +1,11 @@
-// Point-level friends-of-friends on the GPU (paper IV-A): ParentToNode from
-// the leaves into the point group pointers, the leaf-to-leaf point links with
-// the compare-and-swap union, the final contraction, and the canonical
-// input-order labels.
+// Point-level friends-of-friends on the GPU (§IV-A): ParentToNode from the
+// leaves into the point group pointers, the leaf pass of the dual walk
+// (DualWalkCuda.cuh) with a warp per undecided leaf pair linking points with
+// the compare-and-swap union, and the final contraction (FofLabelsCuda.cu).
 //
-// One warp per leaf pair. Friends are decided by jz::fofFriends (d^2 <= l^2
-// in double from the stored coordinates, nearest image), the very predicate
-// of the CPU backend; this file is compiled with --fmad=false.
-#include <algorithm>
-
+// Friends are decided by jz::fofFriends (d^2 <= l^2 in double from the
+// stored coordinates, nearest image), the very predicate of the CPU backend;
+// this file is compiled with --fmad=false.
 #include "FofCuda.cuh"
 
 namespace jz
@@ -17,23 +15,6 @@ namespace cuda
 namespace
 {
 constexpr unsigned kFull = 0xFFFFFFFFu;
-
-unsigned gridFor(unsigned long long n, unsigned threads)
-{
-  const unsigned long long blocks = (n + threads - 1) / threads;
-  return unsigned(
-    std::max<unsigned long long>(1, std::min<unsigned long long>(blocks, 1ull << 20)));
-}
-
-__device__ __forceinline__ unsigned long long globalThread()
-{
-  return (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ unsigned long long gridThreads()
-{
-  return (unsigned long long)gridDim.x * blockDim.x;
-}
 
 // One thread per leaf: linked leaves point at the first point of their root
 // leaf, the others' points are their own roots.
@@ -92,8 +73,7 @@ __device__ __forceinline__ bool mayHaveFriend(
 template <class T>
 struct LeafArgs
 {
-  unsigned long long numPairs;
-  const FofPair* pairs;
+  const NodePair* pairs;
   Index numLeaves;
   Index numPoints;
   const Index* sourceSplit;
@@ -183,140 +163,69 @@ __device__ void leafCross(const LeafArgs<T>& a, Index A, Index B, bool bothConne
   }
 }
 
-// One warp per leaf pair; the loop over pairs is warp-uniform.
+// The leaf-pair kernel: a warp per undecided leaf pair (the lanes take the
+// points; every branch below is warp-uniform).
 template <class T>
-__global__ void leafPairKernel(LeafArgs<T> a)
+struct FofLeafPolicy
 {
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned long long warp = globalThread() >> 5;
-  const unsigned long long numWarps = gridThreads() >> 5;
-  for (unsigned long long k = warp; k < a.numPairs; k += numWarps)
+  static constexpr int kMaxThreads = 256;
+  LeafArgs<T> a;
+
+  __device__ void consume(Item k, const WarpGroup& warp) const
   {
-    const FofPair pr = a.pairs[k];
+    const unsigned lane = unsigned(warp.rank());
+    const NodePair pr = a.pairs[k];
     if (pr.a >= a.numLeaves || pr.b >= a.numLeaves)
-      continue;
+      return;
     if (a.sourceSplit[pr.a + 1] > a.numPoints || a.sourceSplit[pr.b + 1] > a.numPoints)
-      continue;
+      return;
     const bool la = a.linked[pr.a] != 0, lb = a.linked[pr.b] != 0;
     if (pr.a == pr.b)
     {
       if (!la)
         leafSelf(a, a.sourceSplit[pr.a], a.sourceSplit[pr.a + 1], lane);
-      continue;
+      return;
     }
     if (la && lb && a.grp[pr.a] == a.grp[pr.b])
-      continue;
+      return;
     leafCross(a, pr.a, pr.b, la && lb, lane);
   }
-}
-
-__device__ __forceinline__ GlobalId keyOf(const GlobalId* ids, Index input)
-{
-  return ids ? ids[input] : GlobalId(input);
-}
-
-__global__ void rootKeyKernel(
-  const Index* g, const Index* sortedInput, Index n, const GlobalId* ids, GlobalId* minKey)
-{
-  for (unsigned long long k = globalThread(); k < n; k += gridThreads())
-  {
-    if (g[k] == Index(k))
-      minKey[k] = keyOf(ids, sortedInput[k]);
-  }
-}
-
-__global__ void memberKeyKernel(
-  const Index* g, const Index* sortedInput, Index n, const GlobalId* ids, GlobalId* minKey)
-{
-  static_assert(sizeof(GlobalId) == sizeof(long long), "GlobalId is 64-bit");
-  for (unsigned long long k = globalThread(); k < n; k += gridThreads())
-  {
-    const Index r = g[k];
-    if (r != Index(k) && r < n)
-    {
-      atomicMin(reinterpret_cast<long long*>(minKey + r), (long long)keyOf(ids, sortedInput[k]));
-    }
-  }
-}
-
-__global__ void outputKernel(const Index* g, const Index* sortedInput, Index n,
-  const GlobalId* minKey, GlobalId* label, Index* root)
-{
-  for (unsigned long long k = globalThread(); k < n; k += gridThreads())
-  {
-    const Index r = g[k] < n ? g[k] : Index(k);
-    const Index in = sortedInput[k];
-    if (in >= n)
-      continue;
-    if (label)
-      label[in] = minKey[r];
-    if (root)
-      root[in] = sortedInput[r];
-  }
-}
+};
 } // namespace
 
 template <class T>
-void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofPlaneGroups& leafGroups,
-  const FofPairList& leafPairs, double l2, Index* g, cudaStream_t stream)
+void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofLeafLevel& leafLevel, double l2, Index* g,
+  cudaStream_t stream)
 {
   const DevicePlane<T>& leaves = tree.planes[0];
+  const FofPlaneGroups& groups = leafLevel.groups;
   const Index n = tree.numSources;
   if (n == 0 || leaves.numNodes == 0)
     return;
   pointInitKernel<<<gridFor(leaves.numNodes, 256), 256, 0, stream>>>(
-    leaves.sourceSplit.get(), leaves.numNodes, n, leafGroups.grp.get(), leafGroups.linked.get(), g);
+    leaves.sourceSplit.get(), leaves.numNodes, n, groups.grp.get(), groups.linked.get(), g);
   JZ_CUDA_LAUNCH_CHECK("pointInitKernel");
-  if (leafPairs.size > 0)
-  {
-    LeafArgs<T> a;
-    a.numPairs = leafPairs.size;
-    a.pairs = leafPairs.pairs.get();
-    a.numLeaves = leaves.numNodes;
-    a.numPoints = n;
-    a.sourceSplit = leaves.sourceSplit.get();
-    a.box = leaves.sourceBox.get();
-    a.grp = leafGroups.grp.get();
-    a.linked = leafGroups.linked.get();
-    a.x = tree.sx.get();
-    a.y = tree.sy.get();
-    a.z = tree.sz.get();
-    a.per = tree.periodicity;
-    a.l2 = l2;
-    a.g = g;
-    constexpr unsigned threads = 256;
-    leafPairKernel<T><<<gridFor(leafPairs.size * 32ull, threads), threads, 0, stream>>>(a);
-    JZ_CUDA_LAUNCH_CHECK("leafPairKernel");
-  }
+  LeafArgs<T> a;
+  a.pairs = leafLevel.pairs.pairs.get();
+  a.numLeaves = leaves.numNodes;
+  a.numPoints = n;
+  a.sourceSplit = leaves.sourceSplit.get();
+  a.box = leaves.sourceBox.get();
+  a.grp = groups.grp.get();
+  a.linked = groups.linked.get();
+  a.x = tree.sx.get();
+  a.y = tree.sy.get();
+  a.z = tree.sz.get();
+  a.per = tree.periodicity;
+  a.l2 = l2;
+  a.g = g;
+  warpLeafPass(FofLeafPolicy<T>{ a }, leafLevel.pairs.size, stream);
   fofContract(g, n, stream);
 }
 
-void fofLabelsCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
-  GlobalId* label, Index* root, cudaStream_t stream)
-{
-  if (n == 0)
-    return;
-  DeviceBuffer<GlobalId> minKey;
-  if (label)
-  {
-    minKey.allocate(n, "the group labels");
-    rootKeyKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, ids, minKey.get());
-    JZ_CUDA_LAUNCH_CHECK("rootKeyKernel");
-    memberKeyKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, ids, minKey.get());
-    JZ_CUDA_LAUNCH_CHECK("memberKeyKernel");
-  }
-  if (label || root)
-  {
-    outputKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, minKey.get(), label, root);
-    JZ_CUDA_LAUNCH_CHECK("outputKernel");
-  }
-  // minKey is freed on return.
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-}
-
-template void fofLeafWalkCuda<float>(const DeviceTree<float>&, const FofPlaneGroups&,
-  const FofPairList&, double, Index*, cudaStream_t);
-template void fofLeafWalkCuda<double>(const DeviceTree<double>&, const FofPlaneGroups&,
-  const FofPairList&, double, Index*, cudaStream_t);
+template void fofLeafWalkCuda<float>(
+  const DeviceTree<float>&, const FofLeafLevel&, double, Index*, cudaStream_t);
+template void fofLeafWalkCuda<double>(
+  const DeviceTree<double>&, const FofLeafLevel&, double, Index*, cudaStream_t);
 } // namespace cuda
 } // namespace jz

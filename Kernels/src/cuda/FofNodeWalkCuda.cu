@@ -1,17 +1,23 @@
-// Node-level friends-of-friends walk on the GPU (paper IV-A): ParentToNode,
-// NodeToNode with the interaction-list pattern (Link+Count, CUB exclusive
-// scan, Insert) and the contraction of the plane's group pointers.
+// The friends-of-friends walk's node planes on the GPU as a policy of the
+// dual-walk engine (DualWalkCuda.cuh; §IV-A), the counterpart of
+// cpu/FofNodePolicy.h: each unordered node pair once, a thread per kept pair
+// of the plane above.
 //
-// One thread per parent pair evaluates the child pairs exactly as
-// cpu/FofCpu.cpp does, with the classification of jz/FofLinking.h. The Count
-// pass also performs the links (a lock-free compare-and-swap union that points
-// the higher root at the lower one); the Insert pass recomputes the same pure
-// geometric classification, so both passes agree on the undecided pairs
-// (pairs that meanwhile became one group are dropped at the next plane).
-#include <cub/device/device_scan.cuh>
-
-#include <algorithm>
-#include <vector>
+// Per plane every node carries a group pointer grp[i] <= i into its own plane
+// and a flag linked[i] meaning "all points of the node are known to be in one
+// group":
+//  - beginPlane, ParentToNode (eq. 19): a child of a linked parent points at
+//    the first child of its parent's root and is linked; other children are
+//    their own root and linked when their box diagonal is at most l;
+//  - enterEntry drops a pair the plane above decided since it was kept, and
+//    sets the pair's nearest-image modes; childMeetsEntry tests a child
+//    against the whole other parent;
+//  - testPair: prune (d_low > l, or a node with itself whose diagonal is
+//    within l), accept = link whole (d_up <= l; the compare-and-swap union in
+//    Count), or keep. Geometry only, so Count and Insert keep the same pairs;
+//  - endPlane: the contraction of the plane's pointers (FofLabelsCuda.cu).
+// The classification is jz/FofLinking.h's, shared with the CPU.
+#include <utility>
 
 #include "FofCuda.cuh"
 
@@ -21,24 +27,6 @@ namespace cuda
 {
 namespace
 {
-constexpr unsigned kThreads = 128;
-
-unsigned gridFor(unsigned long long n, unsigned threads)
-{
-  const unsigned long long blocks = (n + threads - 1) / threads;
-  return unsigned(std::min<unsigned long long>(blocks, 1ull << 20));
-}
-
-__device__ __forceinline__ unsigned long long globalThread()
-{
-  return (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ unsigned long long gridThreads()
-{
-  return (unsigned long long)gridDim.x * blockDim.x;
-}
-
 template <class T>
 __global__ void initTopKernel(const Index* sourceSplit, const Box<T>* box, Index n, Periodicity per,
   double l2, Index* grp, unsigned char* linked)
@@ -81,268 +69,181 @@ __global__ void parentToNodeKernel(const Index* childSplit, Index numParents,
   }
 }
 
+// The device rules of plane p.
 template <class T>
-struct NodeArgs
+struct FofNodeRules : DeviceRulesDefaults
 {
-  unsigned long long numPairs;
-  const FofPair* pairs;
-  // The plane evaluated.
-  Index numNodes;
-  const Index* sourceSplit;
+  static constexpr bool kUnorderedPairs = true;
+  static constexpr bool kSortedLists = false;
+
+  // Per pair (P, Q) of the plane above: its nearest-image modes, which hold
+  // for its children's pairs, and Q's box for a first test of each child.
+  struct EntryContext
+  {
+    int mode[3];
+    Box<T> sourceParentBox;
+    bool atTop;
+    bool sameParent;
+  };
+
+  // The plane walked and its state.
   const Box<T>* box;
   Index* grp;
   unsigned char* linked;
-  // The plane above (null at the top, where super nodes of topGroup
-  // consecutive nodes are the parents).
+  // The plane above (null at the super nodes) and its contracted state.
   Index numParents;
-  const Index* childSplit;
   const Box<T>* parentBox;
   const Index* parentGrp;
   const unsigned char* parentLinked;
-  Index topGroup;
   Periodicity per;
   double l2;
-  unsigned long long* count;        // Count pass
-  const unsigned long long* offset; // Insert pass
-  FofPair* out;
+
+  __device__ bool enterEntry(Index P, Index Q, EntryContext& context) const
+  {
+    context.atTop = parentBox == nullptr;
+    context.sameParent = P == Q;
+    for (int d = 0; d < 3; ++d)
+      context.mode[d] = kFofMixed;
+    if (context.atTop)
+      return true; // the super nodes: no parent state, general image logic
+    if (P >= numParents || Q >= numParents)
+      return false;
+    // The plane above's contraction may have decided the pair since it was kept.
+    const bool lp = parentLinked[P] != 0;
+    if (P == Q ? lp : (lp && parentLinked[Q] && parentGrp[P] == parentGrp[Q]))
+      return false;
+    const Box<T> pa = parentBox[P];
+    context.sourceParentBox = parentBox[Q];
+    for (int d = 0; d < 3; ++d)
+      context.mode[d] = fofImageMode(pa, context.sourceParentBox, d, per.length[d]);
+    return true;
+  }
+
+  // Child c against the whole source parent first.
+  __device__ bool childMeetsEntry(Index c, Index, double, const EntryContext& context) const
+  {
+    return context.atTop || context.sameParent ||
+      classifyFofPairModes(box[c], context.sourceParentBox, context.mode, l2, per) !=
+      FofPairAction::Discard;
+  }
+
+  __device__ PairVerdict testPair(Index c, Index d, const EntryContext& context, double&) const
+  {
+    const Box<T> bc = box[c];
+    if (c == d) // undecided unless its diagonal is within l (linked ones drop a plane below)
+      return fofSelfLinked(bc, l2, per) ? PairVerdict::Prune : PairVerdict::Keep;
+    switch (classifyFofPairModes(bc, box[d], context.mode, l2, per))
+    {
+      case FofPairAction::Discard:
+        return PairVerdict::Prune;
+      case FofPairAction::Link:
+        return PairVerdict::Accept;
+      default:
+        return PairVerdict::Keep;
+    }
+  }
+
+  // Every point pair of (c, d) is within l: one group.
+  __device__ void accept(Index c, Index d, const EntryContext&) const
+  {
+    fofUnion(grp, c, d);
+    linked[c] = 1;
+    linked[d] = 1;
+  }
 };
 
-template <class T, bool kInsert>
-__global__ void __launch_bounds__(kThreads) nodeToNodeKernel(NodeArgs<T> a)
+// The host side: the group pointers of the plane walked and the plane above.
+template <class T>
+class FofNodeWalk
 {
-  for (unsigned long long k = globalThread(); k < a.numPairs; k += gridThreads())
+public:
+  FofNodeWalk(const DeviceTree<T>& tree, double l2, cudaStream_t stream,
+    const std::function<void(int)>& planeDone)
+    : tree_(tree)
+    , l2_(l2)
+    , stream_(stream)
+    , top_(int(tree.planes.size()) - 1)
+    , planeDone_(planeDone)
   {
-    const FofPair pr = a.pairs[k];
-    unsigned long long n = 0;
-    const unsigned long long base = kInsert ? a.offset[k] : 0;
-    const unsigned long long limit = kInsert ? a.offset[k + 1] - base : 0;
-    const bool top = a.childSplit == nullptr;
-    const Index numParents = top ? (a.numNodes + a.topGroup - 1) / a.topGroup : a.numParents;
-    bool skip = pr.a >= numParents || pr.b >= numParents;
-    if (!skip && !top)
-    {
-      // The parent plane's contraction may have decided the pair since it
-      // was kept.
-      const bool la = a.parentLinked[pr.a] != 0;
-      skip =
-        pr.a == pr.b ? la : (la && a.parentLinked[pr.b] && a.parentGrp[pr.a] == a.parentGrp[pr.b]);
-    }
-    if (!skip)
-    {
-      Index a0, a1, b0, b1;
-      if (top)
-      {
-        a0 = pr.a * a.topGroup;
-        a1 = a0 + a.topGroup < a.numNodes ? a0 + a.topGroup : a.numNodes;
-        b0 = pr.b * a.topGroup;
-        b1 = b0 + a.topGroup < a.numNodes ? b0 + a.topGroup : a.numNodes;
-      }
-      else
-      {
-        a0 = a.childSplit[pr.a];
-        a1 = a.childSplit[pr.a + 1] < a.numNodes ? a.childSplit[pr.a + 1] : a.numNodes;
-        b0 = a.childSplit[pr.b];
-        b1 = a.childSplit[pr.b + 1] < a.numNodes ? a.childSplit[pr.b + 1] : a.numNodes;
-      }
-      const bool self = pr.a == pr.b;
-      // Image modes of the parent pair hold for the children's pairs.
-      int mode[3] = { kFofMixed, kFofMixed, kFofMixed };
-      Box<T> parentB;
-      if (!top)
-      {
-        const Box<T> pa = a.parentBox[pr.a];
-        parentB = a.parentBox[pr.b];
-        for (int d = 0; d < 3; ++d)
-          mode[d] = fofImageMode(pa, parentB, d, a.per.length[d]);
-      }
-      for (Index i = a0; i < a1; ++i)
-      {
-        if (a.sourceSplit[i + 1] == a.sourceSplit[i])
-          continue;
-        const Box<T> bi = a.box[i];
-        // Child i against the whole other parent first.
-        if (!top && !self &&
-          classifyFofPairModes(bi, parentB, mode, a.l2, a.per) == FofPairAction::Discard)
-        {
-          continue;
-        }
-        for (Index j = self ? i : b0; j < b1; ++j)
-        {
-          FofPairAction act;
-          if (j == i)
-          {
-            // A node with itself: undecided unless its diagonal is within l
-            // (a node linked otherwise is dropped at the next plane).
-            act = fofSelfLinked(bi, a.l2, a.per) ? FofPairAction::Discard : FofPairAction::Refine;
-          }
-          else
-          {
-            if (a.sourceSplit[j + 1] == a.sourceSplit[j])
-              continue;
-            act = classifyFofPairModes(bi, a.box[j], mode, a.l2, a.per);
-          }
-          if (act == FofPairAction::Discard)
-            continue;
-          if (act == FofPairAction::Link)
-          {
-            if (!kInsert)
-            {
-              fofUnion(a.grp, i, j);
-              a.linked[i] = 1;
-              a.linked[j] = 1;
-            }
-            continue;
-          }
-          if (kInsert && n < limit)
-            a.out[base + n] = FofPair{ i, j };
-          ++n;
-        }
-      }
-    }
-    if (!kInsert)
-      a.count[k] = n;
   }
-}
 
-__global__ void contractKernel(Index* g, Index n)
-{
-  for (unsigned long long i = globalThread(); i < n; i += gridThreads())
+  void beginPlane(int p)
   {
-    fofStore(g, Index(i), fofFind(g, Index(i)));
+    const DevicePlane<T>& plane = tree_.planes[p];
+    std::swap(parent_, current_);
+    current_.numNodes = plane.numNodes;
+    current_.grp.allocate(plane.numNodes, stream_, "the node group pointers");
+    current_.linked.allocate(plane.numNodes, stream_, "the node link flags");
+    if (plane.numNodes == 0)
+      return;
+    if (p == top_)
+    {
+      initTopKernel<T><<<gridFor(plane.numNodes, 256), 256, 0, stream_>>>(plane.sourceSplit.get(),
+        plane.sourceBox.get(), plane.numNodes, tree_.periodicity, l2_, current_.grp.get(),
+        current_.linked.get());
+      JZ_CUDA_LAUNCH_CHECK("initTopKernel");
+      return;
+    }
+    const DevicePlane<T>& up = tree_.planes[p + 1];
+    parentToNodeKernel<T><<<gridFor(up.numNodes, 256), 256, 0, stream_>>>(up.childSplit.get(),
+      up.numNodes, parent_.grp.get(), parent_.linked.get(), plane.sourceSplit.get(),
+      plane.sourceBox.get(), plane.numNodes, tree_.periodicity, l2_, current_.grp.get(),
+      current_.linked.get());
+    JZ_CUDA_LAUNCH_CHECK("parentToNodeKernel");
   }
-}
+
+  void endPlane(int p, unsigned long long)
+  {
+    fofContract(current_.grp.get(), current_.numNodes, stream_);
+    if (planeDone_)
+      planeDone_(p);
+  }
+
+  FofNodeRules<T> rules(int p) const
+  {
+    FofNodeRules<T> r{};
+    r.box = tree_.planes[p].sourceBox.get();
+    r.grp = current_.grp.get();
+    r.linked = current_.linked.get();
+    if (p < top_)
+    {
+      r.numParents = tree_.planes[p + 1].numNodes;
+      r.parentBox = tree_.planes[p + 1].sourceBox.get();
+      r.parentGrp = parent_.grp.get();
+      r.parentLinked = parent_.linked.get();
+    }
+    r.per = tree_.periodicity;
+    r.l2 = l2_;
+    return r;
+  }
+
+  // The groups of the last plane walked (the leaves after walkDownTo(0)).
+  FofPlaneGroups& groups() { return current_; }
+
+private:
+  const DeviceTree<T>& tree_;
+  double l2_;
+  cudaStream_t stream_;
+  int top_;
+  std::function<void(int)> planeDone_;
+  FofPlaneGroups parent_, current_;
+};
 } // namespace
 
-void fofContract(Index* g, Index n, cudaStream_t stream)
-{
-  if (n == 0)
-    return;
-  contractKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, n);
-  JZ_CUDA_LAUNCH_CHECK("contractKernel");
-}
-
-void fofTopPairs(Index topNodes, Index group, FofPairList& list, cudaStream_t stream)
-{
-  list = FofPairList();
-  const Index supers = (topNodes + group - 1) / group;
-  std::vector<FofPair> pairs;
-  pairs.reserve(std::size_t(supers) * (supers + 1) / 2);
-  for (Index s = 0; s < supers; ++s)
-    for (Index t = s; t < supers; ++t)
-      pairs.push_back(FofPair{ s, t });
-  list.size = pairs.size();
-  if (pairs.empty())
-    return;
-  list.pairs.allocate(pairs.size(), "the top pair list");
-  list.pairs.upload(pairs.data(), pairs.size(), stream);
-  // The host vector dies here: wait for the copy.
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-}
-
 template <class T>
-void fofInitTopGroups(const DevicePlane<T>& plane, const Periodicity& per, double l2,
-  FofPlaneGroups& out, cudaStream_t stream)
+void fofNodeWalkCuda(const DeviceTree<T>& tree, double l2, cudaStream_t stream, TempStorage& temp,
+  RunInfo& info, const std::function<void(int)>& planeDone, FofLeafLevel& leaves)
 {
-  const Index n = plane.numNodes;
-  out.numNodes = n;
-  out.grp.allocate(n, "the node group pointers");
-  out.linked.allocate(n, "the node link flags");
-  if (n == 0)
-    return;
-  initTopKernel<T><<<gridFor(n, 256), 256, 0, stream>>>(
-    plane.sourceSplit.get(), plane.sourceBox.get(), n, per, l2, out.grp.get(), out.linked.get());
-  JZ_CUDA_LAUNCH_CHECK("initTopKernel");
+  FofNodeWalk<T> policy(tree, l2, stream, planeDone);
+  DualWalkCuda<T, FofNodeWalk<T>> walk(tree, policy, stream, temp, &info);
+  leaves.pairs = walk.walkDownTo(0);
+  leaves.groups = std::move(policy.groups());
+  info.counters.emplace_back("fof leaf pairs", double(leaves.pairs.size));
 }
 
-template <class T>
-void fofParentToNode(const DevicePlane<T>& up, const FofPlaneGroups& parent,
-  const DevicePlane<T>& plane, const Periodicity& per, double l2, FofPlaneGroups& out,
-  cudaStream_t stream)
-{
-  const Index n = plane.numNodes;
-  out.numNodes = n;
-  out.grp.allocate(n, "the node group pointers");
-  out.linked.allocate(n, "the node link flags");
-  if (n == 0 || up.numNodes == 0)
-    return;
-  parentToNodeKernel<T><<<gridFor(up.numNodes, 256), 256, 0, stream>>>(up.childSplit.get(),
-    up.numNodes, parent.grp.get(), parent.linked.get(), plane.sourceSplit.get(),
-    plane.sourceBox.get(), n, per, l2, out.grp.get(), out.linked.get());
-  JZ_CUDA_LAUNCH_CHECK("parentToNodeKernel");
-}
-
-template <class T>
-void fofNodeWalkCuda(const DevicePlane<T>& plane, FofPlaneGroups& groups, const DevicePlane<T>* up,
-  const FofPlaneGroups* parent, Index topGroup, const FofPairList& in, FofPairList& out,
-  const Periodicity& per, double l2, cudaStream_t stream, TempStorage& temp)
-{
-  out = FofPairList();
-  if (in.size == 0 || plane.numNodes == 0)
-    return;
-  NodeArgs<T> a;
-  a.numPairs = in.size;
-  a.pairs = in.pairs.get();
-  a.numNodes = plane.numNodes;
-  a.sourceSplit = plane.sourceSplit.get();
-  a.box = plane.sourceBox.get();
-  a.grp = groups.grp.get();
-  a.linked = groups.linked.get();
-  a.numParents = up ? up->numNodes : 0;
-  a.childSplit = up ? up->childSplit.get() : nullptr;
-  a.parentBox = up ? up->sourceBox.get() : nullptr;
-  a.parentGrp = parent ? parent->grp.get() : nullptr;
-  a.parentLinked = parent ? parent->linked.get() : nullptr;
-  a.topGroup = topGroup > 0 ? topGroup : 1;
-  a.per = per;
-  a.l2 = l2;
-  a.offset = nullptr;
-  a.out = nullptr;
-
-  // Link + Count; the extra last count is zero so the exclusive scan leaves
-  // the total in offset[numPairs].
-  DeviceBuffer<unsigned long long> offset(in.size + 1, "the pair list offsets");
-  a.count = offset.get();
-  check(cudaMemsetAsync(offset.get() + in.size, 0, sizeof(unsigned long long), stream),
-    "cudaMemsetAsync");
-  nodeToNodeKernel<T, false><<<gridFor(in.size, kThreads), kThreads, 0, stream>>>(a);
-  JZ_CUDA_LAUNCH_CHECK("nodeToNodeKernel<Count>");
-  {
-    std::size_t bytes = 0;
-    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
-      nullptr, bytes, offset.get(), offset.get(), (long long)in.size + 1, stream));
-    void* storage = temp.get(bytes);
-    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
-      storage, bytes, offset.get(), offset.get(), (long long)in.size + 1, stream));
-  }
-  // The links are done: contract the plane's pointers (Insert does not read them).
-  fofContract(groups.grp.get(), groups.numNodes, stream);
-  const unsigned long long total = fetchValue(offset.get() + in.size, stream);
-  out.size = total;
-  if (total == 0)
-    return;
-  out.pairs.allocate(total, "the pair list");
-  a.count = nullptr;
-  a.offset = offset.get();
-  a.out = out.pairs.get();
-  nodeToNodeKernel<T, true><<<gridFor(in.size, kThreads), kThreads, 0, stream>>>(a);
-  JZ_CUDA_LAUNCH_CHECK("nodeToNodeKernel<Insert>");
-  // `offset` is freed on return (cudaFree waits for the kernel).
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-}
-
-template void fofInitTopGroups<float>(
-  const DevicePlane<float>&, const Periodicity&, double, FofPlaneGroups&, cudaStream_t);
-template void fofInitTopGroups<double>(
-  const DevicePlane<double>&, const Periodicity&, double, FofPlaneGroups&, cudaStream_t);
-template void fofParentToNode<float>(const DevicePlane<float>&, const FofPlaneGroups&,
-  const DevicePlane<float>&, const Periodicity&, double, FofPlaneGroups&, cudaStream_t);
-template void fofParentToNode<double>(const DevicePlane<double>&, const FofPlaneGroups&,
-  const DevicePlane<double>&, const Periodicity&, double, FofPlaneGroups&, cudaStream_t);
-template void fofNodeWalkCuda<float>(const DevicePlane<float>&, FofPlaneGroups&,
-  const DevicePlane<float>*, const FofPlaneGroups*, Index, const FofPairList&, FofPairList&,
-  const Periodicity&, double, cudaStream_t, TempStorage&);
-template void fofNodeWalkCuda<double>(const DevicePlane<double>&, FofPlaneGroups&,
-  const DevicePlane<double>*, const FofPlaneGroups*, Index, const FofPairList&, FofPairList&,
-  const Periodicity&, double, cudaStream_t, TempStorage&);
+template void fofNodeWalkCuda<float>(const DeviceTree<float>&, double, cudaStream_t, TempStorage&,
+  RunInfo&, const std::function<void(int)>&, FofLeafLevel&);
+template void fofNodeWalkCuda<double>(const DeviceTree<double>&, double, cudaStream_t, TempStorage&,
+  RunInfo&, const std::function<void(int)>&, FofLeafLevel&);
 } // namespace cuda
 } // namespace jz

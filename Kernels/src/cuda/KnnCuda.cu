@@ -5,7 +5,7 @@
 #include <string>
 
 #include "../KnnBackends.h"
-#include "WalkCuda.cuh"
+#include "KnnCuda.cuh"
 
 namespace jz
 {
@@ -35,6 +35,7 @@ void progress(const RunControl& control, double f)
   if (control.progress && !control.progress(f))
     throw Aborted();
 }
+
 } // namespace
 } // namespace cuda
 
@@ -60,95 +61,89 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
 
   Stream stream;
   const cudaStream_t st = stream.get();
-  TempStorage temp;
+  PoolScope pool(st); // before every device buffer of the run
+  TempStorage temp(st);
   StageTimer timer(st);
   timer.mark("start");
 
   // Sort and tree (stages "upload", "sort", "tree").
   DeviceTree<T> tree;
-  buildTreeCuda(
-    problem.sources, ns, problem.queries, self ? 0 : nq, per, problem.boxLo, tree, st, temp, timer);
+  buildTreeCuda(problem.sources, ns, problem.queries, self ? 0 : nq, per, problem.boxLo,
+    TreeBuildOptions(), tree, st, temp, timer);
   progress(control, 0.3);
 
   // Tie-breaking keys and masses in sorted source order.
-  DeviceBuffer<GlobalId> keys(ns, "the source keys");
+  DeviceBuffer<GlobalId> keys(ns, st, "the source keys");
   {
     DeviceBuffer<GlobalId> ids;
     if (problem.sourceIds)
     {
-      ids.allocate(ns, "the source ids");
-      ids.upload(problem.sourceIds, ns, st);
+      ids.allocate(ns, st, "the source ids");
+      ids.upload(problem.sourceIds, ns);
     }
     gatherKeysKernel<<<blocksFor(ns, 256), 256, 0, st>>>(
       tree.sInput.get(), ns, ids.get(), keys.get());
     JZ_CUDA_LAUNCH_CHECK("gatherKeysKernel");
-    JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   }
   DeviceBuffer<double> masses;
   if (problem.sourceMasses && results.density)
   {
-    DeviceBuffer<double> m(ns, "the source masses");
-    m.upload(problem.sourceMasses, ns, st);
-    masses.allocate(ns, "the source masses");
+    DeviceBuffer<double> m(ns, st, "the source masses");
+    m.upload(problem.sourceMasses, ns);
+    masses.allocate(ns, st, "the source masses");
     gatherMassKernel<<<blocksFor(ns, 256), 256, 0, st>>>(
       tree.sInput.get(), ns, m.get(), masses.get());
     JZ_CUDA_LAUNCH_CHECK("gatherMassKernel");
-    JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   }
 
-  // Node walks from the virtual plane of super nodes down to the leaves.
-  const int numPlanes = int(tree.planes.size());
-  DeviceList list;
-  DeviceBuffer<Index> parentOf, topChildSplit;
-  denseTopList(tree.planes[numPlanes - 1].numNodes, 32, list, parentOf, topChildSplit, st);
-  const Index* parentChildSplit = topChildSplit.get();
-  DeviceBuffer<double> rmax2;
-  for (int p = numPlanes - 1; p >= 0; --p)
-  {
-    DeviceList next;
-    nodeWalkCuda(tree, p, k, parentOf.get(), parentChildSplit, list, next, rmax2, st, temp);
-    list = std::move(next);
-    info.counters.emplace_back("interactions plane " + std::to_string(p), double(list.size));
-    if (p > 0)
-    {
-      parentsOfChildren(tree, p, parentOf, st);
-      parentChildSplit = tree.planes[p].childSplit.get();
-    }
-    progress(control, 0.3 + 0.1 * double(numPlanes - p) / numPlanes);
-  }
-  timer.mark("node walks");
-
-  // LeafToLeaf into device outputs in input order.
-  DeviceBuffer<T> smoothing(nq, "the smoothing lengths");
+  // Device outputs in input order.
+  DeviceBuffer<T> smoothing(nq, st, "the smoothing lengths");
   DeviceBuffer<T> density;
   DeviceBuffer<GlobalId> neighborIds;
   DeviceBuffer<T> neighborDistances;
   if (results.density)
-    density.allocate(nq, "the densities");
+    density.allocate(nq, st, "the densities");
   if (results.neighborIds)
-    neighborIds.allocate(std::size_t(nq) * k, "the neighbour lists");
+    neighborIds.allocate(std::size_t(nq) * k, st, "the neighbour lists");
   if (results.neighborDistances)
-    neighborDistances.allocate(std::size_t(nq) * k, "the neighbour distances");
+    neighborDistances.allocate(std::size_t(nq) * k, st, "the neighbour distances");
   DeviceOutputs<T> out;
   out.estimator = results.estimator;
   out.smoothingLength = smoothing.get();
   out.density = density.get();
   out.neighborIds = neighborIds.get();
   out.neighborDistances = neighborDistances.get();
-  leafWalkCuda(tree, k, list, rmax2.get(), keys.get(), masses.get(), out, st);
+
+  // The walk from the super nodes down; LeafToLeaf batch by batch.
+  const int numPlanes = int(tree.planes.size());
+  const Index numLeaves = tree.planes[0].numNodes;
+  bool leafPassStarted = false;
+  knnWalkCuda(
+    tree, k, st, temp, info,
+    [&](int p) { progress(control, 0.3 + 0.1 * double(numPlanes - p) / numPlanes); },
+    [&](const WalkLevel& leaves, Index first, Index last, const double* rmax2)
+    {
+      if (!leafPassStarted)
+        timer.mark("node walks"); // with the leaf plane's radii, counts, first lists
+      leafPassStarted = true;
+      knnLeafWalkCuda(tree, k, first, last, leaves, rmax2, keys.get(), masses.get(), out, st);
+      progress(control, 0.4 + 0.5 * double(last) / double(numLeaves));
+    });
   timer.mark("leaf walk");
 
+  // Input-order outputs into the caller's arrays (staged unless pinned).
   if (results.smoothingLength)
-    smoothing.download(results.smoothingLength, nq, st);
+    download(results.smoothingLength, smoothing.get(), nq, st);
   if (results.density)
-    density.download(results.density, nq, st);
+    download(results.density, density.get(), nq, st);
   if (results.neighborIds)
-    neighborIds.download(results.neighborIds, std::size_t(nq) * k, st);
+    download(results.neighborIds, neighborIds.get(), std::size_t(nq) * k, st);
   if (results.neighborDistances)
-    neighborDistances.download(results.neighborDistances, std::size_t(nq) * k, st);
+    download(results.neighborDistances, neighborDistances.get(), std::size_t(nq) * k, st);
   timer.mark("output");
   JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   timer.report(info.stageSeconds);
+  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
   progress(control, 1.0);
 }
 

@@ -1,11 +1,12 @@
-// Bottom-up construction of the z-order plane tree on the GPU (paper II-A..II-E),
+// Bottom-up construction of the z-order plane tree on the GPU (§II-A..§II-E),
 // the device counterpart of cpu/TreeBuildCpu.cpp + TreeLevels.cpp.
 //
 // The tree need not be node-for-node identical to the CPU one (neighbour
-// results are exact for any valid tree), but it follows the same rules: a gap
-// is a split of plane p if it is a boundary, if the smallest z-order cell
-// spanning it holds more than 48 * 8^p points of either type, or if its level
-// exceeds the regularization level lvl_max(p); planes nest.
+// results are exact for any valid tree), but it follows the same rules with
+// the same TreeBuildOptions: a gap is a split of plane p if it is a boundary,
+// if the smallest z-order cell spanning it holds more than
+// leafSize * coarsening^p points of either type, or if its level exceeds the
+// regularization level lvl_max(p); planes nest.
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "TreeCuda.cuh"
+#include "jz/Validate.h"
 #include "jz/ZOrder.h"
 
 namespace jz
@@ -28,16 +30,6 @@ constexpr unsigned kThreads = 256;
 constexpr int kHistMin = -3400;
 constexpr int kHistBins = 6900;
 
-template <class T>
-__device__ T wrapCoordinate(T x, double lo, double length)
-{
-  double w = double(x) - length * floor((double(x) - lo) / length);
-  T t = T(w);
-  if (double(t) >= lo + length || double(t) < lo)
-    t = T(lo);
-  return t;
-}
-
 struct WrapBox
 {
   double lo[kDim];
@@ -45,9 +37,11 @@ struct WrapBox
   bool enabled;
 };
 
+// Records of one point type; firstBad receives the smallest index of a point
+// with a non-finite coordinate (reported like the CPU build: the first one).
 template <class T>
-__global__ void fillRecordsKernel(const T* xyz, Index n, Index idOffset, WrapBox box,
-  Record<T>* out, unsigned long long* badPlusOne)
+__global__ void fillRecordsKernel(
+  const T* xyz, Index n, Index idOffset, WrapBox box, Record<T>* out, unsigned* firstBad)
 {
   const Index i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
@@ -64,14 +58,14 @@ __global__ void fillRecordsKernel(const T* xyz, Index n, Index idOffset, WrapBox
     }
     else if (box.enabled)
     {
-      x = wrapCoordinate(x, box.lo[d], box.length[d]);
+      x = wrapIntoBox(x, box.lo[d], box.length[d]);
     }
     r.p[d] = x + T(0); // -0 -> +0
   }
   r.id = idOffset + i;
   out[i] = r;
   if (bad)
-    atomicMax(badPlusOne, (unsigned long long)i + 1);
+    atomicMin(firstBad, unsigned(i));
 }
 
 template <class T>
@@ -251,23 +245,33 @@ __global__ void splitFlagKernel(const Index* candidates, Index numCandidates, co
 }
 
 // Node level = the largest gap level strictly inside = mortonLevel(first, last);
-// also a histogram of levels weighted by point counts.
+// the histogram of node levels weighted by point counts. Each block counts
+// into its own shared histogram (32-bit: a block never sees more than the
+// n < 2^32 points) and adds its non-empty bins to the global one.
 template <class T>
-__global__ void nodeLevelKernel(
-  const Record<T>* rec, const Index* splits, Index nodes, unsigned long long* hist)
+__global__ void __launch_bounds__(kThreads)
+  nodeLevelKernel(const Record<T>* rec, const Index* splits, Index nodes, unsigned long long* hist)
 {
-  const Index j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= nodes)
-    return;
-  const Index b = splits[j], e = splits[j + 1];
-  const int level = e - b >= 2 ? mortonLevel(rec[b].p, rec[e - 1].p) : kLevelNone;
-  int bin = 0;
-  if (level != kLevelNone)
+  __shared__ unsigned local[kHistBins];
+  for (int b = threadIdx.x; b < kHistBins; b += blockDim.x)
+    local[b] = 0;
+  __syncthreads();
+  for (unsigned long long j = globalThread(); j < nodes; j += gridThreads())
   {
-    bin = level - kHistMin + 1;
-    bin = bin < 1 ? 1 : (bin >= kHistBins ? kHistBins - 1 : bin);
+    const Index b = splits[j], e = splits[j + 1];
+    const int level = e - b >= 2 ? mortonLevel(rec[b].p, rec[e - 1].p) : kLevelNone;
+    int bin = 0;
+    if (level != kLevelNone)
+    {
+      bin = level - kHistMin + 1;
+      bin = bin < 1 ? 1 : (bin >= kHistBins ? kHistBins - 1 : bin);
+    }
+    atomicAdd(local + bin, unsigned(e - b));
   }
-  atomicAdd(hist + bin, (unsigned long long)(e - b));
+  __syncthreads();
+  for (int b = threadIdx.x; b < kHistBins; b += blockDim.x)
+    if (local[b])
+      atomicAdd(hist + b, (unsigned long long)local[b]);
 }
 
 __global__ void typeSplitKernel(
@@ -333,11 +337,14 @@ __global__ void mergeBoxKernel(
   boxes[j] = b;
 }
 
-// lvl_max of eq. 10 from the level histogram: the smallest nodes holding 90%
-// of the points define the reference; their point-weighted mean volume times
-// f_max. Returns kLevelInfinite when those nodes have no volume.
-int regularizationLevelFromHistogram(const std::vector<unsigned long long>& hist)
+// lvl_max of eq. 10 from the level histogram: the smallest nodes holding the
+// options' quantile (90%) of the points define the reference; their
+// point-weighted mean volume times f_max. Returns kLevelInfinite when those
+// nodes have no volume.
+int regularizationLevelFromHistogram(
+  const std::vector<unsigned long long>& hist, const TreeBuildOptions& options)
 {
+  const double quantile = options.regularizationQuantile;
   double total = 0;
   for (unsigned long long h : hist)
     total += double(h);
@@ -349,7 +356,7 @@ int regularizationLevelFromHistogram(const std::vector<unsigned long long>& hist
   {
     if (hist[b] == 0)
       continue;
-    if (counted + double(hist[b]) >= 0.9 * total)
+    if (counted + double(hist[b]) >= quantile * total)
     {
       ref = b;
       break;
@@ -376,11 +383,11 @@ int regularizationLevelFromHistogram(const std::vector<unsigned long long>& hist
     if (b > 0 && c > 0)
       weighted += c * std::ldexp(1.0, (b - 1 + kHistMin) - reference);
   }
-  const double needed = std::max(1.0, std::min(double(hist[ref]), 0.9 * total - counted));
+  const double needed = std::max(1.0, std::min(double(hist[ref]), quantile * total - counted));
   weight += needed;
   weighted += needed;
   const double meanLog2 = reference + std::log2(weighted / weight);
-  return int(std::floor(meanLog2 + std::log2(double(kRegularizationFactor))));
+  return int(std::floor(meanLog2 + std::log2(options.regularizationFactor)));
 }
 
 // Selects the candidates that are splits of a plane; returns their number.
@@ -399,12 +406,179 @@ Index selectSplits(const Index* candidates, Index numCandidates, const int* gapL
     storage, bytes, candidates, flags, out, numSelected, (long long)numCandidates, stream));
   return fetchValue(numSelected, stream);
 }
+
+// Uploads both point types into their records (wrapped into the periodic
+// box); throws Error naming the first point with a non-finite coordinate.
+template <class T>
+void fillRecords(const T* sources, Index numSources, const T* queries, Index numQueries,
+  const Periodicity& periodicity, const double* boxLo, Record<T>* records, cudaStream_t stream)
+{
+  WrapBox box;
+  box.enabled = periodicity.enabled();
+  for (int d = 0; d < kDim; ++d)
+  {
+    box.lo[d] = boxLo ? boxLo[d] : 0.0;
+    box.length[d] = periodicity.length[d];
+  }
+  DeviceBuffer<unsigned> firstBad(2, stream, "flags");
+  JZ_CUDA_CHECK(cudaMemsetAsync(firstBad.get(), 0xFF, 2 * sizeof(unsigned), stream));
+  const Index counts[2] = { numSources, numQueries };
+  const T* inputs[2] = { sources, queries };
+  // Double records carry 4 bytes of padding that CUB's sort copies as whole
+  // words; zeroed, compute-sanitizer's initcheck sees no uninitialised reads.
+  if (sizeof(Record<T>) > kDim * sizeof(T) + sizeof(Index))
+    JZ_CUDA_CHECK(cudaMemsetAsync(
+      records, 0, (std::size_t(numSources) + numQueries) * sizeof(Record<T>), stream));
+  Index offset = 0;
+  for (int t = 0; t < 2; ++t)
+  {
+    if (counts[t] == 0)
+      continue;
+    // Freed in stream order, after the kernel has read it.
+    DeviceBuffer<T> xyz(3 * std::size_t(counts[t]), stream, "the input coordinates");
+    xyz.upload(inputs[t], 3 * std::size_t(counts[t]));
+    fillRecordsKernel<T><<<blocksFor(counts[t], kThreads), kThreads, 0, stream>>>(
+      xyz.get(), counts[t], offset, box, records + offset, firstBad.get() + t);
+    JZ_CUDA_LAUNCH_CHECK("fillRecordsKernel");
+    offset += counts[t];
+  }
+  unsigned bad[2] = { 0, 0 };
+  JZ_CUDA_CHECK(cudaMemcpyAsync(bad, firstBad.get(), sizeof bad, cudaMemcpyDeviceToHost, stream));
+  JZ_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (int t = 0; t < 2; ++t)
+  {
+    // The message from the one rule (jz/Validate.h), which names the same
+    // first point the device found.
+    if (bad[t] != ~0u)
+      throw Error(
+        nonFiniteCoordinateError(inputs[t], counts[t], t == 0 ? "source point" : "query point"));
+  }
+}
+
+// The per-gap inputs of the plane selection, over the joint sorted order.
+struct GapData
+{
+  Index n = 0;
+  DeviceBuffer<int> level;         // n + 1 Morton levels
+  DeviceBuffer<Index> cellCount;   // n + 1 cell counts
+  DeviceBuffer<Index> queryPrefix; // n + 1 query counts (separate queries only)
+};
+
+// Node boxes and child splits of plane p from its joint splits.
+template <class T>
+void fillPlane(DeviceTree<T>& tree, int p, DeviceBuffer<Index>& splits, Index count,
+  const Index* queryPrefix, cudaStream_t stream)
+{
+  DevicePlane<T>& plane = tree.planes[p];
+  plane.self = tree.self;
+  const Index nodes = count - 1;
+  plane.numNodes = nodes;
+  plane.sourceSplit.allocate(count, stream, "the node splits");
+  if (!tree.self)
+  {
+    plane.querySplitBuf.allocate(count, stream, "the node splits");
+    plane.queryBoxBuf.allocate(nodes, stream, "the node boxes");
+  }
+  plane.sourceBox.allocate(nodes, stream, "the node boxes");
+  typeSplitKernel<<<blocksFor(count, kThreads), kThreads, 0, stream>>>(
+    splits.get(), count, queryPrefix, plane.sourceSplit.get(), plane.querySplitBuf.get());
+  JZ_CUDA_LAUNCH_CHECK("typeSplitKernel");
+  if (p == 0)
+  {
+    leafBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.sourceSplit.get(),
+      nodes, tree.sx.get(), tree.sy.get(), tree.sz.get(), plane.sourceBox.get());
+    JZ_CUDA_LAUNCH_CHECK("leafBoxKernel");
+    if (!tree.self)
+    {
+      leafBoxKernel<T>
+        <<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.querySplitBuf.get(), nodes,
+          tree.qxBuf.get(), tree.qyBuf.get(), tree.qzBuf.get(), plane.queryBoxBuf.get());
+      JZ_CUDA_LAUNCH_CHECK("leafBoxKernel");
+    }
+  }
+  else
+  {
+    DevicePlane<T>& below = tree.planes[p - 1];
+    plane.childSplit.allocate(count, stream, "the child splits");
+    childSplitKernel<<<blocksFor(count, kThreads), kThreads, 0, stream>>>(
+      splits.get(), count, below.jointSplit.get(), below.numNodes + 1, plane.childSplit.get());
+    JZ_CUDA_LAUNCH_CHECK("childSplitKernel");
+    mergeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
+      plane.childSplit.get(), nodes, below.sourceBox.get(), plane.sourceBox.get());
+    JZ_CUDA_LAUNCH_CHECK("mergeBoxKernel");
+    if (!tree.self)
+    {
+      mergeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
+        plane.childSplit.get(), nodes, below.queryBoxBuf.get(), plane.queryBoxBuf.get());
+      JZ_CUDA_LAUNCH_CHECK("mergeBoxKernel");
+    }
+  }
+  plane.jointSplit = std::move(splits);
+}
+
+// Selects the splits of every plane from the gaps and builds the planes.
+template <class T>
+void buildPlanes(DeviceTree<T>& tree, const Record<T>* records, const GapData& gaps,
+  const TreeBuildOptions& options, cudaStream_t stream, TempStorage& temp)
+{
+  const Index n = gaps.n;
+  const int numPlanes = numberOfPlanes(
+    std::max<std::size_t>(tree.numSources, tree.self ? 0 : tree.numQueries), options);
+  tree.planes.clear();
+  tree.planes.resize(numPlanes);
+  DeviceBuffer<Index> candidates(std::size_t(n) + 1, stream, "the split candidates");
+  sequenceKernel<<<blocksFor(std::size_t(n) + 1, kThreads), kThreads, 0, stream>>>(
+    candidates.get(), n + 1);
+  JZ_CUDA_LAUNCH_CHECK("sequenceKernel");
+  Index numCandidates = n + 1;
+  DeviceBuffer<unsigned char> flags(std::size_t(n) + 1, stream, "the split flags");
+  DeviceBuffer<Index> numSelected(1, stream, "a counter");
+  DeviceBuffer<unsigned long long> hist(kHistBins, stream, "the level histogram");
+  std::vector<unsigned long long> histHost(kHistBins);
+  double nmax = options.leafSize;
+  for (int p = 0; p < numPlanes; ++p, nmax *= options.coarsening)
+  {
+    DeviceBuffer<Index> splits(numCandidates, stream, "the plane splits");
+    Index count =
+      selectSplits(candidates.get(), numCandidates, gaps.level.get(), gaps.cellCount.get(), n, nmax,
+        kLevelInfinite, flags.get(), splits.get(), numSelected.get(), stream, temp);
+    if (options.regularize && n > 0 && count >= 2)
+    {
+      JZ_CUDA_CHECK(cudaMemsetAsync(hist.get(), 0, kHistBins * sizeof(unsigned long long), stream));
+      const unsigned grid = std::min(blocksFor(count - 1, kThreads), 1024u);
+      nodeLevelKernel<T>
+        <<<grid, kThreads, 0, stream>>>(records, splits.get(), count - 1, hist.get());
+      JZ_CUDA_LAUNCH_CHECK("nodeLevelKernel");
+      JZ_CUDA_CHECK(cudaMemcpyAsync(histHost.data(), hist.get(),
+        kHistBins * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+      JZ_CUDA_CHECK(cudaStreamSynchronize(stream));
+      const int maxLevel = regularizationLevelFromHistogram(histHost, options);
+      if (maxLevel != kLevelInfinite)
+      {
+        DeviceBuffer<Index> regular(numCandidates, stream, "the plane splits");
+        const Index c2 =
+          selectSplits(candidates.get(), numCandidates, gaps.level.get(), gaps.cellCount.get(), n,
+            nmax, maxLevel, flags.get(), regular.get(), numSelected.get(), stream, temp);
+        if (c2 != count)
+        {
+          splits = std::move(regular);
+          count = c2;
+        }
+      }
+    }
+    // The next plane chooses among this plane's splits (planes nest).
+    JZ_CUDA_CHECK(cudaMemcpyAsync(
+      candidates.get(), splits.get(), count * sizeof(Index), cudaMemcpyDeviceToDevice, stream));
+    numCandidates = count;
+    fillPlane(tree, p, splits, count, gaps.queryPrefix.get(), stream);
+  }
+}
 } // namespace
 
 template <class T>
 void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index numQueries,
-  const Periodicity& periodicity, const double* boxLo, DeviceTree<T>& tree, cudaStream_t stream,
-  TempStorage& temp, StageTimer& timer)
+  const Periodicity& periodicity, const double* boxLo, const TreeBuildOptions& options,
+  DeviceTree<T>& tree, cudaStream_t stream, TempStorage& temp, StageTimer& timer)
 {
   tree.self = queries == nullptr;
   if (tree.self)
@@ -419,188 +593,62 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
   }
   const Index n = Index(total);
 
-  // 1. Records (wrapped into the periodic box), then the z-order sort.
-  DeviceBuffer<Record<T>> records(n, "the sort records");
-  {
-    WrapBox box;
-    box.enabled = periodicity.enabled();
-    for (int d = 0; d < kDim; ++d)
-    {
-      box.lo[d] = boxLo ? boxLo[d] : 0.0;
-      box.length[d] = periodicity.length[d];
-    }
-    DeviceBuffer<unsigned long long> bad(2, "flags");
-    JZ_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, 2 * sizeof(unsigned long long), stream));
-    const Index counts[2] = { numSources, numQueries };
-    const T* inputs[2] = { sources, queries };
-    Index offset = 0;
-    for (int t = 0; t < 2; ++t)
-    {
-      if (counts[t] == 0)
-        continue;
-      DeviceBuffer<T> xyz(3 * std::size_t(counts[t]), "the input coordinates");
-      xyz.upload(inputs[t], 3 * std::size_t(counts[t]), stream);
-      fillRecordsKernel<T><<<blocksFor(counts[t], kThreads), kThreads, 0, stream>>>(
-        xyz.get(), counts[t], offset, box, records.get() + offset, bad.get() + t);
-      JZ_CUDA_LAUNCH_CHECK("fillRecordsKernel");
-      offset += counts[t];
-      JZ_CUDA_CHECK(cudaStreamSynchronize(stream)); // before xyz is freed
-    }
-    unsigned long long badHost[2] = { 0, 0 };
-    bad.download(badHost, 2, stream);
-    JZ_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int t = 0; t < 2; ++t)
-    {
-      if (badHost[t])
-      {
-        throw Error(std::string(t == 0 ? "source" : "query") + " point " +
-          std::to_string(badHost[t] - 1) + " has a non-finite coordinate (NaN or infinity)");
-      }
-    }
-  }
+  // 1. Records, then the z-order sort.
+  DeviceBuffer<Record<T>> records(n, stream, "the sort records");
+  fillRecords(sources, numSources, queries, numQueries, periodicity, boxLo, records.get(), stream);
   timer.mark("upload");
   sortRecordsCuda(records.get(), n, stream, temp);
+  temp.release(); // the merge sort's scratch is as large as the records
   timer.mark("sort");
 
   // 2. Gap levels, per-type prefix counts, and the per-type sorted points.
-  DeviceBuffer<int> gapLevel(std::size_t(n) + 1, "the gap levels");
-  DeviceBuffer<Index> queryPrefix;
+  GapData gaps;
+  gaps.n = n;
+  gaps.level.allocate(std::size_t(n) + 1, stream, "the gap levels");
   if (!tree.self)
-    queryPrefix.allocate(std::size_t(n) + 1, "the query prefix counts");
+    gaps.queryPrefix.allocate(std::size_t(n) + 1, stream, "the query prefix counts");
   gapLevelKernel<T><<<blocksFor(std::size_t(n) + 1, kThreads), kThreads, 0, stream>>>(
-    records.get(), n, gapLevel.get(), numSources, queryPrefix.get());
+    records.get(), n, gaps.level.get(), numSources, gaps.queryPrefix.get());
   JZ_CUDA_LAUNCH_CHECK("gapLevelKernel");
   if (!tree.self)
   {
+    Index* qp = gaps.queryPrefix.get();
     std::size_t bytes = 0;
-    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
-      nullptr, bytes, queryPrefix.get(), queryPrefix.get(), (long long)n + 1, stream));
+    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, qp, qp, (long long)n + 1, stream));
     void* storage = temp.get(bytes);
-    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
-      storage, bytes, queryPrefix.get(), queryPrefix.get(), (long long)n + 1, stream));
+    JZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(storage, bytes, qp, qp, (long long)n + 1, stream));
   }
-  tree.sx.allocate(numSources, "sorted sources");
-  tree.sy.allocate(numSources, "sorted sources");
-  tree.sz.allocate(numSources, "sorted sources");
-  tree.sInput.allocate(numSources, "sorted sources");
+  tree.sx.allocate(numSources, stream, "sorted sources");
+  tree.sy.allocate(numSources, stream, "sorted sources");
+  tree.sz.allocate(numSources, stream, "sorted sources");
+  tree.sInput.allocate(numSources, stream, "sorted sources");
   if (!tree.self)
   {
-    tree.qxBuf.allocate(numQueries, "sorted queries");
-    tree.qyBuf.allocate(numQueries, "sorted queries");
-    tree.qzBuf.allocate(numQueries, "sorted queries");
-    tree.qInputBuf.allocate(numQueries, "sorted queries");
+    tree.qxBuf.allocate(numQueries, stream, "sorted queries");
+    tree.qyBuf.allocate(numQueries, stream, "sorted queries");
+    tree.qzBuf.allocate(numQueries, stream, "sorted queries");
+    tree.qInputBuf.allocate(numQueries, stream, "sorted queries");
   }
   scatterKernel<T><<<blocksFor(n, kThreads), kThreads, 0, stream>>>(records.get(), n, numSources,
-    queryPrefix.get(), tree.sx.get(), tree.sy.get(), tree.sz.get(), tree.sInput.get(),
+    gaps.queryPrefix.get(), tree.sx.get(), tree.sy.get(), tree.sz.get(), tree.sInput.get(),
     tree.qxBuf.get(), tree.qyBuf.get(), tree.qzBuf.get(), tree.qInputBuf.get());
   JZ_CUDA_LAUNCH_CHECK("scatterKernel");
 
-  // 3. Cell counts around every gap.
-  DeviceBuffer<Index> cellCount(std::size_t(n) + 1, "the cell counts");
+  // 3. Cell counts around every gap, then the planes.
+  gaps.cellCount.allocate(std::size_t(n) + 1, stream, "the cell counts");
   cellCountKernel<T><<<blocksFor(std::size_t(n) + 1, kThreads), kThreads, 0, stream>>>(
-    records.get(), gapLevel.get(), n, queryPrefix.get(), cellCount.get());
+    records.get(), gaps.level.get(), n, gaps.queryPrefix.get(), gaps.cellCount.get());
   JZ_CUDA_LAUNCH_CHECK("cellCountKernel");
-
-  // 4. The planes.
-  const TreeBuildOptions options;
-  const int numPlanes =
-    numberOfPlanes(std::max<std::size_t>(numSources, tree.self ? 0 : numQueries), options);
-  tree.planes.clear();
-  tree.planes.resize(numPlanes);
-  DeviceBuffer<Index> candidates(std::size_t(n) + 1, "the split candidates");
-  sequenceKernel<<<blocksFor(std::size_t(n) + 1, kThreads), kThreads, 0, stream>>>(
-    candidates.get(), n + 1);
-  JZ_CUDA_LAUNCH_CHECK("sequenceKernel");
-  Index numCandidates = n + 1;
-  DeviceBuffer<unsigned char> flags(std::size_t(n) + 1, "the split flags");
-  DeviceBuffer<Index> numSelected(1, "a counter");
-  DeviceBuffer<unsigned long long> hist(kHistBins, "the level histogram");
-  std::vector<unsigned long long> histHost(kHistBins);
-  double nmax = options.leafSize;
-  for (int p = 0; p < numPlanes; ++p, nmax *= options.coarsening)
-  {
-    DevicePlane<T>& plane = tree.planes[p];
-    plane.self = tree.self;
-    DeviceBuffer<Index> splits(numCandidates, "the plane splits");
-    Index count = selectSplits(candidates.get(), numCandidates, gapLevel.get(), cellCount.get(), n,
-      nmax, kLevelInfinite, flags.get(), splits.get(), numSelected.get(), stream, temp);
-    if (n > 0 && count >= 2)
-    {
-      JZ_CUDA_CHECK(cudaMemsetAsync(hist.get(), 0, kHistBins * sizeof(unsigned long long), stream));
-      nodeLevelKernel<T><<<blocksFor(count - 1, kThreads), kThreads, 0, stream>>>(
-        records.get(), splits.get(), count - 1, hist.get());
-      JZ_CUDA_LAUNCH_CHECK("nodeLevelKernel");
-      hist.download(histHost.data(), kHistBins, stream);
-      JZ_CUDA_CHECK(cudaStreamSynchronize(stream));
-      const int maxLevel = regularizationLevelFromHistogram(histHost);
-      if (maxLevel != kLevelInfinite)
-      {
-        DeviceBuffer<Index> regular(numCandidates, "the plane splits");
-        const Index c2 =
-          selectSplits(candidates.get(), numCandidates, gapLevel.get(), cellCount.get(), n, nmax,
-            maxLevel, flags.get(), regular.get(), numSelected.get(), stream, temp);
-        if (c2 != count)
-        {
-          splits = std::move(regular);
-          count = c2;
-        }
-      }
-    }
-    const Index nodes = count - 1;
-    plane.numNodes = nodes;
-    plane.sourceSplit.allocate(count, "the node splits");
-    if (!tree.self)
-    {
-      plane.querySplitBuf.allocate(count, "the node splits");
-      plane.queryBoxBuf.allocate(nodes, "the node boxes");
-    }
-    plane.sourceBox.allocate(nodes, "the node boxes");
-    typeSplitKernel<<<blocksFor(count, kThreads), kThreads, 0, stream>>>(
-      splits.get(), count, queryPrefix.get(), plane.sourceSplit.get(), plane.querySplitBuf.get());
-    JZ_CUDA_LAUNCH_CHECK("typeSplitKernel");
-    if (p == 0)
-    {
-      leafBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.sourceSplit.get(),
-        nodes, tree.sx.get(), tree.sy.get(), tree.sz.get(), plane.sourceBox.get());
-      JZ_CUDA_LAUNCH_CHECK("leafBoxKernel");
-      if (!tree.self)
-      {
-        leafBoxKernel<T>
-          <<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.querySplitBuf.get(), nodes,
-            tree.qxBuf.get(), tree.qyBuf.get(), tree.qzBuf.get(), plane.queryBoxBuf.get());
-        JZ_CUDA_LAUNCH_CHECK("leafBoxKernel");
-      }
-    }
-    else
-    {
-      DevicePlane<T>& below = tree.planes[p - 1];
-      plane.childSplit.allocate(count, "the child splits");
-      childSplitKernel<<<blocksFor(count, kThreads), kThreads, 0, stream>>>(
-        splits.get(), count, below.jointSplit.get(), below.numNodes + 1, plane.childSplit.get());
-      JZ_CUDA_LAUNCH_CHECK("childSplitKernel");
-      mergeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
-        plane.childSplit.get(), nodes, below.sourceBox.get(), plane.sourceBox.get());
-      JZ_CUDA_LAUNCH_CHECK("mergeBoxKernel");
-      if (!tree.self)
-      {
-        mergeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
-          plane.childSplit.get(), nodes, below.queryBoxBuf.get(), plane.queryBoxBuf.get());
-        JZ_CUDA_LAUNCH_CHECK("mergeBoxKernel");
-      }
-    }
-    // The next plane chooses among this plane's splits (planes nest).
-    JZ_CUDA_CHECK(cudaMemcpyAsync(
-      candidates.get(), splits.get(), count * sizeof(Index), cudaMemcpyDeviceToDevice, stream));
-    numCandidates = count;
-    plane.jointSplit = std::move(splits);
-  }
+  buildPlanes(tree, records.get(), gaps, options, stream, temp);
   JZ_CUDA_CHECK(cudaStreamSynchronize(stream));
   timer.mark("tree");
 }
 
 template void buildTreeCuda<float>(const float*, Index, const float*, Index, const Periodicity&,
-  const double*, DeviceTree<float>&, cudaStream_t, TempStorage&, StageTimer&);
+  const double*, const TreeBuildOptions&, DeviceTree<float>&, cudaStream_t, TempStorage&,
+  StageTimer&);
 template void buildTreeCuda<double>(const double*, Index, const double*, Index, const Periodicity&,
-  const double*, DeviceTree<double>&, cudaStream_t, TempStorage&, StageTimer&);
+  const double*, const TreeBuildOptions&, DeviceTree<double>&, cudaStream_t, TempStorage&,
+  StageTimer&);
 } // namespace cuda
 } // namespace jz

@@ -60,11 +60,13 @@ struct DeviceTree
   const Index* qInput() const { return self ? sInput.get() : qInputBuf.get(); }
 };
 
-// Builds the joint tree from host coordinates (interleaved xyz). Marks the
-// timer stages "sort" and "tree". Throws Error on non-finite coordinates.
+// Builds the joint tree from host coordinates (interleaved xyz) with the
+// tuning values the CPU build takes. Marks the timer stages "upload", "sort"
+// and "tree". Throws Error naming the first point with a non-finite
+// coordinate, as the CPU build does.
 template <class T>
 void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index numQueries,
-  const Periodicity& periodicity, const double* boxLo, DeviceTree<T>& tree, cudaStream_t stream,
-  TempStorage& temp, StageTimer& timer);
+  const Periodicity& periodicity, const double* boxLo, const TreeBuildOptions& options,
+  DeviceTree<T>& tree, cudaStream_t stream, TempStorage& temp, StageTimer& timer);
 } // namespace cuda
 } // namespace jz

@@ -1,5 +1,5 @@
 // Exact z-order sort on the GPU: CUB DeviceMergeSort with the float comparator
-// of paper section II-A (jz::zLess, shared with the CPU).
+// of §II-A (jz::zLess, shared with the CPU).
 #include <cub/device/device_merge_sort.cuh>
 
 #include "TreeCuda.cuh"

@@ -1,4 +1,4 @@
-// Domain decomposition in z-order (paper II-A): sample-based splitters, then
+// Domain decomposition in z-order (§II-A): sample-based splitters, then
 // an all-to-all exchange so that rank r holds the r-th contiguous range of
 // the global z-order, balanced by point count.
 #pragma once
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jz/Communicator.h"
+#include "jz/Geometry.h"
 #include "jz/ZOrder.h"
 
 namespace jz
@@ -21,17 +22,6 @@ struct Travelling
   T p[kDim];
   Payload payload;
 };
-
-// Wraps x into [lo, lo + length) exactly as the tree build does.
-template <class T>
-T wrapIntoBox(T x, double lo, double length)
-{
-  const double w = double(x) - length * std::floor((double(x) - lo) / length);
-  T t = T(w);
-  if (double(t) >= lo + length || double(t) < lo)
-    t = T(lo);
-  return t + T(0);
-}
 
 // Splitters that cut the global z-order into comm.size() ranges of about
 // equal count: every rank samples in proportion to its point count.

@@ -1,3 +1,4 @@
+// Ghost selection for the distributed drivers (GhostSelection.h).
 #include "GhostSelection.h"
 
 #include <algorithm>
@@ -12,23 +13,17 @@ std::vector<Region<T>> regionsFromTree(const ZTree<T>& tree, const std::vector<d
   std::vector<Region<T>> regions;
   if (tree.planes.empty())
     return regions;
-  // Plane 1 groups about 8 leaves: few regions to send, still tight boxes.
-  const int p = 0;
-  const TreePlane<T>& plane = tree.planes[p];
-  for (Index j = 0; j < plane.numNodes(); ++j)
+  // One region per leaf with query points: tight boxes, each with its own
+  // radius (coarser regions send more ghosts than their fewer boxes save).
+  const TreePlane<T>& leaves = tree.planes[0];
+  for (Index l = 0; l < leaves.numNodes(); ++l)
   {
-    const Index l0 = p == 0 ? j : plane.childSplit[j];
-    const Index l1 = p == 0 ? j + 1 : plane.childSplit[j + 1];
+    if (leaves.numQueries(l) == 0)
+      continue;
     Region<T> r;
     boxSetEmpty(r.box);
-    r.radius2 = 0;
-    for (Index l = l0; l < l1; ++l)
-    {
-      if (tree.planes[0].numQueries(l) == 0)
-        continue;
-      boxMerge(r.box, tree.queryBox(0, l));
-      r.radius2 = std::max(r.radius2, leafRadius2[l]);
-    }
+    boxMerge(r.box, tree.queryBox(0, l));
+    r.radius2 = std::max(0.0, leafRadius2[l]);
     if (!boxIsEmpty(r.box))
       regions.push_back(r);
   }

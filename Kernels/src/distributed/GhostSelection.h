@@ -1,4 +1,4 @@
-// Which local points another rank needs (paper III-C, Appendix B): the
+// Which local points another rank needs (§III-C, Appendix B): the
 // points within a radius of that rank's regions. A region is a box around
 // some of the receiving rank's points with the radius their answers depend
 // on (the K-th neighbour bound for kNN, the linking length for FoF).
@@ -19,9 +19,9 @@ struct Region
   double radius2;
 };
 
-// Regions from plane `p` of a local tree: each node's box (of its query
-// points, or of its sources for a self-query tree) with the largest radius
-// of its leaves. leafRadius2 has one value per leaf.
+// Regions from the leaves of a local tree: each leaf's box (of its query
+// points, or of its sources for a self-query tree) with its radius.
+// leafRadius2 has one value per leaf.
 template <class T>
 std::vector<Region<T>> regionsFromTree(
   const ZTree<T>& tree, const std::vector<double>& leafRadius2);

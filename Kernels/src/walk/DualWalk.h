@@ -1,4 +1,4 @@
-// The dual tree walk on the z-order planes (jz-tree paper §III-B, Algorithm
+// The dual tree walk on the z-order planes (§III-B, Algorithm
 // 1), shared by every algorithm on the tree: kNN, FoF, and what comes next.
 // A policy (WalkPolicy.h) supplies the node-pair test, the leaf kernel and
 // the per-node state; the engine owns the traversal:

@@ -1,4 +1,4 @@
-// Interaction lists of the dual tree walk (jz-tree paper §III-A): receiving
+// Interaction lists of the dual tree walk (§III-A): receiving
 // node i of a level interacts with source nodes of the same level. Walks
 // that stop early keep each node's sources ordered by the lower bound low2
 // of their squared distance (§III-D); the others keep no bounds.

@@ -1,4 +1,4 @@
-// The virtual level above the coarsest plane (jz-tree paper §III-B,
+// The virtual level above the coarsest plane (§III-B,
 // Algorithm 1 lines 1-2): consecutive groups of NGR top nodes, "super nodes",
 // with an interaction list among them, so that an entry always means "all
 // children of the receiver with all children of the source", as on every

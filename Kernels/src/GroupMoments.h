@@ -1,0 +1,116 @@
+// The halo catalogue's per-group sums (§IV-B): one mergeable accumulator,
+// used by the single-process catalogue (per thread, merged in thread order)
+// and by the distributed one (per rank, merged at the group's owner rank).
+//
+// Positions are summed as offsets from a reference point, nearest image when
+// periodic, so sums stay small and a group across the box boundary stays
+// whole; velocities as offsets from a reference velocity. Partial sums with
+// different references merge exactly by shifting (parallel-axis theorem).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "jz/Config.h"
+#include "jz/Fof.h"
+#include "jz/Geometry.h"
+
+namespace jz
+{
+struct GroupMoments
+{
+  GlobalId label = 0;         // the group (for the distributed reduction)
+  double count = 0, mass = 0; // members, sum m
+  double ref[kDim] = {};      // reference position
+  double first[kDim] = {};    // sum m dx, dx = x - ref (nearest image)
+  double second = 0;          // sum m |dx|^2
+  double vref[kDim] = {};     // reference velocity
+  double vfirst[kDim] = {};   // sum m dv, dv = v - vref
+  double vsecond = 0;         // sum m |dv|^2
+
+  // Empty sums around reference point x and velocity v (nullable: zero).
+  static GroupMoments around(GlobalId label, const double* x, const double* v)
+  {
+    GroupMoments g;
+    g.label = label;
+    for (int d = 0; d < kDim; ++d)
+    {
+      g.ref[d] = x[d];
+      g.vref[d] = v ? v[d] : 0.0;
+    }
+    return g;
+  }
+
+  // One member at x with mass m and velocity v (nullable: zero).
+  void add(const double* x, double m, const double* v, const double* period)
+  {
+    count += 1;
+    mass += m;
+    double s = 0, sv = 0;
+    for (int d = 0; d < kDim; ++d)
+    {
+      const double dx = nearestImageOffset(x[d] - ref[d], period[d]);
+      const double dv = (v ? v[d] : 0.0) - vref[d];
+      first[d] += m * dx;
+      vfirst[d] += m * dv;
+      s += dx * dx;
+      sv += dv * dv;
+    }
+    second += m * s;
+    vsecond += m * sv;
+  }
+
+  // Adds another partial sum of the same group, moved to this reference.
+  void merge(const GroupMoments& o, const double* period)
+  {
+    double shift[kDim], vshift[kDim];
+    for (int d = 0; d < kDim; ++d)
+    {
+      shift[d] = nearestImageOffset(o.ref[d] - ref[d], period[d]);
+      vshift[d] = o.vref[d] - vref[d];
+    }
+    count += o.count;
+    mass += o.mass;
+    double sq = 0, vsq = 0, cross = 0, vcross = 0;
+    for (int d = 0; d < kDim; ++d)
+    {
+      first[d] += o.first[d] + o.mass * shift[d];
+      vfirst[d] += o.vfirst[d] + o.mass * vshift[d];
+      sq += shift[d] * shift[d];
+      vsq += vshift[d] * vshift[d];
+      cross += shift[d] * o.first[d];
+      vcross += vshift[d] * o.vfirst[d];
+    }
+    second += o.second + 2 * cross + o.mass * sq;
+    vsecond += o.vsecond + 2 * vcross + o.mass * vsq;
+  }
+
+  // Appends the group's catalogue row: the centre of mass wrapped into
+  // [boxLo, boxLo + period) when periodic.
+  void appendRow(
+    const double* boxLo, const double* period, bool withVelocity, FofCatalogue& cat) const
+  {
+    const double M = mass;
+    cat.count.push_back(GlobalId(count + 0.5));
+    cat.mass.push_back(M);
+    double c2 = 0, v2 = 0;
+    for (int d = 0; d < kDim; ++d)
+    {
+      const double off = M != 0 ? first[d] / M : 0.0;
+      double c = ref[d] + off;
+      if (period[d] > 0)
+        c = wrapIntoBox(c, boxLo[d], period[d]);
+      cat.centerOfMass.push_back(c);
+      c2 += off * off;
+      const double voff = M != 0 ? vfirst[d] / M : 0.0;
+      if (withVelocity)
+        cat.meanVelocity.push_back(vref[d] + voff);
+      v2 += voff * voff;
+    }
+    cat.inertiaRadius.push_back(M > 0 ? std::sqrt(std::max(0.0, second / M - c2)) : 0.0);
+    if (withVelocity)
+      cat.velocityDispersion.push_back(
+        M > 0 ? std::sqrt(std::max(0.0, (vsecond / M - v2) / 3)) : 0.0);
+  }
+};
+} // namespace jz

@@ -1,0 +1,180 @@
+// The input rules of jz/Validate.h.
+#include "jz/Validate.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace jz
+{
+namespace
+{
+std::string str(double x)
+{
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+// Index of the first of n values failing `finite` (n when none), scanned in
+// parallel; the minimum, so the message does not depend on the thread count.
+template <class V>
+std::size_t firstNonFinite(const V* v, std::size_t n)
+{
+  long long first = (long long)n;
+#pragma omp parallel for schedule(static) reduction(min : first)
+  for (long long i = 0; i < (long long)n; ++i)
+  {
+    if (!std::isfinite(v[i]) && i < first)
+      first = i;
+  }
+  return std::size_t(first);
+}
+} // namespace
+
+std::string periodicBoxError(
+  bool periodic, const double* boxLo, const double* boxHi, const InputNames& names)
+{
+  if (!periodic)
+    return {};
+  for (int d = 0; d < 3; ++d)
+  {
+    const double lo = boxLo[d], hi = boxHi[d];
+    if (!(hi > lo) || !std::isfinite(hi - lo))
+    {
+      return names.periodicBox + " must span a finite, positive length in every dimension; " +
+        "xyz"[d] + " spans [" + str(lo) + ", " + str(hi) + "]";
+    }
+  }
+  return {};
+}
+
+std::string neighbourCountError(std::int64_t k, std::int64_t numSources, const InputNames& names)
+{
+  if (k < 1)
+    return names.neighbourCount + " must be at least 1 (got " + std::to_string(k) + ")";
+  if (k > numSources)
+  {
+    return names.neighbourCount + " = " + std::to_string(k) + " is larger than the number of " +
+      names.sourcePoint + "s (" + std::to_string(numSources) + ")";
+  }
+  return {};
+}
+
+std::string linkingLengthError(double linkingLength, const InputNames& names)
+{
+  if (!std::isfinite(linkingLength) || !(linkingLength > 0))
+    return names.linkingLength + " must be a finite positive number (got " + str(linkingLength) +
+      ")";
+  return {};
+}
+
+std::string pointCountError(std::size_t numPoints)
+{
+  constexpr std::size_t kMax = std::size_t(0xFFFFFFFEu);
+  if (numPoints > kMax)
+  {
+    return "too many points for one process: " + std::to_string(numPoints) + " (at most " +
+      std::to_string(kMax) + "; use more MPI ranks)";
+  }
+  return {};
+}
+
+template <class T>
+std::string nonFiniteCoordinateError(const T* xyz, std::size_t n, const std::string& what)
+{
+  const std::size_t bad = firstNonFinite(xyz, 3 * n);
+  if (bad == 3 * n)
+    return {};
+  return what + " " + std::to_string(bad / 3) + " has a non-finite coordinate (NaN or infinity)";
+}
+
+std::string nonFiniteValueError(
+  const double* values, std::size_t n, int components, const std::string& what)
+{
+  const std::size_t count = n * std::size_t(components);
+  const std::size_t bad = firstNonFinite(values, count);
+  if (bad == count)
+    return {};
+  return what + " has a non-finite value at point " + std::to_string(bad / components);
+}
+
+template <class T>
+std::string problemError(const KnnProblem<T>& p, ProblemExtent extent, const InputNames& names)
+{
+  const bool self = p.queries == nullptr;
+  std::string e = extent == ProblemExtent::Whole
+    ? neighbourCountError(p.k, std::int64_t(p.numSources), names)
+    : neighbourCountError(p.k, std::int64_t(p.k), names); // K >= 1 only
+  if (e.empty() && p.numSources > 0 && !p.sources)
+    e = "no " + names.sourcePoint + " coordinates were given";
+  if (e.empty() && !self && p.numSelfQueries < p.numSources)
+    e = "numSelfQueries applies to self queries only";
+  if (e.empty())
+    e = pointCountError(p.numSources + (self ? 0 : p.numQueries));
+  if (e.empty())
+    e = periodicBoxError(p.periodic, p.boxLo, p.boxHi, names);
+  if (e.empty() && p.sourceMasses)
+    e = nonFiniteValueError(p.sourceMasses, p.numSources, 1, names.sourceMasses);
+  if (e.empty() && p.sources)
+    e = nonFiniteCoordinateError(p.sources, p.numSources, names.sourcePoint);
+  if (e.empty() && !self)
+    e = nonFiniteCoordinateError(p.queries, p.numQueries, names.queryPoint);
+  return e;
+}
+
+template <class T>
+std::string problemError(const FofProblem<T>& p, ProblemExtent, const InputNames& names)
+{
+  std::string e = linkingLengthError(p.linkingLength, names);
+  if (e.empty())
+    e = pointCountError(p.numPoints);
+  if (e.empty() && p.numPoints > 0 && !p.points)
+    e = "no " + names.point + " coordinates were given";
+  if (e.empty())
+    e = periodicBoxError(p.periodic, p.boxLo, p.boxHi, names);
+  if (e.empty() && p.points)
+    e = nonFiniteCoordinateError(p.points, p.numPoints, names.point);
+  return e;
+}
+
+template <class T>
+std::string distributedInputError(const KnnProblem<T>& p, const InputNames& names)
+{
+  std::string e = problemError(p, ProblemExtent::RankPiece, names);
+  if (e.empty() && p.numSources > 0 && !p.sourceIds)
+    e = "distributed kNN needs global source ids";
+  return e;
+}
+
+template <class T>
+std::string distributedInputError(
+  const FofProblem<T>& p, const FofDistributedOptions& options, const InputNames& names)
+{
+  std::string e = problemError(p, ProblemExtent::RankPiece, names);
+  if (e.empty() && p.numPoints > 0 && !p.ids)
+    e = "distributed friends-of-friends needs global point ids";
+  if (e.empty() && options.masses)
+    e = nonFiniteValueError(options.masses, p.numPoints, 1, "the mass array");
+  if (e.empty() && options.velocities)
+    e = nonFiniteValueError(options.velocities, p.numPoints, 3, "the velocity array");
+  return e;
+}
+
+template std::string nonFiniteCoordinateError<float>(const float*, std::size_t, const std::string&);
+template std::string nonFiniteCoordinateError<double>(
+  const double*, std::size_t, const std::string&);
+template std::string problemError<float>(
+  const KnnProblem<float>&, ProblemExtent, const InputNames&);
+template std::string problemError<double>(
+  const KnnProblem<double>&, ProblemExtent, const InputNames&);
+template std::string problemError<float>(
+  const FofProblem<float>&, ProblemExtent, const InputNames&);
+template std::string problemError<double>(
+  const FofProblem<double>&, ProblemExtent, const InputNames&);
+template std::string distributedInputError<float>(const KnnProblem<float>&, const InputNames&);
+template std::string distributedInputError<double>(const KnnProblem<double>&, const InputNames&);
+template std::string distributedInputError<float>(
+  const FofProblem<float>&, const FofDistributedOptions&, const InputNames&);
+template std::string distributedInputError<double>(
+  const FofProblem<double>&, const FofDistributedOptions&, const InputNames&);
+} // namespace jz

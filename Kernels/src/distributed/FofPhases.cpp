@@ -1,0 +1,422 @@
+// The phases of friends-of-friends over several ranks (FofPhases.h).
+#include "FofPhases.h"
+
+#include <algorithm>
+#include <exception>
+#include <string>
+
+#include "../GroupMoments.h"
+#include "Decomposition.h"
+#include "GhostSelection.h"
+
+namespace jz
+{
+template <class T>
+FofRankPoints<T> decomposeFofPoints(
+  const FofProblem<T>& problem, const FofDistributedOptions& options, Communicator& comm)
+{
+  const std::size_t n = problem.numPoints;
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
+  using Item = Travelling<T, FofPayload>;
+  std::vector<Item> items(n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    Item& it = items[i];
+    for (int d = 0; d < 3; ++d)
+    {
+      const T x = problem.points[3 * i + d];
+      it.p[d] = per.enabled() ? wrapIntoBox(x, problem.boxLo[d], per.length[d]) : T(x + T(0));
+      it.payload.velocity[d] = options.velocities ? options.velocities[3 * i + d] : 0.0;
+    }
+    it.payload.id = problem.ids[i];
+    it.payload.mass = options.masses ? options.masses[i] : 1.0;
+    it.payload.originRank = comm.rank();
+    it.payload.originIndex = Index(i);
+  }
+  items = decomposeInZOrder(items, comm);
+  FofRankPoints<T> points;
+  const Index local = Index(items.size());
+  points.xyz.resize(3 * std::size_t(local));
+  points.ids.resize(local);
+  points.local.resize(local);
+  for (Index i = 0; i < local; ++i)
+  {
+    for (int d = 0; d < 3; ++d)
+      points.xyz[3 * i + d] = items[i].p[d];
+    points.ids[i] = items[i].payload.id;
+    points.local[i] = items[i].payload;
+  }
+  return points;
+}
+
+template <class T>
+FofGhostLinks exchangeFofGhosts(
+  FofRankPoints<T>& points, const FofProblem<T>& problem, Communicator& comm)
+{
+  const int me = comm.rank(), ranks = comm.size();
+  const Index local = points.numLocal();
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
+  const double l2 = problem.linkingLength * problem.linkingLength;
+  FofGhostLinks links;
+  links.sent.resize(ranks);
+  links.ghostBegin.assign(ranks + 1, local);
+
+  ZTree<T> tree;
+  buildTreeCpu(points.xyz.data(), local, (const T*)nullptr, 0, per, problem.boxLo,
+    TreeBuildOptions(), tree, RunControl());
+  std::vector<Region<T>> regions;
+  if (local > 0)
+    regions = regionsFromTree(tree, std::vector<double>(tree.planes[0].numNodes(), l2));
+  const auto allRegions = gatherRegions(regions, comm);
+  const std::vector<std::vector<Index>> ghosts =
+    local > 0 ? selectGhosts(tree, allRegions, me) : std::vector<std::vector<Index>>(ranks);
+
+  struct Ghost
+  {
+    GlobalId id;
+  };
+  std::vector<std::vector<Travelling<T, Ghost>>> send(ranks);
+  for (int r = 0; r < ranks; ++r)
+  {
+    for (Index s : ghosts[r])
+    {
+      const Index in = tree.sources.inputIndex[s];
+      links.sent[r].push_back(in);
+      Travelling<T, Ghost> g;
+      for (int d = 0; d < 3; ++d)
+        g.p[d] = points.xyz[3 * in + d];
+      g.payload.id = points.ids[in];
+      send[r].push_back(g);
+    }
+  }
+  const auto got = allToAllTyped(comm, send);
+  std::size_t at = local;
+  for (int r = 0; r < ranks; ++r)
+  {
+    links.ghostBegin[r] = at;
+    for (const auto& g : got[r])
+    {
+      points.xyz.insert(points.xyz.end(), g.p, g.p + 3);
+      points.ids.push_back(g.payload.id);
+    }
+    at += got[r].size();
+  }
+  links.ghostBegin[ranks] = at;
+  return links;
+}
+
+template <class T>
+FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofProblem<T>& problem,
+  Backend backend, const RunControl& control, Communicator& comm, RunInfo& info)
+{
+  FofGroups groups;
+  std::string runError;
+  try
+  {
+    if (points.numTotal() > 0)
+    {
+      FofProblem<T> lp = problem;
+      lp.points = points.xyz.data();
+      lp.numPoints = points.numTotal();
+      lp.ids = points.ids.data();
+      RunInfo localInfo = computeFofGroups(lp, groups, backend, control);
+      info.backend = localInfo.backend;
+      for (auto& s : localInfo.stageSeconds)
+        info.stageSeconds.push_back(s);
+    }
+  }
+  catch (const std::exception& e)
+  {
+    runError = e.what();
+  }
+  agreeOnErrors(comm, runError);
+  return groups;
+}
+
+template <class T>
+FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& groups,
+  const FofGhostLinks& ghosts, GlobalId minimumGroupSize, Communicator& comm)
+{
+  const int ranks = comm.size();
+  const std::size_t total = points.numTotal();
+  const Index local = points.numLocal();
+  // Labels per local component (indexed by its root), from its member with
+  // the smallest global id.
+  std::vector<FofLabel> compLabel(total);
+  for (std::size_t i = 0; i < total; ++i)
+  {
+    if (points.ids[i] != groups.groupLabel[i])
+      continue;
+    FofLabel& l = compLabel[groups.groupRoot[i]];
+    l.id = points.ids[i];
+    for (int d = 0; d < 3; ++d)
+      l.ref[d] = double(points.xyz[3 * i + d]);
+  }
+  auto labelOf = [&](std::size_t i) -> FofLabel& { return compLabel[groups.groupRoot[i]]; };
+  auto lower = [](FofLabel& mine, const FofLabel& other)
+  {
+    if (other.id >= mine.id)
+      return false;
+    mine = other;
+    return true;
+  };
+  FofAgreedLabels out;
+  for (;; ++out.rounds)
+  {
+    std::int64_t changed = 0;
+    // Ghost holders tell owners.
+    std::vector<std::vector<FofLabel>> up(ranks);
+    for (int r = 0; r < ranks; ++r)
+      for (std::size_t j = ghosts.ghostBegin[r]; j < ghosts.ghostBegin[r + 1]; ++j)
+        up[r].push_back(labelOf(j));
+    const auto gotUp = allToAllTyped(comm, up);
+    for (int r = 0; r < ranks; ++r)
+      for (std::size_t t = 0; t < gotUp[r].size() && t < ghosts.sent[r].size(); ++t)
+        if (lower(labelOf(ghosts.sent[r][t]), gotUp[r][t]))
+          changed = 1;
+    // Owners tell ghost holders.
+    std::vector<std::vector<FofLabel>> down(ranks);
+    for (int r = 0; r < ranks; ++r)
+      for (Index i : ghosts.sent[r])
+        down[r].push_back(labelOf(i));
+    const auto gotDown = allToAllTyped(comm, down);
+    for (int r = 0; r < ranks; ++r)
+      for (std::size_t t = 0; t < gotDown[r].size(); ++t)
+        if (lower(labelOf(ghosts.ghostBegin[r] + t), gotDown[r][t]))
+          changed = 1;
+    if (allSum(comm, changed) == 0)
+      break;
+  }
+  // Points alone in their component of the local-and-ghost graph are alone
+  // in their global group too: size 1, no communication needed (most points
+  // of uniform data). Only when single points are kept groups themselves do
+  // they go through the numbering.
+  out.single.assign(local, 0);
+  if (minimumGroupSize > 1)
+  {
+    std::vector<Index> members(total, 0);
+    for (std::size_t i = 0; i < total; ++i)
+      ++members[groups.groupRoot[i]];
+    for (Index i = 0; i < local; ++i)
+      out.single[i] = members[groups.groupRoot[i]] == 1;
+  }
+  out.label.resize(local);
+  for (Index i = 0; i < local; ++i)
+    out.label[i] = labelOf(i);
+  return out;
+}
+
+std::size_t FofGroupSizes::slot(GlobalId label) const
+{
+  return std::size_t(std::lower_bound(labels.begin(), labels.end(), label) - labels.begin());
+}
+
+FofGroupSizes reduceFofGroupSizes(const FofAgreedLabels& agreed, Communicator& comm)
+{
+  const int ranks = comm.size();
+  const std::size_t local = agreed.label.size();
+  FofGroupSizes out;
+  // Distinct labels of the local non-single points, with local counts.
+  std::vector<GlobalId> all;
+  all.reserve(local);
+  for (std::size_t i = 0; i < local; ++i)
+    if (!agreed.single[i])
+      all.push_back(agreed.label[i].id);
+  std::sort(all.begin(), all.end());
+  std::vector<GlobalId> counts;
+  for (std::size_t i = 0; i < all.size();)
+  {
+    std::size_t j = i;
+    while (j < all.size() && all[j] == all[i])
+      ++j;
+    out.labels.push_back(all[i]);
+    counts.push_back(GlobalId(j - i));
+    i = j;
+  }
+  // (label, count) pairs to each label's owner, which sums them.
+  std::vector<std::vector<GlobalId>> ask(ranks);
+  for (std::size_t u = 0; u < out.labels.size(); ++u)
+  {
+    ask[ownerOfLabel(out.labels[u], ranks)].push_back(out.labels[u]);
+    ask[ownerOfLabel(out.labels[u], ranks)].push_back(counts[u]);
+  }
+  const auto asked = allToAllTyped(comm, ask);
+  std::vector<std::pair<GlobalId, GlobalId>> owned;
+  for (const auto& a : asked)
+    for (std::size_t t = 0; t + 1 < a.size(); t += 2)
+      owned.emplace_back(a[t], a[t + 1]);
+  std::sort(owned.begin(), owned.end());
+  for (const auto& o : owned)
+  {
+    if (!out.owned.empty() && out.owned.back().first == o.first)
+      out.owned.back().second += o.second;
+    else
+      out.owned.push_back(o);
+  }
+  auto ownedSize = [&](GlobalId l)
+  {
+    auto it = std::lower_bound(out.owned.begin(), out.owned.end(), std::make_pair(l, GlobalId(-1)));
+    return it != out.owned.end() && it->first == l ? it->second : GlobalId(0);
+  };
+  // The sums back to the askers, in the order they asked.
+  std::vector<std::vector<GlobalId>> reply(ranks);
+  for (int r = 0; r < ranks; ++r)
+    for (std::size_t t = 0; t + 1 < asked[r].size(); t += 2)
+      reply[r].push_back(ownedSize(asked[r][t]));
+  const auto replies = allToAllTyped(comm, reply);
+  out.sizes.resize(out.labels.size());
+  std::vector<std::size_t> cursor(ranks, 0);
+  for (std::size_t u = 0; u < out.labels.size(); ++u)
+  {
+    const int o = ownerOfLabel(out.labels[u], ranks);
+    out.sizes[u] = replies[o][cursor[o]++];
+  }
+  return out;
+}
+
+GlobalId FofGroupNumbers::groupIdOf(GlobalId label) const
+{
+  auto it =
+    std::lower_bound(idOfLabel.begin(), idOfLabel.end(), std::make_pair(label, GlobalId(-1)));
+  return it != idOfLabel.end() && it->first == label ? it->second : GlobalId(-1);
+}
+
+FofGroupNumbers numberFofGroups(
+  const FofGroupSizes& sizes, GlobalId minimumGroupSize, Communicator& comm)
+{
+  // A kept group as every rank sorts it: by descending size, then label.
+  struct KeptGroup
+  {
+    GlobalId negativeSize;
+    GlobalId label;
+    bool operator<(const KeptGroup& o) const
+    {
+      return negativeSize < o.negativeSize || (negativeSize == o.negativeSize && label < o.label);
+    }
+  };
+  std::vector<KeptGroup> keptOwned;
+  for (const auto& o : sizes.owned)
+    if (o.second >= minimumGroupSize)
+      keptOwned.push_back(KeptGroup{ -o.second, o.first });
+  std::vector<KeptGroup> kept = allGatherConcat(comm, keptOwned);
+  std::sort(kept.begin(), kept.end());
+  FofGroupNumbers out;
+  out.numGroups = kept.size();
+  for (std::size_t g = 0; g < kept.size(); ++g)
+    out.idOfLabel.emplace_back(kept[g].label, GlobalId(g));
+  std::sort(out.idOfLabel.begin(), out.idOfLabel.end());
+  return out;
+}
+
+template <class T>
+void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& agreed,
+  const FofGroupSizes& sizes, const FofGroupNumbers& numbers, const FofProblem<T>& problem,
+  bool withVelocity, Communicator& comm, FofCatalogue& catalogue,
+  std::vector<GlobalId>& catalogueGroupId)
+{
+  const int ranks = comm.size();
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
+  // This rank's sums per kept group, in order of first appearance, around
+  // the group's label member (the same reference on every rank, as in the
+  // single-process catalogue, so unwrapping does not depend on the partition).
+  std::vector<GroupMoments> partials;
+  std::vector<long long> partialOfSlot(sizes.labels.size(), -1);
+  for (Index i = 0; i < points.numLocal(); ++i)
+  {
+    if (agreed.single[i])
+      continue;
+    const FofLabel& label = agreed.label[i];
+    if (numbers.groupIdOf(label.id) < 0)
+      continue;
+    long long& p = partialOfSlot[sizes.slot(label.id)];
+    if (p < 0)
+    {
+      p = (long long)partials.size();
+      partials.push_back(GroupMoments::around(label.id, label.ref, points.local[i].velocity));
+    }
+    const FofPayload& pl = points.local[i];
+    double x[3];
+    for (int d = 0; d < 3; ++d)
+      x[d] = double(points.xyz[3 * i + d]);
+    partials[p].add(x, pl.mass, pl.velocity, per.length);
+  }
+  std::vector<std::vector<GroupMoments>> toOwner(ranks);
+  for (const auto& gp : partials)
+    toOwner[ownerOfLabel(gp.label, ranks)].push_back(gp);
+  const auto gotPartials = allToAllTyped(comm, toOwner);
+  std::vector<GroupMoments> all;
+  for (const auto& part : gotPartials)
+    all.insert(all.end(), part.begin(), part.end());
+  std::stable_sort(all.begin(), all.end(),
+    [&](const GroupMoments& a, const GroupMoments& b)
+    { return numbers.groupIdOf(a.label) < numbers.groupIdOf(b.label); });
+  catalogue = FofCatalogue();
+  catalogue.hasVelocities = withVelocity;
+  catalogueGroupId.clear();
+  for (std::size_t i = 0; i < all.size();)
+  {
+    const GroupMoments& base = all[i];
+    GroupMoments sum = GroupMoments::around(base.label, base.ref, base.vref);
+    std::size_t j = i;
+    for (; j < all.size() && all[j].label == base.label; ++j)
+      sum.merge(all[j], per.length);
+    catalogueGroupId.push_back(numbers.groupIdOf(base.label));
+    sum.appendRow(problem.boxLo, per.length, withVelocity, catalogue);
+    i = j;
+  }
+  catalogue.numGroups = catalogue.count.size();
+}
+
+void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLabels& agreed,
+  const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
+  Communicator& comm, std::vector<GlobalId>& groupId, std::vector<GlobalId>& groupSize)
+{
+  struct Home
+  {
+    Index index;
+    GlobalId groupId, groupSize;
+  };
+  std::vector<std::vector<Home>> home(comm.size());
+  for (std::size_t i = 0; i < local.size(); ++i)
+  {
+    const FofPayload& pl = local[i];
+    if (agreed.single[i])
+    {
+      home[pl.originRank].push_back(Home{ pl.originIndex, -1, 1 });
+    }
+    else
+    {
+      const GlobalId label = agreed.label[i].id;
+      home[pl.originRank].push_back(
+        Home{ pl.originIndex, numbers.groupIdOf(label), sizes.sizes[sizes.slot(label)] });
+    }
+  }
+  const auto arrived = allToAllTyped(comm, home);
+  groupId.assign(numInput, -1);
+  groupSize.assign(numInput, 0);
+  for (const auto& part : arrived)
+  {
+    for (const Home& h : part)
+    {
+      groupId[h.index] = h.groupId;
+      groupSize[h.index] = h.groupSize;
+    }
+  }
+}
+
+#define JZ_FOF_PHASES(T)                                                                           \
+  template FofRankPoints<T> decomposeFofPoints(                                                    \
+    const FofProblem<T>&, const FofDistributedOptions&, Communicator&);                            \
+  template FofGhostLinks exchangeFofGhosts(                                                        \
+    FofRankPoints<T>&, const FofProblem<T>&, Communicator&);                                       \
+  template FofGroups linkFofLocally(const FofRankPoints<T>&, const FofProblem<T>&, Backend,        \
+    const RunControl&, Communicator&, RunInfo&);                                                   \
+  template FofAgreedLabels agreeFofLabels(                                                         \
+    const FofRankPoints<T>&, const FofGroups&, const FofGhostLinks&, GlobalId, Communicator&);     \
+  template void reduceFofCatalogue(const FofRankPoints<T>&, const FofAgreedLabels&,                \
+    const FofGroupSizes&, const FofGroupNumbers&, const FofProblem<T>&, bool, Communicator&,       \
+    FofCatalogue&, std::vector<GlobalId>&);
+JZ_FOF_PHASES(float)
+JZ_FOF_PHASES(double)
+#undef JZ_FOF_PHASES
+} // namespace jz

@@ -1,0 +1,152 @@
+// The phases of friends-of-friends over several ranks (Appendix B, with
+// ghost layers), each a collective that every rank calls
+// in the same order, and each unit-tested on simulated ranks:
+//
+//   decomposeFofPoints   z-order decomposition of the points (§II-A)
+//   exchangeFofGhosts    the points within one linking length of another
+//                        rank's points, appended as ghosts
+//   linkFofLocally       the single-process FoF over local and ghost points
+//   agreeFofLabels       each group's label (its smallest global id) agreed
+//                        across ranks through the ghost copies
+//   reduceFofGroupSizes, numberFofGroups, reduceFofCatalogue
+//                        sizes, GroupIds and catalogue rows at each label's
+//                        owner rank
+//   sendFofResultsHome   GroupId and GroupSize back to each point's origin
+//
+// computeFofDistributed (FofDistributed.cpp) runs them in this order.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "jz/Distributed.h"
+#include "jz/Geometry.h"
+
+namespace jz
+{
+// What travels with a point from the rank that holds it in the input.
+struct FofPayload
+{
+  GlobalId id;
+  double mass;
+  double velocity[3];
+  std::int32_t originRank;
+  Index originIndex;
+};
+
+// One rank's points: its z-order range (local), then its ghosts.
+template <class T>
+struct FofRankPoints
+{
+  std::vector<T> xyz;            // wrapped coordinates, local points then ghosts
+  std::vector<GlobalId> ids;     // global ids, local points then ghosts
+  std::vector<FofPayload> local; // per local point
+  Index numLocal() const { return Index(local.size()); }
+  std::size_t numTotal() const { return ids.size(); }
+};
+
+// Phase "decompose": this rank's contiguous, count-balanced range of the
+// global z-order, every point wrapped into the periodic box.
+template <class T>
+FofRankPoints<T> decomposeFofPoints(
+  const FofProblem<T>& problem, const FofDistributedOptions& options, Communicator& comm);
+
+// Which local points went to which rank as ghosts, and where the ghosts
+// received from each rank lie among this rank's points.
+struct FofGhostLinks
+{
+  std::vector<std::vector<Index>> sent; // local indices sent to rank r, in order
+  std::vector<std::size_t> ghostBegin;  // ghosts of rank r: [ghostBegin[r], ghostBegin[r + 1])
+};
+
+// Phase "exchange ghosts": every point within one linking length (nearest
+// image) of a point of rank r is sent to r; received ghosts are appended to
+// `points`.
+template <class T>
+FofGhostLinks exchangeFofGhosts(
+  FofRankPoints<T>& points, const FofProblem<T>& problem, Communicator& comm);
+
+// Phase "local walk": the single-process groups of the local and ghost
+// points. An error on any rank (bad GPU, abort) throws the same Error on every
+// rank. The local run's backend and stage times are added to `info`.
+template <class T>
+FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofProblem<T>& problem,
+  Backend backend, const RunControl& control, Communicator& comm, RunInfo& info);
+
+// A group's label: the smallest global id of its members, with that member's
+// position (the catalogue's reference point).
+struct FofLabel
+{
+  GlobalId id;
+  double ref[3];
+};
+
+struct FofAgreedLabels
+{
+  std::vector<FofLabel> label; // per local point
+  // Per local point: alone in its component of the local-and-ghost graph,
+  // hence alone globally (size 1, no further communication). Only set when
+  // single points are not kept groups (minimumGroupSize > 1).
+  std::vector<char> single;
+  int rounds = 0; // exchange rounds until no label changed
+};
+
+// Phase "agree labels": ghost holders and owners exchange labels until no
+// rank lowers one; then every local point holds its global group's label.
+template <class T>
+FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& groups,
+  const FofGhostLinks& ghosts, GlobalId minimumGroupSize, Communicator& comm);
+
+// The rank that owns a label: reduces its size and catalogue row.
+inline int ownerOfLabel(GlobalId label, int ranks)
+{
+  return int(((label % ranks) + ranks) % ranks);
+}
+
+struct FofGroupSizes
+{
+  std::vector<GlobalId> labels; // sorted distinct labels of this rank's non-single points
+  std::vector<GlobalId> sizes;  // the global size of each
+  std::vector<std::pair<GlobalId, GlobalId>>
+    owned; // (label, size) of the groups owned here, sorted
+
+  // Index of `label` in labels (which must hold it).
+  std::size_t slot(GlobalId label) const;
+};
+
+// Phase "reduce" (sizes): the global member count of every group that has
+// local non-single points, summed at the owner rank of its label.
+FofGroupSizes reduceFofGroupSizes(const FofAgreedLabels& labels, Communicator& comm);
+
+struct FofGroupNumbers
+{
+  std::size_t numGroups = 0;                            // G, over all ranks
+  std::vector<std::pair<GlobalId, GlobalId>> idOfLabel; // (label, GroupId), sorted by label
+
+  // The GroupId of a label; -1 for a group below the minimum size.
+  GlobalId groupIdOf(GlobalId label) const;
+};
+
+// Phase "reduce" (numbering): GroupIds 0..G-1 for the groups of at least
+// minimumGroupSize members, by descending size, ties by the smaller label;
+// the same on every rank.
+FofGroupNumbers numberFofGroups(
+  const FofGroupSizes& sizes, GlobalId minimumGroupSize, Communicator& comm);
+
+// Phase "reduce" (catalogue): per-rank GroupMoments of every kept group,
+// merged in rank order at the label's owner, which appends the group's row to
+// `catalogue` and its GroupId to `catalogueGroupId` (rows by GroupId).
+template <class T>
+void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& labels,
+  const FofGroupSizes& sizes, const FofGroupNumbers& numbers, const FofProblem<T>& problem,
+  bool withVelocity, Communicator& comm, FofCatalogue& catalogue,
+  std::vector<GlobalId>& catalogueGroupId);
+
+// Phase "send home": GroupId and GroupSize of every local point back to the
+// rank and input position it came from; `groupId` and `groupSize` are sized
+// to numInput (this rank's input points).
+void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLabels& labels,
+  const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
+  Communicator& comm, std::vector<GlobalId>& groupId, std::vector<GlobalId>& groupSize);
+} // namespace jz

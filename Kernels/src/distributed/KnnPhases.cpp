@@ -1,0 +1,290 @@
+// The phases of kNN over several ranks (KnnPhases.h).
+#include "KnnPhases.h"
+
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "../KnnBackends.h"
+#include "Decomposition.h"
+#include "GhostSelection.h"
+
+namespace jz
+{
+namespace
+{
+enum : std::uint8_t
+{
+  kIsSource = 1,
+  kIsQuery = 2
+};
+
+struct KnnPayload
+{
+  GlobalId id;
+  double mass;
+  std::int32_t originRank;
+  Index originIndex;
+  std::uint8_t role;
+};
+
+template <class V>
+void append(std::vector<char>& buf, const V& v)
+{
+  const std::size_t at = buf.size();
+  buf.resize(at + sizeof(V));
+  std::memcpy(buf.data() + at, &v, sizeof(V));
+}
+
+template <class V>
+V read(const char*& p)
+{
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  p += sizeof(V);
+  return v;
+}
+} // namespace
+
+template <class T>
+KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Communicator& comm)
+{
+  const std::size_t numQueries = self ? 0 : (problem.queries ? problem.numQueries : 0);
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
+  using Item = Travelling<T, KnnPayload>;
+  std::vector<Item> items;
+  items.reserve(problem.numSources + numQueries);
+  auto addPoints = [&](const T* xyz, std::size_t n, std::uint8_t role, bool isSource)
+  {
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      Item it;
+      for (int d = 0; d < 3; ++d)
+      {
+        const T x = xyz[3 * i + d];
+        it.p[d] = per.enabled() ? wrapIntoBox(x, problem.boxLo[d], per.length[d]) : T(x + T(0));
+      }
+      it.payload.id = isSource ? problem.sourceIds[i] : -1;
+      it.payload.mass = isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0;
+      it.payload.originRank = comm.rank();
+      it.payload.originIndex = Index(i);
+      it.payload.role = role;
+      items.push_back(it);
+    }
+  };
+  addPoints(problem.sources, problem.numSources, self ? (kIsSource | kIsQuery) : kIsSource, true);
+  if (numQueries > 0)
+    addPoints(problem.queries, numQueries, kIsQuery, false);
+  items = decomposeInZOrder(items, comm);
+
+  KnnRankPoints<T> points;
+  points.self = self;
+  for (const Item& it : items)
+  {
+    if (it.payload.role & kIsSource)
+    {
+      points.srcXyz.insert(points.srcXyz.end(), it.p, it.p + 3);
+      points.srcIds.push_back(it.payload.id);
+      points.srcMass.push_back(it.payload.mass);
+    }
+    if (it.payload.role & kIsQuery)
+    {
+      // A self query keeps one copy of each point: the local sources, in
+      // the same order, are the queries.
+      if (!self)
+        points.qryXyz.insert(points.qryXyz.end(), it.p, it.p + 3);
+      points.qryRank.push_back(it.payload.originRank);
+      points.qryIndex.push_back(it.payload.originIndex);
+    }
+  }
+  return points;
+}
+
+template <class T>
+std::size_t exchangeKnnGhosts(
+  KnnRankPoints<T>& points, const KnnProblem<T>& problem, Communicator& comm)
+{
+  const int me = comm.rank(), ranks = comm.size();
+  const bool self = points.self;
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
+  ZTree<T> tree;
+  const Index ns = Index(points.numSources()), nq = Index(points.numQueries());
+  const bool joint = !self && nq > 0; // a self query needs a sources-only tree
+  buildTreeCpu(points.srcXyz.data(), ns, joint ? points.qryXyz.data() : (const T*)nullptr,
+    joint ? nq : 0, per, problem.boxLo, TreeBuildOptions(), tree, RunControl());
+  std::vector<Region<T>> regions;
+  if (nq > 0 && ns > 0)
+  {
+    regions = regionsFromTree(tree, knnLeafRadius2(tree, problem.k, RunControl()));
+  }
+  else if (nq > 0)
+  {
+    // No local sources: every source anywhere may be needed.
+    Region<T> all;
+    boxSetEmpty(all.box);
+    const std::vector<T>& qxyz = self ? points.srcXyz : points.qryXyz;
+    for (Index q = 0; q < nq; ++q)
+      boxExtend(all.box, &qxyz[3 * q]);
+    all.radius2 = kInfinity;
+    regions.push_back(all);
+  }
+  const std::vector<std::vector<Region<T>>> allRegions = gatherRegions(regions, comm);
+  // With no local queries the tree is the sources' own tree: ghosts come
+  // from it all the same.
+  const std::vector<std::vector<Index>> ghosts =
+    ns > 0 ? selectGhosts(tree, allRegions, me) : std::vector<std::vector<Index>>(ranks);
+  std::vector<std::vector<Travelling<T, KnnPayload>>> send(ranks);
+  for (int r = 0; r < ranks; ++r)
+  {
+    for (Index s : ghosts[r])
+    {
+      Travelling<T, KnnPayload> g;
+      g.p[0] = tree.sources.x[s];
+      g.p[1] = tree.sources.y[s];
+      g.p[2] = tree.sources.z[s];
+      const Index in = tree.sources.inputIndex[s];
+      g.payload.id = points.srcIds[in];
+      g.payload.mass = points.srcMass[in];
+      g.payload.originRank = me;
+      g.payload.originIndex = in;
+      g.payload.role = kIsSource;
+      send[r].push_back(g);
+    }
+  }
+  const auto got = allToAllTyped(comm, send);
+  std::size_t received = 0;
+  for (const auto& part : got)
+  {
+    for (const auto& g : part)
+    {
+      points.srcXyz.insert(points.srcXyz.end(), g.p, g.p + 3);
+      points.srcIds.push_back(g.payload.id);
+      points.srcMass.push_back(g.payload.mass);
+      ++received;
+    }
+  }
+  return received;
+}
+
+template <class T>
+KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnProblem<T>& problem,
+  const KnnWanted& wanted, Backend backend, const RunControl& control, Communicator& comm,
+  RunInfo& info)
+{
+  const std::size_t nq = points.numQueries();
+  const int k = problem.k;
+  KnnLocalResults<T> out;
+  out.smoothingLength.resize(nq);
+  out.density.resize(nq);
+  out.neighborDistances.resize(wanted.neighborDistances ? nq * k : 0);
+  out.neighborIds.resize(wanted.neighborIds ? nq * k : 0);
+  std::string runError;
+  RunInfo localInfo;
+  try
+  {
+    if (nq > 0)
+    {
+      KnnProblem<T> local;
+      local.sources = points.srcXyz.data();
+      local.numSources = points.numSources();
+      if (points.self)
+      {
+        // The local points come first among the sources; ghosts only source.
+        local.numSelfQueries = nq;
+      }
+      else
+      {
+        local.queries = points.qryXyz.data();
+        local.numQueries = nq;
+      }
+      local.sourceIds = points.srcIds.data();
+      local.sourceMasses = wanted.masses ? points.srcMass.data() : nullptr;
+      local.k = k;
+      local.periodic = problem.periodic;
+      for (int d = 0; d < 3; ++d)
+      {
+        local.boxLo[d] = problem.boxLo[d];
+        local.boxHi[d] = problem.boxHi[d];
+      }
+      KnnResults<T> res;
+      res.estimator = wanted.estimator;
+      res.smoothingLength = out.smoothingLength.data();
+      res.density = out.density.data();
+      res.neighborIds = wanted.neighborIds ? out.neighborIds.data() : nullptr;
+      res.neighborDistances = wanted.neighborDistances ? out.neighborDistances.data() : nullptr;
+      localInfo = computeKnn(local, res, backend, control);
+    }
+  }
+  catch (const Aborted&)
+  {
+    runError = "aborted by the user";
+  }
+  catch (const std::exception& e)
+  {
+    runError = e.what();
+  }
+  agreeOnErrors(comm, runError);
+  for (auto& s : localInfo.stageSeconds)
+    info.stageSeconds.push_back(s);
+  if (nq > 0)
+    info.backend = localInfo.backend;
+  return out;
+}
+
+template <class T>
+void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>& local, int k,
+  const KnnWanted& wanted, Communicator& comm, const KnnResults<T>& results)
+{
+  std::vector<std::vector<char>> back(comm.size());
+  for (std::size_t q = 0; q < points.numQueries(); ++q)
+  {
+    std::vector<char>& b = back[points.qryRank[q]];
+    append(b, points.qryIndex[q]);
+    append(b, local.smoothingLength[q]);
+    append(b, local.density[q]);
+    for (int j = 0; wanted.neighborIds && j < k; ++j)
+      append(b, local.neighborIds[q * k + j]);
+    for (int j = 0; wanted.neighborDistances && j < k; ++j)
+      append(b, local.neighborDistances[q * k + j]);
+  }
+  const auto got = comm.allToAll(back);
+  for (const auto& part : got)
+  {
+    const char* p = part.data();
+    const char* end = p + part.size();
+    while (p < end)
+    {
+      const Index q = read<Index>(p);
+      const T hq = read<T>(p);
+      const T rq = read<T>(p);
+      if (results.smoothingLength)
+        results.smoothingLength[q] = hq;
+      if (results.density)
+        results.density[q] = rq;
+      for (int j = 0; wanted.neighborIds && j < k; ++j)
+      {
+        const GlobalId id = read<GlobalId>(p);
+        if (results.neighborIds)
+          results.neighborIds[std::size_t(q) * k + j] = id;
+      }
+      for (int j = 0; wanted.neighborDistances && j < k; ++j)
+      {
+        const T d = read<T>(p);
+        if (results.neighborDistances)
+          results.neighborDistances[std::size_t(q) * k + j] = d;
+      }
+    }
+  }
+}
+
+#define JZ_KNN_PHASES(T)                                                                           \
+  template KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>&, bool, Communicator&);         \
+  template std::size_t exchangeKnnGhosts(KnnRankPoints<T>&, const KnnProblem<T>&, Communicator&);  \
+  template KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>&, const KnnProblem<T>&,      \
+    const KnnWanted&, Backend, const RunControl&, Communicator&, RunInfo&);                        \
+  template void sendKnnResultsHome(const KnnRankPoints<T>&, const KnnLocalResults<T>&, int,        \
+    const KnnWanted&, Communicator&, const KnnResults<T>&);
+JZ_KNN_PHASES(float)
+JZ_KNN_PHASES(double)
+#undef JZ_KNN_PHASES
+} // namespace jz

@@ -1,0 +1,576 @@
+// Each phase of the distributed kNN and friends-of-friends on its own, on
+// simulated ranks (threads), against brute-force references: the
+// decomposition, the ghost exchange (complete: every remote point a rank's
+// answers depend on arrives), the local walk's error agreement, the label
+// agreement, the size/number/catalogue reductions and the way home.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "PointSets.h"
+#include "TestHarness.h"
+#include "ThreadCommunicator.h"
+#include "distributed/FofPhases.h"
+#include "distributed/KnnPhases.h"
+#include "jz/Geometry.h"
+#include "jz/ZOrder.h"
+
+namespace
+{
+constexpr int kRanks = 3;
+
+// n points (clustered, some outside the periodic box [0.1, 0.9)^3), dealt at
+// random to the ranks; ids are the global indices.
+struct World
+{
+  std::vector<double> xyz;
+  std::vector<std::vector<double>> xyzOf;
+  std::vector<std::vector<jz::GlobalId>> idsOf;
+  std::vector<std::vector<double>> massOf, velOf;
+
+  World(std::size_t n, unsigned seed)
+  {
+    xyz = jztest::makePoints<double>("clustered", n, seed);
+    for (std::size_t i = 0; i < 3 * n; i += 7)
+      xyz[i] += 0.8 * double(int(i % 3) - 1); // outside the box by a period
+    xyzOf.resize(kRanks);
+    idsOf.resize(kRanks);
+    massOf.resize(kRanks);
+    velOf.resize(kRanks);
+    std::mt19937 rng(seed);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      const int r = int(rng() % kRanks);
+      xyzOf[r].insert(xyzOf[r].end(), &xyz[3 * i], &xyz[3 * i] + 3);
+      idsOf[r].push_back(jz::GlobalId(i));
+      massOf[r].push_back(1.0 + double(i % 4));
+      for (int d = 0; d < 3; ++d)
+        velOf[r].push_back(std::cos(double(i) + d));
+    }
+  }
+  std::size_t size() const { return xyz.size() / 3; }
+};
+
+// The periodic box [0.1, 0.9)^3 of every test here.
+template <class Problem>
+void inTestBox(Problem& p)
+{
+  p.periodic = true;
+  for (int d = 0; d < 3; ++d)
+  {
+    p.boxLo[d] = 0.1;
+    p.boxHi[d] = 0.9;
+  }
+}
+
+jz::FofProblem<double> fofPiece(const World& w, int r, double l)
+{
+  jz::FofProblem<double> p;
+  p.points = w.xyzOf[r].data();
+  p.numPoints = w.idsOf[r].size();
+  p.ids = w.idsOf[r].data();
+  p.linkingLength = l;
+  inTestBox(p);
+  return p;
+}
+
+double wrapped(double x)
+{
+  return jz::wrapIntoBox(x, 0.1, 0.8);
+}
+
+double periodicDistance2(const double* a, const double* b)
+{
+  double s = 0;
+  for (int d = 0; d < 3; ++d)
+  {
+    const double x = jz::separation(wrapped(a[d]), wrapped(b[d]), 0.8);
+    s += x * x;
+  }
+  return s;
+}
+} // namespace
+
+JZ_TEST(DecomposeGivesContiguousBalancedZRanges)
+{
+  World w(6000, 1);
+  std::vector<jz::FofRankPoints<double>> got(kRanks);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      jz::FofDistributedOptions options;
+      options.masses = w.massOf[comm.rank()].data();
+      options.velocities = w.velOf[comm.rank()].data();
+      got[comm.rank()] = jz::decomposeFofPoints(fofPiece(w, comm.rank(), 0.01), options, comm);
+    });
+  std::vector<int> seen(w.size(), 0);
+  for (int r = 0; r < kRanks; ++r)
+  {
+    const auto& p = got[r];
+    JZ_CHECK(p.numLocal() > 0.8 * w.size() / kRanks && p.numLocal() < 1.2 * w.size() / kRanks);
+    for (jz::Index i = 0; i < p.numLocal(); ++i)
+    {
+      const jz::GlobalId id = p.ids[i];
+      ++seen[id];
+      const jz::FofPayload& pl = p.local[i];
+      // The payload leads back to the input point and carries its values.
+      JZ_CHECK_EQ(w.idsOf[pl.originRank][pl.originIndex], id);
+      JZ_CHECK_EQ(pl.mass, w.massOf[pl.originRank][pl.originIndex]);
+      JZ_CHECK_EQ(pl.velocity[2], w.velOf[pl.originRank][3 * pl.originIndex + 2]);
+      for (int d = 0; d < 3; ++d)
+        JZ_CHECK_EQ(p.xyz[3 * i + d], wrapped(w.xyz[3 * id + d]));
+    }
+  }
+  for (int s : seen)
+    JZ_CHECK_EQ(s, 1);
+  // Rank r's points all precede rank r + 1's in z-order.
+  auto extreme = [&](int r, bool wantMax)
+  {
+    const auto& p = got[r];
+    const double* best = &p.xyz[0];
+    for (jz::Index i = 1; i < p.numLocal(); ++i)
+    {
+      const double* q = &p.xyz[3 * i];
+      if (wantMax ? jz::zLess(best, q) : jz::zLess(q, best))
+        best = q;
+    }
+    return best;
+  };
+  for (int r = 0; r + 1 < kRanks; ++r)
+    JZ_CHECK(jz::zLess(extreme(r, true), extreme(r + 1, false)));
+}
+
+JZ_TEST(FofGhostsHoldEveryRemotePointWithinTheLinkingLength)
+{
+  World w(5000, 2);
+  const double l = 0.02;
+  std::vector<jz::FofRankPoints<double>> pts(kRanks);
+  std::vector<jz::FofGhostLinks> links(kRanks);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const auto problem = fofPiece(w, r, l);
+      pts[r] = jz::decomposeFofPoints(problem, jz::FofDistributedOptions(), comm);
+      links[r] = jz::exchangeFofGhosts(pts[r], problem, comm);
+    });
+  for (int r = 0; r < kRanks; ++r)
+  {
+    const auto& p = pts[r];
+    std::set<jz::GlobalId> local(p.ids.begin(), p.ids.begin() + p.numLocal());
+    std::set<jz::GlobalId> ghosts(p.ids.begin() + p.numLocal(), p.ids.end());
+    JZ_CHECK_EQ(ghosts.size(), p.numTotal() - p.numLocal()); // each ghost once
+    for (jz::GlobalId g : ghosts)
+      JZ_CHECK(!local.count(g));
+    // Brute force: every remote point within l of a local point is a ghost.
+    std::size_t needed = 0, missing = 0;
+    for (std::size_t j = 0; j < w.size(); ++j)
+    {
+      if (local.count(jz::GlobalId(j)))
+        continue;
+      for (jz::Index i = 0; i < p.numLocal(); ++i)
+      {
+        if (periodicDistance2(&p.xyz[3 * i], &w.xyz[3 * j]) <= l * l)
+        {
+          ++needed;
+          missing += ghosts.count(jz::GlobalId(j)) ? 0 : 1;
+          break;
+        }
+      }
+    }
+    JZ_CHECK(needed > 0);
+    JZ_CHECK_MSG(missing == 0, "rank " << r << ": " << missing << " of " << needed);
+    // What rank s received from r is what r says it sent to s.
+    for (int s = 0; s < kRanks; ++s)
+      JZ_CHECK_EQ(links[r].sent[s].size(), links[s].ghostBegin[r + 1] - links[s].ghostBegin[r]);
+  }
+}
+
+JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
+{
+  World w(4000, 3);
+  const int k = 10;
+  std::vector<jz::KnnRankPoints<double>> pts(kRanks);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      jz::KnnProblem<double> problem;
+      problem.sources = w.xyzOf[r].data();
+      problem.numSources = w.idsOf[r].size();
+      problem.sourceIds = w.idsOf[r].data();
+      problem.k = k;
+      inTestBox(problem);
+      pts[r] = jz::decomposeKnnPoints(problem, true, comm);
+      jz::exchangeKnnGhosts(pts[r], problem, comm);
+    });
+  std::size_t missing = 0, queries = 0;
+  for (int r = 0; r < kRanks; ++r)
+  {
+    const auto& p = pts[r];
+    std::set<jz::GlobalId> have(p.srcIds.begin(), p.srcIds.end());
+    JZ_CHECK_EQ(have.size(), p.srcIds.size()); // no source twice
+    for (std::size_t q = 0; q < p.numQueries(); q += 7, ++queries)
+    {
+      // The true K nearest by (distance, id), by brute force over all points.
+      std::vector<std::pair<double, jz::GlobalId>> all;
+      for (std::size_t j = 0; j < w.size(); ++j)
+        all.emplace_back(periodicDistance2(&p.srcXyz[3 * q], &w.xyz[3 * j]), jz::GlobalId(j));
+      std::partial_sort(all.begin(), all.begin() + k, all.end());
+      for (int j = 0; j < k; ++j)
+        missing += have.count(all[j].second) ? 0 : 1;
+    }
+  }
+  JZ_CHECK(queries > 400);
+  JZ_CHECK_EQ(missing, 0u);
+}
+
+JZ_TEST(LocalWalkErrorsStopEveryRank)
+{
+  World w(3000, 4);
+  std::vector<std::string> messages(kRanks);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const auto problem = fofPiece(w, r, 0.01);
+      auto pts = jz::decomposeFofPoints(problem, jz::FofDistributedOptions(), comm);
+      jz::exchangeFofGhosts(pts, problem, comm);
+      jz::RunControl control;
+      if (r == 1)
+        control.progress = [](double) { return false; }; // the user aborts on rank 1
+      jz::RunInfo info;
+      try
+      {
+        jz::linkFofLocally(pts, problem, jz::Backend::CPU, control, comm, info);
+      }
+      catch (const jz::Error& e)
+      {
+        messages[r] = e.what();
+      }
+    });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(messages[r] == "rank 1: aborted by the user", r << ": " << messages[r]);
+}
+
+JZ_TEST(AgreedLabelsAreTheSmallestIdOfEachGlobalGroup)
+{
+  World w(6000, 5);
+  const double l = 0.012;
+  // Reference: the serial groups (labels are the smallest global ids).
+  jz::FofProblem<double> all;
+  all.points = w.xyz.data();
+  all.numPoints = w.size();
+  all.linkingLength = l;
+  all.periodic = true;
+  for (int d = 0; d < 3; ++d)
+  {
+    all.boxLo[d] = 0.1;
+    all.boxHi[d] = 0.9;
+  }
+  jz::FofGroups serial;
+  jz::computeFofGroups(all, serial, jz::Backend::CPU);
+  std::vector<std::size_t> members(w.size(), 0);
+  for (jz::GlobalId label : serial.groupLabel)
+    ++members[label];
+  std::vector<int> bad(kRanks, 0), rounds(kRanks, 0);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const auto problem = fofPiece(w, r, l);
+      auto pts = jz::decomposeFofPoints(problem, jz::FofDistributedOptions(), comm);
+      const auto links = jz::exchangeFofGhosts(pts, problem, comm);
+      jz::RunInfo info;
+      const auto groups = jz::linkFofLocally(pts, problem, jz::Backend::CPU, {}, comm, info);
+      const auto agreed = jz::agreeFofLabels(pts, groups, links, 2, comm);
+      rounds[r] = agreed.rounds;
+      for (jz::Index i = 0; i < pts.numLocal(); ++i)
+      {
+        const jz::GlobalId id = pts.ids[i];
+        const jz::GlobalId want = serial.groupLabel[id];
+        if (agreed.single[i])
+        {
+          bad[r] += members[want] != 1; // single only when alone globally
+          continue;
+        }
+        const jz::FofLabel& got = agreed.label[i];
+        bad[r] += got.id != want;
+        for (int d = 0; d < 3; ++d)
+          bad[r] += got.ref[d] != wrapped(w.xyz[3 * want + d]);
+      }
+    });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+  JZ_CHECK(rounds[0] >= 1); // groups across ranks needed an exchange
+}
+
+JZ_TEST(GroupSizesAndNumbersAgreeOnEveryRank)
+{
+  // Synthetic labels: 400 groups with random sizes spread over the ranks.
+  std::mt19937 rng(6);
+  std::vector<jz::FofAgreedLabels> labels(kRanks);
+  std::map<jz::GlobalId, jz::GlobalId> size;
+  for (int g = 0; g < 400; ++g)
+  {
+    const jz::GlobalId label = jz::GlobalId(rng() % 100000) * 7 - 3000; // negative ids too
+    const int n = 1 + int(rng() % 30);
+    for (int m = 0; m < n; ++m)
+    {
+      jz::FofAgreedLabels& a = labels[rng() % kRanks];
+      a.label.push_back(jz::FofLabel{ label, { 0, 0, 0 } });
+      a.single.push_back(0);
+      ++size[label];
+    }
+  }
+  const jz::GlobalId minimum = 10;
+  // Reference numbering: descending size, ties by label.
+  std::vector<std::pair<jz::GlobalId, jz::GlobalId>> order; // (-size, label)
+  for (const auto& s : size)
+    if (s.second >= minimum)
+      order.emplace_back(-s.second, s.first);
+  std::sort(order.begin(), order.end());
+  std::vector<int> bad(kRanks, 0);
+  std::vector<std::size_t> owned(kRanks, 0);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const auto sizes = jz::reduceFofGroupSizes(labels[r], comm);
+      const auto numbers = jz::numberFofGroups(sizes, minimum, comm);
+      for (const jz::FofLabel& l : labels[r].label)
+        bad[r] += sizes.sizes[sizes.slot(l.id)] != size.at(l.id);
+      for (const auto& o : sizes.owned)
+        bad[r] += jz::ownerOfLabel(o.first, kRanks) != r || o.second != size.at(o.first);
+      owned[r] = sizes.owned.size();
+      bad[r] += numbers.numGroups != order.size();
+      for (std::size_t g = 0; g < order.size(); ++g)
+        bad[r] += numbers.groupIdOf(order[g].second) != jz::GlobalId(g);
+      for (const auto& s : size)
+        if (s.second < minimum)
+          bad[r] += numbers.groupIdOf(s.first) != -1;
+    });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+  JZ_CHECK_EQ(owned[0] + owned[1] + owned[2], size.size()); // every group owned once
+}
+
+JZ_TEST(CatalogueRowsEqualDirectSumsOverEachGroup)
+{
+  World w(6000, 9);
+  const double l = 0.012;
+  const jz::GlobalId minimum = 5;
+  jz::FofProblem<double> all = fofPiece(w, 0, l);
+  all.points = w.xyz.data();
+  all.numPoints = w.size();
+  all.ids = nullptr;
+  jz::FofGroups serial;
+  jz::computeFofGroups(all, serial, jz::Backend::CPU);
+  std::map<jz::GlobalId, std::vector<std::size_t>> members; // label -> members
+  for (std::size_t i = 0; i < w.size(); ++i)
+    members[serial.groupLabel[i]].push_back(i);
+  // Mass and velocity of every point, by id.
+  std::vector<double> mass(w.size()), vel(3 * w.size());
+  for (int r = 0; r < kRanks; ++r)
+    for (std::size_t i = 0; i < w.idsOf[r].size(); ++i)
+    {
+      const jz::GlobalId id = w.idsOf[r][i];
+      mass[id] = w.massOf[r][i];
+      for (int d = 0; d < 3; ++d)
+        vel[3 * id + d] = w.velOf[r][3 * i + d];
+    }
+  std::vector<int> bad(kRanks, 0);
+  std::vector<std::size_t> rows(kRanks, 0), kept(kRanks, 0);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const auto problem = fofPiece(w, r, l);
+      jz::FofDistributedOptions options;
+      options.masses = w.massOf[r].data();
+      options.velocities = w.velOf[r].data();
+      auto pts = jz::decomposeFofPoints(problem, options, comm);
+      const auto links = jz::exchangeFofGhosts(pts, problem, comm);
+      jz::RunInfo info;
+      const auto groups = jz::linkFofLocally(pts, problem, jz::Backend::CPU, {}, comm, info);
+      const auto agreed = jz::agreeFofLabels(pts, groups, links, minimum, comm);
+      const auto sizes = jz::reduceFofGroupSizes(agreed, comm);
+      const auto numbers = jz::numberFofGroups(sizes, minimum, comm);
+      jz::FofCatalogue cat;
+      std::vector<jz::GlobalId> rowId;
+      jz::reduceFofCatalogue(pts, agreed, sizes, numbers, problem, true, comm, cat, rowId);
+      rows[r] = rowId.size();
+      kept[r] = numbers.numGroups;
+      for (std::size_t c = 0; c < rowId.size(); ++c)
+      {
+        JZ_CHECK(c == 0 || rowId[c] > rowId[c - 1]); // rows by GroupId
+        jz::GlobalId label = -1;
+        for (const auto& il : numbers.idOfLabel)
+          if (il.second == rowId[c])
+            label = il.first;
+        const std::vector<std::size_t>& m = members.at(label);
+        double M = 0, off[3] = { 0, 0, 0 }, vm[3] = { 0, 0, 0 };
+        for (std::size_t i : m)
+        {
+          M += mass[i];
+          for (int d = 0; d < 3; ++d)
+          {
+            off[d] += mass[i] *
+              jz::nearestImageOffset(
+                wrapped(w.xyz[3 * i + d]) - wrapped(w.xyz[3 * label + d]), 0.8);
+            vm[d] += mass[i] * vel[3 * i + d];
+          }
+        }
+        double r2 = 0, s2 = 0;
+        for (std::size_t i : m)
+          for (int d = 0; d < 3; ++d)
+          {
+            const double x = jz::nearestImageOffset(
+                               wrapped(w.xyz[3 * i + d]) - wrapped(w.xyz[3 * label + d]), 0.8) -
+              off[d] / M;
+            const double v = vel[3 * i + d] - vm[d] / M;
+            r2 += mass[i] * x * x;
+            s2 += mass[i] * v * v;
+          }
+        auto far = [](double a, double b)
+        { return !(std::fabs(a - b) <= 1e-9 * (1 + std::fabs(b))); };
+        bad[r] += cat.count[c] != jz::GlobalId(m.size()) || far(cat.mass[c], M);
+        for (int d = 0; d < 3; ++d)
+        {
+          const double com = wrapped(wrapped(w.xyz[3 * label + d]) + off[d] / M);
+          bad[r] +=
+            far(cat.centerOfMass[3 * c + d], com) || far(cat.meanVelocity[3 * c + d], vm[d] / M);
+        }
+        bad[r] += far(cat.inertiaRadius[c], std::sqrt(r2 / M));
+        bad[r] += far(cat.velocityDispersion[c], std::sqrt(s2 / (3 * M)));
+      }
+    });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+  JZ_CHECK(kept[0] > 10);
+  JZ_CHECK_EQ(rows[0] + rows[1] + rows[2], kept[0]); // each row on exactly one rank
+}
+
+JZ_TEST(ResultsGoHomeToTheirOrigin)
+{
+  // Each rank holds points that came from random ranks and positions.
+  std::mt19937 rng(8);
+  const std::size_t perRank = 500;
+  std::vector<std::vector<jz::FofPayload>> local(kRanks);
+  std::vector<jz::FofAgreedLabels> labels(kRanks);
+  std::vector<std::vector<std::size_t>> order(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+  {
+    order[r].resize(perRank);
+    for (std::size_t i = 0; i < perRank; ++i)
+      order[r][i] = i;
+    std::shuffle(order[r].begin(), order[r].end(), rng);
+  }
+  // Point i of rank r has label r * 1000 + i % 50 (groups of 10); i % 7 == 0 are single.
+  std::vector<std::size_t> at(kRanks, 0);
+  for (int r = 0; r < kRanks; ++r)
+    for (std::size_t i = 0; i < perRank; ++i)
+    {
+      const int holder = int((r + i) % kRanks);
+      jz::FofPayload pl{};
+      pl.originRank = r;
+      pl.originIndex = jz::Index(order[r][i]);
+      local[holder].push_back(pl);
+      const jz::GlobalId label = jz::GlobalId(r * 1000 + order[r][i] % 50);
+      labels[holder].label.push_back(jz::FofLabel{ label, { 0, 0, 0 } });
+      labels[holder].single.push_back(order[r][i] % 7 == 0);
+    }
+  std::map<jz::GlobalId, jz::GlobalId> expectedSize;
+  for (int r = 0; r < kRanks; ++r)
+    for (std::size_t i = 0; i < perRank; ++i)
+      if (i % 7 != 0)
+        ++expectedSize[jz::GlobalId(r * 1000 + i % 50)];
+  std::vector<int> bad(kRanks, 0);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const auto sizes = jz::reduceFofGroupSizes(labels[r], comm);
+      const auto numbers = jz::numberFofGroups(sizes, 1, comm);
+      std::vector<jz::GlobalId> groupId, groupSize;
+      jz::sendFofResultsHome(
+        local[r], labels[r], sizes, numbers, perRank, comm, groupId, groupSize);
+      for (std::size_t i = 0; i < perRank; ++i)
+      {
+        const jz::GlobalId label = jz::GlobalId(r * 1000 + i % 50);
+        if (i % 7 == 0)
+          bad[r] += groupId[i] != -1 || groupSize[i] != 1;
+        else
+          bad[r] += groupId[i] != numbers.groupIdOf(label) || groupId[i] < 0 ||
+            groupSize[i] != expectedSize.at(label);
+      }
+    });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+}
+
+JZ_TEST(KnnResultsGoHomeToTheirOrigin)
+{
+  const int k = 3;
+  std::vector<jz::KnnRankPoints<float>> pts(kRanks);
+  std::vector<jz::KnnLocalResults<float>> res(kRanks);
+  const std::size_t perRank = 300;
+  for (int r = 0; r < kRanks; ++r)
+    for (std::size_t i = 0; i < perRank; ++i)
+    {
+      const int holder = int((r * 7 + i) % kRanks);
+      pts[holder].qryRank.push_back(r);
+      pts[holder].qryIndex.push_back(jz::Index(perRank - 1 - i));
+      const float tag = float(r * 10000 + (perRank - 1 - i));
+      res[holder].smoothingLength.push_back(tag);
+      res[holder].density.push_back(-tag);
+      for (int j = 0; j < k; ++j)
+      {
+        res[holder].neighborIds.push_back(jz::GlobalId(tag) * 10 + j);
+        res[holder].neighborDistances.push_back(tag + 0.25f * float(j));
+      }
+    }
+  jz::KnnWanted wanted;
+  wanted.neighborIds = wanted.neighborDistances = true;
+  std::vector<int> bad(kRanks, 0);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      std::vector<float> h(perRank), rho(perRank), dist(perRank * k);
+      std::vector<jz::GlobalId> ids(perRank * k);
+      jz::KnnResults<float> out;
+      out.smoothingLength = h.data();
+      out.density = rho.data();
+      out.neighborIds = ids.data();
+      out.neighborDistances = dist.data();
+      jz::sendKnnResultsHome(pts[r], res[r], k, wanted, comm, out);
+      for (std::size_t i = 0; i < perRank; ++i)
+      {
+        const float tag = float(r * 10000 + i);
+        bad[r] += h[i] != tag || rho[i] != -tag;
+        for (int j = 0; j < k; ++j)
+          bad[r] += ids[i * k + j] != jz::GlobalId(tag) * 10 + j ||
+            dist[i * k + j] != tag + 0.25f * float(j);
+      }
+    });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+}
+
+JZ_TEST_MAIN()

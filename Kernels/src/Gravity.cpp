@@ -8,21 +8,12 @@
 #include "GravityBackends.h"
 #include "StageTimer.h"
 #include "jz/Gravity.h"
+#include "jz/Validate.h"
 
 namespace jz
 {
 namespace
 {
-template <class T>
-std::string firstNonFinitePoint(const T* xyz, std::size_t n, const std::string& what)
-{
-  for (std::size_t i = 0; i < n; ++i)
-    for (int k = 0; k < 3; ++k)
-      if (!std::isfinite(double(xyz[3 * i + k])))
-        return what + " " + std::to_string(i) + " has a non-finite coordinate";
-  return {};
-}
-
 std::string parameterError(double value, bool zeroAllowed, const std::string& name)
 {
   if (std::isfinite(value) && (value > 0 || (zeroAllowed && value == 0)))
@@ -42,25 +33,31 @@ std::string gravityProblemError(const GravityProblem<T>& problem, const GravityI
     e = names.gravitationalConstant + " must be finite";
   if (!e.empty())
     return e;
-  if (problem.numSources >= std::size_t(Index(-1)) || problem.numQueries >= std::size_t(Index(-1)))
-    return "at most 2^32 - 2 points per process are supported";
+  e = pointCountError(problem.numSources);
+  if (e.empty() && problem.queries)
+    e = pointCountError(problem.numQueries);
+  if (!e.empty())
+    return e;
   if (problem.numSources > 0 && !problem.sources)
     return "no source coordinates were given";
   if (problem.queries && problem.queriesFromSource != std::size_t(-1) &&
     problem.queriesFromSource + problem.numQueries > problem.numSources)
     return "the queries that are sources lie beyond the sources";
   if (problem.sourceMasses)
+  {
+    e = nonFiniteValueError(problem.sourceMasses, problem.numSources, 1, names.masses);
+    if (!e.empty())
+      return e;
+    // Gravity's own rule: a negative mass would repel (and break the
+    // multipoles' centre of mass).
     for (std::size_t i = 0; i < problem.numSources; ++i)
-    {
-      const double m = problem.sourceMasses[i];
-      if (!std::isfinite(m) || m < 0)
-        return names.masses + " has a " + (std::isfinite(m) ? "negative" : "non-finite") +
-          " value at point " + std::to_string(i) + " (" + std::to_string(m) +
-          "); masses must be finite and >= 0";
-    }
-  e = firstNonFinitePoint(problem.sources, problem.numSources, names.sourcePoint);
+      if (problem.sourceMasses[i] < 0)
+        return names.masses + " has a negative value at point " + std::to_string(i) + " (" +
+          std::to_string(problem.sourceMasses[i]) + "); masses must be >= 0";
+  }
+  e = nonFiniteCoordinateError(problem.sources, problem.numSources, names.sourcePoint);
   if (e.empty() && problem.queries)
-    e = firstNonFinitePoint(problem.queries, problem.numQueries, names.queryPoint);
+    e = nonFiniteCoordinateError(problem.queries, problem.numQueries, names.queryPoint);
   return e;
 }
 

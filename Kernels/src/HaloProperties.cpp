@@ -19,6 +19,7 @@
 #include "StageTimer.h"
 #include "cpu/GravityKernelsCpu.h"
 #include "cpu/RangeCollectPolicy.h"
+#include "jz/Geometry.h"
 #include "jz/Gravity.h"
 #include "jz/HaloProperties.h"
 #include "walk/BoxMetric.h"
@@ -37,14 +38,6 @@ struct Member
   GlobalId id;
   GlobalId group;
 };
-
-// The particle's offset d folded to the nearest image of a box of length L.
-double foldOffset(double d, double length)
-{
-  if (length > 0)
-    d -= length * std::round(d / length);
-  return d;
-}
 
 // Where each group's row lives: owner rank and row index there.
 struct RowDirectory
@@ -198,7 +191,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     std::vector<Member> unwrapped = mem;
     for (Member& mb : unwrapped)
       for (int k = 0; k < 3; ++k)
-        mb.x[k] = mem[0].x[k] + foldOffset(mb.x[k] - mem[0].x[k], length[k]);
+        mb.x[k] = mem[0].x[k] + nearestImageOffset(mb.x[k] - mem[0].x[k], length[k]);
     const std::size_t b = mostBound(unwrapped, o, teamThreads);
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;

@@ -103,7 +103,7 @@ def section_direct(c):
 
 
 def section_uniform(c):
-    pts = np.random.default_rng(2).random((20000, 3))
+    pts = np.random.default_rng(2).random((12000, 3))
     check_set(c, pts, "uniform double theta 0.5", 0.5, 1e-3, 1e-4)
     check_set(c, pts.astype(np.float32), "uniform float theta 0.5", 0.5, 1e-3, 1e-4, masses=False)
 
@@ -112,7 +112,7 @@ def section_clustered(c):
     if not os.path.exists(os.path.join(SHARED, "anchors", "halos.py")):
         print("no ../shared/anchors/halos.py: skipped")
         sys.exit(SKIP)
-    pts = halos(20000)  # float32
+    pts = halos(12000)  # float32
     check_set(c, pts, "halos float theta 0.5", 0.5, 1e-3, 1e-4)
     check_set(c, pts.astype(np.float64), "halos double theta 0.5", 0.5, 1e-3, 1e-4, eps=0.0)
 
@@ -154,8 +154,8 @@ def section_query(c):
 def section_duplicates(c):
     rng = np.random.default_rng(5)
     # a third of the points repeat earlier ones
-    base = rng.random((14000, 3))
-    pts = np.concatenate([base, base[rng.integers(0, 14000, 7000)]])
+    base = rng.random((8000, 3))
+    pts = np.concatenate([base, base[rng.integers(0, 8000, 4000)]])
     check_set(c, pts, "repeated points, theta 0.5", 0.5, 1e-3, 1e-4)
     # bulk duplicates: 2000 particles at one position among 3000 others; exact at
     # theta 0 (coincident pairs skipped at eps 0, 1/eps terms with eps > 0)

@@ -113,7 +113,16 @@ std::vector<std::vector<GravityMoments>> gravityMoments(
           addSecond(n.second, d, below[c].mass);
         }
       }
-      n.radius2 = enclosingRadius2(plane.sourceBox[j], n.com);
+      // All points at one position (bulk duplicates): an exact point mass
+      // there, which the walk accepts at any distance (GravityPolicy.h).
+      const Box<T>& box = plane.sourceBox[j];
+      if (box.lo[0] == box.hi[0] && box.lo[1] == box.hi[1] && box.lo[2] == box.hi[2])
+      {
+        for (int k = 0; k < 3; ++k)
+          n.com[k] = double(box.lo[k]);
+        std::fill(n.second, n.second + 6, 0.0);
+      }
+      n.radius2 = enclosingRadius2(box, n.com);
       n.size2 = largestSide2(plane.sourceBox[j]);
     }
   }

@@ -69,6 +69,8 @@ struct GravityPolicy : WalkPolicyDefaults
     const GravityMoments& n = moments[p][d];
     if (!(n.mass > 0))
       return PairVerdict::Prune; // massless: contributes exactly nothing
+    if (n.radius2 == 0)
+      return PairVerdict::Accept; // a point mass, exact at any distance (accept())
     const Box<T>& box = tree.queryBox(p, c);
     double dist2 = 0;
     for (int k = 0; k < 3; ++k)
@@ -87,6 +89,8 @@ struct GravityPolicy : WalkPolicyDefaults
   {
     const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
     scratch.mine().multipoles += q1 - q0;
+    if (moments[p][d].radius2 == 0)
+      return acceptPointMass(p, d, q0, q1);
     applyMultipoleCpu(
       moments[p][d], qx + q0, qy + q0, qz + q0, q1 - q0, eps2, u + q0, gx + q0, gy + q0, gz + q0);
   }
@@ -119,6 +123,28 @@ struct GravityPolicy : WalkPolicyDefaults
   }
 
 private:
+  // Node d's points all sit at one position: each query gets them as one
+  // mass there, less its own mass when it is one of them; at distance 0 with
+  // eps = 0 the pairs are skipped. O(1) per query however many duplicates.
+  void acceptPointMass(int p, Index d, Index q0, Index q1)
+  {
+    const GravityMoments& n = moments[p][d];
+    const Index s0 = tree.planes[p].sourceSplit[d], s1 = tree.planes[p].sourceSplit[d + 1];
+    for (Index q = q0; q < q1; ++q)
+    {
+      double m = n.mass;
+      const Index own = ownSource.empty() ? (tree.selfQuery ? q : kNoSource) : ownSource[q];
+      if (own != kNoSource && own >= s0 && own < s1)
+        m -= mass[own];
+      GravitySum sum;
+      addPointTerm(sum, n.com[0] - qx[q], n.com[1] - qy[q], n.com[2] - qz[q], m, eps2);
+      u[q] += sum.u;
+      gx[q] += sum.g[0];
+      gy[q] += sum.g[1];
+      gz[q] += sum.g[2];
+    }
+  }
+
   void gather(const LeafList& list, Scratch& s) const
   {
     const TreePlane<T>& leaves = tree.planes[0];

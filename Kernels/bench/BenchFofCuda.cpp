@@ -15,7 +15,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,21 +23,19 @@
 #include <string>
 #include <vector>
 
+#include "../src/StageTimer.h"
+#include "GpuBenchOptions.h"
 #include "HaloPoints.h"
 #include "WriteRaw.h"
 #include "jz/Fof.h"
 
 namespace
 {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0)
-{
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using jz::StageTimer; // the one clock (a null RunInfo records nothing)
+using jzbench::GpuBenchOptions;
 
 template <class T>
-int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify, double target,
-  const std::string& dump)
+int run(std::size_t n, bool clustered, int reps, const GpuBenchOptions& o)
 {
   cudaDeviceProp prop;
   int dev = 0;
@@ -47,18 +44,14 @@ int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify, doubl
   const double l = jz::relativeLinkingLength(0.2, 1.0, n);
   std::printf("FoF CUDA benchmark on %s: N=%zu %s %s periodic b=0.2 (l=%.4g)%s\n", prop.name, n,
     clustered ? "clustered" : "uniform", sizeof(T) == 4 ? "float32" : "float64", l,
-    pinned ? ", pinned input" : "");
-  const auto tg = Clock::now();
+    o.pinned ? ", pinned input" : "");
+  const StageTimer tg(nullptr, "");
   std::vector<T> xyz = jzbench::makePoints<T>(n, clustered, 12345);
-  std::printf("  (points generated in %.1f s)\n", since(tg));
-  if (!dump.empty() && !jzbench::writeRaw(dump, xyz))
+  std::printf("  (points generated in %.1f s)\n", tg.seconds());
+  if (!o.dump.empty() && !jzbench::writeRaw(o.dump, xyz))
     return 1;
-  if (pinned &&
-    cudaHostRegister(xyz.data(), xyz.size() * sizeof(T), cudaHostRegisterDefault) != cudaSuccess)
-  {
-    cudaGetLastError();
-    std::printf("  (could not pin the input)\n");
-  }
+  if (o.pinned)
+    jzbench::pin(xyz);
   jz::FofProblem<T> pb;
   pb.points = xyz.data();
   pb.numPoints = n;
@@ -77,16 +70,16 @@ int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify, doubl
   std::vector<jz::GlobalId> keepLabel;
   for (int rep = 0; rep < reps; ++rep)
   {
-    const auto t0 = Clock::now();
+    const StageTimer t0(nullptr, "");
     jz::FofGroups groups;
     jz::RunInfo info = jz::computeFofGroups(pb, groups, jz::Backend::CUDA);
-    const double tGroups = since(t0);
-    const auto tl = Clock::now();
+    const double tGroups = t0.seconds();
+    const StageTimer tl(nullptr, "");
     std::vector<jz::GlobalId> gid(n), gsize(n);
     const std::size_t G = jz::labelFofGroups(
       groups.groupRoot.data(), groups.groupLabel.data(), n, 20, gid.data(), gsize.data());
-    const double tLabels = since(tl);
-    const auto tc = Clock::now();
+    const double tLabels = tl.seconds();
+    const StageTimer tc(nullptr, "");
     jz::FofCatalogueInput<T> in;
     in.points = xyz.data();
     in.numPoints = n;
@@ -95,8 +88,8 @@ int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify, doubl
     in.periodic = true;
     jz::FofCatalogue cat;
     jz::computeFofCatalogue(in, cat);
-    const double tCat = since(tc);
-    const double total = since(t0);
+    const double tCat = tc.seconds();
+    const double total = t0.seconds();
     double gpuSum = 0;
     for (auto& s : info.stageSeconds)
       gpuSum += s.second;
@@ -109,65 +102,37 @@ int run(std::size_t n, bool clustered, int reps, bool pinned, bool verify, doubl
       std::printf(" %s %.4f", s.first.c_str(), s.second);
     std::printf("\n");
     if (rep == 0)
-    {
-      std::printf("    counters:");
-      for (auto& c : info.counters)
-        std::printf(" %s %.0f", c.first.c_str(), c.second);
-      std::printf("\n");
-      for (auto& c : info.counters)
-        if (c.first == "gpu peak bytes")
-          std::printf("    GPU memory: %.1f bytes per point at peak\n", c.second / double(n));
-    }
+      jzbench::printCounters(info, n, "    ");
     best = std::min(best, total);
-    if (verify && rep == reps - 1)
+    if (o.verify && rep == reps - 1)
       keepLabel = std::move(groups.groupLabel);
   }
   std::printf("RESULT GPU FoF N=%zu %s best total %.3f s including the host catalogue", n,
     clustered ? "clustered" : "uniform", best);
-  if (target > 0)
-    std::printf(" (target %.3f s: %s)", target, best <= target ? "met" : "MISSED");
-  std::printf("\n");
-  if (verify)
+  const int verdict = jzbench::finishResult(best, o.target);
+  if (o.verify)
   {
-    const auto t0 = Clock::now();
+    const StageTimer t0(nullptr, "");
     jz::FofGroups cpu;
     cpu.wantRoot = false;
     jz::computeFofGroups(pb, cpu, jz::Backend::CPU);
     const bool same = cpu.groupLabel == keepLabel;
-    std::printf("VERIFY CPU %.3f s: GPU group labels %s\n", since(t0),
+    std::printf("VERIFY CPU %.3f s: GPU group labels %s\n", t0.seconds(),
       same ? "identical" : "DIFFER from the CPU");
     if (!same)
       return 1;
   }
-  return target > 0 && best > target ? 2 : 0;
+  return verdict;
 }
 } // namespace
 
 int main(int argc, char** argv)
 {
-  std::vector<std::string> pos;
-  bool pinned = false, verify = false;
-  double target = 0;
-  std::string dump;
-  for (int i = 1; i < argc; ++i)
-  {
-    const std::string a = argv[i];
-    if (a == "--target" && i + 1 < argc)
-      target = std::atof(argv[++i]);
-    else if (a == "--dump" && i + 1 < argc)
-      dump = argv[++i];
-    else if (a == "--pinned")
-      pinned = true;
-    else if (a == "--verify")
-      verify = true;
-    else
-      pos.push_back(a);
-  }
-  const std::size_t n =
-    pos.size() > 0 ? std::size_t(std::atof(pos[0].c_str())) : std::size_t(512) * 512 * 512;
-  const bool clustered = pos.size() > 1 ? pos[1] != "uniform" : true;
-  const bool dbl = pos.size() > 2 && pos[2] == "double";
-  const int reps = pos.size() > 3 ? std::max(1, std::atoi(pos[3].c_str())) : 3;
+  const GpuBenchOptions o = jzbench::parseGpuBenchOptions(argc, argv);
+  const std::size_t n = std::size_t(o.number(0, double(std::size_t(512) * 512 * 512)));
+  const bool clustered = o.word(1, "clustered") != "uniform";
+  const bool dbl = o.word(2, "float") == "double";
+  const int reps = std::max(1, int(o.number(3, 3)));
 
   std::string why;
   if (!jz::cudaUsable(&why))
@@ -177,8 +142,7 @@ int main(int argc, char** argv)
   }
   try
   {
-    return dbl ? run<double>(n, clustered, reps, pinned, verify, target, dump)
-               : run<float>(n, clustered, reps, pinned, verify, target, dump);
+    return dbl ? run<double>(n, clustered, reps, o) : run<float>(n, clustered, reps, o);
   }
   catch (const std::exception& e)
   {

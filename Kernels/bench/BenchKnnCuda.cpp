@@ -10,63 +10,31 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "../src/StageTimer.h"
 #include "../tests/PointSets.h"
+#include "GpuBenchOptions.h"
 #include "WriteRaw.h"
 #include "jz/Knn.h"
 
 namespace
 {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0)
-{
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-template <class V>
-void pin(std::vector<V>& v)
-{
-  if (!v.empty() &&
-    cudaHostRegister(v.data(), v.size() * sizeof(V), cudaHostRegisterDefault) != cudaSuccess)
-  {
-    cudaGetLastError();
-    std::printf("  (could not pin a host array)\n");
-  }
-}
+using jz::StageTimer; // the one clock (a null RunInfo records nothing)
 } // namespace
 
 int main(int argc, char** argv)
 {
-  std::vector<std::string> pos;
-  bool lists = false, pinned = false, verify = false;
-  double target = 0;
-  std::string dump;
-  for (int i = 1; i < argc; ++i)
-  {
-    const std::string a = argv[i];
-    if (a == "--target" && i + 1 < argc)
-      target = std::atof(argv[++i]);
-    else if (a == "--dump" && i + 1 < argc)
-      dump = argv[++i];
-    else if (a == "--lists")
-      lists = true;
-    else if (a == "--pinned")
-      pinned = true;
-    else if (a == "--verify")
-      verify = true;
-    else
-      pos.push_back(a);
-  }
-  const std::size_t n = pos.size() > 0 ? std::size_t(std::atof(pos[0].c_str())) : 10000000;
-  const int k = pos.size() > 1 ? std::atoi(pos[1].c_str()) : 16;
-  const std::string kind = pos.size() > 2 ? pos[2] : "uniform";
-  const int reps = pos.size() > 3 ? std::atoi(pos[3].c_str()) : 5;
+  const jzbench::GpuBenchOptions o = jzbench::parseGpuBenchOptions(argc, argv);
+  const std::size_t n = std::size_t(o.number(0, 1e7));
+  const int k = int(o.number(1, 16));
+  const std::string kind = o.word(2, "uniform");
+  const int reps = int(o.number(3, 5));
+  const bool lists = o.lists;
 
   std::string why;
   if (!jz::cudaUsable(&why))
@@ -80,10 +48,10 @@ int main(int argc, char** argv)
   cudaGetDeviceProperties(&prop, dev);
   std::printf("kNN CUDA benchmark on %s: N=%zu K=%d %s, self query, float32%s%s\n", prop.name, n, k,
     kind.c_str(), lists ? ", neighbour lists" : ", density only",
-    pinned ? ", pinned host memory" : "");
+    o.pinned ? ", pinned host memory" : "");
 
   std::vector<float> xyz = jztest::makePoints<float>(kind, n);
-  if (!dump.empty() && !jzbench::writeRaw(dump, xyz))
+  if (!o.dump.empty() && !jzbench::writeRaw(o.dump, xyz))
     return 1;
   std::vector<float> h(n), rho(n);
   std::vector<jz::GlobalId> ids;
@@ -93,13 +61,13 @@ int main(int argc, char** argv)
     ids.resize(n * std::size_t(k));
     dist.resize(n * std::size_t(k));
   }
-  if (pinned)
+  if (o.pinned)
   {
-    pin(xyz);
-    pin(h);
-    pin(rho);
-    pin(ids);
-    pin(dist);
+    jzbench::pin(xyz);
+    jzbench::pin(h);
+    jzbench::pin(rho);
+    jzbench::pin(ids);
+    jzbench::pin(dist);
   }
   jz::KnnProblem<float> pr;
   pr.sources = xyz.data();
@@ -118,9 +86,9 @@ int main(int argc, char** argv)
   std::vector<std::pair<std::string, double>> bestStages;
   for (int rep = 0; rep <= reps; ++rep) // rep 0 warms up (context, module load)
   {
-    const auto t0 = Clock::now();
+    const StageTimer t0(nullptr, "");
     jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CUDA);
-    const double t = since(t0);
+    const double t = t0.seconds();
     double gpuSum = 0;
     for (auto& s : info.stageSeconds)
       gpuSum += s.second;
@@ -130,13 +98,7 @@ int main(int argc, char** argv)
       std::printf(" %s %.4f", s.first.c_str(), s.second);
     std::printf(" )\n");
     if (rep == 0)
-    {
-      for (auto& c : info.counters)
-        std::printf("    %s: %.0f\n", c.first.c_str(), c.second);
-      for (auto& c : info.counters)
-        if (c.first == "gpu peak bytes")
-          std::printf("    GPU memory: %.1f bytes per point at peak\n", c.second / double(n));
-    }
+      jzbench::printCounters(info, n, "    ");
     if (rep > 0 && t < best)
     {
       best = t;
@@ -144,27 +106,25 @@ int main(int argc, char** argv)
     }
   }
   std::printf("RESULT GPU N=%zu K=%d %s%s best wall %.4f s", n, k, kind.c_str(),
-    pinned ? " pinned" : "", best);
-  if (target > 0)
-    std::printf(" (target %.3f s: %s)", target, best <= target ? "met" : "MISSED");
-  std::printf("\n");
+    o.pinned ? " pinned" : "", best);
+  const int verdict = jzbench::finishResult(best, o.target);
   for (auto& s : bestStages)
     std::printf("  stage %-16s %8.2f ms\n", s.first.c_str(), 1e3 * s.second);
 
-  if (verify)
+  if (o.verify)
   {
     std::vector<float> h2(n), rho2(n);
     jz::KnnResults<float> cpu;
     cpu.smoothingLength = h2.data();
     cpu.density = rho2.data();
-    const auto t0 = Clock::now();
+    const StageTimer t0(nullptr, "");
     jz::computeKnn(pr, cpu, jz::Backend::CPU);
     const bool same = std::memcmp(h.data(), h2.data(), n * sizeof(float)) == 0 &&
       std::memcmp(rho.data(), rho2.data(), n * sizeof(float)) == 0;
-    std::printf("VERIFY CPU %.3f s: GPU results %s\n", since(t0),
+    std::printf("VERIFY CPU %.3f s: GPU results %s\n", t0.seconds(),
       same ? "bit-identical" : "DIFFER from the CPU");
     if (!same)
       return 1;
   }
-  return target > 0 && best > target ? 2 : 0;
+  return verdict;
 }

@@ -13,30 +13,19 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
-from jztest import Checker, polydata, producer, simple  # noqa: E402
+from jztest import Checker, polydata  # noqa: E402
+from test_fof import fof  # noqa: E402
 
 import numpy as np  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
 
-FriendsOfFriends = jztest.__dict__.get("FriendsOfFriends") or getattr(simple, "FriendsOfFriends")
 SHARED = os.environ.get("JZ_SHARED_DIR", os.path.join(jztest.ROOT, "..", "shared"))
 
 
 def run_fof(data, **props):
-    src = producer(data)
-    f = FriendsOfFriends(Input=src)
-    for k, v in props.items():
-        setattr(f, k, v)
-    alg, errors = jztest.update_collecting_errors(f)
-    outs = []
-    for port in (0, 1):
-        o = alg.GetOutputDataObject(port)
-        c = o.NewInstance()
-        c.ShallowCopy(o)
-        outs.append(c)
-    simple.Delete(f)
-    simple.Delete(src)
-    return outs[0], outs[1], errors
+    """FriendsOfFriends on a data object: (particles, catalogue, errors)."""
+    r = fof(data, **props)
+    return r.particles, r.catalogue, r.errors
 
 
 def arr(data, name):

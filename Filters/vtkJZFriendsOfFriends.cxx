@@ -1,6 +1,7 @@
 #include "vtkJZFriendsOfFriends.h"
 
 #include "vtkJZCommunicator.h"
+#include "vtkJZFofTreeCache.h"
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZPeriodicBox.h"
 
@@ -150,7 +151,8 @@ template <class T>
 void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   const Buffer<T>& coords, const Buffer<double>& masses, const Buffer<double>& velocities,
   const Buffer<jz::GlobalId>& ids, const FofSettings& s, vtkDataObject* output,
-  vtkPolyData* catalogueOut)
+  vtkPolyData* catalogueOut, vtkJZFofTreeCache& cache,
+  const vtkJZFofTreeCache::Key& key)
 {
   const vtkIdType n = static_cast<vtkIdType>(coords.size);
   const jz::FofProblem<T> problem = MakeProblem(coords, ids, s);
@@ -197,7 +199,7 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     std::size_t numGroups = 0;
     {
       jz::FofGroups groups;
-      info = jz::computeFofGroups<T>(problem, groups, s.backend, groupsControl);
+      info = cache.Groups<T>(problem, key, s.backend, groupsControl, groups);
       const std::vector<jz::GlobalId>& label = groups.groupLabel;
       const std::vector<jz::Index>& root = groups.groupRoot;
       // The output arrays only now, after the kernel's tree is gone: this keeps
@@ -370,9 +372,16 @@ std::string vtkJZFriendsOfFriends::HaloOptionsError() const
 
 //------------------------------------------------------------------------------
 vtkJZFriendsOfFriends::vtkJZFriendsOfFriends()
+  : TreeCache(new vtkJZFofTreeCache)
 {
   this->SetNumberOfInputPorts(1);
   this->SetNumberOfOutputPorts(2);
+}
+
+//------------------------------------------------------------------------------
+vtkJZFriendsOfFriends::~vtkJZFriendsOfFriends()
+{
+  delete this->TreeCache;
 }
 
 //------------------------------------------------------------------------------
@@ -595,17 +604,25 @@ int vtkJZFriendsOfFriends::RequestData(
     settings.linkingLength = this->LinkingLength;
   }
 
+  // What the cached tree depends on besides LinkingLength and MinimumGroupSize.
+  vtkJZFofTreeCache::Key key;
+  key.inputStamp = vtkJZFofTreeCache::Stamp(pieces);
+  key.periodic = settings.periodic;
+  std::copy(settings.box, settings.box + 6, key.box);
+  key.device = this->Device;
+  key.useFloat = useFloat;
+  key.numPoints = static_cast<std::size_t>(n);
   try
   {
     if (useFloat)
     {
-      RunFof<float>(
-        this, *comm, input, coordsF, masses, velocities, ids, settings, output, catalogue);
+      RunFof<float>(this, *comm, input, coordsF, masses, velocities, ids, settings, output,
+        catalogue, *this->TreeCache, key);
     }
     else
     {
-      RunFof<double>(
-        this, *comm, input, coordsD, masses, velocities, ids, settings, output, catalogue);
+      RunFof<double>(this, *comm, input, coordsD, masses, velocities, ids, settings, output,
+        catalogue, *this->TreeCache, key);
     }
   }
   catch (const jz::Aborted&)

@@ -65,6 +65,8 @@
 
 #include <string> // for HaloOptionsError
 
+class vtkJZFofTreeCache;
+
 class JZTREEFILTERS_EXPORT vtkJZFriendsOfFriends : public vtkPointSetAlgorithm
 {
 public:
@@ -197,7 +199,7 @@ public:
 
 protected:
   vtkJZFriendsOfFriends();
-  ~vtkJZFriendsOfFriends() override = default;
+  ~vtkJZFriendsOfFriends() override;
 
   int FillInputPortInformation(int port, vtkInformation* info) override;
   int FillOutputPortInformation(int port, vtkInformation* info) override;
@@ -218,6 +220,9 @@ protected:
   double Overdensity = 200;
   int OverdensityReference = MEAN_DENSITY;
   double CriticalDensity = 1;
+
+  // The minimum spanning tree cached for new linking lengths (vtkJZFofTreeCache.h).
+  vtkJZFofTreeCache* TreeCache = nullptr;
 
 private:
   vtkJZFriendsOfFriends(const vtkJZFriendsOfFriends&) = delete;

@@ -13,11 +13,14 @@ and prints a summary (points, groups, largest group, time per filter, device).
 """
 import argparse
 import os
+import sys
 import time
 
 from paraview.simple import *  # noqa: F401,F403 (pvbatch idiom)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from demo_views import point_splats, render_view, scalar_bar  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--plugin", default=os.path.join(
@@ -54,28 +57,13 @@ print("wrote", vtp)
 
 logDensity = Calculator(Input=density, ResultArrayName="log10Density",
                         Function="log10(Density)")
-view = CreateView("RenderView")
-view.ViewSize = args.size
-view.OrientationAxesVisibility = 0
-view.Background = [1, 1, 1]
-try:
-    view.UseColorPaletteForBackground = 0
-except AttributeError:
-    pass
+view = render_view(args.size, [1, 1, 1])
 display = Show(logDensity, view)
-# The particles have no cells: Point Gaussian draws every point as a splat.
-display.SetRepresentationType("Point Gaussian")
-display.ShaderPreset = "Sphere"
-display.GaussianRadius = 0.0025
-ColorBy(display, ("POINTS", "log10Density"))
+point_splats(display, 0.0025, "log10Density")
 lut = GetColorTransferFunction("log10Density")
 lut.ApplyPreset("Turbo", True)
 display.RescaleTransferFunctionToDataRange(False, True)
-bar = GetScalarBar(lut, view)
-bar.Title = "log10 density"
-bar.ComponentTitle = ""
-bar.TitleColor = bar.LabelColor = [0, 0, 0]
-display.SetScalarBarVisibility(view, True)
+scalar_bar(display, view, lut, "log10 density", [0, 0, 0])
 view.CameraPosition = [2.6, 1.9, 2.2]
 view.CameraFocalPoint = [0.5, 0.5, 0.5]
 view.CameraViewUp = [0, 0, 1]
@@ -133,26 +121,12 @@ if inp.GetNumberOfPoints() > 0:
 """)
 
 
-slabView = CreateView("RenderView")
-slabView.ViewSize = [900, 900]
-slabView.OrientationAxesVisibility = 0
-slabView.Background = [0, 0, 0]
-try:
-    slabView.UseColorPaletteForBackground = 0
-except AttributeError:
-    pass
+slabView = render_view([900, 900], [0, 0, 0])
 slabParticles = slab(logDensity)
 sd = Show(slabParticles, slabView)
-sd.SetRepresentationType("Point Gaussian")
-sd.ShaderPreset = "Sphere"
-sd.GaussianRadius = 0.0018
-ColorBy(sd, ("POINTS", "log10Density"))
+point_splats(sd, 0.0018, "log10Density")
 sd.RescaleTransferFunctionToDataRange(False, True)
-sbar = GetScalarBar(lut, slabView)
-sbar.Title = "log10 density"
-sbar.ComponentTitle = ""
-sbar.TitleColor = sbar.LabelColor = [1, 1, 1]
-sd.SetScalarBarVisibility(slabView, True)
+scalar_bar(sd, slabView, lut, "log10 density", [1, 1, 1])
 # Halo centres in the slab: circles of radius 2 x the inertia radius (white).
 slabHalos = slab(fof, port=1)
 rings = Glyph(Input=slabHalos, GlyphType="2D Glyph")

@@ -21,6 +21,9 @@ import time
 from paraview.simple import *  # noqa: F401,F403 (pvbatch idiom)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from demo_views import render_view, scalar_bar  # noqa: E402
+
 DEFAULT = os.path.join(ROOT, "..", "shared", "data", "external", "gadget4-cosmobox-n32-l50",
                        "snapshot_062.hdf5")
 
@@ -48,6 +51,7 @@ os.makedirs(args.out, exist_ok=True)
 
 import numpy as np  # noqa: E402
 from paraview import servermanager  # noqa: E402
+from vtkmodules.numpy_interface.dataset_adapter import CompositeDataIterator  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
 
 
@@ -55,13 +59,7 @@ def leaves(data):
     """The data sets of a (composite) data object, in order."""
     if not data.IsA("vtkCompositeDataSet"):
         return [data]
-    it = data.NewIterator()
-    it.InitTraversal()
-    out = []
-    while not it.IsDoneWithTraversal():
-        out.append(it.GetCurrentDataObject())
-        it.GoToNextItem()
-    return out
+    return [leaf.VTKObject for leaf in CompositeDataIterator(data)]
 
 
 def column(data, name):
@@ -138,14 +136,7 @@ with open(csv, "w") as f:
 print("wrote", csv)
 
 # 4. The picture: halo members coloured by GroupId, the rest faint; our centres as rings.
-view = CreateView("RenderView")
-view.ViewSize = args.size
-view.OrientationAxesVisibility = 0
-view.Background = [0.08, 0.08, 0.1]
-try:
-    view.UseColorPaletteForBackground = 0
-except AttributeError:
-    pass
+view = render_view(args.size, [0.08, 0.08, 0.1])
 merged = MergeBlocks(Input=fof)
 field_members = Threshold(Input=merged, Scalars=["POINTS", "GroupId"])
 field_members.LowerThreshold, field_members.UpperThreshold = 0, 1e9
@@ -170,12 +161,8 @@ ColorBy(members, ("POINTS", "GroupId"))
 lut = GetColorTransferFunction("GroupId")
 lut.ApplyPreset("Rainbow Uniform", True)
 lut.RescaleTransferFunction(0, float(len(o_count) - 1))
-bar = GetScalarBar(lut, view)
-bar.Title = "GroupId"
-bar.ComponentTitle = ""
-bar.TitleColor = bar.LabelColor = [1, 1, 1]
+bar = scalar_bar(members, view, lut, "GroupId", [1, 1, 1])
 bar.RangeLabelFormat = "%.0f"
-members.SetScalarBarVisibility(view, True)
 rings = Glyph(Input=OutputPort(fof, 1), GlyphType="Sphere")
 rings.ScaleArray = ["POINTS", "InertiaRadius"]
 rings.ScaleFactor = 3.0

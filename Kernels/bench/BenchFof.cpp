@@ -22,6 +22,7 @@
 
 #include "../src/StageTimer.h"
 #include "HaloPoints.h"
+#include "PeriodicCatalogue.h"
 #include "jz/Fof.h"
 
 namespace
@@ -78,14 +79,7 @@ int run(std::size_t n, bool clustered, int repeats, const char* writeFile)
       labels.stop();
     }
     jz::StageTimer catalogue(&info, "catalogue");
-    jz::FofCatalogueInput<T> in;
-    in.points = xyz.data();
-    in.numPoints = n;
-    in.groupId = gid.data();
-    in.numGroups = G;
-    in.periodic = true;
-    jz::FofCatalogue cat;
-    jz::computeFofCatalogue(in, cat);
+    const jz::FofCatalogue cat = jzbench::periodicCatalogue(xyz, gid, G);
     catalogue.stop();
     std::printf("  run %d: total %.3f s (%zu groups >= 20, largest %lld) |", rep, total.seconds(),
       G, G ? (long long)cat.count[0] : 0LL);

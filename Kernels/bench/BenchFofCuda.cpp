@@ -26,6 +26,7 @@
 #include "../src/StageTimer.h"
 #include "GpuBenchOptions.h"
 #include "HaloPoints.h"
+#include "PeriodicCatalogue.h"
 #include "WriteRaw.h"
 #include "jz/Fof.h"
 
@@ -80,14 +81,7 @@ int run(std::size_t n, bool clustered, int reps, const GpuBenchOptions& o)
       groups.groupRoot.data(), groups.groupLabel.data(), n, 20, gid.data(), gsize.data());
     const double tLabels = tl.seconds();
     const StageTimer tc(nullptr, "");
-    jz::FofCatalogueInput<T> in;
-    in.points = xyz.data();
-    in.numPoints = n;
-    in.groupId = gid.data();
-    in.numGroups = G;
-    in.periodic = true;
-    jz::FofCatalogue cat;
-    jz::computeFofCatalogue(in, cat);
+    const jz::FofCatalogue cat = jzbench::periodicCatalogue(xyz, gid, G);
     const double tCat = tc.seconds();
     const double total = t0.seconds();
     double gpuSum = 0;

@@ -272,12 +272,7 @@ JZ_TEST(AgreedLabelsAreTheSmallestIdOfEachGlobalGroup)
   all.points = w.xyz.data();
   all.numPoints = w.size();
   all.linkingLength = l;
-  all.periodic = true;
-  for (int d = 0; d < 3; ++d)
-  {
-    all.boxLo[d] = 0.1;
-    all.boxHi[d] = 0.9;
-  }
+  inTestBox(all);
   jz::FofGroups serial;
   jz::computeFofGroups(all, serial, jz::Backend::CPU);
   std::vector<std::size_t> members(w.size(), 0);

@@ -776,13 +776,23 @@ JZ_TEST(FofLatticeBoxes)
   }
 }
 
+namespace
+{
+// Groups of `pts` in the unit box at b = 0.2 of the mean spacing.
+jz::FofProblem<float> meanSpacingProblem(const std::vector<float>& pts)
+{
+  jz::FofProblem<float> pb;
+  pb.points = pts.data();
+  pb.numPoints = pts.size() / 3;
+  pb.linkingLength = 0.2 * std::cbrt(1.0 / double(pb.numPoints));
+  return pb;
+}
+} // namespace
+
 JZ_TEST(FofOutputsWanted)
 {
   std::vector<float> pts = jztest::makePoints<float>("clustered", 5000, 5);
-  jz::FofProblem<float> pb;
-  pb.points = pts.data();
-  pb.numPoints = 5000;
-  pb.linkingLength = 0.2 * std::cbrt(1.0 / 5000);
+  const jz::FofProblem<float> pb = meanSpacingProblem(pts);
   jz::FofGroups both, labelsOnly, rootsOnly;
   labelsOnly.wantRoot = false;
   rootsOnly.wantLabel = false;
@@ -831,10 +841,7 @@ JZ_TEST(FofNamesFirstNonFinitePoint)
 JZ_TEST(FofAutoBackend)
 {
   std::vector<float> pts = jztest::makePoints<float>("uniform", 5000, 3);
-  jz::FofProblem<float> pb;
-  pb.points = pts.data();
-  pb.numPoints = 5000;
-  pb.linkingLength = 0.2 * std::cbrt(1.0 / 5000);
+  const jz::FofProblem<float> pb = meanSpacingProblem(pts);
   jz::FofGroups out;
   const jz::RunInfo info = jz::computeFofGroups(pb, out, jz::Backend::Auto);
   const bool gpu = jz::cudaUsable();

@@ -7,13 +7,15 @@ Usage: pvbatch --symmetric bench_mpi_rank.py uniform|clustered TOTAL|perrank:N [
 """
 import os
 import sys
-import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "Python"))
+sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 from jztest import polydata, producer, simple  # noqa: E402
 from vtkmodules.vtkParallelCore import vtkMultiProcessController  # noqa: E402
 import jztest  # noqa: E402
+from barrier_timing import timed_update  # noqa: E402
 
 ctl = vtkMultiProcessController.GetGlobalController()
 rank = ctl.GetLocalProcessId() if ctl else 0
@@ -41,13 +43,7 @@ for name in filters:
     else:
         FoF = getattr(simple, "FriendsOfFriends")
         f = FoF(Input=src, LinkingLength=0.2, MinimumGroupSize=20, Periodic=1, Device="CPU")
-    if ctl:
-        ctl.Barrier()
-    t = time.perf_counter()
-    f.UpdatePipeline()
-    if ctl:
-        ctl.Barrier()
-    dt = time.perf_counter() - t
+    dt = timed_update(f, ctl)
     if rank == 0:
         print(f"WALL {name} {dt:.3f}", flush=True)
     simple.Delete(f)

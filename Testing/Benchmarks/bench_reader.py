@@ -32,6 +32,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "Testing", "Python"))
+sys.path.insert(0, HERE)
 BUILD = os.environ.get("JZ_BUILD_DIR", os.path.join(ROOT, "build"))
 PLUGIN = os.path.join(BUILD, "lib", "paraview-5.11", "plugins", "JZTree", "JZTree.so")
 DATASETS = ("Coordinates", "Velocities", "ParticleIDs")
@@ -64,6 +65,7 @@ def worker_reader(path, repeats):
     """Under pvpython (serial) or mpiexec pvbatch --symmetric: rank 0 prints times."""
     from paraview import simple
     from vtkmodules.vtkParallelCore import vtkMultiProcessController
+    from barrier_timing import timed_update
 
     ns = {}
     simple.LoadPlugin(PLUGIN, ns=ns)
@@ -72,13 +74,7 @@ def worker_reader(path, repeats):
     for _ in range(repeats):
         reader = make_reader(FileName=path)
         reader.UpdatePipelineInformation()
-        if ctl:
-            ctl.Barrier()
-        t0 = time.perf_counter()
-        reader.UpdatePipeline()
-        if ctl:
-            ctl.Barrier()
-        elapsed = time.perf_counter() - t0
+        elapsed = timed_update(reader, ctl)
         if not ctl or ctl.GetLocalProcessId() == 0:
             n = reader.GetClientSideObject().GetOutputDataObject(0).GetBlock(0).GetNumberOfPoints()
             print(f"TIME reader {elapsed:.4f} rows {n}", flush=True)

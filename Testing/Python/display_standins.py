@@ -31,54 +31,57 @@ def _array(name, values):
     arr = numpy_to_vtkIdTypeArray(values, deep=1) if values.dtype == np.int64 else numpy_to_vtk(values, deep=1)
     arr.SetName(name)
     return arr
+
+
+def _point_filter(name):
+    """Declares a filter proxy `name` of one vtkPolyData input."""
+    def declare(cls):
+        cls = smdomain.datatype(dataTypes=["vtkPolyData"], composite_data_supported=False)(cls)
+        cls = smproperty.input(name="Input", port_index=0)(cls)
+        return smproxy.filter(name=name, label=name)(cls)
+    return declare
+
+
+class _PointArraysStandIn(VTKPythonAlgorithmBase):
+    """A point set in, the same points out with the arrays that
+    new_arrays(point data of the input) names."""
+
+    def __init__(self):
+        VTKPythonAlgorithmBase.__init__(self, nInputPorts=1, nOutputPorts=1, outputType="vtkPolyData")
+
+    def RequestData(self, request, inInfo, outInfo):
+        inp = vtkPolyData.GetData(inInfo[0])
+        out = vtkPolyData.GetData(outInfo)
+        out.ShallowCopy(inp)
+        for name, values in self.new_arrays(inp.GetPointData()).items():
+            out.GetPointData().AddArray(_array(name, values))
+        return 1
 '''
 
 # name: (group, plugin body). Filters take a point set and read the arrays of
 # an upstream JZ-Tree filter, so that their outputs look like the real ones.
 STANDINS = {
     "HDBSCAN": ("filters", '''
-@smproxy.filter(name="HDBSCAN", label="HDBSCAN")
-@smproperty.input(name="Input", port_index=0)
-@smdomain.datatype(dataTypes=["vtkPolyData"], composite_data_supported=False)
-class HDBSCANStandIn(VTKPythonAlgorithmBase):
+@_point_filter("HDBSCAN")
+class HDBSCANStandIn(_PointArraysStandIn):
     """ClusterId from an upstream GroupId (-1 noise), Probability, OutlierScore."""
 
-    def __init__(self):
-        VTKPythonAlgorithmBase.__init__(self, nInputPorts=1, nOutputPorts=1, outputType="vtkPolyData")
-
-    def RequestData(self, request, inInfo, outInfo):
-        inp = vtkPolyData.GetData(inInfo[0])
-        out = vtkPolyData.GetData(outInfo)
-        out.ShallowCopy(inp)
-        ids = vtk_to_numpy(inp.GetPointData().GetArray("GroupId")).astype(np.int64)
-        out.GetPointData().AddArray(_array("ClusterId", ids))
-        out.GetPointData().AddArray(_array("Probability", (ids >= 0).astype(np.float64)))
-        out.GetPointData().AddArray(_array("OutlierScore", (ids < 0).astype(np.float64)))
-        return 1
+    def new_arrays(self, pd):
+        ids = vtk_to_numpy(pd.GetArray("GroupId")).astype(np.int64)
+        return {"ClusterId": ids, "Probability": (ids >= 0).astype(np.float64),
+                "OutlierScore": (ids < 0).astype(np.float64)}
 '''),
     "TreeGravity": ("filters", '''
-@smproxy.filter(name="TreeGravity", label="TreeGravity")
-@smproperty.input(name="Input", port_index=0)
-@smdomain.datatype(dataTypes=["vtkPolyData"], composite_data_supported=False)
-class TreeGravityStandIn(VTKPythonAlgorithmBase):
+@_point_filter("TreeGravity")
+class TreeGravityStandIn(_PointArraysStandIn):
     """A negative Potential, deepest where an upstream Density is highest."""
 
-    def __init__(self):
-        VTKPythonAlgorithmBase.__init__(self, nInputPorts=1, nOutputPorts=1, outputType="vtkPolyData")
-
-    def RequestData(self, request, inInfo, outInfo):
-        inp = vtkPolyData.GetData(inInfo[0])
-        out = vtkPolyData.GetData(outInfo)
-        out.ShallowCopy(inp)
-        rho = vtk_to_numpy(inp.GetPointData().GetArray("Density")).astype(np.float64)
-        out.GetPointData().AddArray(_array("Potential", -np.log10(rho)))
-        out.GetPointData().AddArray(_array("Acceleration", np.zeros((len(rho), 3))))
-        return 1
+    def new_arrays(self, pd):
+        rho = vtk_to_numpy(pd.GetArray("Density")).astype(np.float64)
+        return {"Potential": -np.log10(rho), "Acceleration": np.zeros((len(rho), 3))}
 '''),
     "EuclideanMST": ("filters", '''
-@smproxy.filter(name="EuclideanMST", label="EuclideanMST")
-@smproperty.input(name="Input", port_index=0)
-@smdomain.datatype(dataTypes=["vtkPolyData"], composite_data_supported=False)
+@_point_filter("EuclideanMST")
 class EuclideanMSTStandIn(VTKPythonAlgorithmBase):
     """Port 0 the particles; port 1 ("Edges") the minimum spanning tree of
     the 8-nearest-neighbour graph (scipy), as lines with Length and EndpointIds."""

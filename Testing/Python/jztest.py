@@ -19,6 +19,8 @@ from vtkmodules.util.vtkConstants import VTK_STRING
 from vtkmodules.vtkCommonCore import vtkPoints
 from vtkmodules.vtkCommonDataModel import vtkPolyData
 
+from checks import Checker  # noqa: F401 (re-exported for the tests)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SKIP = 125  # CTest SKIP_RETURN_CODE
 
@@ -117,6 +119,38 @@ def update_collecting_errors(proxy):
     return alg, errors
 
 
+def update_observing_progress(proxy, observer):
+    """Updates a filter proxy with observer(alg, event) on its ProgressEvent;
+    returns its VTK algorithm."""
+    alg = proxy.GetClientSideObject()
+    tag = alg.AddObserver("ProgressEvent", observer)
+    try:
+        proxy.UpdatePipeline()
+    finally:
+        alg.RemoveObserver(tag)
+    return alg
+
+
+def check_progress_in_steps(c, proxy):
+    """Updates the proxy: it reports at least 3 increasing values in (0, 1)."""
+    seen = []
+    update_observing_progress(proxy, lambda o, e: seen.append(o.GetProgress()))
+    inner = [p for p in seen if 0 < p < 1]
+    return c.check(len(inner) >= 3 and inner == sorted(inner),
+                   f"progress reported in steps ({len(inner)} values in (0,1), increasing)")
+
+
+def update_aborting(proxy):
+    """Updates the proxy, aborting from the progress callback once past 0.2
+    (what the GUI's cancel does); returns its VTK algorithm."""
+
+    def abort(o, e):
+        if o.GetProgress() > 0.2:
+            o.SetAbortExecute(1)
+
+    return update_observing_progress(proxy, abort)
+
+
 def knn(data, query=None, **props):
     """Runs KNNDensity on a VTK data object (and optional query data object)."""
     src = producer(data)
@@ -183,37 +217,6 @@ def sph_density(dist, h, masses):
 
 def tophat_density(h, masses):
     return masses.sum(axis=1) / (4.0 / 3.0 * np.pi * h**3)
-
-
-class Checker:
-    """Collects failures so one test reports every broken case, then exits 1."""
-
-    def __init__(self):
-        self.failures = 0
-
-    def check(self, ok, what):
-        if ok:
-            print("  ok  ", what)
-        else:
-            print("  FAIL", what)
-            self.failures += 1
-        return ok
-
-    def close(self, actual, expected, rtol, what, atol=0.0):
-        actual = np.asarray(actual, dtype=np.float64)
-        expected = np.asarray(expected, dtype=np.float64)
-        if actual.shape != expected.shape:
-            return self.check(False, f"{what}: shape {actual.shape} != {expected.shape}")
-        err = np.abs(actual - expected) / np.maximum(np.abs(expected), 1e-300)
-        ok = bool(np.all(np.abs(actual - expected) <= atol + rtol * np.abs(expected)))
-        return self.check(ok, f"{what} (max rel err {err.max() if err.size else 0:.2e}, rtol {rtol:g})")
-
-    def finish(self):
-        if self.failures:
-            print(f"{self.failures} check(s) failed")
-            sys.exit(1)
-        print("all checks passed")
-        sys.exit(0)
 
 
 def verify_neighbors(c, run, points, queries, k, box=None, ids_map=None, label="", atol=None):

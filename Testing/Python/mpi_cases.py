@@ -1,4 +1,4 @@
-"""The MPI test cases of both filters, run by test_mpi.py.
+"""The MPI test cases of the filters, run by test_mpi.py.
 
 Every rank builds the same deterministic global point sets, keeps the points
 a split assigns to it, runs KNNDensity and FriendsOfFriends on them and
@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 from jztest import knn, polydata  # noqa: E402
 from test_fof import fof  # noqa: E402
+from test_emst import EuclideanMST, HDBSCAN, run as run_filter  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
 from vtkmodules.vtkCommonDataModel import (vtkMultiBlockDataSet,  # noqa: E402
                                            vtkPartitionedDataSet, vtkPolyData)
@@ -161,7 +162,27 @@ def run_case(case, data, idx, kind, with_ids, out, tag, qidx=None):
         if a is not None:
             v = vtk_to_numpy(a)
             res["cat_" + name] = v.reshape(len(v), -1)
+    run_trees(data, obj, res)
     np.savez(os.path.join(out, tag + ".npz"), **res)
+
+
+def run_trees(data, obj, res):
+    """EuclideanMST (Euclidean and mutual reachability) and HDBSCAN."""
+    props = dict(Device="CPU")
+    if data["periodic"]:
+        props.update(Periodic=1, BoxBounds=data["box"])
+    for key, extra in (("emst", {}), ("mrst", dict(Metric="Mutual Reachability", MinSamples=6))):
+        (particles, edges), errors = run_filter(EuclideanMST, obj, 2, **dict(props, **extra))
+        res[key + "_errors"] = np.array(" | ".join(errors))
+        if edges.GetNumberOfCells() > 0:
+            res[key + "_ends"] = vtk_to_numpy(edges.GetCellData().GetArray("EndpointIds")).copy()
+            res[key + "_length"] = vtk_to_numpy(edges.GetCellData().GetArray("Length")).copy()
+        for k, v in arrays_of(particles, ["CoreDistance"]).items():
+            res[key + "_" + k] = v
+    (out,), errors = run_filter(HDBSCAN, obj, 1, MinClusterSize=25, **props)
+    res["hdb_errors"] = np.array(" | ".join(errors))
+    for k, v in arrays_of(out, ["ClusterId", "Probability", "OutlierScore"]).items():
+        res["hdb_" + k] = v
 
 
 def main():

@@ -3,6 +3,7 @@ small machine, as root inside a container, over shared memory and TCP on the
 loopback interface only."""
 import os
 import shutil
+import subprocess
 
 
 def pvbatch():
@@ -27,3 +28,20 @@ def mpiexec_command(n):
     os.environ.setdefault("OMPI_MCA_oob_tcp_if_include", "lo")
     os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
     return [exe, "--oversubscribe", "-n", str(n)]
+
+
+def run_pvbatch_ranks(cmd, P, check, env=None, timeout=300):
+    """Runs an `mpiexec -n P pvbatch` command line; checks that it ends in
+    time and exits 0 (printing the end of its output otherwise). Returns the
+    finished process when both hold, else None."""
+    print("+", " ".join(cmd), flush=True)
+    try:
+        p = subprocess.run(cmd, timeout=timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, env=env)
+    except subprocess.TimeoutExpired:
+        check(False, f"mpiexec pvbatch finished within {timeout} s (no hang)")
+        return None
+    if not check(p.returncode == 0, f"mpiexec -n {P} pvbatch run"):
+        print(p.stdout[-5000:])
+        return None
+    return p

@@ -10,20 +10,18 @@ import sys
 
 import numpy as np
 from paraview import servermanager
-from paraview.simple import Connect, Disconnect, LoadPlugin
 from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
 from vtkmodules.vtkCommonCore import vtkPoints
 from vtkmodules.vtkCommonDataModel import vtkPolyData
 from vtkmodules.vtkIOXML import vtkXMLPolyDataWriter
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checker  # noqa: E402
+from pvserver_sessions import parallel_and_serial  # noqa: E402
+
 port, plugin, work = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-failures = []
-
-
-def check(ok, what):
-    print(("  ok  " if ok else "  FAIL") + " " + what, flush=True)
-    if not ok:
-        failures.append(what)
+checker = Checker()
+check = checker.check
 
 
 # Data: clustered points in a periodic box, written as two pieces.
@@ -96,20 +94,8 @@ def run_filters(ns):
     return out
 
 
-# Parallel: 2-rank pvserver.
-Connect("localhost", port)
-ns = {}
-LoadPlugin(plugin, remote=True, ns=ns)
-LoadPlugin(plugin, remote=False, ns=ns)
-check(servermanager.ActiveConnection.GetNumberOfDataPartitions() == 2, "pvserver has 2 ranks")
-par = run_filters(ns)
-Disconnect()
-
-# Serial reference: the built-in session.
-Connect()
-ns = {}
-LoadPlugin(plugin, remote=False, ns=ns)
-ref = run_filters(ns)
+# Parallel (2-rank pvserver), then the serial reference (the built-in session).
+par, ref = parallel_and_serial(port, plugin, run_filters, check)
 
 check(list(par["ranks"]) == [cut, n - cut], f"pvserver ranks hold {list(par['ranks'])} points")
 check(par["points"] == n and ref["points"] == n, f"{n} points fetched from both runs")
@@ -124,7 +110,4 @@ check(np.array_equal(par["cat_GroupId"], np.arange(len(ref["cat_GroupId"]))) and
 check(np.array_equal(par["cat_Count"], ref["cat_Count"]), "catalogue Count identical")
 check(np.allclose(par["cat_CenterOfMass"], ref["cat_CenterOfMass"], rtol=1e-6, atol=0),
       "catalogue CenterOfMass equal")
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
-print("all checks passed")
+checker.finish()

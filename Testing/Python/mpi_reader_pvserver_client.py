@@ -13,14 +13,17 @@ import sys
 
 import numpy as np
 from paraview import servermanager
-from paraview.simple import Connect, Disconnect, LoadPlugin
+from vtkmodules.numpy_interface.dataset_adapter import CompositeDataIterator
 from vtkmodules.util.numpy_support import vtk_to_numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import snapshot_files as sf  # noqa: E402
+from checks import Checker  # noqa: E402
+from pvserver_sessions import parallel_and_serial  # noqa: E402
 
 port, plugin, work = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-failures = []
+checker = Checker()
+check = checker.check
 d = sf.gadget4_dir()
 if d is None:
     print("SKIP: ../shared/data/external/gadget4-cosmobox-n32-l50 is not available")
@@ -28,21 +31,9 @@ if d is None:
 snapshot = os.path.abspath(os.path.join(d, "snapshot_062.hdf5"))
 
 
-def check(ok, what):
-    print(("  ok  " if ok else "  FAIL") + " " + what, flush=True)
-    if not ok:
-        failures.append(what)
-
-
 def leaves(data):
     """The leaves of a fetched composite in order (rank 0's blocks first)."""
-    it = data.NewIterator()
-    it.InitTraversal()
-    out = []
-    while not it.IsDoneWithTraversal():
-        out.append(it.GetCurrentDataObject())
-        it.GoToNextItem()
-    return out
+    return [leaf.VTKObject for leaf in CompositeDataIterator(data)]
 
 
 def column(blocks, name):
@@ -68,17 +59,7 @@ def run(ns):
     return out
 
 
-Connect("localhost", port)
-ns = {}
-LoadPlugin(plugin, remote=True, ns=ns)
-LoadPlugin(plugin, remote=False, ns=ns)
-check(servermanager.ActiveConnection.GetNumberOfDataPartitions() == 2, "pvserver has 2 ranks")
-par = run(ns)
-Disconnect()
-Connect()
-ns = {}
-LoadPlugin(plugin, remote=False, ns=ns)
-ref = run(ns)
+par, ref = parallel_and_serial(port, plugin, run, check)
 
 import h5py  # noqa: E402
 with h5py.File(snapshot, "r") as f:
@@ -95,7 +76,4 @@ check(np.array_equal(par["GroupId"], ref["GroupId"]) and np.array_equal(par["gid
       "GroupId identical to the serial session")
 same, ngroups = sf.same_groups_as_gadget4(par["GroupId"], os.path.join(d, "fof_tab_062.hdf5"))
 check(same, f"Gadget-4's {ngroups} groups with the box from the file")
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
-print("all checks passed")
+checker.finish()

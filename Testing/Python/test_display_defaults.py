@@ -16,7 +16,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import display_standins  # noqa: E402
 import jztest  # noqa: E402  (loads the plugin)
-from jztest import ROOT, SKIP, Checker, simple  # noqa: E402
+from checks import run_section  # noqa: E402
+from jztest import ROOT, SKIP, simple  # noqa: E402
 
 import numpy as np  # noqa: E402
 from paraview import servermanager  # noqa: E402
@@ -415,11 +416,7 @@ SECTIONS = {
 }
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in SECTIONS:
-        print("usage: test_display_defaults.py " + "|".join(SECTIONS))
-        sys.exit(2)
-    checker = Checker()
-    SECTIONS[sys.argv[1]](checker)
+    checker = run_section(SECTIONS)
     try:
         checker.finish()
     except SystemExit as done:

@@ -10,7 +10,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
-from jztest import SKIP, Checker, polydata, producer, simple  # noqa: E402
+from checks import run_section  # noqa: E402
+from jztest import SKIP, polydata, producer, simple  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.sparse import coo_matrix  # noqa: E402
@@ -427,18 +428,20 @@ def sec_device(c):
         c.check(same_partition(run.array("GroupId"), ref), f"Device {dev}: partition == scipy")
 
 
-def shared_dir():
-    d = os.environ.get("JZ_SHARED_DIR") or os.path.join(jztest.ROOT, "..", "shared")
-    return d if os.path.isdir(d) else None
+def external_or_skip(rel):
+    """../shared/data/external/REL (JZ_SHARED_DIR overrides ../shared); exits
+    SKIP when it is not available."""
+    sd = os.environ.get("JZ_SHARED_DIR") or os.path.join(jztest.ROOT, "..", "shared")
+    path = os.path.join(sd, "data/external", rel)
+    if not os.path.exists(path):
+        print(f"SKIP: ../shared/data/external/{rel.split('/')[0]} is not available")
+        sys.exit(SKIP)
+    return path
 
 
 def sec_gadget(c):
     import h5py
-    sd = shared_dir()
-    base = os.path.join(sd, "data/external/gadget4-cosmobox-n32-l50") if sd else None
-    if not base or not os.path.isdir(base):
-        print("SKIP: ../shared/data/external/gadget4-cosmobox-n32-l50 is not available")
-        sys.exit(SKIP)
+    base = external_or_skip("gadget4-cosmobox-n32-l50")
     for snap in ("013", "020", "031", "046", "062"):
         with h5py.File(os.path.join(base, f"snapshot_{snap}.hdf5"), "r") as f:
             pos = f["PartType1/Coordinates"][...]
@@ -465,11 +468,7 @@ def sec_gadget(c):
 
 
 def sec_hfof(c):
-    sd = shared_dir()
-    f = os.path.join(sd, "data/external/hfof-cosmo32768/cosmo32768.dat") if sd else None
-    if not f or not os.path.exists(f):
-        print("SKIP: ../shared/data/external/hfof-cosmo32768 is not available")
-        sys.exit(SKIP)
+    f = external_or_skip("hfof-cosmo32768/cosmo32768.dat")
     pos = np.fromfile(f, dtype="<u2").reshape(-1, 3).astype(np.float64) / 65536.0
     table = {0.3: (None, 1), 0.1: (2, 1), 0.05: (461, 396), 0.01: (9600, 9580),
              0.005: (14497, 14488), 0.001: (27824, 27823)}
@@ -492,23 +491,9 @@ def sec_progress(c):
     pts = np.random.default_rng(11).random((300000, 3)).astype(np.float32)
     src = producer(polydata(pts))
     f = FriendsOfFriends(Input=src, Device="CPU", Periodic=1)
-    alg = f.GetClientSideObject()
-    seen = []
-    tag = alg.AddObserver("ProgressEvent", lambda o, e: seen.append(o.GetProgress()))
-    f.UpdatePipeline()
-    alg.RemoveObserver(tag)
-    inner = [p for p in seen if 0 < p < 1]
-    c.check(len(inner) >= 3 and inner == sorted(inner),
-            f"progress reported in steps ({len(inner)} values in (0,1), increasing)")
-
-    def abort(o, e):
-        if o.GetProgress() > 0.2:
-            o.SetAbortExecute(1)
-
+    jztest.check_progress_in_steps(c, f)
     f.LinkingLength = 0.21
-    tag = alg.AddObserver("ProgressEvent", abort)
-    f.UpdatePipeline()
-    alg.RemoveObserver(tag)
+    alg = jztest.update_aborting(f)
     out = alg.GetOutputDataObject(0)
     c.check(out.GetPointData().GetArray("GroupId") is None
             and alg.GetOutputDataObject(1).GetNumberOfPoints() == 0, "aborted run: no output")
@@ -579,9 +564,4 @@ SECTIONS = {
 }
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in SECTIONS:
-        print("usage: test_fof.py " + "|".join(SECTIONS))
-        sys.exit(2)
-    checker = Checker()
-    SECTIONS[sys.argv[1]](checker)
-    checker.finish()
+    run_section(SECTIONS).finish()

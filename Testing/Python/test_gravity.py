@@ -12,7 +12,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
-from jztest import SKIP, Checker, polydata, producer, simple  # noqa: E402
+from checks import run_section  # noqa: E402
+from jztest import SKIP, polydata, producer, simple  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -215,6 +216,4 @@ SECTIONS = dict(direct=section_direct, uniform=section_uniform, clustered=sectio
                 empty=section_empty, name=section_name)
 
 if __name__ == "__main__":
-    c = Checker()
-    SECTIONS[sys.argv[1]](c)
-    c.finish()
+    run_section(SECTIONS).finish()

@@ -13,7 +13,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
-from jztest import Checker, polydata  # noqa: E402
+from checks import run_section  # noqa: E402
+from jztest import polydata  # noqa: E402
 from test_fof import fof  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -169,6 +170,4 @@ SECTIONS = dict(clustered=section_clustered, uniform=section_uniform,
                 duplicates=section_duplicates, errors=section_errors)
 
 if __name__ == "__main__":
-    c = Checker()
-    SECTIONS[sys.argv[1]](c)
-    c.finish()
+    run_section(SECTIONS).finish()

@@ -223,24 +223,10 @@ def progress():
     pts = rng.random((200000, 3)).astype(np.float32)
     src = jztest.producer(polydata(pts))
     f = jztest.KNNDensity(Input=src, NumberOfNeighbors=16, Device="CPU")
-    alg = f.GetClientSideObject()
-    seen = []
-    tag = alg.AddObserver("ProgressEvent", lambda o, e: seen.append(o.GetProgress()))
-    f.UpdatePipeline()
-    alg.RemoveObserver(tag)
-    inner = [p for p in seen if 0 < p < 1]
-    c.check(len(inner) >= 3 and inner == sorted(inner),
-            f"progress reported in steps ({len(inner)} values in (0,1), increasing)")
+    jztest.check_progress_in_steps(c, f)
     # aborting from a progress callback stops the run with an empty output
     f.NumberOfNeighbors = 17
-
-    def abort(o, e):
-        if o.GetProgress() > 0.2:
-            o.SetAbortExecute(1)
-
-    tag = alg.AddObserver("ProgressEvent", abort)
-    f.UpdatePipeline()
-    alg.RemoveObserver(tag)
+    alg = jztest.update_aborting(f)
     out = alg.GetOutputDataObject(0)
     c.check(out.GetPointData().GetArray("Density") is None, "aborted run: no Density")
     alg.SetAbortExecute(0)

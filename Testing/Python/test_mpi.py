@@ -23,18 +23,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from checks import Checker  # noqa: E402
 from mpi_env import mpiexec_command, pvbatch  # noqa: E402
 
 SPLITS = ("random", "slabs", "empty", "one", "multiblock", "partitioned")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("  ok  " if ok else "  FAIL") + " " + what, flush=True)
-    if not ok:
-        failures += 1
-    return ok
+checker = Checker()
+check = checker.check
 
 
 def close(a, b, what, rtol=1e-6):
@@ -86,7 +80,8 @@ def compare(ref_dir, par_dir, case, kind, P):
     ref = dict(np.load(os.path.join(ref_dir, tag + ".serial.npz")))
     ranks = [dict(np.load(os.path.join(par_dir, f"{tag}.rank{r}.npz"))) for r in range(P)]
     for r, d in enumerate(ranks):
-        for key in ("knn_errors", "qknn_errors", "fof_errors"):
+        for key in ("knn_errors", "qknn_errors", "fof_errors", "emst_errors", "mrst_errors",
+                    "hdb_errors"):
             if key in d and str(d[key]):
                 check(False, f"{tag} rank {r}: {key}: {str(d[key])[:200]}")
                 return
@@ -117,6 +112,7 @@ def compare(ref_dir, par_dir, case, kind, P):
     for name in ("GroupId", "GroupSize"):
         got = cat("fof_" + name)
         check(got is not None and np.array_equal(got, ref["fof_" + name]), f"{tag}: FoF {name} identical")
+    compare_trees(ref, ranks, cat, tag)
     gid = cat("cat_GroupId")
     gid = gid.ravel() if gid is not None else np.zeros(0, np.int64)
     G = len(ref["cat_GroupId"])
@@ -129,6 +125,20 @@ def compare(ref_dir, par_dir, case, kind, P):
             got = cat(key)
             close(got[order] if got is not None else None, ref[key], f"{tag}: catalogue {name}",
                   rtol=1e-6 if name != "InertiaRadius" else 1e-6)
+
+
+def compare_trees(ref, ranks, cat, tag):
+    """EuclideanMST: the union of the ranks' edges is the serial edge set,
+    each edge once; HDBSCAN: identical per point."""
+    for key in ("emst", "mrst"):
+        ends, length = cat(key + "_ends"), cat(key + "_length")
+        got = sorted(zip(map(tuple, ends), length.ravel())) if ends is not None else []
+        want = sorted(zip(map(tuple, ref[key + "_ends"]), ref[key + "_length"].ravel()))
+        check(got == want, f"{tag}: {key}: union of the ranks' {len(got)} edges = serial {len(want)}")
+    check(np.array_equal(cat("mrst_CoreDistance"), ref["mrst_CoreDistance"]),
+          f"{tag}: CoreDistance identical")
+    for name in ("ClusterId", "Probability", "OutlierScore"):
+        check(np.array_equal(cat("hdb_" + name), ref["hdb_" + name]), f"{tag}: HDBSCAN {name} identical")
 
 
 def bad(par_dir, P):
@@ -144,7 +154,4 @@ def bad(par_dir, P):
 
 if __name__ == "__main__":
     main()
-    if failures:
-        print(f"{failures} check(s) failed")
-        sys.exit(1)
-    print("all checks passed")
+    checker.finish()

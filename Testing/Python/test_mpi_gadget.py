@@ -8,7 +8,6 @@ Usage: test_mpi_gadget.py P
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -17,17 +16,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from mpi_env import mpiexec_command, pvbatch  # noqa: E402
+from checks import Checker  # noqa: E402
+from mpi_env import mpiexec_command, pvbatch, run_pvbatch_ranks  # noqa: E402
 
 SNAPS = ("020", "046", "062")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("  ok  " if ok else "  FAIL") + " " + what, flush=True)
-    failures += 0 if ok else 1
-    return ok
+checker = Checker()
+check = checker.check
 
 
 def same_partition(a, b):
@@ -49,14 +43,7 @@ def main():
     try:
         cmd = mpiexec_command(P) + [pvbatch(), "--symmetric", os.path.join(HERE, "mpi_gadget_case.py"),
                                     base, out, *SNAPS]
-        print("+", " ".join(cmd), flush=True)
-        try:
-            p = subprocess.run(cmd, timeout=300, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        except subprocess.TimeoutExpired:
-            check(False, "mpiexec pvbatch finished within 300 s")
-            return
-        if not check(p.returncode == 0, f"mpiexec -n {P} pvbatch run"):
-            print(p.stdout[-4000:])
+        if run_pvbatch_ranks(cmd, P, check) is None:
             return
         for snap in SNAPS:
             with h5py.File(os.path.join(base, f"fof_tab_{snap}.hdf5"), "r") as f:
@@ -91,7 +78,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    if failures:
-        print(f"{failures} check(s) failed")
-        sys.exit(1)
-    print("all checks passed")
+    checker.finish()

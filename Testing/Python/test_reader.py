@@ -13,7 +13,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
-from jztest import SKIP, Checker, polydata, producer, simple  # noqa: E402
+from checks import run_section  # noqa: E402
+from jztest import SKIP, polydata, producer, simple  # noqa: E402
 
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
@@ -685,6 +686,16 @@ def section_errors(c):
         shutil.rmtree(tmp)
 
 
+def check_layout(c, path, fmt, label, details=""):
+    """One file of another code's layout: recognised as `fmt`, every block and
+    the header fields equal h5py's read."""
+    run = Read(path)
+    c.check(not run.errors and run.field("SnapshotFormat") == fmt,
+            f"{label}: format {run.field('SnapshotFormat')}")
+    check_snapshot(c, run, [path], label + details)
+    check_header_fields(c, run, path, label)
+
+
 def section_formats(c):
     """Gadget-2/3 and AREPO headers, big-endian and compressed datasets, high-word counts."""
     tmp = tempfile.mkdtemp(prefix="jz-reader-formats-")
@@ -692,11 +703,7 @@ def section_formats(c):
         gadget2 = os.path.join(tmp, "snap_gadget2.hdf5")
         sf.write_gadget(gadget2, [500, 700, 0, 0, 0, 3], mass_table=[0, 0.125, 0, 0, 0, 2.5],
                         masses_for=(0,), id_dtype=np.uint32, time=0.5, redshift=1.0)
-        run = Read(gadget2)
-        c.check(not run.errors and run.field("SnapshotFormat") == "Gadget-2/3",
-                f"Gadget-2 layout: format {run.field('SnapshotFormat')}")
-        check_snapshot(c, run, [gadget2], "Gadget-2 layout")
-        check_header_fields(c, run, gadget2, "Gadget-2 layout")
+        check_layout(c, gadget2, "Gadget-2/3", "Gadget-2 layout")
 
         arepo = os.path.join(tmp, "snap_arepo.hdf5")
         sf.write_gadget(arepo, [300, 400], masses_for=(0, 1), dtype=np.float64)
@@ -714,11 +721,7 @@ def section_formats(c):
                              compression="gzip", shuffle=True)
             g["GFM_Metals"] = np.arange(300 * 10, dtype=np.float32).reshape(300, 10)
             g["HighResGasMass"] = np.arange(300, dtype=np.int16)
-        run = Read(arepo)
-        c.check(not run.errors and run.field("SnapshotFormat") == "AREPO",
-                f"AREPO layout: format {run.field('SnapshotFormat')}")
-        check_snapshot(c, run, [arepo], "AREPO layout (big-endian, gzip, N x 10, int16)")
-        check_header_fields(c, run, arepo, "AREPO layout")
+        check_layout(c, arepo, "AREPO", "AREPO layout", " (big-endian, gzip, N x 10, int16)")
 
         # More than 2^32 particles are announced with NumPart_Total_HighWord;
         # a total that disagrees with the files is a warning, the files are read.
@@ -771,9 +774,4 @@ SECTIONS = {
 }
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in SECTIONS:
-        print("usage: test_reader.py " + "|".join(SECTIONS))
-        sys.exit(2)
-    checker = Checker()
-    SECTIONS[sys.argv[1]](checker)
-    checker.finish()
+    run_section(SECTIONS).finish()

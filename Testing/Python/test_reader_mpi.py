@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -26,16 +25,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import snapshot_files as sf  # noqa: E402
-from mpi_env import mpiexec_command, pvbatch  # noqa: E402
+from checks import Checker  # noqa: E402
+from mpi_env import mpiexec_command, pvbatch, run_pvbatch_ranks  # noqa: E402
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(("  ok  " if ok else "  FAIL") + " " + what, flush=True)
-    failures += 0 if ok else 1
-    return ok
+checker = Checker()
+check = checker.check
 
 
 def reference(files, stride=1):
@@ -121,16 +115,8 @@ def main():
         os.makedirs(out)
         cmd = mpiexec_command(P) + [pvbatch(), "--symmetric",
                                     os.path.join(HERE, "mpi_reader_case.py"), cases_file, out]
-        print("+", " ".join(cmd), flush=True)
-        env = dict(os.environ, JZ_RUNINFO="1")
-        try:
-            p = subprocess.run(cmd, timeout=300, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env=env)
-        except subprocess.TimeoutExpired:
-            check(False, "mpiexec pvbatch finished within 300 s (no hang)")
-            return
-        if not check(p.returncode == 0, f"mpiexec -n {P} pvbatch run"):
-            print(p.stdout[-5000:])
+        p = run_pvbatch_ranks(cmd, P, check, env=dict(os.environ, JZ_RUNINFO="1"))
+        if p is None:
             return
         for case in cases:
             if "ref" in case:
@@ -168,7 +154,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    if failures:
-        print(f"{failures} check(s) failed")
-        sys.exit(1)
-    print("all checks passed")
+    checker.finish()

@@ -1,0 +1,83 @@
+#include "vtkJZFofTreeCache.h"
+
+#include "jz/FofFromTree.h"
+
+#include "vtkDataArray.h"
+#include "vtkDataSet.h"
+#include "vtkPointData.h"
+#include "vtkPointSet.h"
+#include "vtkPoints.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+bool vtkJZFofTreeCache::Key::operator==(const Key& o) const
+{
+  return inputStamp == o.inputStamp && periodic == o.periodic && std::equal(box, box + 6, o.box) &&
+    device == o.device && useFloat == o.useFloat && numPoints == o.numPoints;
+}
+
+std::vector<unsigned long long> vtkJZFofTreeCache::Stamp(const std::vector<vtkDataSet*>& pieces)
+{
+  std::vector<unsigned long long> stamp;
+  auto add = [&stamp](vtkObject* o)
+  {
+    stamp.push_back(reinterpret_cast<std::uintptr_t>(o));
+    stamp.push_back(o ? o->GetMTime() : 0);
+  };
+  for (vtkDataSet* piece : pieces)
+  {
+    auto* ps = vtkPointSet::SafeDownCast(piece);
+    add(ps && ps->GetPoints() ? ps->GetPoints()->GetData() : nullptr);
+    add(piece->GetPointData()->GetGlobalIds());
+    add(piece->GetPointData()->GetArray("GlobalIds"));
+  }
+  return stamp;
+}
+
+template <class T>
+jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Key& key,
+  jz::Backend backend, const jz::RunControl& control, jz::FofGroups& groups)
+{
+  if (!(key == this->Current))
+  {
+    this->Current = key;
+    this->Runs = 0;
+    this->HaveTree = false;
+    this->Tree = jz::EmstEdges{};
+  }
+  ++this->Runs;
+  this->LastCut = false;
+  // The tree is CPU-only: an explicit CUDA run always walks.
+  if (this->Runs == 1 || backend == jz::Backend::CUDA)
+  {
+    return jz::computeFofGroups<T>(problem, groups, backend, control);
+  }
+  jz::RunInfo info;
+  if (!this->HaveTree)
+  {
+    // The linking length changed on the same data: from now on cut a tree.
+    jz::EmstProblem<T> tree;
+    tree.points = problem.points;
+    tree.numPoints = problem.numPoints;
+    tree.periodic = problem.periodic;
+    std::copy(problem.boxLo, problem.boxLo + 3, tree.boxLo);
+    std::copy(problem.boxHi, problem.boxHi + 3, tree.boxHi);
+    tree.ids = problem.ids;
+    info = jz::computeEmst(tree, this->Tree, jz::Backend::CPU, control);
+    this->HaveTree = true;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  jz::fofGroupsFromTree(this->Tree, problem.numPoints, problem.ids, problem.linkingLength, groups);
+  info.backend = jz::Backend::CPU;
+  info.stageSeconds.emplace_back("cut of the cached tree",
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  this->LastCut = true;
+  return info;
+}
+
+template jz::RunInfo vtkJZFofTreeCache::Groups<float>(
+  const jz::FofProblem<float>&, const Key&, jz::Backend, const jz::RunControl&, jz::FofGroups&);
+template jz::RunInfo vtkJZFofTreeCache::Groups<double>(
+  const jz::FofProblem<double>&, const Key&, jz::Backend, const jz::RunControl&, jz::FofGroups&);

@@ -1,0 +1,61 @@
+/**
+ * @file   vtkJZFofTreeCache.h
+ * @brief  FriendsOfFriends' cached minimum spanning tree: groups at a new
+ * LinkingLength are a cut of the tree (jz/FofFromTree.h) instead of a new
+ * walk, while the input, Periodic, the box, Device and the precision are
+ * unchanged. The first execution walks as always; the first re-execution
+ * with the same key builds the tree (once); later ones only cut it.
+ * Not wrapped; include it only from .cxx files.
+ */
+#ifndef vtkJZFofTreeCache_h
+#define vtkJZFofTreeCache_h
+
+#include "vtkType.h"
+
+#include "jz/Emst.h"
+#include "jz/Fof.h"
+
+#include <cstddef>
+#include <vector>
+
+class vtkDataSet;
+
+class vtkJZFofTreeCache
+{
+public:
+  /// Everything the groups depend on besides the linking length.
+  struct Key
+  {
+    /// Per piece: the coordinate array and its MTime, the GlobalIds array
+    /// and its MTime (the input data object itself may be a new shallow
+    /// copy at every execution; its arrays are not).
+    std::vector<unsigned long long> inputStamp;
+    bool periodic = false;
+    double box[6] = { 0, 0, 0, 0, 0, 0 };
+    int device = 0;
+    bool useFloat = false;
+    std::size_t numPoints = 0;
+    bool operator==(const Key& o) const;
+  };
+
+  /// The input stamp of the pieces.
+  static std::vector<unsigned long long> Stamp(const std::vector<vtkDataSet*>& pieces);
+
+  /// The groups of `problem` (one process), by walk or by cut.
+  template <class T>
+  jz::RunInfo Groups(const jz::FofProblem<T>& problem, const Key& key, jz::Backend backend,
+    const jz::RunControl& control, jz::FofGroups& groups);
+
+  /// Whether the last Groups() call cut the cached tree.
+  bool LastWasCut() const { return this->LastCut; }
+
+private:
+  Key Current;
+  int Runs = 0; // executions with the Current key
+  bool HaveTree = false;
+  bool LastCut = false;
+  jz::EmstEdges Tree;
+};
+
+#endif
+// VTK-HeaderTest-Exclude: vtkJZFofTreeCache.h

@@ -1,0 +1,77 @@
+/**
+ * @class   vtkJZHDBSCAN
+ * @brief   HDBSCAN* density clusters of a particle set (jz/Hdbscan.h).
+ *
+ * The mutual-reachability minimum spanning tree on the jz-tree, then the
+ * condensed tree, cluster selection by excess of mass or leaf, membership
+ * probabilities and GLOSH outlier scores, with the semantics of the hdbscan
+ * library 0.8.33. Point outputs: `ClusterId` (-1 noise; 0..C-1 by descending
+ * size, ties by the smallest global id), `Probability`, `OutlierScore` and
+ * `CoreDistance`. See the README section "HDBSCAN* Clusters".
+ */
+#ifndef vtkJZHDBSCAN_h
+#define vtkJZHDBSCAN_h
+
+#include "JZTreeFiltersModule.h"
+#include "vtkPointSetAlgorithm.h"
+
+class JZTREEFILTERS_EXPORT vtkJZHDBSCAN : public vtkPointSetAlgorithm
+{
+public:
+  static vtkJZHDBSCAN* New();
+  vtkTypeMacro(vtkJZHDBSCAN, vtkPointSetAlgorithm);
+  void PrintSelf(ostream& os, vtkIndent indent) override;
+
+  enum SelectionMethod
+  {
+    EXCESS_OF_MASS = 0,
+    LEAF = 1
+  };
+
+  vtkSetMacro(MinClusterSize, int);
+  vtkGetMacro(MinClusterSize, int);
+  /// 0 = MinClusterSize.
+  vtkSetMacro(MinSamples, int);
+  vtkGetMacro(MinSamples, int);
+  vtkSetClampMacro(ClusterSelectionMethod, int, EXCESS_OF_MASS, LEAF);
+  vtkGetMacro(ClusterSelectionMethod, int);
+  vtkSetMacro(AllowSingleCluster, vtkTypeBool);
+  vtkGetMacro(AllowSingleCluster, vtkTypeBool);
+  vtkBooleanMacro(AllowSingleCluster, vtkTypeBool);
+
+  vtkSetMacro(Periodic, vtkTypeBool);
+  vtkGetMacro(Periodic, vtkTypeBool);
+  vtkBooleanMacro(Periodic, vtkTypeBool);
+  vtkSetVector6Macro(BoxBounds, double);
+  vtkGetVector6Macro(BoxBounds, double);
+  vtkSetMacro(BoxFromData, vtkTypeBool);
+  vtkGetMacro(BoxFromData, vtkTypeBool);
+  vtkBooleanMacro(BoxFromData, vtkTypeBool);
+  /// 0 = Auto, 1 = CPU, 2 = CUDA (as jz::Backend).
+  vtkSetClampMacro(Device, int, 0, 2);
+  vtkGetMacro(Device, int);
+
+protected:
+  vtkJZHDBSCAN() = default;
+  ~vtkJZHDBSCAN() override = default;
+
+  int FillInputPortInformation(int port, vtkInformation* info) override;
+  int FillOutputPortInformation(int port, vtkInformation* info) override;
+  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+
+  int MinClusterSize = 20;
+  int MinSamples = 0;
+  int ClusterSelectionMethod = EXCESS_OF_MASS;
+  vtkTypeBool AllowSingleCluster = false;
+  vtkTypeBool Periodic = false;
+  double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
+  vtkTypeBool BoxFromData = true;
+  int Device = 0;
+
+private:
+  vtkJZHDBSCAN(const vtkJZHDBSCAN&) = delete;
+  void operator=(const vtkJZHDBSCAN&) = delete;
+};
+
+#endif

@@ -1,0 +1,53 @@
+// computeEmst: input validation and backend dispatch.
+#include <cmath>
+#include <string>
+
+#include "EmstBackends.h"
+#include "jz/Emst.h"
+#include "jz/Validate.h"
+
+namespace jz
+{
+// The shared rules of jz/Validate.h (box, point count, finite coordinates),
+// plus MinSamples.
+template <class T>
+std::string emstProblemError(const EmstProblem<T>& problem)
+{
+  std::string error = pointCountError(problem.numPoints);
+  if (error.empty())
+    error = periodicBoxError(problem.periodic, problem.boxLo, problem.boxHi);
+  if (error.empty() && problem.metric == EmstMetric::MutualReachability && problem.numPoints > 0)
+  {
+    if (problem.minSamples < 1)
+      error = "MinSamples must be at least 1 (got " + std::to_string(problem.minSamples) + ")";
+    else if (std::size_t(problem.minSamples) >= problem.numPoints)
+      error = "MinSamples = " + std::to_string(problem.minSamples) +
+        " needs more points than the " + std::to_string(problem.numPoints) + " given";
+  }
+  if (error.empty())
+    error = nonFiniteCoordinateError(problem.points, problem.numPoints, "point");
+  return error;
+}
+
+template <class T>
+RunInfo computeEmst(
+  const EmstProblem<T>& problem, EmstEdges& edges, Backend backend, const RunControl& control)
+{
+  RunInfo info;
+  const std::string error = emstProblemError(problem);
+  if (!error.empty())
+    throw Error(error);
+  if (backend == Backend::CUDA)
+    throw Error("the EMST has no CUDA backend yet: use Device CPU or Auto");
+  info.backend = Backend::CPU;
+  emstCpu(problem, edges, info, control);
+  return info;
+}
+
+template std::string emstProblemError<float>(const EmstProblem<float>&);
+template std::string emstProblemError<double>(const EmstProblem<double>&);
+template RunInfo computeEmst<float>(
+  const EmstProblem<float>&, EmstEdges&, Backend, const RunControl&);
+template RunInfo computeEmst<double>(
+  const EmstProblem<double>&, EmstEdges&, Backend, const RunControl&);
+} // namespace jz

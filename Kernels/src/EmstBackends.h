@@ -1,0 +1,11 @@
+// Backend entry points of computeEmst; the problem arrives validated.
+#pragma once
+
+#include "jz/Emst.h"
+
+namespace jz
+{
+template <class T>
+void emstCpu(
+  const EmstProblem<T>& problem, EmstEdges& edges, RunInfo& info, const RunControl& control);
+} // namespace jz

@@ -1,0 +1,147 @@
+// computeHdbscan: the mutual-reachability EMST, then the library's steps
+// (SingleLinkage, CondensedTree, ClusterSelection, ClusterMembership,
+// Glosh), and ClusterIds numbered by descending size.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "../distributed/GatherPieces.h"
+#include "ClusterMembership.h"
+#include "ClusterSelection.h"
+#include "CondensedTree.h"
+#include "Glosh.h"
+#include "SingleLinkage.h"
+#include "jz/Hdbscan.h"
+
+namespace jz
+{
+int hdbscanMinSamples(const HdbscanOptions& options, std::size_t n)
+{
+  long long ms = options.minSamples > 0 ? options.minSamples : options.minClusterSize;
+  ms = std::min<long long>(ms, (long long)n - 1);
+  return int(std::max<long long>(ms, 1));
+}
+
+std::string hdbscanOptionsError(const HdbscanOptions& options)
+{
+  if (options.minClusterSize < 1)
+    return "MinClusterSize must be at least 1 (got " + std::to_string(options.minClusterSize) + ")";
+  if (options.minSamples < 0)
+    return "MinSamples must be 0 (= MinClusterSize) or positive (got " +
+      std::to_string(options.minSamples) + ")";
+  return std::string();
+}
+
+void hdbscanFromTree(const EmstEdges& tree, std::size_t n, const GlobalId* ids,
+  const HdbscanOptions& options, HdbscanResult& result)
+{
+  result.clusterId.assign(n, -1);
+  result.probability.assign(n, 0.0);
+  result.outlierScore.assign(n, 0.0);
+  result.numClusters = 0;
+  if (n < 2)
+    return;
+  const std::vector<CondensedRow> condensed =
+    condenseTree(singleLinkage(tree, n), n, Index(options.minClusterSize));
+  const std::vector<char> selected =
+    selectClusters(condensed, n, options.selection, options.allowSingleCluster);
+  std::vector<long long> cluster;
+  clusterMembership(condensed, n, selected, cluster, result.probability);
+  result.outlierScore = gloshScores(condensed, n);
+
+  // Descending size, ties by the smallest global id in the cluster.
+  const std::size_t m = selected.size();
+  std::vector<std::size_t> count(m, 0);
+  std::vector<GlobalId> smallest(m, GlobalId(-1));
+  for (std::size_t p = 0; p < n; ++p)
+  {
+    if (cluster[p] < 0)
+      continue;
+    const GlobalId id = ids ? ids[p] : GlobalId(p);
+    const std::size_t c = std::size_t(cluster[p]);
+    ++count[c];
+    if (smallest[c] < 0 || id < smallest[c])
+      smallest[c] = id;
+  }
+  std::vector<std::size_t> order;
+  for (std::size_t c = 0; c < m; ++c)
+    if (count[c] > 0)
+      order.push_back(c);
+  std::sort(order.begin(), order.end(),
+    [&](std::size_t a, std::size_t b)
+    { return count[a] != count[b] ? count[a] > count[b] : smallest[a] < smallest[b]; });
+  std::vector<GlobalId> number(m, -1);
+  for (std::size_t i = 0; i < order.size(); ++i)
+    number[order[i]] = GlobalId(i);
+  for (std::size_t p = 0; p < n; ++p)
+    result.clusterId[p] = cluster[p] < 0 ? -1 : number[std::size_t(cluster[p])];
+  result.numClusters = order.size();
+}
+
+template <class T>
+RunInfo computeHdbscan(const EmstProblem<T>& points, const HdbscanOptions& options,
+  HdbscanResult& result, Backend backend, const RunControl& control)
+{
+  const std::string error = hdbscanOptionsError(options);
+  if (!error.empty())
+    throw Error(error);
+  EmstProblem<T> problem = points;
+  problem.metric = EmstMetric::MutualReachability;
+  problem.minSamples = hdbscanMinSamples(options, points.numPoints);
+  RunInfo info;
+  result = HdbscanResult{};
+  if (points.numPoints < 2)
+  {
+    // Too few points for any tree: all noise (after the input checks).
+    problem.metric = EmstMetric::Euclidean;
+    EmstEdges none;
+    info = computeEmst(problem, none, backend, control);
+    hdbscanFromTree(none, points.numPoints, points.ids, options, result);
+    result.coreDistance.assign(points.numPoints, 0.0);
+    return info;
+  }
+  EmstEdges tree;
+  info = computeEmst(problem, tree, backend, control);
+  hdbscanFromTree(tree, points.numPoints, points.ids, options, result);
+  result.coreDistance.resize(points.numPoints);
+  for (std::size_t i = 0; i < points.numPoints; ++i)
+    result.coreDistance[i] = std::sqrt(tree.core2[i]);
+  return info;
+}
+
+template <class T>
+RunInfo computeHdbscanDistributed(const EmstProblem<T>& piece, const HdbscanOptions& options,
+  Communicator& comm, HdbscanResult& result, Backend backend, const RunControl& control)
+{
+  const GatheredPoints<T> gathered = gatherPieces(piece.points, piece.numPoints, piece.ids, comm);
+  const std::vector<T>& all = gathered.points;
+  const std::vector<GlobalId>& allIds = gathered.ids;
+  const std::size_t offset = gathered.offset;
+  EmstProblem<T> whole = piece;
+  whole.points = all.data();
+  whole.numPoints = allIds.size();
+  whole.ids = allIds.data();
+  HdbscanResult global;
+  const RunInfo info = computeHdbscan(whole, options, global, backend, control);
+  const std::size_t end = offset + piece.numPoints;
+  result = HdbscanResult{};
+  result.numClusters = global.numClusters;
+  result.clusterId.assign(global.clusterId.begin() + offset, global.clusterId.begin() + end);
+  result.probability.assign(global.probability.begin() + offset, global.probability.begin() + end);
+  result.outlierScore.assign(
+    global.outlierScore.begin() + offset, global.outlierScore.begin() + end);
+  result.coreDistance.assign(
+    global.coreDistance.begin() + offset, global.coreDistance.begin() + end);
+  return info;
+}
+
+template RunInfo computeHdbscan<float>(
+  const EmstProblem<float>&, const HdbscanOptions&, HdbscanResult&, Backend, const RunControl&);
+template RunInfo computeHdbscan<double>(
+  const EmstProblem<double>&, const HdbscanOptions&, HdbscanResult&, Backend, const RunControl&);
+template RunInfo computeHdbscanDistributed<float>(const EmstProblem<float>&, const HdbscanOptions&,
+  Communicator&, HdbscanResult&, Backend, const RunControl&);
+template RunInfo computeHdbscanDistributed<double>(const EmstProblem<double>&,
+  const HdbscanOptions&, Communicator&, HdbscanResult&, Backend, const RunControl&);
+} // namespace jz

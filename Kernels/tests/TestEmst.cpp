@@ -1,0 +1,332 @@
+// The Borůvka EMST against a brute-force Prim on the complete graph under
+// the same total edge order (weight, smaller id, larger id): the minimum is
+// unique under it, so edge sets must match exactly, ties (duplicates,
+// lattices) included. Euclidean and mutual reachability, open and periodic,
+// float and double, several thread counts, shuffled global ids, simulated
+// ranks, and bad input.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "PointSets.h"
+#include "TestHarness.h"
+#include "ThreadCommunicator.h"
+#include "jz/Emst.h"
+#include "jz/FofFromTree.h"
+#include "jz/Geometry.h"
+
+namespace
+{
+using jz::GlobalId;
+using Edge = std::tuple<double, GlobalId, GlobalId>; // (weight2, lo id, hi id)
+
+template <class T>
+double dist2(const std::vector<T>& xyz, std::size_t a, std::size_t b, const jz::Periodicity& per,
+  const double* lo)
+{
+  // Wrap like the tree does, then the exact nearest-image distance.
+  T p[3], q[3];
+  for (int d = 0; d < 3; ++d)
+  {
+    p[d] = xyz[3 * a + d];
+    q[d] = xyz[3 * b + d];
+    if (per.enabled())
+    {
+      const double L = per.length[d];
+      auto wrap = [&](T x)
+      {
+        double w = double(x) - L * std::floor((double(x) - lo[d]) / L);
+        T t = T(w);
+        if (double(t) >= lo[d] + L || double(t) < lo[d])
+          t = T(lo[d]);
+        return t;
+      };
+      p[d] = wrap(p[d]);
+      q[d] = wrap(q[d]);
+    }
+  }
+  return jz::distance2(p, q, per);
+}
+
+// Core distances (k-th smallest distance, the point itself first) and Prim.
+template <class T>
+std::vector<Edge> bruteMst(
+  const std::vector<T>& xyz, const std::vector<GlobalId>& ids, const jz::EmstProblem<T>& pr)
+{
+  const std::size_t n = ids.size();
+  const jz::Periodicity per = jz::Periodicity::of(pr.periodic, pr.boxLo, pr.boxHi);
+  std::vector<double> core(n, 0.0);
+  const bool mutual = pr.metric == jz::EmstMetric::MutualReachability;
+  if (mutual)
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      std::vector<double> d(n);
+      for (std::size_t j = 0; j < n; ++j)
+        d[j] = dist2(xyz, i, j, per, pr.boxLo);
+      std::nth_element(d.begin(), d.begin() + pr.minSamples, d.end());
+      core[i] = d[pr.minSamples];
+    }
+  auto w = [&](std::size_t a, std::size_t b)
+  {
+    const double d = dist2(xyz, a, b, per, pr.boxLo);
+    return mutual ? std::max(d, std::max(core[a], core[b])) : d;
+  };
+  auto key = [&](std::size_t a, std::size_t b) {
+    return Edge{ w(a, b), std::min(ids[a], ids[b]), std::max(ids[a], ids[b]) };
+  };
+  std::vector<bool> in(n, false);
+  std::vector<Edge> best(n, Edge{ jz::kInfinity, 0, 0 });
+  std::vector<std::size_t> from(n, 0);
+  std::vector<Edge> out;
+  in[0] = true;
+  for (std::size_t j = 1; j < n; ++j)
+    best[j] = key(0, j);
+  for (std::size_t step = 1; step < n; ++step)
+  {
+    std::size_t next = n;
+    for (std::size_t j = 0; j < n; ++j)
+      if (!in[j] && (next == n || best[j] < best[next]))
+        next = j;
+    in[next] = true;
+    out.push_back(best[next]);
+    for (std::size_t j = 0; j < n; ++j)
+      if (!in[j])
+      {
+        const Edge e = key(next, j);
+        if (e < best[j])
+          best[j] = e;
+      }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+template <class T>
+std::vector<Edge> edgesOf(const jz::EmstEdges& e, const std::vector<GlobalId>& ids)
+{
+  std::vector<Edge> out;
+  for (std::size_t i = 0; i < e.size(); ++i)
+    out.emplace_back(e.weight2[i], ids[e.from[i]], ids[e.to[i]]);
+  return out;
+}
+
+template <class T>
+void checkCase(
+  const std::string& kind, std::size_t n, bool periodic, bool mutual, int threads, bool shuffleIds)
+{
+  std::vector<T> xyz = jztest::makePoints<T>(kind, n, 7);
+  std::vector<GlobalId> ids(n);
+  std::iota(ids.begin(), ids.end(), GlobalId(0));
+  if (shuffleIds)
+    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(3));
+  jz::EmstProblem<T> pr;
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  pr.ids = ids.data();
+  pr.metric = mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
+  pr.minSamples = 4;
+  if (periodic)
+  {
+    pr.periodic = true;
+    for (int d = 0; d < 3; ++d)
+    {
+      pr.boxLo[d] = 0.0;
+      pr.boxHi[d] = kind == "lattice" ? double(std::ceil(std::cbrt(double(n)))) : 1.0;
+    }
+  }
+  jz::EmstEdges got;
+  jz::RunControl control;
+  control.numThreads = threads;
+  jz::computeEmst(pr, got, jz::Backend::CPU, control);
+  const std::vector<Edge> want = bruteMst(xyz, ids, pr);
+  std::vector<Edge> have = edgesOf<T>(got, ids);
+  JZ_CHECK_EQ(have.size(), n - 1);
+  // Sorted output, endpoints smaller id first.
+  JZ_CHECK(std::is_sorted(have.begin(), have.end()));
+  for (std::size_t i = 0; i < have.size(); ++i)
+    JZ_CHECK(std::get<1>(have[i]) < std::get<2>(have[i]));
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < std::min(have.size(), want.size()); ++i)
+    mismatches += have[i] != want[i];
+  JZ_CHECK_MSG(mismatches == 0,
+    kind << " n=" << n << " periodic=" << periodic << " mutual=" << mutual << " threads=" << threads
+         << ": " << mismatches << " edges differ");
+  if (mutual)
+    JZ_CHECK_EQ(got.core2.size(), n);
+}
+
+template <class T>
+void allKinds(bool periodic, bool mutual)
+{
+  for (const std::string& kind : jztest::allKinds())
+  {
+    if (periodic && (kind == "outliers" || kind == "offset" || kind == "mixedsign"))
+      continue;
+    checkCase<T>(kind, 1500, periodic, mutual, 2, kind == "duplicates");
+  }
+}
+
+// The cut of the tree at l against the FoF walk, for many l: spread over the
+// range of edge lengths, exactly at edge lengths (and one ulp either side),
+// open and periodic, float and double.
+template <class T>
+void checkCuts(const std::string& kind, bool periodic)
+{
+  const std::size_t n = 4000;
+  std::vector<T> xyz = jztest::makePoints<T>(kind, n, 9);
+  std::vector<GlobalId> ids(n);
+  std::iota(ids.begin(), ids.end(), GlobalId(0));
+  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(4));
+  jz::EmstProblem<T> pr;
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  pr.ids = ids.data();
+  pr.periodic = periodic;
+  jz::EmstEdges tree;
+  jz::computeEmst(pr, tree, jz::Backend::CPU);
+  std::vector<double> ls;
+  const double maxw = std::sqrt(tree.weight2.back());
+  for (int i = 1; i <= 12; ++i)
+    ls.push_back(maxw * i / 12.0 * 0.6);
+  std::mt19937_64 rng(2);
+  for (int i = 0; i < 12; ++i)
+  {
+    const double l = std::sqrt(tree.weight2[rng() % tree.size()]);
+    if (l > 0)
+    {
+      ls.push_back(l);
+      ls.push_back(std::nextafter(l, 0.0));
+      ls.push_back(std::nextafter(l, 1e300));
+    }
+  }
+  int bad = 0;
+  for (double l : ls)
+  {
+    jz::FofProblem<T> fp;
+    fp.points = xyz.data();
+    fp.numPoints = n;
+    fp.ids = ids.data();
+    fp.linkingLength = l;
+    fp.periodic = periodic;
+    jz::FofGroups walk, cut;
+    jz::computeFofGroups(fp, walk, jz::Backend::CPU);
+    jz::fofGroupsFromTree(tree, n, ids.data(), l, cut);
+    bad += walk.groupLabel != cut.groupLabel;
+  }
+  JZ_CHECK_MSG(bad == 0,
+    kind << " periodic=" << periodic << ": " << bad << " of " << ls.size()
+         << " linking lengths differ from the FoF walk");
+}
+} // namespace
+
+JZ_TEST(FofFromTreeEqualsWalk)
+{
+  for (const char* kind : { "uniform", "clustered", "duplicates", "lattice" })
+  {
+    checkCuts<double>(kind, false);
+    checkCuts<float>(kind, false);
+  }
+  checkCuts<double>("uniform", true);
+  checkCuts<float>("clustered", true);
+}
+
+JZ_TEST(EmstEuclideanDouble)
+{
+  allKinds<double>(false, false);
+}
+JZ_TEST(EmstEuclideanFloat)
+{
+  allKinds<float>(false, false);
+}
+JZ_TEST(EmstPeriodic)
+{
+  allKinds<double>(true, false);
+  allKinds<float>(true, false);
+}
+JZ_TEST(EmstMutualReachability)
+{
+  allKinds<double>(false, true);
+  allKinds<float>(true, true);
+}
+JZ_TEST(EmstThreadCountsAndSizes)
+{
+  for (int threads : { 1, 3, 8 })
+    checkCase<double>("clustered", 3000, false, false, threads, true);
+  for (std::size_t n : { 1, 2, 3, 5, 49, 100 })
+  {
+    checkCase<double>("uniform", n, false, false, 2, false);
+    if (n > 4)
+      checkCase<double>("uniform", n, false, true, 2, false);
+  }
+}
+
+JZ_TEST(EmstDistributedEqualsSerial)
+{
+  const std::size_t n = 2000;
+  std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 5);
+  std::vector<GlobalId> ids(n);
+  std::iota(ids.begin(), ids.end(), GlobalId(0));
+  jz::EmstProblem<double> pr;
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  pr.ids = ids.data();
+  jz::EmstEdges serial;
+  jz::computeEmst(pr, serial, jz::Backend::CPU);
+  const std::vector<Edge> want = edgesOf<double>(serial, ids);
+  for (int ranks : { 1, 2, 3, 4 })
+  {
+    std::vector<std::vector<Edge>> parts(ranks);
+    jztest::ThreadWorld world(ranks);
+    world.run(
+      [&](jz::Communicator& comm)
+      {
+        const int r = comm.rank();
+        const std::size_t b = n * r / ranks, e = n * (r + 1) / ranks;
+        jz::EmstProblem<double> piece = pr;
+        piece.points = xyz.data() + 3 * b;
+        piece.numPoints = e - b;
+        piece.ids = ids.data() + b;
+        jz::EmstRankEdges<double> out;
+        jz::computeEmstDistributed(piece, comm, out, jz::Backend::CPU);
+        for (std::size_t i = 0; i < out.weight2.size(); ++i)
+          parts[r].emplace_back(out.weight2[i], out.fromId[i], out.toId[i]);
+      });
+    std::vector<Edge> all;
+    for (auto& p : parts)
+      all.insert(all.end(), p.begin(), p.end());
+    std::sort(all.begin(), all.end());
+    JZ_CHECK_MSG(all == want, ranks << " ranks");
+  }
+}
+
+JZ_TEST(EmstBadInput)
+{
+  std::vector<double> xyz = jztest::makePoints<double>("uniform", 10, 1);
+  jz::EmstProblem<double> pr;
+  pr.points = xyz.data();
+  pr.numPoints = 10;
+  jz::EmstEdges out;
+  xyz[7] = std::nan("");
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+  xyz[7] = 0.5;
+  pr.metric = jz::EmstMetric::MutualReachability;
+  pr.minSamples = 10;
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+  pr.minSamples = 0;
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+  pr.minSamples = 3;
+  pr.periodic = true;
+  pr.boxHi[1] = 0.0;
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+  pr.periodic = false;
+  pr.numPoints = 0;
+  jz::computeEmst(pr, out, jz::Backend::CPU);
+  JZ_CHECK_EQ(out.size(), 0u);
+}
+
+JZ_TEST_MAIN()

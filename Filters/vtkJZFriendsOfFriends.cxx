@@ -22,6 +22,7 @@
 
 #include "jz/Distributed.h"
 #include "jz/Fof.h"
+#include "jz/HaloProperties.h"
 #include "jz/Validate.h"
 
 #include <algorithm>
@@ -46,6 +47,7 @@ struct FofSettings
   bool periodic = false;
   double box[6] = { 0, 1, 0, 1, 0, 1 };
   jz::Backend backend = jz::Backend::Auto;
+  jz::HaloPropertiesOptions halo; // catalogue additions (referenceDensity: Critical, or 0 = Mean)
 };
 
 vtkSmartPointer<vtkDoubleArray> NewDoubleArray(const char* name, int numComponents, vtkIdType n)
@@ -94,6 +96,53 @@ std::string PieceError(const Buffer<T>& coords, FofSettings s, double linkingLen
     jz::ProblemExtent::RankPiece, vtkJZKernelAdapter::PropertyNames());
 }
 
+// The catalogue additions (centres of potential, SO) for this rank's rows;
+// the reference density of the Mean mode is the total mass over the box.
+template <class T>
+jz::HaloProperties HaloAdditions(jz::Communicator& comm, const Buffer<T>& coords,
+  const Buffer<double>& masses, const Buffer<jz::GlobalId>& ids, vtkIdTypeArray* groupId,
+  const jz::FofCatalogue& cat, const std::vector<jz::GlobalId>& rows, std::size_t numGroups,
+  const FofSettings& s, const jz::RunControl& control)
+{
+  jz::HaloPropertiesInput<T> in;
+  in.points = coords.data;
+  in.numPoints = coords.size;
+  in.masses = masses.data;
+  in.ids = ids.data;
+  static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
+  in.groupId =
+    coords.size ? reinterpret_cast<const jz::GlobalId*>(groupId->GetPointer(0)) : nullptr;
+  in.rowGroupId = rows;
+  in.rowCenterOfMass = cat.centerOfMass;
+  in.rowMass = cat.mass;
+  in.numGroups = numGroups;
+  in.periodic = s.periodic;
+  for (int d = 0; d < 3; ++d)
+  {
+    in.boxLo[d] = s.box[2 * d];
+    in.boxHi[d] = s.box[2 * d + 1];
+  }
+  jz::HaloPropertiesOptions options = s.halo;
+  if (options.sphericalOverdensity && options.referenceDensity == 0) // Mean
+  {
+    double local = 0;
+    for (std::size_t i = 0; i < coords.size; ++i)
+    {
+      local += masses.data ? masses.data[i] : 1.0;
+    }
+    double total = 0;
+    for (const auto& b : comm.allGather(jz::toBytes(std::vector<double>{ local })))
+    {
+      total += jz::fromBytes<double>(b)[0];
+    }
+    const double volume = (s.box[1] - s.box[0]) * (s.box[3] - s.box[2]) * (s.box[5] - s.box[4]);
+    options.referenceDensity = total / volume;
+  }
+  jz::HaloProperties out;
+  jz::computeHaloProperties(comm, in, options, out, control);
+  return out;
+}
+
 // Runs groups, labels and catalogue in precision T (over all ranks of `comm`
 // when there are several: jz::computeFofDistributed; with one, the
 // single-process kernels); fills the outputs only when everything succeeded.
@@ -124,6 +173,7 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   vtkSmartPointer<vtkIdTypeArray> groupId, groupSize;
   jz::FofCatalogue cat;
   std::vector<jz::GlobalId> catalogueGroupId; // GroupId of each catalogue row
+  std::size_t distributedGroups = 0;          // G over all ranks (parallel runs)
   jz::RunInfo info;
   if (comm.size() > 1)
   {
@@ -142,6 +192,7 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     }
     cat = std::move(result.catalogue);
     catalogueGroupId = std::move(result.catalogueGroupId);
+    distributedGroups = result.numGroups;
   }
   else
   {
@@ -185,6 +236,13 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     }
   }
   vtkJZKernelAdapter::ReportRunInfo("FriendsOfFriends", info, comm);
+
+  jz::HaloProperties extra;
+  if (s.halo.potentialCentres || s.halo.sphericalOverdensity)
+  {
+    extra = HaloAdditions(comm, coords, masses, ids, groupId, cat, catalogueGroupId,
+      comm.size() > 1 ? distributedGroups : catalogueGroupId.size(), s, catalogueControl);
+  }
 
   // Catalogue: one vertex per kept group (that this rank owns) at its centre
   // of mass.
@@ -243,10 +301,74 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     cpd->AddArray(meanVel);
     cpd->AddArray(disp);
   }
+  if (s.halo.potentialCentres)
+  {
+    auto cop = NewDoubleArray("CentreOfPotential", 3, G);
+    auto mostBound = NewIdArray("MostBoundId", G);
+    for (vtkIdType g = 0; g < G; ++g)
+    {
+      cop->SetTypedTuple(g, &extra.centreOfPotential[3 * g]);
+      mostBound->SetValue(g, extra.mostBoundId[g]);
+    }
+    cpd->AddArray(cop);
+    cpd->AddArray(mostBound);
+  }
+  if (s.halo.sphericalOverdensity)
+  {
+    auto soRadius = NewDoubleArray("SORadius", 1, G);
+    auto soMass = NewDoubleArray("SOMass", 1, G);
+    auto soCount = NewIdArray("SOCount", G);
+    for (vtkIdType g = 0; g < G; ++g)
+    {
+      soRadius->SetValue(g, extra.soRadius[g]);
+      soMass->SetValue(g, extra.soMass[g]);
+      soCount->SetValue(g, extra.soCount[g]);
+    }
+    cpd->AddArray(soRadius);
+    cpd->AddArray(soMass);
+    cpd->AddArray(soCount);
+  }
   cpd->SetActiveScalars("Count");
   vtkJZKernelAdapter::AddDeviceFieldData(catalogueOut, info.backend);
 }
 } // namespace
+
+//------------------------------------------------------------------------------
+// The catalogue additions' properties (the same on every rank).
+std::string vtkJZFriendsOfFriends::HaloOptionsError() const
+{
+  auto finite = [](double v) { return std::isfinite(v); };
+  if (this->PotentialCentres && !(finite(this->Softening) && this->Softening >= 0))
+  {
+    return "Softening must be finite and >= 0 (got " + std::to_string(this->Softening) + ").";
+  }
+  if (this->PotentialCentres &&
+    !(finite(this->GravitationalConstant) && this->GravitationalConstant > 0))
+  {
+    return "GravitationalConstant must be finite and > 0 (got " +
+      std::to_string(this->GravitationalConstant) + ").";
+  }
+  if (!this->SphericalOverdensity)
+  {
+    return {};
+  }
+  if (!(finite(this->Overdensity) && this->Overdensity > 0))
+  {
+    return "Overdensity must be finite and > 0 (got " + std::to_string(this->Overdensity) + ").";
+  }
+  if (this->OverdensityReference == MEAN_DENSITY && !this->Periodic)
+  {
+    return "OverdensityReference Mean needs Periodic: the mean density is the total mass over "
+           "the periodic box volume (or choose Critical with CriticalDensity).";
+  }
+  if (this->OverdensityReference == CRITICAL_DENSITY &&
+    !(finite(this->CriticalDensity) && this->CriticalDensity > 0))
+  {
+    return "CriticalDensity must be finite and > 0 (got " + std::to_string(this->CriticalDensity) +
+      ").";
+  }
+  return {};
+}
 
 //------------------------------------------------------------------------------
 vtkJZFriendsOfFriends::vtkJZFriendsOfFriends()
@@ -449,6 +571,19 @@ int vtkJZFriendsOfFriends::RequestData(
       DEVICE_CUDA == static_cast<int>(jz::Backend::CUDA),
     "the Device values are jz::Backend's");
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
+  const std::string haloError = this->HaloOptionsError();
+  if (!haloError.empty())
+  {
+    vtkErrorMacro(<< haloError);
+    return 0;
+  }
+  settings.halo.potentialCentres = this->PotentialCentres;
+  settings.halo.softening = this->Softening;
+  settings.halo.gravitationalConstant = this->GravitationalConstant;
+  settings.halo.sphericalOverdensity = this->SphericalOverdensity;
+  settings.halo.overdensity = this->Overdensity;
+  settings.halo.referenceDensity =
+    this->OverdensityReference == CRITICAL_DENSITY ? this->CriticalDensity : 0.0;
   if (this->LinkingLengthMode == RELATIVE)
   {
     // Global N and the global bounding box (or the periodic box).

@@ -31,6 +31,15 @@
  * All sums are accumulated in double. Both outputs carry the field-data
  * string array `JZDevice` naming what ran.
  *
+ * Catalogue additions (README, "Halo catalogue additions"): with
+ * PotentialCentres, `CentreOfPotential` (the member with the lowest
+ * potential due to the group's own members, Plummer Softening, G) and
+ * `MostBoundId` (its global id); with SphericalOverdensity, `SORadius`,
+ * `SOMass` and `SOCount` around that centre (else the centre of mass) over
+ * all Input particles: the largest k with M_j / (4/3 pi r_j^3) >= Delta
+ * rho_ref for every j <= k (distances sorted, equal distances together),
+ * rho_ref the mean (total mass / periodic box volume) or CriticalDensity.
+ *
  * Errors (vtkErrorMacro, empty outputs): non-finite coordinates, a
  * non-positive or non-finite linking length (also a degenerate bounding box
  * in Relative mode), a non-positive periodic box, mass or velocity arrays
@@ -53,6 +62,8 @@
 
 #include "JZTreeFiltersModule.h" // for export macro
 #include "vtkPointSetAlgorithm.h"
+
+#include <string> // for HaloOptionsError
 
 class vtkJZFofTreeCache;
 
@@ -141,6 +152,45 @@ public:
   vtkGetMacro(Device, int);
   ///@}
 
+  enum OverdensityReferences
+  {
+    MEAN_DENSITY = 0,    // total Input mass / periodic box volume (needs Periodic)
+    CRITICAL_DENSITY = 1 // CriticalDensity
+  };
+
+  ///@{
+  /**
+   * Catalogue centres of potential: CentreOfPotential and MostBoundId
+   * (default off), with Plummer Softening (>= 0, default 0) and
+   * GravitationalConstant (> 0, default 1).
+   */
+  vtkSetMacro(PotentialCentres, bool);
+  vtkGetMacro(PotentialCentres, bool);
+  vtkBooleanMacro(PotentialCentres, bool);
+  vtkSetMacro(Softening, double);
+  vtkGetMacro(Softening, double);
+  vtkSetMacro(GravitationalConstant, double);
+  vtkGetMacro(GravitationalConstant, double);
+  ///@}
+
+  ///@{
+  /**
+   * Spherical-overdensity radius, mass and count (default off) at
+   * Overdensity Delta (default 200) times the reference density:
+   * MEAN_DENSITY (default) or CRITICAL_DENSITY (CriticalDensity, in the
+   * data's mass / length^3 units, default 1).
+   */
+  vtkSetMacro(SphericalOverdensity, bool);
+  vtkGetMacro(SphericalOverdensity, bool);
+  vtkBooleanMacro(SphericalOverdensity, bool);
+  vtkSetMacro(Overdensity, double);
+  vtkGetMacro(Overdensity, double);
+  vtkSetClampMacro(OverdensityReference, int, MEAN_DENSITY, CRITICAL_DENSITY);
+  vtkGetMacro(OverdensityReference, int);
+  vtkSetMacro(CriticalDensity, double);
+  vtkGetMacro(CriticalDensity, double);
+  ///@}
+
   /**
    * Input array 0 is the mass array (one component; none = unit masses) and
    * input array 1 the velocity array (three components; none = no velocity
@@ -163,6 +213,13 @@ protected:
   double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
   bool BoxFromData = true;
   int Device = DEVICE_AUTO;
+  bool PotentialCentres = false;
+  double Softening = 0;
+  double GravitationalConstant = 1;
+  bool SphericalOverdensity = false;
+  double Overdensity = 200;
+  int OverdensityReference = MEAN_DENSITY;
+  double CriticalDensity = 1;
 
   // The minimum spanning tree cached for new linking lengths (vtkJZFofTreeCache.h).
   vtkJZFofTreeCache* TreeCache = nullptr;
@@ -170,6 +227,9 @@ protected:
 private:
   vtkJZFriendsOfFriends(const vtkJZFriendsOfFriends&) = delete;
   void operator=(const vtkJZFriendsOfFriends&) = delete;
+
+  // Why the catalogue additions' properties are unusable, or empty.
+  std::string HaloOptionsError() const;
 
   // The name of the selected array idx; null when none is selected.
   const char* GetSelectedArrayName(int idx, vtkDataObject* input);

@@ -18,6 +18,7 @@ public:
   {
   }
   S& mine() { return items_[std::size_t(omp_get_thread_num())]; }
+  const S& at(int thread) const { return items_[std::size_t(thread)]; }
 
 private:
   std::vector<S> items_;

@@ -1,0 +1,119 @@
+// Tree gravity timings and accuracy: jz_bench_gravity POINTS.f64 THETA[,THETA...] [EPS] [THREADS]
+// POINTS.f64: raw float64 xyz (the Python side writes it, so peers run on the
+// same points); masses 1/N. Per theta: the best of three wall times of
+// computeGravity (tree build included), the stage times, and the median and
+// 99th-percentile relative errors of acceleration and potential at 200
+// targets against direct summation. Testing/Benchmarks/bench_gravity.py runs
+// it beside pytreegrav.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "jz/Gravity.h"
+
+namespace
+{
+double pct(std::vector<double> v, double q)
+{
+  std::sort(v.begin(), v.end());
+  return v[std::size_t(q * double(v.size() - 1))];
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+  if (argc < 3)
+  {
+    std::fprintf(stderr, "usage: %s POINTS.f64 THETA[,THETA...] [EPS] [THREADS]\n", argv[0]);
+    return 2;
+  }
+  std::ifstream in(argv[1], std::ios::binary);
+  std::vector<double> xyz((std::istreambuf_iterator<char>(in)), {});
+  std::vector<double> pts(xyz.size() / 8);
+  {
+    std::ifstream again(argv[1], std::ios::binary);
+    again.read(reinterpret_cast<char*>(pts.data()), std::streamsize(pts.size() * 8));
+  }
+  const std::size_t n = pts.size() / 3;
+  const double eps = argc > 3 ? std::atof(argv[3]) : 1e-3;
+  jz::RunControl control;
+  control.numThreads = argc > 4 ? std::atoi(argv[4]) : 2;
+  std::vector<double> mass(n, 1.0 / double(n));
+
+  // Direct summation at 200 targets.
+  std::vector<std::size_t> targets;
+  for (std::size_t t = 0; t < 200 && t < n; ++t)
+    targets.push_back((t * 2654435761u) % n);
+  std::vector<double> refPhi(targets.size()), refAcc(3 * targets.size());
+#pragma omp parallel for num_threads(control.numThreads)
+  for (long long t = 0; t < (long long)targets.size(); ++t)
+  {
+    const double* q = &pts[3 * targets[t]];
+    double u = 0, g[3] = { 0, 0, 0 };
+    for (std::size_t j = 0; j < n; ++j)
+    {
+      if (j == targets[t])
+        continue;
+      const double d[3] = { pts[3 * j] - q[0], pts[3 * j + 1] - q[1], pts[3 * j + 2] - q[2] };
+      const double s2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps * eps;
+      const double inv = 1 / std::sqrt(s2);
+      u += mass[j] * inv;
+      for (int k = 0; k < 3; ++k)
+        g[k] += mass[j] * inv * inv * inv * d[k];
+    }
+    refPhi[t] = -u;
+    for (int k = 0; k < 3; ++k)
+      refAcc[3 * t + k] = g[k];
+  }
+
+  std::stringstream thetas(argv[2]);
+  std::string item;
+  while (std::getline(thetas, item, ','))
+  {
+    jz::GravityProblem<double> p;
+    p.sources = pts.data();
+    p.numSources = n;
+    p.sourceMasses = mass.data();
+    p.openingAngle = std::atof(item.c_str());
+    p.softening = eps;
+    std::vector<double> phi(n), acc(3 * n);
+    double best = 1e30;
+    jz::RunInfo info;
+    for (int rep = 0; rep < 3; ++rep)
+    {
+      const auto t0 = std::chrono::steady_clock::now();
+      info = jz::computeGravity(
+        p, jz::GravityResults{ phi.data(), acc.data() }, jz::Backend::CPU, control);
+      best = std::min(
+        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::vector<double> ea, ep;
+    for (std::size_t t = 0; t < targets.size(); ++t)
+    {
+      double d2 = 0, r2 = 0;
+      for (int k = 0; k < 3; ++k)
+      {
+        const double d = acc[3 * targets[t] + k] - refAcc[3 * t + k];
+        d2 += d * d;
+        r2 += refAcc[3 * t + k] * refAcc[3 * t + k];
+      }
+      ea.push_back(std::sqrt(d2 / r2));
+      ep.push_back(std::abs(phi[targets[t]] - refPhi[t]) / std::abs(refPhi[t]));
+    }
+    std::printf("jz theta=%s time=%.4f accel_med=%.3e accel_p99=%.3e phi_med=%.3e phi_p99=%.3e",
+      item.c_str(), best, pct(ea, 0.5), pct(ea, 0.99), pct(ep, 0.5), pct(ep, 0.99));
+    for (const auto& s : info.stageSeconds)
+      std::printf(" %s=%.3f", s.first.c_str(), s.second);
+    for (const auto& c : info.counters)
+      if (c.first.find("per query") != std::string::npos)
+        std::printf(" [%s %.0f]", c.first.c_str(), c.second);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return 0;
+}

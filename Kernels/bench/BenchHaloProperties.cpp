@@ -1,0 +1,105 @@
+// The halo catalogue additions against friends-of-friends, side by side in one
+// run: FoF (groups + labels + catalogue) and then centres of potential and
+// spherical overdensity (Delta 200, mean density) on the same points.
+// Periodic unit box, b = 0.2, masses 1/N.
+//
+// Usage: jz_bench_halo_properties [N=1000000] [uniform|clustered] [threads=2] [repeats=2]
+// Prints the time of each, their ratio (target: additions <= 2x FoF), and
+// the stage times.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "HaloPoints.h"
+#include "jz/Fof.h"
+#include "jz/HaloProperties.h"
+
+int main(int argc, char** argv)
+{
+  const std::size_t n = argc > 1 ? std::size_t(std::atof(argv[1])) : 1000000;
+  const bool clustered = argc > 2 ? std::strcmp(argv[2], "uniform") != 0 : true;
+  jz::RunControl control;
+  control.numThreads = argc > 3 ? std::atoi(argv[3]) : 2;
+  const int repeats = argc > 4 ? std::atoi(argv[4]) : 2;
+  using Clock = std::chrono::steady_clock;
+  const std::vector<float> xyz = jzbench::makePoints<float>(n, clustered, 12345);
+  const std::vector<double> mass(n, 1.0 / double(n));
+  double bestFof = 1e30, bestAdd = 1e30;
+  for (int rep = 0; rep < repeats; ++rep)
+  {
+    auto t0 = Clock::now();
+    jz::FofProblem<float> pb;
+    pb.points = xyz.data();
+    pb.numPoints = n;
+    pb.linkingLength = jz::relativeLinkingLength(0.2, 1.0, n);
+    pb.periodic = true;
+    jz::FofGroups groups;
+    jz::computeFofGroups(pb, groups, jz::Backend::CPU, control);
+    std::vector<jz::GlobalId> gid(n), gsize(n);
+    const std::size_t G = jz::labelFofGroups(
+      groups.groupRoot.data(), groups.groupLabel.data(), n, 20, gid.data(), gsize.data());
+    jz::FofCatalogueInput<float> in;
+    in.points = xyz.data();
+    in.numPoints = n;
+    in.groupId = gid.data();
+    in.numGroups = G;
+    in.masses = mass.data();
+    in.periodic = true;
+    jz::FofCatalogue cat;
+    jz::computeFofCatalogue(in, cat, control);
+    const double tFof = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (rep == 0)
+    {
+      double pairs = 0, large = 0, biggest = 0;
+      for (std::size_t g = 0; g < G; ++g)
+      {
+        const double c = double(cat.count[g]);
+        biggest = std::max(biggest, c);
+        if (c <= double(jz::kDirectCentreLimit))
+          pairs += c * c;
+        else
+          large += c;
+      }
+      std::printf("groups: direct pairs %.3g, members of tree-summed groups %.3g, largest %.0f\n",
+        pairs, large, biggest);
+    }
+
+    t0 = Clock::now();
+    jz::HaloPropertiesInput<float> hp;
+    hp.points = xyz.data();
+    hp.numPoints = n;
+    hp.masses = mass.data();
+    hp.groupId = gid.data();
+    hp.numGroups = G;
+    for (std::size_t g = 0; g < G; ++g)
+      hp.rowGroupId.push_back(jz::GlobalId(g));
+    hp.rowCenterOfMass = cat.centerOfMass;
+    hp.rowMass = cat.mass;
+    hp.periodic = true;
+    jz::HaloPropertiesOptions o;
+    o.potentialCentres = true;
+    o.softening = 1e-4;
+    o.sphericalOverdensity = true;
+    o.overdensity = 200;
+    o.referenceDensity = 1.0; // total mass 1 in the unit box
+    jz::HaloProperties out;
+    jz::SerialCommunicator comm;
+    const jz::RunInfo info = jz::computeHaloProperties(comm, hp, o, out, control);
+    const double tAdd = std::chrono::duration<double>(Clock::now() - t0).count();
+    bestFof = std::min(bestFof, tFof);
+    bestAdd = std::min(bestAdd, tAdd);
+    std::printf("rep %d: %zu groups, FoF %.3f s, centres + SO %.3f s:", rep, G, tFof, tAdd);
+    for (const auto& s : info.stageSeconds)
+      std::printf(" %s=%.3f", s.first.c_str(), s.second);
+    for (const auto& c : info.counters)
+      std::printf(" [%s %.0f]", c.first.c_str(), c.second);
+    std::printf("\n");
+  }
+  std::printf("N=%zu %s threads=%d: FoF %.3f s, centres + SO %.3f s, ratio %.2f (target <= 2)\n", n,
+    clustered ? "clustered" : "uniform", control.numThreads, bestFof, bestAdd, bestAdd / bestFof);
+  return 0;
+}

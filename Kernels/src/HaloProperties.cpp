@@ -1,0 +1,431 @@
+// Halo catalogue additions (jz/HaloProperties.h): centres of potential from
+// each group's own members, and spherical-overdensity masses over all
+// particles, with the same steps for one rank and for several:
+//  1. every group's members travel to the rank that owns its catalogue row,
+//     which sums their potentials (directly, or by tree gravity for large
+//     groups, the lowest candidates then summed directly);
+//  2. the centres go to every rank; each rank collects its particles within a
+//     trial radius of each centre with one walk of the engine
+//     (RangeCollectPolicy.h) and sends (r^2, m) to the owner, which sorts the
+//     profile and applies the discrete SO definition; centres whose profile
+//     is still above the threshold at the trial radius retry with twice it.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <omp.h>
+
+#include "StageTimer.h"
+#include "cpu/GravityKernelsCpu.h"
+#include "cpu/RangeCollectPolicy.h"
+#include "jz/Geometry.h"
+#include "jz/Gravity.h"
+#include "jz/HaloProperties.h"
+#include "walk/BoxMetric.h"
+#include "walk/DualWalk.h"
+
+namespace jz
+{
+namespace
+{
+constexpr double kPi = 3.14159265358979323846;
+
+struct Member
+{
+  double x[3];
+  double m;
+  GlobalId id;
+  GlobalId group;
+};
+
+// Where each group's row lives: owner rank and row index there.
+struct RowDirectory
+{
+  std::vector<int> owner;
+  std::vector<std::size_t> row;
+};
+
+RowDirectory directory(Communicator& comm, const std::vector<GlobalId>& rowGroupId, std::size_t G)
+{
+  RowDirectory dir{ std::vector<int>(G, -1), std::vector<std::size_t>(G, 0) };
+  const std::vector<std::vector<char>> all = comm.allGather(toBytes(rowGroupId));
+  for (std::size_t r = 0; r < all.size(); ++r)
+  {
+    const std::vector<GlobalId> rows = fromBytes<GlobalId>(all[r]);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (rows[i] >= 0 && std::size_t(rows[i]) < G)
+      {
+        dir.owner[rows[i]] = int(r);
+        dir.row[rows[i]] = i;
+      }
+  }
+  return dir;
+}
+
+// Members in padded structure-of-arrays form for the vectorized direct sum.
+struct MemberArrays
+{
+  std::vector<double> x, y, z, m;
+  explicit MemberArrays(const std::vector<Member>& mem)
+  {
+    const std::size_t n = (mem.size() + kGravityLanes - 1) / kGravityLanes * kGravityLanes;
+    x.assign(n, 0.0);
+    y.assign(n, 0.0);
+    z.assign(n, 0.0);
+    m.assign(n, 0.0); // massless padding
+    for (std::size_t i = 0; i < mem.size(); ++i)
+    {
+      x[i] = mem[i].x[0];
+      y[i] = mem[i].x[1];
+      z[i] = mem[i].x[2];
+      m[i] = mem[i].m;
+    }
+  }
+};
+
+// U = sum_{j != i} m_j / s at member i (the potential is -G U); member i is
+// made massless for its own sum (a copy of the masses per thread).
+double directSum(const MemberArrays& a, std::vector<double>& mass, std::size_t i, double eps2)
+{
+  const double own = mass[i];
+  mass[i] = 0;
+  const double q[3] = { a.x[i], a.y[i], a.z[i] };
+  GravitySum sum;
+  sumDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2, sum);
+  mass[i] = own;
+  return sum.u;
+}
+
+// The member with the lowest potential (ties: the smaller id; members are
+// sorted by id and unwrapped around the first).
+std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads)
+{
+  const double eps2 = o.softening * o.softening;
+  const double G = o.gravitationalConstant;
+  std::vector<double> phi(mem.size());
+  std::vector<std::size_t> candidates;
+  if (mem.size() <= kDirectCentreLimit)
+  {
+    for (std::size_t i = 0; i < mem.size(); ++i)
+      candidates.push_back(i);
+  }
+  else
+  {
+    // Tree potentials pick the 64 lowest candidates; they are summed exactly.
+    std::vector<double> xyz(3 * mem.size()), m(mem.size());
+    for (std::size_t i = 0; i < mem.size(); ++i)
+    {
+      std::copy(mem[i].x, mem[i].x + 3, &xyz[3 * i]);
+      m[i] = mem[i].m;
+    }
+    GravityProblem<double> p;
+    p.sources = xyz.data();
+    p.numSources = mem.size();
+    p.sourceMasses = m.data();
+    p.softening = o.softening;
+    p.openingAngle = 0.8; // a ranking only: the candidates are summed exactly
+    p.gravitationalConstant = 1;
+    RunControl control;
+    control.numThreads = threads;
+    computeGravity(p, GravityResults{ phi.data(), nullptr }, Backend::CPU, control);
+    std::vector<std::size_t> order(mem.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    const std::size_t keep = std::min<std::size_t>(64, order.size());
+    std::partial_sort(order.begin(), order.begin() + keep, order.end(),
+      [&](std::size_t a, std::size_t b) { return phi[a] < phi[b] || (phi[a] == phi[b] && a < b); });
+    candidates.assign(order.begin(), order.begin() + keep);
+  }
+  const MemberArrays arrays(mem);
+  std::vector<double> exact(candidates.size());
+#pragma omp parallel num_threads(threads) if (threads > 1 && candidates.size() > 256)
+  {
+    std::vector<double> mass = arrays.m;
+#pragma omp for
+    for (long long c = 0; c < (long long)candidates.size(); ++c)
+      exact[c] = -G * directSum(arrays, mass, candidates[c], eps2);
+  }
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < candidates.size(); ++c)
+    if (exact[c] < exact[best] || (exact[c] == exact[best] && candidates[c] < candidates[best]))
+      best = c;
+  return candidates[best];
+}
+
+template <class T>
+void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
+  const HaloPropertiesOptions& o, const RowDirectory& dir, HaloProperties& out, int threads)
+{
+  std::vector<std::vector<Member>> send(comm.size());
+  for (std::size_t i = 0; i < in.numPoints; ++i)
+  {
+    const GlobalId g = in.groupId[i];
+    if (g < 0 || std::size_t(g) >= in.numGroups)
+      continue;
+    Member mb{ { double(in.points[3 * i]), double(in.points[3 * i + 1]),
+                 double(in.points[3 * i + 2]) },
+      in.masses ? in.masses[i] : 1.0, in.ids ? in.ids[i] : GlobalId(i), g };
+    send[dir.owner[g]].push_back(mb);
+  }
+  const std::vector<std::vector<Member>> got = allToAllTyped(comm, send);
+  const std::size_t rows = in.rowGroupId.size();
+  std::vector<std::vector<Member>> members(rows);
+  for (const auto& part : got)
+    for (const Member& mb : part)
+      members[dir.row[mb.group]].push_back(mb);
+
+  out.centreOfPotential.assign(3 * rows, 0.0);
+  out.mostBoundId.assign(rows, -1);
+  double length[3] = { 0, 0, 0 };
+  if (in.periodic)
+    for (int k = 0; k < 3; ++k)
+      length[k] = in.boxHi[k] - in.boxLo[k];
+  // Small groups in parallel (one thread each), large ones with all threads.
+  auto solve = [&](std::size_t r, int teamThreads)
+  {
+    std::vector<Member>& mem = members[r];
+    if (mem.empty())
+      return;
+    std::sort(mem.begin(), mem.end(), [](const Member& a, const Member& b) { return a.id < b.id; });
+    std::vector<Member> unwrapped = mem;
+    for (Member& mb : unwrapped)
+      for (int k = 0; k < 3; ++k)
+        mb.x[k] = mem[0].x[k] + nearestImageOffset(mb.x[k] - mem[0].x[k], length[k]);
+    const std::size_t b = mostBound(unwrapped, o, teamThreads);
+    std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
+    out.mostBoundId[r] = mem[b].id;
+  };
+  // Largest first, so that no thread is left with a big group at the end.
+  std::vector<std::size_t> small;
+  for (std::size_t r = 0; r < rows; ++r)
+    if (members[r].size() <= kDirectCentreLimit)
+      small.push_back(r);
+  std::sort(small.begin(), small.end(),
+    [&](std::size_t a, std::size_t b) { return members[a].size() > members[b].size(); });
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long long i = 0; i < (long long)small.size(); ++i)
+    solve(small[i], 1);
+  for (std::size_t r = 0; r < rows; ++r)
+    if (members[r].size() > kDirectCentreLimit)
+      solve(r, threads);
+}
+
+// (r^2, m) of this rank's particles within each centre's radius.
+template <class T>
+std::vector<std::vector<std::pair<double, double>>> collectWithin(const HaloPropertiesInput<T>& in,
+  const std::vector<double>& centres, const std::vector<double>& radius2, int threads)
+{
+  const std::size_t nc = radius2.size();
+  std::vector<std::vector<std::pair<double, double>>> found(nc);
+  if (nc == 0 || in.numPoints == 0)
+    return found;
+  std::vector<T> q(3 * nc);
+  for (std::size_t i = 0; i < 3 * nc; ++i)
+    q[i] = T(centres[i]);
+  const Periodicity per = Periodicity::of(in.periodic, in.boxLo, in.boxHi);
+  ZTree<T> tree;
+  buildTreeCpu(in.points, Index(in.numPoints), q.data(), Index(nc), per, in.boxLo,
+    TreeBuildOptions(), tree, RunControl());
+  std::vector<double> sortedRadius2(nc);
+  for (Index s = 0; s < tree.queries.size(); ++s)
+    sortedRadius2[s] = radius2[tree.queries.inputIndex[s]];
+  auto sink = [&](Index sq, Index ss, double r2)
+  {
+    const std::size_t src = tree.sources.inputIndex[ss];
+    found[tree.queries.inputIndex[sq]].emplace_back(r2, in.masses ? in.masses[src] : 1.0);
+  };
+  withBoxMetric(per,
+    [&](const auto& metric)
+    {
+      using Policy = RangeCollectPolicy<T, std::decay_t<decltype(metric)>, decltype(sink)>;
+      Policy policy(tree, metric, sortedRadius2, sink);
+      DualWalk<T, Policy> walk(tree, policy, threads);
+      walk.leafPass(walk.walkDownTo(1));
+    });
+  return found;
+}
+
+struct ProfileChunk
+{
+  std::size_t row;
+  double r2, m;
+};
+
+template <class T>
+void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
+  const HaloPropertiesOptions& o, const std::vector<double>& centres, HaloProperties& out,
+  int threads, RunInfo& info)
+{
+  const std::size_t rows = in.rowGroupId.size();
+  const double threshold = o.overdensity * o.referenceDensity;
+  // Total mass: no particle beyond rMax can pass (M(<r) <= M_total).
+  double localMass = 0;
+  for (std::size_t i = 0; i < in.numPoints; ++i)
+    localMass += in.masses ? in.masses[i] : 1.0;
+  double totalMass = 0;
+  for (const auto& b : comm.allGather(toBytes(std::vector<double>{ localMass })))
+    totalMass += fromBytes<double>(b)[0];
+  const double rMax = std::cbrt(3 * totalMass / (4 * kPi * threshold));
+  double halfDiagonal2 = kInfinity; // periodic: every particle is this close
+  if (in.periodic)
+  {
+    halfDiagonal2 = 0;
+    for (int k = 0; k < 3; ++k)
+      halfDiagonal2 += 0.25 * (in.boxHi[k] - in.boxLo[k]) * (in.boxHi[k] - in.boxLo[k]);
+  }
+
+  // Trial radius: twice the radius where the FoF mass would sit at the threshold.
+  // The profile is decided only by a particle beyond the crossing, so the
+  // radius is at least two mean interparticle separations when periodic.
+  std::int64_t total = std::int64_t(in.numPoints);
+  comm.allReduceSum(&total, 1);
+  const double spacing = in.periodic
+    ? std::cbrt((in.boxHi[0] - in.boxLo[0]) * (in.boxHi[1] - in.boxLo[1]) *
+        (in.boxHi[2] - in.boxLo[2]) / double(std::max<std::int64_t>(total, 1)))
+    : 0.0;
+  std::vector<double> radius(rows);
+  for (std::size_t r = 0; r < rows; ++r)
+    radius[r] = std::min(rMax,
+      std::max(2 * spacing,
+        in.rowMass.size() == rows && in.rowMass[r] > 0
+          ? std::cbrt(3 * 8 * in.rowMass[r] / (4 * kPi * threshold))
+          : 0.125 * rMax));
+  out.soRadius.assign(rows, 0.0);
+  out.soMass.assign(rows, 0.0);
+  out.soCount.assign(rows, 0);
+  std::vector<char> done(rows, 0);
+  for (int round = 0;; ++round)
+  {
+    // Pending centres of all ranks: (owner row, centre, radius^2).
+    std::vector<double> mine;
+    std::vector<std::size_t> mineRows;
+    for (std::size_t r = 0; r < rows; ++r)
+      if (!done[r])
+      {
+        mine.insert(mine.end(),
+          { centres[3 * r], centres[3 * r + 1], centres[3 * r + 2], radius[r] * radius[r] });
+        mineRows.push_back(r);
+      }
+    const std::vector<std::vector<char>> allPending = comm.allGather(toBytes(mine));
+    std::vector<double> c, r2;
+    std::vector<std::pair<int, std::size_t>> whose; // (owner rank, index in its pending list)
+    for (std::size_t rank = 0; rank < allPending.size(); ++rank)
+    {
+      const std::vector<double> v = fromBytes<double>(allPending[rank]);
+      for (std::size_t i = 0; i + 3 < v.size(); i += 4)
+      {
+        c.insert(c.end(), { v[i], v[i + 1], v[i + 2] });
+        r2.push_back(v[i + 3]);
+        whose.emplace_back(int(rank), i / 4);
+      }
+    }
+    if (r2.empty())
+      break;
+    info.counters.emplace_back("SO round " + std::to_string(round) + " centres", double(r2.size()));
+    const auto found = collectWithin(in, c, r2, threads);
+    std::vector<std::vector<ProfileChunk>> send(comm.size());
+    for (std::size_t i = 0; i < found.size(); ++i)
+      for (const auto& e : found[i])
+        send[whose[i].first].push_back(ProfileChunk{ whose[i].second, e.first, e.second });
+    const auto got = allToAllTyped(comm, send);
+    std::vector<std::vector<std::pair<double, double>>> profile(mineRows.size());
+    for (const auto& part : got)
+      for (const ProfileChunk& e : part)
+        profile[e.row].emplace_back(e.r2, e.m);
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
+    for (long long i = 0; i < (long long)mineRows.size(); ++i)
+    {
+      const std::size_t r = mineRows[i];
+      std::sort(profile[i].begin(), profile[i].end());
+      bool failed = false;
+      const SoResult so = soFromProfile(profile[i], threshold, &failed);
+      const double R = radius[r];
+      // Decided: the profile fell below the threshold inside R, or nothing
+      // beyond R can pass (beyond rMax, or every particle already listed).
+      if (failed || R >= rMax || R * R >= halfDiagonal2)
+      {
+        out.soRadius[r] = so.radius;
+        out.soMass[r] = so.mass;
+        out.soCount[r] = so.count;
+        done[r] = 1;
+      }
+      else
+        radius[r] = std::min(3 * R, rMax);
+    }
+  }
+}
+} // namespace
+
+SoResult soFromProfile(
+  const std::vector<std::pair<double, double>>& profile, double threshold, bool* failed)
+{
+  SoResult best;
+  double mass = 0;
+  std::size_t i = 0;
+  *failed = false;
+  while (i < profile.size())
+  {
+    // Particles at the same distance enter together.
+    const double r2 = profile[i].first;
+    std::size_t j = i;
+    double m = mass;
+    while (j < profile.size() && profile[j].first == r2)
+      m += profile[j++].second;
+    if (r2 > 0)
+    {
+      const double r = std::sqrt(r2);
+      if (m / (4.0 / 3.0 * kPi * r * r * r) < threshold)
+      {
+        *failed = true;
+        return best;
+      }
+    }
+    mass = m;
+    best.radius = std::sqrt(r2);
+    best.mass = m;
+    best.count = GlobalId(j);
+    i = j;
+  }
+  return best;
+}
+
+template <class T>
+RunInfo computeHaloProperties(Communicator& comm, const HaloPropertiesInput<T>& in,
+  const HaloPropertiesOptions& o, HaloProperties& out, const RunControl& control)
+{
+  RunInfo info;
+  std::string error;
+  if (o.potentialCentres && (!std::isfinite(o.softening) || o.softening < 0))
+    error = "the softening must be finite and >= 0";
+  else if (o.potentialCentres &&
+    !(o.gravitationalConstant > 0 && std::isfinite(o.gravitationalConstant)))
+    error = "the gravitational constant must be finite and > 0";
+  else if (o.sphericalOverdensity && !(o.overdensity > 0 && std::isfinite(o.overdensity)))
+    error = "the overdensity must be finite and > 0";
+  else if (o.sphericalOverdensity && !(o.referenceDensity > 0 && std::isfinite(o.referenceDensity)))
+    error = "the reference density must be finite and > 0";
+  agreeOnErrors(comm, error);
+
+  const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  const RowDirectory dir = directory(comm, in.rowGroupId, in.numGroups);
+  if (o.potentialCentres)
+  {
+    StageTimer timer(&info, "potential centres");
+    potentialCentres(comm, in, o, dir, out, threads);
+  }
+  if (o.sphericalOverdensity)
+  {
+    StageTimer timer(&info, "spherical overdensity");
+    const std::vector<double>& centres =
+      o.potentialCentres ? out.centreOfPotential : in.rowCenterOfMass;
+    sphericalOverdensity(comm, in, o, centres, out, threads, info);
+  }
+  return info;
+}
+
+template RunInfo computeHaloProperties<float>(Communicator&, const HaloPropertiesInput<float>&,
+  const HaloPropertiesOptions&, HaloProperties&, const RunControl&);
+template RunInfo computeHaloProperties<double>(Communicator&, const HaloPropertiesInput<double>&,
+  const HaloPropertiesOptions&, HaloProperties&, const RunControl&);
+} // namespace jz

@@ -1,0 +1,140 @@
+// Tree gravity on the CPU: the z-order tree over sources and queries, the
+// multipoles bottom-up (GravityMoments.h), then one walk of the engine with
+// the gravity policy (GravityPolicy.h) down to the leaves' direct sums, and
+// the sums written in query input order with G applied.
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include <omp.h>
+
+#include "../GravityBackends.h"
+#include "../StageTimer.h"
+#include "../walk/DualWalk.h"
+#include "GravityMoments.h"
+#include "GravityPolicy.h"
+
+namespace jz
+{
+namespace
+{
+int gravityThreads(const RunControl& control)
+{
+  return control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+}
+
+// Per sorted query, the sorted source it is (queriesFromSource), else empty.
+template <class T>
+std::vector<Index> ownSources(const GravityProblem<T>& problem, const ZTree<T>& tree)
+{
+  if (problem.queries == nullptr || problem.queriesFromSource == std::size_t(-1))
+    return {};
+  std::vector<Index> sortedOf(tree.sources.size());
+  for (Index i = 0; i < tree.sources.size(); ++i)
+    sortedOf[tree.sources.inputIndex[i]] = i;
+  std::vector<Index> own(tree.queries.size());
+  for (Index q = 0; q < tree.queries.size(); ++q)
+    own[q] = sortedOf[problem.queriesFromSource + tree.queries.inputIndex[q]];
+  return own;
+}
+} // namespace
+
+template <class T>
+void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results, RunInfo& info,
+  const RunControl& control)
+{
+  const int threads = gravityThreads(control);
+  const int threadsBefore = omp_get_max_threads();
+  omp_set_num_threads(threads); // the tree build runs on OpenMP's default team
+  struct RestoreThreads
+  {
+    int n;
+    ~RestoreThreads() { omp_set_num_threads(n); }
+  } restore{ threadsBefore };
+
+  const bool self = problem.queries == nullptr;
+  ZTree<T> tree;
+  {
+    StageTimer timer(&info, "sort+tree");
+    const double lo[3] = { 0, 0, 0 };
+    RunControl buildControl;
+    if (control.progress)
+      buildControl.progress = [&](double f) { return control.progress(0.2 * f); };
+    buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries,
+      Index(self ? 0 : problem.numQueries), Periodicity{}, lo, TreeBuildOptions(), tree,
+      buildControl);
+  }
+
+  std::vector<double> mass(tree.sources.size());
+  std::vector<std::vector<GravityMoments>> moments;
+  {
+    StageTimer timer(&info, "multipoles");
+    for (Index i = 0; i < tree.sources.size(); ++i)
+      mass[i] = problem.sourceMasses ? problem.sourceMasses[tree.sources.inputIndex[i]] : 1.0;
+    moments = gravityMoments(tree, mass, threads);
+  }
+
+  const SortedPoints<T>& qp = tree.queryPoints();
+  const std::size_t nq = qp.size();
+  // Query coordinates in double (the tree's own arrays when T is double).
+  std::vector<double> qcopy;
+  const double* q[3];
+  if (std::is_same<T, double>::value)
+  {
+    q[0] = reinterpret_cast<const double*>(qp.x.data());
+    q[1] = reinterpret_cast<const double*>(qp.y.data());
+    q[2] = reinterpret_cast<const double*>(qp.z.data());
+  }
+  else
+  {
+    qcopy.resize(3 * nq);
+    for (std::size_t i = 0; i < nq; ++i)
+    {
+      qcopy[i] = double(qp.x[i]);
+      qcopy[nq + i] = double(qp.y[i]);
+      qcopy[2 * nq + i] = double(qp.z[i]);
+    }
+    for (int k = 0; k < 3; ++k)
+      q[k] = qcopy.data() + k * nq;
+  }
+  std::vector<double> sumStore(4 * nq, 0.0); // U, grad U per sorted query
+  double* const sum[4] = { sumStore.data(), sumStore.data() + nq, sumStore.data() + 2 * nq,
+    sumStore.data() + 3 * nq };
+  const std::vector<Index> own = ownSources(problem, tree);
+  {
+    StageTimer timer(&info, "walk");
+    GravityPolicy<T> policy(
+      tree, moments, mass, own, problem.openingAngle, problem.softening, q, sum, threads);
+    DualWalk<T, GravityPolicy<T>> walk(tree, policy, threads, &info);
+    std::function<bool(double)> progress;
+    if (control.progress)
+      progress = [&control](double f) { return control.progress(0.25 + 0.75 * f); };
+    walk.leafPass(walk.walkDownTo(1), progress);
+    double multipoles = 0, direct = 0;
+    for (int t = 0; t < threads; ++t)
+    {
+      multipoles += policy.scratch.at(t).multipoles;
+      direct += policy.scratch.at(t).direct;
+    }
+    info.counters.emplace_back("multipole interactions per query", multipoles / double(nq));
+    info.counters.emplace_back("direct interactions per query", direct / double(nq));
+  }
+
+  const double G = problem.gravitationalConstant;
+#pragma omp parallel for num_threads(threads)
+  for (long long qq = 0; qq < (long long)qp.size(); ++qq)
+  {
+    const std::size_t out = qp.inputIndex[qq];
+    if (results.potential)
+      results.potential[out] = -G * sum[0][qq];
+    if (results.acceleration)
+      for (int k = 0; k < 3; ++k)
+        results.acceleration[3 * out + k] = G * sum[1 + k][qq];
+  }
+}
+
+template void gravityCpu<float>(
+  const GravityProblem<float>&, const GravityResults&, RunInfo&, const RunControl&);
+template void gravityCpu<double>(
+  const GravityProblem<double>&, const GravityResults&, RunInfo&, const RunControl&);
+} // namespace jz

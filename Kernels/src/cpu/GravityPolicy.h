@@ -1,0 +1,195 @@
+// Tree gravity as a policy of the dual-walk engine (walk/DualWalk.h): the
+// group walk of Nakasato (2011) on the z-order planes. Query-centric,
+// unsorted, nothing pruned: a source node d whose multipole is acceptable for
+// every point of receiver node c (GravityTerms.h, multipoleAcceptable) is
+// applied to c's points on the plane where that first holds; the pairs still
+// open at the leaves are summed directly. The engine visits every (c, d)
+// exactly once (doc/ARCHITECTURE.md, "What the engine guarantees"), so every
+// source is counted exactly once for every query.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "../GravityTerms.h"
+#include "../walk/PerThread.h"
+#include "../walk/WalkPolicy.h"
+#include "GravityKernelsCpu.h"
+#include "jz/Tree.h"
+
+namespace jz
+{
+template <class T>
+struct GravityPolicy : WalkPolicyDefaults
+{
+  static constexpr Index kNoSource = Index(-1);
+
+  const ZTree<T>& tree;
+  const std::vector<std::vector<GravityMoments>>& moments;
+  const std::vector<double>& mass; // per sorted source
+  // Per sorted query: the sorted source it is (excluded), or kNoSource;
+  // empty: a self query excludes q itself, separate queries nothing.
+  const std::vector<Index>& ownSource;
+  double theta2, eps2;
+  // Per sorted query: coordinates in double, and U, grad U (summed into).
+  const double *qx, *qy, *qz;
+  double *u, *gx, *gy, *gz;
+
+  struct Scratch
+  {
+    std::vector<double> x, y, z, m;
+    std::vector<std::pair<Index, std::size_t>> starts; // (leaf, offset in the gathered list)
+    double multipoles = 0, direct = 0;                 // interactions, for RunInfo
+  };
+  PerThread<Scratch> scratch;
+
+  GravityPolicy(const ZTree<T>& tree_, const std::vector<std::vector<GravityMoments>>& moments_,
+    const std::vector<double>& mass_, const std::vector<Index>& ownSource_, double theta,
+    double eps, const double* const q[3], double* const sum[4], int numThreads)
+    : tree(tree_)
+    , moments(moments_)
+    , mass(mass_)
+    , ownSource(ownSource_)
+    , theta2(theta * theta)
+    , eps2(eps * eps)
+    , qx(q[0])
+    , qy(q[1])
+    , qz(q[2])
+    , u(sum[0])
+    , gx(sum[1])
+    , gy(sum[2])
+    , gz(sum[3])
+    , scratch(numThreads)
+  {
+  }
+
+  template <class C>
+  PairVerdict testPair(int p, Index c, Index d, const C&, double& /*low2*/) const
+  {
+    const GravityMoments& n = moments[p][d];
+    if (!(n.mass > 0))
+      return PairVerdict::Prune; // massless: contributes exactly nothing
+    if (n.radius2 == 0)
+      return PairVerdict::Accept; // a point mass, exact at any distance (accept())
+    const Box<T>& box = tree.queryBox(p, c);
+    double dist2 = 0;
+    for (int k = 0; k < 3; ++k)
+    {
+      const double below = double(box.lo[k]) - n.com[k];
+      const double above = n.com[k] - double(box.hi[k]);
+      const double gap = below > 0 ? below : (above > 0 ? above : 0.0);
+      dist2 += gap * gap;
+    }
+    return multipoleAcceptable(n, dist2, theta2) ? PairVerdict::Accept : PairVerdict::Keep;
+  }
+
+  // c belongs to this thread: its queries' sums need no atomics.
+  template <class C>
+  void accept(int p, Index c, Index d, const C&)
+  {
+    const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
+    scratch.mine().multipoles += q1 - q0;
+    if (moments[p][d].radius2 == 0)
+      return acceptPointMass(p, d, q0, q1);
+    applyMultipoleCpu(
+      moments[p][d], qx + q0, qy + q0, qz + q0, q1 - q0, eps2, u + q0, gx + q0, gy + q0, gz + q0);
+  }
+
+  // The open source leaves are gathered once into contiguous double arrays;
+  // each query point of c then streams through them, skipping itself.
+  void consumeLeaf(Index c, const LeafList& list)
+  {
+    Scratch& s = scratch.mine();
+    const TreePlane<T>& leaves = tree.planes[0];
+    gather(list, s);
+    for (Index q = leaves.querySplit[c]; q < leaves.querySplit[c + 1]; ++q)
+    {
+      const double x[3] = { qx[q], qy[q], qz[q] };
+      // The query's own source is made massless for its sum: it adds 0.
+      const std::size_t own = ownOffset(q, s);
+      const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
+      if (own != std::size_t(-1))
+        s.m[own] = 0;
+      s.direct += s.x.size();
+      GravitySum sum;
+      sumDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), s.x.size(), x, eps2, sum);
+      u[q] += sum.u;
+      gx[q] += sum.g[0];
+      gy[q] += sum.g[1];
+      gz[q] += sum.g[2];
+      if (own != std::size_t(-1))
+        s.m[own] = ownMass;
+    }
+  }
+
+private:
+  // Node d's points all sit at one position: each query gets them as one
+  // mass there, less its own mass when it is one of them; at distance 0 with
+  // eps = 0 the pairs are skipped. O(1) per query however many duplicates.
+  void acceptPointMass(int p, Index d, Index q0, Index q1)
+  {
+    const GravityMoments& n = moments[p][d];
+    const Index s0 = tree.planes[p].sourceSplit[d], s1 = tree.planes[p].sourceSplit[d + 1];
+    for (Index q = q0; q < q1; ++q)
+    {
+      double m = n.mass;
+      const Index own = ownSource.empty() ? (tree.selfQuery ? q : kNoSource) : ownSource[q];
+      if (own != kNoSource && own >= s0 && own < s1)
+        m -= mass[own];
+      GravitySum sum;
+      addPointTerm(sum, n.com[0] - qx[q], n.com[1] - qy[q], n.com[2] - qz[q], m, eps2);
+      u[q] += sum.u;
+      gx[q] += sum.g[0];
+      gy[q] += sum.g[1];
+      gz[q] += sum.g[2];
+    }
+  }
+
+  void gather(const LeafList& list, Scratch& s) const
+  {
+    const TreePlane<T>& leaves = tree.planes[0];
+    const SortedPoints<T>& src = tree.sources;
+    s.x.clear();
+    s.y.clear();
+    s.z.clear();
+    s.m.clear();
+    s.starts.clear();
+    for (const LeafCandidate& e : list)
+    {
+      s.starts.emplace_back(e.node, s.x.size());
+      for (Index j = leaves.sourceSplit[e.node]; j < leaves.sourceSplit[e.node + 1]; ++j)
+      {
+        s.x.push_back(double(src.x[j]));
+        s.y.push_back(double(src.y[j]));
+        s.z.push_back(double(src.z[j]));
+        s.m.push_back(mass[j]);
+      }
+    }
+    while (s.x.size() % kGravityLanes != 0) // massless padding
+    {
+      s.x.push_back(0);
+      s.y.push_back(0);
+      s.z.push_back(0);
+      s.m.push_back(0);
+    }
+  }
+
+  // Where query q's own source lies in the gathered list, if it is there
+  // (it always is when it exists: its leaf meets the query's leaf at
+  // distance 0, which no multipole accepts).
+  std::size_t ownOffset(Index q, const Scratch& s) const
+  {
+    if (ownSource.empty() && !tree.selfQuery)
+      return std::size_t(-1);
+    const Index own = ownSource.empty() ? q : ownSource[q];
+    if (own == kNoSource)
+      return std::size_t(-1);
+    const std::vector<Index>& split = tree.planes[0].sourceSplit;
+    const Index leaf = Index(std::upper_bound(split.begin(), split.end(), own) - split.begin() - 1);
+    for (const auto& st : s.starts)
+      if (st.first == leaf)
+        return st.second + (own - split[leaf]);
+    return std::size_t(-1);
+  }
+};
+} // namespace jz

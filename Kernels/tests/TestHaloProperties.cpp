@@ -1,0 +1,314 @@
+// Halo catalogue additions against brute force: centres of potential from
+// O(n^2) potentials of each group's members (nearest image around the
+// smallest-id member when periodic), SO radius/mass/count from every
+// particle's sorted distance to the centre; uniform, clustered and
+// duplicate-heavy sets, float and double, periodic and open, one and several
+// simulated ranks (identical results).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "PointSets.h"
+#include "TestHarness.h"
+#include "ThreadCommunicator.h"
+#include "jz/HaloProperties.h"
+
+namespace
+{
+constexpr double kPi = 3.14159265358979323846;
+
+struct Case
+{
+  std::vector<double> xyz, mass;
+  std::vector<jz::GlobalId> ids, group;
+  std::size_t G = 0;
+  bool periodic = true;
+};
+
+double fold(double d, bool periodic)
+{
+  return periodic ? d - std::round(d) : d; // unit box
+}
+
+Case makeCase(const std::string& kind, std::size_t n, bool periodic, std::size_t bigGroup = 0)
+{
+  Case c;
+  c.periodic = periodic;
+  c.xyz = jztest::makePoints<double>(kind, n, 11);
+  for (double& v : c.xyz)
+    v = v - std::floor(v); // in the unit box
+  c.mass.resize(n);
+  c.ids.resize(n);
+  c.group.assign(n, -1);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    c.mass[i] = 1.0 + double(i % 3);
+    c.ids[i] = jz::GlobalId((i * 7919) % n); // a permutation: ids differ from indices
+  }
+  // Groups: points near 12 seeds (some straddle the periodic boundary).
+  c.G = 12;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    for (std::size_t g = 0; g < c.G; ++g)
+    {
+      const double s[3] = { 0.08 * double(g), 0.5 + 0.04 * double(g % 5), 0.02 };
+      double d2 = 0;
+      for (int k = 0; k < 3; ++k)
+      {
+        const double d = fold(c.xyz[3 * i + k] - s[k], periodic);
+        d2 += d * d;
+      }
+      if (d2 < 0.1 * 0.1)
+      {
+        c.group[i] = jz::GlobalId(g);
+        break;
+      }
+    }
+    if (bigGroup && i < bigGroup)
+      c.group[i] = 0;
+  }
+  return c;
+}
+
+struct Reference
+{
+  std::vector<double> cop;
+  std::vector<jz::GlobalId> mostBound;
+  std::vector<double> radius, mass;
+  std::vector<jz::GlobalId> count;
+};
+
+Reference reference(
+  const Case& c, double eps, double delta, double rhoRef, const std::vector<double>* soCentres)
+{
+  const std::size_t n = c.mass.size();
+  Reference ref;
+  ref.cop.assign(3 * c.G, 0.0);
+  ref.mostBound.assign(c.G, -1);
+  for (std::size_t g = 0; g < c.G; ++g)
+  {
+    std::vector<std::size_t> mem;
+    for (std::size_t i = 0; i < n; ++i)
+      if (c.group[i] == jz::GlobalId(g))
+        mem.push_back(i);
+    std::sort(
+      mem.begin(), mem.end(), [&](std::size_t a, std::size_t b) { return c.ids[a] < c.ids[b]; });
+    std::vector<double> ux(3 * mem.size());
+    for (std::size_t a = 0; a < mem.size(); ++a)
+      for (int k = 0; k < 3; ++k)
+        ux[3 * a + k] =
+          c.xyz[3 * mem[0] + k] + fold(c.xyz[3 * mem[a] + k] - c.xyz[3 * mem[0] + k], c.periodic);
+    double best = 1e300;
+    for (std::size_t a = 0; a < mem.size(); ++a)
+    {
+      double phi = 0;
+      for (std::size_t b = 0; b < mem.size(); ++b)
+      {
+        double s2 = eps * eps;
+        for (int k = 0; k < 3; ++k)
+          s2 += (ux[3 * a + k] - ux[3 * b + k]) * (ux[3 * a + k] - ux[3 * b + k]);
+        if (b != a && s2 > 0)
+          phi -= c.mass[mem[b]] / std::sqrt(s2);
+      }
+      if (phi < best) // members in id order: ties keep the smaller id
+      {
+        best = phi;
+        ref.mostBound[g] = c.ids[mem[a]];
+        for (int k = 0; k < 3; ++k)
+          ref.cop[3 * g + k] = c.xyz[3 * mem[a] + k];
+      }
+    }
+  }
+  const std::vector<double>& centres = soCentres ? *soCentres : ref.cop;
+  for (std::size_t g = 0; g < c.G; ++g)
+  {
+    std::vector<std::pair<double, double>> prof;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      double r2 = 0;
+      for (int k = 0; k < 3; ++k)
+      {
+        const double d = fold(c.xyz[3 * i + k] - centres[3 * g + k], c.periodic);
+        r2 += d * d;
+      }
+      prof.emplace_back(r2, c.mass[i]);
+    }
+    std::sort(prof.begin(), prof.end());
+    double M = 0, R = 0, Mk = 0;
+    jz::GlobalId k = 0;
+    for (std::size_t i = 0; i < prof.size();)
+    {
+      std::size_t j = i;
+      double m = M;
+      while (j < prof.size() && prof[j].first == prof[i].first)
+        m += prof[j++].second;
+      const double r = std::sqrt(prof[i].first);
+      if (r > 0 && m / (4.0 / 3.0 * kPi * r * r * r) < delta * rhoRef)
+        break;
+      M = m;
+      R = r;
+      Mk = m;
+      k = jz::GlobalId(j);
+      i = j;
+    }
+    ref.radius.push_back(R);
+    ref.mass.push_back(Mk);
+    ref.count.push_back(k);
+  }
+  return ref;
+}
+
+// Runs the kernel on `ranks` simulated ranks (contiguous shares; row g owned
+// by rank g % ranks) and returns the rows in GroupId order.
+template <class T>
+jz::HaloProperties run(
+  const Case& c, int ranks, const jz::HaloPropertiesOptions& o, const std::vector<double>& com)
+{
+  const std::size_t n = c.mass.size();
+  std::vector<T> pts(c.xyz.begin(), c.xyz.end());
+  jz::HaloProperties all;
+  all.centreOfPotential.assign(3 * c.G, 0.0);
+  all.mostBoundId.assign(c.G, -1);
+  all.soRadius.assign(c.G, 0.0);
+  all.soMass.assign(c.G, 0.0);
+  all.soCount.assign(c.G, 0);
+  std::vector<jz::HaloProperties> parts(ranks);
+  std::vector<std::vector<jz::GlobalId>> rowsOf(ranks);
+  jztest::ThreadWorld world(ranks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const std::size_t a = n * r / ranks, b = n * (r + 1) / ranks;
+      jz::HaloPropertiesInput<T> in;
+      in.points = pts.data() + 3 * a;
+      in.numPoints = b - a;
+      in.masses = c.mass.data() + a;
+      in.ids = c.ids.data() + a;
+      in.groupId = c.group.data() + a;
+      in.numGroups = c.G;
+      for (std::size_t g = 0; g < c.G; ++g)
+        if (int(g % ranks) == r)
+        {
+          in.rowGroupId.push_back(jz::GlobalId(g));
+          in.rowCenterOfMass.insert(in.rowCenterOfMass.end(), &com[3 * g], &com[3 * g] + 3);
+          in.rowMass.push_back(10.0);
+        }
+      in.periodic = c.periodic;
+      for (int k = 0; k < 3; ++k)
+      {
+        in.boxLo[k] = 0;
+        in.boxHi[k] = 1;
+      }
+      jz::RunControl control;
+      control.numThreads = 2;
+      jz::computeHaloProperties(comm, in, o, parts[r], control);
+      rowsOf[r] = in.rowGroupId;
+    });
+  for (int r = 0; r < ranks; ++r)
+    for (std::size_t i = 0; i < rowsOf[r].size(); ++i)
+    {
+      const std::size_t g = std::size_t(rowsOf[r][i]);
+      if (o.potentialCentres)
+      {
+        std::copy(&parts[r].centreOfPotential[3 * i], &parts[r].centreOfPotential[3 * i] + 3,
+          &all.centreOfPotential[3 * g]);
+        all.mostBoundId[g] = parts[r].mostBoundId[i];
+      }
+      if (o.sphericalOverdensity)
+      {
+        all.soRadius[g] = parts[r].soRadius[i];
+        all.soMass[g] = parts[r].soMass[i];
+        all.soCount[g] = parts[r].soCount[i];
+      }
+    }
+  return all;
+}
+
+template <class T>
+void check(const std::string& kind, bool periodic, bool centres, std::size_t n, std::size_t big = 0)
+{
+  Case c = makeCase(kind, n, periodic, big);
+  jz::HaloPropertiesOptions o;
+  o.potentialCentres = centres;
+  o.softening = 1e-3;
+  o.gravitationalConstant = 3;
+  o.sphericalOverdensity = true;
+  o.overdensity = 1.5;
+  o.referenceDensity = 2.0 * double(n); // the mean: masses 1..3, unit box
+  // The SO centre when no centre of potential: the group's last member
+  // (any point will do; one on a particle has a non-trivial profile).
+  std::vector<double> com(3 * c.G);
+  for (std::size_t i = 0; i < n; ++i)
+    if (c.group[i] >= 0)
+      std::copy(&c.xyz[3 * i], &c.xyz[3 * i] + 3, &com[3 * c.group[i]]);
+  // Float coordinates: the reference sees the same rounded points.
+  for (double& v : c.xyz)
+    v = double(T(v));
+  const Reference ref =
+    reference(c, o.softening, o.overdensity, o.referenceDensity, centres ? nullptr : &com);
+  for (int ranks : { 1, 2, 3 })
+  {
+    const jz::HaloProperties got = run<T>(c, ranks, o, com);
+    int nonzero = 0;
+    for (std::size_t g = 0; g < c.G; ++g)
+    {
+      if (centres)
+      {
+        JZ_CHECK_MSG(got.mostBoundId[g] == ref.mostBound[g],
+          kind << " ranks " << ranks << " group " << g << ": " << got.mostBoundId[g] << " vs "
+               << ref.mostBound[g]);
+        for (int k = 0; k < 3; ++k)
+          JZ_CHECK(got.centreOfPotential[3 * g + k] == ref.cop[3 * g + k]);
+      }
+      JZ_CHECK_MSG(got.soCount[g] == ref.count[g],
+        kind << " ranks " << ranks << " group " << g << ": SOCount " << got.soCount[g] << " vs "
+             << ref.count[g]);
+      JZ_CHECK(std::abs(got.soRadius[g] - ref.radius[g]) <= 1e-12 * (1 + ref.radius[g]));
+      JZ_CHECK(std::abs(got.soMass[g] - ref.mass[g]) <= 1e-9 * (1 + ref.mass[g]));
+      nonzero += ref.count[g] > 1;
+    }
+    JZ_CHECK_MSG(nonzero >= 2, kind << ": only " << nonzero << " groups with an SO mass");
+  }
+}
+} // namespace
+
+JZ_TEST(CentresAndSoPeriodic)
+{
+  for (const char* kind : { "uniform", "clustered", "duplicates" })
+  {
+    check<double>(kind, true, true, 6000);
+    check<float>(kind, true, true, 6000);
+  }
+}
+
+JZ_TEST(SoAroundCentreOfMassOpenBox)
+{
+  for (const char* kind : { "clustered", "duplicates" })
+    check<double>(kind, false, false, 6000);
+}
+
+// A group above kDirectCentreLimit: tree potentials choose the candidates.
+JZ_TEST(LargeGroupCentre)
+{
+  check<double>("clustered", true, true, 12000, jz::kDirectCentreLimit + 500);
+}
+
+JZ_TEST(SoProfileDefinition)
+{
+  // Equal distances enter together; r = 0 passes; first failure ends it.
+  const double v = 4.0 / 3.0 * kPi;
+  bool failed = false;
+  std::vector<std::pair<double, double>> p = { { 0, 5 }, { 1, 1 }, { 1, 1 }, { 4, 1 } };
+  jz::SoResult r = jz::soFromProfile(p, 7.0 / v - 1e-9, &failed); // M(1) = 7 passes, M(2) = 8 fails
+  JZ_CHECK(failed && r.count == 3 && r.mass == 7 && r.radius == 1);
+  r = jz::soFromProfile(p, 7.0 / v + 1e-9, &failed); // M(1) = 7 fails: only the centre
+  JZ_CHECK(failed && r.count == 1 && r.mass == 5 && r.radius == 0);
+  r = jz::soFromProfile({ { 1, 1 } }, 1e9, &failed);
+  JZ_CHECK(failed && r.count == 0 && r.mass == 0);
+}
+
+int main(int argc, char** argv)
+{
+  return jztest::runAll(argc, argv);
+}

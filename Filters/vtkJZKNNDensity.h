@@ -52,13 +52,13 @@
 #define vtkJZKNNDensity_h
 
 #include "JZTreeFiltersModule.h" // for export macro
-#include "vtkDataObjectAlgorithm.h"
+#include "vtkJZQueryPointsAlgorithm.h"
 
-class JZTREEFILTERS_EXPORT vtkJZKNNDensity : public vtkDataObjectAlgorithm
+class JZTREEFILTERS_EXPORT vtkJZKNNDensity : public vtkJZQueryPointsAlgorithm
 {
 public:
   static vtkJZKNNDensity* New();
-  vtkTypeMacro(vtkJZKNNDensity, vtkDataObjectAlgorithm);
+  vtkTypeMacro(vtkJZKNNDensity, vtkJZQueryPointsAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
   enum Estimators
@@ -146,22 +146,10 @@ public:
    * "None" and no such array present, every particle has unit mass.
    */
 
-  ///@{
-  /**
-   * Convenience for the optional Query input (port 1).
-   */
-  void SetQueryConnection(vtkAlgorithmOutput* output);
-  void SetQueryData(vtkDataObject* data);
-  ///@}
-
 protected:
   vtkJZKNNDensity();
   ~vtkJZKNNDensity() override = default;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
-  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
   int NumberOfNeighbors = 32;

@@ -32,13 +32,13 @@
 #define vtkJZTreeGravity_h
 
 #include "JZTreeFiltersModule.h" // for export macro
-#include "vtkDataObjectAlgorithm.h"
+#include "vtkJZQueryPointsAlgorithm.h"
 
-class JZTREEFILTERS_EXPORT vtkJZTreeGravity : public vtkDataObjectAlgorithm
+class JZTREEFILTERS_EXPORT vtkJZTreeGravity : public vtkJZQueryPointsAlgorithm
 {
 public:
   static vtkJZTreeGravity* New();
-  vtkTypeMacro(vtkJZTreeGravity, vtkDataObjectAlgorithm);
+  vtkTypeMacro(vtkJZTreeGravity, vtkJZQueryPointsAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
   enum Devices
@@ -87,22 +87,10 @@ public:
    * one component); none selected means unit masses.
    */
 
-  ///@{
-  /**
-   * Convenience for the optional Query input (port 1).
-   */
-  void SetQueryConnection(vtkAlgorithmOutput* output);
-  void SetQueryData(vtkDataObject* data);
-  ///@}
-
 protected:
   vtkJZTreeGravity();
   ~vtkJZTreeGravity() override = default;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
-  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
   double OpeningAngle = 0.5;

@@ -300,19 +300,37 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   const int ranks = comm.size();
   const std::size_t total = points.numTotal();
   const Index local = points.numLocal();
-  // Labels per local component (indexed by its root), from its member with
-  // the smallest global id.
-  std::vector<FofLabel> compLabel(total);
+  constexpr Index kNone = ~Index(0);
+  const Index* root = groups.groupRoot.data();
+  // Per component (by root): its member holding the local label (the
+  // smallest id). Only components with ghosts or sent points can learn a
+  // smaller label from another rank; they get a slot of their own.
+  std::vector<Index> labelMember(total, kNone), slotOf(total, kNone);
   for (std::size_t i = 0; i < total; ++i)
+    if (points.ids[i] == groups.groupLabel[i])
+      labelMember[root[i]] = Index(i);
+  std::vector<FofLabel> slots;
+  auto slotFor = [&](std::size_t i) -> FofLabel&
   {
-    if (points.ids[i] != groups.groupLabel[i])
-      continue;
-    FofLabel& l = compLabel[groups.groupRoot[i]];
-    l.id = points.ids[i];
-    for (int d = 0; d < 3; ++d)
-      l.ref[d] = double(points.xyz[3 * i + d]);
-  }
-  auto labelOf = [&](std::size_t i) -> FofLabel& { return compLabel[groups.groupRoot[i]]; };
+    Index& s = slotOf[root[i]];
+    if (s == kNone)
+    {
+      const Index m = labelMember[root[i]];
+      FofLabel l;
+      l.id = points.ids[m];
+      for (int d = 0; d < 3; ++d)
+        l.ref[d] = double(points.xyz[3 * std::size_t(m) + d]);
+      s = Index(slots.size());
+      slots.push_back(l);
+    }
+    return slots[s];
+  };
+  for (std::size_t i = local; i < total; ++i)
+    slotFor(i);
+  for (const auto& sent : ghosts.sent)
+    for (Index i : sent)
+      slotFor(i);
+  auto labelOf = [&](std::size_t i) -> FofLabel& { return slots[slotOf[root[i]]]; };
   auto lower = [](FofLabel& mine, const FofLabel& other)
   {
     if (other.id >= mine.id)
@@ -347,6 +365,22 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
     if (allSum(comm, changed) == 0)
       break;
   }
+  // Every local point's label: its component's slot, or (an interior
+  // component) its own label member on this rank.
+  out.label.resize(local);
+  for (Index i = 0; i < local; ++i)
+  {
+    if (slotOf[root[i]] != kNone)
+    {
+      out.label[i] = labelOf(i);
+      continue;
+    }
+    const Index m = labelMember[root[i]];
+    FofLabel& l = out.label[i];
+    l.id = points.ids[m];
+    for (int d = 0; d < 3; ++d)
+      l.ref[d] = double(points.xyz[3 * std::size_t(m) + d]);
+  }
   // Points alone in their component of the local-and-ghost graph are alone
   // in their global group too: size 1, no communication needed (most points
   // of uniform data). Only when single points are kept groups themselves do
@@ -354,15 +388,13 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   out.single.assign(local, 0);
   if (minimumGroupSize > 1)
   {
-    std::vector<Index> members(total, 0);
+    std::vector<Index>& members = labelMember; // reused as member counts
+    std::fill(members.begin(), members.end(), Index(0));
     for (std::size_t i = 0; i < total; ++i)
-      ++members[groups.groupRoot[i]];
+      ++members[root[i]];
     for (Index i = 0; i < local; ++i)
-      out.single[i] = members[groups.groupRoot[i]] == 1;
+      out.single[i] = members[root[i]] == 1;
   }
-  out.label.resize(local);
-  for (Index i = 0; i < local; ++i)
-    out.label[i] = labelOf(i);
   return out;
 }
 
@@ -533,35 +565,42 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
   const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
   Communicator& comm, std::vector<GlobalId>& groupId, std::vector<GlobalId>& groupSize)
 {
-  struct Home
+  // Single points (GroupId -1, size 1) are what every point starts as at
+  // home, so only the others travel, as records (input index, GroupId,
+  // size) packed straight into the blocks.
+  const int ranks = comm.size();
+  constexpr std::size_t kRecord = sizeof(Index) + 2 * sizeof(GlobalId);
+  std::vector<std::size_t> count(ranks, 0);
+  for (std::size_t i = 0; i < local.size(); ++i)
+    count[local[i].originRank] += agreed.single[i] ? 0 : 1;
+  std::vector<std::vector<char>> send(ranks);
+  std::vector<char*> to(ranks);
+  for (int r = 0; r < ranks; ++r)
   {
-    Index index;
-    GlobalId groupId, groupSize;
-  };
-  std::vector<std::vector<Home>> home(comm.size());
+    send[r].resize(count[r] * kRecord);
+    to[r] = send[r].data();
+  }
   for (std::size_t i = 0; i < local.size(); ++i)
   {
-    const FofPayload& pl = local[i];
     if (agreed.single[i])
-    {
-      home[pl.originRank].push_back(Home{ pl.originIndex, -1, 1 });
-    }
-    else
-    {
-      const GlobalId label = agreed.label[i].id;
-      home[pl.originRank].push_back(
-        Home{ pl.originIndex, numbers.groupIdOf(label), sizes.sizes[sizes.slot(label)] });
-    }
+      continue;
+    const GlobalId label = agreed.label[i].id;
+    char*& at = to[local[i].originRank];
+    putField(at, local[i].originIndex);
+    putField(at, numbers.groupIdOf(label));
+    putField(at, sizes.sizes[sizes.slot(label)]);
   }
-  const auto arrived = allToAllTyped(comm, home);
+  const std::vector<std::vector<char>> arrived = comm.allToAll(send);
+  std::vector<std::vector<char>>().swap(send);
   groupId.assign(numInput, -1);
-  groupSize.assign(numInput, 0);
-  for (const auto& part : arrived)
+  groupSize.assign(numInput, 1);
+  for (const auto& block : arrived)
   {
-    for (const Home& h : part)
+    for (const char* at = block.data(); at < block.data() + block.size();)
     {
-      groupId[h.index] = h.groupId;
-      groupSize[h.index] = h.groupSize;
+      const Index index = takeField<Index>(at);
+      groupId[index] = takeField<GlobalId>(at);
+      groupSize[index] = takeField<GlobalId>(at);
     }
   }
 }

@@ -367,19 +367,21 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   }
   // Every local point's label: its component's slot, or (an interior
   // component) its own label member on this rank.
-  out.label.resize(local);
+  // Appended, not resized: one pass over fresh memory instead of two.
+  out.label.reserve(local);
   for (Index i = 0; i < local; ++i)
   {
     if (slotOf[root[i]] != kNone)
     {
-      out.label[i] = labelOf(i);
+      out.label.push_back(labelOf(i));
       continue;
     }
     const Index m = labelMember[root[i]];
-    FofLabel& l = out.label[i];
+    FofLabel l;
     l.id = points.ids[m];
     for (int d = 0; d < 3; ++d)
       l.ref[d] = double(points.xyz[3 * std::size_t(m) + d]);
+    out.label.push_back(l);
   }
   // Points alone in their component of the local-and-ghost graph are alone
   // in their global group too: size 1, no communication needed (most points

@@ -16,6 +16,7 @@
 #include <omp.h>
 
 #include "../FofBackends.h"
+#include "../FofThreads.h"
 #include "../StageTimer.h"
 #include "../walk/DualWalk.h"
 #include "FofContraction.h"
@@ -229,17 +230,10 @@ void writeFofGroups(const FofProblem<T>& problem, const std::vector<Index>& inpu
 }
 } // namespace
 
-// Below this many points a second thread saves little and its barriers cost
-// much on a loaded machine (a descheduled team member stalls every one), so
-// the default is one thread; an explicit thread count is kept.
-constexpr std::size_t kOneThreadBelow = 100000;
-
 template <class T>
 void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const RunControl& control)
 {
-  const int numThreads = control.numThreads > 0 ? control.numThreads
-    : problem.numPoints < kOneThreadBelow       ? 1
-                                                : omp_get_max_threads();
+  const int numThreads = fofThreads(control, problem.numPoints);
   const Index n = Index(problem.numPoints);
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
 

@@ -31,6 +31,10 @@ struct GravityPolicy : WalkPolicyDefaults
   // empty: a self query excludes q itself, separate queries nothing.
   const std::vector<Index>& ownSource;
   double theta2, eps2;
+  // theta > 0: the terms in single precision (GravityKernelsCpu.h); theta
+  // = 0 is exact direct summation in double.
+  bool fast;
+  FloatUnits units;
   // Per sorted query: coordinates in double, and U, grad U (summed into).
   const double *qx, *qy, *qz;
   double *u, *gx, *gy, *gz;
@@ -38,6 +42,7 @@ struct GravityPolicy : WalkPolicyDefaults
   struct Scratch
   {
     std::vector<double> x, y, z, m;
+    std::vector<float> mf;                             // m in float units (fast)
     std::vector<std::pair<Index, std::size_t>> starts; // (leaf, offset in the gathered list)
     double multipoles = 0, direct = 0;                 // interactions, for RunInfo
   };
@@ -45,13 +50,16 @@ struct GravityPolicy : WalkPolicyDefaults
 
   GravityPolicy(const ZTree<T>& tree_, const std::vector<std::vector<GravityMoments>>& moments_,
     const std::vector<double>& mass_, const std::vector<Index>& ownSource_, double theta,
-    double eps, const double* const q[3], double* const sum[4], int numThreads)
+    double eps, const FloatUnits& units_, const double* const q[3], double* const sum[4],
+    int numThreads)
     : tree(tree_)
     , moments(moments_)
     , mass(mass_)
     , ownSource(ownSource_)
     , theta2(theta * theta)
     , eps2(eps * eps)
+    , fast(theta > 0)
+    , units(units_)
     , qx(q[0])
     , qy(q[1])
     , qz(q[2])
@@ -91,8 +99,12 @@ struct GravityPolicy : WalkPolicyDefaults
     scratch.mine().multipoles += q1 - q0;
     if (moments[p][d].radius2 == 0)
       return acceptPointMass(p, d, q0, q1);
-    applyMultipoleCpu(
-      moments[p][d], qx + q0, qy + q0, qz + q0, q1 - q0, eps2, u + q0, gx + q0, gy + q0, gz + q0);
+    if (fast)
+      applyMultipoleFloatCpu(moments[p][d], qx + q0, qy + q0, qz + q0, q1 - q0, units, u + q0,
+        gx + q0, gy + q0, gz + q0);
+    else
+      applyMultipoleCpu(
+        moments[p][d], qx + q0, qy + q0, qz + q0, q1 - q0, eps2, u + q0, gx + q0, gy + q0, gz + q0);
   }
 
   // The open source leaves are gathered once into contiguous double arrays;
@@ -107,18 +119,31 @@ struct GravityPolicy : WalkPolicyDefaults
       const double x[3] = { qx[q], qy[q], qz[q] };
       // The query's own source is made massless for its sum: it adds 0.
       const std::size_t own = ownOffset(q, s);
-      const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
-      if (own != std::size_t(-1))
-        s.m[own] = 0;
       s.direct += s.x.size();
       GravitySum sum;
-      sumDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), s.x.size(), x, eps2, sum);
+      if (fast)
+      {
+        const float ownMass = own == std::size_t(-1) ? 0.0f : s.mf[own];
+        if (own != std::size_t(-1))
+          s.mf[own] = 0;
+        sumDirectFloatCpu(
+          s.x.data(), s.y.data(), s.z.data(), s.mf.data(), s.x.size(), x, units, sum);
+        if (own != std::size_t(-1))
+          s.mf[own] = ownMass;
+      }
+      else
+      {
+        const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
+        if (own != std::size_t(-1))
+          s.m[own] = 0;
+        sumDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), s.x.size(), x, eps2, sum);
+        if (own != std::size_t(-1))
+          s.m[own] = ownMass;
+      }
       u[q] += sum.u;
       gx[q] += sum.g[0];
       gy[q] += sum.g[1];
       gz[q] += sum.g[2];
-      if (own != std::size_t(-1))
-        s.m[own] = ownMass;
     }
   }
 
@@ -153,6 +178,7 @@ private:
     s.y.clear();
     s.z.clear();
     s.m.clear();
+    s.mf.clear();
     s.starts.clear();
     for (const LeafCandidate& e : list)
     {
@@ -163,14 +189,19 @@ private:
         s.y.push_back(double(src.y[j]));
         s.z.push_back(double(src.z[j]));
         s.m.push_back(mass[j]);
+        if (fast)
+          s.mf.push_back(float(mass[j] * units.invMass));
       }
     }
-    while (s.x.size() % kGravityLanes != 0) // massless padding
+    const std::size_t lanes = fast ? kGravityFloatLanes : kGravityLanes;
+    while (s.x.size() % lanes != 0) // massless padding
     {
       s.x.push_back(0);
       s.y.push_back(0);
       s.z.push_back(0);
       s.m.push_back(0);
+      if (fast)
+        s.mf.push_back(0);
     }
   }
 

@@ -37,6 +37,7 @@ std::vector<Index> ownSources(const GravityProblem<T>& problem, const ZTree<T>& 
     own[q] = sortedOf[problem.queriesFromSource + tree.queries.inputIndex[q]];
   return own;
 }
+
 // The float terms' units: the sources' extent and the largest mass.
 template <class T>
 FloatUnits floatUnits(const ZTree<T>& tree, const std::vector<double>& mass, double eps)

@@ -153,11 +153,17 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
   return candidates[best];
 }
 
+// Groups above this many members are solved with all threads, one at a time.
+constexpr std::size_t kTeamCentreLimit = 200000;
+
 template <class T>
 void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   const HaloPropertiesOptions& o, const RowDirectory& dir, HaloProperties& out, int threads)
 {
-  std::vector<std::vector<Member>> send(comm.size());
+  // Every member to its group's owner (one rank: straight into the rows).
+  const std::size_t rows = in.rowGroupId.size();
+  std::vector<std::vector<Member>> members(rows);
+  std::vector<std::vector<Member>> send(comm.size() > 1 ? comm.size() : 0);
   for (std::size_t i = 0; i < in.numPoints; ++i)
   {
     const GlobalId g = in.groupId[i];
@@ -166,14 +172,15 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     Member mb{ { double(in.points[3 * i]), double(in.points[3 * i + 1]),
                  double(in.points[3 * i + 2]) },
       in.masses ? in.masses[i] : 1.0, in.ids ? in.ids[i] : GlobalId(i), g };
-    send[dir.owner[g]].push_back(mb);
+    if (send.empty())
+      members[dir.row[g]].push_back(mb);
+    else
+      send[dir.owner[g]].push_back(mb);
   }
-  const std::vector<std::vector<Member>> got = allToAllTyped(comm, send);
-  const std::size_t rows = in.rowGroupId.size();
-  std::vector<std::vector<Member>> members(rows);
-  for (const auto& part : got)
-    for (const Member& mb : part)
-      members[dir.row[mb.group]].push_back(mb);
+  if (!send.empty())
+    for (const auto& part : allToAllTyped(comm, send))
+      for (const Member& mb : part)
+        members[dir.row[mb.group]].push_back(mb);
 
   out.centreOfPotential.assign(3 * rows, 0.0);
   out.mostBoundId.assign(rows, -1);
@@ -196,18 +203,21 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
   };
-  // Largest first, so that no thread is left with a big group at the end.
-  std::vector<std::size_t> small;
+  // One thread per group, largest first so that no thread is left with a
+  // big group at the end (a group per parallel region would leave the other
+  // threads waiting between regions); only a group too large to balance
+  // gets all threads.
+  std::vector<std::size_t> order;
   for (std::size_t r = 0; r < rows; ++r)
-    if (members[r].size() <= kDirectCentreLimit)
-      small.push_back(r);
-  std::sort(small.begin(), small.end(),
+    if (members[r].size() <= kTeamCentreLimit)
+      order.push_back(r);
+  std::sort(order.begin(), order.end(),
     [&](std::size_t a, std::size_t b) { return members[a].size() > members[b].size(); });
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (long long i = 0; i < (long long)small.size(); ++i)
-    solve(small[i], 1);
+  for (long long i = 0; i < (long long)order.size(); ++i)
+    solve(order[i], 1);
   for (std::size_t r = 0; r < rows; ++r)
-    if (members[r].size() > kDirectCentreLimit)
+    if (members[r].size() > kTeamCentreLimit)
       solve(r, threads);
 }
 
@@ -399,16 +409,20 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
     if (r2.empty())
       break;
     info.counters.emplace_back("SO round " + std::to_string(round) + " centres", double(r2.size()));
-    const auto found = collectWithin(in, c, r2, threads);
-    std::vector<std::vector<ProfileChunk>> send(comm.size());
-    for (std::size_t i = 0; i < found.size(); ++i)
-      for (const auto& e : found[i])
-        send[whose[i].first].push_back(ProfileChunk{ whose[i].second, e.first, e.second });
-    const auto got = allToAllTyped(comm, send);
-    std::vector<std::vector<std::pair<double, double>>> profile(mineRows.size());
-    for (const auto& part : got)
-      for (const ProfileChunk& e : part)
-        profile[e.row].emplace_back(e.r2, e.m);
+    // Each centre's profile to its owner (one rank: the pending centres are
+    // this rank's, in order).
+    std::vector<std::vector<std::pair<double, double>>> profile = collectWithin(in, c, r2, threads);
+    if (comm.size() > 1)
+    {
+      std::vector<std::vector<ProfileChunk>> send(comm.size());
+      for (std::size_t i = 0; i < profile.size(); ++i)
+        for (const auto& e : profile[i])
+          send[whose[i].first].push_back(ProfileChunk{ whose[i].second, e.first, e.second });
+      profile.assign(mineRows.size(), {});
+      for (const auto& part : allToAllTyped(comm, send))
+        for (const ProfileChunk& e : part)
+          profile[e.row].emplace_back(e.r2, e.m);
+    }
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
     for (long long i = 0; i < (long long)mineRows.size(); ++i)
     {

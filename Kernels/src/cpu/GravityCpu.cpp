@@ -128,7 +128,7 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
   {
     StageTimer timer(&info, "walk");
     GravityPolicy<T> policy(tree, moments, mass, own, problem.openingAngle, problem.softening,
-      floatUnits(tree, mass, problem.softening), q, sum, threads);
+      floatUnits(tree, mass, problem.softening), results.acceleration != nullptr, q, sum, threads);
     DualWalk<T, GravityPolicy<T>> walk(tree, policy, threads, &info);
     std::function<bool(double)> progress;
     if (control.progress)

@@ -10,10 +10,15 @@
 
 namespace jz
 {
-JZ_GRAVITY_CLONES
-void applyMultipolesFloatCpu(const FloatMultipole* nodes, std::size_t k, const float* __restrict qx,
-  const float* __restrict qy, const float* __restrict qz, std::size_t n, const FloatUnits& units,
-  double* __restrict u, double* __restrict gx, double* __restrict gy, double* __restrict gz)
+namespace
+{
+// The loops for U alone (kField false) or U and grad U; inlined into each
+// clone below, so compiled for its instruction set.
+template <bool kField>
+__attribute__((always_inline)) inline void multipoles(const FloatMultipole* nodes, std::size_t k,
+  const float* __restrict qx, const float* __restrict qy, const float* __restrict qz, std::size_t n,
+  const FloatUnits& units, double* __restrict u, double* __restrict gx, double* __restrict gy,
+  double* __restrict gz)
 {
   constexpr std::size_t W = kGravityFloatLanes;
   const float e2 = units.eps2;
@@ -39,26 +44,32 @@ void applyMultipolesFloatCpu(const FloatMultipole* nodes, std::size_t k, const f
         const float Ir2 = Ixz * r0 + Iyz * r1 + Izz * r2;
         const float rIr = r0 * Ir0 + r1 * Ir1 + r2 * Ir2;
         su[l] += m * inv + 0.5f * (3.0f * rIr * inv5 - tr * inv3);
-        const float radial = -m * inv3 - 7.5f * rIr * inv5 * inv2 + 1.5f * tr * inv5;
-        sx[l] += radial * r0 + 3.0f * Ir0 * inv5;
-        sy[l] += radial * r1 + 3.0f * Ir1 * inv5;
-        sz[l] += radial * r2 + 3.0f * Ir2 * inv5;
+        if (kField)
+        {
+          const float radial = -m * inv3 - 7.5f * rIr * inv5 * inv2 + 1.5f * tr * inv5;
+          sx[l] += radial * r0 + 3.0f * Ir0 * inv5;
+          sy[l] += radial * r1 + 3.0f * Ir1 * inv5;
+          sz[l] += radial * r2 + 3.0f * Ir2 * inv5;
+        }
       }
     }
     const std::size_t lanes = n - i0 < W ? n - i0 : W;
     for (std::size_t l = 0; l < lanes; ++l)
     {
       u[i0 + l] += units.uBack * double(su[l]);
-      gx[i0 + l] += units.gBack * double(sx[l]);
-      gy[i0 + l] += units.gBack * double(sy[l]);
-      gz[i0 + l] += units.gBack * double(sz[l]);
+      if (kField)
+      {
+        gx[i0 + l] += units.gBack * double(sx[l]);
+        gy[i0 + l] += units.gBack * double(sy[l]);
+        gz[i0 + l] += units.gBack * double(sz[l]);
+      }
     }
   }
 }
 
-JZ_GRAVITY_CLONES
-void sumDirectFloatCpu(const double* x, const double* y, const double* z, const float* m,
-  std::size_t n, const double* q, const FloatUnits& units, GravitySum& sum)
+template <bool kField>
+__attribute__((always_inline)) inline void direct(const double* x, const double* y, const double* z,
+  const float* m, std::size_t n, const double* q, const FloatUnits& units, GravitySum& sum)
 {
   float u[kGravityFloatLanes] = {}, g0[kGravityFloatLanes] = {}, g1[kGravityFloatLanes] = {},
         g2[kGravityFloatLanes] = {};
@@ -74,11 +85,14 @@ void sumDirectFloatCpu(const double* x, const double* y, const double* z, const 
       const bool apart = s2 > 0; // r = 0, eps = 0: skipped, with no 1/0 on the way
       const float inv = (apart ? 1.0f : 0.0f) / std::sqrt(apart ? s2 : 1.0f);
       const float mi = m[j] * inv;
-      const float mi3 = mi * inv * inv;
       u[l] += mi;
-      g0[l] += mi3 * dx;
-      g1[l] += mi3 * dy;
-      g2[l] += mi3 * dz;
+      if (kField)
+      {
+        const float mi3 = mi * inv * inv;
+        g0[l] += mi3 * dx;
+        g1[l] += mi3 * dy;
+        g2[l] += mi3 * dz;
+      }
     }
   double su = 0, sg[3] = { 0, 0, 0 };
   for (std::size_t l = 0; l < kGravityFloatLanes; ++l)
@@ -91,5 +105,27 @@ void sumDirectFloatCpu(const double* x, const double* y, const double* z, const 
   sum.u += units.uBack * su;
   for (int k = 0; k < 3; ++k)
     sum.g[k] += units.gBack * sg[k];
+}
+} // namespace
+
+JZ_GRAVITY_CLONES
+void applyMultipolesFloatCpu(const FloatMultipole* nodes, std::size_t k, const float* qx,
+  const float* qy, const float* qz, std::size_t n, const FloatUnits& units, bool field, double* u,
+  double* gx, double* gy, double* gz)
+{
+  if (field)
+    multipoles<true>(nodes, k, qx, qy, qz, n, units, u, gx, gy, gz);
+  else
+    multipoles<false>(nodes, k, qx, qy, qz, n, units, u, gx, gy, gz);
+}
+
+JZ_GRAVITY_CLONES
+void sumDirectFloatCpu(const double* x, const double* y, const double* z, const float* m,
+  std::size_t n, const double* q, const FloatUnits& units, bool field, GravitySum& sum)
+{
+  if (field)
+    direct<true>(x, y, z, m, n, q, units, sum);
+  else
+    direct<false>(x, y, z, m, n, q, units, sum);
 }
 } // namespace jz

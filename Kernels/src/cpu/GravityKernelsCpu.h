@@ -54,10 +54,11 @@ FloatMultipole floatMultipole(
 // kGravityFloatLanes) to U and grad U (u, gx, gy, gz: n each, in double):
 // the accepted multipoles of one receiver in one pass, each query's terms
 // summed in float registers (the fast path of theta > 0, whose accuracy
-// contract, README "Tree Gravity", is far above float rounding).
+// contract, README "Tree Gravity", is far above float rounding). field
+// false: U alone (grad U untouched), about half the work.
 void applyMultipolesFloatCpu(const FloatMultipole* nodes, std::size_t k, const float* qx,
-  const float* qy, const float* qz, std::size_t n, const FloatUnits& units, double* u, double* gx,
-  double* gy, double* gz);
+  const float* qy, const float* qz, std::size_t n, const FloatUnits& units, bool field, double* u,
+  double* gx, double* gy, double* gz);
 
 // Lanes of the direct sum: per-lane partial sums let the compiler vectorize
 // without reassociating a reduction (no -ffast-math).
@@ -72,7 +73,7 @@ void sumDirectCpu(const double* x, const double* y, const double* z, const doubl
 // offset source - query is taken in double, scaled and rounded, so a close
 // pair far from the origin keeps its relative accuracy; per-lane float
 // partial sums are added to sum in double. m: masses in float units; n a
-// multiple of kGravityFloatLanes.
+// multiple of kGravityFloatLanes; field false: U alone.
 void sumDirectFloatCpu(const double* x, const double* y, const double* z, const float* m,
-  std::size_t n, const double* q, const FloatUnits& units, GravitySum& sum);
+  std::size_t n, const double* q, const FloatUnits& units, bool field, GravitySum& sum);
 } // namespace jz

@@ -36,6 +36,7 @@ struct GravityPolicy : WalkPolicyDefaults
   // = 0 is exact direct summation in double.
   bool fast;
   FloatUnits units;
+  bool field; // grad U wanted (else U alone)
   // Per sorted query: coordinates in double, and U, grad U (summed into).
   const double *qx, *qy, *qz;
   double *u, *gx, *gy, *gz;
@@ -54,8 +55,8 @@ struct GravityPolicy : WalkPolicyDefaults
 
   GravityPolicy(const ZTree<T>& tree_, const std::vector<std::vector<GravityMoments>>& moments_,
     const std::vector<double>& mass_, const std::vector<Index>& ownSource_, double theta,
-    double eps, const FloatUnits& units_, const double* const q[3], double* const sum[4],
-    int numThreads)
+    double eps, const FloatUnits& units_, bool field_, const double* const q[3],
+    double* const sum[4], int numThreads)
     : tree(tree_)
     , moments(moments_)
     , mass(mass_)
@@ -64,6 +65,7 @@ struct GravityPolicy : WalkPolicyDefaults
     , eps2(eps * eps)
     , fast(theta > 0)
     , units(units_)
+    , field(field_)
     , qx(q[0])
     , qy(q[1])
     , qz(q[2])
@@ -144,7 +146,7 @@ struct GravityPolicy : WalkPolicyDefaults
         s.fz[i] = float((qz[q0 + i] - origin[2]) * units.invLength);
       }
       applyMultipolesFloatCpu(s.nodes.data(), s.nodes.size(), s.fx.data(), s.fy.data(), s.fz.data(),
-        n, units, u + q0, gx + q0, gy + q0, gz + q0);
+        n, units, field, u + q0, gx + q0, gy + q0, gz + q0);
     }
     s.accepted.clear();
   }
@@ -169,7 +171,7 @@ struct GravityPolicy : WalkPolicyDefaults
         if (own != std::size_t(-1))
           s.mf[own] = 0;
         sumDirectFloatCpu(
-          s.x.data(), s.y.data(), s.z.data(), s.mf.data(), s.x.size(), x, units, sum);
+          s.x.data(), s.y.data(), s.z.data(), s.mf.data(), s.x.size(), x, units, field, sum);
         if (own != std::size_t(-1))
           s.mf[own] = ownMass;
       }

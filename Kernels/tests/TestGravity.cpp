@@ -105,6 +105,20 @@ Field run(const jz::GravityProblem<T>& p)
   return f;
 }
 
+// The sources querying themselves, with masses m.
+template <class T>
+jz::GravityProblem<T> selfProblem(
+  const std::vector<T>& xyz, const std::vector<double>& m, double theta, double eps)
+{
+  jz::GravityProblem<T> p;
+  p.sources = xyz.data();
+  p.numSources = m.size();
+  p.sourceMasses = m.data();
+  p.openingAngle = theta;
+  p.softening = eps;
+  return p;
+}
+
 template <class T>
 void checkContract(const std::string& kind, double theta, double eps, double accBound,
   double phiBound, std::size_t n)
@@ -112,12 +126,7 @@ void checkContract(const std::string& kind, double theta, double eps, double acc
   const std::size_t stride = 7;
   const std::vector<T> xyz = jztest::makePoints<T>(kind, n, 5);
   const std::vector<double> m = masses(n, false);
-  jz::GravityProblem<T> p;
-  p.sources = xyz.data();
-  p.numSources = n;
-  p.sourceMasses = m.data();
-  p.openingAngle = theta;
-  p.softening = eps;
+  jz::GravityProblem<T> p = selfProblem(xyz, m, theta, eps);
   p.gravitationalConstant = 2.5;
   const Field got = run(p);
   const Field ref = direct(xyz, m, xyz, 0, eps, 2.5, stride);
@@ -214,11 +223,7 @@ JZ_TEST(PotentialAlone)
   {
     const std::vector<double> xyz = jztest::makePoints<double>(kind, n, 6);
     const std::vector<double> m = masses(n, false);
-    jz::GravityProblem<double> p;
-    p.sources = xyz.data();
-    p.numSources = n;
-    p.sourceMasses = m.data();
-    p.softening = 1e-3;
+    const jz::GravityProblem<double> p = selfProblem(xyz, m, 0.5, 1e-3);
     const Field full = run(p);
     std::vector<double> phi(n, 0.0);
     jz::RunControl control;

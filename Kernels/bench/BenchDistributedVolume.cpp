@@ -2,6 +2,8 @@
 // (threads): ghost points received per local point, mean and max over ranks.
 // Volume does not depend on timing, so threads stand in for MPI ranks here.
 //   jz_bench_volume [ranks=8] [pointsPerRank=1e6] [kind=uniform|clustered] [k=16] [b=0.2]
+//                   [filters=knn,fof]
+// JZ_STAGES=1 prints rank 0's stage times.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -31,6 +33,9 @@ int main(int argc, char** argv)
   const std::string kind = argc > 3 ? argv[3] : "uniform";
   const int k = argc > 4 ? std::atoi(argv[4]) : 16;
   const double b = argc > 5 ? std::atof(argv[5]) : 0.2;
+  const std::string filters = argc > 6 ? argv[6] : "knn,fof";
+  const bool runKnn = filters.find("knn") != std::string::npos;
+  const bool runFof = filters.find("fof") != std::string::npos;
   const std::size_t n = perRank * std::size_t(ranks);
   std::vector<float> xyz = jztest::makePoints<float>(kind, n, 5);
   for (float& x : xyz)
@@ -61,9 +66,13 @@ int main(int argc, char** argv)
       std::vector<float> h(ids.size());
       jz::KnnResults<float> out;
       out.smoothingLength = h.data();
-      jz::RunInfo ki = jz::computeKnnDistributed(kp, out, comm, jz::Backend::CPU, one);
-      knnGhosts[r] = counter(ki, "ghost sources received");
-      local[r] = counter(ki, "local sources");
+      jz::RunInfo ki;
+      if (runKnn)
+      {
+        ki = jz::computeKnnDistributed(kp, out, comm, jz::Backend::CPU, one);
+        knnGhosts[r] = counter(ki, "ghost sources received");
+        local[r] = counter(ki, "local sources");
+      }
       jz::FofProblem<float> fp;
       fp.points = mine.data();
       fp.numPoints = ids.size();
@@ -71,9 +80,14 @@ int main(int argc, char** argv)
       fp.linkingLength = l;
       fp.periodic = true;
       jz::FofDistributedResult res;
-      jz::RunInfo fi = jz::computeFofDistributed(
-        fp, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU, one);
-      fofGhosts[r] = counter(fi, "ghost points received");
+      jz::RunInfo fi;
+      if (runFof)
+      {
+        fi = jz::computeFofDistributed(
+          fp, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU, one);
+        fofGhosts[r] = counter(fi, "ghost points received");
+        local[r] = counter(fi, "local points");
+      }
       if (r == 0 && std::getenv("JZ_STAGES"))
       {
         for (const auto& s : ki.stageSeconds)

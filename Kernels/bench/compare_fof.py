@@ -7,7 +7,9 @@ or shipped by this repository). Also checks that the partitions agree.
 Run with pvpython (Debian's python with numpy/scipy):
   PV_PLUGIN_PATH=build/lib/paraview-5.11/plugins/JZTree OMP_NUM_THREADS=2 \
     pvpython Kernels/bench/compare_fof.py --bench build/bin/jz_bench_fof \
-      [--n 1e6] [--kind clustered|uniform] [--skip vtk,scipy,hfof]
+      [--n 1e6] [--kind clustered|uniform|halos|uniform-np] [--skip vtk,scipy,hfof]
+"halos" is the shared anchors' halos.py set (../shared/anchors), "uniform-np" numpy's
+uniform points; jz-tree and hfof run interleaved, minima of --repeats.
 
 The points come from jz_bench_fof --write (the benchmark's own generator):
 periodic unit box, b = 0.2, float32.
@@ -29,6 +31,14 @@ from vtkmodules.vtkCommonDataModel import vtkPolyData
 
 
 def load_points(bench, n, kind):
+    if kind == "halos":
+        # The issue's clustered set (60% in isothermal halos), from the shared anchors.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                        "..", "shared", "anchors"))
+        from halos import halos
+        return halos(int(n))
+    if kind == "uniform-np":
+        return np.random.default_rng(1).random((int(n), 3), dtype=np.float32)
     with tempfile.TemporaryDirectory() as d:
         f = os.path.join(d, "pts.bin")
         subprocess.run([bench, str(int(n)), kind, "float", "1", "--write", f], check=True)
@@ -68,18 +78,35 @@ def main():
     f = simple.FriendsOfFriends(Input=tp, LinkingLength=0.2, Periodic=1, Device="CPU")
     f.UpdatePipeline()
     alg = f.GetClientSideObject()
-    best = 1e30
+    hfof = None
+    if "hfof" not in skip and os.environ.get("HFOF_PATH"):
+        sys.path.insert(0, os.environ["HFOF_PATH"])
+        from hfof import fof as hfof
+        p64 = pts.astype(np.float64)
+    # Interleaved repeats (the machine is shared): minima of each.
+    best, best_h, dom = 1e30, 1e30, None
     for _ in range(args.repeats):
+        # New points for the filter (the same values): a full run each time,
+        # never a re-cut of the tree the filter caches for linking-length changes.
+        vp.GetData().Modified()
         alg.Modified()
         t = time.perf_counter()
         alg.Update()
         best = min(best, time.perf_counter() - t)
+        if hfof is not None:
+            t = time.perf_counter()
+            dom = hfof(p64, l, boxsize=1.0)
+            best_h = min(best_h, time.perf_counter() - t)
     out = alg.GetOutputDataObject(0)
     gsize = vtk_to_numpy(out.GetPointData().GetArray("GroupSize"))
     ngroups = f.GetClientSideObject().GetOutputDataObject(1).GetNumberOfPoints()
     print(f"  jz-tree FriendsOfFriends filter (CPU): {best:.3f} s (best of {args.repeats}), "
           f"{ngroups} groups >= 20, largest {gsize.max()}")
     results["jz"] = best
+    if hfof is not None:
+        results["hfof"] = best_h
+        print(f"  hfof (serial C, labels only, float64 input): {best_h:.3f} s (best of {args.repeats})")
+        print(f"    partition identical to jz-tree's: {bool(np.array_equal(np.bincount(dom)[dom], gsize))}")
 
     ref = None
     if "scipy" not in skip:
@@ -96,20 +123,6 @@ def main():
         print(f"  scipy cKDTree.query_pairs + connected_components: {results['scipy']:.3f} s")
         sizes = np.bincount(ref)[ref]
         print(f"    partition identical to jz-tree's: {bool(np.array_equal(sizes, gsize))}")
-
-    if "hfof" not in skip and os.environ.get("HFOF_PATH"):
-        sys.path.insert(0, os.environ["HFOF_PATH"])
-        from hfof import fof as hfof
-        p64 = pts.astype(np.float64)
-        best = 1e30
-        for _ in range(args.repeats):
-            t = time.perf_counter()
-            dom = hfof(p64, l, boxsize=1.0)
-            best = min(best, time.perf_counter() - t)
-        results["hfof"] = best
-        print(f"  hfof (serial C, labels only, float64 input): {best:.3f} s")
-        if ref is not None:
-            print(f"    partition identical to scipy's: {same_partition(dom, ref)}")
 
     if "vtk" not in skip:
         from vtkmodules.vtkFiltersPoints import vtkEuclideanClusterExtraction

@@ -2,11 +2,19 @@
 #pragma once
 
 #include "jz/Fof.h"
+#include "jz/Tree.h"
 
 namespace jz
 {
 template <class T>
 void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const RunControl& control);
+
+// The CPU walk on a tree already built from problem.points (the first
+// problem.numPoints of them): the distributed driver's local tree, built once
+// for the ghost selection and the local groups.
+template <class T>
+void fofCpuOnTree(const ZTree<T>& tree, const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
+  const RunControl& control);
 
 #if defined(JZ_WITH_CUDA)
 // The GPU backend (cuda/FofCuda.cu); throws Error when the device fails.

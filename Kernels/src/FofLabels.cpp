@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include "FofThreads.h"
 #include "jz/Fof.h"
 
 namespace jz
@@ -27,7 +28,7 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
     return 0;
   if (!groupRoot)
     throw Error("labelFofGroups: no group roots were given");
-  const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  const int numThreads = fofThreads(control, n);
   const long long nn = (long long)n;
 
   // Members per root (input index of the root).

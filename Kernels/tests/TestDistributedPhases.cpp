@@ -122,8 +122,8 @@ JZ_TEST(DecomposeGivesContiguousBalancedZRanges)
       const jz::FofPayload& pl = p.local[i];
       // The payload leads back to the input point and carries its values.
       JZ_CHECK_EQ(w.idsOf[pl.originRank][pl.originIndex], id);
-      JZ_CHECK_EQ(pl.mass, w.massOf[pl.originRank][pl.originIndex]);
-      JZ_CHECK_EQ(pl.velocity[2], w.velOf[pl.originRank][3 * pl.originIndex + 2]);
+      JZ_CHECK_EQ(p.mass[i], w.massOf[pl.originRank][pl.originIndex]);
+      JZ_CHECK_EQ(p.velocity[3 * i + 2], w.velOf[pl.originRank][3 * pl.originIndex + 2]);
       for (int d = 0; d < 3; ++d)
         JZ_CHECK_EQ(p.xyz[3 * i + d], wrapped(w.xyz[3 * id + d]));
     }
@@ -245,14 +245,14 @@ JZ_TEST(LocalWalkErrorsStopEveryRank)
       const int r = comm.rank();
       const auto problem = fofPiece(w, r, 0.01);
       auto pts = jz::decomposeFofPoints(problem, jz::FofDistributedOptions(), comm);
-      jz::exchangeFofGhosts(pts, problem, comm);
+      const auto links = jz::exchangeFofGhosts(pts, problem, comm);
       jz::RunControl control;
       if (r == 1)
         control.progress = [](double) { return false; }; // the user aborts on rank 1
       jz::RunInfo info;
       try
       {
-        jz::linkFofLocally(pts, problem, jz::Backend::CPU, control, comm, info);
+        jz::linkFofLocally(pts, links, problem, jz::Backend::CPU, control, comm, info);
       }
       catch (const jz::Error& e)
       {
@@ -288,7 +288,7 @@ JZ_TEST(AgreedLabelsAreTheSmallestIdOfEachGlobalGroup)
       auto pts = jz::decomposeFofPoints(problem, jz::FofDistributedOptions(), comm);
       const auto links = jz::exchangeFofGhosts(pts, problem, comm);
       jz::RunInfo info;
-      const auto groups = jz::linkFofLocally(pts, problem, jz::Backend::CPU, {}, comm, info);
+      const auto groups = jz::linkFofLocally(pts, links, problem, jz::Backend::CPU, {}, comm, info);
       const auto agreed = jz::agreeFofLabels(pts, groups, links, 2, comm);
       rounds[r] = agreed.rounds;
       for (jz::Index i = 0; i < pts.numLocal(); ++i)
@@ -400,7 +400,7 @@ JZ_TEST(CatalogueRowsEqualDirectSumsOverEachGroup)
       auto pts = jz::decomposeFofPoints(problem, options, comm);
       const auto links = jz::exchangeFofGhosts(pts, problem, comm);
       jz::RunInfo info;
-      const auto groups = jz::linkFofLocally(pts, problem, jz::Backend::CPU, {}, comm, info);
+      const auto groups = jz::linkFofLocally(pts, links, problem, jz::Backend::CPU, {}, comm, info);
       const auto agreed = jz::agreeFofLabels(pts, groups, links, minimum, comm);
       const auto sizes = jz::reduceFofGroupSizes(agreed, comm);
       const auto numbers = jz::numberFofGroups(sizes, minimum, comm);

@@ -68,6 +68,14 @@ JZ_HD T wrapIntoBox(T x, double lo, double length)
   return t + T(0);
 }
 
+// A coordinate as the tree sees it: wrapped into [lo, lo + period) when
+// period > 0, and -0 as +0 always.
+template <class T>
+JZ_HD T treeCoordinate(T x, double lo, double period)
+{
+  return period > 0 ? wrapIntoBox(x, lo, period) : x + T(0);
+}
+
 // The offset d = a - b moved to its nearest image, for points any number of
 // periods apart (|result| <= period / 2); period <= 0: d unchanged.
 JZ_HD double nearestImageOffset(double d, double period)

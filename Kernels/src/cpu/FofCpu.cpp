@@ -16,6 +16,7 @@
 #include <omp.h>
 
 #include "../FofBackends.h"
+#include "../FofThreads.h"
 #include "../StageTimer.h"
 #include "../walk/DualWalk.h"
 #include "FofContraction.h"
@@ -232,7 +233,7 @@ void writeFofGroups(const FofProblem<T>& problem, const std::vector<Index>& inpu
 template <class T>
 void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const RunControl& control)
 {
-  const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  const int numThreads = fofThreads(control, problem.numPoints);
   const Index n = Index(problem.numPoints);
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
 
@@ -276,6 +277,24 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const R
   reportProgress(control, 1.0);
 }
 
+template <class T>
+void fofCpuOnTree(const ZTree<T>& tree, const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
+  const RunControl& control)
+{
+  const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  std::vector<Index> group;
+  {
+    StageTimer timer(&info, "fof walk");
+    fofWalk(tree, problem.linkingLength, numThreads, group, info, control);
+  }
+  StageTimer timer(&info, "fof output");
+  writeFofGroups(problem, tree.sources.inputIndex, group.data(), out, numThreads);
+}
+
 template void fofCpu<float>(const FofProblem<float>&, FofGroups&, RunInfo&, const RunControl&);
+template void fofCpuOnTree<float>(
+  const ZTree<float>&, const FofProblem<float>&, FofGroups&, RunInfo&, const RunControl&);
+template void fofCpuOnTree<double>(
+  const ZTree<double>&, const FofProblem<double>&, FofGroups&, RunInfo&, const RunControl&);
 template void fofCpu<double>(const FofProblem<double>&, FofGroups&, RunInfo&, const RunControl&);
 } // namespace jz

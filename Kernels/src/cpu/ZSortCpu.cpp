@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include <omp.h>
 #if defined(__GNUC__) && !defined(__clang__)
@@ -72,12 +73,14 @@ std::uint64_t prefixKey(const T* p, double scale)
 // Stable LSD radix sort of 64-bit items by their bits [low, 64), 8 bits a
 // pass, parallel over the OpenMP team (per-thread histograms). Passes over
 // bits that never vary (none set in varyingBits) are skipped.
-void radixSort(std::vector<std::uint64_t>& items, int low, std::uint64_t varyingBits)
+void radixSort(
+  std::unique_ptr<std::uint64_t[]>& items, long long n, int low, std::uint64_t varyingBits)
 {
-  const long long n = (long long)items.size();
   if (n < 2)
     return;
-  std::vector<std::uint64_t> buffer(n);
+  // Not zero-filled: the first pass writes every element (page faults are
+  // then shared by the team instead of a serial memset).
+  std::unique_ptr<std::uint64_t[]> buffer(new std::uint64_t[n]);
   const int threads = omp_get_max_threads();
   std::vector<std::size_t> counts(std::size_t(threads) * 256);
   for (int shift = low; shift < 64; shift += 8)
@@ -140,7 +143,7 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
     ++indexBits;
   const int prefixBits = 64 - indexBits;
   const std::uint64_t indexMask = (std::uint64_t(1) << indexBits) - 1;
-  std::vector<std::uint64_t> items(n);
+  std::unique_ptr<std::uint64_t[]> items(new std::uint64_t[n]); // filled below
   std::uint64_t keyOr = 0, keyAnd = ~std::uint64_t(0);
 #pragma omp parallel for schedule(static) reduction(| : keyOr) reduction(& : keyAnd)
   for (long long i = 0; i < n; ++i)
@@ -152,7 +155,7 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
     keyOr |= items[i];
     keyAnd &= items[i];
   }
-  radixSort(items, indexBits, (keyOr ^ keyAnd) & ~indexMask);
+  radixSort(items, n, indexBits, (keyOr ^ keyAnd) & ~indexMask);
 
   // Runs of equal prefixes, then the order itself.
   std::vector<long long> runs;
@@ -171,7 +174,7 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
 #pragma omp parallel for schedule(static)
   for (long long i = 0; i < n; ++i)
     order[i] = Index(items[i] & indexMask);
-  std::vector<std::uint64_t>().swap(items);
+  items.reset();
 
   // Order each run with the exact comparator.
   const IndexZLess<T> less{ &points };

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "jz/Communicator.h"
@@ -25,12 +26,12 @@ struct Travelling
 
 // Splitters that cut the global z-order into comm.size() ranges of about
 // equal count: every rank samples in proportion to its point count.
-template <class T, class Payload>
-std::vector<std::array<T, kDim>> zOrderSplitters(
-  const std::vector<Travelling<T, Payload>>& items, Communicator& comm)
+// at(i, p) gives the coordinates of local point i < n.
+template <class T, class At>
+std::vector<std::array<T, kDim>> zOrderSplitters(std::size_t n, const At& at, Communicator& comm)
 {
   const int ranks = comm.size();
-  const std::int64_t local = std::int64_t(items.size());
+  const std::int64_t local = std::int64_t(n);
   const std::int64_t total = allSum(comm, local);
   std::vector<std::array<T, kDim>> samples;
   if (total > 0 && local > 0)
@@ -42,8 +43,7 @@ std::vector<std::array<T, kDim>> zOrderSplitters(
     {
       const std::size_t i = std::size_t((double(j) + 0.5) * double(local) / double(count));
       std::array<T, kDim> s;
-      for (int d = 0; d < kDim; ++d)
-        s[d] = items[std::min<std::size_t>(i, items.size() - 1)].p[d];
+      at(std::min<std::size_t>(i, n - 1), s.data());
       samples.push_back(s);
     }
   }
@@ -67,47 +67,69 @@ int ownerRank(const T* p, const std::vector<std::array<T, kDim>>& splitters)
   return int(it - splitters.begin());
 }
 
-// Redistributes the items into contiguous, balanced z-ranges.
-template <class T, class Payload>
-std::vector<Travelling<T, Payload>> decomposeInZOrder(
-  const std::vector<Travelling<T, Payload>>& items, Communicator& comm)
+// Redistributes n local points into contiguous, balanced z-ranges as
+// records of recordBytes bytes: at(i, p) gives point i's coordinates (as the
+// tree sees them) and pack(i, record) writes its record. Returns the records
+// received from each rank, in rank order, each block in the sender's order.
+//
+// Records are packed straight from the caller's arrays into the blocks that
+// travel, and the caller unpacks straight from the received blocks: on one
+// node the decomposition's cost is the first touch of fresh memory, so every
+// copy of the points that is not made counts. The owner rank is computed
+// twice rather than stored.
+template <class T, class At, class Pack>
+std::vector<std::vector<char>> exchangeInZOrder(
+  std::size_t n, std::size_t recordBytes, const At& at, const Pack& pack, Communicator& comm)
 {
   const int ranks = comm.size();
-  if (ranks == 1)
-    return items;
-  const std::vector<std::array<T, kDim>> splitters = zOrderSplitters(items, comm);
-  // Packed straight into the byte blocks that travel, and unpacked straight
-  // from them: every extra copy of the points costs page faults on fresh
-  // memory, which dominate a decomposition on one node.
-  using Item = Travelling<T, Payload>;
-  std::vector<int> owner(items.size());
+  std::vector<std::array<T, kDim>> splitters;
+  if (ranks > 1)
+    splitters = zOrderSplitters<T>(n, at, comm);
+  auto owner = [&](std::size_t i)
+  {
+    if (ranks == 1)
+      return 0;
+    T p[kDim];
+    at(i, p);
+    return ownerRank(p, splitters);
+  };
   std::vector<std::size_t> count(ranks, 0);
-  for (std::size_t i = 0; i < items.size(); ++i)
-    ++count[owner[i] = ownerRank(items[i].p, splitters)];
+  for (std::size_t i = 0; i < n; ++i)
+    ++count[owner(i)];
   std::vector<std::vector<char>> send(ranks);
-  std::vector<std::size_t> at(ranks, 0);
   for (int r = 0; r < ranks; ++r)
-    send[r].resize(count[r] * sizeof(Item));
-  for (std::size_t i = 0; i < items.size(); ++i)
+    send[r].resize(count[r] * recordBytes);
+  std::vector<char*> to(ranks);
+  for (int r = 0; r < ranks; ++r)
+    to[r] = send[r].data();
+  for (std::size_t i = 0; i < n; ++i)
   {
-    const int r = owner[i];
-    std::memcpy(send[r].data() + at[r], &items[i], sizeof(Item));
-    at[r] += sizeof(Item);
+    char*& dst = to[owner(i)];
+    pack(i, dst);
+    dst += recordBytes;
   }
-  std::vector<int>().swap(owner);
-  const std::vector<std::vector<char>> got = comm.allToAll(send);
-  std::vector<std::vector<char>>().swap(send);
-  std::size_t bytes = 0;
-  for (const auto& g : got)
-    bytes += g.size();
-  std::vector<Item> out(bytes / sizeof(Item));
-  char* dst = reinterpret_cast<char*>(out.data());
-  for (const auto& g : got)
-  {
-    if (!g.empty())
-      std::memcpy(dst, g.data(), g.size());
-    dst += g.size();
-  }
-  return out;
+  // This rank's own block does not travel (one copy fewer).
+  std::vector<char> own;
+  own.swap(send[comm.rank()]);
+  std::vector<std::vector<char>> got = comm.allToAll(send);
+  got[comm.rank()] = std::move(own);
+  return got;
+}
+
+// Field-wise record packing for exchangeInZOrder.
+template <class V>
+void putField(char*& at, const V& v)
+{
+  std::memcpy(at, &v, sizeof(V));
+  at += sizeof(V);
+}
+
+template <class V>
+V takeField(const char*& at)
+{
+  V v;
+  std::memcpy(&v, at, sizeof(V));
+  at += sizeof(V);
+  return v;
 }
 } // namespace jz

@@ -68,7 +68,9 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
     "ghost points received", double(points.numTotal() - points.numLocal()));
 
   StageTimer walk(&info, "local linking");
-  const FofGroups groups = linkFofLocally(points, problem, info.backend, control, comm, info);
+  const FofGroups groups =
+    linkFofLocally(points, ghosts, problem, info.backend, control, comm, info);
+  points.localTree = ZTree<T>();
   walk.stop();
 
   StageTimer agree(&info, "label agreement");

@@ -3,11 +3,15 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <string>
+#include <unordered_map>
 
+#include "../FofBackends.h"
 #include "../GroupMoments.h"
 #include "Decomposition.h"
 #include "GhostSelection.h"
+#include "jz/FofLinking.h"
 
 namespace jz
 {
@@ -17,34 +21,59 @@ FofRankPoints<T> decomposeFofPoints(
 {
   const std::size_t n = problem.numPoints;
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
-  using Item = Travelling<T, FofPayload>;
-  std::vector<Item> items(n);
-  for (std::size_t i = 0; i < n; ++i)
+  // Masses and velocities travel only when some rank has them.
+  const bool withMass = allSum(comm, options.masses ? 1 : 0) > 0;
+  const bool withVelocity = allSum(comm, options.velocities ? 1 : 0) > 0;
+  // A record: coordinates (wrapped), id, origin rank and index[, mass][, velocity].
+  const std::size_t recordBytes = 3 * sizeof(T) + sizeof(GlobalId) + sizeof(FofPayload) +
+    (withMass ? sizeof(double) : 0) + (withVelocity ? 3 * sizeof(double) : 0);
+  auto at = [&](std::size_t i, T* p)
   {
-    Item& it = items[i];
     for (int d = 0; d < 3; ++d)
-    {
-      const T x = problem.points[3 * i + d];
-      it.p[d] = per.enabled() ? wrapIntoBox(x, problem.boxLo[d], per.length[d]) : T(x + T(0));
-      it.payload.velocity[d] = options.velocities ? options.velocities[3 * i + d] : 0.0;
-    }
-    it.payload.id = problem.ids[i];
-    it.payload.mass = options.masses ? options.masses[i] : 1.0;
-    it.payload.originRank = comm.rank();
-    it.payload.originIndex = Index(i);
-  }
-  items = decomposeInZOrder(items, comm);
+      p[d] = treeCoordinate(problem.points[3 * i + d], problem.boxLo[d], per.length[d]);
+  };
+  const std::int32_t me = comm.rank();
+  auto pack = [&](std::size_t i, char* record)
+  {
+    T p[3];
+    at(i, p);
+    for (int d = 0; d < 3; ++d)
+      putField(record, p[d]);
+    putField(record, problem.ids[i]);
+    putField(record, FofPayload{ me, Index(i) });
+    if (withMass)
+      putField(record, options.masses ? options.masses[i] : 1.0);
+    for (int d = 0; withVelocity && d < 3; ++d)
+      putField(record, options.velocities ? options.velocities[3 * i + d] : 0.0);
+  };
+  const std::vector<std::vector<char>> got = exchangeInZOrder<T>(n, recordBytes, at, pack, comm);
+
+  std::size_t local = 0;
+  for (const auto& block : got)
+    local += block.size() / recordBytes;
   FofRankPoints<T> points;
-  const Index local = Index(items.size());
-  points.xyz.resize(3 * std::size_t(local));
+  points.xyz.resize(3 * local);
   points.ids.resize(local);
   points.local.resize(local);
-  for (Index i = 0; i < local; ++i)
+  if (withMass)
+    points.mass.resize(local);
+  if (withVelocity)
+    points.velocity.resize(3 * local);
+  std::size_t i = 0;
+  for (const auto& block : got)
   {
-    for (int d = 0; d < 3; ++d)
-      points.xyz[3 * i + d] = items[i].p[d];
-    points.ids[i] = items[i].payload.id;
-    points.local[i] = items[i].payload;
+    const char* record = block.data();
+    for (std::size_t k = 0; k < block.size() / recordBytes; ++k, ++i)
+    {
+      for (int d = 0; d < 3; ++d)
+        points.xyz[3 * i + d] = takeField<T>(record);
+      points.ids[i] = takeField<GlobalId>(record);
+      points.local[i] = takeField<FofPayload>(record);
+      if (withMass)
+        points.mass[i] = takeField<double>(record);
+      for (int d = 0; withVelocity && d < 3; ++d)
+        points.velocity[3 * i + d] = takeField<double>(record);
+    }
   }
   return points;
 }
@@ -61,7 +90,8 @@ FofGhostLinks exchangeFofGhosts(
   links.sent.resize(ranks);
   links.ghostBegin.assign(ranks + 1, local);
 
-  ZTree<T> tree;
+  // Kept for the local groups (linkFofLocally).
+  ZTree<T>& tree = points.localTree;
   buildTreeCpu(points.xyz.data(), local, (const T*)nullptr, 0, per, problem.boxLo,
     TreeBuildOptions(), tree, RunControl());
   std::vector<Region<T>> regions;
@@ -105,25 +135,155 @@ FofGhostLinks exchangeFofGhosts(
   return links;
 }
 
+namespace
+{
+// Cells of a little more than the linking length over a few points (one
+// rank's ghosts), so that two friends' cells differ by at most one in each
+// dimension despite rounding; periodic cells wrap.
 template <class T>
-FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofProblem<T>& problem,
-  Backend backend, const RunControl& control, Communicator& comm, RunInfo& info)
+class FriendCells
+{
+public:
+  FriendCells(const Periodicity& per, const double* boxLo, double linkingLength)
+  {
+    const double side = linkingLength * (1 + 1e-6);
+    for (int d = 0; d < 3; ++d)
+    {
+      lo_[d] = per.enabled() ? boxLo[d] : 0.0;
+      count_[d] = per.enabled() ? std::max(1.0, std::floor(per.length[d] / side)) : 0.0;
+      side_[d] = per.enabled() ? per.length[d] / count_[d] : side;
+    }
+  }
+
+  void add(const T* p, Index i) { cells_[cellOf(p)].push_back(i); }
+
+  // Calls f(i) for every added point in the 27 cells around p (once each).
+  template <class F>
+  void forNear(const T* p, const F& f) const
+  {
+    const std::array<long long, 3> c = cellOf(p);
+    std::array<long long, 3> seen[27];
+    int numSeen = 0;
+    for (int dx = -1; dx <= 1; ++dx)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dz = -1; dz <= 1; ++dz)
+        {
+          std::array<long long, 3> n = { c[0] + dx, c[1] + dy, c[2] + dz };
+          for (int d = 0; d < 3; ++d)
+            if (count_[d] > 0)
+              n[d] = ((n[d] % (long long)count_[d]) + (long long)count_[d]) % (long long)count_[d];
+          if (std::find(seen, seen + numSeen, n) != seen + numSeen)
+            continue; // fewer than 3 periodic cells
+          seen[numSeen++] = n;
+          const auto it = cells_.find(n);
+          if (it != cells_.end())
+            for (Index i : it->second)
+              f(i);
+        }
+  }
+
+private:
+  struct Hash
+  {
+    std::size_t operator()(const std::array<long long, 3>& c) const
+    {
+      return std::size_t(c[0] * 73856093LL ^ c[1] * 19349663LL ^ c[2] * 83492791LL);
+    }
+  };
+
+  std::array<long long, 3> cellOf(const T* p) const
+  {
+    std::array<long long, 3> c;
+    for (int d = 0; d < 3; ++d)
+    {
+      double x = std::floor((double(p[d]) - lo_[d]) / side_[d]);
+      x = std::max(-4.6e18, std::min(4.6e18, x));
+      if (count_[d] > 0)
+        x = std::max(0.0, std::min(count_[d] - 1, x));
+      c[d] = (long long)x;
+    }
+    return c;
+  }
+
+  double lo_[3], side_[3], count_[3];
+  std::unordered_map<std::array<long long, 3>, std::vector<Index>, Hash> cells_;
+};
+
+// Joins the local groups (root pointers in `root`, extended by one singleton
+// per ghost) with the ghosts: a local point with a friend among rank r's
+// ghosts lies within l of rank r's regions, so it is among the points sent
+// to r; only those pairs are tested (jz::fofFriends, the walk's predicate).
+template <class T>
+void linkGhosts(const FofRankPoints<T>& points, const FofGhostLinks& ghosts,
+  const FofProblem<T>& problem, std::vector<Index>& root)
+{
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
+  const double l2 = problem.linkingLength * problem.linkingLength;
+  const T* xyz = points.xyz.data();
+  for (std::size_t r = 0; r + 1 < ghosts.ghostBegin.size(); ++r)
+  {
+    if (ghosts.ghostBegin[r] == ghosts.ghostBegin[r + 1] || ghosts.sent[r].empty())
+      continue;
+    FriendCells<T> cells(per, problem.boxLo, problem.linkingLength);
+    for (std::size_t g = ghosts.ghostBegin[r]; g < ghosts.ghostBegin[r + 1]; ++g)
+      cells.add(xyz + 3 * g, Index(g));
+    for (Index a : ghosts.sent[r])
+      cells.forNear(xyz + 3 * std::size_t(a),
+        [&](Index g)
+        {
+          if (fofFriends(xyz + 3 * std::size_t(a), xyz + 3 * std::size_t(g), l2, per))
+            fofUnion(root.data(), a, g);
+        });
+  }
+}
+} // namespace
+
+template <class T>
+FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& ghosts,
+  const FofProblem<T>& problem, Backend backend, const RunControl& control, Communicator& comm,
+  RunInfo& info)
 {
   FofGroups groups;
   std::string runError;
   try
   {
-    if (points.numTotal() > 0)
+    FofProblem<T> lp = problem;
+    lp.points = points.xyz.data();
+    lp.ids = points.ids.data();
+    RunInfo localInfo;
+    if (backend == Backend::CPU && points.numLocal() > 0 && !points.localTree.planes.empty())
     {
-      FofProblem<T> lp = problem;
-      lp.points = points.xyz.data();
-      lp.numPoints = points.numTotal();
-      lp.ids = points.ids.data();
-      RunInfo localInfo = computeFofGroups(lp, groups, backend, control);
-      info.backend = localInfo.backend;
-      for (auto& s : localInfo.stageSeconds)
-        info.stageSeconds.push_back(s);
+      // The ghost selection's tree of the local points: their groups, then
+      // the ghosts joined to them.
+      lp.numPoints = points.numLocal();
+      FofGroups local;
+      local.wantLabel = false;
+      fofCpuOnTree(points.localTree, lp, local, localInfo, control);
+      localInfo.backend = Backend::CPU;
+      const std::size_t total = points.numTotal();
+      groups.groupRoot = std::move(local.groupRoot);
+      groups.groupRoot.resize(total);
+      for (std::size_t g = points.numLocal(); g < total; ++g)
+        groups.groupRoot[g] = Index(g);
+      linkGhosts(points, ghosts, problem, groups.groupRoot);
+      // Roots final, then each group's smallest id.
+      Index* root = groups.groupRoot.data();
+      for (std::size_t i = 0; i < total; ++i)
+        fofContract(root, Index(i));
+      groups.groupLabel.assign(total, std::numeric_limits<GlobalId>::max());
+      for (std::size_t i = 0; i < total; ++i)
+        groups.groupLabel[root[i]] = std::min(groups.groupLabel[root[i]], points.ids[i]);
+      for (std::size_t i = 0; i < total; ++i)
+        groups.groupLabel[i] = groups.groupLabel[root[i]];
     }
+    else if (points.numTotal() > 0)
+    {
+      lp.numPoints = points.numTotal();
+      localInfo = computeFofGroups(lp, groups, backend, control);
+    }
+    info.backend = localInfo.backend;
+    for (auto& s : localInfo.stageSeconds)
+      info.stageSeconds.push_back(s);
   }
   catch (const std::exception& e)
   {
@@ -140,19 +300,37 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   const int ranks = comm.size();
   const std::size_t total = points.numTotal();
   const Index local = points.numLocal();
-  // Labels per local component (indexed by its root), from its member with
-  // the smallest global id.
-  std::vector<FofLabel> compLabel(total);
+  constexpr Index kNone = ~Index(0);
+  const Index* root = groups.groupRoot.data();
+  // Per component (by root): its member holding the local label (the
+  // smallest id). Only components with ghosts or sent points can learn a
+  // smaller label from another rank; they get a slot of their own.
+  std::vector<Index> labelMember(total, kNone), slotOf(total, kNone);
   for (std::size_t i = 0; i < total; ++i)
+    if (points.ids[i] == groups.groupLabel[i])
+      labelMember[root[i]] = Index(i);
+  std::vector<FofLabel> slots;
+  auto slotFor = [&](std::size_t i) -> FofLabel&
   {
-    if (points.ids[i] != groups.groupLabel[i])
-      continue;
-    FofLabel& l = compLabel[groups.groupRoot[i]];
-    l.id = points.ids[i];
-    for (int d = 0; d < 3; ++d)
-      l.ref[d] = double(points.xyz[3 * i + d]);
-  }
-  auto labelOf = [&](std::size_t i) -> FofLabel& { return compLabel[groups.groupRoot[i]]; };
+    Index& s = slotOf[root[i]];
+    if (s == kNone)
+    {
+      const Index m = labelMember[root[i]];
+      FofLabel l;
+      l.id = points.ids[m];
+      for (int d = 0; d < 3; ++d)
+        l.ref[d] = double(points.xyz[3 * std::size_t(m) + d]);
+      s = Index(slots.size());
+      slots.push_back(l);
+    }
+    return slots[s];
+  };
+  for (std::size_t i = local; i < total; ++i)
+    slotFor(i);
+  for (const auto& sent : ghosts.sent)
+    for (Index i : sent)
+      slotFor(i);
+  auto labelOf = [&](std::size_t i) -> FofLabel& { return slots[slotOf[root[i]]]; };
   auto lower = [](FofLabel& mine, const FofLabel& other)
   {
     if (other.id >= mine.id)
@@ -187,6 +365,24 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
     if (allSum(comm, changed) == 0)
       break;
   }
+  // Every local point's label: its component's slot, or (an interior
+  // component) its own label member on this rank.
+  // Appended, not resized: one pass over fresh memory instead of two.
+  out.label.reserve(local);
+  for (Index i = 0; i < local; ++i)
+  {
+    if (slotOf[root[i]] != kNone)
+    {
+      out.label.push_back(labelOf(i));
+      continue;
+    }
+    const Index m = labelMember[root[i]];
+    FofLabel l;
+    l.id = points.ids[m];
+    for (int d = 0; d < 3; ++d)
+      l.ref[d] = double(points.xyz[3 * std::size_t(m) + d]);
+    out.label.push_back(l);
+  }
   // Points alone in their component of the local-and-ghost graph are alone
   // in their global group too: size 1, no communication needed (most points
   // of uniform data). Only when single points are kept groups themselves do
@@ -194,15 +390,13 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   out.single.assign(local, 0);
   if (minimumGroupSize > 1)
   {
-    std::vector<Index> members(total, 0);
+    std::vector<Index>& members = labelMember; // reused as member counts
+    std::fill(members.begin(), members.end(), Index(0));
     for (std::size_t i = 0; i < total; ++i)
-      ++members[groups.groupRoot[i]];
+      ++members[root[i]];
     for (Index i = 0; i < local; ++i)
-      out.single[i] = members[groups.groupRoot[i]] == 1;
+      out.single[i] = members[root[i]] == 1;
   }
-  out.label.resize(local);
-  for (Index i = 0; i < local; ++i)
-    out.label[i] = labelOf(i);
   return out;
 }
 
@@ -321,6 +515,9 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& a
   // single-process catalogue, so unwrapping does not depend on the partition).
   std::vector<GroupMoments> partials;
   std::vector<long long> partialOfSlot(sizes.labels.size(), -1);
+  // Absent velocities are zero (GroupMoments treats null as zero).
+  auto velocityOf = [&](Index i)
+  { return points.velocity.empty() ? nullptr : &points.velocity[3 * std::size_t(i)]; };
   for (Index i = 0; i < points.numLocal(); ++i)
   {
     if (agreed.single[i])
@@ -332,13 +529,12 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& a
     if (p < 0)
     {
       p = (long long)partials.size();
-      partials.push_back(GroupMoments::around(label.id, label.ref, points.local[i].velocity));
+      partials.push_back(GroupMoments::around(label.id, label.ref, velocityOf(i)));
     }
-    const FofPayload& pl = points.local[i];
     double x[3];
     for (int d = 0; d < 3; ++d)
       x[d] = double(points.xyz[3 * i + d]);
-    partials[p].add(x, pl.mass, pl.velocity, per.length);
+    partials[p].add(x, points.mass.empty() ? 1.0 : points.mass[i], velocityOf(i), per.length);
   }
   std::vector<std::vector<GroupMoments>> toOwner(ranks);
   for (const auto& gp : partials)
@@ -371,35 +567,42 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
   const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
   Communicator& comm, std::vector<GlobalId>& groupId, std::vector<GlobalId>& groupSize)
 {
-  struct Home
+  // Single points (GroupId -1, size 1) are what every point starts as at
+  // home, so only the others travel, as records (input index, GroupId,
+  // size) packed straight into the blocks.
+  const int ranks = comm.size();
+  constexpr std::size_t kRecord = sizeof(Index) + 2 * sizeof(GlobalId);
+  std::vector<std::size_t> count(ranks, 0);
+  for (std::size_t i = 0; i < local.size(); ++i)
+    count[local[i].originRank] += agreed.single[i] ? 0 : 1;
+  std::vector<std::vector<char>> send(ranks);
+  std::vector<char*> to(ranks);
+  for (int r = 0; r < ranks; ++r)
   {
-    Index index;
-    GlobalId groupId, groupSize;
-  };
-  std::vector<std::vector<Home>> home(comm.size());
+    send[r].resize(count[r] * kRecord);
+    to[r] = send[r].data();
+  }
   for (std::size_t i = 0; i < local.size(); ++i)
   {
-    const FofPayload& pl = local[i];
     if (agreed.single[i])
-    {
-      home[pl.originRank].push_back(Home{ pl.originIndex, -1, 1 });
-    }
-    else
-    {
-      const GlobalId label = agreed.label[i].id;
-      home[pl.originRank].push_back(
-        Home{ pl.originIndex, numbers.groupIdOf(label), sizes.sizes[sizes.slot(label)] });
-    }
+      continue;
+    const GlobalId label = agreed.label[i].id;
+    char*& at = to[local[i].originRank];
+    putField(at, local[i].originIndex);
+    putField(at, numbers.groupIdOf(label));
+    putField(at, sizes.sizes[sizes.slot(label)]);
   }
-  const auto arrived = allToAllTyped(comm, home);
+  const std::vector<std::vector<char>> arrived = comm.allToAll(send);
+  std::vector<std::vector<char>>().swap(send);
   groupId.assign(numInput, -1);
-  groupSize.assign(numInput, 0);
-  for (const auto& part : arrived)
+  groupSize.assign(numInput, 1);
+  for (const auto& block : arrived)
   {
-    for (const Home& h : part)
+    for (const char* at = block.data(); at < block.data() + block.size();)
     {
-      groupId[h.index] = h.groupId;
-      groupSize[h.index] = h.groupSize;
+      const Index index = takeField<Index>(at);
+      groupId[index] = takeField<GlobalId>(at);
+      groupSize[index] = takeField<GlobalId>(at);
     }
   }
 }
@@ -409,8 +612,8 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
     const FofProblem<T>&, const FofDistributedOptions&, Communicator&);                            \
   template FofGhostLinks exchangeFofGhosts(                                                        \
     FofRankPoints<T>&, const FofProblem<T>&, Communicator&);                                       \
-  template FofGroups linkFofLocally(const FofRankPoints<T>&, const FofProblem<T>&, Backend,        \
-    const RunControl&, Communicator&, RunInfo&);                                                   \
+  template FofGroups linkFofLocally(const FofRankPoints<T>&, const FofGhostLinks&,                 \
+    const FofProblem<T>&, Backend, const RunControl&, Communicator&, RunInfo&);                    \
   template FofAgreedLabels agreeFofLabels(                                                         \
     const FofRankPoints<T>&, const FofGroups&, const FofGhostLinks&, GlobalId, Communicator&);     \
   template void reduceFofCatalogue(const FofRankPoints<T>&, const FofAgreedLabels&,                \

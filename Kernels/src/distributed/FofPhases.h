@@ -22,15 +22,13 @@
 
 #include "jz/Distributed.h"
 #include "jz/Geometry.h"
+#include "jz/Tree.h"
 
 namespace jz
 {
-// What travels with a point from the rank that holds it in the input.
+// Where a local point came from: its rank and its index in that rank's input.
 struct FofPayload
 {
-  GlobalId id;
-  double mass;
-  double velocity[3];
   std::int32_t originRank;
   Index originIndex;
 };
@@ -42,6 +40,12 @@ struct FofRankPoints
   std::vector<T> xyz;            // wrapped coordinates, local points then ghosts
   std::vector<GlobalId> ids;     // global ids, local points then ghosts
   std::vector<FofPayload> local; // per local point
+  // Per local point, only when some rank has them (else empty): masses, and
+  // velocities (3 per point).
+  std::vector<double> mass, velocity;
+  // The local points' tree: built for the ghost selection, reused for the
+  // local groups (exchangeFofGhosts, linkFofLocally).
+  ZTree<T> localTree;
   Index numLocal() const { return Index(local.size()); }
   std::size_t numTotal() const { return ids.size(); }
 };
@@ -67,12 +71,17 @@ template <class T>
 FofGhostLinks exchangeFofGhosts(
   FofRankPoints<T>& points, const FofProblem<T>& problem, Communicator& comm);
 
-// Phase "local walk": the single-process groups of the local and ghost
-// points. An error on any rank (bad GPU, abort) throws the same Error on every
-// rank. The local run's backend and stage times are added to `info`.
+// Phase "local walk": the groups of the local and ghost points. On the CPU
+// the local points' groups come from the ghost selection's tree and each
+// ghost is joined to its local friends (ghost-ghost links are left to the
+// ghosts' own ranks and the label agreement); elsewhere one run over local
+// and ghost points. An error on any rank (bad GPU, abort) throws the same
+// Error on every rank. The local run's backend and stage times are added to
+// `info`.
 template <class T>
-FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofProblem<T>& problem,
-  Backend backend, const RunControl& control, Communicator& comm, RunInfo& info);
+FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& ghosts,
+  const FofProblem<T>& problem, Backend backend, const RunControl& control, Communicator& comm,
+  RunInfo& info);
 
 // A group's label: the smallest global id of its members, with that member's
 // position (the catalogue's reference point).

@@ -30,6 +30,28 @@ std::vector<Region<T>> regionsFromTree(const ZTree<T>& tree, const std::vector<d
   return regions;
 }
 
+namespace
+{
+// Regions are tested in blocks of consecutive ones (consecutive leaves of
+// another rank, so close together): the top plane is scanned once per block
+// against the block's box and largest radius, and each region then descends
+// from the block's candidates only. A node too far from the block's box is
+// too far from each of its regions, so the selection is the same.
+constexpr std::size_t kRegionBlock = 64;
+
+template <class T>
+Box<T> boxOfTree(const ZTree<T>& tree)
+{
+  Box<T> all;
+  boxSetEmpty(all);
+  const TreePlane<T>& top = tree.planes.back();
+  for (Index j = 0; j < top.numNodes(); ++j)
+    if (top.numSources(j) > 0)
+      boxMerge(all, top.sourceBox[j]);
+  return all;
+}
+} // namespace
+
 template <class T>
 std::vector<std::vector<Index>> selectGhosts(
   const ZTree<T>& tree, const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank)
@@ -40,55 +62,80 @@ std::vector<std::vector<Index>> selectGhosts(
     return out;
   const Periodicity& per = tree.periodicity;
   const int top = int(tree.planes.size()) - 1;
+  const TreePlane<T>& topPlane = tree.planes[top];
   const SortedPoints<T>& src = tree.sources;
+  const Box<T> local = boxOfTree(tree);
   for (int r = 0; r < ranks; ++r)
   {
     if (r == myRank || regionsByRank[r].empty())
       continue;
     const std::vector<Region<T>>& regions = regionsByRank[r];
+    const long long numBlocks = (long long)((regions.size() + kRegionBlock - 1) / kRegionBlock);
     std::vector<std::vector<Index>> found(omp_get_max_threads());
 #pragma omp parallel
     {
       std::vector<Index>& mine = found[omp_get_thread_num()];
-      std::vector<Index> nodes, next;
-#pragma omp for schedule(dynamic, 16)
-      for (long long g = 0; g < (long long)regions.size(); ++g)
+      std::vector<Index> candidates, nodes, next;
+#pragma omp for schedule(dynamic, 4)
+      for (long long b = 0; b < numBlocks; ++b)
       {
-        const Region<T>& region = regions[g];
-        // Descend the planes, keeping the nodes that can hold points in range.
-        nodes.clear();
-        for (Index j = 0; j < tree.planes[top].numNodes(); ++j)
-          nodes.push_back(j);
-        for (int p = top; p >= 0; --p)
+        const std::size_t g0 = std::size_t(b) * kRegionBlock;
+        const std::size_t g1 = std::min(regions.size(), g0 + kRegionBlock);
+        Box<T> blockBox;
+        boxSetEmpty(blockBox);
+        double blockRadius2 = 0;
+        for (std::size_t g = g0; g < g1; ++g)
         {
-          const TreePlane<T>& plane = tree.planes[p];
-          next.clear();
-          for (Index j : nodes)
-          {
-            if (plane.numSources(j) == 0)
-              continue;
-            if (boxDistanceLow2(region.box, plane.sourceBox[j], per) > region.radius2)
-              continue;
-            if (p == 0)
-            {
-              next.push_back(j);
-            }
-            else
-            {
-              for (Index c = plane.childSplit[j]; c < plane.childSplit[j + 1]; ++c)
-                next.push_back(c);
-            }
-          }
-          nodes.swap(next);
+          if (boxDistanceLow2(regions[g].box, local, per) > regions[g].radius2)
+            continue; // nowhere near this rank's points
+          boxMerge(blockBox, regions[g].box);
+          blockRadius2 = std::max(blockRadius2, regions[g].radius2);
         }
-        const TreePlane<T>& leaves = tree.planes[0];
-        for (Index leaf : nodes)
+        if (boxIsEmpty(blockBox))
+          continue;
+        candidates.clear();
+        for (Index j = 0; j < topPlane.numNodes(); ++j)
+          if (topPlane.numSources(j) > 0 &&
+            boxDistanceLow2(blockBox, topPlane.sourceBox[j], per) <= blockRadius2)
+            candidates.push_back(j);
+        for (std::size_t g = g0; g < g1; ++g)
         {
-          for (Index s = leaves.sourceSplit[leaf]; s < leaves.sourceSplit[leaf + 1]; ++s)
+          const Region<T>& region = regions[g];
+          if (boxDistanceLow2(region.box, local, per) > region.radius2)
+            continue;
+          // Descend the planes, keeping the nodes that can hold points in range.
+          nodes = candidates;
+          for (int p = top; p >= 0 && !nodes.empty(); --p)
           {
-            const T pt[3] = { src.x[s], src.y[s], src.z[s] };
-            if (pointBoxDistance2(pt, region.box, per) <= region.radius2)
-              mine.push_back(s);
+            const TreePlane<T>& plane = tree.planes[p];
+            next.clear();
+            for (Index j : nodes)
+            {
+              if (plane.numSources(j) == 0)
+                continue;
+              if (boxDistanceLow2(region.box, plane.sourceBox[j], per) > region.radius2)
+                continue;
+              if (p == 0)
+              {
+                next.push_back(j);
+              }
+              else
+              {
+                for (Index c = plane.childSplit[j]; c < plane.childSplit[j + 1]; ++c)
+                  next.push_back(c);
+              }
+            }
+            nodes.swap(next);
+          }
+          const TreePlane<T>& leaves = tree.planes[0];
+          for (Index leaf : nodes)
+          {
+            for (Index s = leaves.sourceSplit[leaf]; s < leaves.sourceSplit[leaf + 1]; ++s)
+            {
+              const T pt[3] = { src.x[s], src.y[s], src.z[s] };
+              if (pointBoxDistance2(pt, region.box, per) <= region.radius2)
+                mine.push_back(s);
+            }
           }
         }
       }

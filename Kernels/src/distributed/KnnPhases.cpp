@@ -49,52 +49,90 @@ V read(const char*& p)
 template <class T>
 KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Communicator& comm)
 {
-  const std::size_t numQueries = self ? 0 : (problem.queries ? problem.numQueries : 0);
+  const std::size_t ns = problem.numSources;
+  const std::size_t nq = self ? 0 : (problem.queries ? problem.numQueries : 0);
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
-  using Item = Travelling<T, KnnPayload>;
-  std::vector<Item> items;
-  items.reserve(problem.numSources + numQueries);
-  auto addPoints = [&](const T* xyz, std::size_t n, std::uint8_t role, bool isSource)
+  // Masses travel only when some rank has them.
+  const bool withMass = allSum(comm, problem.sourceMasses ? 1 : 0) > 0;
+  // A record: coordinates (wrapped), id, origin rank and index, role[, mass].
+  const std::size_t recordBytes = 3 * sizeof(T) + sizeof(GlobalId) + sizeof(std::int32_t) +
+    sizeof(Index) + 1 + (withMass ? sizeof(double) : 0);
+  auto at = [&](std::size_t i, T* p)
   {
-    for (std::size_t i = 0; i < n; ++i)
-    {
-      Item it;
-      for (int d = 0; d < 3; ++d)
-      {
-        const T x = xyz[3 * i + d];
-        it.p[d] = per.enabled() ? wrapIntoBox(x, problem.boxLo[d], per.length[d]) : T(x + T(0));
-      }
-      it.payload.id = isSource ? problem.sourceIds[i] : -1;
-      it.payload.mass = isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0;
-      it.payload.originRank = comm.rank();
-      it.payload.originIndex = Index(i);
-      it.payload.role = role;
-      items.push_back(it);
-    }
+    const T* xyz = i < ns ? problem.sources + 3 * i : problem.queries + 3 * (i - ns);
+    for (int d = 0; d < 3; ++d)
+      p[d] = treeCoordinate(xyz[d], problem.boxLo[d], per.length[d]);
   };
-  addPoints(problem.sources, problem.numSources, self ? (kIsSource | kIsQuery) : kIsSource, true);
-  if (numQueries > 0)
-    addPoints(problem.queries, numQueries, kIsQuery, false);
-  items = decomposeInZOrder(items, comm);
+  const std::int32_t me = comm.rank();
+  auto pack = [&](std::size_t i, char* record)
+  {
+    const bool isSource = i < ns;
+    T p[3];
+    at(i, p);
+    for (int d = 0; d < 3; ++d)
+      putField(record, p[d]);
+    putField(record, isSource ? problem.sourceIds[i] : GlobalId(-1));
+    putField(record, me);
+    putField(record, Index(isSource ? i : i - ns));
+    putField(record, std::uint8_t(isSource ? (self ? kIsSource | kIsQuery : kIsSource) : kIsQuery));
+    if (withMass)
+      putField(record, isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0);
+  };
+  const std::vector<std::vector<char>> got =
+    exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
 
+  // Sizes first (from the roles), then one pass straight into the arrays.
+  const std::size_t roleAt =
+    3 * sizeof(T) + sizeof(GlobalId) + sizeof(std::int32_t) + sizeof(Index);
+  std::size_t sources = 0, queries = 0;
+  for (const auto& block : got)
+    for (std::size_t off = roleAt; off < block.size(); off += recordBytes)
+    {
+      sources += (block[off] & kIsSource) != 0;
+      queries += (block[off] & kIsQuery) != 0;
+    }
   KnnRankPoints<T> points;
   points.self = self;
-  for (const Item& it : items)
+  points.withMass = withMass;
+  points.srcXyz.resize(3 * sources);
+  points.srcIds.resize(sources);
+  if (withMass)
+    points.srcMass.resize(sources);
+  if (!self)
+    points.qryXyz.resize(3 * queries);
+  points.qryRank.resize(queries);
+  points.qryIndex.resize(queries);
+  std::size_t s = 0, q = 0;
+  for (const auto& block : got)
   {
-    if (it.payload.role & kIsSource)
+    for (const char* record = block.data(); record < block.data() + block.size();)
     {
-      points.srcXyz.insert(points.srcXyz.end(), it.p, it.p + 3);
-      points.srcIds.push_back(it.payload.id);
-      points.srcMass.push_back(it.payload.mass);
-    }
-    if (it.payload.role & kIsQuery)
-    {
-      // A self query keeps one copy of each point: the local sources, in
-      // the same order, are the queries.
-      if (!self)
-        points.qryXyz.insert(points.qryXyz.end(), it.p, it.p + 3);
-      points.qryRank.push_back(it.payload.originRank);
-      points.qryIndex.push_back(it.payload.originIndex);
+      T p[3];
+      for (int d = 0; d < 3; ++d)
+        p[d] = takeField<T>(record);
+      const GlobalId id = takeField<GlobalId>(record);
+      const std::int32_t rank = takeField<std::int32_t>(record);
+      const Index index = takeField<Index>(record);
+      const std::uint8_t role = takeField<std::uint8_t>(record);
+      const double mass = withMass ? takeField<double>(record) : 1.0;
+      if (role & kIsSource)
+      {
+        std::copy(p, p + 3, &points.srcXyz[3 * s]);
+        points.srcIds[s] = id;
+        if (withMass)
+          points.srcMass[s] = mass;
+        ++s;
+      }
+      if (role & kIsQuery)
+      {
+        // A self query keeps one copy of each point: the local sources, in
+        // the same order, are the queries.
+        if (!self)
+          std::copy(p, p + 3, &points.qryXyz[3 * q]);
+        points.qryRank[q] = rank;
+        points.qryIndex[q] = index;
+        ++q;
+      }
     }
   }
   return points;
@@ -144,7 +182,7 @@ std::size_t exchangeKnnGhosts(
       g.p[2] = tree.sources.z[s];
       const Index in = tree.sources.inputIndex[s];
       g.payload.id = points.srcIds[in];
-      g.payload.mass = points.srcMass[in];
+      g.payload.mass = points.withMass ? points.srcMass[in] : 1.0;
       g.payload.originRank = me;
       g.payload.originIndex = in;
       g.payload.role = kIsSource;
@@ -159,7 +197,8 @@ std::size_t exchangeKnnGhosts(
     {
       points.srcXyz.insert(points.srcXyz.end(), g.p, g.p + 3);
       points.srcIds.push_back(g.payload.id);
-      points.srcMass.push_back(g.payload.mass);
+      if (points.withMass)
+        points.srcMass.push_back(g.payload.mass);
       ++received;
     }
   }
@@ -198,7 +237,7 @@ KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnPro
         local.numQueries = nq;
       }
       local.sourceIds = points.srcIds.data();
-      local.sourceMasses = wanted.masses ? points.srcMass.data() : nullptr;
+      local.sourceMasses = wanted.masses && points.withMass ? points.srcMass.data() : nullptr;
       local.k = k;
       local.periodic = problem.periodic;
       for (int d = 0; d < 3; ++d)

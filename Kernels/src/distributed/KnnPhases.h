@@ -28,7 +28,8 @@ struct KnnRankPoints
   bool self = true;
   std::vector<T> srcXyz;
   std::vector<GlobalId> srcIds;
-  std::vector<double> srcMass;
+  std::vector<double> srcMass; // only when some rank has masses (withMass)
+  bool withMass = false;
   std::vector<T> qryXyz;
   std::vector<std::int32_t> qryRank; // per query: the rank it came from
   std::vector<Index> qryIndex;       // per query: its index there

@@ -152,11 +152,9 @@ protected:
 
   bool leafSettled(Index c) const
   {
-    if (comps_.settled.empty())
-      return false;
     const std::vector<Index>& split = tree_.planes[0].sourceSplit;
     for (Index q = split[c]; q < split[c + 1]; ++q)
-      if (!comps_.settled[q])
+      if (comps_.choice[q] == kNoPoint)
         return false;
     return true;
   }

@@ -20,6 +20,9 @@ namespace jz
 {
 constexpr Index kMixed = Index(-1);
 constexpr Index kNoPoint = Index(-1);
+// A point's choice when its component has no edge up to the maximum weight:
+// the component is final (no other can join it either) and never searches.
+constexpr Index kFinished = Index(-3);
 constexpr Index kEmptyNode = Index(-2); // no points: neither pure nor mixed
 
 // A component's bound is kept as a float rounded up (4 bytes per point
@@ -65,7 +68,8 @@ struct BoruvkaComponents
   // round that still leaves the component, so it is still the lightest (the
   // candidates only shrank): the point is settled and does not search.
   std::vector<Index> choice;
-  Index count = 0; // number of components
+  Index count = 0;               // number of components
+  double maxWeight2 = kInfinity; // heavier edges are left out (a forest)
 
   explicit BoruvkaComponents(const ZTree<T>& t)
     : tree(t)
@@ -99,7 +103,8 @@ struct BoruvkaComponents
     return true;
   }
 
-  // After the unions of a round: labels of points and nodes, bounds reset.
+  // After the unions of a round: labels of points and nodes, bounds reset
+  // (to the maximum weight).
   void relabel()
   {
     const Index n = Index(point.size());
@@ -111,7 +116,7 @@ struct BoruvkaComponents
     }
     for (std::size_t p = 0; p < tree.planes.size(); ++p)
       labelPlane(int(p));
-    bound2.assign(n, std::numeric_limits<float>::infinity());
+    bound2.assign(n, roundUp(maxWeight2));
   }
 
   // The bounds are not needed between a round's walk and the next relabel.

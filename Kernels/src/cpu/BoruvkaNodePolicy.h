@@ -92,7 +92,7 @@ public:
     const int p = parent.plane;
     const std::vector<Index>& label = comps_.node[p];
     const bool top = p + 1 == int(tree_.planes.size());
-    const double inherited = top ? kInfinity : bound2_[p + 1][parent.parent];
+    const double inherited = top ? comps_.maxWeight2 : bound2_[p + 1][parent.parent];
     std::vector<double>& b = bound2_[p];
     double reach2 = 0;
     for (Index c = parent.childBegin; c < parent.childEnd; ++c)

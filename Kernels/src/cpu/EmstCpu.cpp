@@ -110,8 +110,8 @@ template <class T, class Metric>
 class BoruvkaRounds
 {
 public:
-  BoruvkaRounds(
-    const BoruvkaWeights<T, Metric>& weights, const SourceKeys& keys, int threads, RunInfo& info)
+  BoruvkaRounds(const BoruvkaWeights<T, Metric>& weights, double maxWeight2, const SourceKeys& keys,
+    int threads, RunInfo& info)
     : tree_(weights.tree)
     , weights_(weights)
     , keys_(keys)
@@ -119,6 +119,7 @@ public:
     , info_(info)
     , comps_(weights.tree)
   {
+    comps_.maxWeight2 = maxWeight2;
   }
 
   // The tree's edges (sorted point indices), in no particular order.
@@ -151,7 +152,11 @@ public:
       info_.counters.emplace_back("components " + std::to_string(round), double(comps_.count));
       info_.counters.emplace_back("settled points " + std::to_string(round), double(settled));
       if (edges.size() == before)
+      {
+        if (comps_.maxWeight2 < kInfinity)
+          break; // every component is final: the forest is complete
         throw Error("EMST: a Borůvka round added no edge (internal error)");
+      }
       ++round;
     }
     info_.counters.emplace_back("boruvka rounds", double(round));
@@ -175,7 +180,7 @@ private:
     Index settled = 0;
     for (Index q = 0; q < Index(label.size()); ++q)
     {
-      if (choice[q] == kNoPoint)
+      if (choice[q] == kNoPoint || choice[q] == kFinished)
         continue;
       if (label[choice[q]] == label[q])
       {
@@ -200,6 +205,8 @@ private:
   // unless the component at its other end chose the same edge first. The
   // weights are recomputed (exactly) rather than stored per point. The
   // labels are read before the first union turns them into parent links.
+  // A component without a choice has no edge up to the maximum weight (its
+  // initial bound): it is final.
   void addLightestEdges(std::vector<EdgeEnds>& edges)
   {
     const std::vector<Index>& label = comps_.point;
@@ -208,7 +215,7 @@ private:
     std::vector<Index> winner(n, kNoPoint); // per root; lives no longer than this
     for (Index q = 0; q < n; ++q)
     {
-      if (choice[q] == kNoPoint)
+      if (choice[q] == kNoPoint || choice[q] == kFinished)
         continue;
       Index& w = winner[label[q]];
       if (w == kNoPoint ||
@@ -216,6 +223,10 @@ private:
           keys_[choice[w]]))
         w = q;
     }
+    if (comps_.maxWeight2 < kInfinity)
+      for (Index q = 0; q < n; ++q)
+        if (winner[label[q]] == kNoPoint)
+          comps_.choice[q] = kFinished;
     for (Index r = 0; r < n; ++r)
     {
       const Index q = winner[r];
@@ -280,7 +291,8 @@ FoundEdges emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const 
   StageTimer timer(&info, "boruvka");
   const BoruvkaWeights<T, Metric> weights(tree, metric, mutual ? core2.data() : nullptr);
   FoundEdges found;
-  found.ends = BoruvkaRounds<T, Metric>(weights, keys, threads, info).run(control);
+  const double maxWeight2 = problem.maxLength * problem.maxLength;
+  found.ends = BoruvkaRounds<T, Metric>(weights, maxWeight2, keys, threads, info).run(control);
   // The round state is gone: now the weights, then the endpoints as input
   // indices (the tree is freed before publishing).
   found.weight2.resize(found.ends.size());

@@ -35,6 +35,14 @@ inline float roundUp(double v)
   return f;
 }
 
+inline float roundDown(double v)
+{
+  float f = float(v);
+  if (double(f) > v)
+    f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+  return f;
+}
+
 // Atomic minimum of a non-negative bound shared by threads.
 inline double loadBound(const float* slot)
 {
@@ -68,6 +76,12 @@ struct BoruvkaComponents
   // round that still leaves the component, so it is still the lightest (the
   // candidates only shrank): the point is settled and does not search.
   std::vector<Index> choice;
+  // Per sorted point: a lower bound of its lightest edge to another
+  // component (rounded down), from its last search; it only grows, as the
+  // other components only shrink, so a point whose bound exceeds its
+  // component's best edge skips its search. Euclidean only (empty under
+  // mutual reachability, whose core distances already cost 8 B per point).
+  std::vector<float> low2;
   Index count = 0;               // number of components
   double maxWeight2 = kInfinity; // heavier edges are left out (a forest)
 

@@ -3,7 +3,10 @@
 // ties by (weight, smaller global id, larger global id). A candidate is
 // skipped when it cannot beat the point's bound: the leaf's node bound and
 // its component's best edge so far, which the kernel lowers as it finds
-// edges (so interior points of large components stop almost at once).
+// edges (so interior points of large components stop almost at once). A
+// point skips its search when the lower bound of its lightest edge to another
+// component from its last search already exceeds its bound (the other
+// components only shrink).
 // Source leaves are visited once for all points of the receiving leaf. A
 // point's bound is the weight of its choice once it has one, so only the
 // other end is stored.
@@ -53,6 +56,7 @@ public:
     const double leafBound = this->bound2(0, c);
     const double* core2 = this->weights_.core2;
     const std::vector<Index>& label = this->comps_.point;
+    std::vector<float>& low2 = this->comps_.low2;
     for (Index i = 0; i < nq; ++i)
     {
       const Index q = q0 + i;
@@ -62,7 +66,7 @@ public:
         continue;
       }
       bound[i] = std::min(leafBound, loadBound(&this->comps_.bound2[label[q]]));
-      if (core2 && core2[q] > bound[i])
+      if ((core2 && core2[q] > bound[i]) || (!low2.empty() && low2[q] > bound[i]))
         bound[i] = -1; // every edge of q is heavier than its component's best
     }
     // The own leaf first: its points give tight bounds for the rest.
@@ -84,9 +88,17 @@ public:
         searchLeaf(q, d, bound[i]);
       }
     }
+    // bound[i]: the weight of q's choice, or no edge of q to another
+    // component is that light: either way a lower bound for later rounds.
     for (Index i = 0; i < nq; ++i)
-      if (bound[i] >= 0 && choice_[q0 + i] != kNoPoint) // bound[i]: its weight
-        lowerBound(&this->comps_.bound2[label[q0 + i]], bound[i]);
+      if (bound[i] >= 0)
+      {
+        const Index q = q0 + i;
+        if (!low2.empty())
+          low2[q] = std::max(low2[q], roundDown(bound[i]));
+        if (choice_[q] != kNoPoint)
+          lowerBound(&this->comps_.bound2[label[q]], bound[i]);
+      }
   }
 
 private:

@@ -120,6 +120,8 @@ public:
     , comps_(weights.tree)
   {
     comps_.maxWeight2 = maxWeight2;
+    if (!weights.core2)
+      comps_.low2.assign(weights.tree.sources.size(), 0.0f);
   }
 
   // The tree's edges (sorted point indices), in no particular order.

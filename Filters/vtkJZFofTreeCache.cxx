@@ -45,19 +45,23 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
     this->Current = key;
     this->Runs = 0;
     this->HaveTree = false;
-    this->Tree = jz::EmstEdges{};
+    this->Tree = CachedTree{};
   }
   ++this->Runs;
   this->LastCut = false;
   // The tree is CPU-only: an explicit CUDA run always walks.
   if (this->Runs == 1 || backend == jz::Backend::CUDA)
   {
+    this->FirstLength = problem.linkingLength;
     return jz::computeFofGroups<T>(problem, groups, backend, control);
   }
   jz::RunInfo info;
-  if (!this->HaveTree)
+  if (!this->HaveTree || problem.linkingLength > this->Tree.maxLength)
   {
-    // The linking length changed on the same data: from now on cut a tree.
+    // The linking length changed on the same data: from now on cut a tree,
+    // built only up to TreeReach times the longer of the first and this
+    // length (the slider's range in Relative mode from the default b = 0.2):
+    // a forest, far cheaper than the whole tree; a longer length rebuilds it.
     jz::EmstProblem<T> tree;
     tree.points = problem.points;
     tree.numPoints = problem.numPoints;
@@ -65,11 +69,14 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
     std::copy(problem.boxLo, problem.boxLo + 3, tree.boxLo);
     std::copy(problem.boxHi, problem.boxHi + 3, tree.boxHi);
     tree.ids = problem.ids;
-    info = jz::computeEmst(tree, this->Tree, jz::Backend::CPU, control);
+    tree.maxLength = TreeReach * std::max(this->FirstLength, problem.linkingLength);
+    info = jz::computeEmst(tree, this->Tree.edges, jz::Backend::CPU, control);
+    this->Tree.maxLength = tree.maxLength;
     this->HaveTree = true;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  jz::fofGroupsFromTree(this->Tree, problem.numPoints, problem.ids, problem.linkingLength, groups);
+  jz::fofGroupsFromTree(
+    this->Tree.edges, problem.numPoints, problem.ids, problem.linkingLength, groups);
   info.backend = jz::Backend::CPU;
   info.stageSeconds.emplace_back("cut of the cached tree",
     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

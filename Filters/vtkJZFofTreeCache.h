@@ -4,7 +4,10 @@
  * LinkingLength are a cut of the tree (jz/FofFromTree.h) instead of a new
  * walk, while the input, Periodic, the box, Device and the precision are
  * unchanged. The first execution walks as always; the first re-execution
- * with the same key builds the tree (once); later ones only cut it.
+ * with the same key builds the tree's edges up to TreeReach times the
+ * longer of the first and the new linking length (once); later ones only
+ * cut them, unless the linking length goes beyond them (then they are
+ * rebuilt).
  * Not wrapped; include it only from .cxx files.
  */
 #ifndef vtkJZFofTreeCache_h
@@ -49,12 +52,22 @@ public:
   /// Whether the last Groups() call cut the cached tree.
   bool LastWasCut() const { return this->LastCut; }
 
+  /// The cached edges reach this many times the longest linking length
+  /// seen when they are built (Relative b = 0.2 -> 1, the slider's end).
+  static constexpr double TreeReach = 5.0;
+
 private:
+  struct CachedTree
+  {
+    jz::EmstEdges edges; // the tree's edges up to maxLength
+    double maxLength = 0;
+  };
   Key Current;
   int Runs = 0; // executions with the Current key
   bool HaveTree = false;
   bool LastCut = false;
-  jz::EmstEdges Tree;
+  double FirstLength = 0; // the linking length of the first (walking) run
+  CachedTree Tree;
 };
 
 #endif

@@ -1,11 +1,14 @@
 // EMST benchmark of the kernels alone (Testing/Benchmarks/bench_emst.py runs
 // it beside ArborX and scipy and prints the ratios).
 //
-// Usage: jz_bench_emst N uniform|FILE.f32 [euclidean|mutual] [repeats=1] [minSamples=5]
+// Usage: jz_bench_emst N uniform|FILE.f32 [euclidean|mutual] [repeats=1] [minSamples=5] [b]
 // "uniform": N points in the unit cube (mt19937_64, seed 1); FILE.f32: the
-// first N float32 xyz triplets of the file. Prints the stage times of the
-// fastest run, the total weight and the peak memory beyond the input
-// (VmHWM after minus VmRSS before, in bytes per point).
+// first N float32 xyz triplets of the file. b: only the edges up to
+// maxLength = b times the mean spacing (cube root of the bounding box's
+// volume per point), as friends of friends at linking lengths up to b needs. Prints the stage times
+// of the fastest run, the total weight and the peak memory beyond the input (VmHWM after minus
+// VmRSS before, in bytes per point).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -39,7 +42,7 @@ int main(int argc, char** argv)
   if (argc < 3)
   {
     std::fprintf(stderr,
-      "usage: jz_bench_emst N uniform|FILE.f32 [euclidean|mutual] [repeats] [minSamples]\n");
+      "usage: jz_bench_emst N uniform|FILE.f32 [euclidean|mutual] [repeats] [minSamples] [b]\n");
     return 1;
   }
   std::size_t n = std::size_t(std::atof(argv[1]));
@@ -47,6 +50,7 @@ int main(int argc, char** argv)
   const bool mutual = argc > 3 && std::string(argv[3]) == "mutual";
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 1;
   const int minSamples = argc > 5 ? std::atoi(argv[5]) : 5;
+  const double relativeMax = argc > 6 ? std::atof(argv[6]) : 0;
   std::vector<float> xyz(3 * n);
   if (source == "uniform")
   {
@@ -70,6 +74,19 @@ int main(int argc, char** argv)
   pr.numPoints = n;
   pr.metric = mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
   pr.minSamples = minSamples;
+  if (relativeMax > 0 && n > 0)
+  {
+    double lo[3] = { 1e300, 1e300, 1e300 }, hi[3] = { -1e300, -1e300, -1e300 };
+    for (std::size_t i = 0; i < n; ++i)
+      for (int d = 0; d < 3; ++d)
+      {
+        lo[d] = std::min(lo[d], double(xyz[3 * i + d]));
+        hi[d] = std::max(hi[d], double(xyz[3 * i + d]));
+      }
+    const double volume = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+    pr.maxLength = relativeMax * std::cbrt(volume / double(n));
+    std::printf("maxLength %.6g (b = %g)\n", pr.maxLength, relativeMax);
+  }
   double best = 1e300;
   jz::RunInfo bestInfo;
   double weight = 0;

@@ -24,6 +24,9 @@ std::string emstProblemError(const EmstProblem<T>& problem)
       error = "MinSamples = " + std::to_string(problem.minSamples) +
         " needs more points than the " + std::to_string(problem.numPoints) + " given";
   }
+  if (error.empty() && !(problem.maxLength >= 0))
+    error =
+      "the maximum edge length must be at least 0 (got " + std::to_string(problem.maxLength) + ")";
   if (error.empty())
     error = nonFiniteCoordinateError(problem.points, problem.numPoints, "point");
   return error;

@@ -290,6 +290,57 @@ JZ_TEST(EmstRunsOfDuplicates)
   for (int threads : { 1, 2 })
     checkPoints<double>("pair-next-to-group", xyz, ids, false, true, threads);
 }
+// With a maximum length the result is the brute-force tree's edges up to it,
+// edge for edge: lengths between the quantiles of the edge lengths, exactly at
+// an edge length and one ulp either side, below every edge and above all.
+template <class T>
+void checkForest(const std::string& kind, bool periodic, bool mutual)
+{
+  const std::size_t n = 1200;
+  const std::vector<T> xyz = jztest::makePoints<T>(kind, n, 11);
+  std::vector<GlobalId> ids(n);
+  std::iota(ids.begin(), ids.end(), GlobalId(0));
+  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(6));
+  jz::EmstProblem<T> pr;
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  pr.ids = ids.data();
+  pr.periodic = periodic;
+  pr.metric = mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
+  pr.minSamples = 4;
+  const std::vector<Edge> tree = bruteMst(xyz, ids, pr);
+  std::vector<double> ls = { 0.0, 1e-9, 1e9 };
+  for (double f : { 0.1, 0.5, 0.9, 0.99 })
+    ls.push_back(std::sqrt(std::get<0>(tree[std::size_t(f * double(n - 2))])));
+  const double at = std::sqrt(std::get<0>(tree[n / 2]));
+  for (double l : { at, std::nextafter(at, 0.0), std::nextafter(at, 1e300) })
+    ls.push_back(l);
+  for (double l : ls)
+  {
+    pr.maxLength = l;
+    jz::EmstEdges got;
+    jz::computeEmst(pr, got, jz::Backend::CPU);
+    std::vector<Edge> want;
+    for (const Edge& e : tree)
+      if (std::get<0>(e) <= l * l)
+        want.push_back(e);
+    JZ_CHECK_MSG(edgesOf<T>(got, ids) == want,
+      kind << " periodic=" << periodic << " mutual=" << mutual << " maxLength=" << l << ": "
+           << got.size() << " edges, want " << want.size());
+  }
+}
+
+JZ_TEST(EmstForestUpToMaxLength)
+{
+  for (bool mutual : { false, true })
+  {
+    checkForest<double>("clustered", false, mutual);
+    checkForest<float>("uniform", true, mutual);
+    checkForest<double>("runs", false, mutual);
+  }
+  checkForest<float>("duplicates", false, false);
+  checkForest<double>("lattice", true, false);
+}
 JZ_TEST(EmstThreadCountsAndSizes)
 {
   for (int threads : { 1, 3, 8 })
@@ -361,6 +412,12 @@ JZ_TEST(EmstBadInput)
   pr.boxHi[1] = 0.0;
   JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
   pr.periodic = false;
+  for (double bad : { -1e-300, -1.0, std::nan("") })
+  {
+    pr.maxLength = bad;
+    JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+  }
+  pr.maxLength = jz::kInfinity;
   pr.numPoints = 0;
   jz::computeEmst(pr, out, jz::Backend::CPU);
   JZ_CHECK_EQ(out.size(), 0u);

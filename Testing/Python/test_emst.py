@@ -234,7 +234,7 @@ def section_fofcut(c):
     """One FriendsOfFriends proxy whose LinkingLength and MinimumGroupSize
     change (the cached tree is cut) against a fresh proxy for every setting
     (a walk): identical GroupId, GroupSize and catalogue, for many l, also
-    exactly at the tree's edge lengths."""
+    exactly at the tree's edge lengths and beyond the cached edges."""
     FriendsOfFriends = jztest.__dict__.get("FriendsOfFriends") or getattr(simple, "FriendsOfFriends")
     for dtype, periodic in ((np.float64, False), (np.float32, False), (np.float64, True)):
         x = make_points("clustered", 6000, dtype, seed=4)
@@ -243,6 +243,9 @@ def section_fofcut(c):
         lengths = np.sort(cell_array(edges, "Length"))
         ls = [lengths[int(q * (len(lengths) - 1))] for q in (0.2, 0.5, 0.8, 0.9, 0.97)]
         ls += [0.5 * lengths[len(lengths) // 2], 1.7 * lengths[-1] / 10]
+        # Beyond the cached edges (built up to 5x the longest length so far):
+        # a rebuild, then a cut of the rebuilt edges.
+        ls += [1.01 * lengths[-1], ls[1]]
         src = producer(data)
         cached = FriendsOfFriends(Input=src, LinkingLengthMode="Absolute", Periodic=int(periodic))
         bad = []

@@ -43,10 +43,15 @@ struct EmstProblem
   double boxHi[3] = { 1, 1, 1 };
   // Per-point global identifiers (input order); nullptr means the input index.
   const GlobalId* ids = nullptr;
+  // Edges longer than this are left out: the result is then the minimum
+  // spanning forest of the shorter edges, i.e. exactly the tree's edges of
+  // weight up to maxLength (all a cut at l <= maxLength needs), and much
+  // cheaper when few edges are that short. At least 0 (0: identical points).
+  double maxLength = kInfinity;
 };
 
-// The n - 1 edges, sorted by (weight2, smaller id, larger id). Endpoints are
-// input indices; `from` holds the endpoint with the smaller global id.
+// The n - 1 edges (fewer with a finite maxLength), sorted by (weight2, smaller id, larger id).
+// Endpoints are input indices; `from` holds the endpoint with the smaller global id.
 struct EmstEdges
 {
   std::vector<Index> from, to;

@@ -2,10 +2,14 @@
 // paper §3): per sorted point its component label, per node of every plane
 // the label when all its points share one component ("pure") or kMixed, and
 // per component the upper bound of its lightest outgoing edge found so far,
-// shared by the worker threads (atomic minimum).
+// shared by the worker threads (atomic minimum). Per point, the other end of
+// its lightest edge leaving its component (kNoPoint: none).
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
 #include <vector>
 
 #include <omp.h>
@@ -16,44 +20,91 @@ namespace jz
 {
 constexpr Index kMixed = Index(-1);
 constexpr Index kNoPoint = Index(-1);
+// A point's choice when its component has no edge up to the maximum weight:
+// the component is final (no other can join it either) and never searches.
+constexpr Index kFinished = Index(-3);
 constexpr Index kEmptyNode = Index(-2); // no points: neither pure nor mixed
 
-// Atomic minimum of a non-negative double shared by threads.
-inline double loadBound(const double* slot)
+// A component's bound is kept as a float rounded up (4 bytes per point
+// instead of 8): it only prunes, and a larger bound prunes less, never wrongly.
+inline float roundUp(double v)
 {
-  double v;
+  float f = float(v);
+  if (double(f) < v)
+    f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+
+inline float roundDown(double v)
+{
+  float f = float(v);
+  if (double(f) > v)
+    f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+  return f;
+}
+
+// Atomic minimum of a non-negative bound shared by threads.
+inline double loadBound(const float* slot)
+{
+  float v;
   __atomic_load(slot, &v, __ATOMIC_RELAXED);
   return v;
 }
-inline void lowerBound(double* slot, double value)
+inline void lowerBound(float* slot, double value)
 {
-  double seen = loadBound(slot);
-  while (value < seen &&
-    !__atomic_compare_exchange(slot, &seen, &value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+  float up = roundUp(value);
+  float seen;
+  __atomic_load(slot, &seen, __ATOMIC_RELAXED);
+  while (up < seen &&
+    !__atomic_compare_exchange(slot, &seen, &up, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
   {
   }
 }
 
-// Union-find over sorted point indices; a set's root is its representative.
-class PointUnionFind
+template <class T>
+struct BoruvkaComponents
 {
-public:
-  explicit PointUnionFind(Index n)
-    : parent_(n)
+  const ZTree<T>& tree;
+  // Per sorted point: its component's root after relabel(); between the
+  // unions of a round and the next relabel, the union-find forest (parent
+  // links) itself, so the labels cost no second array.
+  std::vector<Index> point;
+  std::vector<std::vector<Index>> node; // per plane and node: label or kMixed
+  std::vector<float> bound2;            // per root: lightest outgoing edge so far
+  // Per sorted point: the other end of its lightest edge leaving its
+  // component. One that is set when a round begins is the edge of the last
+  // round that still leaves the component, so it is still the lightest (the
+  // candidates only shrank): the point is settled and does not search.
+  std::vector<Index> choice;
+  // Per sorted point: a lower bound of its lightest edge to another
+  // component (rounded down), from its last search; it only grows, as the
+  // other components only shrink, so a point whose bound exceeds its
+  // component's best edge skips its search. Euclidean only (empty under
+  // mutual reachability, whose core distances already cost 8 B per point).
+  std::vector<float> low2;
+  Index count = 0;               // number of components
+  double maxWeight2 = kInfinity; // heavier edges are left out (a forest)
+
+  explicit BoruvkaComponents(const ZTree<T>& t)
+    : tree(t)
+    , point(t.sources.size())
+    , node(t.planes.size())
+    , choice(t.sources.size(), kNoPoint)
   {
-    for (Index i = 0; i < n; ++i)
-      parent_[i] = i;
+    std::iota(point.begin(), point.end(), Index(0));
   }
+
   Index find(Index i)
   {
-    while (parent_[i] != i)
+    while (point[i] != i)
     {
-      parent_[i] = parent_[parent_[i]];
-      i = parent_[i];
+      point[i] = point[point[i]];
+      i = point[i];
     }
     return i;
   }
-  // False when a and b were already joined.
+  // Joins the components of a and b (the smaller root stays the root); false
+  // when they were one already.
   bool unite(Index a, Index b)
   {
     a = find(a);
@@ -62,47 +113,28 @@ public:
       return false;
     if (a > b)
       std::swap(a, b);
-    parent_[b] = a;
+    point[b] = a;
     return true;
   }
 
-private:
-  std::vector<Index> parent_;
-};
-
-template <class T>
-struct BoruvkaComponents
-{
-  const ZTree<T>& tree;
-  std::vector<Index> point;             // per sorted point: its component's root
-  std::vector<std::vector<Index>> node; // per plane and node: label or kMixed
-  std::vector<double> bound2;           // per root: lightest outgoing edge so far
-  // Per sorted point: its edge of the last round still leaves its component,
-  // so it is still its lightest (the candidates only shrank): no search.
-  std::vector<char> settled;
-  Index count = 0;                      // number of components
-
-  explicit BoruvkaComponents(const ZTree<T>& t)
-    : tree(t)
-    , point(t.sources.size())
-    , node(t.planes.size())
-  {
-  }
-
-  // After the unions of a round: labels of points and nodes, bounds reset.
-  void relabel(PointUnionFind& sets)
+  // After the unions of a round: labels of points and nodes, bounds reset
+  // (to the maximum weight).
+  void relabel()
   {
     const Index n = Index(point.size());
     count = 0;
     for (Index i = 0; i < n; ++i)
     {
-      point[i] = sets.find(i);
+      point[i] = find(i);
       count += point[i] == i;
     }
     for (std::size_t p = 0; p < tree.planes.size(); ++p)
       labelPlane(int(p));
-    bound2.assign(n, kInfinity);
+    bound2.assign(n, roundUp(maxWeight2));
   }
+
+  // The bounds are not needed between a round's walk and the next relabel.
+  void releaseBounds() { std::vector<float>().swap(bound2); }
 
   bool pureAs(int p, Index j, Index label) const { return node[p][j] == label; }
 

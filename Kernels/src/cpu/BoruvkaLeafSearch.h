@@ -3,8 +3,13 @@
 // ties by (weight, smaller global id, larger global id). A candidate is
 // skipped when it cannot beat the point's bound: the leaf's node bound and
 // its component's best edge so far, which the kernel lowers as it finds
-// edges (so interior points of large components stop almost at once).
-// Source leaves are visited once for all points of the receiving leaf.
+// edges (so interior points of large components stop almost at once). A
+// point skips its search when the lower bound of its lightest edge to another
+// component from its last search already exceeds its bound (the other
+// components only shrink).
+// Source leaves are visited once for all points of the receiving leaf. A
+// point's bound is the weight of its choice once it has one, so only the
+// other end is stored.
 #pragma once
 
 #include <vector>
@@ -15,13 +20,6 @@
 
 namespace jz
 {
-// A point's chosen edge: weight and the sorted index of the other end.
-struct BoruvkaChoice
-{
-  double weight2 = kInfinity;
-  Index other = kNoPoint;
-};
-
 // Whether edge (w, a, b) precedes (v, c, d) in the total order of weights,
 // then the smaller and the larger key of the endpoints.
 inline bool edgeLess(double w, GlobalId a, GlobalId b, double v, GlobalId c, GlobalId d)
@@ -41,10 +39,10 @@ class BoruvkaLeafSearch : public BoruvkaNodePolicy<T, Weights>
 
 public:
   BoruvkaLeafSearch(const ZTree<T>& tree, const Weights& weights, BoruvkaComponents<T>& comps,
-    const SourceKeys& keys, std::vector<BoruvkaChoice>& choice, int numThreads)
+    const SourceKeys& keys, int numThreads)
     : Base(tree, weights, comps)
     , keys_(keys)
-    , choice_(choice)
+    , choice_(comps.choice)
     , scratch_(numThreads)
   {
   }
@@ -58,18 +56,17 @@ public:
     const double leafBound = this->bound2(0, c);
     const double* core2 = this->weights_.core2;
     const std::vector<Index>& label = this->comps_.point;
-    const std::vector<char>& settled = this->comps_.settled;
+    std::vector<float>& low2 = this->comps_.low2;
     for (Index i = 0; i < nq; ++i)
     {
       const Index q = q0 + i;
-      if (!settled.empty() && settled[q])
+      if (choice_[q] != kNoPoint)
       {
-        bound[i] = -1; // its edge of the last round stands
+        bound[i] = -1; // settled: its edge of the last round stands
         continue;
       }
-      choice_[q] = BoruvkaChoice{};
       bound[i] = std::min(leafBound, loadBound(&this->comps_.bound2[label[q]]));
-      if (core2 && core2[q] > bound[i])
+      if ((core2 && core2[q] > bound[i]) || (!low2.empty() && low2[q] > bound[i]))
         bound[i] = -1; // every edge of q is heavier than its component's best
     }
     // The own leaf first: its points give tight bounds for the rest.
@@ -91,12 +88,17 @@ public:
         searchLeaf(q, d, bound[i]);
       }
     }
+    // bound[i]: the weight of q's choice, or no edge of q to another
+    // component is that light: either way a lower bound for later rounds.
     for (Index i = 0; i < nq; ++i)
-    {
-      const BoruvkaChoice& ch = choice_[q0 + i];
-      if (ch.other != kNoPoint)
-        lowerBound(&this->comps_.bound2[label[q0 + i]], ch.weight2);
-    }
+      if (bound[i] >= 0)
+      {
+        const Index q = q0 + i;
+        if (!low2.empty())
+          low2[q] = std::max(low2[q], roundDown(bound[i]));
+        if (choice_[q] != kNoPoint)
+          lowerBound(&this->comps_.bound2[label[q]], bound[i]);
+      }
   }
 
 private:
@@ -111,7 +113,8 @@ private:
     return core2 ? std::max(l, std::max(core2[q], this->weights_.coreMin2[0][d])) : l;
   }
 
-  // q's lightest edge into source leaf d, merged into choice_[q].
+  // q's lightest edge into source leaf d, merged into choice_[q]; bound is
+  // the weight of choice_[q] once it is set.
   void searchLeaf(Index q, Index d, double& bound)
   {
     const SortedPoints<T>& pts = this->tree_.sources;
@@ -122,7 +125,7 @@ private:
     T pq[3];
     pts.point(q, pq);
     const double coreQ = core2 ? core2[q] : 0.0;
-    BoruvkaChoice& best = choice_[q];
+    Index& best = choice_[q];
     for (Index t = leaves.sourceSplit[d]; t < leaves.sourceSplit[d + 1]; ++t)
     {
       if (label[t] == lq)
@@ -134,18 +137,16 @@ private:
         w = std::max(w, std::max(coreQ, core2[t]));
       if (w > bound)
         continue;
-      if (best.other == kNoPoint ||
-        edgeLess(w, keys_[q], keys_[t], best.weight2, keys_[q], keys_[best.other]))
+      if (best == kNoPoint || edgeLess(w, keys_[q], keys_[t], bound, keys_[q], keys_[best]))
       {
-        best.weight2 = w;
-        best.other = t;
+        best = t;
         bound = w;
       }
     }
   }
 
   const SourceKeys& keys_;
-  std::vector<BoruvkaChoice>& choice_;
+  std::vector<Index>& choice_;
   PerThread<std::vector<double>> scratch_;
 };
 } // namespace jz

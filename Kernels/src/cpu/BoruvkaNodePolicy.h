@@ -92,7 +92,7 @@ public:
     const int p = parent.plane;
     const std::vector<Index>& label = comps_.node[p];
     const bool top = p + 1 == int(tree_.planes.size());
-    const double inherited = top ? kInfinity : bound2_[p + 1][parent.parent];
+    const double inherited = top ? comps_.maxWeight2 : bound2_[p + 1][parent.parent];
     std::vector<double>& b = bound2_[p];
     double reach2 = 0;
     for (Index c = parent.childBegin; c < parent.childEnd; ++c)
@@ -152,11 +152,9 @@ protected:
 
   bool leafSettled(Index c) const
   {
-    if (comps_.settled.empty())
-      return false;
     const std::vector<Index>& split = tree_.planes[0].sourceSplit;
     for (Index q = split[c]; q < split[c + 1]; ++q)
-      if (!comps_.settled[q])
+      if (comps_.choice[q] == kNoPoint)
         return false;
     return true;
   }

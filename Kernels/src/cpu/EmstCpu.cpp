@@ -27,9 +27,35 @@ namespace
 {
 struct EdgeOfTree
 {
-  Index a, b; // sorted point indices
+  Index a, b; // point indices
   double weight2;
 };
+
+// An edge found by the rounds: point indices; its weight is recomputed once
+// at the end (exactly the value the search compared).
+struct EdgeEnds
+{
+  Index a, b;
+};
+
+// The tree's edges before publishing: endpoints as input indices, weights.
+struct FoundEdges
+{
+  std::vector<EdgeEnds> ends;
+  std::vector<double> weight2;
+};
+
+// The squared weight of edge (a, b) of sorted points: the one formula the
+// searches (BoruvkaLeafSearch.h) use, in the same operand order (a = query).
+template <class T, class Metric>
+double edgeWeight2(const BoruvkaWeights<T, Metric>& weights, Index a, Index b)
+{
+  T pa[3], pb[3];
+  weights.tree.sources.point(a, pa);
+  weights.tree.sources.point(b, pb);
+  const double w = weights.metric.point2(pa, pb);
+  return weights.core2 ? std::max(w, std::max(weights.core2[a], weights.core2[b])) : w;
+}
 
 // Squared distance to the k-th nearest point, the point itself counted
 // first (k = minSamples + 1), per sorted point.
@@ -57,7 +83,7 @@ std::vector<double> coreDistances2(
 // Identical points are consecutive in the exact z-order.
 template <class T>
 void joinDuplicates(const ZTree<T>& tree, const SourceKeys& keys, const double* core2,
-  PointUnionFind& sets, std::vector<EdgeOfTree>& edges)
+  BoruvkaComponents<T>& sets, std::vector<EdgeEnds>& edges)
 {
   const SortedPoints<T>& s = tree.sources;
   const Index n = s.size();
@@ -74,7 +100,7 @@ void joinDuplicates(const ZTree<T>& tree, const SourceKeys& keys, const double* 
           first = i;
       for (Index i = b; i < e; ++i)
         if (i != first && sets.unite(first, i))
-          edges.push_back(EdgeOfTree{ first, i, 0.0 });
+          edges.push_back(EdgeEnds{ first, i });
     }
     b = e;
   }
@@ -84,49 +110,55 @@ template <class T, class Metric>
 class BoruvkaRounds
 {
 public:
-  BoruvkaRounds(const ZTree<T>& tree, const Metric& metric, const double* core2,
-    const SourceKeys& keys, int threads, RunInfo& info)
-    : tree_(tree)
-    , weights_(tree, metric, core2)
+  BoruvkaRounds(const BoruvkaWeights<T, Metric>& weights, double maxWeight2, const SourceKeys& keys,
+    int threads, RunInfo& info)
+    : tree_(weights.tree)
+    , weights_(weights)
     , keys_(keys)
     , threads_(threads)
     , info_(info)
-    , comps_(tree)
-    , sets_(tree.sources.size())
-    , choice_(tree.sources.size())
+    , comps_(weights.tree)
   {
+    comps_.maxWeight2 = maxWeight2;
+    if (!weights.core2)
+      comps_.low2.assign(weights.tree.sources.size(), 0.0f);
   }
 
-  std::vector<EdgeOfTree> run(const RunControl& control)
+  // The tree's edges (sorted point indices), in no particular order.
+  std::vector<EdgeEnds> run(const RunControl& control)
   {
-    std::vector<EdgeOfTree> edges;
+    std::vector<EdgeEnds> edges;
     const Index n = tree_.sources.size();
     edges.reserve(n > 0 ? n - 1 : 0);
-    joinDuplicates(tree_, keys_, weights_.core2, sets_, edges);
+    joinDuplicates(tree_, keys_, weights_.core2, comps_, edges);
     int round = 0;
     for (;;)
     {
-      comps_.relabel(sets_);
+      comps_.relabel();
       if (comps_.count <= 1)
         break;
       if (control.progress && !control.progress(0.3 + 0.7 * double(edges.size()) / n))
         throw Aborted();
-      seedBounds();
+      const Index settled = seedBounds();
       StageTimer roundTimer(&info_, "round " + std::to_string(round));
       {
         using Policy = BoruvkaLeafSearch<T, BoruvkaWeights<T, Metric>>;
-        Policy policy(tree_, weights_, comps_, keys_, choice_, threads_);
+        Policy policy(tree_, weights_, comps_, keys_, threads_);
         DualWalk<T, Policy> walk(tree_, policy, threads_);
         walk.leafPass(walk.walkDownTo(1));
       }
       roundTimer.stop();
+      comps_.releaseBounds();
       const std::size_t before = edges.size();
       addLightestEdges(edges);
       info_.counters.emplace_back("components " + std::to_string(round), double(comps_.count));
-      info_.counters.emplace_back("settled points " + std::to_string(round),
-        double(std::count(comps_.settled.begin(), comps_.settled.end(), 1)));
+      info_.counters.emplace_back("settled points " + std::to_string(round), double(settled));
       if (edges.size() == before)
+      {
+        if (comps_.maxWeight2 < kInfinity)
+          break; // every component is final: the forest is complete
         throw Error("EMST: a Borůvka round added no edge (internal error)");
+      }
       ++round;
     }
     info_.counters.emplace_back("boruvka rounds", double(round));
@@ -134,95 +166,100 @@ public:
   }
 
 private:
-  double weight2(Index a, Index b) const
-  {
-    T pa[3], pb[3];
-    tree_.sources.point(a, pa);
-    tree_.sources.point(b, pb);
-    double w = weights_.metric.point2(pa, pb);
-    if (weights_.core2)
-      w = std::max(w, std::max(weights_.core2[a], weights_.core2[b]));
-    return w;
-  }
+  double weight2(Index a, Index b) const { return edgeWeight2(weights_, a, b); }
 
   // Neighbours in z-order from different components give every component a
   // first upper bound before the walk, and so do the points whose edge of the
   // last round still leaves their component: that edge is still their
   // lightest (exact: a search finds a point's lightest edge or, when it is
   // heavier than the bound, none), so they are settled and do not search.
-  void seedBounds()
+  // Returns the number of settled points.
+  Index seedBounds()
   {
     const std::vector<Index>& label = comps_.point;
-    comps_.settled.assign(label.size(), 0);
+    std::vector<Index>& choice = comps_.choice;
+    std::vector<float>& bound2 = comps_.bound2;
+    Index settled = 0;
     for (Index q = 0; q < Index(label.size()); ++q)
     {
-      BoruvkaChoice& ch = choice_[q];
-      if (ch.other == kNoPoint || label[ch.other] == label[q])
+      if (choice[q] == kNoPoint || choice[q] == kFinished)
+        continue;
+      if (label[choice[q]] == label[q])
       {
-        ch = BoruvkaChoice{};
+        choice[q] = kNoPoint;
         continue;
       }
-      comps_.settled[q] = 1;
-      comps_.bound2[label[q]] = std::min(comps_.bound2[label[q]], ch.weight2);
+      ++settled;
+      bound2[label[q]] = std::min(bound2[label[q]], roundUp(weight2(q, choice[q])));
     }
     for (Index i = 0; i + 1 < Index(label.size()); ++i)
     {
       if (label[i] == label[i + 1])
         continue;
-      const double w = weight2(i, i + 1);
-      comps_.bound2[label[i]] = std::min(comps_.bound2[label[i]], w);
-      comps_.bound2[label[i + 1]] = std::min(comps_.bound2[label[i + 1]], w);
+      const float w = roundUp(weight2(i, i + 1));
+      bound2[label[i]] = std::min(bound2[label[i]], w);
+      bound2[label[i + 1]] = std::min(bound2[label[i + 1]], w);
     }
+    return settled;
   }
 
   // Per component the lightest of its points' choices; each joins the tree
-  // unless the component at its other end chose the same edge first.
-  void addLightestEdges(std::vector<EdgeOfTree>& edges)
+  // unless the component at its other end chose the same edge first. The
+  // weights are recomputed (exactly) rather than stored per point. The
+  // labels are read before the first union turns them into parent links.
+  // A component without a choice has no edge up to the maximum weight (its
+  // initial bound): it is final.
+  void addLightestEdges(std::vector<EdgeEnds>& edges)
   {
     const std::vector<Index>& label = comps_.point;
+    const std::vector<Index>& choice = comps_.choice;
     const Index n = Index(label.size());
-    std::vector<Index>& winner = winner_;
-    winner.assign(n, kNoPoint);
+    std::vector<Index> winner(n, kNoPoint); // per root; lives no longer than this
     for (Index q = 0; q < n; ++q)
     {
-      const BoruvkaChoice& ch = choice_[q];
-      if (ch.other == kNoPoint)
+      if (choice[q] == kNoPoint || choice[q] == kFinished)
         continue;
       Index& w = winner[label[q]];
       if (w == kNoPoint ||
-        edgeLess(ch.weight2, keys_[q], keys_[ch.other], choice_[w].weight2, keys_[w],
-          keys_[choice_[w].other]))
+        edgeLess(weight2(q, choice[q]), keys_[q], keys_[choice[q]], weight2(w, choice[w]), keys_[w],
+          keys_[choice[w]]))
         w = q;
     }
+    if (comps_.maxWeight2 < kInfinity)
+      for (Index q = 0; q < n; ++q)
+        if (winner[label[q]] == kNoPoint)
+          comps_.choice[q] = kFinished;
     for (Index r = 0; r < n; ++r)
     {
       const Index q = winner[r];
-      if (q != kNoPoint && sets_.unite(q, choice_[q].other))
-        edges.push_back(EdgeOfTree{ q, choice_[q].other, choice_[q].weight2 });
+      if (q != kNoPoint && comps_.unite(q, choice[q]))
+        edges.push_back(EdgeEnds{ q, choice[q] });
     }
   }
 
   const ZTree<T>& tree_;
-  BoruvkaWeights<T, Metric> weights_;
+  const BoruvkaWeights<T, Metric>& weights_;
   const SourceKeys& keys_;
   int threads_;
   RunInfo& info_;
   BoruvkaComponents<T> comps_;
-  PointUnionFind sets_;
-  std::vector<BoruvkaChoice> choice_;
-  std::vector<Index> winner_;
 };
 
-// The edges in the public order, endpoints as input indices (the tree is
-// gone by now: `found` holds input indices), smaller key first. Sorted in
-// place, so the peak is `found` plus the output.
-void publishEdges(std::vector<EdgeOfTree>& found, const GlobalId* ids, EmstEdges& out)
+// The edges in the public order, endpoints as input indices, smaller key
+// first. `found` is freed on the way, so the peak is one copy plus the output.
+void publishEdges(FoundEdges& found, const GlobalId* ids, EmstEdges& out)
 {
   auto key = [ids](Index i) { return ids ? ids[i] : GlobalId(i); };
-  for (EdgeOfTree& e : found)
+  std::vector<EdgeOfTree> edges(found.ends.size());
+  for (std::size_t i = 0; i < edges.size(); ++i)
+  {
+    EdgeOfTree& e = edges[i];
+    e = EdgeOfTree{ found.ends[i].a, found.ends[i].b, found.weight2[i] };
     if (key(e.b) < key(e.a))
       std::swap(e.a, e.b);
-  std::sort(found.begin(), found.end(),
+  }
+  found = FoundEdges{};
+  std::sort(edges.begin(), edges.end(),
     [&](const EdgeOfTree& x, const EdgeOfTree& y)
     {
       if (x.weight2 != y.weight2)
@@ -230,22 +267,21 @@ void publishEdges(std::vector<EdgeOfTree>& found, const GlobalId* ids, EmstEdges
       const GlobalId xa = key(x.a), ya = key(y.a);
       return xa != ya ? xa < ya : key(x.b) < key(y.b);
     });
-  const std::size_t m = found.size();
+  const std::size_t m = edges.size();
   out.from.resize(m);
   out.to.resize(m);
   out.weight2.resize(m);
   for (std::size_t i = 0; i < m; ++i)
   {
-    out.from[i] = found[i].a;
-    out.to[i] = found[i].b;
-    out.weight2[i] = found[i].weight2;
+    out.from[i] = edges[i].a;
+    out.to[i] = edges[i].b;
+    out.weight2[i] = edges[i].weight2;
   }
 }
 
 template <class T, class Metric>
-std::vector<EdgeOfTree> emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem,
-  const Metric& metric, const SourceKeys& keys, int threads, EmstEdges& out, RunInfo& info,
-  const RunControl& control)
+FoundEdges emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const Metric& metric,
+  const SourceKeys& keys, int threads, EmstEdges& out, RunInfo& info, const RunControl& control)
 {
   const bool mutual = problem.metric == EmstMetric::MutualReachability;
   std::vector<double> core2;
@@ -253,18 +289,27 @@ std::vector<EdgeOfTree> emstWalks(const ZTree<T>& tree, const EmstProblem<T>& pr
   {
     StageTimer timer(&info, "core distances");
     core2 = coreDistances2(tree, metric, problem.minSamples + 1, keys, threads);
-    out.core2.resize(core2.size());
-    for (Index i = 0; i < tree.sources.size(); ++i)
-      out.core2[tree.sources.inputIndex[i]] = core2[i];
   }
   StageTimer timer(&info, "boruvka");
-  BoruvkaRounds<T, Metric> rounds(
-    tree, metric, mutual ? core2.data() : nullptr, keys, threads, info);
-  std::vector<EdgeOfTree> found = rounds.run(control);
-  for (EdgeOfTree& e : found)
+  const BoruvkaWeights<T, Metric> weights(tree, metric, mutual ? core2.data() : nullptr);
+  FoundEdges found;
+  const double maxWeight2 = problem.maxLength * problem.maxLength;
+  found.ends = BoruvkaRounds<T, Metric>(weights, maxWeight2, keys, threads, info).run(control);
+  // The round state is gone: now the weights, then the endpoints as input
+  // indices (the tree is freed before publishing).
+  found.weight2.resize(found.ends.size());
+  const Index* input = tree.sources.inputIndex.data();
+  for (std::size_t i = 0; i < found.ends.size(); ++i)
   {
-    e.a = tree.sources.inputIndex[e.a];
-    e.b = tree.sources.inputIndex[e.b];
+    EdgeEnds& e = found.ends[i];
+    found.weight2[i] = edgeWeight2(weights, e.a, e.b);
+    e = EdgeEnds{ input[e.a], input[e.b] };
+  }
+  if (mutual)
+  {
+    out.core2.resize(core2.size());
+    for (Index i = 0; i < tree.sources.size(); ++i)
+      out.core2[input[i]] = core2[i];
   }
   return found;
 }
@@ -287,7 +332,7 @@ void emstCpu(
   } restore{ threadsBefore };
 
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
-  std::vector<EdgeOfTree> found;
+  FoundEdges found;
   {
     ZTree<T> tree;
     {

@@ -24,6 +24,8 @@ struct RankedNeighbors
   Index src(int i) const { return sources[i]; }
 };
 
+// The candidates of every query of one leaf, query q's in a slice of one
+// pool (no allocation per query; a slice that fills up grows them all).
 template <class T>
 class FilterRankedCandidates
 {
@@ -34,39 +36,54 @@ public:
     Index src;
   };
 
-  void clear() { entries_.clear(); }
-  std::size_t size() const { return entries_.size(); }
-  const Entry& operator[](std::size_t i) const { return entries_[i]; }
+  // nq empty lists for K = k.
+  void reset(Index nq, int k)
+  {
+    cap_ = std::max(cap_, std::size_t(2 * k + 8));
+    if (pool_.size() < std::size_t(nq) * cap_)
+      pool_.resize(std::size_t(nq) * cap_);
+    size_.assign(nq, 0);
+  }
+
+  std::size_t size(Index q) const { return size_[q]; }
+  const Entry& at(Index q, std::size_t i) const { return pool_[q * cap_ + i]; }
 
   // Inserts in pre-filter order (the newest after equal ones).
-  void insert(T d2, Index src)
+  void insert(Index q, T d2, Index src)
   {
-    entries_.push_back(Entry{ d2, src });
-    std::size_t j = entries_.size() - 1;
-    for (; j > 0 && d2 < entries_[j - 1].d2; --j)
-      entries_[j] = entries_[j - 1];
-    entries_[j] = Entry{ d2, src };
+    if (size_[q] == cap_)
+      grow();
+    Entry* e = pool_.data() + q * cap_;
+    std::size_t j = size_[q]++;
+    for (; j > 0 && d2 < e[j - 1].d2; --j)
+      e[j] = e[j - 1];
+    e[j] = Entry{ d2, src };
   }
 
-  // Drops the candidates past rank k beyond the filter (they cannot be
+  // Drops query q's candidates past rank k beyond the filter (they cannot be
   // among the K nearest).
-  void trim(std::size_t k, T filter2)
+  void trim(Index q, std::size_t k, T filter2)
   {
-    while (entries_.size() > k && entries_.back().d2 > filter2)
-      entries_.pop_back();
+    const Entry* e = pool_.data() + q * cap_;
+    std::size_t n = size_[q];
+    while (n > k && e[n - 1].d2 > filter2)
+      --n;
+    size_[q] = Index(n);
   }
 
-  // The exact K nearest: exact squared distances of the candidates from
-  // exact(src), then an insertion sort by (distance^2, key) (nearly sorted
-  // already, so about linear), into d2s/sources (room for size() each).
+  // Query q's exact K nearest: exact squared distances of its candidates
+  // from exact(src), then an insertion sort by (distance^2, key) (nearly
+  // sorted already, so about linear), into d2s/sources (room for size(q)).
   template <class Exact>
-  RankedNeighbors rank(Exact&& exact, const SourceKeys& keys, double* d2s, Index* sources) const
+  RankedNeighbors rank(
+    Index q, Exact&& exact, const SourceKeys& keys, double* d2s, Index* sources) const
   {
-    const std::size_t n = entries_.size();
+    const Entry* e = pool_.data() + q * cap_;
+    const std::size_t n = size_[q];
     for (std::size_t i = 0; i < n; ++i)
     {
-      const double d2 = exact(entries_[i].src);
-      const Index s = entries_[i].src;
+      const Index s = e[i].src;
+      const double d2 = exact(s);
       std::size_t j = i;
       // The keys are looked up on a distance tie only.
       for (; j > 0 && (d2 < d2s[j - 1] || (d2 == d2s[j - 1] && keys[s] < keys[sources[j - 1]]));
@@ -82,6 +99,20 @@ public:
   }
 
 private:
-  std::vector<Entry> entries_;
+  // Doubles every slice (ties at the K-th distance, e.g. on lattices).
+  void grow()
+  {
+    const std::size_t nq = size_.size(), cap = 2 * cap_;
+    std::vector<Entry> pool(nq * cap);
+    for (std::size_t q = 0; q < nq; ++q)
+      std::copy(
+        pool_.begin() + q * cap_, pool_.begin() + q * cap_ + size_[q], pool.begin() + q * cap);
+    pool_.swap(pool);
+    cap_ = cap;
+  }
+
+  std::vector<Entry> pool_;
+  std::vector<Index> size_;
+  std::size_t cap_ = 0;
 };
 } // namespace jz

@@ -3,10 +3,11 @@
 // nearest sources of each of its query points, handed to
 // reduce(sortedQueryIndex, RankedNeighbors).
 //
-// The own leaf goes first, so each query's K-th candidate, and with it its
-// filter radius, is tight from the start; then the source leaves of the list
-// in order of lower bound, each visited once for all queries near it (its
-// points stay in cache), until the list passes every query's bound. Each
+// No leaf lists are built: the own leaf goes first, so each query's K-th
+// candidate, and with it its filter radius, is tight from the start; then
+// the parent's list, sorted by lower bound, and under each entry the source
+// leaves near enough, each visited once for all queries near it (its points
+// stay in cache), until the list passes every query's bound. Each
 // query keeps its candidates ranked by the pre-filter distance
 // (KnnCandidates.h), so every survivor past the K-th tightens its radius at
 // once; exact distances are computed at the end, for about K candidates.
@@ -28,6 +29,8 @@ class KnnLeafSearch : public KnnNodePolicy<T, Metric>
   using Base = KnnNodePolicy<T, Metric>;
 
 public:
+  static constexpr bool kLeafLists = false; // the parent's list is walked
+
   // Query points with an input index at or above queryLimit only act as
   // sources.
   KnnLeafSearch(const ZTree<T>& tree, int k, const Metric& metric, int numThreads,
@@ -44,7 +47,14 @@ public:
       periods_[d] = T(per.length[d]);
   }
 
-  void consumeLeaf(Index c, const LeafList& list)
+  // The engine hands a parent's view here before its leaves: kept for them.
+  double beginParent(const ParentView& parent)
+  {
+    scratch_.mine().parent = parent;
+    return Base::beginParent(parent);
+  }
+
+  void consumeLeaf(Index c, const LeafList&)
   {
     const TreePlane<T>& plane = this->tree_.planes[0];
     Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
@@ -61,18 +71,23 @@ public:
     s.reserve(nq);
     initQueries(c, q0, nq, s);
     double leafBound2 = plane.numSources(c) > 0 ? searchSourceLeaf(c, q0, nq, s) : s.maxBound2(nq);
-    for (const LeafCandidate& entry : list)
+    const ParentView& parent = s.parent;
+    const Box<T>& queryBox = this->tree_.queryBox(0, c);
+    for (std::size_t e = 0; e < parent.numEntries; ++e)
     {
-      if (entry.low2 > leafBound2)
-        break; // sorted: nothing closer follows
-      if (entry.node != c)
-        leafBound2 = searchSourceLeaf(entry.node, q0, nq, s);
+      if (parent.entryLow2(e) > leafBound2)
+        break; // sorted: nothing closer follows (§III-D)
+      const Index Q = parent.source[e];
+      for (Index d = parent.firstChild(Q); d < parent.endChild(Q); ++d)
+        if (d != c && plane.numSources(d) > 0 &&
+          this->metric_.low2(queryBox, plane.sourceBox[d]) <= leafBound2)
+          leafBound2 = searchSourceLeaf(d, q0, nq, s);
     }
     for (Index q = 0; q < nq; ++q)
     {
       if (isSourceOnly(q0 + q))
         continue;
-      const RankedNeighbors nb = rankExactly(q0 + q, s.lists[q], s);
+      const RankedNeighbors nb = rankExactly(q0, q, s);
       if (!run)
         reduce_(q0 + q, nb);
       else
@@ -85,9 +100,10 @@ public:
 private:
   struct Scratch
   {
-    std::vector<FilterRankedCandidates<T>> lists; // one per query point of the leaf
-    std::vector<double> bound2;                   // exact K-th radius bounds (slack included)
-    std::vector<T> filter2;                       // their pre-filter thresholds
+    ParentView parent;               // of the leaves being consumed
+    FilterRankedCandidates<T> lists; // of the query points of the leaf
+    std::vector<double> bound2;      // exact K-th radius bounds (slack included)
+    std::vector<T> filter2;          // their pre-filter thresholds
     std::vector<Index> active;
     std::vector<Index> survivors;
     std::vector<T> survivorD2;
@@ -95,9 +111,8 @@ private:
     std::vector<Index> rankedSrc;
     void reserve(Index nq)
     {
-      if (lists.size() < nq)
+      if (bound2.size() < nq)
       {
-        lists.resize(nq);
         bound2.resize(nq);
         filter2.resize(nq + kSimdPadding);
         active.resize(nq);
@@ -130,9 +145,9 @@ private:
   void initQueries(Index c, Index q0, Index nq, Scratch& s) const
   {
     const double leafRmax2 = this->rmax2_[c] * (1 + kBoundSlack);
+    s.lists.reset(nq, this->k_);
     for (Index q = 0; q < nq; ++q)
     {
-      s.lists[q].clear();
       const bool search = !isSourceOnly(q0 + q);
       s.bound2[q] = search ? leafRmax2 : 0.0;
       s.filter2[q] = search ? filterOf(leafRmax2) : T(-1);
@@ -179,37 +194,37 @@ private:
   {
     if (!(d2 <= s.filter2[q]))
       return; // the filter tightened since the leaf's scan
-    FilterRankedCandidates<T>& list = s.lists[q];
-    list.insert(d2, source);
+    s.lists.insert(q, d2, source);
     const std::size_t k = std::size_t(this->k_);
-    if (list.size() < k)
+    if (s.lists.size(q) < k)
       return;
-    const double bound2 = margin_.widen(double(list[k - 1].d2)) * (1 + kBoundSlack);
+    const double bound2 = margin_.widen(double(s.lists.at(q, k - 1).d2)) * (1 + kBoundSlack);
     if (bound2 < s.bound2[q])
     {
       s.bound2[q] = bound2;
       s.filter2[q] = filterOf(bound2);
     }
-    list.trim(k, s.filter2[q]);
+    s.lists.trim(q, k, s.filter2[q]);
   }
 
-  // The exact K nearest of sorted query sq among its candidates.
-  RankedNeighbors rankExactly(Index sq, const FilterRankedCandidates<T>& list, Scratch& s) const
+  // The exact K nearest of query q (sorted index q0 + q) among its candidates.
+  RankedNeighbors rankExactly(Index q0, Index q, Scratch& s) const
   {
     const SortedPoints<T>& src = this->tree_.sources;
     const SortedPoints<T>& qry = this->tree_.queryPoints();
-    const T p[3] = { qry.x[sq], qry.y[sq], qry.z[sq] };
-    if (s.rankedD2.size() < list.size())
+    const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
+    const std::size_t n = s.lists.size(q);
+    if (s.rankedD2.size() < n)
     {
-      s.rankedD2.resize(list.size());
-      s.rankedSrc.resize(list.size());
+      s.rankedD2.resize(n);
+      s.rankedSrc.resize(n);
     }
     auto exact = [&](Index si)
     {
       const T sp[3] = { src.x[si], src.y[si], src.z[si] };
       return this->metric_.point2(p, sp);
     };
-    return list.rank(exact, *keys_, s.rankedD2.data(), s.rankedSrc.data());
+    return s.lists.rank(q, exact, *keys_, s.rankedD2.data(), s.rankedSrc.data());
   }
 
   const SourceKeys* keys_;

@@ -8,7 +8,7 @@ too: on a shared machine it is the steadier of the two). Not a test: nothing
 is asserted.
 
   /usr/bin/python3 Testing/Benchmarks/bench_scaling.py --algorithm knn
-      [--n 1e4 3e4 1e5 ... 5e7] [--k 16] [--threads 2] [--repeats 2]
+      [--n 1e4 3e4 1e5 ... 5e7] [--k 16] [--threads 2] [--repeats 2] [--points halos]
       [--max-n-peer NAME=N ...] [--csv FILE] [--png FILE]
 
 Algorithms register their runners in ALGORITHMS (name -> program -> runner);
@@ -74,10 +74,15 @@ def knn_ours(n, points, args):
 
 
 def knn_nanoflann(n, points, args):
-    # The anchor draws its own uniform points (std::mt19937_64(1)).
-    if not NANOFLANN:
+    if args.points == "uniform" and NANOFLANN:
+        # The anchor draws its own uniform points (std::mt19937_64(1)).
+        return run_timed([NANOFLANN, str(n), str(args.k)], r"total=([0-9.]+)s")
+    if not JZ_BENCH_KNN:
         return None, None
-    return run_timed([NANOFLANN, str(n), str(args.k)], r"total=([0-9.]+)s")
+    # Other points: the same library inside jz_bench_knn, on the same file
+    # (its CPU time then includes three jz-tree runs).
+    return run_timed([JZ_BENCH_KNN, str(n), str(args.k), points, str(args.threads)],
+                     r"nanoflann build\+query: ([0-9.]+) s")
 
 
 def knn_arborx(n, points, args):
@@ -104,15 +109,20 @@ def knn_scipy(n, points, args):
 
 ALGORITHMS = {
     "knn": {
-        "title": "kNN, K=%(k)d, self query, uniform float32, %(threads)d threads",
+        "title": "kNN, K=%(k)d, self query, %(points)s float32, %(threads)d threads",
         "programs": [("jz-tree", knn_ours), ("nanoflann", knn_nanoflann), ("ArborX", knn_arborx),
                      ("scipy cKDTree", knn_scipy)],
     },
 }
 
 
-def write_points(n, path):
-    np.random.default_rng(1).random((n, 3)).astype(np.float32).tofile(path)
+def write_points(kind, n, path):
+    if kind == "halos":
+        sys.path.insert(0, os.path.join(ROOT, "..", "shared", "anchors"))
+        from halos import halos
+        halos(n).tofile(path)
+    else:
+        np.random.default_rng(1).random((n, 3)).astype(np.float32).tofile(path)
 
 
 def plot(rows, programs, title, png):
@@ -143,6 +153,8 @@ def main():
                     default=[1e4, 3e4, 1e5, 3e5, 1e6, 3e6, 1e7, 5e7])
     ap.add_argument("--k", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--points", default="uniform", choices=["uniform", "halos"],
+                    help="uniform in the unit cube, or ../shared/anchors/halos.py")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--max-n-peer", nargs="*", default=[],
                     help="NAME=N: skip program NAME above N points (slow peers)")
@@ -162,7 +174,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.n]:
             points = os.path.join(tmp, "points.f32")
-            write_points(n, points)
+            write_points(args.points, n, points)
             best = {}
             for rep in range(args.repeats):
                 for name, runner in algo["programs"]:
@@ -175,14 +187,15 @@ def main():
                 if name in best:
                     rows.append({"algorithm": args.algorithm, "n": n, "program": name,
                                  "wall": best[name][0], "cpu": best[name][1],
-                                 "threads": args.threads, "k": args.k})
+                                 "threads": args.threads, "k": args.k, "points": args.points})
             ours = best.get("jz-tree", (None,))[0]
             print("N=%-9d " % n + "  ".join(
                 "%s %.3f s%s" % (name, w, " (%.2fx)" % (w / ours) if ours and name != "jz-tree"
                                  else "") for name, (w, c) in best.items()), flush=True)
             os.remove(points)
     with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["algorithm", "n", "program", "wall", "cpu", "threads", "k"])
+        w = csv.DictWriter(f, fieldnames=["algorithm", "n", "program", "wall", "cpu", "threads", "k",
+                                          "points"])
         w.writeheader()
         w.writerows(rows)
     plot(rows, [name for name, _ in algo["programs"]], algo["title"] % vars(args), png_path)

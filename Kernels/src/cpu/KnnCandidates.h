@@ -25,7 +25,7 @@ struct RankedNeighbors
 };
 
 // The candidates of every query of one leaf, query q's in a slice of one
-// pool (no allocation per query; a slice that fills up grows them all).
+// pool (no allocation per query).
 template <class T>
 class FilterRankedCandidates
 {
@@ -48,16 +48,45 @@ public:
   std::size_t size(Index q) const { return size_[q]; }
   const Entry& at(Index q, std::size_t i) const { return pool_[q * cap_ + i]; }
 
-  // Inserts in pre-filter order (the newest after equal ones).
-  void insert(Index q, T d2, Index src)
+  bool full(Index q) const { return size_[q] == cap_; }
+
+  // Keeps only query q's exact K nearest (in pre-filter order) and returns
+  // the exact K-th squared distance: for ties at the K-th distance (bulk
+  // duplicates, lattices), so a slice never holds more than 2K + 8.
+  template <class Exact>
+  double compact(Index q, std::size_t k, Exact&& exact, const SourceKeys& keys)
   {
-    if (size_[q] == cap_)
-      grow();
+    Entry* e = pool_.data() + q * cap_;
+    const std::size_t n = size_[q];
+    exact_.resize(n);
+    order_.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      exact_[i] = exact(e[i].src);
+      order_[i] = i;
+    }
+    auto before = [&](std::size_t a, std::size_t b) {
+      return exact_[a] < exact_[b] || (exact_[a] == exact_[b] && keys[e[a].src] < keys[e[b].src]);
+    };
+    std::nth_element(order_.begin(), order_.begin() + (k - 1), order_.begin() + n, before);
+    const double kth = exact_[order_[k - 1]];
+    std::sort(order_.begin(), order_.begin() + k); // back to pre-filter order
+    for (std::size_t i = 0; i < k; ++i)
+      e[i] = e[order_[i]];
+    size_[q] = Index(k);
+    return kth;
+  }
+
+  // Inserts in pre-filter order (the newest after equal ones); returns the
+  // rank it took. The caller compacts a full slice first.
+  std::size_t insert(Index q, T d2, Index src)
+  {
     Entry* e = pool_.data() + q * cap_;
     std::size_t j = size_[q]++;
     for (; j > 0 && d2 < e[j - 1].d2; --j)
       e[j] = e[j - 1];
     e[j] = Entry{ d2, src };
+    return j;
   }
 
   // Drops query q's candidates past rank k beyond the filter (they cannot be
@@ -99,20 +128,10 @@ public:
   }
 
 private:
-  // Doubles every slice (ties at the K-th distance, e.g. on lattices).
-  void grow()
-  {
-    const std::size_t nq = size_.size(), cap = 2 * cap_;
-    std::vector<Entry> pool(nq * cap);
-    for (std::size_t q = 0; q < nq; ++q)
-      std::copy(
-        pool_.begin() + q * cap_, pool_.begin() + q * cap_ + size_[q], pool.begin() + q * cap);
-    pool_.swap(pool);
-    cap_ = cap;
-  }
-
   std::vector<Entry> pool_;
   std::vector<Index> size_;
   std::size_t cap_ = 0;
+  std::vector<double> exact_;      // compact()'s scratch
+  std::vector<std::size_t> order_; // compact()'s scratch
 };
 } // namespace jz

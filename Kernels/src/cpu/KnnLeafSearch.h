@@ -182,35 +182,53 @@ private:
       const Index m = leafCandidates(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, n, p,
         periodsOrNull(), s.filter2[q], s.survivors.data(), s.survivorD2.data());
       for (Index j = 0; j < m; ++j)
-        offer(q, s.survivorD2[j], s0 + s.survivors[j], s);
+        offer(q, p, s.survivorD2[j], s0 + s.survivors[j], s);
     }
     return s.maxBound2(nq);
   }
 
-  // Query q's candidate source at pre-filter distance d2: kept if it may be
+  // Query q (at p)'s candidate source at pre-filter distance d2: kept if it may be
   // among the K nearest. Past the K-th, the K-th pre-filter distance bounds
   // the exact K-th (widened), and that bound the filter (widened again).
-  void offer(Index q, T d2, Index source, Scratch& s) const
+  void offer(Index q, const T* p, T d2, Index source, Scratch& s) const
   {
     if (!(d2 <= s.filter2[q]))
       return; // the filter tightened since the leaf's scan
-    s.lists.insert(q, d2, source);
     const std::size_t k = std::size_t(this->k_);
-    if (s.lists.size(q) < k)
+    if (s.lists.full(q))
+    {
+      // Ties at the K-th distance: rank exactly, keep K, bound exactly.
+      auto exact = [&](Index si) { return exactDistance2(p, si); };
+      tighten(q, s.lists.compact(q, k, exact, *keys_) * (1 + kBoundSlack), s);
+      if (!(d2 <= s.filter2[q]))
+        return;
+    }
+    // Past rank K-1 the K-th is unchanged; before K candidates, no bound.
+    if (s.lists.insert(q, d2, source) >= k || s.lists.size(q) < k)
       return;
-    const double bound2 = margin_.widen(double(s.lists.at(q, k - 1).d2)) * (1 + kBoundSlack);
+    tighten(q, margin_.widen(double(s.lists.at(q, k - 1).d2)) * (1 + kBoundSlack), s);
+    s.lists.trim(q, k, s.filter2[q]);
+  }
+
+  void tighten(Index q, double bound2, Scratch& s) const
+  {
     if (bound2 < s.bound2[q])
     {
       s.bound2[q] = bound2;
       s.filter2[q] = filterOf(bound2);
     }
-    s.lists.trim(q, k, s.filter2[q]);
+  }
+
+  double exactDistance2(const T* p, Index si) const
+  {
+    const SortedPoints<T>& src = this->tree_.sources;
+    const T sp[3] = { src.x[si], src.y[si], src.z[si] };
+    return this->metric_.point2(p, sp);
   }
 
   // The exact K nearest of query q (sorted index q0 + q) among its candidates.
   RankedNeighbors rankExactly(Index q0, Index q, Scratch& s) const
   {
-    const SortedPoints<T>& src = this->tree_.sources;
     const SortedPoints<T>& qry = this->tree_.queryPoints();
     const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
     const std::size_t n = s.lists.size(q);
@@ -219,11 +237,7 @@ private:
       s.rankedD2.resize(n);
       s.rankedSrc.resize(n);
     }
-    auto exact = [&](Index si)
-    {
-      const T sp[3] = { src.x[si], src.y[si], src.z[si] };
-      return this->metric_.point2(p, sp);
-    };
+    auto exact = [&](Index si) { return exactDistance2(p, si); };
     return s.lists.rank(q, exact, *keys_, s.rankedD2.data(), s.rankedSrc.data());
   }
 

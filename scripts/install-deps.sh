@@ -19,6 +19,8 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   # benchmark reference and test references
   libnanoflann-dev python3-numpy python3-scipy python3-h5py
+  # the scaling figures (Testing/Benchmarks/bench_scaling.py)
+  python3-matplotlib
   # the `cross` test: Kernels/ cross-built for aarch64 and run under qemu-user
   g++-aarch64-linux-gnu qemu-user
 )

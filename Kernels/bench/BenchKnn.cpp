@@ -1,6 +1,10 @@
 // kNN benchmark: jz-tree CPU (and CUDA when present) against nanoflann, side
 // by side on the same points and threads. Prints times and ratios.
-//   jz_bench_knn [N=1000000] [K=16] [kind=uniform|clustered] [threads=0]
+//   jz_bench_knn [N=1000000] [K=16] [kind=uniform|clustered|FILE.f32] [threads=0]
+//                [memory|jzonly]
+// A kind ending in .f32 reads N raw float32 xyz triplets from that file (the
+// peers' input, e.g. ../shared/anchors/halos.py); jzonly skips nanoflann
+// (Testing/Benchmarks/bench_scaling.py runs the peers as their own programs).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -74,6 +78,21 @@ long procStatusKb(const char* field)
   return value;
 }
 
+// Points of a named kind, or N raw float32 triplets from a .f32 file.
+std::vector<float> readOrMakePoints(const std::string& kind, std::size_t n)
+{
+  const std::string ext = ".f32";
+  if (kind.size() <= ext.size() || kind.compare(kind.size() - ext.size(), ext.size(), ext) != 0)
+    return jztest::makePoints<float>(kind, n);
+  std::vector<float> xyz(3 * n);
+  std::FILE* f = std::fopen(kind.c_str(), "rb");
+  const std::size_t got = f ? std::fread(xyz.data(), sizeof(float), xyz.size(), f) : 0;
+  if (f)
+    std::fclose(f);
+  xyz.resize(got);
+  return xyz;
+}
+
 int main(int argc, char** argv)
 {
   const std::size_t n = argc > 1 ? std::size_t(std::atof(argv[1])) : 1000000;
@@ -84,7 +103,12 @@ int main(int argc, char** argv)
     omp_set_num_threads(threads);
   std::printf(
     "kNN benchmark: N=%zu K=%d %s, %d threads\n", n, k, kind.c_str(), omp_get_max_threads());
-  const std::vector<float> xyz = jztest::makePoints<float>(kind, n);
+  const std::vector<float> xyz = readOrMakePoints(kind, n);
+  if (xyz.size() != 3 * n)
+  {
+    std::printf("could not read %zu points from %s\n", n, kind.c_str());
+    return 1;
+  }
 
   jz::KnnProblem<float> pr;
   pr.sources = xyz.data();
@@ -108,8 +132,9 @@ int main(int argc, char** argv)
       kind.c_str(), double(peak - before) * 1024.0 / double(n), t0.seconds());
     return 0;
   }
+  const bool jzOnly = argc > 5 && std::string(argv[5]) == "jzonly";
   double best = 1e30;
-  for (int rep = 0; rep < 3; ++rep)
+  for (int rep = 0; rep < (jzOnly ? 1 : 3); ++rep)
   {
     const jz::StageTimer t0(nullptr, "");
     jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CPU);
@@ -122,6 +147,11 @@ int main(int argc, char** argv)
     if (rep == 0)
       for (auto& c : info.counters)
         std::printf("    %s: %.0f\n", c.first.c_str(), c.second);
+  }
+  if (jzOnly)
+  {
+    std::printf("RESULT N=%zu K=%d %s jz_cpu=%.4f\n", n, k, kind.c_str(), best);
+    return 0;
   }
   if (jz::cudaUsable())
   {

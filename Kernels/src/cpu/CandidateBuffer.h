@@ -1,10 +1,10 @@
-// K-nearest selection for the CPU leaf walk. The walk first fixes a radius
-// that provably holds K sources (from the query's own leaf), so survivors of
-// the distance filter are few; they are appended unsorted, and the K best
-// are selected (nth_element) whenever 2K + 16 have piled up, which tightens
-// the radius, and once at the end. The order is the same strict
-// (distance^2, key) order as NeighborHeap's, so the selected set is unique
-// and identical to the GPU's.
+// K-nearest selection by exact distance (the Borůvka leaf search; the kNN
+// leaf walk ranks by pre-filter distance instead, KnnCandidates.h), and the
+// source keys that break ties. Survivors of a distance filter are appended
+// unsorted, and the K best are selected (nth_element) whenever they pile up,
+// which tightens the radius, and once at the end. The order is the same
+// strict (distance^2, key) order as NeighborHeap's, so the selected set is
+// unique and identical to the GPU's.
 #pragma once
 
 #include <algorithm>

@@ -64,9 +64,9 @@ std::vector<double> coreDistances2(
   const ZTree<T>& tree, const Metric& metric, int k, const SourceKeys& keys, int threads)
 {
   std::vector<double> core2(tree.sources.size());
-  auto store = [&core2, k](Index q, const CandidateBuffer& nb) { core2[q] = nb.d2(k - 1); };
+  auto store = [&core2, k](Index q, const RankedNeighbors& nb) { core2[q] = nb.d2(k - 1); };
   using Policy = KnnLeafSearch<T, Metric, decltype(store)>;
-  Policy policy(tree, k, metric, threads, &keys, false, Index(-1), store);
+  Policy policy(tree, k, metric, threads, &keys, Index(-1), store);
   DualWalk<T, Policy> walk(tree, policy, threads);
   walk.leafPass(walk.walkDownTo(1));
   return core2;

@@ -15,7 +15,7 @@
 #include "../StageTimer.h"
 #include "../walk/BoxMetric.h"
 #include "../walk/DualWalk.h"
-#include "CandidateBuffer.h"
+#include "KnnCandidates.h"
 #include "KnnLeafSearch.h"
 #include "jz/DensityKernels.h"
 #include "jz/Tree.h"
@@ -35,7 +35,7 @@ struct KnnOutputWriter
   const SortedPoints<T>& queries;
   const SourceKeys& keys;
 
-  void operator()(Index q, const CandidateBuffer& nb) const
+  void operator()(Index q, const RankedNeighbors& nb) const
   {
     const int k = problem.k;
     const std::size_t out = queries.inputIndex[q];
@@ -57,7 +57,7 @@ struct KnnOutputWriter
     return problem.sourceMasses ? problem.sourceMasses[sources.inputIndex[sortedSource]] : 1.0;
   }
 
-  double density(const CandidateBuffer& nb, double h) const
+  double density(const RankedNeighbors& nb, double h) const
   {
     const int k = problem.k;
     if (results.estimator == DensityEstimator::TopHat)
@@ -95,13 +95,11 @@ void orderRunsByKey(ZTree<T>& tree, const GlobalId* ids)
 // The node planes, then LeafToLeaf per parent of the leaves into `writer`.
 template <class T, class Metric>
 void knnWalk(const ZTree<T>& tree, const KnnProblem<T>& problem, const Metric& metric,
-  bool sortedNeighbors, Index queryLimit, KnnOutputWriter<T>& writer, RunInfo& info,
-  const RunControl& control)
+  Index queryLimit, KnnOutputWriter<T>& writer, RunInfo& info, const RunControl& control)
 {
   using Policy = KnnLeafSearch<T, Metric, KnnOutputWriter<T>>;
   const int threads = knnWalkThreads(control);
-  Policy policy(
-    tree, problem.k, metric, threads, &writer.keys, sortedNeighbors, queryLimit, writer);
+  Policy policy(tree, problem.k, metric, threads, &writer.keys, queryLimit, writer);
   DualWalk<T, Policy> walk(tree, policy, threads, &info);
   StageTimer nodeTimer(&info, "node walks");
   const auto parents = knnWalkAboveLeaves(walk, policy, control);
@@ -149,14 +147,12 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   // Keys that break distance ties: global ids when given, else input indices.
   const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
   KnnOutputWriter<T> writer{ problem, results, tree.sources, tree.queryPoints(), keys };
-  // Neighbours in rank order when lists or densities are wanted: densities
-  // are summed in rank order on every backend, so they do not depend on
-  // whether lists were asked for, or on the backend.
-  const bool sortedNeighbors = results.neighborIds || results.neighborDistances || results.density;
+  // Neighbours come in rank order: densities are summed in rank order on
+  // every backend, so they do not depend on whether lists were asked for, or
+  // on the backend.
   const Index queryLimit = self ? Index(numQueries) : Index(-1);
   withBoxMetric(per,
-    [&](const auto& metric)
-    { knnWalk(tree, problem, metric, sortedNeighbors, queryLimit, writer, info, control); });
+    [&](const auto& metric) { knnWalk(tree, problem, metric, queryLimit, writer, info, control); });
 }
 
 template void knnCpu<float>(

@@ -1,19 +1,23 @@
-// The kNN leaf kernel (LeafToLeaf of §III-B) as the leaf
-// hook of the kNN walk policy: for one receiving leaf and its sorted list,
-// the exact K nearest sources of each of its query points, handed to
-// reduce(sortedQueryIndex, candidates).
+// The kNN leaf kernel (LeafToLeaf of §III-B) as the leaf hook of the kNN
+// walk policy: for one receiving leaf and its sorted list, the exact K
+// nearest sources of each of its query points, handed to
+// reduce(sortedQueryIndex, RankedNeighbors).
 //
-// Each query first gets a radius that provably holds K sources (the K-th
-// distance to its own leaf's points), so survivors of the distance filter
-// are few; the source leaves of the list are visited once for all queries of
-// the leaf, so their points stay in cache.
+// No leaf lists are built: the own leaf goes first, so each query's K-th
+// candidate, and with it its filter radius, is tight from the start; then
+// the parent's list, sorted by lower bound, and under each entry the source
+// leaves near enough, each visited once for all queries near it (its points
+// stay in cache), until the list passes every query's bound. Each
+// query keeps its candidates ranked by the pre-filter distance
+// (KnnCandidates.h), so every survivor past the K-th tightens its radius at
+// once; exact distances are computed at the end, for about K candidates.
 #pragma once
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
-#include "CandidateBuffer.h"
+#include "KnnCandidates.h"
 #include "KnnNodePolicy.h"
 #include "LeafDistances.h"
 
@@ -25,13 +29,14 @@ class KnnLeafSearch : public KnnNodePolicy<T, Metric>
   using Base = KnnNodePolicy<T, Metric>;
 
 public:
+  static constexpr bool kLeafLists = false; // the parent's list is walked
+
   // Query points with an input index at or above queryLimit only act as
-  // sources; sortedNeighbors asks for each result list in order.
+  // sources.
   KnnLeafSearch(const ZTree<T>& tree, int k, const Metric& metric, int numThreads,
-    const SourceKeys* keys, bool sortedNeighbors, Index queryLimit, Reduce& reduce)
+    const SourceKeys* keys, Index queryLimit, Reduce& reduce)
     : Base(tree, k, metric, numThreads)
     , keys_(keys)
-    , sorted_(sortedNeighbors)
     , queryLimit_(queryLimit)
     , reduce_(reduce)
     , margin_(FilterMargin::of(tree))
@@ -42,7 +47,14 @@ public:
       periods_[d] = T(per.length[d]);
   }
 
-  void consumeLeaf(Index c, const LeafList& list)
+  // The engine hands a parent's view here before its leaves: kept for them.
+  double beginParent(const ParentView& parent)
+  {
+    scratch_.mine().parent = parent;
+    return Base::beginParent(parent);
+  }
+
+  void consumeLeaf(Index c, const LeafList&)
   {
     const TreePlane<T>& plane = this->tree_.planes[0];
     Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
@@ -57,46 +69,61 @@ public:
     }
     Scratch& s = scratch_.mine();
     s.reserve(nq);
-    initBuffers(c, q0, nq, s);
-    const double leafBound2 = initFilters(q0, nq, s);
-    for (const LeafCandidate& entry : list)
+    initQueries(c, q0, nq, s);
+    double leafBound2 = plane.numSources(c) > 0 ? searchSourceLeaf(c, q0, nq, s) : s.maxBound2(nq);
+    const ParentView& parent = s.parent;
+    const Box<T>& queryBox = this->tree_.queryBox(0, c);
+    for (std::size_t e = 0; e < parent.numEntries; ++e)
     {
-      if (entry.low2 > leafBound2)
-        break; // sorted: nothing closer follows
-      searchSourceLeaf(entry.node, q0, nq, s);
+      if (parent.entryLow2(e) > leafBound2)
+        break; // sorted: nothing closer follows (§III-D)
+      const Index Q = parent.source[e];
+      for (Index d = parent.firstChild(Q); d < parent.endChild(Q); ++d)
+        if (d != c && plane.numSources(d) > 0 &&
+          this->metric_.low2(queryBox, plane.sourceBox[d]) <= leafBound2)
+          leafBound2 = searchSourceLeaf(d, q0, nq, s);
     }
     for (Index q = 0; q < nq; ++q)
     {
       if (isSourceOnly(q0 + q))
         continue;
-      s.buffers[q].finish(sorted_);
+      const RankedNeighbors nb = rankExactly(q0, q, s);
       if (!run)
-        reduce_(q0 + q, s.buffers[q]);
+        reduce_(q0 + q, nb);
+      else
+        for (Index r = leafQ0; r < leafQ0 + leafNq; ++r)
+          if (!isSourceOnly(r))
+            reduce_(r, nb);
     }
-    if (run && nq == 1)
-      for (Index q = leafQ0; q < leafQ0 + leafNq; ++q)
-        if (!isSourceOnly(q))
-          reduce_(q, s.buffers[0]);
   }
 
 private:
   struct Scratch
   {
-    std::vector<CandidateBuffer> buffers; // one per query point of the leaf
-    std::vector<double> bound2;
-    std::vector<T> filter2;
+    ParentView parent;               // of the leaves being consumed
+    FilterRankedCandidates<T> lists; // of the query points of the leaf
+    std::vector<double> bound2;      // exact K-th radius bounds (slack included)
+    std::vector<T> filter2;          // their pre-filter thresholds
     std::vector<Index> active;
-    std::vector<T> ownD2;
     std::vector<Index> survivors;
+    std::vector<T> survivorD2;
+    std::vector<double> rankedD2;
+    std::vector<Index> rankedSrc;
     void reserve(Index nq)
     {
-      if (buffers.size() < nq)
+      if (bound2.size() < nq)
       {
-        buffers.resize(nq);
         bound2.resize(nq);
         filter2.resize(nq + kSimdPadding);
         active.resize(nq);
       }
+    }
+    double maxBound2(Index nq) const
+    {
+      double m = 0;
+      for (Index q = 0; q < nq; ++q)
+        m = std::max(m, bound2[q]);
+      return m;
     }
   };
 
@@ -106,59 +133,30 @@ private:
     return this->tree_.queryPoints().inputIndex[sortedQuery] >= queryLimit_;
   }
 
-  // The node bound, tightened per query by the K-th smallest
-  // (filter-precision) distance to the points of its own leaf, with the
-  // filter's margin.
-  void initBuffers(Index c, Index q0, Index nq, Scratch& s)
+  // The pre-filter threshold of an exact bound: every source within it
+  // passes (FilterMargin).
+  T filterOf(double bound2) const
   {
-    const int k = this->k_;
-    const double leafRmax2 = this->rmax2_[c];
+    return bound2 < 1e30 ? T(margin_.widen(bound2)) : std::numeric_limits<T>::max();
+  }
+
+  // Every query starts from the leaf's node bound (FindRmax); a source-only
+  // point searches nothing (its filter passes no distance).
+  void initQueries(Index c, Index q0, Index nq, Scratch& s) const
+  {
+    const double leafRmax2 = this->rmax2_[c] * (1 + kBoundSlack);
+    s.lists.reset(nq, this->k_);
     for (Index q = 0; q < nq; ++q)
     {
-      s.buffers[q].init(k, leafRmax2, keys_);
-      s.bound2[q] = leafRmax2 * (1 + kBoundSlack);
-    }
-    const TreePlane<T>& plane = this->tree_.planes[0];
-    const Index ownCount = plane.numSources(c);
-    if (ownCount < Index(k))
-      return;
-    const SortedPoints<T>& src = this->tree_.sources;
-    const SortedPoints<T>& qry = this->tree_.queryPoints();
-    const Index s0 = plane.sourceSplit[c];
-    if (s.ownD2.size() < ownCount)
-      s.ownD2.resize(ownCount);
-    for (Index q = 0; q < nq; ++q)
-    {
-      if (isSourceOnly(q0 + q))
-        continue;
-      const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
-      leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, ownCount, p,
-        periodsOrNull(), s.ownD2.data());
-      std::nth_element(s.ownD2.begin(), s.ownD2.begin() + (k - 1), s.ownD2.begin() + ownCount);
-      s.buffers[q].setBound2(margin_.widen(double(s.ownD2[k - 1])));
-      s.bound2[q] = s.buffers[q].bound2() * (1 + kBoundSlack);
+      const bool search = !isSourceOnly(q0 + q);
+      s.bound2[q] = search ? leafRmax2 : 0.0;
+      s.filter2[q] = search ? filterOf(leafRmax2) : T(-1);
     }
   }
 
-  // Filter radii in the points' precision with a generous margin (survivors
-  // are ranked by their exact double distance). Returns the largest bound.
-  double initFilters(Index q0, Index nq, Scratch& s) const
-  {
-    double leafBound2 = 0;
-    for (Index q = 0; q < nq; ++q)
-    {
-      const double w2 = s.bound2[q];
-      s.filter2[q] = w2 < 1e30 ? T(margin_.widen(w2)) : std::numeric_limits<T>::max();
-      if (isSourceOnly(q0 + q))
-        s.filter2[q] = T(-1); // a source only
-      else
-        leafBound2 = std::max(leafBound2, w2);
-    }
-    return leafBound2;
-  }
-
-  // The points of one source leaf against the queries near its box.
-  void searchSourceLeaf(Index leaf, Index q0, Index nq, Scratch& s)
+  // The points of one source leaf against the queries near its box; returns
+  // the largest bound of the leaf's queries afterwards.
+  double searchSourceLeaf(Index leaf, Index q0, Index nq, Scratch& s)
   {
     const TreePlane<T>& plane = this->tree_.planes[0];
     const SortedPoints<T>& src = this->tree_.sources;
@@ -171,7 +169,10 @@ private:
     if (n > Index(this->k_) && boxIsPoint(box))
       n = Index(this->k_);
     if (s.survivors.size() < n)
+    {
       s.survivors.resize(n);
+      s.survivorD2.resize(n);
+    }
     const Index numActive = queriesNearBox(qry.x.data() + q0, qry.y.data() + q0, qry.z.data() + q0,
       nq, box.lo, box.hi, periodsOrNull(), s.filter2.data(), s.active.data());
     for (Index a = 0; a < numActive; ++a)
@@ -179,25 +180,68 @@ private:
       const Index q = s.active[a];
       const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
       const Index m = leafCandidates(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, n, p,
-        periodsOrNull(), s.filter2[q], s.survivors.data());
-      CandidateBuffer& buffer = s.buffers[q];
-      const double before = buffer.bound2();
+        periodsOrNull(), s.filter2[q], s.survivors.data(), s.survivorD2.data());
       for (Index j = 0; j < m; ++j)
-      {
-        const Index si = s0 + s.survivors[j];
-        const T sp[3] = { src.x[si], src.y[si], src.z[si] };
-        buffer.push(this->metric_.point2(p, sp), si);
-      }
-      if (buffer.bound2() < before)
-      {
-        const double w2 = buffer.bound2() * (1 + kBoundSlack);
-        s.filter2[q] = T(margin_.widen(w2));
-      }
+        offer(q, p, s.survivorD2[j], s0 + s.survivors[j], s);
+    }
+    return s.maxBound2(nq);
+  }
+
+  // Query q (at p)'s candidate source at pre-filter distance d2: kept if it may be
+  // among the K nearest. Past the K-th, the K-th pre-filter distance bounds
+  // the exact K-th (widened), and that bound the filter (widened again).
+  void offer(Index q, const T* p, T d2, Index source, Scratch& s) const
+  {
+    if (!(d2 <= s.filter2[q]))
+      return; // the filter tightened since the leaf's scan
+    const std::size_t k = std::size_t(this->k_);
+    if (s.lists.full(q))
+    {
+      // Ties at the K-th distance: rank exactly, keep K, bound exactly.
+      auto exact = [&](Index si) { return exactDistance2(p, si); };
+      tighten(q, s.lists.compact(q, k, exact, *keys_) * (1 + kBoundSlack), s);
+      if (!(d2 <= s.filter2[q]))
+        return;
+    }
+    // Past rank K-1 the K-th is unchanged; before K candidates, no bound.
+    if (s.lists.insert(q, d2, source) >= k || s.lists.size(q) < k)
+      return;
+    tighten(q, margin_.widen(double(s.lists.at(q, k - 1).d2)) * (1 + kBoundSlack), s);
+    s.lists.trim(q, k, s.filter2[q]);
+  }
+
+  void tighten(Index q, double bound2, Scratch& s) const
+  {
+    if (bound2 < s.bound2[q])
+    {
+      s.bound2[q] = bound2;
+      s.filter2[q] = filterOf(bound2);
     }
   }
 
+  double exactDistance2(const T* p, Index si) const
+  {
+    const SortedPoints<T>& src = this->tree_.sources;
+    const T sp[3] = { src.x[si], src.y[si], src.z[si] };
+    return this->metric_.point2(p, sp);
+  }
+
+  // The exact K nearest of query q (sorted index q0 + q) among its candidates.
+  RankedNeighbors rankExactly(Index q0, Index q, Scratch& s) const
+  {
+    const SortedPoints<T>& qry = this->tree_.queryPoints();
+    const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
+    const std::size_t n = s.lists.size(q);
+    if (s.rankedD2.size() < n)
+    {
+      s.rankedD2.resize(n);
+      s.rankedSrc.resize(n);
+    }
+    auto exact = [&](Index si) { return exactDistance2(p, si); };
+    return s.lists.rank(q, exact, *keys_, s.rankedD2.data(), s.rankedSrc.data());
+  }
+
   const SourceKeys* keys_;
-  bool sorted_;
   Index queryLimit_;
   Reduce& reduce_;
   FilterMargin margin_; // pre-filter vs exact distances, periodic wrap included

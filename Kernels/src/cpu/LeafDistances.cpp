@@ -44,9 +44,10 @@ inline T periodicGap(T x, T lo, T hi, T period)
   return g2 < g ? g2 : g;
 }
 
+// outD2 (nullable) receives the survivors' distances.
 template <class T, bool Periodic>
 Index candidatesScalar(const T* xs, const T* ys, const T* zs, Index n, const T* p, const T* periods,
-  T filter2, Index* out)
+  T filter2, Index* out, T* outD2)
 {
   Index count = 0;
   for (Index i = 0; i < n; ++i)
@@ -58,8 +59,11 @@ Index candidatesScalar(const T* xs, const T* ys, const T* zs, Index n, const T* 
       dy = nearestImage(dy, periods[1]);
       dz = nearestImage(dz, periods[2]);
     }
+    const T d2 = dx * dx + dy * dy + dz * dz;
     out[count] = i;
-    count += dx * dx + dy * dy + dz * dz <= filter2 ? 1 : 0;
+    if (outD2)
+      outD2[count] = d2;
+    count += d2 <= filter2 ? 1 : 0;
   }
   return count;
 }
@@ -115,6 +119,7 @@ struct Avx<float>
   using Reg = __m256;
   static constexpr int kLanes = 8;
   __attribute__((target("avx2,fma"))) static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  __attribute__((target("avx2,fma"))) static void store(float* p, Reg a) { _mm256_store_ps(p, a); }
   __attribute__((target("avx2,fma"))) static Reg set1(float x) { return _mm256_set1_ps(x); }
   __attribute__((target("avx2,fma"))) static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
   __attribute__((target("avx2,fma"))) static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
@@ -145,6 +150,7 @@ struct Avx<double>
     return _mm256_loadu_pd(p);
   }
   __attribute__((target("avx2,fma"))) static Reg set1(double x) { return _mm256_set1_pd(x); }
+  __attribute__((target("avx2,fma"))) static void store(double* p, Reg a) { _mm256_store_pd(p, a); }
   __attribute__((target("avx2,fma"))) static Reg sub(Reg a, Reg b) { return _mm256_sub_pd(a, b); }
   __attribute__((target("avx2,fma"))) static Reg add(Reg a, Reg b) { return _mm256_add_pd(a, b); }
   __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_pd(a, b); }
@@ -168,8 +174,9 @@ struct Avx<double>
 // mask bit by bit.
 template <class T>
 __attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const T* xs, const T* ys, const T* zs,
-  Index n, const T* p, const T* periods, T filter2, Index* out)
+  Index n, const T* p, const T* periods, T filter2, Index* out, T* outD2)
 {
+  alignas(32) T lanes[Avx<T>::kLanes];
   using A = Avx<T>;
   const typename A::Reg px = A::set1(p[0]), py = A::set1(p[1]), pz = A::set1(p[2]);
   const typename A::Reg f = A::set1(filter2);
@@ -196,9 +203,14 @@ __attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const T* xs, const 
     unsigned mask = A::le(d2, f);
     if (n - i < Index(A::kLanes))
       mask &= (1u << (n - i)) - 1; // lanes past the end are padding
+    if (mask && outD2)
+      A::store(lanes, d2);
     while (mask)
     {
-      out[count++] = i + Index(__builtin_ctz(mask));
+      const int lane = __builtin_ctz(mask);
+      if (outD2)
+        outD2[count] = lanes[lane];
+      out[count++] = i + Index(lane);
       mask &= mask - 1;
     }
   }
@@ -264,26 +276,31 @@ bool haveAvx2()
 #endif
 } // namespace
 
-Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
-  const float* periods, float filter2, Index* out)
+namespace
+{
+template <class T>
+Index candidates(const T* xs, const T* ys, const T* zs, Index n, const T* p, const T* periods,
+  T filter2, Index* out, T* outD2)
 {
 #if JZ_X86_AVX2
   if (haveAvx2())
-    return candidatesAvx2<float>(xs, ys, zs, n, p, periods, filter2, out);
+    return candidatesAvx2<T>(xs, ys, zs, n, p, periods, filter2, out, outD2);
 #endif
-  return periods ? candidatesScalar<float, true>(xs, ys, zs, n, p, periods, filter2, out)
-                 : candidatesScalar<float, false>(xs, ys, zs, n, p, periods, filter2, out);
+  return periods ? candidatesScalar<T, true>(xs, ys, zs, n, p, periods, filter2, out, outD2)
+                 : candidatesScalar<T, false>(xs, ys, zs, n, p, periods, filter2, out, outD2);
+}
+} // namespace
+
+Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
+  const float* periods, float filter2, Index* out, float* outD2)
+{
+  return candidates(xs, ys, zs, n, p, periods, filter2, out, outD2);
 }
 
 Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n, const double* p,
-  const double* periods, double filter2, Index* out)
+  const double* periods, double filter2, Index* out, double* outD2)
 {
-#if JZ_X86_AVX2
-  if (haveAvx2())
-    return candidatesAvx2<double>(xs, ys, zs, n, p, periods, filter2, out);
-#endif
-  return periods ? candidatesScalar<double, true>(xs, ys, zs, n, p, periods, filter2, out)
-                 : candidatesScalar<double, false>(xs, ys, zs, n, p, periods, filter2, out);
+  return candidates(xs, ys, zs, n, p, periods, filter2, out, outD2);
 }
 
 Index queriesNearBox(const float* xs, const float* ys, const float* zs, Index n, const float* lo,

@@ -13,15 +13,15 @@
 namespace jz
 {
 // Writes to `candidates` the offsets i < n whose squared distance |p - s_i|^2,
-// evaluated in the points' own precision, is <= filter2, and returns how many.
-// A fast filter: callers pass a generous filter2 and rank the survivors by
-// exact double distances. periods (nullable) selects nearest images. The
-// coordinate arrays must be readable up to a multiple of 8 elements past n
-// (SortedPoints' padding).
+// evaluated in the points' own precision, is <= filter2, and returns how many;
+// candidateD2 (nullable) receives those distances. A fast filter: callers
+// pass a generous filter2 and rank the survivors by exact double distances.
+// periods (nullable) selects nearest images. The coordinate arrays must be
+// readable up to a multiple of 8 elements past n (SortedPoints' padding).
 Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
-  const float* periods, float filter2, Index* candidates);
+  const float* periods, float filter2, Index* candidates, float* candidateD2 = nullptr);
 Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n, const double* p,
-  const double* periods, double filter2, Index* candidates);
+  const double* periods, double filter2, Index* candidates, double* candidateD2 = nullptr);
 
 // Writes to `active` the query points i < n whose squared distance to the
 // box [lo, hi] (in the points' precision) is <= filter2[i]; returns how many.

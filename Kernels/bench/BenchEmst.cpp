@@ -18,20 +18,12 @@
 
 #include <omp.h>
 
+#include "ProcMemory.h"
 #include "jz/Emst.h"
 
 namespace
 {
-long statusKb(const char* key)
-{
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  const std::size_t n = std::strlen(key);
-  while (std::getline(f, line))
-    if (line.compare(0, n, key) == 0)
-      return std::atol(line.c_str() + n + 1);
-  return -1;
-}
+using jzbench::statusKb;
 } // namespace
 
 int main(int argc, char** argv)

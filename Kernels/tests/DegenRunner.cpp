@@ -24,48 +24,17 @@
 #include <string>
 #include <vector>
 
+#include "../bench/ProcMemory.h"
+#include "../bench/RawFiles.h"
 #include "jz/Fof.h"
 #include "jz/Knn.h"
 
 namespace
 {
-template <class V>
-bool readAll(const char* path, std::vector<V>& out)
-{
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f)
-    return false;
-  const std::streamsize bytes = f.tellg();
-  out.resize(std::size_t(bytes) / sizeof(V));
-  f.seekg(0);
-  return bool(f.read(reinterpret_cast<char*>(out.data()), std::streamsize(out.size() * sizeof(V))));
-}
-
-template <class V>
-void writeAll(const char* path, const std::vector<V>& v)
-{
-  if (std::strcmp(path, "-") == 0)
-    return;
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(V)));
-}
-
-long statusKb(const char* key)
-{
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  const std::size_t n = std::strlen(key);
-  while (std::getline(f, line))
-    if (line.compare(0, n, key) == 0)
-      return std::atol(line.c_str() + n);
-  return 0;
-}
-
-void resetPeak()
-{
-  std::ofstream f("/proc/self/clear_refs");
-  f << "5";
-}
+using jzbench::readAll;
+using jzbench::resetPeak;
+using jzbench::statusKb;
+using jzbench::writeAll;
 
 struct Args
 {

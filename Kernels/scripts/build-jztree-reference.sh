@@ -15,6 +15,10 @@ mkdir -p "$build"
 sed -i 's/from nvidia import cu13/import jz_no_pip_cuda_toolkit/' "$src/CMakeLists.txt"
 # jax.jax.tree_util is gone from newer JAX (0.11 on the GPU machine).
 sed -i 's/jax\.jax\.tree_util/jax.tree_util/g' "$src"/src/jztree/*.py
+# Outside shard_map, JAX 0.11's ShapedArray has no .vma: there is nothing to
+# cast to "varying" then, so pcast_like/pcast_vma return their input.
+sed -i -e 's/^def pcast_like(x, like):$/&\n    if not getattr(jax.typeof(like), "vma", None): return x/' \
+  -e 's/^def pcast_vma(x, vma):$/&\n    if not vma: return x/' "$src/src/jztree/jax_ext.py"
 CUDAARCHS="${CUDAARCHS:-90}" cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DSKBUILD_PROJECT_NAME=jztree -DPython_EXECUTABLE="$(command -v "$py")" \
   -DCMAKE_CUDA_COMPILER="${CUDACXX:-/usr/local/cuda/bin/nvcc}" \

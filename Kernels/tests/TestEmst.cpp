@@ -115,15 +115,13 @@ std::vector<Edge> edgesOf(const jz::EmstEdges& e, const std::vector<GlobalId>& i
   return out;
 }
 
+// The EMST of the given points and ids against the brute-force Prim, edge for
+// edge.
 template <class T>
-void checkCase(
-  const std::string& kind, std::size_t n, bool periodic, bool mutual, int threads, bool shuffleIds)
+void checkPoints(const std::string& kind, const std::vector<T>& xyz,
+  const std::vector<GlobalId>& ids, bool periodic, bool mutual, int threads)
 {
-  std::vector<T> xyz = jztest::makePoints<T>(kind, n, 7);
-  std::vector<GlobalId> ids(n);
-  std::iota(ids.begin(), ids.end(), GlobalId(0));
-  if (shuffleIds)
-    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(3));
+  const std::size_t n = ids.size();
   jz::EmstProblem<T> pr;
   pr.points = xyz.data();
   pr.numPoints = n;
@@ -158,6 +156,17 @@ void checkCase(
          << ": " << mismatches << " edges differ");
   if (mutual)
     JZ_CHECK_EQ(got.core2.size(), n);
+}
+
+template <class T>
+void checkCase(
+  const std::string& kind, std::size_t n, bool periodic, bool mutual, int threads, bool shuffleIds)
+{
+  std::vector<GlobalId> ids(n);
+  std::iota(ids.begin(), ids.end(), GlobalId(0));
+  if (shuffleIds)
+    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(3));
+  checkPoints<T>(kind, jztest::makePoints<T>(kind, n, 7), ids, periodic, mutual, threads);
 }
 
 template <class T>
@@ -252,6 +261,34 @@ JZ_TEST(EmstMutualReachability)
 {
   allKinds<double>(false, true);
   allKinds<float>(true, true);
+}
+// Bulk duplicates: half the points on 12 sites (runs of ~10 to ~n/5 copies,
+// joined up front as one star each; under mutual reachability only the runs
+// whose core distance is 0), and runs shorter than minSamples + 1 = 5 whose
+// weights tie with their neighbours' (left to the rounds).
+JZ_TEST(EmstRunsOfDuplicates)
+{
+  for (bool mutual : { false, true })
+  {
+    checkCase<double>("runs", 2000, false, mutual, 2, true);
+    checkCase<float>("runs", 2000, true, mutual, 2, false);
+    checkCase<double>("duplicates", 2000, false, mutual, 3, true);
+  }
+  // A pair of identical points (fewer than minSamples + 1 = 5: core distance
+  // c > 0) next to a tight group with smaller ids whose core distances are
+  // below c: the pair's own edge ties at weight c with the edges to the
+  // group, and the smaller ids win, so the tree links both copies to point 0
+  // and not to each other. Joining the pair up front would get this wrong.
+  std::vector<double> xyz = { 0.1, 0, 0, 0.1, 0.01, 0, 0.1, 0, 0.01, 0.1, 0.01, 0.01, 0.11, 0, 0, 0,
+    0, 0, 0, 0, 0 };
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> far(2.0, 3.0);
+  for (int i = 0; i < 3 * 40; ++i)
+    xyz.push_back(far(rng));
+  std::vector<GlobalId> ids(xyz.size() / 3);
+  std::iota(ids.begin(), ids.end(), GlobalId(0));
+  for (int threads : { 1, 2 })
+    checkPoints<double>("pair-next-to-group", xyz, ids, false, true, threads);
 }
 JZ_TEST(EmstThreadCountsAndSizes)
 {

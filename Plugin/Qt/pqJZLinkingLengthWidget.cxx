@@ -21,6 +21,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QSignalBlocker>
+#include <QSlider>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -28,6 +30,32 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+namespace
+{
+// The slider's range in b = l / (mean separation), log-spaced: FoF halos are
+// found at b = 0.2; 0.02 links almost nothing, 1 percolates.
+constexpr double kSliderLowB = 0.02;
+constexpr double kSliderHighB = 1.0;
+constexpr int kSliderSteps = 200;
+
+double sliderToB(int position)
+{
+  return kSliderLowB * std::pow(kSliderHighB / kSliderLowB, double(position) / kSliderSteps);
+}
+
+int bToSlider(double b)
+{
+  const double t = std::log(b / kSliderLowB) / std::log(kSliderHighB / kSliderLowB);
+  return static_cast<int>(std::lround(std::clamp(t, 0.0, 1.0) * kSliderSteps));
+}
+
+// Three significant digits: the value the slider writes is the one shown.
+double roundForDisplay(double x)
+{
+  return QString::number(x, 'g', 3).toDouble();
+}
+}
 
 pqJZLinkingLengthWidget::pqJZLinkingLengthWidget(
   vtkSMProxy* smproxy, vtkSMProperty* smproperty, QWidget* parentObject)
@@ -45,6 +73,15 @@ pqJZLinkingLengthWidget::pqJZLinkingLengthWidget(
   validator->setBottom(0);
   this->Edit->setValidator(validator);
   layout->addWidget(this->Edit);
+  this->Slider = new QSlider(Qt::Horizontal, this);
+  this->Slider->setObjectName("LinkingLengthSlider");
+  this->Slider->setRange(0, kSliderSteps);
+  this->Slider->setPageStep(kSliderSteps / 10);
+  this->Slider->setToolTip(QString("b from %1 to %2 times the mean interparticle separation, "
+                                   "log scale; applies on release once the filter has run")
+                             .arg(kSliderLowB)
+                             .arg(kSliderHighB));
+  layout->addWidget(this->Slider);
   this->Info = new QLabel(this);
   this->Info->setObjectName("LinkingLengthInfo");
   this->Info->setWordWrap(true);
@@ -57,6 +94,10 @@ pqJZLinkingLengthWidget::pqJZLinkingLengthWidget(
     this->Edit, &QLineEdit::textEdited, this, &pqJZLinkingLengthWidget::updateSummary);
   QObject::connect(
     this->Edit, &QLineEdit::editingFinished, this, &pqJZLinkingLengthWidget::changeFinished);
+  QObject::connect(
+    this->Slider, &QSlider::valueChanged, this, &pqJZLinkingLengthWidget::sliderMoved);
+  QObject::connect(
+    this->Slider, &QSlider::sliderReleased, this, &pqJZLinkingLengthWidget::sliderReleased);
 
   this->loadFromProperty();
   this->Connector->Connect(smproperty, vtkCommand::ModifiedEvent, this, SLOT(loadFromProperty()));
@@ -109,6 +150,89 @@ void pqJZLinkingLengthWidget::loadFromProperty()
     this->Edit->setText(QString::number(
       vtkSMPropertyHelper(this->property()).GetAsDouble(), 'g', QLocale::FloatingPointShortest));
     this->updateSummary();
+  }
+}
+
+double pqJZLinkingLengthWidget::sliderUnit() const
+{
+  vtkSMProxy* proxy = this->proxy();
+  if (vtkSMUncheckedPropertyHelper(proxy, "LinkingLengthMode").GetAsInt() == 0)
+  {
+    return 1.0;
+  }
+  double box[6];
+  long long n = 0;
+  if (!pqJZBoxBoundsWidget::inputBounds(proxy, box, &n) || n <= 0)
+  {
+    return 0.0;
+  }
+  if (vtkSMUncheckedPropertyHelper(proxy, "Periodic").GetAsInt() != 0)
+  {
+    for (int i = 0; i < 6; ++i)
+    {
+      box[i] = vtkSMUncheckedPropertyHelper(proxy, "BoxBounds").GetAsDouble(i);
+    }
+    pqJZBoxBoundsWidget::boxFromData(proxy, box);
+  }
+  const double volume = (box[1] - box[0]) * (box[3] - box[2]) * (box[5] - box[4]);
+  return jz::relativeLinkingLength(1.0, volume, static_cast<std::size_t>(n));
+}
+
+// The slider follows the value (typed, loaded or reset) without applying it.
+void pqJZLinkingLengthWidget::placeSlider()
+{
+  if (this->Slider->isSliderDown())
+  {
+    return;
+  }
+  const double unit = this->sliderUnit();
+  this->Slider->setEnabled(unit > 0);
+  if (unit > 0)
+  {
+    const QSignalBlocker quiet(this->Slider);
+    this->Slider->setValue(bToSlider(this->Edit->text().toDouble() / unit));
+  }
+}
+
+void pqJZLinkingLengthWidget::sliderMoved(int position)
+{
+  const double unit = this->sliderUnit();
+  if (!(unit > 0))
+  {
+    return;
+  }
+  this->Edit->setText(QString::number(roundForDisplay(sliderToB(position) * unit), 'g', 3));
+  this->updateSummary();
+  if (!this->Slider->isSliderDown()) // keyboard, wheel or a test: apply at once
+  {
+    this->sliderReleased();
+  }
+}
+
+void pqJZLinkingLengthWidget::sliderReleased()
+{
+  if (this->HaveResult)
+  {
+    this->applyNow();
+  }
+  else // not run yet: the value waits for Apply like a typed one
+  {
+    Q_EMIT this->changeAvailable();
+    Q_EMIT this->changeFinished();
+  }
+}
+
+// Pushes this property alone and updates the pipeline: the other properties
+// keep whatever the panel holds for them until the next Apply.
+void pqJZLinkingLengthWidget::applyNow()
+{
+  this->apply();
+  this->proxy()->UpdateVTKObjects();
+  auto* model = pqApplicationCore::instance()->getServerManagerModel();
+  if (auto* source = model->findItem<pqPipelineSource*>(this->proxy()))
+  {
+    source->updatePipeline();
+    source->renderAllViews();
   }
 }
 
@@ -194,6 +318,7 @@ void pqJZLinkingLengthWidget::updateSummary()
                  .arg(source->modifiedState() == pqProxy::MODIFIED ? " at the last Apply" : "");
     }
   }
+  this->placeSlider();
   const QString text = lines.join("\n");
   if (text != this->Info->text())
   {

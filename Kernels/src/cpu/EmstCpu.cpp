@@ -47,12 +47,17 @@ std::vector<double> coreDistances2(
 }
 
 // Identical points are joined by weight-0 edges to the one with the smallest
-// key: in Kruskal's order these are the first edges, so they belong to the
-// tree (Euclidean only; under mutual reachability ties with other weights
-// decide). Identical points are consecutive in the exact z-order.
+// key: weight 0 occurs only between identical points, so in Kruskal's order
+// (weight, smaller key, larger key) these star edges come first and span the
+// run: they belong to the tree. Under mutual reachability this holds for a
+// run whose core distance is 0 (at least minSamples + 1 copies); a shorter
+// run's weights equal its core distance and tie with edges to its neighbours,
+// whose ids decide, so it is left to the rounds (it has at most minSamples
+// points). Without this a blob of m identical points costs O(m^2) per round.
+// Identical points are consecutive in the exact z-order.
 template <class T>
-void joinDuplicates(const ZTree<T>& tree, const SourceKeys& keys, PointUnionFind& sets,
-  std::vector<EdgeOfTree>& edges)
+void joinDuplicates(const ZTree<T>& tree, const SourceKeys& keys, const double* core2,
+  PointUnionFind& sets, std::vector<EdgeOfTree>& edges)
 {
   const SortedPoints<T>& s = tree.sources;
   const Index n = s.size();
@@ -61,7 +66,7 @@ void joinDuplicates(const ZTree<T>& tree, const SourceKeys& keys, PointUnionFind
     Index e = b + 1;
     while (e < n && s.x[e] == s.x[b] && s.y[e] == s.y[b] && s.z[e] == s.z[b])
       ++e;
-    if (e - b > 1)
+    if (e - b > 1 && (!core2 || core2[b] == 0))
     {
       Index first = b;
       for (Index i = b + 1; i < e; ++i)
@@ -92,13 +97,12 @@ public:
   {
   }
 
-  std::vector<EdgeOfTree> run(bool joinIdentical, const RunControl& control)
+  std::vector<EdgeOfTree> run(const RunControl& control)
   {
     std::vector<EdgeOfTree> edges;
     const Index n = tree_.sources.size();
     edges.reserve(n > 0 ? n - 1 : 0);
-    if (joinIdentical)
-      joinDuplicates(tree_, keys_, sets_, edges);
+    joinDuplicates(tree_, keys_, weights_.core2, sets_, edges);
     int round = 0;
     for (;;)
     {
@@ -256,7 +260,7 @@ std::vector<EdgeOfTree> emstWalks(const ZTree<T>& tree, const EmstProblem<T>& pr
   StageTimer timer(&info, "boruvka");
   BoruvkaRounds<T, Metric> rounds(
     tree, metric, mutual ? core2.data() : nullptr, keys, threads, info);
-  std::vector<EdgeOfTree> found = rounds.run(!mutual, control);
+  std::vector<EdgeOfTree> found = rounds.run(control);
   for (EdgeOfTree& e : found)
   {
     e.a = tree.sources.inputIndex[e.a];

@@ -137,16 +137,13 @@ int vtkJZEuclideanMST::RunParticles(
   vtkDataObject* output = outputs[0];
   vtkPolyData* edges = vtkPolyData::SafeDownCast(outputs[1]);
   vtkJZKernelAdapter::ParticleInput in;
-  std::string error = vtkJZKernelAdapter::ReadParticleInput(
-    input, this->Periodic, this->BoxFromData, this->BoxBounds, in);
-  if (!error.empty())
+  if (!this->ReadParticles(input, in))
   {
-    vtkErrorMacro(<< error);
     return 0;
   }
   if (in.totalPoints == 0)
   {
-    return 1;
+    return 1; // empty input, empty output
   }
   const bool mutual = this->Metric == MUTUAL_REACHABILITY;
   if (mutual && (this->MinSamples < 1 || this->MinSamples >= in.totalPoints))

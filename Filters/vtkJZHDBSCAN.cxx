@@ -54,16 +54,13 @@ int vtkJZHDBSCAN::RunParticles(vtkDataObject* input, const std::vector<vtkDataOb
     return 0;
   }
   vtkJZKernelAdapter::ParticleInput in;
-  std::string error = vtkJZKernelAdapter::ReadParticleInput(
-    input, this->Periodic, this->BoxFromData, this->BoxBounds, in);
-  if (!error.empty())
+  if (!this->ReadParticles(input, in))
   {
-    vtkErrorMacro(<< error);
     return 0;
   }
   if (in.totalPoints == 0)
   {
-    return 1;
+    return 1; // empty input, empty output
   }
   const jz::Backend backend = vtkJZKernelAdapter::ToBackend(this->Device);
   return vtkJZKernelAdapter::RunInPrecision(this, "HDBSCAN", in.useFloat, { output },

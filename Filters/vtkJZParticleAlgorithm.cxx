@@ -1,6 +1,7 @@
 #include "vtkJZParticleAlgorithm.h"
 
 #include "vtkJZKernelAdapter.h"
+#include "vtkJZParticleInput.h"
 
 #include "vtkDataObject.h"
 #include "vtkInformation.h"
@@ -76,6 +77,20 @@ int vtkJZParticleAlgorithm::RequestData(
     output->Initialize();
   }
   return this->RunParticles(vtkDataObject::GetData(inputVector[0], 0), outputs);
+}
+
+//------------------------------------------------------------------------------
+bool vtkJZParticleAlgorithm::ReadParticles(
+  vtkDataObject* input, vtkJZKernelAdapter::ParticleInput& in)
+{
+  const std::string error = vtkJZKernelAdapter::ReadParticleInput(
+    input, this->Periodic, this->BoxFromData, this->BoxBounds, in);
+  if (!error.empty())
+  {
+    vtkErrorMacro(<< error);
+    return false;
+  }
+  return true;
 }
 
 //------------------------------------------------------------------------------

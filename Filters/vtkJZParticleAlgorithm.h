@@ -21,6 +21,10 @@
 
 #ifndef __VTK_WRAP__
 #include <vector> // for RunParticles
+namespace vtkJZKernelAdapter
+{
+struct ParticleInput;
+}
 #endif
 
 class JZTREEFILTERS_EXPORT vtkJZParticleAlgorithm : public vtkPointSetAlgorithm
@@ -84,6 +88,13 @@ protected:
    * RequestData's result.
    */
   virtual int RunParticles(vtkDataObject* input, const std::vector<vtkDataObject*>& outputs) = 0;
+
+  /**
+   * Collective. Reads the Input's points and global ids with this filter's
+   * periodic box (vtkJZKernelAdapter::ReadParticleInput); false after
+   * reporting the error.
+   */
+  bool ReadParticles(vtkDataObject* input, vtkJZKernelAdapter::ParticleInput& in);
 #endif
 
   bool Periodic = false;

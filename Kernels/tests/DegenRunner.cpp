@@ -16,7 +16,6 @@
 // Prints "seconds S peak_bytes_per_point B": the time of the kernel call and
 // the peak resident memory it added beyond the input (VmHWM, reset after the
 // input was read; outputs included).
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +25,7 @@
 
 #include "../bench/ProcMemory.h"
 #include "../bench/RawFiles.h"
+#include "../src/StageTimer.h"
 #include "jz/Fof.h"
 #include "jz/Knn.h"
 
@@ -65,7 +65,7 @@ int run(const char* pointsPath, const Args& a)
   const std::size_t n = xyz.size() / 3;
   resetPeak();
   const long rssBefore = statusKb("VmRSS:");
-  const auto t0 = std::chrono::steady_clock::now();
+  const jz::StageTimer clock(nullptr, "kernel call");
   std::vector<jz::GlobalId> labels, nbIds;
   std::vector<T> nbDist, h;
   jz::RunInfo info;
@@ -122,8 +122,7 @@ int run(const char* pointsPath, const Args& a)
     }
     info = jz::computeKnn(p, r, a.backend);
   }
-  const double seconds =
-    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = clock.seconds();
   if (info.backend != a.backend)
   {
     std::fprintf(stderr, "ran on %s, not the backend asked for (%s)\n",

@@ -2,11 +2,12 @@
  * @file   vtkJZKernelAdapter.h
  * @brief  Bridge between VTK data objects and the jz kernels' raw buffers.
  *
- * Shared by the JZTree filters (kNN density, friends-of-friends): the kernels
- * take interleaved coordinates, per-point doubles and 64-bit ids in caller
- * memory, so this header hands out pointers straight into VTK arrays when the
- * layout already matches and owned copies otherwise. Not wrapped; include it
- * only from .cxx files (it pulls in the kernel headers).
+ * Shared by all tree filters (and read in order by vtkJZParticleInput): the
+ * kernels take interleaved coordinates, per-point doubles and 64-bit ids in
+ * caller memory, so this header hands out pointers straight into VTK arrays
+ * when the layout already matches and owned copies otherwise; results go
+ * back as VTK arrays split onto the pieces. Not wrapped; include it only
+ * from .cxx files (it pulls in the kernel headers).
  */
 #ifndef vtkJZKernelAdapter_h
 #define vtkJZKernelAdapter_h

@@ -153,11 +153,17 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
   return candidates[best];
 }
 
+// Groups above this many members are solved with all threads, one at a time.
+constexpr std::size_t kTeamCentreLimit = 200000;
+
 template <class T>
 void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   const HaloPropertiesOptions& o, const RowDirectory& dir, HaloProperties& out, int threads)
 {
-  std::vector<std::vector<Member>> send(comm.size());
+  // Every member to its group's owner (one rank: straight into the rows).
+  const std::size_t rows = in.rowGroupId.size();
+  std::vector<std::vector<Member>> members(rows);
+  std::vector<std::vector<Member>> send(comm.size() > 1 ? comm.size() : 0);
   for (std::size_t i = 0; i < in.numPoints; ++i)
   {
     const GlobalId g = in.groupId[i];
@@ -166,14 +172,15 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     Member mb{ { double(in.points[3 * i]), double(in.points[3 * i + 1]),
                  double(in.points[3 * i + 2]) },
       in.masses ? in.masses[i] : 1.0, in.ids ? in.ids[i] : GlobalId(i), g };
-    send[dir.owner[g]].push_back(mb);
+    if (send.empty())
+      members[dir.row[g]].push_back(mb);
+    else
+      send[dir.owner[g]].push_back(mb);
   }
-  const std::vector<std::vector<Member>> got = allToAllTyped(comm, send);
-  const std::size_t rows = in.rowGroupId.size();
-  std::vector<std::vector<Member>> members(rows);
-  for (const auto& part : got)
-    for (const Member& mb : part)
-      members[dir.row[mb.group]].push_back(mb);
+  if (!send.empty())
+    for (const auto& part : allToAllTyped(comm, send))
+      for (const Member& mb : part)
+        members[dir.row[mb.group]].push_back(mb);
 
   out.centreOfPotential.assign(3 * rows, 0.0);
   out.mostBoundId.assign(rows, -1);
@@ -196,50 +203,129 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
   };
-  // Largest first, so that no thread is left with a big group at the end.
-  std::vector<std::size_t> small;
+  // One thread per group, largest first so that no thread is left with a
+  // big group at the end (a group per parallel region would leave the other
+  // threads waiting between regions); only a group too large to balance
+  // gets all threads.
+  std::vector<std::size_t> order;
   for (std::size_t r = 0; r < rows; ++r)
-    if (members[r].size() <= kDirectCentreLimit)
-      small.push_back(r);
-  std::sort(small.begin(), small.end(),
+    if (members[r].size() <= kTeamCentreLimit)
+      order.push_back(r);
+  std::sort(order.begin(), order.end(),
     [&](std::size_t a, std::size_t b) { return members[a].size() > members[b].size(); });
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (long long i = 0; i < (long long)small.size(); ++i)
-    solve(small[i], 1);
+  for (long long i = 0; i < (long long)order.size(); ++i)
+    solve(order[i], 1);
   for (std::size_t r = 0; r < rows; ++r)
-    if (members[r].size() > kDirectCentreLimit)
+    if (members[r].size() > kTeamCentreLimit)
       solve(r, threads);
 }
 
-// (r^2, m) of this rank's particles within each centre's radius.
+// A few centres (the later SO rounds) scan every particle: cheaper than
+// building a tree over all of them again.
+constexpr std::size_t kScanCentres = 64;
+
+// The centres wrapped into the periodic box, in double: distances are taken
+// from them exactly, whatever the particles' precision.
+std::vector<double> wrappedCentres(
+  std::vector<double> centres, const Periodicity& per, const double* boxLo)
+{
+  if (per.enabled())
+    for (std::size_t i = 0; i < centres.size(); ++i)
+      centres[i] = wrapIntoBox(centres[i], boxLo[i % 3], per.length[i % 3]);
+  return centres;
+}
+
+// (r^2, m) of this rank's particles within each of a few centres' radii, by
+// a scan over the particles, wrapped as the tree build wraps them.
+template <class T>
+void scanWithin(const HaloPropertiesInput<T>& in, const Periodicity& per,
+  const std::vector<double>& centres, const std::vector<double>& radius2, int threads,
+  std::vector<std::vector<std::pair<double, double>>>& found)
+{
+  const std::size_t nc = radius2.size();
+  std::vector<std::vector<std::vector<std::pair<double, double>>>> part(
+    std::size_t(std::max(1, threads)), std::vector<std::vector<std::pair<double, double>>>(nc));
+  withBoxMetric(per,
+    [&](const auto& metric)
+    {
+#pragma omp parallel num_threads(threads)
+      {
+        auto& mine = part[std::size_t(omp_get_thread_num())];
+#pragma omp for schedule(static)
+        for (long long j = 0; j < (long long)in.numPoints; ++j)
+        {
+          double y[3];
+          for (int k = 0; k < 3; ++k)
+          {
+            const T x = in.points[3 * j + k];
+            y[k] = double(per.enabled() ? wrapIntoBox(x, in.boxLo[k], per.length[k]) : x);
+          }
+          for (std::size_t i = 0; i < nc; ++i)
+          {
+            const double r2 = metric.point2(&centres[3 * i], y);
+            if (r2 <= radius2[i])
+              mine[i].emplace_back(r2, in.masses ? in.masses[j] : 1.0);
+          }
+        }
+      }
+    });
+  for (const auto& mine : part)
+    for (std::size_t i = 0; i < nc; ++i)
+      found[i].insert(found[i].end(), mine[i].begin(), mine[i].end());
+}
+
+// (r^2, m) of this rank's particles within each centre's radius, distances
+// from the centres in double. The tree over particles and centres holds the
+// centres rounded to T: its walk searches a radius widened by that rounding
+// and the exact distance decides.
 template <class T>
 std::vector<std::vector<std::pair<double, double>>> collectWithin(const HaloPropertiesInput<T>& in,
-  const std::vector<double>& centres, const std::vector<double>& radius2, int threads)
+  const std::vector<double>& centreList, const std::vector<double>& radius2, int threads)
 {
   const std::size_t nc = radius2.size();
   std::vector<std::vector<std::pair<double, double>>> found(nc);
   if (nc == 0 || in.numPoints == 0)
     return found;
+  const Periodicity per = Periodicity::of(in.periodic, in.boxLo, in.boxHi);
+  const std::vector<double> centres = wrappedCentres(centreList, per, in.boxLo);
+  if (nc <= kScanCentres)
+  {
+    scanWithin(in, per, centres, radius2, threads, found);
+    return found;
+  }
   std::vector<T> q(3 * nc);
   for (std::size_t i = 0; i < 3 * nc; ++i)
     q[i] = T(centres[i]);
-  const Periodicity per = Periodicity::of(in.periodic, in.boxLo, in.boxHi);
   ZTree<T> tree;
   buildTreeCpu(in.points, Index(in.numPoints), q.data(), Index(nc), per, in.boxLo,
     TreeBuildOptions(), tree, RunControl());
-  std::vector<double> sortedRadius2(nc);
+  std::vector<double> searchRadius2(nc);
   for (Index s = 0; s < tree.queries.size(); ++s)
-    sortedRadius2[s] = radius2[tree.queries.inputIndex[s]];
-  auto sink = [&](Index sq, Index ss, double r2)
   {
-    const std::size_t src = tree.sources.inputIndex[ss];
-    found[tree.queries.inputIndex[sq]].emplace_back(r2, in.masses ? in.masses[src] : 1.0);
-  };
+    const std::size_t c = tree.queries.inputIndex[s];
+    // Twice the largest shift the rounding to T can make.
+    double shift = 0;
+    for (int k = 0; k < 3; ++k)
+      shift += std::abs(double(q[3 * c + k]) - centres[3 * c + k]);
+    const double r = std::sqrt(radius2[c]) + 2 * shift;
+    searchRadius2[s] = r * r;
+  }
   withBoxMetric(per,
     [&](const auto& metric)
     {
+      auto sink = [&](Index sq, Index ss, double)
+      {
+        const std::size_t c = tree.queries.inputIndex[sq];
+        T yt[3];
+        tree.sources.point(ss, yt);
+        const double y[3] = { double(yt[0]), double(yt[1]), double(yt[2]) };
+        const double r2 = metric.point2(&centres[3 * c], y);
+        if (r2 <= radius2[c])
+          found[c].emplace_back(r2, in.masses ? in.masses[tree.sources.inputIndex[ss]] : 1.0);
+      };
       using Policy = RangeCollectPolicy<T, std::decay_t<decltype(metric)>, decltype(sink)>;
-      Policy policy(tree, metric, sortedRadius2, sink);
+      Policy policy(tree, metric, searchRadius2, sink);
       DualWalk<T, Policy> walk(tree, policy, threads);
       walk.leafPass(walk.walkDownTo(1));
     });
@@ -323,16 +409,20 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
     if (r2.empty())
       break;
     info.counters.emplace_back("SO round " + std::to_string(round) + " centres", double(r2.size()));
-    const auto found = collectWithin(in, c, r2, threads);
-    std::vector<std::vector<ProfileChunk>> send(comm.size());
-    for (std::size_t i = 0; i < found.size(); ++i)
-      for (const auto& e : found[i])
-        send[whose[i].first].push_back(ProfileChunk{ whose[i].second, e.first, e.second });
-    const auto got = allToAllTyped(comm, send);
-    std::vector<std::vector<std::pair<double, double>>> profile(mineRows.size());
-    for (const auto& part : got)
-      for (const ProfileChunk& e : part)
-        profile[e.row].emplace_back(e.r2, e.m);
+    // Each centre's profile to its owner (one rank: the pending centres are
+    // this rank's, in order).
+    std::vector<std::vector<std::pair<double, double>>> profile = collectWithin(in, c, r2, threads);
+    if (comm.size() > 1)
+    {
+      std::vector<std::vector<ProfileChunk>> send(comm.size());
+      for (std::size_t i = 0; i < profile.size(); ++i)
+        for (const auto& e : profile[i])
+          send[whose[i].first].push_back(ProfileChunk{ whose[i].second, e.first, e.second });
+      profile.assign(mineRows.size(), {});
+      for (const auto& part : allToAllTyped(comm, send))
+        for (const ProfileChunk& e : part)
+          profile[e.row].emplace_back(e.r2, e.m);
+    }
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
     for (long long i = 0; i < (long long)mineRows.size(); ++i)
     {

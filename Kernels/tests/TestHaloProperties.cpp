@@ -30,7 +30,8 @@ double fold(double d, bool periodic)
   return periodic ? d - std::round(d) : d; // unit box
 }
 
-Case makeCase(const std::string& kind, std::size_t n, bool periodic, std::size_t bigGroup = 0)
+Case makeCase(const std::string& kind, std::size_t n, bool periodic, std::size_t bigGroup = 0,
+  std::size_t seeds = 12)
 {
   Case c;
   c.periodic = periodic;
@@ -46,7 +47,7 @@ Case makeCase(const std::string& kind, std::size_t n, bool periodic, std::size_t
     c.ids[i] = jz::GlobalId((i * 7919) % n); // a permutation: ids differ from indices
   }
   // Groups: points near 12 seeds (some straddle the periodic boundary).
-  c.G = 12;
+  c.G = seeds;
   for (std::size_t i = 0; i < n; ++i)
   {
     for (std::size_t g = 0; g < c.G; ++g)
@@ -226,9 +227,10 @@ jz::HaloProperties run(
 }
 
 template <class T>
-void check(const std::string& kind, bool periodic, bool centres, std::size_t n, std::size_t big = 0)
+void check(const std::string& kind, bool periodic, bool centres, std::size_t n, std::size_t big = 0,
+  std::size_t seeds = 12)
 {
-  Case c = makeCase(kind, n, periodic, big);
+  Case c = makeCase(kind, n, periodic, big, seeds);
   jz::HaloPropertiesOptions o;
   o.potentialCentres = centres;
   o.softening = 1e-3;
@@ -264,7 +266,9 @@ void check(const std::string& kind, bool periodic, bool centres, std::size_t n, 
       JZ_CHECK_MSG(got.soCount[g] == ref.count[g],
         kind << " ranks " << ranks << " group " << g << ": SOCount " << got.soCount[g] << " vs "
              << ref.count[g]);
-      JZ_CHECK(std::abs(got.soRadius[g] - ref.radius[g]) <= 1e-12 * (1 + ref.radius[g]));
+      JZ_CHECK_MSG(std::abs(got.soRadius[g] - ref.radius[g]) <= 1e-12 * (1 + ref.radius[g]),
+        kind << " ranks " << ranks << " group " << g << ": SORadius " << got.soRadius[g] << " vs "
+             << ref.radius[g] << " (SOCount " << ref.count[g] << ")");
       JZ_CHECK(std::abs(got.soMass[g] - ref.mass[g]) <= 1e-9 * (1 + ref.mass[g]));
       nonzero += ref.count[g] > 1;
     }
@@ -292,6 +296,14 @@ JZ_TEST(SoAroundCentreOfMassOpenBox)
 JZ_TEST(LargeGroupCentre)
 {
   check<double>("clustered", true, true, 12000, jz::kDirectCentreLimit + 500);
+}
+
+// Many groups: the first SO round walks a tree over the centres; the later
+// rounds, with few centres left, scan the particles.
+JZ_TEST(SoManyCentres)
+{
+  check<double>("clustered", true, true, 8000, 0, 100);
+  check<float>("uniform", false, false, 8000, 0, 100);
 }
 
 JZ_TEST(SoProfileDefinition)

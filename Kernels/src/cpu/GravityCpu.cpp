@@ -37,6 +37,30 @@ std::vector<Index> ownSources(const GravityProblem<T>& problem, const ZTree<T>& 
     own[q] = sortedOf[problem.queriesFromSource + tree.queries.inputIndex[q]];
   return own;
 }
+
+// The float terms' units: the sources' extent and the largest mass.
+template <class T>
+FloatUnits floatUnits(const ZTree<T>& tree, const std::vector<double>& mass, double eps)
+{
+  double extent = 0;
+  if (!tree.planes.empty())
+  {
+    const TreePlane<T>& top = tree.planes.back();
+    for (int k = 0; k < 3; ++k)
+    {
+      double lo = kInfinity, hi = -kInfinity;
+      for (Index j = 0; j < top.numNodes(); ++j)
+        if (top.numSources(j) > 0)
+        {
+          lo = std::min(lo, double(top.sourceBox[j].lo[k]));
+          hi = std::max(hi, double(top.sourceBox[j].hi[k]));
+        }
+      extent = std::max(extent, hi - lo);
+    }
+  }
+  const double maxMass = mass.empty() ? 1.0 : *std::max_element(mass.begin(), mass.end());
+  return FloatUnits(extent, maxMass, eps * eps);
+}
 } // namespace
 
 template <class T>
@@ -103,8 +127,8 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
   const std::vector<Index> own = ownSources(problem, tree);
   {
     StageTimer timer(&info, "walk");
-    GravityPolicy<T> policy(
-      tree, moments, mass, own, problem.openingAngle, problem.softening, q, sum, threads);
+    GravityPolicy<T> policy(tree, moments, mass, own, problem.openingAngle, problem.softening,
+      floatUnits(tree, mass, problem.softening), results.acceleration != nullptr, q, sum, threads);
     DualWalk<T, GravityPolicy<T>> walk(tree, policy, threads, &info);
     std::function<bool(double)> progress;
     if (control.progress)

@@ -7,12 +7,58 @@
 
 #include "../GravityTerms.h"
 
+// Each inner loop is compiled for x86-64-v4 (AVX-512), v3 (AVX2 with FMA)
+// and the baseline and picked at run time (GCC on x86-64 Linux).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define JZ_GRAVITY_CLONES                                                                          \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define JZ_GRAVITY_CLONES
+#endif
+
 namespace jz
 {
-// Sums U and grad U (u, gx, gy, gz: one per query, added to) of a node's
-// multipole at n query points (qx, qy, qz).
-void applyMultipoleCpu(const GravityMoments& node, const double* qx, const double* qy,
-  const double* qz, std::size_t n, double eps2, double* u, double* gx, double* gy, double* gz);
+// Units of the single-precision terms: lengths and masses divided by powers
+// of two near the problem's extent and largest mass (exact), so that no
+// float overflows or underflows whatever the caller's units.
+struct FloatUnits
+{
+  double invLength = 1, invMass = 1;
+  float eps2 = 0;   // in these units
+  double uBack = 1; // U in float units -> U
+  double gBack = 1; // grad U in float units -> grad U
+  FloatUnits() = default;
+  FloatUnits(double extent, double maxMass, double eps2);
+};
+
+// Lanes of the single-precision loops: queries for the multipoles, sources
+// for the direct sum.
+constexpr std::size_t kGravityFloatLanes = 16;
+
+// A multipole in float units (FloatUnits), its centre of mass relative to
+// the receiver's origin.
+struct FloatMultipole
+{
+  float com[3];
+  float mass;
+  float second[6]; // xx yy zz xy xz yz
+  float trace;
+};
+
+// The multipole of `node` in float units, relative to `origin`.
+FloatMultipole floatMultipole(
+  const GravityMoments& node, const double* origin, const FloatUnits& units);
+
+// Adds the field of k multipoles at n query points (float units, relative to
+// the multipoles' origin; the arrays padded to a multiple of
+// kGravityFloatLanes) to U and grad U (u, gx, gy, gz: n each, in double):
+// the accepted multipoles of one receiver in one pass, each query's terms
+// summed in float registers (the fast path of theta > 0, whose accuracy
+// contract, README "Tree Gravity", is far above float rounding). field
+// false: U alone (grad U untouched), about half the work.
+void applyMultipolesFloatCpu(const FloatMultipole* nodes, std::size_t k, const float* qx,
+  const float* qy, const float* qz, std::size_t n, const FloatUnits& units, bool field, double* u,
+  double* gx, double* gy, double* gz);
 
 // Lanes of the direct sum: per-lane partial sums let the compiler vectorize
 // without reassociating a reduction (no -ffast-math).
@@ -22,4 +68,12 @@ constexpr std::size_t kGravityLanes = 8;
 // kGravityLanes, padded with massless points) at query point q.
 void sumDirectCpu(const double* x, const double* y, const double* z, const double* m, std::size_t n,
   const double* q, double eps2, GravitySum& sum);
+
+// The direct sum with the pair terms in single precision (theta > 0): each
+// offset source - query is taken in double, scaled and rounded, so a close
+// pair far from the origin keeps its relative accuracy; per-lane float
+// partial sums are added to sum in double. m: masses in float units; n a
+// multiple of kGravityFloatLanes; field false: U alone.
+void sumDirectFloatCpu(const double* x, const double* y, const double* z, const float* m,
+  std::size_t n, const double* q, const FloatUnits& units, bool field, GravitySum& sum);
 } // namespace jz

@@ -2,8 +2,9 @@
 // group walk of Nakasato (2011) on the z-order planes. Query-centric,
 // unsorted, nothing pruned: a source node d whose multipole is acceptable for
 // every point of receiver node c (GravityTerms.h, multipoleAcceptable) is
-// applied to c's points on the plane where that first holds; the pairs still
-// open at the leaves are summed directly. The engine visits every (c, d)
+// applied to c's points on the plane where that first holds (all of c's
+// multipoles in one pass, endParent); the pairs still open at the leaves are
+// summed directly. The engine visits every (c, d)
 // exactly once (doc/ARCHITECTURE.md, "What the engine guarantees"), so every
 // source is counted exactly once for every query.
 #pragma once
@@ -31,6 +32,11 @@ struct GravityPolicy : WalkPolicyDefaults
   // empty: a self query excludes q itself, separate queries nothing.
   const std::vector<Index>& ownSource;
   double theta2, eps2;
+  // theta > 0: the terms in single precision (GravityKernelsCpu.h); theta
+  // = 0 is exact direct summation in double.
+  bool fast;
+  FloatUnits units;
+  bool field; // grad U wanted (else U alone)
   // Per sorted query: coordinates in double, and U, grad U (summed into).
   const double *qx, *qy, *qz;
   double *u, *gx, *gy, *gz;
@@ -38,6 +44,10 @@ struct GravityPolicy : WalkPolicyDefaults
   struct Scratch
   {
     std::vector<double> x, y, z, m;
+    std::vector<float> mf;                             // m in float units (fast)
+    std::vector<std::pair<Index, Index>> accepted;     // (c, d) multipoles of this parent
+    std::vector<FloatMultipole> nodes;                 // of one receiver
+    std::vector<float> fx, fy, fz;                     // its queries, float offsets
     std::vector<std::pair<Index, std::size_t>> starts; // (leaf, offset in the gathered list)
     double multipoles = 0, direct = 0;                 // interactions, for RunInfo
   };
@@ -45,13 +55,17 @@ struct GravityPolicy : WalkPolicyDefaults
 
   GravityPolicy(const ZTree<T>& tree_, const std::vector<std::vector<GravityMoments>>& moments_,
     const std::vector<double>& mass_, const std::vector<Index>& ownSource_, double theta,
-    double eps, const double* const q[3], double* const sum[4], int numThreads)
+    double eps, const FloatUnits& units_, bool field_, const double* const q[3],
+    double* const sum[4], int numThreads)
     : tree(tree_)
     , moments(moments_)
     , mass(mass_)
     , ownSource(ownSource_)
     , theta2(theta * theta)
     , eps2(eps * eps)
+    , fast(theta > 0)
+    , units(units_)
+    , field(field_)
     , qx(q[0])
     , qy(q[1])
     , qz(q[2])
@@ -83,16 +97,58 @@ struct GravityPolicy : WalkPolicyDefaults
     return multipoleAcceptable(n, dist2, theta2) ? PairVerdict::Accept : PairVerdict::Keep;
   }
 
-  // c belongs to this thread: its queries' sums need no atomics.
+  // c belongs to this thread: its queries' sums need no atomics. A
+  // multipole waits in the thread's list until its parent's pairs are all
+  // tested (endParent); only theta > 0 accepts one (at theta = 0 no
+  // multipole is acceptable, only exact point masses are).
   template <class C>
   void accept(int p, Index c, Index d, const C&)
   {
     const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
-    scratch.mine().multipoles += q1 - q0;
+    Scratch& s = scratch.mine();
+    s.multipoles += q1 - q0;
     if (moments[p][d].radius2 == 0)
       return acceptPointMass(p, d, q0, q1);
-    applyMultipoleCpu(
-      moments[p][d], qx + q0, qy + q0, qz + q0, q1 - q0, eps2, u + q0, gx + q0, gy + q0, gz + q0);
+    s.accepted.emplace_back(c, d);
+  }
+
+  // Every child's accepted multipoles at once: its queries as float offsets
+  // from its first query, each query's terms summed in registers.
+  void endParent(const ParentView& parent)
+  {
+    Scratch& s = scratch.mine();
+    if (s.accepted.empty())
+      return;
+    // By child, in the order accepted (deterministic for any thread count).
+    std::stable_sort(s.accepted.begin(), s.accepted.end(),
+      [](const std::pair<Index, Index>& a, const std::pair<Index, Index>& b)
+      { return a.first < b.first; });
+    const TreePlane<T>& plane = tree.planes[parent.plane];
+    const std::vector<GravityMoments>& nodes = moments[parent.plane];
+    for (std::size_t a = 0; a < s.accepted.size();)
+    {
+      const Index c = s.accepted[a].first;
+      const Index q0 = plane.querySplit[c], q1 = plane.querySplit[c + 1];
+      const double origin[3] = { qx[q0], qy[q0], qz[q0] };
+      s.nodes.clear();
+      for (; a < s.accepted.size() && s.accepted[a].first == c; ++a)
+        s.nodes.push_back(floatMultipole(nodes[s.accepted[a].second], origin, units));
+      const std::size_t n = q1 - q0;
+      const std::size_t padded =
+        (n + kGravityFloatLanes - 1) / kGravityFloatLanes * kGravityFloatLanes;
+      s.fx.assign(padded, 0.0f);
+      s.fy.assign(padded, 0.0f);
+      s.fz.assign(padded, 0.0f);
+      for (std::size_t i = 0; i < n; ++i)
+      {
+        s.fx[i] = float((qx[q0 + i] - origin[0]) * units.invLength);
+        s.fy[i] = float((qy[q0 + i] - origin[1]) * units.invLength);
+        s.fz[i] = float((qz[q0 + i] - origin[2]) * units.invLength);
+      }
+      applyMultipolesFloatCpu(s.nodes.data(), s.nodes.size(), s.fx.data(), s.fy.data(), s.fz.data(),
+        n, units, field, u + q0, gx + q0, gy + q0, gz + q0);
+    }
+    s.accepted.clear();
   }
 
   // The open source leaves are gathered once into contiguous double arrays;
@@ -107,18 +163,31 @@ struct GravityPolicy : WalkPolicyDefaults
       const double x[3] = { qx[q], qy[q], qz[q] };
       // The query's own source is made massless for its sum: it adds 0.
       const std::size_t own = ownOffset(q, s);
-      const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
-      if (own != std::size_t(-1))
-        s.m[own] = 0;
       s.direct += s.x.size();
       GravitySum sum;
-      sumDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), s.x.size(), x, eps2, sum);
+      if (fast)
+      {
+        const float ownMass = own == std::size_t(-1) ? 0.0f : s.mf[own];
+        if (own != std::size_t(-1))
+          s.mf[own] = 0;
+        sumDirectFloatCpu(
+          s.x.data(), s.y.data(), s.z.data(), s.mf.data(), s.x.size(), x, units, field, sum);
+        if (own != std::size_t(-1))
+          s.mf[own] = ownMass;
+      }
+      else
+      {
+        const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
+        if (own != std::size_t(-1))
+          s.m[own] = 0;
+        sumDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), s.x.size(), x, eps2, sum);
+        if (own != std::size_t(-1))
+          s.m[own] = ownMass;
+      }
       u[q] += sum.u;
       gx[q] += sum.g[0];
       gy[q] += sum.g[1];
       gz[q] += sum.g[2];
-      if (own != std::size_t(-1))
-        s.m[own] = ownMass;
     }
   }
 
@@ -153,6 +222,7 @@ private:
     s.y.clear();
     s.z.clear();
     s.m.clear();
+    s.mf.clear();
     s.starts.clear();
     for (const LeafCandidate& e : list)
     {
@@ -163,14 +233,19 @@ private:
         s.y.push_back(double(src.y[j]));
         s.z.push_back(double(src.z[j]));
         s.m.push_back(mass[j]);
+        if (fast)
+          s.mf.push_back(float(mass[j] * units.invMass));
       }
     }
-    while (s.x.size() % kGravityLanes != 0) // massless padding
+    const std::size_t lanes = fast ? kGravityFloatLanes : kGravityLanes;
+    while (s.x.size() % lanes != 0) // massless padding
     {
       s.x.push_back(0);
       s.y.push_back(0);
       s.z.push_back(0);
       s.m.push_back(0);
+      if (fast)
+        s.mf.push_back(0);
     }
   }
 

@@ -156,7 +156,7 @@ private:
     pending.reset(view.childBegin, view.childEnd);
     const double reach2 = policy_.beginParent(view);
     if (!buildLists)
-      return;
+      return policy_.endParent(view);
     const TreePlane<T>& plane = tree_.planes[view.plane];
     for (std::size_t e = 0; e < view.numEntries; ++e)
     {
@@ -172,6 +172,7 @@ private:
     if (Policy::kSortedLists)
       for (Index c = view.childBegin; c < view.childEnd; ++c)
         std::sort(pending.of(c).begin(), pending.of(c).end());
+    policy_.endParent(view);
   }
 
   // The child pairs (c, d) of one entry (P, Q).

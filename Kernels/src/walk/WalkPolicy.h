@@ -115,6 +115,11 @@ struct WalkPolicyDefaults
   {
   }
 
+  // Per receiver parent, after every pair of its children was tested, on
+  // the same thread (before the leaf pass's consumeLeaf): a policy that
+  // buffers its accepted pairs per child applies them here in bulk.
+  void endParent(const ParentView& /*parent*/) {}
+
   // Required for the leaf pass: void consumeLeaf(Index c, const LeafList&).
 };
 } // namespace jz

@@ -1,5 +1,6 @@
 #include "vtkJZEuclideanMST.h"
 
+#include "vtkJZFilterRun.h"
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZParticleInput.h"
 
@@ -16,6 +17,7 @@
 #include "vtkSmartPointer.h"
 
 #include "jz/Emst.h"
+#include "jz/Geometry.h"
 
 #include <cmath>
 #include <cstring>
@@ -99,11 +101,8 @@ void FillEdges(const EdgeRows& rows, bool periodic, const double box[6], vtkPoly
     double b[3];
     for (int d = 0; d < 3; ++d)
     {
-      double s = rows.to[3 * e + d] - a[d];
-      const double L = box[2 * d + 1] - box[2 * d];
-      if (periodic && L > 0)
-        s -= L * std::round(s / L);
-      b[d] = a[d] + s;
+      const double period = periodic ? box[2 * d + 1] - box[2 * d] : 0.0;
+      b[d] = a[d] + jz::nearestImageOffset(rows.to[3 * e + d] - a[d], period);
     }
     points->SetPoint(2 * e, a);
     points->SetPoint(2 * e + 1, b);
@@ -128,79 +127,23 @@ void FillEdges(const EdgeRows& rows, bool periodic, const double box[6], vtkPoly
 //------------------------------------------------------------------------------
 vtkJZEuclideanMST::vtkJZEuclideanMST()
 {
-  this->SetNumberOfInputPorts(1);
   this->SetNumberOfOutputPorts(2);
 }
 
 //------------------------------------------------------------------------------
-int vtkJZEuclideanMST::FillInputPortInformation(int port, vtkInformation* info)
+int vtkJZEuclideanMST::RunParticles(
+  vtkDataObject* input, const std::vector<vtkDataObject*>& outputs)
 {
-  if (!this->Superclass::FillInputPortInformation(port, info))
-  {
-    return 0;
-  }
-  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
-  return 1;
-}
-
-//------------------------------------------------------------------------------
-int vtkJZEuclideanMST::FillOutputPortInformation(int port, vtkInformation* info)
-{
-  info->Set(vtkDataObject::DATA_TYPE_NAME(), port == 1 ? "vtkPolyData" : "vtkDataObject");
-  return 1;
-}
-
-//------------------------------------------------------------------------------
-int vtkJZEuclideanMST::RequestDataObject(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
-{
-  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
-  if (!input)
-  {
-    return 0;
-  }
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  vtkDataObject* output = vtkDataObject::GetData(outInfo);
-  if (!output || std::strcmp(output->GetClassName(), input->GetClassName()) != 0)
-  {
-    vtkDataObject* newOutput = input->NewInstance();
-    outInfo->Set(vtkDataObject::DATA_OBJECT(), newOutput);
-    newOutput->Delete();
-  }
-  vtkInformation* edgeInfo = outputVector->GetInformationObject(1);
-  if (!vtkPolyData::SafeDownCast(vtkDataObject::GetData(edgeInfo)))
-  {
-    edgeInfo->Set(vtkDataObject::DATA_OBJECT(), vtkSmartPointer<vtkPolyData>::New());
-  }
-  return 1;
-}
-
-//------------------------------------------------------------------------------
-int vtkJZEuclideanMST::RequestData(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
-{
-  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
-  vtkDataObject* output = vtkDataObject::GetData(outputVector, 0);
-  vtkPolyData* edges = vtkPolyData::GetData(outputVector, 1);
-  if (!output || !edges)
-  {
-    vtkErrorMacro("No output data objects.");
-    return 0;
-  }
-  output->Initialize();
-  edges->Initialize();
-
+  vtkDataObject* output = outputs[0];
+  vtkPolyData* edges = vtkPolyData::SafeDownCast(outputs[1]);
   vtkJZKernelAdapter::ParticleInput in;
-  std::string error = vtkJZKernelAdapter::ReadParticleInput(
-    input, this->Periodic, this->BoxFromData, this->BoxBounds, in);
-  if (!error.empty())
+  if (!this->ReadParticles(input, in))
   {
-    vtkErrorMacro(<< error);
     return 0;
   }
   if (in.totalPoints == 0)
   {
-    return 1;
+    return 1; // empty input, empty output
   }
   const bool mutual = this->Metric == MUTUAL_REACHABILITY;
   if (mutual && (this->MinSamples < 1 || this->MinSamples >= in.totalPoints))
@@ -209,68 +152,36 @@ int vtkJZEuclideanMST::RequestData(
       << in.totalPoints - 1 << "); it is " << this->MinSamples << ".");
     return 0;
   }
-  EdgeRows rows;
-  jz::RunInfo info;
-  try
-  {
-    const jz::Backend backend = vtkJZKernelAdapter::ToBackend(this->Device);
-    auto setup = [&](auto& problem)
+  const jz::Backend backend = vtkJZKernelAdapter::ToBackend(this->Device);
+  return vtkJZKernelAdapter::RunInPrecision(this, "EuclideanMST", in.useFloat, { output, edges },
+    [&](auto precision)
     {
+      using T = decltype(precision);
+      jz::EmstProblem<T> problem;
       problem.metric = mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
       problem.minSamples = this->MinSamples;
-      problem.periodic = this->Periodic;
-      for (int d = 0; d < 3; ++d)
-      {
-        problem.boxLo[d] = in.box[2 * d];
-        problem.boxHi[d] = in.box[2 * d + 1];
-      }
-    };
-    if (in.useFloat)
-    {
-      jz::EmstProblem<float> problem;
-      setup(problem);
-      ComputeEdges(this, in, in.coordsF, problem, backend, rows, info);
-    }
-    else
-    {
-      jz::EmstProblem<double> problem;
-      setup(problem);
-      ComputeEdges(this, in, in.coordsD, problem, backend, rows, info);
-    }
-  }
-  catch (const jz::Aborted&)
-  {
-    output->Initialize();
-    edges->Initialize();
-    vtkWarningMacro("EuclideanMST was aborted; the outputs are empty.");
-    return 1;
-  }
-  catch (const std::exception& e)
-  {
-    output->Initialize();
-    edges->Initialize();
-    vtkErrorMacro("EuclideanMST failed: " << e.what());
-    return 0;
-  }
-  vtkJZKernelAdapter::ReportRunInfo("EuclideanMST", info, *in.comm);
+      vtkJZKernelAdapter::SetPeriodicBox(this->Periodic, in.box, problem);
+      EdgeRows rows;
+      jz::RunInfo info;
+      ComputeEdges(this, in, in.Coordinates<T>(), problem, backend, rows, info);
+      vtkJZKernelAdapter::ReportRunInfo("EuclideanMST", info, *in.comm);
 
-  std::vector<vtkDataArray*> results;
-  auto core = vtkSmartPointer<vtkDoubleArray>::New();
-  if (mutual)
-  {
-    core->SetName("CoreDistance");
-    core->SetNumberOfTuples(in.localPoints);
-    for (vtkIdType i = 0; i < in.localPoints; ++i)
-    {
-      core->SetValue(i, std::sqrt(rows.core2[i]));
-    }
-    results.push_back(core);
-  }
-  vtkJZKernelAdapter::AttachResults(input, output, results, mutual ? "CoreDistance" : nullptr);
-  vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);
-  FillEdges(rows, this->Periodic, in.box, edges);
-  vtkJZKernelAdapter::AddDeviceFieldData(edges, info.backend);
-  return 1;
+      std::vector<vtkDataArray*> results;
+      vtkSmartPointer<vtkDoubleArray> core;
+      if (mutual)
+      {
+        core = vtkJZKernelAdapter::NewArray<vtkDoubleArray>("CoreDistance", in.localPoints);
+        for (vtkIdType i = 0; i < in.localPoints; ++i)
+        {
+          core->SetValue(i, std::sqrt(rows.core2[i]));
+        }
+        results.push_back(core);
+      }
+      vtkJZKernelAdapter::AttachResults(input, output, results, mutual ? "CoreDistance" : nullptr);
+      vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);
+      FillEdges(rows, this->Periodic, in.box, edges);
+      vtkJZKernelAdapter::AddDeviceFieldData(edges, info.backend);
+    });
 }
 
 //------------------------------------------------------------------------------
@@ -280,7 +191,4 @@ void vtkJZEuclideanMST::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Metric: " << (this->Metric == EUCLIDEAN ? "Euclidean" : "Mutual Reachability")
      << "\n";
   os << indent << "MinSamples: " << this->MinSamples << "\n";
-  os << indent << "Periodic: " << this->Periodic << "\n";
-  os << indent << "BoxFromData: " << this->BoxFromData << "\n";
-  os << indent << "Device: " << this->Device << "\n";
 }

@@ -15,14 +15,14 @@
 #ifndef vtkJZEuclideanMST_h
 #define vtkJZEuclideanMST_h
 
-#include "JZTreeFiltersModule.h"
-#include "vtkPointSetAlgorithm.h"
+#include "JZTreeFiltersModule.h" // for export macro
+#include "vtkJZParticleAlgorithm.h"
 
-class JZTREEFILTERS_EXPORT vtkJZEuclideanMST : public vtkPointSetAlgorithm
+class JZTREEFILTERS_EXPORT vtkJZEuclideanMST : public vtkJZParticleAlgorithm
 {
 public:
   static vtkJZEuclideanMST* New();
-  vtkTypeMacro(vtkJZEuclideanMST, vtkPointSetAlgorithm);
+  vtkTypeMacro(vtkJZEuclideanMST, vtkJZParticleAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
   enum MetricType
@@ -38,37 +38,16 @@ public:
   vtkSetMacro(MinSamples, int);
   vtkGetMacro(MinSamples, int);
 
-  vtkSetMacro(Periodic, vtkTypeBool);
-  vtkGetMacro(Periodic, vtkTypeBool);
-  vtkBooleanMacro(Periodic, vtkTypeBool);
-
-  vtkSetVector6Macro(BoxBounds, double);
-  vtkGetVector6Macro(BoxBounds, double);
-
-  /// With Periodic: take the box from the Input's field data `BoxSize`.
-  vtkSetMacro(BoxFromData, vtkTypeBool);
-  vtkGetMacro(BoxFromData, vtkTypeBool);
-  vtkBooleanMacro(BoxFromData, vtkTypeBool);
-
-  /// 0 = Auto, 1 = CPU, 2 = CUDA (as jz::Backend).
-  vtkSetClampMacro(Device, int, 0, 2);
-  vtkGetMacro(Device, int);
-
 protected:
   vtkJZEuclideanMST();
   ~vtkJZEuclideanMST() override = default;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
-  int FillOutputPortInformation(int port, vtkInformation* info) override;
-  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+#ifndef __VTK_WRAP__
+  int RunParticles(vtkDataObject* input, const std::vector<vtkDataObject*>& outputs) override;
+#endif
 
   int Metric = EUCLIDEAN;
   int MinSamples = 5;
-  vtkTypeBool Periodic = false;
-  double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
-  vtkTypeBool BoxFromData = true;
-  int Device = 0;
 
 private:
   vtkJZEuclideanMST(const vtkJZEuclideanMST&) = delete;

@@ -1,5 +1,6 @@
 #include "vtkJZFofTreeCache.h"
 
+#include "../Kernels/src/StageTimer.h" // the one scoped clock of the kernels
 #include "jz/FofFromTree.h"
 
 #include "vtkDataArray.h"
@@ -9,7 +10,6 @@
 #include "vtkPoints.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 
 bool vtkJZFofTreeCache::Key::operator==(const Key& o) const
@@ -74,12 +74,12 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
     this->Tree.maxLength = tree.maxLength;
     this->HaveTree = true;
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  jz::fofGroupsFromTree(
-    this->Tree.edges, problem.numPoints, problem.ids, problem.linkingLength, groups);
+  {
+    jz::StageTimer timer(&info, "cut of the cached tree");
+    jz::fofGroupsFromTree(
+      this->Tree.edges, problem.numPoints, problem.ids, problem.linkingLength, groups);
+  }
   info.backend = jz::Backend::CPU;
-  info.stageSeconds.emplace_back("cut of the cached tree",
-    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   this->LastCut = true;
   return info;
 }

@@ -1,9 +1,9 @@
 #include "vtkJZFriendsOfFriends.h"
 
-#include "vtkJZCommunicator.h"
+#include "vtkJZFilterRun.h"
 #include "vtkJZFofTreeCache.h"
 #include "vtkJZKernelAdapter.h"
-#include "vtkJZPeriodicBox.h"
+#include "vtkJZParticleInput.h"
 
 #include "vtkCellArray.h"
 #include "vtkCompositeDataSet.h"
@@ -39,6 +39,8 @@ vtkStandardNewMacro(vtkJZFriendsOfFriends);
 namespace
 {
 using vtkJZKernelAdapter::Buffer;
+using vtkJZKernelAdapter::NewArray;
+using vtkJZKernelAdapter::ParticleInput;
 
 struct FofSettings
 {
@@ -50,23 +52,6 @@ struct FofSettings
   jz::HaloPropertiesOptions halo; // catalogue additions (referenceDensity: Critical, or 0 = Mean)
 };
 
-vtkSmartPointer<vtkDoubleArray> NewDoubleArray(const char* name, int numComponents, vtkIdType n)
-{
-  auto a = vtkSmartPointer<vtkDoubleArray>::New();
-  a->SetName(name);
-  a->SetNumberOfComponents(numComponents);
-  a->SetNumberOfTuples(n);
-  return a;
-}
-
-vtkSmartPointer<vtkIdTypeArray> NewIdArray(const char* name, vtkIdType n)
-{
-  auto a = vtkSmartPointer<vtkIdTypeArray>::New();
-  a->SetName(name);
-  a->SetNumberOfTuples(n);
-  return a;
-}
-
 // The kernels' problem for this rank's points under the settings.
 template <class T>
 jz::FofProblem<T> MakeProblem(
@@ -76,12 +61,7 @@ jz::FofProblem<T> MakeProblem(
   problem.points = coords.data;
   problem.numPoints = coords.size;
   problem.linkingLength = s.linkingLength;
-  problem.periodic = s.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    problem.boxLo[d] = s.box[2 * d];
-    problem.boxHi[d] = s.box[2 * d + 1];
-  }
+  vtkJZKernelAdapter::SetPeriodicBox(s.periodic, s.box, problem);
   problem.ids = ids.data;
   return problem;
 }
@@ -116,12 +96,7 @@ jz::HaloProperties HaloAdditions(jz::Communicator& comm, const Buffer<T>& coords
   in.rowCenterOfMass = cat.centerOfMass;
   in.rowMass = cat.mass;
   in.numGroups = numGroups;
-  in.periodic = s.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    in.boxLo[d] = s.box[2 * d];
-    in.boxHi[d] = s.box[2 * d + 1];
-  }
+  vtkJZKernelAdapter::SetPeriodicBox(s.periodic, s.box, in);
   jz::HaloPropertiesOptions options = s.halo;
   if (options.sphericalOverdensity && options.referenceDensity == 0) // Mean
   {
@@ -151,8 +126,7 @@ template <class T>
 void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   const Buffer<T>& coords, const Buffer<double>& masses, const Buffer<double>& velocities,
   const Buffer<jz::GlobalId>& ids, const FofSettings& s, vtkDataObject* output,
-  vtkPolyData* catalogueOut, vtkJZFofTreeCache& cache,
-  const vtkJZFofTreeCache::Key& key)
+  vtkPolyData* catalogueOut, vtkJZFofTreeCache& cache, const vtkJZFofTreeCache::Key& key)
 {
   const vtkIdType n = static_cast<vtkIdType>(coords.size);
   const jz::FofProblem<T> problem = MakeProblem(coords, ids, s);
@@ -183,8 +157,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     options.velocities = velocities.data;
     jz::FofDistributedResult result;
     info = jz::computeFofDistributed<T>(problem, options, result, comm, s.backend, control);
-    groupId = NewIdArray("GroupId", n);
-    groupSize = NewIdArray("GroupSize", n);
+    groupId = NewArray<vtkIdTypeArray>("GroupId", n);
+    groupSize = NewArray<vtkIdTypeArray>("GroupSize", n);
     if (n > 0)
     {
       std::copy(result.groupId.begin(), result.groupId.end(), groupId->GetPointer(0));
@@ -204,8 +178,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
       const std::vector<jz::Index>& root = groups.groupRoot;
       // The output arrays only now, after the kernel's tree is gone: this keeps
       // the peak memory below 48 bytes per point beyond the input.
-      groupId = NewIdArray("GroupId", n);
-      groupSize = NewIdArray("GroupSize", n);
+      groupId = NewArray<vtkIdTypeArray>("GroupId", n);
+      groupSize = NewArray<vtkIdTypeArray>("GroupSize", n);
       static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
       numGroups = jz::labelFofGroups(root.data(), label.data(), coords.size, s.minimumGroupSize,
         reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0)),
@@ -222,12 +196,7 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     // The member with the smallest global id is each group's reference point
     // for periodic unwrapping, as in parallel runs.
     in.ids = ids.data;
-    in.periodic = s.periodic;
-    for (int d = 0; d < 3; ++d)
-    {
-      in.boxLo[d] = s.box[2 * d];
-      in.boxHi[d] = s.box[2 * d + 1];
-    }
+    vtkJZKernelAdapter::SetPeriodicBox(s.periodic, s.box, in);
     jz::computeFofCatalogue(in, cat, catalogueControl);
     catalogueGroupId.resize(numGroups);
     for (std::size_t g = 0; g < numGroups; ++g)
@@ -255,16 +224,16 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   offsets->SetNumberOfTuples(G + 1);
   auto conn = vtkSmartPointer<vtkIdTypeArray>::New();
   conn->SetNumberOfTuples(G);
-  auto catId = NewIdArray("GroupId", G);
-  auto count = NewIdArray("Count", G);
-  auto mass = NewDoubleArray("Mass", 1, G);
-  auto com = NewDoubleArray("CenterOfMass", 3, G);
-  auto radius = NewDoubleArray("InertiaRadius", 1, G);
+  auto catId = NewArray<vtkIdTypeArray>("GroupId", G);
+  auto count = NewArray<vtkIdTypeArray>("Count", G);
+  auto mass = NewArray<vtkDoubleArray>("Mass", G);
+  auto com = NewArray<vtkDoubleArray>("CenterOfMass", G, 3);
+  auto radius = NewArray<vtkDoubleArray>("InertiaRadius", G);
   vtkSmartPointer<vtkDoubleArray> meanVel, disp;
   if (cat.hasVelocities)
   {
-    meanVel = NewDoubleArray("MeanVelocity", 3, G);
-    disp = NewDoubleArray("VelocityDispersion", 1, G);
+    meanVel = NewArray<vtkDoubleArray>("MeanVelocity", G, 3);
+    disp = NewArray<vtkDoubleArray>("VelocityDispersion", G);
   }
   for (vtkIdType g = 0; g < G; ++g)
   {
@@ -303,8 +272,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   }
   if (s.halo.potentialCentres)
   {
-    auto cop = NewDoubleArray("CentreOfPotential", 3, G);
-    auto mostBound = NewIdArray("MostBoundId", G);
+    auto cop = NewArray<vtkDoubleArray>("CentreOfPotential", G, 3);
+    auto mostBound = NewArray<vtkIdTypeArray>("MostBoundId", G);
     for (vtkIdType g = 0; g < G; ++g)
     {
       cop->SetTypedTuple(g, &extra.centreOfPotential[3 * g]);
@@ -315,9 +284,9 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   }
   if (s.halo.sphericalOverdensity)
   {
-    auto soRadius = NewDoubleArray("SORadius", 1, G);
-    auto soMass = NewDoubleArray("SOMass", 1, G);
-    auto soCount = NewIdArray("SOCount", G);
+    auto soRadius = NewArray<vtkDoubleArray>("SORadius", G);
+    auto soMass = NewArray<vtkDoubleArray>("SOMass", G);
+    auto soCount = NewArray<vtkIdTypeArray>("SOCount", G);
     for (vtkIdType g = 0; g < G; ++g)
     {
       soRadius->SetValue(g, extra.soRadius[g]);
@@ -374,7 +343,6 @@ std::string vtkJZFriendsOfFriends::HaloOptionsError() const
 vtkJZFriendsOfFriends::vtkJZFriendsOfFriends()
   : TreeCache(new vtkJZFofTreeCache)
 {
-  this->SetNumberOfInputPorts(1);
   this->SetNumberOfOutputPorts(2);
 }
 
@@ -385,171 +353,62 @@ vtkJZFriendsOfFriends::~vtkJZFriendsOfFriends()
 }
 
 //------------------------------------------------------------------------------
-int vtkJZFriendsOfFriends::FillOutputPortInformation(int port, vtkInformation* info)
-{
-  // Port 0 has the Input's type: a point set or a composite of point sets.
-  info->Set(vtkDataObject::DATA_TYPE_NAME(), port == 1 ? "vtkPolyData" : "vtkDataObject");
-  return 1;
-}
-
-//------------------------------------------------------------------------------
-// Port 0 has the Input's type, port 1 is always vtkPolyData.
-int vtkJZFriendsOfFriends::RequestDataObject(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
-{
-  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
-  if (!input)
-  {
-    return 0;
-  }
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  vtkDataObject* output = vtkDataObject::GetData(outInfo);
-  if (!output || std::strcmp(output->GetClassName(), input->GetClassName()) != 0)
-  {
-    vtkDataObject* newOutput = input->NewInstance();
-    outInfo->Set(vtkDataObject::DATA_OBJECT(), newOutput);
-    newOutput->Delete();
-  }
-  vtkInformation* catInfo = outputVector->GetInformationObject(1);
-  if (!vtkPolyData::SafeDownCast(vtkDataObject::GetData(catInfo)))
-  {
-    auto poly = vtkSmartPointer<vtkPolyData>::New();
-    catInfo->Set(vtkDataObject::DATA_OBJECT(), poly);
-  }
-  return 1;
-}
-
-//------------------------------------------------------------------------------
-// Composite data sets are accepted as such (not iterated block by block by
-// the pipeline): all blocks form one particle set.
-int vtkJZFriendsOfFriends::FillInputPortInformation(int port, vtkInformation* info)
-{
-  if (!this->Superclass::FillInputPortInformation(port, info))
-  {
-    return 0;
-  }
-  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
-  return 1;
-}
-
-//------------------------------------------------------------------------------
 const char* vtkJZFriendsOfFriends::GetSelectedArrayName(int idx, vtkDataObject* input)
 {
   return vtkJZKernelAdapter::SelectedArrayName(this->GetInputArrayInformation(idx), input);
 }
 
 //------------------------------------------------------------------------------
-int vtkJZFriendsOfFriends::RequestData(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+int vtkJZFriendsOfFriends::RunParticles(
+  vtkDataObject* input, const std::vector<vtkDataObject*>& outputs)
 {
-  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
-  vtkDataObject* output = vtkDataObject::GetData(outputVector, 0);
-  vtkPolyData* catalogue = vtkPolyData::GetData(outputVector, 1);
-  if (!output || !catalogue)
-  {
-    vtkErrorMacro("No output data objects.");
-    return 0;
-  }
-  output->Initialize();
-  catalogue->Initialize();
+  vtkDataObject* output = outputs[0];
+  vtkPolyData* catalogue = vtkPolyData::SafeDownCast(outputs[1]);
 
-  // Parallel runs (README, "Parallel (MPI) runs"): every rank holds its own
-  // pieces and takes part in every collective below, also a rank without
-  // points; errors found on one rank are agreed on before anyone returns, so
-  // all ranks fail together and none waits for the others.
-  std::unique_ptr<jz::Communicator> comm = vtkJZKernelAdapter::MakeCommunicator();
-
-  std::string error;
-  std::vector<vtkDataSet*> pieces;
-  for (vtkDataObject* leaf : vtkJZKernelAdapter::GetLeaves(input))
+  // Every rank takes part in every collective below, also a rank without
+  // points (vtkJZParticleInput.h).
+  ParticleInput in;
+  std::string error = vtkJZKernelAdapter::ReadPieces(input, nullptr, in);
+  if (error.empty() && in.totalPoints == 0)
   {
-    auto* ps = vtkPointSet::SafeDownCast(leaf);
-    if (!ps)
-    {
-      error = std::string("The Input holds a ") + leaf->GetClassName() +
-        "; it must be a point set (e.g. vtkPolyData).";
-      break;
-    }
-    pieces.push_back(ps);
+    return 1; // empty input, empty outputs
   }
-  error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
+  // The properties are the same on every rank.
+  if (error.empty())
+  {
+    error = jz::linkingLengthError(this->LinkingLength, vtkJZKernelAdapter::PropertyNames());
+  }
+  if (error.empty())
+  {
+    error = vtkJZKernelAdapter::ReadPeriodicBox(
+      input, this->Periodic, this->BoxFromData, this->BoxBounds, in);
+  }
+  FofSettings settings;
+  settings.minimumGroupSize = this->MinimumGroupSize;
+  settings.periodic = this->Periodic;
+  std::copy(in.box, in.box + 6, settings.box);
+  if (error.empty())
+  {
+    vtkJZKernelAdapter::PointArrayRequest arrays;
+    arrays.masses = this->GetSelectedArrayName(0, input);
+    arrays.velocities = this->GetSelectedArrayName(1, input);
+    // The kernels' rules for this rank's piece, in the filter's words (the
+    // linking length checked is the property; Relative mode scales it below).
+    // Non-finite coordinates first: they would also spoil the bounding box.
+    error = vtkJZKernelAdapter::ReadPoints(arrays, in,
+      [&](const ParticleInput& p)
+      {
+        return p.useFloat ? PieceError(p.coordsF, settings, this->LinkingLength)
+                          : PieceError(p.coordsD, settings, this->LinkingLength);
+      });
+  }
   if (!error.empty())
   {
     vtkErrorMacro(<< error);
     return 0;
   }
-  const vtkIdType n = vtkJZKernelAdapter::CountPoints(pieces); // on this rank
-  const std::int64_t totalPoints = jz::allSum(*comm, n);
-  if (totalPoints == 0)
-  {
-    return 1; // empty input, empty outputs
-  }
-
-  // The properties are the same on every rank.
-  const std::string lengthError =
-    jz::linkingLengthError(this->LinkingLength, vtkJZKernelAdapter::PropertyNames());
-  if (!lengthError.empty())
-  {
-    vtkErrorMacro(<< lengthError);
-    return 0;
-  }
-  double box[6]; // the periodic box used (see vtkJZPeriodicBox)
-  std::copy(this->BoxBounds, this->BoxBounds + 6, box);
-  if (this->Periodic)
-  {
-    const std::string boxError =
-      vtkJZPeriodicBox::Resolve(*comm, input, this->BoxFromData, this->BoxBounds, box);
-    if (!boxError.empty())
-    {
-      vtkErrorMacro(<< boxError);
-      return 0;
-    }
-  }
-  // All ranks must run the same precision: float only when every rank's
-  // points are float.
-  const bool useFloat =
-    vtkJZKernelAdapter::AllRanks(*comm, vtkJZKernelAdapter::PointPrecision(pieces) == VTK_FLOAT);
-
-  Buffer<double> masses, velocities;
-  Buffer<jz::GlobalId> ids;
-  if (vtkJZKernelAdapter::GetPointValues(
-        pieces, this->GetSelectedArrayName(0, input), 1, "MassArray", masses, error) &&
-    vtkJZKernelAdapter::GetPointValues(
-      pieces, this->GetSelectedArrayName(1, input), 3, "VelocityArray", velocities, error))
-  {
-    vtkJZKernelAdapter::GetGlobalIds(pieces, ids, error);
-  }
-
-  Buffer<float> coordsF;
-  Buffer<double> coordsD;
-  if (useFloat)
-  {
-    vtkJZKernelAdapter::GetCoordinates(pieces, coordsF);
-  }
-  else
-  {
-    vtkJZKernelAdapter::GetCoordinates(pieces, coordsD);
-  }
-
-  FofSettings settings;
-  settings.minimumGroupSize = this->MinimumGroupSize;
-  settings.periodic = this->Periodic;
-  std::copy(box, box + 6, settings.box);
-  // The kernels' rules for this rank's piece, in the filter's words (the
-  // linking length checked is the property; Relative mode scales it below).
-  // Non-finite coordinates first: they would also spoil the bounding box.
-  if (error.empty())
-  {
-    error = useFloat ? PieceError(coordsF, settings, this->LinkingLength)
-                     : PieceError(coordsD, settings, this->LinkingLength);
-  }
-  error = vtkJZKernelAdapter::AgreeOnError(*comm, error);
-  if (!error.empty() ||
-    !vtkJZKernelAdapter::MakeGlobalIds(*comm, static_cast<std::size_t>(n), ids, error))
-  {
-    vtkErrorMacro(<< error);
-    return 0;
-  }
+  const bool useFloat = in.useFloat;
+  const vtkIdType n = in.localPoints;
   // Bounds as (-min, max) so that one reduction gives the global box.
   double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
     -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
@@ -557,19 +416,15 @@ int vtkJZFriendsOfFriends::RequestData(
   {
     for (int d = 0; d < 3; ++d)
     {
-      const double x = useFloat ? double(coordsF.data[3 * i + d]) : coordsD.data[3 * i + d];
+      const double x = useFloat ? double(in.coordsF.data[3 * i + d]) : in.coordsD.data[3 * i + d];
       negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
       negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
     }
   }
-  comm->allReduceMax(negLoHi, 6);
+  in.comm->allReduceMax(negLoHi, 6);
   const double bounds[6] = { -negLoHi[0], negLoHi[1], -negLoHi[2], negLoHi[3], -negLoHi[4],
     negLoHi[5] };
 
-  static_assert(DEVICE_AUTO == static_cast<int>(jz::Backend::Auto) &&
-      DEVICE_CPU == static_cast<int>(jz::Backend::CPU) &&
-      DEVICE_CUDA == static_cast<int>(jz::Backend::CUDA),
-    "the Device values are jz::Backend's");
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
   const std::string haloError = this->HaloOptionsError();
   if (!haloError.empty())
@@ -587,10 +442,10 @@ int vtkJZFriendsOfFriends::RequestData(
   if (this->LinkingLengthMode == RELATIVE)
   {
     // Global N and the global bounding box (or the periodic box).
-    const double* b = this->Periodic ? box : bounds;
+    const double* b = this->Periodic ? in.box : bounds;
     const double volume = (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]);
-    settings.linkingLength =
-      jz::relativeLinkingLength(this->LinkingLength, volume, static_cast<std::size_t>(totalPoints));
+    settings.linkingLength = jz::relativeLinkingLength(
+      this->LinkingLength, volume, static_cast<std::size_t>(in.totalPoints));
     if (!(settings.linkingLength > 0) || !std::isfinite(settings.linkingLength))
     {
       vtkErrorMacro("Relative linking length needs a volume: the "
@@ -606,40 +461,20 @@ int vtkJZFriendsOfFriends::RequestData(
 
   // What the cached tree depends on besides LinkingLength and MinimumGroupSize.
   vtkJZFofTreeCache::Key key;
-  key.inputStamp = vtkJZFofTreeCache::Stamp(pieces);
+  key.inputStamp = vtkJZFofTreeCache::Stamp(in.pieces);
   key.periodic = settings.periodic;
   std::copy(settings.box, settings.box + 6, key.box);
   key.device = this->Device;
   key.useFloat = useFloat;
   key.numPoints = static_cast<std::size_t>(n);
-  try
-  {
-    if (useFloat)
+  return vtkJZKernelAdapter::RunInPrecision(this, "FriendsOfFriends", useFloat,
+    { output, catalogue },
+    [&](auto precision)
     {
-      RunFof<float>(this, *comm, input, coordsF, masses, velocities, ids, settings, output,
-        catalogue, *this->TreeCache, key);
-    }
-    else
-    {
-      RunFof<double>(this, *comm, input, coordsD, masses, velocities, ids, settings, output,
-        catalogue, *this->TreeCache, key);
-    }
-  }
-  catch (const jz::Aborted&)
-  {
-    output->Initialize();
-    catalogue->Initialize();
-    vtkWarningMacro("FriendsOfFriends was aborted; the outputs are empty.");
-    return 1;
-  }
-  catch (const std::exception& e)
-  {
-    output->Initialize();
-    catalogue->Initialize();
-    vtkErrorMacro("FriendsOfFriends failed: " << e.what());
-    return 0;
-  }
-  return 1;
+      using T = decltype(precision);
+      RunFof<T>(this, *in.comm, input, in.Coordinates<T>(), in.masses, in.velocities, in.ids,
+        settings, output, catalogue, *this->TreeCache, key);
+    });
 }
 
 //------------------------------------------------------------------------------
@@ -651,10 +486,4 @@ void vtkJZFriendsOfFriends::PrintSelf(ostream& os, vtkIndent indent)
      << "\n";
   os << indent << "LinkingLength: " << this->LinkingLength << "\n";
   os << indent << "MinimumGroupSize: " << this->MinimumGroupSize << "\n";
-  os << indent << "Periodic: " << this->Periodic << "\n";
-  os << indent << "BoxBounds: " << this->BoxBounds[0] << " " << this->BoxBounds[1] << " "
-     << this->BoxBounds[2] << " " << this->BoxBounds[3] << " " << this->BoxBounds[4] << " "
-     << this->BoxBounds[5] << "\n";
-  os << indent << "BoxFromData: " << this->BoxFromData << "\n";
-  os << indent << "Device: " << this->Device << "\n";
 }

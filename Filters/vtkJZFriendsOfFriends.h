@@ -46,6 +46,8 @@
  * with the wrong number of tuples or components, Device CUDA without a usable
  * GPU. Empty Input: empty outputs.
  *
+ * Periodic, BoxBounds, BoxFromData and Device: see vtkJZParticleAlgorithm.
+ *
  * Composite inputs (multiblock, partitioned) are one particle set; port 0
  * keeps their structure. Parallel runs (pvbatch/pvserver with MPI): each rank
  * passes its own pieces; GroupId and GroupSize equal those of a serial run of
@@ -61,30 +63,23 @@
 #define vtkJZFriendsOfFriends_h
 
 #include "JZTreeFiltersModule.h" // for export macro
-#include "vtkPointSetAlgorithm.h"
+#include "vtkJZParticleAlgorithm.h"
 
 #include <string> // for HaloOptionsError
 
 class vtkJZFofTreeCache;
 
-class JZTREEFILTERS_EXPORT vtkJZFriendsOfFriends : public vtkPointSetAlgorithm
+class JZTREEFILTERS_EXPORT vtkJZFriendsOfFriends : public vtkJZParticleAlgorithm
 {
 public:
   static vtkJZFriendsOfFriends* New();
-  vtkTypeMacro(vtkJZFriendsOfFriends, vtkPointSetAlgorithm);
+  vtkTypeMacro(vtkJZFriendsOfFriends, vtkJZParticleAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
   enum LinkingLengthModes
   {
     RELATIVE = 0, // LinkingLength * (V/N)^(1/3)
     ABSOLUTE = 1
-  };
-
-  enum Devices
-  {
-    DEVICE_AUTO = 0,
-    DEVICE_CPU = 1,
-    DEVICE_CUDA = 2
   };
 
   ///@{
@@ -111,45 +106,6 @@ public:
    */
   vtkSetClampMacro(MinimumGroupSize, vtkIdType, 1, VTK_ID_MAX);
   vtkGetMacro(MinimumGroupSize, vtkIdType);
-  ///@}
-
-  ///@{
-  /**
-   * Periodic box: nearest-image distances in BoxBounds, points outside are
-   * wrapped in (default off).
-   */
-  vtkSetMacro(Periodic, bool);
-  vtkGetMacro(Periodic, bool);
-  vtkBooleanMacro(Periodic, bool);
-  ///@}
-
-  ///@{
-  /**
-   * The periodic box (xmin, xmax, ymin, ymax, zmin, zmax); default unit box.
-   */
-  vtkSetVector6Macro(BoxBounds, double);
-  vtkGetVector6Macro(BoxBounds, double);
-  ///@}
-
-  ///@{
-  /**
-   * Take the periodic box from the Input's field-data array BoxSize (one
-   * value L or three Lx Ly Lz; the box is then [0, L] on each axis) when
-   * there is one, instead of BoxBounds (default on). See vtkJZPeriodicBox.
-   */
-  vtkSetMacro(BoxFromData, bool);
-  vtkGetMacro(BoxFromData, bool);
-  vtkBooleanMacro(BoxFromData, bool);
-  ///@}
-
-  ///@{
-  /**
-   * Where to run: DEVICE_AUTO (default; the GPU when a usable one is
-   * present, else the CPU), DEVICE_CPU, DEVICE_CUDA (an error without a
-   * usable GPU).
-   */
-  vtkSetClampMacro(Device, int, DEVICE_AUTO, DEVICE_CUDA);
-  vtkGetMacro(Device, int);
   ///@}
 
   enum OverdensityReferences
@@ -201,18 +157,13 @@ protected:
   vtkJZFriendsOfFriends();
   ~vtkJZFriendsOfFriends() override;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
-  int FillOutputPortInformation(int port, vtkInformation* info) override;
-  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+#ifndef __VTK_WRAP__
+  int RunParticles(vtkDataObject* input, const std::vector<vtkDataObject*>& outputs) override;
+#endif
 
   int LinkingLengthMode = RELATIVE;
   double LinkingLength = 0.2;
   vtkIdType MinimumGroupSize = 20;
-  bool Periodic = false;
-  double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
-  bool BoxFromData = true;
-  int Device = DEVICE_AUTO;
   bool PotentialCentres = false;
   double Softening = 0;
   double GravitationalConstant = 1;

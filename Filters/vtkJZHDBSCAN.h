@@ -12,14 +12,14 @@
 #ifndef vtkJZHDBSCAN_h
 #define vtkJZHDBSCAN_h
 
-#include "JZTreeFiltersModule.h"
-#include "vtkPointSetAlgorithm.h"
+#include "JZTreeFiltersModule.h" // for export macro
+#include "vtkJZParticleAlgorithm.h"
 
-class JZTREEFILTERS_EXPORT vtkJZHDBSCAN : public vtkPointSetAlgorithm
+class JZTREEFILTERS_EXPORT vtkJZHDBSCAN : public vtkJZParticleAlgorithm
 {
 public:
   static vtkJZHDBSCAN* New();
-  vtkTypeMacro(vtkJZHDBSCAN, vtkPointSetAlgorithm);
+  vtkTypeMacro(vtkJZHDBSCAN, vtkJZParticleAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
   enum SelectionMethod
@@ -39,35 +39,18 @@ public:
   vtkGetMacro(AllowSingleCluster, vtkTypeBool);
   vtkBooleanMacro(AllowSingleCluster, vtkTypeBool);
 
-  vtkSetMacro(Periodic, vtkTypeBool);
-  vtkGetMacro(Periodic, vtkTypeBool);
-  vtkBooleanMacro(Periodic, vtkTypeBool);
-  vtkSetVector6Macro(BoxBounds, double);
-  vtkGetVector6Macro(BoxBounds, double);
-  vtkSetMacro(BoxFromData, vtkTypeBool);
-  vtkGetMacro(BoxFromData, vtkTypeBool);
-  vtkBooleanMacro(BoxFromData, vtkTypeBool);
-  /// 0 = Auto, 1 = CPU, 2 = CUDA (as jz::Backend).
-  vtkSetClampMacro(Device, int, 0, 2);
-  vtkGetMacro(Device, int);
-
 protected:
   vtkJZHDBSCAN() = default;
   ~vtkJZHDBSCAN() override = default;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
-  int FillOutputPortInformation(int port, vtkInformation* info) override;
-  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+#ifndef __VTK_WRAP__
+  int RunParticles(vtkDataObject* input, const std::vector<vtkDataObject*>& outputs) override;
+#endif
 
   int MinClusterSize = 20;
   int MinSamples = 0;
   int ClusterSelectionMethod = EXCESS_OF_MASS;
   vtkTypeBool AllowSingleCluster = false;
-  vtkTypeBool Periodic = false;
-  double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
-  vtkTypeBool BoxFromData = true;
-  int Device = 0;
 
 private:
   vtkJZHDBSCAN(const vtkJZHDBSCAN&) = delete;

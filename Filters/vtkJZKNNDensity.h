@@ -67,13 +67,6 @@ public:
     TOP_HAT = 1
   };
 
-  enum Devices
-  {
-    DEVICE_AUTO = 0, // the GPU when a usable one is present, else the CPU
-    DEVICE_CPU = 1,
-    DEVICE_CUDA = 2 // an error when no usable GPU is present
-  };
-
   ///@{
   /**
    * Number of neighbours K, including the point itself for a self query
@@ -132,14 +125,6 @@ public:
   vtkBooleanMacro(BoxFromData, bool);
   ///@}
 
-  ///@{
-  /**
-   * Where to run: DEVICE_AUTO (default), DEVICE_CPU or DEVICE_CUDA.
-   */
-  vtkSetClampMacro(Device, int, DEVICE_AUTO, DEVICE_CUDA);
-  vtkGetMacro(Device, int);
-  ///@}
-
   /**
    * The particle masses are the input array to process 0 (a point array,
    * one component). With no array selected, or with the name empty or
@@ -150,7 +135,10 @@ protected:
   vtkJZKNNDensity();
   ~vtkJZKNNDensity() override = default;
 
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+#ifndef __VTK_WRAP__
+  int RunQuery(vtkDataObject* input, vtkDataObject* query, vtkDataObject* output,
+    vtkJZKernelAdapter::ParticleInput& in) override;
+#endif
 
   int NumberOfNeighbors = 32;
   int Estimator = SPH_CUBIC_SPLINE;
@@ -158,14 +146,10 @@ protected:
   double BoxBounds[6] = { 0, 1, 0, 1, 0, 1 };
   bool BoxFromData = true;
   bool OutputNeighbors = false;
-  int Device = DEVICE_AUTO;
 
 private:
   vtkJZKNNDensity(const vtkJZKNNDensity&) = delete;
   void operator=(const vtkJZKNNDensity&) = delete;
-
-  // Name of the selected mass array; null for unit mass.
-  const char* GetMassArrayName(vtkDataObject* input);
 };
 
 #endif

@@ -1,5 +1,7 @@
 #include "vtkJZKernelAdapter.h"
 
+#include "vtkJZDevice.h"
+
 #include "vtkAOSDataArrayTemplate.h"
 #include "vtkAlgorithm.h"
 #include "vtkCompositeDataIterator.h"
@@ -34,6 +36,11 @@
 static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId) && std::is_signed<vtkIdType>::value,
   "the JZTree filters need 64-bit vtkIdType");
 
+static_assert(vtkJZDevice::DEVICE_AUTO == static_cast<int>(jz::Backend::Auto) &&
+    vtkJZDevice::DEVICE_CPU == static_cast<int>(jz::Backend::CPU) &&
+    vtkJZDevice::DEVICE_CUDA == static_cast<int>(jz::Backend::CUDA),
+  "the Device values are jz::Backend's");
+
 namespace vtkJZKernelAdapter
 {
 //------------------------------------------------------------------------------
@@ -47,6 +54,16 @@ jz::Backend ToBackend(int device)
       return jz::Backend::CUDA;
     default:
       return jz::Backend::Auto;
+  }
+}
+
+//------------------------------------------------------------------------------
+void SplitBox(const double box[6], double lo[3], double hi[3])
+{
+  for (int d = 0; d < 3; ++d)
+  {
+    lo[d] = box[2 * d];
+    hi[d] = box[2 * d + 1];
   }
 }
 
@@ -67,8 +84,8 @@ jz::InputNames PropertyNames()
 //------------------------------------------------------------------------------
 std::string PeriodicBoxError(const double bounds[6])
 {
-  const double lo[3] = { bounds[0], bounds[2], bounds[4] };
-  const double hi[3] = { bounds[1], bounds[3], bounds[5] };
+  double lo[3], hi[3];
+  SplitBox(bounds, lo, hi);
   return jz::periodicBoxError(true, lo, hi, PropertyNames());
 }
 
@@ -294,6 +311,25 @@ std::vector<vtkDataObject*> GetLeaves(vtkDataObject* data)
     leaves.push_back(data);
   }
   return leaves;
+}
+
+//------------------------------------------------------------------------------
+bool CollectPieces(vtkDataObject* data, bool pointSetsOnly, const char* port,
+  std::vector<vtkDataSet*>& pieces, std::string& error)
+{
+  pieces.clear();
+  for (vtkDataObject* leaf : GetLeaves(data))
+  {
+    auto* ds = vtkDataSet::SafeDownCast(leaf);
+    if (!ds || (pointSetsOnly && !vtkPointSet::SafeDownCast(ds)))
+    {
+      error = std::string("The ") + port + " holds a " + leaf->GetClassName() + "; it must be " +
+        (pointSetsOnly ? "a point set (e.g. vtkPolyData)." : "a data set.");
+      return false;
+    }
+    pieces.push_back(ds);
+  }
+  return true;
 }
 
 //------------------------------------------------------------------------------
@@ -533,6 +569,18 @@ bool MakeGlobalIds(
   }
   ids.Adopt();
   return true;
+}
+
+//------------------------------------------------------------------------------
+void MatchDataObjectType(vtkDataObject* like, vtkInformation* outInfo)
+{
+  vtkDataObject* output = vtkDataObject::GetData(outInfo);
+  if (!output || std::strcmp(output->GetClassName(), like->GetClassName()) != 0)
+  {
+    vtkDataObject* newOutput = like->NewInstance();
+    outInfo->Set(vtkDataObject::DATA_OBJECT(), newOutput);
+    newOutput->Delete();
+  }
 }
 
 //------------------------------------------------------------------------------

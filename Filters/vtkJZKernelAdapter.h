@@ -2,15 +2,17 @@
  * @file   vtkJZKernelAdapter.h
  * @brief  Bridge between VTK data objects and the jz kernels' raw buffers.
  *
- * Shared by the JZTree filters (kNN density, friends-of-friends): the kernels
- * take interleaved coordinates, per-point doubles and 64-bit ids in caller
- * memory, so this header hands out pointers straight into VTK arrays when the
- * layout already matches and owned copies otherwise. Not wrapped; include it
- * only from .cxx files (it pulls in the kernel headers).
+ * Shared by all tree filters (and read in order by vtkJZParticleInput): the
+ * kernels take interleaved coordinates, per-point doubles and 64-bit ids in
+ * caller memory, so this header hands out pointers straight into VTK arrays
+ * when the layout already matches and owned copies otherwise; results go
+ * back as VTK arrays split onto the pieces. Not wrapped; include it only
+ * from .cxx files (it pulls in the kernel headers).
  */
 #ifndef vtkJZKernelAdapter_h
 #define vtkJZKernelAdapter_h
 
+#include "vtkSmartPointer.h"
 #include "vtkType.h"
 
 #include "jz/Backend.h"
@@ -33,9 +35,21 @@ class vtkInformation;
 
 namespace vtkJZKernelAdapter
 {
-/// The kernel backend of a `Device` property value: jz::Backend has the
-/// property's values (unknown -> Auto).
+/// The kernel backend of a `Device` property value (vtkJZDevice): jz::Backend
+/// has the property's values (unknown -> Auto).
 jz::Backend ToBackend(int device);
+
+/// The box (xmin xmax ymin ymax zmin zmax) as a kernel problem's `boxLo`
+/// and `boxHi`.
+void SplitBox(const double box[6], double lo[3], double hi[3]);
+
+/// Sets a kernel problem's (or input's) `periodic`, `boxLo` and `boxHi`.
+template <class Problem>
+void SetPeriodicBox(bool periodic, const double box[6], Problem& problem)
+{
+  problem.periodic = periodic;
+  SplitBox(box, problem.boxLo, problem.boxHi);
+}
 
 /// The kernels' input rules (jz/Validate.h) in the filters' words: messages
 /// name the properties (NumberOfNeighbors, LinkingLength, BoxBounds, ...).
@@ -86,6 +100,12 @@ bool GetPointValues(vtkDataArray* array, vtkIdType numPoints, int numComponents,
 /// there are none. Returns false with `error` when they exist but do not have
 /// one value per point.
 bool GetGlobalIds(vtkDataSet* dataSet, Buffer<jz::GlobalId>& ids, std::string& error);
+
+/// The data sets of an input (itself, or the leaves of a composite, see
+/// GetLeaves); false with `error` naming the `port` ("Input", "Query") when
+/// a piece is not a data set, or not a point set with `pointSetsOnly`.
+bool CollectPieces(vtkDataObject* data, bool pointSetsOnly, const char* port,
+  std::vector<vtkDataSet*>& pieces, std::string& error);
 
 /// The pieces of a data object whose points are concatenated for the
 /// kernels: the object itself, or the non-null leaves of a composite data set
@@ -140,6 +160,35 @@ bool AllRanks(jz::Communicator& comm, bool local);
 bool MakeGlobalIds(
   jz::Communicator& comm, std::size_t numLocal, Buffer<jz::GlobalId>& ids, std::string& error);
 ///@}
+
+/// Makes the data object of the output information `outInfo` an instance of
+/// `like`'s class (RequestDataObject: an output of the input's type).
+void MatchDataObjectType(vtkDataObject* like, vtkInformation* outInfo);
+
+/// A new result array `name` of `numTuples` tuples of `numComponents`.
+template <class ArrayT>
+vtkSmartPointer<ArrayT> NewArray(const char* name, vtkIdType numTuples, int numComponents = 1)
+{
+  auto array = vtkSmartPointer<ArrayT>::New();
+  array->SetName(name);
+  array->SetNumberOfComponents(numComponents);
+  array->SetNumberOfTuples(numTuples);
+  return array;
+}
+
+/// The same, filled with `values` (numTuples * numComponents of them).
+template <class ArrayT, class V>
+vtkSmartPointer<ArrayT> NewArray(
+  const char* name, const V* values, vtkIdType numTuples, int numComponents = 1)
+{
+  auto array = NewArray<ArrayT>(name, numTuples, numComponents);
+  const vtkIdType count = numTuples * numComponents;
+  for (vtkIdType i = 0; i < count; ++i)
+  {
+    array->SetValue(i, static_cast<typename ArrayT::ValueType>(values[i]));
+  }
+  return array;
+}
 
 /// `output` becomes a shallow copy of `target` with the result arrays (one
 /// tuple per point of target's pieces, concatenated in GetLeaves order) split

@@ -1,12 +1,13 @@
 #include "vtkJZQueryPointsAlgorithm.h"
 
+#include "vtkJZKernelAdapter.h"
+#include "vtkJZParticleInput.h"
+
 #include "vtkCompositeDataSet.h"
 #include "vtkDataObject.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
-
-#include <cstring>
 
 //------------------------------------------------------------------------------
 vtkJZQueryPointsAlgorithm::vtkJZQueryPointsAlgorithm()
@@ -54,14 +55,7 @@ int vtkJZQueryPointsAlgorithm::RequestDataObject(
   {
     return 0;
   }
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  vtkDataObject* output = vtkDataObject::GetData(outInfo);
-  if (!output || std::strcmp(output->GetClassName(), input->GetClassName()) != 0)
-  {
-    vtkDataObject* newOutput = input->NewInstance();
-    outInfo->Set(vtkDataObject::DATA_OBJECT(), newOutput);
-    newOutput->Delete();
-  }
+  vtkJZKernelAdapter::MatchDataObjectType(input, outputVector->GetInformationObject(0));
   return 1;
 }
 
@@ -110,4 +104,39 @@ int vtkJZQueryPointsAlgorithm::RequestUpdateExtent(
     }
   }
   return 1;
+}
+
+//------------------------------------------------------------------------------
+int vtkJZQueryPointsAlgorithm::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
+  vtkDataObject* query =
+    this->GetNumberOfInputConnections(1) > 0 ? vtkDataObject::GetData(inputVector[1], 0) : nullptr;
+  vtkDataObject* output = vtkDataObject::GetData(outputVector, 0);
+  if (!output)
+  {
+    vtkErrorMacro("No output data object.");
+    return 0;
+  }
+  // Whatever happens below, no partial result is left behind.
+  output->Initialize();
+
+  // Every rank takes part in every collective below, also a rank without
+  // points (vtkJZParticleInput.h).
+  vtkJZKernelAdapter::ParticleInput in;
+  const std::string error = vtkJZKernelAdapter::ReadPieces(input, query, in);
+  if (!error.empty())
+  {
+    vtkErrorMacro(<< error);
+    return 0;
+  }
+  return this->RunQuery(input, query, output, in);
+}
+
+//------------------------------------------------------------------------------
+void vtkJZQueryPointsAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "Device: " << this->Device << "\n";
 }

@@ -8,19 +8,29 @@
  * has the type of the Query when one is connected, else of the Input, and a
  * structured Query decides its extent. Every query point may depend on any
  * particle, so the whole Input and the whole extent of a structured Query
- * are requested. Subclasses (vtkJZKNNDensity, vtkJZTreeGravity) write only
- * RequestData.
+ * are requested. The Device property lives here too. RequestData empties
+ * the output and reads the pieces of both inputs (vtkJZParticleInput.h);
+ * subclasses (vtkJZKNNDensity, vtkJZTreeGravity) write only RunQuery.
  */
 #ifndef vtkJZQueryPointsAlgorithm_h
 #define vtkJZQueryPointsAlgorithm_h
 
 #include "JZTreeFiltersModule.h" // for export macro
 #include "vtkDataObjectAlgorithm.h"
+#include "vtkJZDevice.h" // for the Device values
+
+#ifndef __VTK_WRAP__
+namespace vtkJZKernelAdapter
+{
+struct ParticleInput;
+}
+#endif
 
 class JZTREEFILTERS_EXPORT vtkJZQueryPointsAlgorithm : public vtkDataObjectAlgorithm
 {
 public:
   vtkTypeMacro(vtkJZQueryPointsAlgorithm, vtkDataObjectAlgorithm);
+  void PrintSelf(ostream& os, vtkIndent indent) override;
 
   ///@{
   /**
@@ -28,6 +38,15 @@ public:
    */
   void SetQueryConnection(vtkAlgorithmOutput* output);
   void SetQueryData(vtkDataObject* data);
+  ///@}
+
+  ///@{
+  /**
+   * Where to run: vtkJZDevice::DEVICE_AUTO (default), DEVICE_CPU or
+   * DEVICE_CUDA.
+   */
+  vtkSetClampMacro(Device, int, vtkJZDevice::DEVICE_AUTO, vtkJZDevice::DEVICE_CUDA);
+  vtkGetMacro(Device, int);
   ///@}
 
 protected:
@@ -38,6 +57,19 @@ protected:
   int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+
+#ifndef __VTK_WRAP__
+  /**
+   * The filter's work once `output` is empty and `in` holds the pieces and
+   * global counts of the Input and the Query (`query` null when none is
+   * connected); returns RequestData's result.
+   */
+  virtual int RunQuery(vtkDataObject* input, vtkDataObject* query, vtkDataObject* output,
+    vtkJZKernelAdapter::ParticleInput& in) = 0;
+#endif
+
+  int Device = vtkJZDevice::DEVICE_AUTO;
 
 private:
   vtkJZQueryPointsAlgorithm(const vtkJZQueryPointsAlgorithm&) = delete;

@@ -41,13 +41,6 @@ public:
   vtkTypeMacro(vtkJZTreeGravity, vtkJZQueryPointsAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
-  enum Devices
-  {
-    DEVICE_AUTO = 0,
-    DEVICE_CPU = 1,
-    DEVICE_CUDA = 2
-  };
-
   ///@{
   /**
    * Opening angle theta (default 0.5): a node of size s (largest side of its
@@ -74,14 +67,6 @@ public:
   vtkGetMacro(GravitationalConstant, double);
   ///@}
 
-  ///@{
-  /**
-   * Where to run: DEVICE_AUTO (default), DEVICE_CPU or DEVICE_CUDA.
-   */
-  vtkSetClampMacro(Device, int, DEVICE_AUTO, DEVICE_CUDA);
-  vtkGetMacro(Device, int);
-  ///@}
-
   /**
    * The particle masses are the input array to process 0 (a point array,
    * one component); none selected means unit masses.
@@ -91,12 +76,14 @@ protected:
   vtkJZTreeGravity();
   ~vtkJZTreeGravity() override = default;
 
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+#ifndef __VTK_WRAP__
+  int RunQuery(vtkDataObject* input, vtkDataObject* query, vtkDataObject* output,
+    vtkJZKernelAdapter::ParticleInput& in) override;
+#endif
 
   double OpeningAngle = 0.5;
   double Softening = 0;
   double GravitationalConstant = 1;
-  int Device = DEVICE_AUTO;
 
 private:
   vtkJZTreeGravity(const vtkJZTreeGravity&) = delete;

@@ -5,11 +5,10 @@
 // "uniform": N points in the unit cube (mt19937_64, seed 1); FILE.f32: the
 // first N float32 xyz triplets of the file. b: only the edges up to
 // maxLength = b times the mean spacing (cube root of the bounding box's
-// volume per point), as friends of friends at linking lengths up to b needs. Prints the stage times
-// of the fastest run, the total weight and the peak memory beyond the input (VmHWM after minus
-// VmRSS before, in bytes per point).
+// volume per point), as friends of friends at linking lengths up to b needs.
+// Prints the stage times of the fastest run, the total weight and the peak
+// memory beyond the input (VmHWM after minus VmRSS before, in bytes per point).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,20 +20,13 @@
 
 #include <omp.h>
 
+#include "../src/StageTimer.h"
+#include "ProcMemory.h"
 #include "jz/Emst.h"
 
 namespace
 {
-long statusKb(const char* key)
-{
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  const std::size_t n = std::strlen(key);
-  while (std::getline(f, line))
-    if (line.compare(0, n, key) == 0)
-      return std::atol(line.c_str() + n + 1);
-  return -1;
-}
+using jzbench::statusKb;
 } // namespace
 
 int main(int argc, char** argv)
@@ -93,9 +85,9 @@ int main(int argc, char** argv)
   for (int r = 0; r < repeats; ++r)
   {
     jz::EmstEdges edges;
-    const auto t0 = std::chrono::steady_clock::now();
+    const jz::StageTimer clock(nullptr, "emst");
     const jz::RunInfo info = jz::computeEmst(pr, edges, jz::Backend::CPU);
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double t = clock.seconds();
     if (t < best)
     {
       best = t;

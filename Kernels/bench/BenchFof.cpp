@@ -23,20 +23,12 @@
 #include "../src/StageTimer.h"
 #include "HaloPoints.h"
 #include "PeriodicCatalogue.h"
+#include "ProcMemory.h"
 #include "jz/Fof.h"
 
 namespace
 {
-long statusKb(const char* key)
-{
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  const std::size_t n = std::strlen(key);
-  while (std::getline(f, line))
-    if (line.compare(0, n, key) == 0)
-      return std::atol(line.c_str() + n + 1);
-  return -1;
-}
+using jzbench::statusKb;
 
 template <class T>
 int run(std::size_t n, bool clustered, int repeats, const char* writeFile)

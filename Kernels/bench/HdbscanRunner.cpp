@@ -4,12 +4,12 @@
 // Usage: jz_hdbscan POINTS.f64 OUT.bin MIN_CLUSTER_SIZE MIN_SAMPLES eom|leaf ALLOW_SINGLE(0|1)
 // OUT.bin: per point int64 ClusterId, then float64 Probability, then
 // float64 OutlierScore. Prints the time.
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "../src/StageTimer.h"
 #include "jz/Hdbscan.h"
 
 int main(int argc, char** argv)
@@ -37,9 +37,9 @@ int main(int argc, char** argv)
                                                  : jz::ClusterSelection::ExcessOfMass;
   opt.allowSingleCluster = std::atoi(argv[6]) != 0;
   jz::HdbscanResult res;
-  const auto t0 = std::chrono::steady_clock::now();
+  const jz::StageTimer clock(nullptr, "hdbscan");
   jz::computeHdbscan(pr, opt, res, jz::Backend::CPU);
-  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double t = clock.seconds();
   std::FILE* o = std::fopen(argv[2], "wb");
   std::fwrite(res.clusterId.data(), sizeof(jz::GlobalId), res.clusterId.size(), o);
   std::fwrite(res.probability.data(), sizeof(double), res.probability.size(), o);

@@ -16,7 +16,6 @@
 // Prints "seconds S peak_bytes_per_point B": the time of the kernel call and
 // the peak resident memory it added beyond the input (VmHWM, reset after the
 // input was read; outputs included).
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,48 +23,18 @@
 #include <string>
 #include <vector>
 
+#include "../bench/ProcMemory.h"
+#include "../bench/RawFiles.h"
+#include "../src/StageTimer.h"
 #include "jz/Fof.h"
 #include "jz/Knn.h"
 
 namespace
 {
-template <class V>
-bool readAll(const char* path, std::vector<V>& out)
-{
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f)
-    return false;
-  const std::streamsize bytes = f.tellg();
-  out.resize(std::size_t(bytes) / sizeof(V));
-  f.seekg(0);
-  return bool(f.read(reinterpret_cast<char*>(out.data()), std::streamsize(out.size() * sizeof(V))));
-}
-
-template <class V>
-void writeAll(const char* path, const std::vector<V>& v)
-{
-  if (std::strcmp(path, "-") == 0)
-    return;
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(V)));
-}
-
-long statusKb(const char* key)
-{
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  const std::size_t n = std::strlen(key);
-  while (std::getline(f, line))
-    if (line.compare(0, n, key) == 0)
-      return std::atol(line.c_str() + n);
-  return 0;
-}
-
-void resetPeak()
-{
-  std::ofstream f("/proc/self/clear_refs");
-  f << "5";
-}
+using jzbench::readAll;
+using jzbench::resetPeak;
+using jzbench::statusKb;
+using jzbench::writeAll;
 
 struct Args
 {
@@ -96,7 +65,7 @@ int run(const char* pointsPath, const Args& a)
   const std::size_t n = xyz.size() / 3;
   resetPeak();
   const long rssBefore = statusKb("VmRSS:");
-  const auto t0 = std::chrono::steady_clock::now();
+  const jz::StageTimer clock(nullptr, "kernel call");
   std::vector<jz::GlobalId> labels, nbIds;
   std::vector<T> nbDist, h;
   jz::RunInfo info;
@@ -153,8 +122,7 @@ int run(const char* pointsPath, const Args& a)
     }
     info = jz::computeKnn(p, r, a.backend);
   }
-  const double seconds =
-    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = clock.seconds();
   if (info.backend != a.backend)
   {
     std::fprintf(stderr, "ran on %s, not the backend asked for (%s)\n",

@@ -15,21 +15,12 @@
 
 #include <omp.h>
 
+#include "../bench/RawFiles.h"
 #include "jz/Fof.h"
 
 namespace
 {
-template <class V>
-bool readAll(const char* path, std::vector<V>& out)
-{
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f)
-    return false;
-  const std::streamsize bytes = f.tellg();
-  out.resize(std::size_t(bytes) / sizeof(V));
-  f.seekg(0);
-  return bool(f.read(reinterpret_cast<char*>(out.data()), std::streamsize(out.size() * sizeof(V))));
-}
+using jzbench::readAll;
 
 // Labels must equal the reference; each root must be a member of the point's
 // group that is its own root.

@@ -151,20 +151,33 @@ def update_aborting(proxy):
     return update_observing_progress(proxy, abort)
 
 
-def knn(data, query=None, **props):
-    """Runs KNNDensity on a VTK data object (and optional query data object)."""
-    src = producer(data)
-    kwargs = dict(Input=src)
+def run_filter(make, data, query=None, ports=1, **props):
+    """Runs the filter proxy `make` (e.g. KNNDensity) on a VTK data object
+    (and an optional Query data object) with the properties `props`; returns
+    copies of its first `ports` outputs and the errors it reported."""
+    sources = [producer(data)]
+    kwargs = dict(Input=sources[0])
     if query is not None:
-        kwargs["Query"] = producer(query)
-    f = KNNDensity(**kwargs)
+        sources.append(producer(query))
+        kwargs["Query"] = sources[1]
+    f = make(**kwargs)
     for k, v in props.items():
         setattr(f, k, v)
     alg, errors = update_collecting_errors(f)
-    out = alg.GetOutputDataObject(0).NewInstance()
-    out.ShallowCopy(alg.GetOutputDataObject(0))
+    outs = []
+    for port in range(ports):
+        o = alg.GetOutputDataObject(port)
+        c = o.NewInstance()
+        c.ShallowCopy(o)
+        outs.append(c)
     simple.Delete(f)
-    simple.Delete(src)
+    simple.Delete(sources[0])
+    return outs, errors
+
+
+def knn(data, query=None, **props):
+    """Runs KNNDensity on a VTK data object (and optional query data object)."""
+    (out,), errors = run_filter(KNNDensity, data, query, **props)
     return Run(out, errors)
 
 

@@ -23,20 +23,7 @@ HDBSCAN = jztest.__dict__.get("HDBSCAN") or getattr(simple, "HDBSCAN")
 
 
 def run(make, data, ports, **props):
-    src = producer(data)
-    f = make(Input=src)
-    for k, v in props.items():
-        setattr(f, k, v)
-    alg, errors = jztest.update_collecting_errors(f)
-    outs = []
-    for port in range(ports):
-        o = alg.GetOutputDataObject(port)
-        c = o.NewInstance()
-        c.ShallowCopy(o)
-        outs.append(c)
-    simple.Delete(f)
-    simple.Delete(src)
-    return outs, errors
+    return jztest.run_filter(make, data, None, ports, **props)
 
 
 def cell_array(data, name):

@@ -45,19 +45,7 @@ class FofRun:
 
 
 def fof(data, **props):
-    src = producer(data)
-    f = FriendsOfFriends(Input=src)
-    for k, v in props.items():
-        setattr(f, k, v)
-    alg, errors = jztest.update_collecting_errors(f)
-    outs = []
-    for port in (0, 1):
-        o = alg.GetOutputDataObject(port)
-        c = o.NewInstance()
-        c.ShallowCopy(o)
-        outs.append(c)
-    simple.Delete(f)
-    simple.Delete(src)
+    outs, errors = jztest.run_filter(FriendsOfFriends, data, None, 2, **props)
     return FofRun(outs[0], outs[1], errors)
 
 

@@ -46,18 +46,7 @@ class GravRun(jztest.Run):
 
 
 def gravity(data, query=None, **props):
-    src = producer(data)
-    kwargs = dict(Input=src)
-    if query is not None:
-        kwargs["Query"] = producer(query)
-    f = TreeGravity(**kwargs)
-    for k, v in props.items():
-        setattr(f, k, v)
-    alg, errors = jztest.update_collecting_errors(f)
-    out = alg.GetOutputDataObject(0).NewInstance()
-    out.ShallowCopy(alg.GetOutputDataObject(0))
-    simple.Delete(f)
-    simple.Delete(src)
+    (out,), errors = jztest.run_filter(TreeGravity, data, query, **props)
     return GravRun(out, errors)
 
 

@@ -170,12 +170,20 @@ def need_gadget4():
 
 
 # ----------------------------------------------------------------------------
-def section_gadget4(c):
+def read_gadget4_files(c, prefix):
+    """Reads each of the Gadget-4 files <prefix>_<snap>.hdf5; yields the
+    snapshot, its path and the run (checked to have no error)."""
     d = need_gadget4()
     for snap in SNAPS:
-        path = os.path.join(d, f"snapshot_{snap}.hdf5")
+        path = os.path.join(d, f"{prefix}_{snap}.hdf5")
         run = Read(path)
-        c.check(not run.errors, f"snapshot_{snap}: no error {run.errors[:1]}")
+        c.check(not run.errors, f"{prefix}_{snap}: no error {run.errors[:1]}")
+        yield snap, path, run
+
+
+def section_gadget4(c):
+    d = need_gadget4()
+    for snap, path, run in read_gadget4_files(c, "snapshot"):
         check_snapshot(c, run, [path], f"snapshot_{snap}")
         check_header_fields(c, run, path, f"snapshot_{snap}")
         c.check(run.field("SnapshotFormat") == "Gadget-4", f"snapshot_{snap}: format Gadget-4")
@@ -193,10 +201,7 @@ def section_gadget4(c):
 
 def section_catalogue(c):
     d = need_gadget4()
-    for snap in SNAPS:
-        path = os.path.join(d, f"fof_tab_{snap}.hdf5")
-        run = Read(path)
-        c.check(not run.errors, f"fof_tab_{snap}: no error {run.errors[:1]}")
+    for snap, path, run in read_gadget4_files(c, "fof_tab"):
         c.check(sorted(run.blocks) == ["Group"], f"fof_tab_{snap}: one block Group")
         with h5py.File(path, "r") as f:
             g = f["Group"]

@@ -20,13 +20,8 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   const std::vector<T>& all = gathered.points;
   const std::vector<GlobalId>& allIds = gathered.ids;
   const std::size_t offset = gathered.offset;
-
-  EmstProblem<T> whole = piece;
-  whole.points = all.data();
-  whole.numPoints = allIds.size();
-  whole.ids = allIds.data();
   EmstEdges edges;
-  const RunInfo info = computeEmst(whole, edges, backend, control);
+  const RunInfo info = computeEmst(gathered.whole(piece), edges, backend, control);
 
   const std::size_t end = offset + piece.numPoints;
   for (std::size_t e = 0; e < edges.size(); ++e)

@@ -18,6 +18,17 @@ struct GatheredPoints
   std::vector<T> points; // xyz, every rank's points in rank order
   std::vector<GlobalId> ids;
   std::size_t offset = 0; // of this rank's first point
+
+  // A rank's problem (points, numPoints, ids) made the whole set's.
+  template <class Problem>
+  Problem whole(const Problem& piece) const
+  {
+    Problem w = piece;
+    w.points = points.data();
+    w.numPoints = ids.size();
+    w.ids = ids.data();
+    return w;
+  }
 };
 
 // ids may be null (the piece's index is then used: callers pass global ids).

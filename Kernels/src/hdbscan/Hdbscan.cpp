@@ -115,15 +115,9 @@ RunInfo computeHdbscanDistributed(const EmstProblem<T>& piece, const HdbscanOpti
   Communicator& comm, HdbscanResult& result, Backend backend, const RunControl& control)
 {
   const GatheredPoints<T> gathered = gatherPieces(piece.points, piece.numPoints, piece.ids, comm);
-  const std::vector<T>& all = gathered.points;
-  const std::vector<GlobalId>& allIds = gathered.ids;
   const std::size_t offset = gathered.offset;
-  EmstProblem<T> whole = piece;
-  whole.points = all.data();
-  whole.numPoints = allIds.size();
-  whole.ids = allIds.data();
   HdbscanResult global;
-  const RunInfo info = computeHdbscan(whole, options, global, backend, control);
+  const RunInfo info = computeHdbscan(gathered.whole(piece), options, global, backend, control);
   const std::size_t end = offset + piece.numPoints;
   result = HdbscanResult{};
   result.numClusters = global.numClusters;

@@ -12,48 +12,38 @@ namespace jz
 {
 namespace numpysort
 {
+// Sifts the value `tmp` down from node i of the 1-based heap a[1..n].
+template <class K>
+void siftDown(const K* v, std::int64_t* a, std::int64_t i, std::int64_t n, std::int64_t tmp)
+{
+  for (std::int64_t j = i << 1; j <= n;)
+  {
+    if (j < n && v[a[j]] < v[a[j + 1]])
+      j += 1;
+    if (v[tmp] < v[a[j]])
+    {
+      a[i] = a[j];
+      i = j;
+      j += j;
+    }
+    else
+      break;
+  }
+  a[i] = tmp;
+}
+
 template <class K>
 void heapsort(const K* v, std::int64_t* tosort, std::int64_t n)
 {
   std::int64_t* a = tosort - 1; // 1-based
-  std::int64_t i, j, l, tmp;
-  for (l = n >> 1; l > 0; --l)
-  {
-    tmp = a[l];
-    for (i = l, j = l << 1; j <= n;)
-    {
-      if (j < n && v[a[j]] < v[a[j + 1]])
-        j += 1;
-      if (v[tmp] < v[a[j]])
-      {
-        a[i] = a[j];
-        i = j;
-        j += j;
-      }
-      else
-        break;
-    }
-    a[i] = tmp;
-  }
+  for (std::int64_t l = n >> 1; l > 0; --l)
+    siftDown(v, a, l, n, a[l]);
   for (; n > 1;)
   {
-    tmp = a[n];
+    const std::int64_t tmp = a[n];
     a[n] = a[1];
     n -= 1;
-    for (i = 1, j = 2; j <= n;)
-    {
-      if (j < n && v[a[j]] < v[a[j + 1]])
-        j++;
-      if (v[tmp] < v[a[j]])
-      {
-        a[i] = a[j];
-        i = j;
-        j += j;
-      }
-      else
-        break;
-    }
-    a[i] = tmp;
+    siftDown(v, a, 1, n, tmp);
   }
 }
 } // namespace numpysort

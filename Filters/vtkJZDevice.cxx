@@ -1,0 +1,5 @@
+#include "vtkJZDevice.h"
+
+#include "vtkObjectFactory.h"
+
+vtkStandardNewMacro(vtkJZDevice);

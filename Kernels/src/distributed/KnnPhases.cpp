@@ -36,14 +36,6 @@ void append(std::vector<char>& buf, const V& v)
   std::memcpy(buf.data() + at, &v, sizeof(V));
 }
 
-template <class V>
-V read(const char*& p)
-{
-  V v;
-  std::memcpy(&v, p, sizeof(V));
-  p += sizeof(V);
-  return v;
-}
 } // namespace
 
 template <class T>
@@ -293,22 +285,22 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
     const char* end = p + part.size();
     while (p < end)
     {
-      const Index q = read<Index>(p);
-      const T hq = read<T>(p);
-      const T rq = read<T>(p);
+      const Index q = takeField<Index>(p);
+      const T hq = takeField<T>(p);
+      const T rq = takeField<T>(p);
       if (results.smoothingLength)
         results.smoothingLength[q] = hq;
       if (results.density)
         results.density[q] = rq;
       for (int j = 0; wanted.neighborIds && j < k; ++j)
       {
-        const GlobalId id = read<GlobalId>(p);
+        const GlobalId id = takeField<GlobalId>(p);
         if (results.neighborIds)
           results.neighborIds[std::size_t(q) * k + j] = id;
       }
       for (int j = 0; wanted.neighborDistances && j < k; ++j)
       {
-        const T d = read<T>(p);
+        const T d = takeField<T>(p);
         if (results.neighborDistances)
           results.neighborDistances[std::size_t(q) * k + j] = d;
       }

@@ -306,37 +306,29 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
 // The catalogue additions' properties (the same on every rank).
 std::string vtkJZFriendsOfFriends::HaloOptionsError() const
 {
-  auto finite = [](double v) { return std::isfinite(v); };
-  if (this->PotentialCentres && !(finite(this->Softening) && this->Softening >= 0))
-  {
-    return "Softening must be finite and >= 0 (got " + std::to_string(this->Softening) + ").";
-  }
-  if (this->PotentialCentres &&
-    !(finite(this->GravitationalConstant) && this->GravitationalConstant > 0))
-  {
-    return "GravitationalConstant must be finite and > 0 (got " +
-      std::to_string(this->GravitationalConstant) + ").";
-  }
-  if (!this->SphericalOverdensity)
-  {
-    return {};
-  }
-  if (!(finite(this->Overdensity) && this->Overdensity > 0))
-  {
-    return "Overdensity must be finite and > 0 (got " + std::to_string(this->Overdensity) + ").";
-  }
-  if (this->OverdensityReference == MEAN_DENSITY && !this->Periodic)
+  jz::HaloPropertiesOptions options;
+  options.potentialCentres = this->PotentialCentres;
+  options.softening = this->Softening;
+  options.gravitationalConstant = this->GravitationalConstant;
+  options.sphericalOverdensity = this->SphericalOverdensity;
+  options.overdensity = this->Overdensity;
+  // Mean: derived from the periodic box after the input is read (the kernel
+  // checks it again); only Critical takes a user value.
+  options.referenceDensity =
+    this->OverdensityReference == CRITICAL_DENSITY ? this->CriticalDensity : 1.0;
+  jz::HaloOptionNames names;
+  names.softening = "Softening";
+  names.gravitationalConstant = "GravitationalConstant";
+  names.overdensity = "Overdensity";
+  names.referenceDensity = "CriticalDensity";
+  const std::string error = jz::haloOptionsError(options, names);
+  if (error.empty() && this->SphericalOverdensity && this->OverdensityReference == MEAN_DENSITY &&
+    !this->Periodic)
   {
     return "OverdensityReference Mean needs Periodic: the mean density is the total mass over "
            "the periodic box volume (or choose Critical with CriticalDensity).";
   }
-  if (this->OverdensityReference == CRITICAL_DENSITY &&
-    !(finite(this->CriticalDensity) && this->CriticalDensity > 0))
-  {
-    return "CriticalDensity must be finite and > 0 (got " + std::to_string(this->CriticalDensity) +
-      ").";
-  }
-  return {};
+  return error.empty() ? error : error + ".";
 }
 
 //------------------------------------------------------------------------------

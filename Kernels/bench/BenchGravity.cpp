@@ -6,7 +6,6 @@
 // targets against direct summation. Testing/Benchmarks/bench_gravity.py runs
 // it beside pytreegrav.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/StageTimer.h"
 #include "jz/Gravity.h"
 
 namespace
@@ -86,11 +86,10 @@ int main(int argc, char** argv)
     jz::RunInfo info;
     for (int rep = 0; rep < 3; ++rep)
     {
-      const auto t0 = std::chrono::steady_clock::now();
+      const jz::StageTimer clock(nullptr, "gravity");
       info = jz::computeGravity(
         p, jz::GravityResults{ phi.data(), acc.data() }, jz::Backend::CPU, control);
-      best = std::min(
-        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      best = std::min(best, clock.seconds());
     }
     std::vector<double> ea, ep;
     for (std::size_t t = 0; t < targets.size(); ++t)

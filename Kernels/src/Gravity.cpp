@@ -12,17 +12,6 @@
 
 namespace jz
 {
-namespace
-{
-std::string parameterError(double value, bool zeroAllowed, const std::string& name)
-{
-  if (std::isfinite(value) && (value > 0 || (zeroAllowed && value == 0)))
-    return {};
-  return name + " must be a finite number " + (zeroAllowed ? ">= 0" : "> 0") + " (got " +
-    std::to_string(value) + ")";
-}
-} // namespace
-
 template <class T>
 std::string gravityProblemError(const GravityProblem<T>& problem, const GravityInputNames& names)
 {

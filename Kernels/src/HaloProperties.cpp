@@ -22,6 +22,7 @@
 #include "jz/Geometry.h"
 #include "jz/Gravity.h"
 #include "jz/HaloProperties.h"
+#include "jz/Validate.h"
 #include "walk/BoxMetric.h"
 #include "walk/DualWalk.h"
 
@@ -480,21 +481,30 @@ SoResult soFromProfile(
   return best;
 }
 
+std::string haloOptionsError(const HaloPropertiesOptions& o, const HaloOptionNames& names)
+{
+  std::string e;
+  if (o.potentialCentres)
+  {
+    e = parameterError(o.softening, true, names.softening);
+    if (e.empty())
+      e = parameterError(o.gravitationalConstant, false, names.gravitationalConstant);
+  }
+  if (e.empty() && o.sphericalOverdensity)
+  {
+    e = parameterError(o.overdensity, false, names.overdensity);
+    if (e.empty())
+      e = parameterError(o.referenceDensity, false, names.referenceDensity);
+  }
+  return e;
+}
+
 template <class T>
 RunInfo computeHaloProperties(Communicator& comm, const HaloPropertiesInput<T>& in,
   const HaloPropertiesOptions& o, HaloProperties& out, const RunControl& control)
 {
   RunInfo info;
-  std::string error;
-  if (o.potentialCentres && (!std::isfinite(o.softening) || o.softening < 0))
-    error = "the softening must be finite and >= 0";
-  else if (o.potentialCentres &&
-    !(o.gravitationalConstant > 0 && std::isfinite(o.gravitationalConstant)))
-    error = "the gravitational constant must be finite and > 0";
-  else if (o.sphericalOverdensity && !(o.overdensity > 0 && std::isfinite(o.overdensity)))
-    error = "the overdensity must be finite and > 0";
-  else if (o.sphericalOverdensity && !(o.referenceDensity > 0 && std::isfinite(o.referenceDensity)))
-    error = "the reference density must be finite and > 0";
+  std::string error = haloOptionsError(o);
   agreeOnErrors(comm, error);
 
   const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();

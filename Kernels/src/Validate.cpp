@@ -68,6 +68,14 @@ std::string linkingLengthError(double linkingLength, const InputNames& names)
   return {};
 }
 
+std::string parameterError(double value, bool zeroAllowed, const std::string& name)
+{
+  if (std::isfinite(value) && (value > 0 || (zeroAllowed && value == 0)))
+    return {};
+  return name + " must be a finite number " + (zeroAllowed ? ">= 0" : "> 0") + " (got " +
+    std::to_string(value) + ")";
+}
+
 std::string pointCountError(std::size_t numPoints)
 {
   constexpr std::size_t kMax = std::size_t(0xFFFFFFFEu);

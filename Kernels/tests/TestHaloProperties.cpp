@@ -324,3 +324,36 @@ int main(int argc, char** argv)
 {
   return jztest::runAll(argc, argv);
 }
+
+// The options' rules (one home, jz::haloOptionsError, also FriendsOfFriends'):
+// each broken rule names its option, in the caller's words when given.
+JZ_TEST(HaloOptionsRules)
+{
+  jz::HaloPropertiesOptions ok;
+  ok.potentialCentres = true;
+  ok.sphericalOverdensity = true;
+  ok.referenceDensity = 1.0;
+  JZ_CHECK(jz::haloOptionsError(ok).empty());
+  auto broken = [&](auto change, const char* word)
+  {
+    jz::HaloPropertiesOptions o = ok;
+    change(o);
+    const std::string e = jz::haloOptionsError(o);
+    JZ_CHECK_MSG(e.find(word) != std::string::npos, word << ": got '" << e << "'");
+  };
+  broken([](jz::HaloPropertiesOptions& o) { o.softening = -1; }, "softening");
+  broken([](jz::HaloPropertiesOptions& o) { o.softening = NAN; }, "softening");
+  broken([](jz::HaloPropertiesOptions& o) { o.gravitationalConstant = 0; }, "gravitational");
+  broken([](jz::HaloPropertiesOptions& o) { o.overdensity = INFINITY; }, "overdensity");
+  broken([](jz::HaloPropertiesOptions& o) { o.referenceDensity = 0; }, "reference density");
+  // Rules of an option that is off do not apply.
+  jz::HaloPropertiesOptions off = ok;
+  off.potentialCentres = false;
+  off.softening = -1;
+  JZ_CHECK(jz::haloOptionsError(off).empty());
+  jz::HaloOptionNames names;
+  names.softening = "Softening";
+  jz::HaloPropertiesOptions o = ok;
+  o.softening = -2;
+  JZ_CHECK(jz::haloOptionsError(o, names).find("Softening must be") == 0);
+}

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "Backend.h"
@@ -48,6 +49,22 @@ struct HaloPropertiesOptions
   double overdensity = 200;    // Delta
   double referenceDensity = 0; // rho_ref (mean or critical), > 0
 };
+
+// The options' names in error messages: the kernels' own words by default;
+// FriendsOfFriends passes its property names.
+struct HaloOptionNames
+{
+  std::string softening = "the softening";
+  std::string gravitationalConstant = "the gravitational constant";
+  std::string overdensity = "the overdensity";
+  std::string referenceDensity = "the reference density";
+};
+
+// The first broken rule of the options (empty when they are valid):
+// softening >= 0 and G > 0 with potentialCentres; overdensity > 0 and the
+// reference density > 0 with sphericalOverdensity; all finite.
+std::string haloOptionsError(
+  const HaloPropertiesOptions& options, const HaloOptionNames& names = {});
 
 // Per owned row, in the order of rowGroupId.
 struct HaloProperties

@@ -7,7 +7,7 @@ and the minimum wall time is kept (the CPU time of that process is recorded
 too: on a shared machine it is the steadier of the two). Not a test: nothing
 is asserted.
 
-  /usr/bin/python3 Testing/Benchmarks/bench_scaling.py --algorithm knn
+  /usr/bin/python3 Testing/Benchmarks/bench_scaling.py --algorithm knn|fof
       [--n 1e4 3e4 1e5 ... 5e7] [--k 16] [--threads 2] [--repeats 2] [--points halos]
       [--max-n-peer NAME=N ...] [--csv FILE] [--png FILE]
 
@@ -16,7 +16,9 @@ a runner takes (n, points_file, args) and returns the seconds the program
 reports for build + query, or None when it is not available. knn: jz-tree
 (jz_bench_knn, kernel alone), nanoflann and ArborX 2.1 (Kokkos OpenMP), built
 outside the repository (../shared/anchors/README.md; JZ_PEERS, default
-/work/peers), and scipy's cKDTree (Debian's python3-scipy).
+/work/peers), and scipy's cKDTree (Debian's python3-scipy). fof: the
+FriendsOfFriends filter end to end (pvpython), hfof (serial C, labels only;
+HFOF_PATH, default /tmp/hfof) and scipy (cKDTree.query_pairs + csgraph).
 """
 import argparse
 import csv
@@ -107,11 +109,82 @@ def knn_scipy(n, points, args):
                       points], r"total=([0-9.]+)s")
 
 
+# --- friends of friends ---------------------------------------------------------
+# Linking length b = 0.2 in the periodic unit box; every program reads the same
+# float32 file. Ours is the FriendsOfFriends filter end to end in pvpython (the
+# plugin from PV_PLUGIN_PATH, default build/), timed around Update() on new
+# points, so never a re-cut of its cached tree.
+
+FOF_FILTER = r"""
+import sys, time, numpy as np
+from paraview import simple
+from vtkmodules.util.numpy_support import numpy_to_vtk
+from vtkmodules.vtkCommonCore import vtkPoints
+from vtkmodules.vtkCommonDataModel import vtkPolyData
+pts = np.fromfile(sys.argv[1], dtype=np.float32).reshape(-1, 3)
+pd = vtkPolyData(); vp = vtkPoints(); vp.SetData(numpy_to_vtk(pts, deep=1)); pd.SetPoints(vp)
+tp = simple.TrivialProducer(); tp.GetClientSideObject().SetOutput(pd)
+f = simple.FriendsOfFriends(Input=tp, LinkingLength=0.2, Periodic=1, Device="CPU")
+t = time.perf_counter(); f.GetClientSideObject().Update()
+print("total=%.4fs" % (time.perf_counter() - t))
+"""
+
+FOF_HFOF = """
+import sys, time, numpy as np
+sys.path.insert(0, sys.argv[3])
+from hfof import fof
+p = np.fromfile(sys.argv[1], dtype=np.float32).reshape(-1, 3).astype(np.float64)
+t = time.perf_counter(); fof(p, float(sys.argv[2]), boxsize=1.0)
+print("total=%.4fs" % (time.perf_counter() - t))
+"""
+
+FOF_SCIPY = """
+import sys, time, numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
+p = np.fromfile(sys.argv[1], dtype=np.float32).reshape(-1, 3).astype(np.float64)
+n = len(p)
+t = time.perf_counter()
+pairs = cKDTree(p, boxsize=1.0).query_pairs(float(sys.argv[2]), output_type="ndarray")
+g = coo_matrix((np.ones(len(pairs), dtype=np.int8), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+connected_components(g, directed=False)
+print("total=%.4fs" % (time.perf_counter() - t))
+"""
+
+
+def fof_linking_length(n):
+    return 0.2 * (1.0 / n) ** (1.0 / 3.0)
+
+
+def fof_ours(n, points, args):
+    env = dict(os.environ)
+    env.setdefault("PV_PLUGIN_PATH", os.path.join(ROOT, "build/lib/paraview-5.11/plugins/JZTree"))
+    return run_timed(["pvpython", "-c", FOF_FILTER, points], r"total=([0-9.]+)s", env=env)
+
+
+def fof_hfof(n, points, args):
+    path = os.environ.get("HFOF_PATH", "/tmp/hfof")
+    if not os.path.isdir(os.path.join(path, "hfof")):
+        return None, None
+    return run_timed(["/usr/bin/python3", "-c", FOF_HFOF, points, repr(fof_linking_length(n)),
+                      path], r"total=([0-9.]+)s")
+
+
+def fof_scipy(n, points, args):
+    return run_timed(["/usr/bin/python3", "-c", FOF_SCIPY, points, repr(fof_linking_length(n))],
+                     r"total=([0-9.]+)s")
+
+
 ALGORITHMS = {
     "knn": {
         "title": "kNN, K=%(k)d, self query, %(points)s float32, %(threads)d threads",
         "programs": [("jz-tree", knn_ours), ("nanoflann", knn_nanoflann), ("ArborX", knn_arborx),
                      ("scipy cKDTree", knn_scipy)],
+    },
+    "fof": {
+        "title": "Friends of friends, b = 0.2, periodic, %(points)s float32, %(threads)d threads",
+        "programs": [("jz-tree", fof_ours), ("hfof", fof_hfof), ("scipy cKDTree", fof_scipy)],
     },
 }
 
@@ -138,7 +211,7 @@ def plot(rows, programs, title, png):
     if ns:
         ax.loglog(ns, [1e-7 * n for n in ns], "k:", lw=0.8, label="slope 1 (reference)")
     ax.set_xlabel("N (points)")
-    ax.set_ylabel("time, build + query (s)")
+    ax.set_ylabel("time (s), minimum of the repeats")
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", lw=0.3)
     ax.legend(fontsize=8)

@@ -108,9 +108,13 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
     s.y.assign(n + kSimdPadding, T(0));
     s.z.assign(n + kSimdPadding, T(0));
     s.inputIndex.swap(order);
+    // The reads follow the input order, not the sorted one: fetch ahead.
+    constexpr long long kAhead = 16;
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < (long long)n; ++i)
     {
+      if (i + kAhead < (long long)n)
+        __builtin_prefetch(sources + 3 * std::size_t(s.inputIndex[i + kAhead]));
       T p[kDim];
       points.get(s.inputIndex[i], p);
       s.x[i] = p[0];

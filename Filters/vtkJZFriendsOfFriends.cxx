@@ -300,6 +300,40 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   cpd->SetActiveScalars("Count");
   vtkJZKernelAdapter::AddDeviceFieldData(catalogueOut, info.backend);
 }
+
+// The bounding box of the points of all ranks (a collective).
+void GlobalBounds(jz::Communicator& comm, const ParticleInput& in, double bounds[6])
+{
+  // As (-min, max), so that one reduction gives the global box.
+  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
+    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
+  auto extend = [&negLoHi](const auto* xyz, std::size_t count)
+  {
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      for (int d = 0; d < 3; ++d)
+      {
+        const double x = double(xyz[3 * i + d]);
+        negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
+        negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
+      }
+    }
+  };
+  if (in.useFloat)
+  {
+    extend(in.coordsF.data, in.coordsF.size);
+  }
+  else
+  {
+    extend(in.coordsD.data, in.coordsD.size);
+  }
+  comm.allReduceMax(negLoHi, 6);
+  for (int d = 0; d < 3; ++d)
+  {
+    bounds[2 * d] = -negLoHi[2 * d];
+    bounds[2 * d + 1] = negLoHi[2 * d + 1];
+  }
+}
 } // namespace
 
 //------------------------------------------------------------------------------
@@ -401,22 +435,6 @@ int vtkJZFriendsOfFriends::RunParticles(
   }
   const bool useFloat = in.useFloat;
   const vtkIdType n = in.localPoints;
-  // Bounds as (-min, max) so that one reduction gives the global box.
-  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
-    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
-  for (vtkIdType i = 0; i < n; ++i)
-  {
-    for (int d = 0; d < 3; ++d)
-    {
-      const double x = useFloat ? double(in.coordsF.data[3 * i + d]) : in.coordsD.data[3 * i + d];
-      negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
-      negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
-    }
-  }
-  in.comm->allReduceMax(negLoHi, 6);
-  const double bounds[6] = { -negLoHi[0], negLoHi[1], -negLoHi[2], negLoHi[3], -negLoHi[4],
-    negLoHi[5] };
-
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
   const std::string haloError = this->HaloOptionsError();
   if (!haloError.empty())
@@ -434,6 +452,11 @@ int vtkJZFriendsOfFriends::RunParticles(
   if (this->LinkingLengthMode == RELATIVE)
   {
     // Global N and the global bounding box (or the periodic box).
+    double bounds[6];
+    if (!this->Periodic)
+    {
+      GlobalBounds(*in.comm, in, bounds); // the same branch on every rank
+    }
     const double* b = this->Periodic ? in.box : bounds;
     const double volume = (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]);
     settings.linkingLength = jz::relativeLinkingLength(

@@ -11,6 +11,7 @@
 // without atomics and tells the pair pass which leaves are one group.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <omp.h>
@@ -190,13 +191,15 @@ void writeFofGroups(const FofProblem<T>& problem, const std::vector<Index>& inpu
   const Index n = Index(problem.numPoints);
   const Index* input = inputIndex.data();
   const GlobalId* ids = problem.ids;
-  std::vector<GlobalId> minId;
+  // Only the roots' entries are written and read: not zero-filled, so its
+  // fresh pages are first touched by the team, not by a serial memset.
+  std::unique_ptr<GlobalId[]> minId;
   if (out.wantLabel)
   {
     // The smallest id per root, in sorted order (members sit near their
     // root there, so the atomic minima stay in cache).
-    minId.resize(n);
-    GlobalId* m = minId.data();
+    minId.reset(new GlobalId[n]);
+    GlobalId* m = minId.get();
 #pragma omp parallel num_threads(numThreads)
     {
 #pragma omp for schedule(static)
@@ -216,7 +219,7 @@ void writeFofGroups(const FofProblem<T>& problem, const std::vector<Index>& inpu
     out.groupLabel.resize(n);
   Index* root = out.wantRoot ? out.groupRoot.data() : nullptr;
   GlobalId* label = out.wantLabel ? out.groupLabel.data() : nullptr;
-  const GlobalId* m = minId.data();
+  const GlobalId* m = minId.get();
 #pragma omp parallel for num_threads(numThreads) schedule(static)
   for (long long k = 0; k < (long long)n; ++k)
   {

@@ -196,6 +196,15 @@ JZ_TEST(ShiftsAreExact)
   JZ_CHECK(std::abs(a.u - b.u) <= 1e-12 * (1 + std::abs(a.u)));
   for (int j = 0; j < 3; ++j)
     JZ_CHECK(std::abs(a.g[j] - b.g[j]) <= 1e-12 * (1 + std::abs(a.g[j])));
+  // The lane-wise L2P equals the one-point L2P (x in lane 5).
+  const std::size_t W = jz::kM2LLanes;
+  std::vector<double> ys(3 * W, 0.25), us(W), gs(3 * W);
+  for (int k = 0; k < 3; ++k)
+    ys[k * W + 5] = y0[k];
+  e.evaluateLocalLanes(L.data(), ys.data(), true, us.data(), gs.data());
+  JZ_CHECK(std::abs(us[5] - a.u) <= 1e-12 * (1 + std::abs(a.u)));
+  for (int j = 0; j < 3; ++j)
+    JZ_CHECK(std::abs(gs[j * W + 5] - a.g[j]) <= 1e-12 * (1 + std::abs(a.g[j])));
 }
 
 int main(int argc, char** argv)

@@ -104,14 +104,22 @@ void gravityDownward(const ZTree<T>& tree, std::vector<GravityPlaneNodes>& nodes
     const Index j = Index(jj);
     const double* centre = nodes[0].receiverCentre.data() + 3 * std::size_t(j);
     const double* L = nodes[0].local.data() + std::size_t(j) * N;
-    for (Index i = leaves.querySplit[j]; i < leaves.querySplit[j + 1]; ++i)
+    constexpr std::size_t W = kM2LLanes;
+    double y[3 * W], lu[W], lg[3 * W];
+    for (Index i0 = leaves.querySplit[j]; i0 < leaves.querySplit[j + 1]; i0 += Index(W))
     {
-      const double y[3] = { q[0][i] - centre[0], q[1][i] - centre[1], q[2][i] - centre[2] };
-      GravitySum local;
-      e.evaluateLocal(L, y, field, local);
-      sum[0][i] += local.u;
-      for (int k = 0; k < 3; ++k)
-        sum[1 + k][i] += local.g[k];
+      const std::size_t n = std::min<std::size_t>(W, leaves.querySplit[j + 1] - i0);
+      for (std::size_t l = 0; l < W; ++l)
+        for (int k = 0; k < 3; ++k)
+          y[k * W + l] = l < n ? q[k][i0 + l] - centre[k] : 0.0;
+      e.evaluateLocalLanes(L, y, field, lu, lg);
+      for (std::size_t l = 0; l < n; ++l)
+      {
+        sum[0][i0 + l] += lu[l];
+        if (field)
+          for (int k = 0; k < 3; ++k)
+            sum[1 + k][i0 + l] += lg[k * W + l];
+      }
     }
   }
 }

@@ -73,6 +73,44 @@ void m2lBatch(const GravityExpansion& e, const double* R, const double* M, doubl
     out[a] = s0 + s1;
   }
 }
+
+// L2P at kM2LLanes points at once (y: 3 x lanes, lane-minor).
+JZ_GRAVITY_CLONES
+void l2pBatch(
+  const GravityExpansion& e, const double* L, const double* y, bool field, double* u, double* g)
+{
+  const Lanes* yv = reinterpret_cast<const Lanes*>(y);
+  Lanes mono[kMaxCoefficients];
+  mono[0] = Lanes{} + 1.0;
+  const int size = e.size();
+  const int* prev = e.previous().data();
+  const int* axis = e.axes().data();
+  const double* inverse = e.inverses().data();
+  for (int k = 1; k < size; ++k)
+    mono[k] = mono[prev[k]] * yv[axis[k]] * inverse[k];
+  Lanes su = {}, g0 = {}, g1 = {}, g2 = {};
+  const int* up0 = e.raised(0).data();
+  const int* up1 = e.raised(1).data();
+  const int* up2 = e.raised(2).data();
+  for (int k = 0; k < size; ++k)
+  {
+    su += L[k] * mono[k];
+    if (field && up0[k] >= 0)
+    {
+      g0 += L[up0[k]] * mono[k];
+      g1 += L[up1[k]] * mono[k];
+      g2 += L[up2[k]] * mono[k];
+    }
+  }
+  *reinterpret_cast<Lanes*>(u) = su;
+  if (field)
+  {
+    Lanes* gv = reinterpret_cast<Lanes*>(g);
+    gv[0] = g0;
+    gv[1] = g1;
+    gv[2] = g2;
+  }
+}
 } // namespace
 
 GravityExpansion::GravityExpansion(int order)
@@ -246,6 +284,12 @@ void GravityExpansion::multipolesToLocal(
   const double* R, const double* M, double eps2, double* lanes) const
 {
   m2lBatch(*this, R, M, eps2, lanes);
+}
+
+void GravityExpansion::evaluateLocalLanes(
+  const double* L, const double* y, bool field, double* u, double* g) const
+{
+  l2pBatch(*this, L, y, field, u, g);
 }
 
 void GravityExpansion::addLanes(const double* lanes, double* L) const

@@ -55,6 +55,10 @@ public:
   void shiftLocal(const double* parent, const double* t, double* child) const;
   // L2P at offset y from the local's centre: U and (field) grad U added.
   void evaluateLocal(const double* L, const double* y, bool field, GravitySum& sum) const;
+  // L2P at kM2LLanes points at once: y (3 x kM2LLanes, lane-minor), U into
+  // u (kM2LLanes) and, with field, grad U into g (3 x kM2LLanes), both
+  // overwritten.
+  void evaluateLocalLanes(const double* L, const double* y, bool field, double* u, double* g) const;
   // D_n(R) for every n, in double (the reference of the batched kernel).
   void derivatives(const double* R, double eps2, double* D) const;
 
@@ -80,6 +84,10 @@ public:
   const std::vector<Pair>& pairs() const { return pairs_; }
   const std::vector<Pair>& m2lPairs() const { return m2lPairs_; }
   const std::vector<Term>& terms() const { return terms_; }
+  const std::vector<int>& previous() const { return prev_; }
+  const std::vector<int>& axes() const { return axis_; }
+  const std::vector<double>& inverses() const { return inverse_; }
+  const std::vector<int>& raised(int k) const { return up_[k]; } // n + e_k, or -1
   // Where the rows of coefficient k begin: [start[k], start[k + 1]).
   const std::vector<int>& termStart() const { return termStart_; }
   const std::vector<int>& m2lStart() const { return m2lStart_; }

@@ -67,14 +67,16 @@ FloatUnits floatUnits(const ZTree<T>& tree, const std::vector<double>& mass, dou
 }
 
 // After the walk: every local expansion shifted to its children (L2L), plane
-// by plane down to the leaves, and evaluated at the leaves' points (L2P).
+// by plane down to plane `from`, and evaluated at its nodes' points (L2P).
 template <class T>
 void gravityDownward(const ZTree<T>& tree, std::vector<GravityPlaneNodes>& nodes,
-  const GravityExpansion& e, const double* const q[3], bool field, double* const sum[4],
+  const GravityExpansion& e, int from, const double* const q[3], bool field, double* const sum[4],
   int threads)
 {
   const std::size_t N = std::size_t(e.size());
-  for (std::size_t p = tree.planes.size() - 1; p >= 1; --p)
+  if (from < 0 || from >= int(tree.planes.size()))
+    return; // no plane expands
+  for (std::size_t p = tree.planes.size() - 1; p > std::size_t(from); --p)
   {
     const TreePlane<T>& plane = tree.planes[p];
     const GravityPlaneNodes& up = nodes[p];
@@ -97,18 +99,19 @@ void gravityDownward(const ZTree<T>& tree, std::vector<GravityPlaneNodes>& nodes
       }
     }
   }
-  const TreePlane<T>& leaves = tree.planes[0];
+  const TreePlane<T>& bottom = tree.planes[std::size_t(from)];
+  const GravityPlaneNodes& last = nodes[std::size_t(from)];
 #pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
-  for (long long jj = 0; jj < (long long)leaves.numNodes(); ++jj)
+  for (long long jj = 0; jj < (long long)bottom.numNodes(); ++jj)
   {
     const Index j = Index(jj);
-    const double* centre = nodes[0].receiverCentre.data() + 3 * std::size_t(j);
-    const double* L = nodes[0].local.data() + std::size_t(j) * N;
+    const double* centre = last.receiverCentre.data() + 3 * std::size_t(j);
+    const double* L = last.local.data() + std::size_t(j) * N;
     constexpr std::size_t W = kM2LLanes;
     double y[3 * W], lu[W], lg[3 * W];
-    for (Index i0 = leaves.querySplit[j]; i0 < leaves.querySplit[j + 1]; i0 += Index(W))
+    for (Index i0 = bottom.querySplit[j]; i0 < bottom.querySplit[j + 1]; i0 += Index(W))
     {
-      const std::size_t n = std::min<std::size_t>(W, leaves.querySplit[j + 1] - i0);
+      const std::size_t n = std::min<std::size_t>(W, bottom.querySplit[j + 1] - i0);
       for (std::size_t l = 0; l < W; ++l)
         for (int k = 0; k < 3; ++k)
           y[k * W + l] = l < n ? q[k][i0 + l] - centre[k] : 0.0;
@@ -187,7 +190,7 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
   std::vector<GravityPlaneNodes> nodes;
   {
     StageTimer timer(&info, "expansions");
-    nodes = gravityPlaneNodes(tree, moments, mass, q, expansion, threads);
+    nodes = gravityPlaneNodes(tree, moments, mass, q, expansion, kGravityLocalFromPlane, threads);
   }
   std::vector<double> sumStore(4 * nq, 0.0); // U, grad U per sorted query
   double* const sum[4] = { sumStore.data(), sumStore.data() + nq, sumStore.data() + 2 * nq,
@@ -216,7 +219,7 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
   }
   {
     StageTimer timer(&info, "downward");
-    gravityDownward(tree, nodes, expansion, q, field, sum, threads);
+    gravityDownward(tree, nodes, expansion, kGravityLocalFromPlane, q, field, sum, threads);
   }
 
   const double G = problem.gravitationalConstant;

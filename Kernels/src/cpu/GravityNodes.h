@@ -46,18 +46,21 @@ double farthest(const C* x, const C* y, const C* z, Index a, Index b, const doub
 }
 } // namespace gravity_detail
 
-// nodes[p][j]: node j of plane p. q: the sorted query coordinates in double.
+// nodes[p][j]: node j of plane p >= from (the planes below stay empty: no
+// M2L reaches them, and plane `from` is made from its points directly). q:
+// the sorted query coordinates in double.
 template <class T>
 std::vector<GravityPlaneNodes> gravityPlaneNodes(const ZTree<T>& tree,
   const std::vector<std::vector<GravityMoments>>& moments, const std::vector<double>& mass,
-  const double* const q[3], const GravityExpansion& e, int numThreads)
+  const double* const q[3], const GravityExpansion& e, int from, int numThreads)
 {
   using namespace gravity_detail;
   const int N = e.size();
   std::vector<GravityPlaneNodes> nodes(tree.planes.size());
   const SortedPoints<T>& s = tree.sources;
-  for (std::size_t p = 0; p < tree.planes.size(); ++p)
+  for (std::size_t p = std::size_t(std::max(0, from)); p < tree.planes.size(); ++p)
   {
+    const bool fromPoints = int(p) == from;
     const TreePlane<T>& plane = tree.planes[p];
     const std::vector<GravityMoments>& mom = moments[p];
     GravityPlaneNodes& out = nodes[p];
@@ -76,7 +79,7 @@ std::vector<GravityPlaneNodes> gravityPlaneNodes(const ZTree<T>& tree,
       {
         const double* com = mom[j].com;
         double radius = std::sqrt(mom[j].radius2); // the box's bound
-        if (p == 0)
+        if (fromPoints)
         {
           const Index a = plane.sourceSplit[j], b = plane.sourceSplit[j + 1];
           for (Index i = a; i < b; ++i)
@@ -123,7 +126,7 @@ std::vector<GravityPlaneNodes> gravityPlaneNodes(const ZTree<T>& tree,
         half2 += h * h;
       }
       double radius = std::sqrt(half2);
-      if (p == 0)
+      if (fromPoints)
         radius = std::min(
           radius, farthest(q[0], q[1], q[2], plane.querySplit[j], plane.querySplit[j + 1], centre));
       else

@@ -215,6 +215,29 @@ JZ_TEST(NodeNodeInteractionsAreUsed)
   }
 }
 
+// The same results, bit for bit, for any thread count: every sum adds its
+// terms in an order fixed by the tree (README, "Tree Gravity").
+JZ_TEST(ThreadCountDoesNotChangeResults)
+{
+  const std::size_t n = 30000;
+  const std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 12);
+  const std::vector<double> m = masses(n, false);
+  const jz::GravityProblem<double> p = selfProblem(xyz, m, 0.7, 1e-3);
+  Field first;
+  for (int threads : { 1, 2, 3 })
+  {
+    Field got{ std::vector<double>(n), std::vector<double>(3 * n) };
+    jz::RunControl control;
+    control.numThreads = threads;
+    jz::computeGravity(
+      p, jz::GravityResults{ got.phi.data(), got.acc.data() }, jz::Backend::CPU, control);
+    if (threads == 1)
+      first = got;
+    else
+      JZ_CHECK_MSG(got.phi == first.phi && got.acc == first.acc, threads << " threads differ");
+  }
+}
+
 // Separate queries (a grid, and points exactly at particles: nothing is
 // excluded, and at eps = 0 the coincident pair is skipped).
 JZ_TEST(SeparateQueries)

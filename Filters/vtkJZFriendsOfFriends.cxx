@@ -5,6 +5,8 @@
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZParticleInput.h"
 
+#include "../Kernels/src/HugePages.h" // fresh per-point outputs on huge pages
+
 #include "vtkCellArray.h"
 #include "vtkCompositeDataSet.h"
 #include "vtkDataArray.h"
@@ -51,6 +53,18 @@ struct FofSettings
   jz::Backend backend = jz::Backend::Auto;
   jz::HaloPropertiesOptions halo; // catalogue additions (referenceDensity: Critical, or 0 = Mean)
 };
+
+// A per-point output array (GroupId, GroupSize), its fresh memory advised to
+// use huge pages before it is first written.
+vtkSmartPointer<vtkIdTypeArray> NewPointArray(const char* name, vtkIdType n)
+{
+  auto array = NewArray<vtkIdTypeArray>(name, n);
+  if (n > 0)
+  {
+    jz::adviseHugePages(array->GetPointer(0), static_cast<std::size_t>(n) * sizeof(vtkIdType));
+  }
+  return array;
+}
 
 // The kernels' problem for this rank's points under the settings.
 template <class T>
@@ -157,8 +171,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     options.velocities = velocities.data;
     jz::FofDistributedResult result;
     info = jz::computeFofDistributed<T>(problem, options, result, comm, s.backend, control);
-    groupId = NewArray<vtkIdTypeArray>("GroupId", n);
-    groupSize = NewArray<vtkIdTypeArray>("GroupSize", n);
+    groupId = NewPointArray("GroupId", n);
+    groupSize = NewPointArray("GroupSize", n);
     if (n > 0)
     {
       std::copy(result.groupId.begin(), result.groupId.end(), groupId->GetPointer(0));
@@ -178,8 +192,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
       const std::vector<jz::Index>& root = groups.groupRoot;
       // The output arrays only now, after the kernel's tree is gone: this keeps
       // the peak memory below 48 bytes per point beyond the input.
-      groupId = NewArray<vtkIdTypeArray>("GroupId", n);
-      groupSize = NewArray<vtkIdTypeArray>("GroupSize", n);
+      groupId = NewPointArray("GroupId", n);
+      groupSize = NewPointArray("GroupSize", n);
       static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
       numGroups = jz::labelFofGroups(root.data(), label.data(), coords.size, s.minimumGroupSize,
         reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0)),

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include "FofThreads.h"
+#include "HugePages.h"
 #include "jz/Fof.h"
 
 namespace jz
@@ -34,7 +35,7 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
 
   // Members per root (input index of the root). Zeroed by the team, which
   // then first-touches the fresh pages (costly on some systems) in parallel.
-  std::unique_ptr<Index[]> countStore(new Index[n]);
+  std::unique_ptr<Index[]> countStore = newHugeArray<Index>(n);
   Index* c = countStore.get();
 #pragma omp parallel num_threads(numThreads)
   {

@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include "HugePages.h"
 #include "jz/ZOrder.h"
 
 namespace jz
@@ -113,9 +114,9 @@ TreeLevels::TreeLevels(const std::vector<int>& gapLevel, const std::vector<Index
   // side with a strictly higher level.
   // cellCount_ holds the left ends first (no zero-filled scratch arrays:
   // fresh pages are expensive).
-  cellCount_.resize(std::size_t(n) + 1);
+  assignOnHugePages(cellCount_, std::size_t(n) + 1, Index(0));
   Index* left = cellCount_.data();
-  std::unique_ptr<Index[]> right(new Index[std::size_t(n) + 1]);
+  std::unique_ptr<Index[]> right = newHugeArray<Index>(std::size_t(n) + 1);
   nearestHigher(gapLevel, left, right.get());
 #pragma omp parallel for schedule(static)
   for (long long i = 1; i < (long long)n; ++i)

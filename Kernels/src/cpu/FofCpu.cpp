@@ -18,6 +18,7 @@
 
 #include "../FofBackends.h"
 #include "../FofThreads.h"
+#include "../HugePages.h"
 #include "../StageTimer.h"
 #include "../walk/DualWalk.h"
 #include "FofContraction.h"
@@ -89,7 +90,7 @@ private:
   void initPoints(std::vector<Index>& pointGroup) const
   {
     const TreePlane<T>& leaves = tree_.planes[0];
-    pointGroup.resize(tree_.sources.size());
+    assignOnHugePages(pointGroup, tree_.sources.size(), Index(0));
     Index* g = pointGroup.data();
 #pragma omp parallel for num_threads(nt_) schedule(static)
     for (long long i = 0; i < (long long)leaves.numNodes(); ++i)
@@ -198,7 +199,7 @@ void writeFofGroups(const FofProblem<T>& problem, const std::vector<Index>& inpu
   {
     // The smallest id per root, in sorted order (members sit near their
     // root there, so the atomic minima stay in cache).
-    minId.reset(new GlobalId[n]);
+    minId = newHugeArray<GlobalId>(n);
     GlobalId* m = minId.get();
 #pragma omp parallel num_threads(numThreads)
     {
@@ -214,9 +215,9 @@ void writeFofGroups(const FofProblem<T>& problem, const std::vector<Index>& inpu
   }
   // One scatter pass into input order.
   if (out.wantRoot)
-    out.groupRoot.resize(n);
+    assignOnHugePages(out.groupRoot, n, Index(0));
   if (out.wantLabel)
-    out.groupLabel.resize(n);
+    assignOnHugePages(out.groupLabel, n, GlobalId(0));
   Index* root = out.wantRoot ? out.groupRoot.data() : nullptr;
   GlobalId* label = out.wantLabel ? out.groupLabel.data() : nullptr;
   const GlobalId* m = minId.get();

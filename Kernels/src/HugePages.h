@@ -2,9 +2,9 @@
 // memory costs one page fault per 4 KiB page, which on virtual machines is
 // often slower than the work done in the buffer (0.12-0.15 GB/s on the
 // development VM under load); advised buffers fault once per 2 MiB (there
-// 0.3 GB/s where the host backs fresh memory, 1.4-9 GB/s otherwise). Only advice: contents and results do not change, and it is
-// ignored where unsupported (THP "never", non-Linux). JZ_HUGEPAGES=0 turns it
-// off.
+// 0.3 GB/s where the host backs fresh memory, 1.4-9 GB/s otherwise).
+// Only advice: contents and results do not change, and it is ignored where
+// unsupported (THP "never", non-Linux). JZ_HUGEPAGES=0 turns it off.
 #pragma once
 
 #include <cstddef>

@@ -92,10 +92,10 @@ double directSum(const MemberArrays& a, std::vector<double>& mass, std::size_t i
   const double own = mass[i];
   mass[i] = 0;
   const double q[3] = { a.x[i], a.y[i], a.z[i] };
-  GravitySum sum;
-  sumDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2, sum);
+  const double u =
+    sumPotentialCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2);
   mass[i] = own;
-  return sum.u;
+  return u;
 }
 
 // The member with the lowest potential (ties: the smaller id; members are
@@ -159,7 +159,8 @@ constexpr std::size_t kTeamCentreLimit = 200000;
 
 template <class T>
 void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
-  const HaloPropertiesOptions& o, const RowDirectory& dir, HaloProperties& out, int threads)
+  const HaloPropertiesOptions& o, const RowDirectory& dir, HaloProperties& out, int threads,
+  RunInfo& info)
 {
   // Every member to its group's owner (one rank: straight into the rows).
   const std::size_t rows = in.rowGroupId.size();
@@ -190,11 +191,13 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     for (int k = 0; k < 3; ++k)
       length[k] = in.boxHi[k] - in.boxLo[k];
   // Small groups in parallel (one thread each), large ones with all threads.
+  std::vector<double> seconds(rows, 0.0); // per group (thread seconds; reported)
   auto solve = [&](std::size_t r, int teamThreads)
   {
     std::vector<Member>& mem = members[r];
     if (mem.empty())
       return;
+    const StageTimer clock(nullptr, "");
     std::sort(mem.begin(), mem.end(), [](const Member& a, const Member& b) { return a.id < b.id; });
     std::vector<Member> unwrapped = mem;
     for (Member& mb : unwrapped)
@@ -203,6 +206,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     const std::size_t b = mostBound(unwrapped, o, teamThreads);
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
+    seconds[r] = clock.seconds();
   };
   // One thread per group, largest first so that no thread is left with a
   // big group at the end (a group per parallel region would leave the other
@@ -220,6 +224,12 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   for (std::size_t r = 0; r < rows; ++r)
     if (members[r].size() > kTeamCentreLimit)
       solve(r, threads);
+  // Where the time goes: the groups summed directly and the tree-ranked ones.
+  double direct = 0, ranked = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    (members[r].size() <= kDirectCentreLimit ? direct : ranked) += seconds[r];
+  info.counters.emplace_back("centre ms direct groups", 1e3 * direct);
+  info.counters.emplace_back("centre ms tree-ranked groups", 1e3 * ranked);
 }
 
 // A few centres (the later SO rounds) scan every particle: cheaper than
@@ -412,6 +422,7 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
     info.counters.emplace_back("SO round " + std::to_string(round) + " centres", double(r2.size()));
     // Each centre's profile to its owner (one rank: the pending centres are
     // this rank's, in order).
+    StageTimer search(&info, "SO round " + std::to_string(round) + " search");
     std::vector<std::vector<std::pair<double, double>>> profile = collectWithin(in, c, r2, threads);
     if (comm.size() > 1)
     {
@@ -424,6 +435,8 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
         for (const ProfileChunk& e : part)
           profile[e.row].emplace_back(e.r2, e.m);
     }
+    search.stop();
+    const StageTimer decide(&info, "SO round " + std::to_string(round) + " profiles");
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
     for (long long i = 0; i < (long long)mineRows.size(); ++i)
     {
@@ -512,7 +525,7 @@ RunInfo computeHaloProperties(Communicator& comm, const HaloPropertiesInput<T>& 
   if (o.potentialCentres)
   {
     StageTimer timer(&info, "potential centres");
-    potentialCentres(comm, in, o, dir, out, threads);
+    potentialCentres(comm, in, o, dir, out, threads, info);
   }
   if (o.sphericalOverdensity)
   {

@@ -5,12 +5,15 @@
 //     which sums their potentials (directly, or by tree gravity for large
 //     groups, the lowest candidates then summed directly);
 //  2. the centres go to every rank; each rank collects its particles within a
-//     trial radius of each centre with one walk of the engine
-//     (RangeCollectPolicy.h) and sends (r^2, m) to the owner, which sorts the
+//     trial radius of each centre (periodic: from a grid of cells sorted once
+//     for all rounds, SphericalOverdensityGrid.h, unless the particles crowd
+//     its cells; else one walk of the engine, RangeCollectPolicy.h, or a scan
+//     for a few centres) and sends (r^2, m) to the owner, which sorts the
 //     profile and applies the discrete SO definition; centres whose profile
 //     is still above the threshold at the trial radius retry with twice it.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "StageTimer.h"
 #include "cpu/GravityKernelsCpu.h"
 #include "cpu/RangeCollectPolicy.h"
+#include "cpu/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
 #include "jz/Gravity.h"
 #include "jz/HaloProperties.h"
@@ -236,6 +240,10 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
 // building a tree over all of them again.
 constexpr std::size_t kScanCentres = 64;
 
+// A periodic grid search may visit this many particles per particle (plus a
+// constant) before the tree takes over.
+constexpr std::size_t kGridWorkPerPoint = 16;
+
 // The centres wrapped into the periodic box, in double: distances are taken
 // from them exactly, whatever the particles' precision.
 std::vector<double> wrappedCentres(
@@ -292,7 +300,8 @@ void scanWithin(const HaloPropertiesInput<T>& in, const Periodicity& per,
 // and the exact distance decides.
 template <class T>
 std::vector<std::vector<std::pair<double, double>>> collectWithin(const HaloPropertiesInput<T>& in,
-  const std::vector<double>& centreList, const std::vector<double>& radius2, int threads)
+  const std::vector<double>& centreList, const std::vector<double>& radius2, int threads,
+  const SphericalOverdensityGrid<T>* grid)
 {
   const std::size_t nc = radius2.size();
   std::vector<std::vector<std::pair<double, double>>> found(nc);
@@ -300,6 +309,13 @@ std::vector<std::vector<std::pair<double, double>>> collectWithin(const HaloProp
     return found;
   const Periodicity per = Periodicity::of(in.periodic, in.boxLo, in.boxHi);
   const std::vector<double> centres = wrappedCentres(centreList, per, in.boxLo);
+  // The grid unless the particles crowd into the cells scanned (a tree
+  // adapts to any clustering).
+  if (grid && grid->work(centres, radius2, threads) <= kGridWorkPerPoint * in.numPoints + 65536)
+  {
+    grid->collect(centres, radius2, threads, found);
+    return found;
+  }
   if (nc <= kScanCentres)
   {
     scanWithin(in, per, centres, radius2, threads, found);
@@ -392,6 +408,13 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
   out.soMass.assign(rows, 0.0);
   out.soCount.assign(rows, 0);
   std::vector<char> done(rows, 0);
+  std::unique_ptr<SphericalOverdensityGrid<T>> grid;
+  if (in.periodic && in.numPoints > 0)
+  {
+    const StageTimer timer(&info, "SO grid");
+    grid = std::make_unique<SphericalOverdensityGrid<T>>(in.points, in.numPoints, in.masses,
+      Periodicity::of(true, in.boxLo, in.boxHi), in.boxLo, threads);
+  }
   for (int round = 0;; ++round)
   {
     // Pending centres of all ranks: (owner row, centre, radius^2).
@@ -423,7 +446,8 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
     // Each centre's profile to its owner (one rank: the pending centres are
     // this rank's, in order).
     StageTimer search(&info, "SO round " + std::to_string(round) + " search");
-    std::vector<std::vector<std::pair<double, double>>> profile = collectWithin(in, c, r2, threads);
+    std::vector<std::vector<std::pair<double, double>>> profile =
+      collectWithin(in, c, r2, threads, grid.get());
     if (comm.size() > 1)
     {
       std::vector<std::vector<ProfileChunk>> send(comm.size());

@@ -10,7 +10,8 @@
 //     its cells; else one walk of the engine, RangeCollectPolicy.h, or a scan
 //     for a few centres) and sends (r^2, m) to the owner, which sorts the
 //     profile and applies the discrete SO definition; centres whose profile
-//     is still above the threshold at the trial radius retry with twice it.
+//     is still above the threshold at the trial radius retry with three
+//     times it.
 #include <algorithm>
 #include <cmath>
 #include <memory>

@@ -5,6 +5,8 @@
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZParticleInput.h"
 
+#include "../Kernels/src/HugePages.h" // fresh per-point outputs on huge pages
+
 #include "vtkCellArray.h"
 #include "vtkCompositeDataSet.h"
 #include "vtkDataArray.h"
@@ -51,6 +53,18 @@ struct FofSettings
   jz::Backend backend = jz::Backend::Auto;
   jz::HaloPropertiesOptions halo; // catalogue additions (referenceDensity: Critical, or 0 = Mean)
 };
+
+// A per-point output array (GroupId, GroupSize), its fresh memory advised to
+// use huge pages before it is first written.
+vtkSmartPointer<vtkIdTypeArray> NewPointArray(const char* name, vtkIdType n)
+{
+  auto array = NewArray<vtkIdTypeArray>(name, n);
+  if (n > 0)
+  {
+    jz::adviseHugePages(array->GetPointer(0), static_cast<std::size_t>(n) * sizeof(vtkIdType));
+  }
+  return array;
+}
 
 // The kernels' problem for this rank's points under the settings.
 template <class T>
@@ -157,8 +171,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     options.velocities = velocities.data;
     jz::FofDistributedResult result;
     info = jz::computeFofDistributed<T>(problem, options, result, comm, s.backend, control);
-    groupId = NewArray<vtkIdTypeArray>("GroupId", n);
-    groupSize = NewArray<vtkIdTypeArray>("GroupSize", n);
+    groupId = NewPointArray("GroupId", n);
+    groupSize = NewPointArray("GroupSize", n);
     if (n > 0)
     {
       std::copy(result.groupId.begin(), result.groupId.end(), groupId->GetPointer(0));
@@ -178,8 +192,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
       const std::vector<jz::Index>& root = groups.groupRoot;
       // The output arrays only now, after the kernel's tree is gone: this keeps
       // the peak memory below 48 bytes per point beyond the input.
-      groupId = NewArray<vtkIdTypeArray>("GroupId", n);
-      groupSize = NewArray<vtkIdTypeArray>("GroupSize", n);
+      groupId = NewPointArray("GroupId", n);
+      groupSize = NewPointArray("GroupSize", n);
       static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
       numGroups = jz::labelFofGroups(root.data(), label.data(), coords.size, s.minimumGroupSize,
         reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0)),
@@ -300,6 +314,40 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   cpd->SetActiveScalars("Count");
   vtkJZKernelAdapter::AddDeviceFieldData(catalogueOut, info.backend);
 }
+
+// The bounding box of the points of all ranks (a collective).
+void GlobalBounds(jz::Communicator& comm, const ParticleInput& in, double bounds[6])
+{
+  // As (-min, max), so that one reduction gives the global box.
+  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
+    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
+  auto extend = [&negLoHi](const auto* xyz, std::size_t count)
+  {
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      for (int d = 0; d < 3; ++d)
+      {
+        const double x = double(xyz[3 * i + d]);
+        negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
+        negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
+      }
+    }
+  };
+  if (in.useFloat)
+  {
+    extend(in.coordsF.data, in.coordsF.size);
+  }
+  else
+  {
+    extend(in.coordsD.data, in.coordsD.size);
+  }
+  comm.allReduceMax(negLoHi, 6);
+  for (int d = 0; d < 3; ++d)
+  {
+    bounds[2 * d] = -negLoHi[2 * d];
+    bounds[2 * d + 1] = negLoHi[2 * d + 1];
+  }
+}
 } // namespace
 
 //------------------------------------------------------------------------------
@@ -401,22 +449,6 @@ int vtkJZFriendsOfFriends::RunParticles(
   }
   const bool useFloat = in.useFloat;
   const vtkIdType n = in.localPoints;
-  // Bounds as (-min, max) so that one reduction gives the global box.
-  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
-    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
-  for (vtkIdType i = 0; i < n; ++i)
-  {
-    for (int d = 0; d < 3; ++d)
-    {
-      const double x = useFloat ? double(in.coordsF.data[3 * i + d]) : in.coordsD.data[3 * i + d];
-      negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
-      negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
-    }
-  }
-  in.comm->allReduceMax(negLoHi, 6);
-  const double bounds[6] = { -negLoHi[0], negLoHi[1], -negLoHi[2], negLoHi[3], -negLoHi[4],
-    negLoHi[5] };
-
   settings.backend = vtkJZKernelAdapter::ToBackend(this->Device);
   const std::string haloError = this->HaloOptionsError();
   if (!haloError.empty())
@@ -434,6 +466,11 @@ int vtkJZFriendsOfFriends::RunParticles(
   if (this->LinkingLengthMode == RELATIVE)
   {
     // Global N and the global bounding box (or the periodic box).
+    double bounds[6];
+    if (!this->Periodic)
+    {
+      GlobalBounds(*in.comm, in, bounds); // the same branch on every rank
+    }
     const double* b = this->Periodic ? in.box : bounds;
     const double volume = (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]);
     settings.linkingLength = jz::relativeLinkingLength(

@@ -2,11 +2,13 @@
 // kept groups numbered 0..G-1 by descending size, ties by the smallest global
 // point id of the group; -1 for groups below the minimum size.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include <omp.h>
 
 #include "FofThreads.h"
+#include "HugePages.h"
 #include "jz/Fof.h"
 
 namespace jz
@@ -31,12 +33,20 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
   const int numThreads = fofThreads(control, n);
   const long long nn = (long long)n;
 
-  // Members per root (input index of the root).
-  std::vector<Index> count(n, 0);
-  Index* c = count.data();
-#pragma omp parallel for num_threads(numThreads) schedule(static)
-  for (long long i = 0; i < nn; ++i)
-    __atomic_fetch_add(c + groupRoot[i], Index(1), __ATOMIC_RELAXED);
+  // Members per root (input index of the root). Zeroed by the team, which
+  // then first-touches the fresh pages (costly on some systems) in parallel.
+  std::unique_ptr<Index[]> countStore = newHugeArray<Index>(n);
+  Index* c = countStore.get();
+#pragma omp parallel num_threads(numThreads)
+  {
+#pragma omp for schedule(static)
+    for (long long i = 0; i < nn; ++i)
+      c[i] = 0;
+#pragma omp for schedule(static)
+    for (long long i = 0; i < nn; ++i)
+      __atomic_fetch_add(c + groupRoot[i], Index(1), __ATOMIC_RELAXED);
+  }
+  const Index* count = c;
 
   if (groupSize)
   {
@@ -67,12 +77,14 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
   if (groupId)
   {
     // Reuse the counts as root -> GroupId + 1 (0 = not kept).
-    std::fill(count.begin(), count.end(), Index(0));
-    for (std::size_t k = 0; k < kept.size(); ++k)
-      count[kept[k].root] = Index(k + 1);
 #pragma omp parallel for num_threads(numThreads) schedule(static)
     for (long long i = 0; i < nn; ++i)
-      groupId[i] = GlobalId(count[groupRoot[i]]) - 1;
+      c[i] = 0;
+    for (std::size_t k = 0; k < kept.size(); ++k)
+      c[kept[k].root] = Index(k + 1);
+#pragma omp parallel for num_threads(numThreads) schedule(static)
+    for (long long i = 0; i < nn; ++i)
+      groupId[i] = GlobalId(c[groupRoot[i]]) - 1;
   }
   return kept.size();
 }

@@ -11,12 +11,14 @@
 // without atomics and tells the pair pass which leaves are one group.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <omp.h>
 
 #include "../FofBackends.h"
 #include "../FofThreads.h"
+#include "../HugePages.h"
 #include "../StageTimer.h"
 #include "../walk/DualWalk.h"
 #include "FofContraction.h"
@@ -88,7 +90,7 @@ private:
   void initPoints(std::vector<Index>& pointGroup) const
   {
     const TreePlane<T>& leaves = tree_.planes[0];
-    pointGroup.resize(tree_.sources.size());
+    assignOnHugePages(pointGroup, tree_.sources.size(), Index(0));
     Index* g = pointGroup.data();
 #pragma omp parallel for num_threads(nt_) schedule(static)
     for (long long i = 0; i < (long long)leaves.numNodes(); ++i)
@@ -190,13 +192,15 @@ void writeFofGroups(const FofProblem<T>& problem, const std::vector<Index>& inpu
   const Index n = Index(problem.numPoints);
   const Index* input = inputIndex.data();
   const GlobalId* ids = problem.ids;
-  std::vector<GlobalId> minId;
+  // Only the roots' entries are written and read: not zero-filled, so its
+  // fresh pages are first touched by the team, not by a serial memset.
+  std::unique_ptr<GlobalId[]> minId;
   if (out.wantLabel)
   {
     // The smallest id per root, in sorted order (members sit near their
     // root there, so the atomic minima stay in cache).
-    minId.resize(n);
-    GlobalId* m = minId.data();
+    minId = newHugeArray<GlobalId>(n);
+    GlobalId* m = minId.get();
 #pragma omp parallel num_threads(numThreads)
     {
 #pragma omp for schedule(static)
@@ -211,12 +215,12 @@ void writeFofGroups(const FofProblem<T>& problem, const std::vector<Index>& inpu
   }
   // One scatter pass into input order.
   if (out.wantRoot)
-    out.groupRoot.resize(n);
+    assignOnHugePages(out.groupRoot, n, Index(0));
   if (out.wantLabel)
-    out.groupLabel.resize(n);
+    assignOnHugePages(out.groupLabel, n, GlobalId(0));
   Index* root = out.wantRoot ? out.groupRoot.data() : nullptr;
   GlobalId* label = out.wantLabel ? out.groupLabel.data() : nullptr;
-  const GlobalId* m = minId.data();
+  const GlobalId* m = minId.get();
 #pragma omp parallel for num_threads(numThreads) schedule(static)
   for (long long k = 0; k < (long long)n; ++k)
   {

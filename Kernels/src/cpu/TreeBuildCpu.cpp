@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include "../HugePages.h"
 #include "../TreeLevels.h"
 #include "ZSortCpu.h"
 #include "jz/Tree.h"
@@ -79,9 +80,9 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   // coordinate arrays.
   auto scatter = [&](SortedPoints<T>& out, bool wantQueries, Index count)
   {
-    out.x.assign(count + kSimdPadding, T(0));
-    out.y.assign(count + kSimdPadding, T(0));
-    out.z.assign(count + kSimdPadding, T(0));
+    assignOnHugePages(out.x, count + kSimdPadding, T(0));
+    assignOnHugePages(out.y, count + kSimdPadding, T(0));
+    assignOnHugePages(out.z, count + kSimdPadding, T(0));
     out.inputIndex.resize(count);
     Index k = 0;
     for (Index i = 0; i < n; ++i)
@@ -104,13 +105,17 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   {
     // Single type: a parallel gather.
     SortedPoints<T>& s = tree.sources;
-    s.x.assign(n + kSimdPadding, T(0));
-    s.y.assign(n + kSimdPadding, T(0));
-    s.z.assign(n + kSimdPadding, T(0));
+    assignOnHugePages(s.x, n + kSimdPadding, T(0));
+    assignOnHugePages(s.y, n + kSimdPadding, T(0));
+    assignOnHugePages(s.z, n + kSimdPadding, T(0));
     s.inputIndex.swap(order);
+    // The reads follow the input order, not the sorted one: fetch ahead.
+    constexpr long long kAhead = 16;
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < (long long)n; ++i)
     {
+      if (i + kAhead < (long long)n)
+        __builtin_prefetch(sources + 3 * std::size_t(s.inputIndex[i + kAhead]));
       T p[kDim];
       points.get(s.inputIndex[i], p);
       s.x[i] = p[0];
@@ -130,7 +135,8 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   reportProgress(control, 0.55);
 
   // 3. Morton level of every gap between consecutive points.
-  std::vector<int> gapLevel(std::size_t(n) + 1);
+  std::vector<int> gapLevel;
+  assignOnHugePages(gapLevel, std::size_t(n) + 1, 0);
   gapLevel[0] = kLevelInfinite;
   gapLevel[n] = kLevelInfinite;
   if (tree.selfQuery)

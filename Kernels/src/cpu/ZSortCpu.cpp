@@ -9,6 +9,7 @@
 #include <parallel/algorithm>
 #endif
 
+#include "../HugePages.h"
 #include "jz/ZOrder.h"
 
 namespace jz
@@ -70,46 +71,56 @@ std::uint64_t prefixKey(const T* p, double scale)
     spreadBits(windowBits(p[1], scale)) << 1 | spreadBits(windowBits(p[2], scale));
 }
 
-// Stable LSD radix sort of 64-bit items by their bits [low, 64), 8 bits a
-// pass, parallel over the OpenMP team (per-thread histograms). Passes over
-// bits that never vary (none set in varyingBits) are skipped.
+// Stable LSD radix sort of 64-bit items by their bits [low, 64), parallel
+// over the OpenMP team (per-thread histograms). Only the span of bits that
+// vary (varyingBits) is sorted, in as few passes of at most 11 bits as it
+// takes (2^11 per-thread counters stay in cache; each pass streams the items
+// twice); passes over bits that never vary are skipped. The order is the
+// same for any digit width: the stable sort of the keys.
 void radixSort(
   std::unique_ptr<std::uint64_t[]>& items, long long n, int low, std::uint64_t varyingBits)
 {
-  if (n < 2)
+  varyingBits &= ~std::uint64_t(0) << low;
+  if (n < 2 || varyingBits == 0)
     return;
+  constexpr int kMaxDigitBits = 11;
+  const int lo = __builtin_ctzll(varyingBits), hi = 64 - __builtin_clzll(varyingBits);
+  const int passes = (hi - lo + kMaxDigitBits - 1) / kMaxDigitBits;
+  const int width = (hi - lo + passes - 1) / passes;
+  const std::size_t radix = std::size_t(1) << width;
   // Not zero-filled: the first pass writes every element (page faults are
   // then shared by the team instead of a serial memset).
-  std::unique_ptr<std::uint64_t[]> buffer(new std::uint64_t[n]);
+  std::unique_ptr<std::uint64_t[]> buffer = newHugeArray<std::uint64_t>(n);
   const int threads = omp_get_max_threads();
-  std::vector<std::size_t> counts(std::size_t(threads) * 256);
-  for (int shift = low; shift < 64; shift += 8)
+  std::vector<std::size_t> counts(std::size_t(threads) * radix);
+  for (int shift = lo; shift < hi; shift += width)
   {
-    if (((varyingBits >> shift) & 0xFF) == 0)
+    const std::uint64_t mask = radix - 1;
+    if (((varyingBits >> shift) & mask) == 0)
       continue;
     std::fill(counts.begin(), counts.end(), 0);
 #pragma omp parallel num_threads(threads)
     {
       const int t = omp_get_thread_num(), nt = omp_get_num_threads();
       const long long b = n * t / nt, e = n * (t + 1) / nt;
-      std::size_t* c = &counts[std::size_t(t) * 256];
+      std::size_t* c = &counts[std::size_t(t) * radix];
       for (long long i = b; i < e; ++i)
-        ++c[(items[i] >> shift) & 0xFF];
+        ++c[(items[i] >> shift) & mask];
 #pragma omp barrier
 #pragma omp single
       {
         // Exclusive offsets in (digit, thread) order keep the sort stable.
         std::size_t at = 0;
-        for (int digit = 0; digit < 256; ++digit)
+        for (std::size_t digit = 0; digit < radix; ++digit)
           for (int u = 0; u < nt; ++u)
           {
-            const std::size_t k = counts[std::size_t(u) * 256 + digit];
-            counts[std::size_t(u) * 256 + digit] = at;
+            const std::size_t k = counts[std::size_t(u) * radix + digit];
+            counts[std::size_t(u) * radix + digit] = at;
             at += k;
           }
       }
       for (long long i = b; i < e; ++i)
-        buffer[c[(items[i] >> shift) & 0xFF]++] = items[i];
+        buffer[c[(items[i] >> shift) & mask]++] = items[i];
     }
     items.swap(buffer);
   }
@@ -120,7 +131,8 @@ template <class T>
 std::vector<Index> zSortOrder(const JointPoints<T>& points)
 {
   const long long n = (long long)points.size();
-  std::vector<Index> order(n);
+  std::vector<Index> order;
+  assignOnHugePages(order, std::size_t(n), Index(0));
   if (n == 0)
     return order;
   // Highest bit position of any coordinate.
@@ -143,7 +155,7 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
     ++indexBits;
   const int prefixBits = 64 - indexBits;
   const std::uint64_t indexMask = (std::uint64_t(1) << indexBits) - 1;
-  std::unique_ptr<std::uint64_t[]> items(new std::uint64_t[n]); // filled below
+  std::unique_ptr<std::uint64_t[]> items = newHugeArray<std::uint64_t>(n); // filled below
   std::uint64_t keyOr = 0, keyAnd = ~std::uint64_t(0);
 #pragma omp parallel for schedule(static) reduction(| : keyOr) reduction(& : keyAnd)
   for (long long i = 0; i < n; ++i)

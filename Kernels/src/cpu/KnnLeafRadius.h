@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "../KnnBackends.h"
 #include "KnnNodePolicy.h"
 #include "LeafDistances.h"
 
@@ -23,8 +24,11 @@ class KnnLeafRadius : public KnnNodePolicy<T, Metric>
 public:
   static constexpr bool kLeafLists = false;
 
-  KnnLeafRadius(const ZTree<T>& tree, int k, const Metric& metric, int numThreads)
+  // tighten (may be null): which leaves to tighten beyond the node bound.
+  KnnLeafRadius(const ZTree<T>& tree, int k, const Metric& metric, int numThreads,
+    const LeafTightening* tighten = nullptr)
     : Base(tree, k, metric, numThreads)
+    , tighten_(tighten)
     , margin_(FilterMargin::of(tree))
     , scratch_(numThreads)
   {
@@ -35,6 +39,8 @@ public:
 
   void consumeLeaf(Index c, const LeafList&)
   {
+    if (tighten_ && !(*tighten_)(c, this->rmax2_[c]))
+      return;
     const TreePlane<T>& plane = this->tree_.planes[0];
     const Index k = Index(this->k_);
     Index lo = c, hi = c + 1;
@@ -79,6 +85,7 @@ private:
     return pooled;
   }
 
+  const LeafTightening* tighten_;
   FilterMargin margin_; // pre-filter vs exact distances, periodic wrap included
   T periods_[3];
   PerThread<std::vector<T>> scratch_;

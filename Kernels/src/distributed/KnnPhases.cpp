@@ -142,10 +142,16 @@ std::size_t exchangeKnnGhosts(
   const bool joint = !self && nq > 0; // a self query needs a sources-only tree
   buildTreeCpu(points.srcXyz.data(), ns, joint ? points.qryXyz.data() : (const T*)nullptr,
     joint ? nq : 0, per, problem.boxLo, TreeBuildOptions(), tree, RunControl());
+  // The leaf bounds are tightened only where a leaf's node bound reaches
+  // towards another rank's points: elsewhere its region selects no ghosts,
+  // whatever its radius (most leaves, and most of the bound's cost).
+  const RemoteCover<T> cover(tree, problem.boxLo, comm);
   std::vector<Region<T>> regions;
   if (nq > 0 && ns > 0)
   {
-    regions = regionsFromTree(tree, knnLeafRadius2(tree, problem.k, RunControl()));
+    const LeafTightening nearOtherRanks = [&](Index leaf, double nodeBound2)
+    { return cover.mayReach(tree.queryBox(0, leaf), nodeBound2); };
+    regions = regionsFromTree(tree, knnLeafRadius2(tree, problem.k, RunControl(), nearOtherRanks));
   }
   else if (nq > 0)
   {

@@ -46,12 +46,15 @@ FofRankPoints<T> decomposeFofPoints(
     for (int d = 0; withVelocity && d < 3; ++d)
       putField(record, options.velocities ? options.velocities[3 * i + d] : 0.0);
   };
-  const std::vector<std::vector<char>> got = exchangeInZOrder<T>(n, recordBytes, at, pack, comm);
+  const ZOrderShare share = exchangeInZOrder<T>(n, recordBytes, at, pack, comm);
 
-  std::size_t local = 0;
-  for (const auto& block : got)
-    local += block.size() / recordBytes;
+  const std::size_t local = share.numRecords(recordBytes);
   FofRankPoints<T> points;
+  // Room for the ghosts that exchangeFofGhosts appends: capacity that is
+  // never touched costs no memory, a reallocation copies every point.
+  const std::size_t room = local + local / 4 + 1024;
+  points.xyz.reserve(3 * room);
+  points.ids.reserve(room);
   points.xyz.resize(3 * local);
   points.ids.resize(local);
   points.local.resize(local);
@@ -60,10 +63,8 @@ FofRankPoints<T> decomposeFofPoints(
   if (withVelocity)
     points.velocity.resize(3 * local);
   std::size_t i = 0;
-  for (const auto& block : got)
-  {
-    const char* record = block.data();
-    for (std::size_t k = 0; k < block.size() / recordBytes; ++k, ++i)
+  forEachRecord(share, recordBytes, pack,
+    [&](const char* record)
     {
       for (int d = 0; d < 3; ++d)
         points.xyz[3 * i + d] = takeField<T>(record);
@@ -73,8 +74,8 @@ FofRankPoints<T> decomposeFofPoints(
         points.mass[i] = takeField<double>(record);
       for (int d = 0; withVelocity && d < 3; ++d)
         points.velocity[3 * i + d] = takeField<double>(record);
-    }
-  }
+      ++i;
+    });
   return points;
 }
 
@@ -101,35 +102,40 @@ FofGhostLinks exchangeFofGhosts(
   const std::vector<std::vector<Index>> ghosts =
     local > 0 ? selectGhosts(tree, allRegions, me) : std::vector<std::vector<Index>>(ranks);
 
-  struct Ghost
-  {
-    GlobalId id;
-  };
-  std::vector<std::vector<Travelling<T, Ghost>>> send(ranks);
+  // A ghost record: coordinates and id, packed and unpacked in place.
+  const std::size_t recordBytes = 3 * sizeof(T) + sizeof(GlobalId);
+  std::vector<std::size_t> count(ranks);
   for (int r = 0; r < ranks; ++r)
   {
+    count[r] = ghosts[r].size();
+    links.sent[r].reserve(count[r]);
     for (Index s : ghosts[r])
-    {
-      const Index in = tree.sources.inputIndex[s];
-      links.sent[r].push_back(in);
-      Travelling<T, Ghost> g;
-      for (int d = 0; d < 3; ++d)
-        g.p[d] = points.xyz[3 * in + d];
-      g.payload.id = points.ids[in];
-      send[r].push_back(g);
-    }
+      links.sent[r].push_back(tree.sources.inputIndex[s]);
   }
-  const auto got = allToAllTyped(comm, send);
+  auto pack = [&](int r, std::size_t j, char* record)
+  {
+    const Index in = links.sent[r][j];
+    for (int d = 0; d < 3; ++d)
+      putField(record, points.xyz[3 * std::size_t(in) + d]);
+    putField(record, points.ids[in]);
+  };
+  const std::vector<std::vector<char>> got = exchangeRecords(count, recordBytes, pack, comm);
+  std::size_t total = local;
+  for (const auto& block : got)
+    total += block.size() / recordBytes;
+  // Usually within the capacity the decomposition reserved: no copy.
+  points.xyz.reserve(3 * total);
+  points.ids.reserve(total);
   std::size_t at = local;
   for (int r = 0; r < ranks; ++r)
   {
     links.ghostBegin[r] = at;
-    for (const auto& g : got[r])
+    for (const char* record = got[r].data(); record < got[r].data() + got[r].size(); ++at)
     {
-      points.xyz.insert(points.xyz.end(), g.p, g.p + 3);
-      points.ids.push_back(g.payload.id);
+      for (int d = 0; d < 3; ++d)
+        points.xyz.push_back(takeField<T>(record));
+      points.ids.push_back(takeField<GlobalId>(record));
     }
-    at += got[r].size();
   }
   links.ghostBegin[ranks] = at;
   return links;

@@ -19,23 +19,6 @@ enum : std::uint8_t
   kIsQuery = 2
 };
 
-struct KnnPayload
-{
-  GlobalId id;
-  double mass;
-  std::int32_t originRank;
-  Index originIndex;
-  std::uint8_t role;
-};
-
-template <class V>
-void append(std::vector<char>& buf, const V& v)
-{
-  const std::size_t at = buf.size();
-  buf.resize(at + sizeof(V));
-  std::memcpy(buf.data() + at, &v, sizeof(V));
-}
-
 } // namespace
 
 template <class T>
@@ -70,14 +53,18 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
     if (withMass)
       putField(record, isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0);
   };
-  const std::vector<std::vector<char>> got =
-    exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
+  const ZOrderShare share = exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
 
   // Sizes first (from the roles), then one pass straight into the arrays.
   const std::size_t roleAt =
     3 * sizeof(T) + sizeof(GlobalId) + sizeof(std::int32_t) + sizeof(Index);
   std::size_t sources = 0, queries = 0;
-  for (const auto& block : got)
+  for (Index i : share.own)
+  {
+    sources += i < ns;
+    queries += self || i >= ns;
+  }
+  for (const auto& block : share.blocks)
     for (std::size_t off = roleAt; off < block.size(); off += recordBytes)
     {
       sources += (block[off] & kIsSource) != 0;
@@ -86,18 +73,25 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
   KnnRankPoints<T> points;
   points.self = self;
   points.withMass = withMass;
+  // Room for the ghosts that exchangeKnnGhosts appends: capacity that is
+  // never touched costs no memory, a reallocation copies every source.
+  const std::size_t room = sources + sources / 2 + 1024;
+  points.srcXyz.reserve(3 * room);
+  points.srcIds.reserve(room);
   points.srcXyz.resize(3 * sources);
   points.srcIds.resize(sources);
   if (withMass)
+  {
+    points.srcMass.reserve(room);
     points.srcMass.resize(sources);
+  }
   if (!self)
     points.qryXyz.resize(3 * queries);
   points.qryRank.resize(queries);
   points.qryIndex.resize(queries);
   std::size_t s = 0, q = 0;
-  for (const auto& block : got)
-  {
-    for (const char* record = block.data(); record < block.data() + block.size();)
+  forEachRecord(share, recordBytes, pack,
+    [&](const char* record)
     {
       T p[3];
       for (int d = 0; d < 3; ++d)
@@ -125,8 +119,7 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
         points.qryIndex[q] = index;
         ++q;
       }
-    }
-  }
+    });
   return points;
 }
 
@@ -169,35 +162,43 @@ std::size_t exchangeKnnGhosts(
   // from it all the same.
   const std::vector<std::vector<Index>> ghosts =
     ns > 0 ? selectGhosts(tree, allRegions, me) : std::vector<std::vector<Index>>(ranks);
-  std::vector<std::vector<Travelling<T, KnnPayload>>> send(ranks);
+  // A ghost record: coordinates, id[, mass], packed and unpacked in place.
+  const bool withMass = points.withMass;
+  const std::size_t recordBytes =
+    3 * sizeof(T) + sizeof(GlobalId) + (withMass ? sizeof(double) : 0);
+  std::vector<std::size_t> count(ranks);
   for (int r = 0; r < ranks; ++r)
+    count[r] = ghosts[r].size();
+  auto pack = [&](int r, std::size_t j, char* record)
   {
-    for (Index s : ghosts[r])
-    {
-      Travelling<T, KnnPayload> g;
-      g.p[0] = tree.sources.x[s];
-      g.p[1] = tree.sources.y[s];
-      g.p[2] = tree.sources.z[s];
-      const Index in = tree.sources.inputIndex[s];
-      g.payload.id = points.srcIds[in];
-      g.payload.mass = points.withMass ? points.srcMass[in] : 1.0;
-      g.payload.originRank = me;
-      g.payload.originIndex = in;
-      g.payload.role = kIsSource;
-      send[r].push_back(g);
-    }
-  }
-  const auto got = allToAllTyped(comm, send);
+    const Index s = ghosts[r][j];
+    putField(record, tree.sources.x[s]);
+    putField(record, tree.sources.y[s]);
+    putField(record, tree.sources.z[s]);
+    const Index in = tree.sources.inputIndex[s];
+    putField(record, points.srcIds[in]);
+    if (withMass)
+      putField(record, points.srcMass[in]);
+  };
+  const std::vector<std::vector<char>> got = exchangeRecords(count, recordBytes, pack, comm);
   std::size_t received = 0;
-  for (const auto& part : got)
+  for (const auto& block : got)
+    received += block.size() / recordBytes;
+  // Usually within the capacity the decomposition reserved: no copy.
+  const std::size_t total = points.numSources() + received;
+  points.srcXyz.reserve(3 * total);
+  points.srcIds.reserve(total);
+  if (withMass)
+    points.srcMass.reserve(total);
+  for (const auto& block : got)
   {
-    for (const auto& g : part)
+    for (const char* record = block.data(); record < block.data() + block.size();)
     {
-      points.srcXyz.insert(points.srcXyz.end(), g.p, g.p + 3);
-      points.srcIds.push_back(g.payload.id);
-      if (points.withMass)
-        points.srcMass.push_back(g.payload.mass);
-      ++received;
+      for (int d = 0; d < 3; ++d)
+        points.srcXyz.push_back(takeField<T>(record));
+      points.srcIds.push_back(takeField<GlobalId>(record));
+      if (withMass)
+        points.srcMass.push_back(takeField<double>(record));
     }
   }
   return received;
@@ -272,17 +273,31 @@ template <class T>
 void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>& local, int k,
   const KnnWanted& wanted, Communicator& comm, const KnnResults<T>& results)
 {
-  std::vector<std::vector<char>> back(comm.size());
+  // Records (query index, h, rho[, ids][, distances]) packed in place.
+  const int ranks = comm.size();
+  const std::size_t recordBytes = sizeof(Index) + 2 * sizeof(T) +
+    (wanted.neighborIds ? k * sizeof(GlobalId) : 0) +
+    (wanted.neighborDistances ? k * sizeof(T) : 0);
+  std::vector<std::size_t> count(ranks, 0);
+  for (std::size_t q = 0; q < points.numQueries(); ++q)
+    ++count[points.qryRank[q]];
+  std::vector<std::vector<char>> back(ranks);
+  std::vector<char*> to(ranks);
+  for (int r = 0; r < ranks; ++r)
+  {
+    back[r].resize(count[r] * recordBytes);
+    to[r] = back[r].data();
+  }
   for (std::size_t q = 0; q < points.numQueries(); ++q)
   {
-    std::vector<char>& b = back[points.qryRank[q]];
-    append(b, points.qryIndex[q]);
-    append(b, local.smoothingLength[q]);
-    append(b, local.density[q]);
+    char*& b = to[points.qryRank[q]];
+    putField(b, points.qryIndex[q]);
+    putField(b, local.smoothingLength[q]);
+    putField(b, local.density[q]);
     for (int j = 0; wanted.neighborIds && j < k; ++j)
-      append(b, local.neighborIds[q * k + j]);
+      putField(b, local.neighborIds[q * k + j]);
     for (int j = 0; wanted.neighborDistances && j < k; ++j)
-      append(b, local.neighborDistances[q * k + j]);
+      putField(b, local.neighborDistances[q * k + j]);
   }
   const auto got = comm.allToAll(back);
   for (const auto& part : got)

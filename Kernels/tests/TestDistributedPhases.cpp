@@ -295,12 +295,12 @@ JZ_TEST(AgreedLabelsAreTheSmallestIdOfEachGlobalGroup)
       {
         const jz::GlobalId id = pts.ids[i];
         const jz::GlobalId want = serial.groupLabel[id];
-        if (agreed.single[i])
+        if (agreed.isSingle(i))
         {
           bad[r] += members[want] != 1; // single only when alone globally
           continue;
         }
-        const jz::FofLabel& got = agreed.label[i];
+        const jz::FofLabel& got = agreed.labelOf(i);
         bad[r] += got.id != want;
         for (int d = 0; d < 3; ++d)
           bad[r] += got.ref[d] != wrapped(w.xyz[3 * want + d]);
@@ -324,8 +324,7 @@ JZ_TEST(GroupSizesAndNumbersAgreeOnEveryRank)
     for (int m = 0; m < n; ++m)
     {
       jz::FofAgreedLabels& a = labels[rng() % kRanks];
-      a.label.push_back(jz::FofLabel{ label, { 0, 0, 0 } });
-      a.single.push_back(0);
+      a.addPoint(jz::FofLabel{ label, { 0, 0, 0 } }, false);
       ++size[label];
     }
   }
@@ -345,8 +344,12 @@ JZ_TEST(GroupSizesAndNumbersAgreeOnEveryRank)
       const int r = comm.rank();
       const auto sizes = jz::reduceFofGroupSizes(labels[r], comm);
       const auto numbers = jz::numberFofGroups(sizes, minimum, comm);
-      for (const jz::FofLabel& l : labels[r].label)
-        bad[r] += sizes.sizes[sizes.slot(l.id)] != size.at(l.id);
+      for (std::size_t c = 0; c < labels[r].label.size(); ++c)
+      {
+        const jz::GlobalId id = labels[r].label[c].id;
+        bad[r] += sizes.sizes[sizes.slot(id)] != size.at(id);
+        bad[r] += sizes.componentSize[c] != size.at(id);
+      }
       for (const auto& o : sizes.owned)
         bad[r] += jz::ownerOfLabel(o.first, kRanks) != r || o.second != size.at(o.first);
       owned[r] = sizes.owned.size();
@@ -485,8 +488,7 @@ JZ_TEST(ResultsGoHomeToTheirOrigin)
       pl.originIndex = jz::Index(order[r][i]);
       local[holder].push_back(pl);
       const jz::GlobalId label = jz::GlobalId(r * 1000 + order[r][i] % 50);
-      labels[holder].label.push_back(jz::FofLabel{ label, { 0, 0, 0 } });
-      labels[holder].single.push_back(order[r][i] % 7 == 0);
+      labels[holder].addPoint(jz::FofLabel{ label, { 0, 0, 0 } }, order[r][i] % 7 == 0);
     }
   std::map<jz::GlobalId, jz::GlobalId> expectedSize;
   for (int r = 0; r < kRanks; ++r)

@@ -308,35 +308,56 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   const Index local = points.numLocal();
   constexpr Index kNone = ~Index(0);
   const Index* root = groups.groupRoot.data();
-  // Per component (by root): its member holding the local label (the
-  // smallest id). Only components with ghosts or sent points can learn a
-  // smaller label from another rank; they get a slot of their own.
-  std::vector<Index> labelMember(total, kNone), slotOf(total, kNone);
+  // Per root: its member holding the local label (the smallest id), its
+  // member count, and its component.
+  std::vector<Index> labelMember(total), members(total, 0), componentOf(total, kNone);
   for (std::size_t i = 0; i < total; ++i)
+  {
+    ++members[root[i]];
     if (points.ids[i] == groups.groupLabel[i])
       labelMember[root[i]] = Index(i);
-  std::vector<FofLabel> slots;
-  auto slotFor = [&](std::size_t i) -> FofLabel&
+  }
+  FofAgreedLabels out;
+  auto componentFor = [&](std::size_t i) -> Index
   {
-    Index& s = slotOf[root[i]];
-    if (s == kNone)
+    Index& c = componentOf[root[i]];
+    if (c == kNone)
     {
       const Index m = labelMember[root[i]];
       FofLabel l;
       l.id = points.ids[m];
       for (int d = 0; d < 3; ++d)
         l.ref[d] = double(points.xyz[3 * std::size_t(m) + d]);
-      s = Index(slots.size());
-      slots.push_back(l);
+      c = Index(out.label.size());
+      out.label.push_back(l);
+      out.localMembers.push_back(0);
     }
-    return slots[s];
+    return c;
   };
+  // Components with ghosts or sent points first: only they can learn a
+  // smaller label from another rank.
   for (std::size_t i = local; i < total; ++i)
-    slotFor(i);
+    componentFor(i);
   for (const auto& sent : ghosts.sent)
     for (Index i : sent)
-      slotFor(i);
-  auto labelOf = [&](std::size_t i) -> FofLabel& { return slots[slotOf[root[i]]]; };
+      componentFor(i);
+  // Points alone in their component of the local-and-ghost graph are alone
+  // in their global group too: size 1, no communication needed (most points
+  // of uniform data). Only when single points are kept groups themselves do
+  // they go through the numbering.
+  out.component.resize(local);
+  for (Index i = 0; i < local; ++i)
+  {
+    if (minimumGroupSize > 1 && members[root[i]] == 1 && componentOf[root[i]] == kNone)
+    {
+      out.component[i] = FofAgreedLabels::kSingle;
+      continue;
+    }
+    const Index c = componentFor(i);
+    out.component[i] = c;
+    ++out.localMembers[c];
+  }
+  auto labelOf = [&](std::size_t i) -> FofLabel& { return out.label[componentOf[root[i]]]; };
   auto lower = [](FofLabel& mine, const FofLabel& other)
   {
     if (other.id >= mine.id)
@@ -344,7 +365,6 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
     mine = other;
     return true;
   };
-  FofAgreedLabels out;
   for (;; ++out.rounds)
   {
     std::int64_t changed = 0;
@@ -371,38 +391,6 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
     if (allSum(comm, changed) == 0)
       break;
   }
-  // Every local point's label: its component's slot, or (an interior
-  // component) its own label member on this rank.
-  // Appended, not resized: one pass over fresh memory instead of two.
-  out.label.reserve(local);
-  for (Index i = 0; i < local; ++i)
-  {
-    if (slotOf[root[i]] != kNone)
-    {
-      out.label.push_back(labelOf(i));
-      continue;
-    }
-    const Index m = labelMember[root[i]];
-    FofLabel l;
-    l.id = points.ids[m];
-    for (int d = 0; d < 3; ++d)
-      l.ref[d] = double(points.xyz[3 * std::size_t(m) + d]);
-    out.label.push_back(l);
-  }
-  // Points alone in their component of the local-and-ghost graph are alone
-  // in their global group too: size 1, no communication needed (most points
-  // of uniform data). Only when single points are kept groups themselves do
-  // they go through the numbering.
-  out.single.assign(local, 0);
-  if (minimumGroupSize > 1)
-  {
-    std::vector<Index>& members = labelMember; // reused as member counts
-    std::fill(members.begin(), members.end(), Index(0));
-    for (std::size_t i = 0; i < total; ++i)
-      ++members[root[i]];
-    for (Index i = 0; i < local; ++i)
-      out.single[i] = members[root[i]] == 1;
-  }
   return out;
 }
 
@@ -414,24 +402,24 @@ std::size_t FofGroupSizes::slot(GlobalId label) const
 FofGroupSizes reduceFofGroupSizes(const FofAgreedLabels& agreed, Communicator& comm)
 {
   const int ranks = comm.size();
-  const std::size_t local = agreed.label.size();
   FofGroupSizes out;
-  // Distinct labels of the local non-single points, with local counts.
-  std::vector<GlobalId> all;
-  all.reserve(local);
-  for (std::size_t i = 0; i < local; ++i)
-    if (!agreed.single[i])
-      all.push_back(agreed.label[i].id);
+  // Distinct labels of the components with local points, with local counts
+  // (several local components may share a label through other ranks).
+  std::vector<std::pair<GlobalId, GlobalId>> all;
+  for (std::size_t c = 0; c < agreed.label.size(); ++c)
+    if (agreed.localMembers[c] > 0)
+      all.emplace_back(agreed.label[c].id, GlobalId(agreed.localMembers[c]));
   std::sort(all.begin(), all.end());
   std::vector<GlobalId> counts;
-  for (std::size_t i = 0; i < all.size();)
+  for (const auto& a : all)
   {
-    std::size_t j = i;
-    while (j < all.size() && all[j] == all[i])
-      ++j;
-    out.labels.push_back(all[i]);
-    counts.push_back(GlobalId(j - i));
-    i = j;
+    if (!out.labels.empty() && out.labels.back() == a.first)
+    {
+      counts.back() += a.second;
+      continue;
+    }
+    out.labels.push_back(a.first);
+    counts.push_back(a.second);
   }
   // (label, count) pairs to each label's owner, which sums them.
   std::vector<std::vector<GlobalId>> ask(ranks);
@@ -471,6 +459,10 @@ FofGroupSizes reduceFofGroupSizes(const FofAgreedLabels& agreed, Communicator& c
     const int o = ownerOfLabel(out.labels[u], ranks);
     out.sizes[u] = replies[o][cursor[o]++];
   }
+  out.componentSize.assign(agreed.label.size(), 0);
+  for (std::size_t c = 0; c < agreed.label.size(); ++c)
+    if (agreed.localMembers[c] > 0)
+      out.componentSize[c] = out.sizes[out.slot(agreed.label[c].id)];
   return out;
 }
 
@@ -524,18 +516,30 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& a
   // Absent velocities are zero (GroupMoments treats null as zero).
   auto velocityOf = [&](Index i)
   { return points.velocity.empty() ? nullptr : &points.velocity[3 * std::size_t(i)]; };
+  // Per component: its kept group's partial sums (-1: none yet; -2: not kept).
+  std::vector<long long> partialOf(agreed.label.size(), -1);
+  for (std::size_t c = 0; c < agreed.label.size(); ++c)
+    if (agreed.localMembers[c] > 0 && numbers.groupIdOf(agreed.label[c].id) < 0)
+      partialOf[c] = -2;
   for (Index i = 0; i < points.numLocal(); ++i)
   {
-    if (agreed.single[i])
+    if (agreed.isSingle(i))
       continue;
-    const FofLabel& label = agreed.label[i];
-    if (numbers.groupIdOf(label.id) < 0)
+    const Index c = agreed.component[i];
+    if (partialOf[c] == -2)
       continue;
-    long long& p = partialOfSlot[sizes.slot(label.id)];
+    const FofLabel& label = agreed.label[c];
+    long long& p = partialOf[c];
     if (p < 0)
     {
-      p = (long long)partials.size();
-      partials.push_back(GroupMoments::around(label.id, label.ref, velocityOf(i)));
+      // Components of one label share its partial.
+      long long& shared = partialOfSlot[sizes.slot(label.id)];
+      if (shared < 0)
+      {
+        shared = (long long)partials.size();
+        partials.push_back(GroupMoments::around(label.id, label.ref, velocityOf(i)));
+      }
+      p = shared;
     }
     double x[3];
     for (int d = 0; d < 3; ++d)
@@ -580,7 +584,12 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
   constexpr std::size_t kRecord = sizeof(Index) + 2 * sizeof(GlobalId);
   std::vector<std::size_t> count(ranks, 0);
   for (std::size_t i = 0; i < local.size(); ++i)
-    count[local[i].originRank] += agreed.single[i] ? 0 : 1;
+    count[local[i].originRank] += agreed.isSingle(i) ? 0 : 1;
+  // Per component with local points: its GroupId (looked up once).
+  std::vector<GlobalId> componentGroupId(agreed.label.size(), -1);
+  for (std::size_t c = 0; c < agreed.label.size(); ++c)
+    if (agreed.localMembers[c] > 0)
+      componentGroupId[c] = numbers.groupIdOf(agreed.label[c].id);
   std::vector<std::vector<char>> send(ranks);
   std::vector<char*> to(ranks);
   for (int r = 0; r < ranks; ++r)
@@ -590,13 +599,13 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
   }
   for (std::size_t i = 0; i < local.size(); ++i)
   {
-    if (agreed.single[i])
+    if (agreed.isSingle(i))
       continue;
-    const GlobalId label = agreed.label[i].id;
+    const Index c = agreed.component[i];
     char*& at = to[local[i].originRank];
     putField(at, local[i].originIndex);
-    putField(at, numbers.groupIdOf(label));
-    putField(at, sizes.sizes[sizes.slot(label)]);
+    putField(at, componentGroupId[c]);
+    putField(at, sizes.componentSize[c]);
   }
   const std::vector<std::vector<char>> arrived = comm.allToAll(send);
   std::vector<std::vector<char>>().swap(send);

@@ -151,19 +151,22 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   jz::RunInfo info;
   if (comm.size() > 1)
   {
+    // The kernel writes straight into the output arrays (their pages are
+    // only touched at the end, by the results sent home).
+    groupId = NewArray<vtkIdTypeArray>("GroupId", n);
+    groupSize = NewArray<vtkIdTypeArray>("GroupSize", n);
+    static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
     jz::FofDistributedOptions options;
     options.minimumGroupSize = s.minimumGroupSize;
     options.masses = masses.data;
     options.velocities = velocities.data;
-    jz::FofDistributedResult result;
-    info = jz::computeFofDistributed<T>(problem, options, result, comm, s.backend, control);
-    groupId = NewArray<vtkIdTypeArray>("GroupId", n);
-    groupSize = NewArray<vtkIdTypeArray>("GroupSize", n);
     if (n > 0)
     {
-      std::copy(result.groupId.begin(), result.groupId.end(), groupId->GetPointer(0));
-      std::copy(result.groupSize.begin(), result.groupSize.end(), groupSize->GetPointer(0));
+      options.groupIdOut = reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0));
+      options.groupSizeOut = reinterpret_cast<jz::GlobalId*>(groupSize->GetPointer(0));
     }
+    jz::FofDistributedResult result;
+    info = jz::computeFofDistributed<T>(problem, options, result, comm, s.backend, control);
     cat = std::move(result.catalogue);
     catalogueGroupId = std::move(result.catalogueGroupId);
     distributedGroups = result.numGroups;

@@ -503,9 +503,9 @@ JZ_TEST(ResultsGoHomeToTheirOrigin)
       const int r = comm.rank();
       const auto sizes = jz::reduceFofGroupSizes(labels[r], comm);
       const auto numbers = jz::numberFofGroups(sizes, 1, comm);
-      std::vector<jz::GlobalId> groupId, groupSize;
+      std::vector<jz::GlobalId> groupId(perRank, 7), groupSize(perRank, 7);
       jz::sendFofResultsHome(
-        local[r], labels[r], sizes, numbers, perRank, comm, groupId, groupSize);
+        local[r], labels[r], sizes, numbers, perRank, comm, groupId.data(), groupSize.data());
       for (std::size_t i = 0; i < perRank; ++i)
       {
         const jz::GlobalId label = jz::GlobalId(r * 1000 + i % 50);

@@ -575,21 +575,25 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& a
 
 void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLabels& agreed,
   const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
-  Communicator& comm, std::vector<GlobalId>& groupId, std::vector<GlobalId>& groupSize)
+  Communicator& comm, GlobalId* groupId, GlobalId* groupSize)
 {
   // Single points (GroupId -1, size 1) are what every point starts as at
   // home, so only the others travel, as records (input index, GroupId,
-  // size) packed straight into the blocks.
-  const int ranks = comm.size();
+  // size) packed straight into the blocks; this rank's own points are
+  // written in place.
+  const int ranks = comm.size(), me = comm.rank();
   constexpr std::size_t kRecord = sizeof(Index) + 2 * sizeof(GlobalId);
   std::vector<std::size_t> count(ranks, 0);
   for (std::size_t i = 0; i < local.size(); ++i)
     count[local[i].originRank] += agreed.isSingle(i) ? 0 : 1;
+  count[me] = 0;
   // Per component with local points: its GroupId (looked up once).
   std::vector<GlobalId> componentGroupId(agreed.label.size(), -1);
   for (std::size_t c = 0; c < agreed.label.size(); ++c)
     if (agreed.localMembers[c] > 0)
       componentGroupId[c] = numbers.groupIdOf(agreed.label[c].id);
+  std::fill(groupId, groupId + numInput, GlobalId(-1));
+  std::fill(groupSize, groupSize + numInput, GlobalId(1));
   std::vector<std::vector<char>> send(ranks);
   std::vector<char*> to(ranks);
   for (int r = 0; r < ranks; ++r)
@@ -602,6 +606,12 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
     if (agreed.isSingle(i))
       continue;
     const Index c = agreed.component[i];
+    if (local[i].originRank == me)
+    {
+      groupId[local[i].originIndex] = componentGroupId[c];
+      groupSize[local[i].originIndex] = sizes.componentSize[c];
+      continue;
+    }
     char*& at = to[local[i].originRank];
     putField(at, local[i].originIndex);
     putField(at, componentGroupId[c]);
@@ -609,8 +619,6 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
   }
   const std::vector<std::vector<char>> arrived = comm.allToAll(send);
   std::vector<std::vector<char>>().swap(send);
-  groupId.assign(numInput, -1);
-  groupSize.assign(numInput, 1);
   for (const auto& block : arrived)
   {
     for (const char* at = block.data(); at < block.data() + block.size();)

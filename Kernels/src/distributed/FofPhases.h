@@ -175,9 +175,9 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& l
   std::vector<GlobalId>& catalogueGroupId);
 
 // Phase "send home": GroupId and GroupSize of every local point back to the
-// rank and input position it came from; `groupId` and `groupSize` are sized
-// to numInput (this rank's input points).
+// rank and input position it came from, into `groupId` and `groupSize`
+// (numInput each: this rank's input points).
 void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLabels& labels,
   const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
-  Communicator& comm, std::vector<GlobalId>& groupId, std::vector<GlobalId>& groupSize);
+  Communicator& comm, GlobalId* groupId, GlobalId* groupSize);
 } // namespace jz

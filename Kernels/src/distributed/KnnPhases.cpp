@@ -273,14 +273,27 @@ template <class T>
 void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>& local, int k,
   const KnnWanted& wanted, Communicator& comm, const KnnResults<T>& results)
 {
-  // Records (query index, h, rho[, ids][, distances]) packed in place.
-  const int ranks = comm.size();
+  // Records (query index, h, rho[, ids][, distances]) packed in place; this
+  // rank's own queries are written in place.
+  const int ranks = comm.size(), me = comm.rank();
   const std::size_t recordBytes = sizeof(Index) + 2 * sizeof(T) +
     (wanted.neighborIds ? k * sizeof(GlobalId) : 0) +
     (wanted.neighborDistances ? k * sizeof(T) : 0);
+  auto store = [&](Index q, T hq, T rq, const GlobalId* ids, const T* distances)
+  {
+    if (results.smoothingLength)
+      results.smoothingLength[q] = hq;
+    if (results.density)
+      results.density[q] = rq;
+    for (int j = 0; ids && results.neighborIds && j < k; ++j)
+      results.neighborIds[std::size_t(q) * k + j] = ids[j];
+    for (int j = 0; distances && results.neighborDistances && j < k; ++j)
+      results.neighborDistances[std::size_t(q) * k + j] = distances[j];
+  };
   std::vector<std::size_t> count(ranks, 0);
   for (std::size_t q = 0; q < points.numQueries(); ++q)
     ++count[points.qryRank[q]];
+  count[me] = 0;
   std::vector<std::vector<char>> back(ranks);
   std::vector<char*> to(ranks);
   for (int r = 0; r < ranks; ++r)
@@ -290,16 +303,25 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
   }
   for (std::size_t q = 0; q < points.numQueries(); ++q)
   {
+    const GlobalId* ids = wanted.neighborIds ? &local.neighborIds[q * k] : nullptr;
+    const T* distances = wanted.neighborDistances ? &local.neighborDistances[q * k] : nullptr;
+    if (points.qryRank[q] == me)
+    {
+      store(points.qryIndex[q], local.smoothingLength[q], local.density[q], ids, distances);
+      continue;
+    }
     char*& b = to[points.qryRank[q]];
     putField(b, points.qryIndex[q]);
     putField(b, local.smoothingLength[q]);
     putField(b, local.density[q]);
-    for (int j = 0; wanted.neighborIds && j < k; ++j)
-      putField(b, local.neighborIds[q * k + j]);
-    for (int j = 0; wanted.neighborDistances && j < k; ++j)
-      putField(b, local.neighborDistances[q * k + j]);
+    for (int j = 0; ids && j < k; ++j)
+      putField(b, ids[j]);
+    for (int j = 0; distances && j < k; ++j)
+      putField(b, distances[j]);
   }
   const auto got = comm.allToAll(back);
+  std::vector<GlobalId> ids(wanted.neighborIds ? k : 0);
+  std::vector<T> distances(wanted.neighborDistances ? k : 0);
   for (const auto& part : got)
   {
     const char* p = part.data();
@@ -309,22 +331,12 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
       const Index q = takeField<Index>(p);
       const T hq = takeField<T>(p);
       const T rq = takeField<T>(p);
-      if (results.smoothingLength)
-        results.smoothingLength[q] = hq;
-      if (results.density)
-        results.density[q] = rq;
-      for (int j = 0; wanted.neighborIds && j < k; ++j)
-      {
-        const GlobalId id = takeField<GlobalId>(p);
-        if (results.neighborIds)
-          results.neighborIds[std::size_t(q) * k + j] = id;
-      }
-      for (int j = 0; wanted.neighborDistances && j < k; ++j)
-      {
-        const T d = takeField<T>(p);
-        if (results.neighborDistances)
-          results.neighborDistances[std::size_t(q) * k + j] = d;
-      }
+      for (GlobalId& id : ids)
+        id = takeField<GlobalId>(p);
+      for (T& d : distances)
+        d = takeField<T>(p);
+      store(q, hq, rq, ids.empty() ? nullptr : ids.data(),
+        distances.empty() ? nullptr : distances.data());
     }
   }
 }

@@ -17,6 +17,7 @@
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "distributed/FofPhases.h"
+#include "distributed/GhostSelection.h"
 #include "distributed/KnnPhases.h"
 #include "jz/Geometry.h"
 #include "jz/ZOrder.h"
@@ -192,6 +193,59 @@ JZ_TEST(FofGhostsHoldEveryRemotePointWithinTheLinkingLength)
     for (int s = 0; s < kRanks; ++s)
       JZ_CHECK_EQ(links[r].sent[s].size(), links[s].ghostBegin[r + 1] - links[s].ghostBegin[r]);
   }
+}
+
+JZ_TEST(RemoteCoverNeverMissesARemotePoint)
+{
+  // A leaf region that reaches another rank's point within its radius must
+  // be reported as reaching (else the kNN ghost selection would use a
+  // needlessly loose radius there); deep inside a rank, small radii must not.
+  World w(6000, 4);
+  const double l = 0.01;
+  std::vector<jz::FofRankPoints<double>> pts(kRanks);
+  std::vector<jz::RemoteCover<double>> cover;
+  std::mutex coverMutex;
+  std::vector<int> slot(kRanks);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const auto problem = fofPiece(w, r, l);
+      pts[r] = jz::decomposeFofPoints(problem, jz::FofDistributedOptions(), comm);
+      jz::exchangeFofGhosts(pts[r], problem, comm);
+      jz::RemoteCover<double> c(pts[r].localTree, problem.boxLo, comm);
+      std::lock_guard<std::mutex> lock(coverMutex);
+      slot[r] = int(cover.size());
+      cover.push_back(c);
+    });
+  jz::Periodicity per;
+  for (int d = 0; d < 3; ++d)
+    per.length[d] = 0.8;
+  int missed = 0, far = 0, tested = 0;
+  for (int r = 0; r < kRanks; ++r)
+  {
+    const jz::ZTree<double>& tree = pts[r].localTree;
+    const jz::TreePlane<double>& leaves = tree.planes[0];
+    for (jz::Index c = 0; c < leaves.numNodes(); ++c)
+    {
+      const jz::Box<double>& box = leaves.sourceBox[c];
+      for (double radius : { 0.0, 0.005, 0.03, 0.1 })
+      {
+        bool reaches = false;
+        for (int o = 0; o < kRanks && !reaches; ++o)
+          for (jz::Index i = 0; o != r && i < pts[o].numLocal() && !reaches; ++i)
+            reaches =
+              jz::pointBoxDistance2(&pts[o].xyz[3 * std::size_t(i)], box, per) <= radius * radius;
+        const bool says = cover[slot[r]].mayReach(box, radius * radius);
+        missed += reaches && !says;
+        far += !says;
+        ++tested;
+      }
+    }
+  }
+  JZ_CHECK_MSG(missed == 0, missed << " of " << tested << " leaf regions missed");
+  JZ_CHECK_MSG(far > tested / 10, "only " << far << " of " << tested << " seen as far");
 }
 
 JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)

@@ -15,10 +15,12 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
 
 // The K-th neighbour radius bound (squared) of every leaf of a tree: the
 // node walks' bound, tightened by the leaf's own pooled sources (infinite
-// where the tree holds fewer than K sources). When given, tighten(leaf,
-// nodeBound2) says which leaves are worth the tightening; the others keep
-// the node bound (also a valid bound, only looser).
-using LeafTightening = std::function<bool(Index leaf, double nodeBound2)>;
+// where the tree holds fewer than K sources). When given, tighten(plane,
+// node, bound2) says which nodes of plane 1 (the leaves' parents) and of
+// plane 0 (the leaves) are worth the work, from their node bound: the leaves
+// of a parent that is not keep the parent's bound (no leaf walk for them),
+// a leaf that is not keeps its node bound (both valid bounds, only looser).
+using LeafTightening = std::function<bool(int plane, Index node, double bound2)>;
 template <class T>
 std::vector<double> knnLeafRadius2(
   const ZTree<T>& tree, int k, const RunControl& control, const LeafTightening& tighten = {});

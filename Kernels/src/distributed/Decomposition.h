@@ -12,6 +12,7 @@
 
 #include "jz/Communicator.h"
 #include "jz/Geometry.h"
+#include "jz/HugePages.h"
 #include "jz/ZOrder.h"
 
 namespace jz
@@ -140,13 +141,13 @@ ZOrderShare exchangeInZOrder(
     ++count[owner(i)];
   ZOrderShare share;
   share.rank = me;
-  share.own.reserve(count[me]);
+  reserveHugePages(share.own, count[me]);
   std::vector<std::vector<char>> send(ranks);
   std::vector<char*> to(ranks);
   for (int r = 0; r < ranks; ++r)
   {
     if (r != me)
-      send[r].resize(count[r] * recordBytes);
+      resizeHugePages(send[r], count[r] * recordBytes);
     to[r] = send[r].data();
   }
   for (std::size_t i = 0; i < n; ++i)
@@ -175,7 +176,7 @@ std::vector<std::vector<char>> exchangeRecords(const std::vector<std::size_t>& c
   std::vector<std::vector<char>> send(count.size());
   for (std::size_t r = 0; r < count.size(); ++r)
   {
-    send[r].resize(count[r] * recordBytes);
+    resizeHugePages(send[r], count[r] * recordBytes);
     for (std::size_t j = 0; j < count[r]; ++j)
       pack(int(r), j, send[r].data() + j * recordBytes);
   }

@@ -12,6 +12,7 @@
 #include "Decomposition.h"
 #include "GhostSelection.h"
 #include "jz/FofLinking.h"
+#include "jz/HugePages.h"
 
 namespace jz
 {
@@ -53,15 +54,15 @@ FofRankPoints<T> decomposeFofPoints(
   // Room for the ghosts that exchangeFofGhosts appends: capacity that is
   // never touched costs no memory, a reallocation copies every point.
   const std::size_t room = local + local / 4 + 1024;
-  points.xyz.reserve(3 * room);
-  points.ids.reserve(room);
+  reserveHugePages(points.xyz, 3 * room);
+  reserveHugePages(points.ids, room);
   points.xyz.resize(3 * local);
   points.ids.resize(local);
-  points.local.resize(local);
+  resizeHugePages(points.local, local);
   if (withMass)
-    points.mass.resize(local);
+    resizeHugePages(points.mass, local);
   if (withVelocity)
-    points.velocity.resize(3 * local);
+    resizeHugePages(points.velocity, 3 * local);
   std::size_t i = 0;
   forEachRecord(share, recordBytes, pack,
     [&](const char* record)
@@ -268,6 +269,7 @@ FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& gh
       localInfo.backend = Backend::CPU;
       const std::size_t total = points.numTotal();
       groups.groupRoot = std::move(local.groupRoot);
+      reserveHugePages(groups.groupRoot, total);
       groups.groupRoot.resize(total);
       for (std::size_t g = points.numLocal(); g < total; ++g)
         groups.groupRoot[g] = Index(g);
@@ -276,6 +278,7 @@ FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& gh
       Index* root = groups.groupRoot.data();
       for (std::size_t i = 0; i < total; ++i)
         fofContract(root, Index(i));
+      reserveHugePages(groups.groupLabel, total);
       groups.groupLabel.assign(total, std::numeric_limits<GlobalId>::max());
       for (std::size_t i = 0; i < total; ++i)
         groups.groupLabel[root[i]] = std::min(groups.groupLabel[root[i]], points.ids[i]);
@@ -345,7 +348,7 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   // in their global group too: size 1, no communication needed (most points
   // of uniform data). Only when single points are kept groups themselves do
   // they go through the numbering.
-  out.component.resize(local);
+  resizeHugePages(out.component, local);
   for (Index i = 0; i < local; ++i)
   {
     if (minimumGroupSize > 1 && members[root[i]] == 1 && componentOf[root[i]] == kNone)
@@ -598,7 +601,7 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
   std::vector<char*> to(ranks);
   for (int r = 0; r < ranks; ++r)
   {
-    send[r].resize(count[r] * kRecord);
+    resizeHugePages(send[r], count[r] * kRecord);
     to[r] = send[r].data();
   }
   for (std::size_t i = 0; i < local.size(); ++i)

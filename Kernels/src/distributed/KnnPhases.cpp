@@ -1,6 +1,7 @@
 // The phases of kNN over several ranks (KnnPhases.h).
 #include "KnnPhases.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -8,6 +9,7 @@
 #include "../KnnBackends.h"
 #include "Decomposition.h"
 #include "GhostSelection.h"
+#include "jz/HugePages.h"
 
 namespace jz
 {
@@ -76,19 +78,19 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
   // Room for the ghosts that exchangeKnnGhosts appends: capacity that is
   // never touched costs no memory, a reallocation copies every source.
   const std::size_t room = sources + sources / 2 + 1024;
-  points.srcXyz.reserve(3 * room);
-  points.srcIds.reserve(room);
+  reserveHugePages(points.srcXyz, 3 * room);
+  reserveHugePages(points.srcIds, room);
   points.srcXyz.resize(3 * sources);
   points.srcIds.resize(sources);
   if (withMass)
   {
-    points.srcMass.reserve(room);
+    reserveHugePages(points.srcMass, room);
     points.srcMass.resize(sources);
   }
   if (!self)
-    points.qryXyz.resize(3 * queries);
-  points.qryRank.resize(queries);
-  points.qryIndex.resize(queries);
+    resizeHugePages(points.qryXyz, 3 * queries);
+  resizeHugePages(points.qryRank, queries);
+  resizeHugePages(points.qryIndex, queries);
   std::size_t s = 0, q = 0;
   forEachRecord(share, recordBytes, pack,
     [&](const char* record)
@@ -142,9 +144,13 @@ std::size_t exchangeKnnGhosts(
   std::vector<Region<T>> regions;
   if (nq > 0 && ns > 0)
   {
-    const LeafTightening nearOtherRanks = [&](Index leaf, double nodeBound2)
-    { return cover.mayReach(tree.queryBox(0, leaf), nodeBound2); };
+    const LeafTightening nearOtherRanks = [&](int plane, Index node, double bound2)
+    { return cover.mayReach(tree.queryBox(plane, node), bound2); };
     regions = regionsFromTree(tree, knnLeafRadius2(tree, problem.k, RunControl(), nearOtherRanks));
+    // Regions that reach no other rank's points select nothing: not sent.
+    regions.erase(std::remove_if(regions.begin(), regions.end(),
+                    [&](const Region<T>& r) { return !cover.mayReach(r.box, r.radius2); }),
+      regions.end());
   }
   else if (nq > 0)
   {
@@ -212,10 +218,10 @@ KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnPro
   const std::size_t nq = points.numQueries();
   const int k = problem.k;
   KnnLocalResults<T> out;
-  out.smoothingLength.resize(nq);
-  out.density.resize(nq);
-  out.neighborDistances.resize(wanted.neighborDistances ? nq * k : 0);
-  out.neighborIds.resize(wanted.neighborIds ? nq * k : 0);
+  resizeHugePages(out.smoothingLength, nq);
+  resizeHugePages(out.density, nq);
+  resizeHugePages(out.neighborDistances, wanted.neighborDistances ? nq * k : 0);
+  resizeHugePages(out.neighborIds, wanted.neighborIds ? nq * k : 0);
   std::string runError;
   RunInfo localInfo;
   try
@@ -298,7 +304,7 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
   std::vector<char*> to(ranks);
   for (int r = 0; r < ranks; ++r)
   {
-    back[r].resize(count[r] * recordBytes);
+    resizeHugePages(back[r], count[r] * recordBytes);
     to[r] = back[r].data();
   }
   for (std::size_t q = 0; q < points.numQueries(); ++q)

@@ -248,9 +248,11 @@ JZ_TEST(RemoteCoverNeverMissesARemotePoint)
   JZ_CHECK_MSG(far > tested / 10, "only " << far << " of " << tested << " seen as far");
 }
 
-JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
+// Every rank's ghosts hold the true K nearest of each of its queries (every
+// stride-th checked by brute force).
+void checkKnnGhostsHoldEveryTrueNeighbour(std::size_t n, std::size_t stride, std::size_t minChecked)
 {
-  World w(4000, 3);
+  World w(n, 3);
   const int k = 10;
   std::vector<jz::KnnRankPoints<double>> pts(kRanks);
   jztest::ThreadWorld world(kRanks);
@@ -273,7 +275,7 @@ JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
     const auto& p = pts[r];
     std::set<jz::GlobalId> have(p.srcIds.begin(), p.srcIds.end());
     JZ_CHECK_EQ(have.size(), p.srcIds.size()); // no source twice
-    for (std::size_t q = 0; q < p.numQueries(); q += 7, ++queries)
+    for (std::size_t q = 0; q < p.numQueries(); q += stride, ++queries)
     {
       // The true K nearest by (distance, id), by brute force over all points.
       std::vector<std::pair<double, jz::GlobalId>> all;
@@ -284,8 +286,20 @@ JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
         missing += have.count(all[j].second) ? 0 : 1;
     }
   }
-  JZ_CHECK(queries > 400);
+  JZ_CHECK(queries > minChecked);
   JZ_CHECK_EQ(missing, 0u);
+}
+
+JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
+{
+  checkKnnGhostsHoldEveryTrueNeighbour(4000, 7, 400);
+}
+
+// Trees of two planes per rank: the ghost radii skip the leaves of parents
+// whose bound reaches no other rank (KnnLeafRadius::beginParent).
+JZ_TEST(KnnGhostsHoldEveryTrueNeighbourOnDeepTrees)
+{
+  checkKnnGhostsHoldEveryTrueNeighbour(90000, 240, 300);
 }
 
 JZ_TEST(LocalWalkErrorsStopEveryRank)

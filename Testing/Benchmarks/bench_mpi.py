@@ -42,13 +42,17 @@ def run(P, threads, kind, size, filters="knn,fof"):
         print(p.stdout[-3000:])
         raise SystemExit("run failed")
     wall, stages, counters, cpu = {}, {}, {}, {}
+    # The ranks' lines reach mpiexec's output interleaved, sometimes two on
+    # one line: search the whole output, one CPU figure per filter and rank.
+    per_rank = {}
+    for m in re.finditer(r"CPU (knn|fof) (\d+) (\d+\.\d{3})", p.stdout):
+        per_rank.setdefault(m.group(1), {})[int(m.group(2))] = float(m.group(3))
+    for f, ranks in per_rank.items():
+        cpu[f] = sum(ranks.values()) if len(ranks) == P else float("nan")
     for line in p.stdout.splitlines():
         m = re.match(r"WALL (\w+) ([\d.]+)", line)
         if m:
             wall[m.group(1)] = float(m.group(2))
-        m = re.match(r"CPU (\w+) (\d+) ([\d.]+)", line)
-        if m:
-            cpu[m.group(1)] = cpu.get(m.group(1), 0.0) + float(m.group(3))
         m = re.match(r'JZRUNINFO (\w+) rank (\d+)/\d+ (seconds|counter) "([^"]+)" (\S+)', line)
         if m:
             f = "knn" if m.group(1) == "KNNDensity" else "fof"
@@ -79,13 +83,16 @@ def strong(kinds=("uniform", "clustered"), filters=("knn", "fof"), repeats=1, si
                     if cfg not in best.get(f, {}) or wall[f] < best[f][cfg][0]:
                         best.setdefault(f, {})[cfg] = (wall[f], st.get(f, {}))
                     w = work.setdefault(f, {})
-                    w[cfg] = min(w.get(cfg, float("inf")), cpu.get(f, float("nan")))
+                    c = cpu.get(f, float("nan"))
+                    if c == c:  # nan when a rank's figure was lost
+                        w[cfg] = min(w.get(cfg, float("inf")), c)
         for f in filters:
             w11 = best[f][(1, 1)][0]
             w12 = f"{best[f][(1, 2)][0]:.2f}" if threads_ref else "-"
             w21, st = best[f][(2, 1)]
             share = max(sum(v for k, v in st[r].items() if k in COMM) for r in st) / w21
-            c11, c21 = work[f][(1, 1)], work[f][(2, 1)]
+            c11 = work[f].get((1, 1), float("nan"))
+            c21 = work[f].get((2, 1), float("nan"))
             print(f"| {kind} | {f} | {w11:.2f} | {w12} | {w21:.2f} | "
                   f"{w11 / (2 * w21):.0%} | {share:.0%} | {c11:.2f} | {c21:.2f} | "
                   f"{c21 / c11:.2f}x |", flush=True)

@@ -5,7 +5,7 @@
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZParticleInput.h"
 
-#include "../Kernels/src/HugePages.h" // fresh per-point outputs on huge pages
+#include "jz/HugePages.h" // fresh per-point outputs on huge pages
 
 #include "vtkCellArray.h"
 #include "vtkCompositeDataSet.h"
@@ -165,19 +165,22 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   jz::RunInfo info;
   if (comm.size() > 1)
   {
+    // The kernel writes straight into the output arrays (their pages are
+    // only touched at the end, by the results sent home).
+    groupId = NewPointArray("GroupId", n);
+    groupSize = NewPointArray("GroupSize", n);
+    static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
     jz::FofDistributedOptions options;
     options.minimumGroupSize = s.minimumGroupSize;
     options.masses = masses.data;
     options.velocities = velocities.data;
-    jz::FofDistributedResult result;
-    info = jz::computeFofDistributed<T>(problem, options, result, comm, s.backend, control);
-    groupId = NewPointArray("GroupId", n);
-    groupSize = NewPointArray("GroupSize", n);
     if (n > 0)
     {
-      std::copy(result.groupId.begin(), result.groupId.end(), groupId->GetPointer(0));
-      std::copy(result.groupSize.begin(), result.groupSize.end(), groupSize->GetPointer(0));
+      options.groupIdOut = reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0));
+      options.groupSizeOut = reinterpret_cast<jz::GlobalId*>(groupSize->GetPointer(0));
     }
+    jz::FofDistributedResult result;
+    info = jz::computeFofDistributed<T>(problem, options, result, comm, s.backend, control);
     cat = std::move(result.catalogue);
     catalogueGroupId = std::move(result.catalogueGroupId);
     distributedGroups = result.numGroups;

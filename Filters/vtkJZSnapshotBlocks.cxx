@@ -22,7 +22,7 @@
 
 #include "jz/Backend.h" // jz::RunInfo
 
-#include <sys/mman.h> // madvise
+#include "jz/HugePages.h" // jz::adviseHugePages
 
 #include <algorithm>
 #include <cstdint>
@@ -106,9 +106,7 @@ void Allocate(vtkDataArray* array, vtkIdType values)
     array->SetNumberOfValues(values);
     return;
   }
-#ifdef MADV_HUGEPAGE
-  madvise(memory, bytes, MADV_HUGEPAGE); // advice only: ignored where unsupported
-#endif
+  jz::adviseHugePages(memory, bytes);
   array->SetVoidArray(memory, values, 0, vtkAbstractArray::VTK_DATA_ARRAY_FREE);
 }
 

@@ -8,7 +8,7 @@
 #include <omp.h>
 
 #include "FofThreads.h"
-#include "HugePages.h"
+#include "jz/HugePages.h"
 #include "jz/Fof.h"
 
 namespace jz

@@ -6,7 +6,7 @@
 
 #include <omp.h>
 
-#include "HugePages.h"
+#include "jz/HugePages.h"
 #include "jz/ZOrder.h"
 
 namespace jz

@@ -60,9 +60,10 @@ std::vector<Piece> split(const std::vector<double>& xyz, const std::vector<int>&
   return pieces;
 }
 
-void knnCase(const std::string& kind, const std::string& how, int ranks, int k, bool periodic)
+void knnCase(const std::string& kind, const std::string& how, int ranks, int k, bool periodic,
+  std::size_t numPoints = 6000)
 {
-  std::vector<double> xyz = jztest::makePoints<double>(kind, 6000, 17);
+  std::vector<double> xyz = jztest::makePoints<double>(kind, numPoints, 17);
   const std::size_t n = xyz.size() / 3;
   std::vector<double> mass(n);
   for (std::size_t i = 0; i < n; ++i)
@@ -253,6 +254,14 @@ JZ_TEST(DistributedKnnMatchesSerial)
   // Bulk duplicates: runs far longer than K and the leaf size cut by ranks.
   knnCase("runs", "random", 3, 8, false);
   knnCase("runs", "slabs", 4, 40, true);
+}
+
+// Trees of two planes per rank, where the ghost radii are walked only under
+// parents near another rank's points.
+JZ_TEST(DistributedKnnMatchesSerialOnDeepTrees)
+{
+  knnCase("clustered", "random", 2, 16, true, 60000);
+  knnCase("uniform", "slabs", 2, 16, false, 60000);
 }
 
 JZ_TEST(DistributedFofMatchesSerial)

@@ -17,6 +17,7 @@
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "distributed/FofPhases.h"
+#include "distributed/GhostSelection.h"
 #include "distributed/KnnPhases.h"
 #include "jz/Geometry.h"
 #include "jz/ZOrder.h"
@@ -194,9 +195,64 @@ JZ_TEST(FofGhostsHoldEveryRemotePointWithinTheLinkingLength)
   }
 }
 
-JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
+JZ_TEST(RemoteCoverNeverMissesARemotePoint)
 {
-  World w(4000, 3);
+  // A leaf region that reaches another rank's point within its radius must
+  // be reported as reaching (else the kNN ghost selection would use a
+  // needlessly loose radius there); deep inside a rank, small radii must not.
+  World w(6000, 4);
+  const double l = 0.01;
+  std::vector<jz::FofRankPoints<double>> pts(kRanks);
+  std::vector<jz::RemoteCover<double>> cover;
+  std::mutex coverMutex;
+  std::vector<int> slot(kRanks);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const auto problem = fofPiece(w, r, l);
+      pts[r] = jz::decomposeFofPoints(problem, jz::FofDistributedOptions(), comm);
+      jz::exchangeFofGhosts(pts[r], problem, comm);
+      jz::RemoteCover<double> c(pts[r].localTree, problem.boxLo, comm);
+      std::lock_guard<std::mutex> lock(coverMutex);
+      slot[r] = int(cover.size());
+      cover.push_back(c);
+    });
+  jz::Periodicity per;
+  for (int d = 0; d < 3; ++d)
+    per.length[d] = 0.8;
+  int missed = 0, far = 0, tested = 0;
+  for (int r = 0; r < kRanks; ++r)
+  {
+    const jz::ZTree<double>& tree = pts[r].localTree;
+    const jz::TreePlane<double>& leaves = tree.planes[0];
+    for (jz::Index c = 0; c < leaves.numNodes(); ++c)
+    {
+      const jz::Box<double>& box = leaves.sourceBox[c];
+      for (double radius : { 0.0, 0.005, 0.03, 0.1 })
+      {
+        bool reaches = false;
+        for (int o = 0; o < kRanks && !reaches; ++o)
+          for (jz::Index i = 0; o != r && i < pts[o].numLocal() && !reaches; ++i)
+            reaches =
+              jz::pointBoxDistance2(&pts[o].xyz[3 * std::size_t(i)], box, per) <= radius * radius;
+        const bool says = cover[slot[r]].mayReach(box, radius * radius);
+        missed += reaches && !says;
+        far += !says;
+        ++tested;
+      }
+    }
+  }
+  JZ_CHECK_MSG(missed == 0, missed << " of " << tested << " leaf regions missed");
+  JZ_CHECK_MSG(far > tested / 10, "only " << far << " of " << tested << " seen as far");
+}
+
+// Every rank's ghosts hold the true K nearest of each of its queries (every
+// stride-th checked by brute force).
+void checkKnnGhostsHoldEveryTrueNeighbour(std::size_t n, std::size_t stride, std::size_t minChecked)
+{
+  World w(n, 3);
   const int k = 10;
   std::vector<jz::KnnRankPoints<double>> pts(kRanks);
   jztest::ThreadWorld world(kRanks);
@@ -219,7 +275,7 @@ JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
     const auto& p = pts[r];
     std::set<jz::GlobalId> have(p.srcIds.begin(), p.srcIds.end());
     JZ_CHECK_EQ(have.size(), p.srcIds.size()); // no source twice
-    for (std::size_t q = 0; q < p.numQueries(); q += 7, ++queries)
+    for (std::size_t q = 0; q < p.numQueries(); q += stride, ++queries)
     {
       // The true K nearest by (distance, id), by brute force over all points.
       std::vector<std::pair<double, jz::GlobalId>> all;
@@ -230,8 +286,20 @@ JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
         missing += have.count(all[j].second) ? 0 : 1;
     }
   }
-  JZ_CHECK(queries > 400);
+  JZ_CHECK(queries > minChecked);
   JZ_CHECK_EQ(missing, 0u);
+}
+
+JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
+{
+  checkKnnGhostsHoldEveryTrueNeighbour(4000, 7, 400);
+}
+
+// Trees of two planes per rank: the ghost radii skip the leaves of parents
+// whose bound reaches no other rank (KnnLeafRadius::beginParent).
+JZ_TEST(KnnGhostsHoldEveryTrueNeighbourOnDeepTrees)
+{
+  checkKnnGhostsHoldEveryTrueNeighbour(90000, 240, 300);
 }
 
 JZ_TEST(LocalWalkErrorsStopEveryRank)
@@ -295,12 +363,12 @@ JZ_TEST(AgreedLabelsAreTheSmallestIdOfEachGlobalGroup)
       {
         const jz::GlobalId id = pts.ids[i];
         const jz::GlobalId want = serial.groupLabel[id];
-        if (agreed.single[i])
+        if (agreed.isSingle(i))
         {
           bad[r] += members[want] != 1; // single only when alone globally
           continue;
         }
-        const jz::FofLabel& got = agreed.label[i];
+        const jz::FofLabel& got = agreed.labelOf(i);
         bad[r] += got.id != want;
         for (int d = 0; d < 3; ++d)
           bad[r] += got.ref[d] != wrapped(w.xyz[3 * want + d]);
@@ -324,8 +392,7 @@ JZ_TEST(GroupSizesAndNumbersAgreeOnEveryRank)
     for (int m = 0; m < n; ++m)
     {
       jz::FofAgreedLabels& a = labels[rng() % kRanks];
-      a.label.push_back(jz::FofLabel{ label, { 0, 0, 0 } });
-      a.single.push_back(0);
+      a.addPoint(jz::FofLabel{ label, { 0, 0, 0 } }, false);
       ++size[label];
     }
   }
@@ -345,8 +412,12 @@ JZ_TEST(GroupSizesAndNumbersAgreeOnEveryRank)
       const int r = comm.rank();
       const auto sizes = jz::reduceFofGroupSizes(labels[r], comm);
       const auto numbers = jz::numberFofGroups(sizes, minimum, comm);
-      for (const jz::FofLabel& l : labels[r].label)
-        bad[r] += sizes.sizes[sizes.slot(l.id)] != size.at(l.id);
+      for (std::size_t c = 0; c < labels[r].label.size(); ++c)
+      {
+        const jz::GlobalId id = labels[r].label[c].id;
+        bad[r] += sizes.sizes[sizes.slot(id)] != size.at(id);
+        bad[r] += sizes.componentSize[c] != size.at(id);
+      }
       for (const auto& o : sizes.owned)
         bad[r] += jz::ownerOfLabel(o.first, kRanks) != r || o.second != size.at(o.first);
       owned[r] = sizes.owned.size();
@@ -485,8 +556,7 @@ JZ_TEST(ResultsGoHomeToTheirOrigin)
       pl.originIndex = jz::Index(order[r][i]);
       local[holder].push_back(pl);
       const jz::GlobalId label = jz::GlobalId(r * 1000 + order[r][i] % 50);
-      labels[holder].label.push_back(jz::FofLabel{ label, { 0, 0, 0 } });
-      labels[holder].single.push_back(order[r][i] % 7 == 0);
+      labels[holder].addPoint(jz::FofLabel{ label, { 0, 0, 0 } }, order[r][i] % 7 == 0);
     }
   std::map<jz::GlobalId, jz::GlobalId> expectedSize;
   for (int r = 0; r < kRanks; ++r)
@@ -501,9 +571,9 @@ JZ_TEST(ResultsGoHomeToTheirOrigin)
       const int r = comm.rank();
       const auto sizes = jz::reduceFofGroupSizes(labels[r], comm);
       const auto numbers = jz::numberFofGroups(sizes, 1, comm);
-      std::vector<jz::GlobalId> groupId, groupSize;
+      std::vector<jz::GlobalId> groupId(perRank, 7), groupSize(perRank, 7);
       jz::sendFofResultsHome(
-        local[r], labels[r], sizes, numbers, perRank, comm, groupId, groupSize);
+        local[r], labels[r], sizes, numbers, perRank, comm, groupId.data(), groupSize.data());
       for (std::size_t i = 0; i < perRank; ++i)
       {
         const jz::GlobalId label = jz::GlobalId(r * 1000 + i % 50);

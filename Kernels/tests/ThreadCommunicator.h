@@ -3,12 +3,14 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "jz/Communicator.h"
+#include "jz/HugePages.h"
 
 namespace jztest
 {
@@ -16,7 +18,7 @@ class ThreadWorld
 {
 public:
   explicit ThreadWorld(int size)
-    : mailbox_(size, std::vector<std::vector<char>>(size))
+    : mailbox_(size, nullptr)
     , gathered_(size)
     , sums_(size)
     , doubles_(size)
@@ -45,7 +47,7 @@ public:
   // Runs body(comm) on `size` threads, one per rank.
   void run(const std::function<void(jz::Communicator&)>& body);
 
-  std::vector<std::vector<std::vector<char>>> mailbox_; // [from][to]
+  std::vector<const std::vector<std::vector<char>>*> mailbox_; // [from][to]
   std::vector<std::vector<char>> gathered_;
   std::vector<std::vector<std::int64_t>> sums_;
   std::vector<std::vector<double>> doubles_;
@@ -71,11 +73,20 @@ public:
 
   std::vector<std::vector<char>> allToAll(const std::vector<std::vector<char>>& send) override
   {
-    world_.mailbox_[rank_] = send;
+    // One copy, as MPI's receive makes: the senders' blocks stay in place
+    // until every rank has taken its own.
+    world_.mailbox_[rank_] = &send;
     world_.barrier();
     std::vector<std::vector<char>> got(size());
     for (int r = 0; r < size(); ++r)
-      got[r] = world_.mailbox_[r][rank_];
+    {
+      const std::vector<std::vector<char>>& from = *world_.mailbox_[r];
+      if (rank_ < int(from.size()) && !from[rank_].empty())
+      {
+        jz::resizeHugePages(got[r], from[rank_].size());
+        std::memcpy(got[r].data(), from[rank_].data(), from[rank_].size());
+      }
+    }
     world_.barrier();
     return got;
   }

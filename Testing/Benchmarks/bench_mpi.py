@@ -7,13 +7,15 @@ JZ_RUNINFO=1 (per-rank stage times and counters of the distributed kernels).
            1 thread (and 1 rank x 2 threads for reference): wall time,
            parallel efficiency T1 / (P T_P), share of the slowest rank's time in
            communication stages (decomposition, ghost exchange, label
-           agreement, sizes and numbering, results home).
+           agreement, sizes and numbering, results home); and the work:
+           CPU time (user+sys) summed over the ranks, 2 ranks against 1
+           (efficiency on two free cores is at most its inverse).
   volume:  1e6 points per rank on 2, 4, 8 ranks (oversubscribed is fine:
            counts do not depend on timing), uniform and clustered: ghost
            points received per local point, mean and max over ranks.
 
 Usage: bench_mpi.py [strong] [volume] [--kinds uniform,clustered] [--filters knn,fof]
-                    [--repeats N] [--size 1e7]   (both parts by default)
+                    [--repeats N] [--size 1e7] [--no-threads-ref]   (both parts by default)
 """
 import os
 import re
@@ -39,7 +41,14 @@ def run(P, threads, kind, size, filters="knn,fof"):
     if p.returncode != 0:
         print(p.stdout[-3000:])
         raise SystemExit("run failed")
-    wall, stages, counters = {}, {}, {}
+    wall, stages, counters, cpu = {}, {}, {}, {}
+    # The ranks' lines reach mpiexec's output interleaved, sometimes two on
+    # one line: search the whole output, one CPU figure per filter and rank.
+    per_rank = {}
+    for m in re.finditer(r"CPU (knn|fof) (\d+) (\d+\.\d{3})", p.stdout):
+        per_rank.setdefault(m.group(1), {})[int(m.group(2))] = float(m.group(3))
+    for f, ranks in per_rank.items():
+        cpu[f] = sum(ranks.values()) if len(ranks) == P else float("nan")
     for line in p.stdout.splitlines():
         m = re.match(r"WALL (\w+) ([\d.]+)", line)
         if m:
@@ -49,34 +58,48 @@ def run(P, threads, kind, size, filters="knn,fof"):
             f = "knn" if m.group(1) == "KNNDensity" else "fof"
             d = stages if m.group(3) == "seconds" else counters
             d.setdefault(f, {}).setdefault(int(m.group(2)), {})[m.group(4)] = float(m.group(5))
-    return wall, stages, counters
+    return wall, stages, counters, cpu
 
 
-def strong(kinds=("uniform", "clustered"), filters=("knn", "fof"), repeats=1, size="1e7"):
+def strong(kinds=("uniform", "clustered"), filters=("knn", "fof"), repeats=1, size="1e7",
+           threads_ref=True):
     """Each configuration `repeats` times, interleaved (1x1, 1x2, 2x1, ...);
-    the minimum wall time of each, and the stages of the fastest 2-rank run."""
+    the minimum wall time of each, the stages of the fastest 2-rank run, and
+    the minimum CPU time (user+sys summed over the ranks: the work)."""
     print(f"## Strong scaling, {size} points (K=16 periodic; FoF b=0.2 periodic), CPU, "
-          f"minimum of {repeats}")
-    print("| data | filter | 1 rank x1 thr [s] | 1 rank x2 thr [s] | 2 ranks x1 thr [s] | efficiency T1/(2 T2) | comm. share (2 ranks) |")
-    print("|---|---|---|---|---|---|---|")
+          f"minimum of {repeats}; load average before: {os.getloadavg()[0]:.1f}")
+    print("| data | filter | 1 rank x1 thr [s] | 1 rank x2 thr [s] | 2 ranks x1 thr [s] | "
+          "efficiency T1/(2 T2) | comm. share (2 ranks) | CPU 1 rank [s] | CPU 2 ranks [s] | "
+          "work ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     names = ",".join(filters)
+    configs = ((1, 1), (1, 2), (2, 1)) if threads_ref else ((1, 1), (2, 1))
     for kind in kinds:
-        best = {}
+        best, work = {}, {}
         for _ in range(repeats):
-            for cfg in ((1, 1), (1, 2), (2, 1)):
-                wall, st, _ = run(cfg[0], cfg[1], kind, size, names)
+            for cfg in configs:
+                wall, st, _, cpu = run(cfg[0], cfg[1], kind, size, names)
                 for f in filters:
                     if cfg not in best.get(f, {}) or wall[f] < best[f][cfg][0]:
                         best.setdefault(f, {})[cfg] = (wall[f], st.get(f, {}))
+                    w = work.setdefault(f, {})
+                    c = cpu.get(f, float("nan"))
+                    if c == c:  # nan when a rank's figure was lost
+                        w[cfg] = min(w.get(cfg, float("inf")), c)
         for f in filters:
-            w11, w12 = best[f][(1, 1)][0], best[f][(1, 2)][0]
+            w11 = best[f][(1, 1)][0]
+            w12 = f"{best[f][(1, 2)][0]:.2f}" if threads_ref else "-"
             w21, st = best[f][(2, 1)]
             share = max(sum(v for k, v in st[r].items() if k in COMM) for r in st) / w21
-            print(f"| {kind} | {f} | {w11:.2f} | {w12:.2f} | {w21:.2f} | "
-                  f"{w11 / (2 * w21):.0%} | {share:.0%} |", flush=True)
+            c11 = work[f].get((1, 1), float("nan"))
+            c21 = work[f].get((2, 1), float("nan"))
+            print(f"| {kind} | {f} | {w11:.2f} | {w12} | {w21:.2f} | "
+                  f"{w11 / (2 * w21):.0%} | {share:.0%} | {c11:.2f} | {c21:.2f} | "
+                  f"{c21 / c11:.2f}x |", flush=True)
             for r in sorted(st):
                 print("    rank %d: %s" % (r, ", ".join(f"{k} {v:.2f}" for k, v in st[r].items())),
                       flush=True)
+    print("Efficiency on two free cores is at most 1 / work ratio; CPU counts MPI's busy waits.")
 
 
 def volume():
@@ -85,7 +108,7 @@ def volume():
     print("|---|---|---|---|---|---|")
     for kind in ("uniform", "clustered"):
         for P in (2, 4, 8):
-            _, _, c = run(P, 1, kind, "perrank:1e6")
+            _, _, c, _ = run(P, 1, kind, "perrank:1e6")
             kr = [c["knn"][r]["ghost sources received"] / max(1.0, c["knn"][r]["local sources"]) for r in c["knn"]]
             fr = [c["fof"][r]["ghost points received"] / max(1.0, c["fof"][r]["local points"]) for r in c["fof"]]
             print(f"| {kind} | {P} | {sum(kr) / len(kr):.3f} | {max(kr):.3f} | "
@@ -100,8 +123,11 @@ if __name__ == "__main__":
     ap.add_argument("--filters", default="knn,fof")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--size", default="1e7")
+    ap.add_argument("--no-threads-ref", action="store_true",
+                    help="skip the 1 rank x 2 threads reference runs")
     a = ap.parse_args()
     if "strong" in a.what:
-        strong(a.kinds.split(","), a.filters.split(","), a.repeats, a.size)
+        strong(a.kinds.split(","), a.filters.split(","), a.repeats, a.size,
+               not a.no_threads_ref)
     if "volume" in a.what:
         volume()

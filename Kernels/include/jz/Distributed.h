@@ -38,11 +38,16 @@ struct FofDistributedOptions
   GlobalId minimumGroupSize = 20;
   const double* masses = nullptr;     // per local point; nullptr = unit mass
   const double* velocities = nullptr; // interleaved xyz per local point; nullptr = none
+  // Where GroupId and GroupSize go (numPoints each), when the caller has
+  // the arrays already (one copy fewer); nullptr = into the result's vectors.
+  GlobalId* groupIdOut = nullptr;
+  GlobalId* groupSizeOut = nullptr;
 };
 
 struct FofDistributedResult
 {
-  // Per local point, in local input order.
+  // Per local point, in local input order (empty when the options named
+  // arrays for them).
   std::vector<GlobalId> groupId;   // 0..G-1 by descending size, ties by smallest id; -1 if small
   std::vector<GlobalId> groupSize; // members of the point's group, any size
   // The catalogue rows this rank owns (every kept group is owned by exactly

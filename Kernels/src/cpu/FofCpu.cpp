@@ -18,7 +18,7 @@
 
 #include "../FofBackends.h"
 #include "../FofThreads.h"
-#include "../HugePages.h"
+#include "jz/HugePages.h"
 #include "../StageTimer.h"
 #include "../walk/DualWalk.h"
 #include "FofContraction.h"

@@ -11,7 +11,8 @@
 namespace jz
 {
 template <class T>
-std::vector<double> knnLeafRadius2(const ZTree<T>& tree, int k, const RunControl& control)
+std::vector<double> knnLeafRadius2(
+  const ZTree<T>& tree, int k, const RunControl& control, const LeafTightening& tighten)
 {
   if (tree.planes.empty() || tree.planes[0].numNodes() == 0)
     return {};
@@ -20,13 +21,15 @@ std::vector<double> knnLeafRadius2(const ZTree<T>& tree, int k, const RunControl
     [&](const auto& metric)
     {
       using Policy = KnnLeafRadius<T, std::decay_t<decltype(metric)>>;
-      Policy policy(tree, k, metric, threads);
+      Policy policy(tree, k, metric, threads, tighten ? &tighten : nullptr);
       DualWalk<T, Policy> walk(tree, policy, threads);
       walk.leafPass(knnWalkAboveLeaves(walk, policy, control));
       return std::move(policy.radii2());
     });
 }
 
-template std::vector<double> knnLeafRadius2(const ZTree<float>&, int, const RunControl&);
-template std::vector<double> knnLeafRadius2(const ZTree<double>&, int, const RunControl&);
+template std::vector<double> knnLeafRadius2(
+  const ZTree<float>&, int, const RunControl&, const LeafTightening&);
+template std::vector<double> knnLeafRadius2(
+  const ZTree<double>&, int, const RunControl&, const LeafTightening&);
 } // namespace jz

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "../KnnBackends.h"
 #include "KnnNodePolicy.h"
 #include "LeafDistances.h"
 
@@ -23,18 +24,51 @@ class KnnLeafRadius : public KnnNodePolicy<T, Metric>
 public:
   static constexpr bool kLeafLists = false;
 
-  KnnLeafRadius(const ZTree<T>& tree, int k, const Metric& metric, int numThreads)
+  // tighten (may be null): which leaves to tighten beyond the node bound.
+  KnnLeafRadius(const ZTree<T>& tree, int k, const Metric& metric, int numThreads,
+    const LeafTightening* tighten = nullptr)
     : Base(tree, k, metric, numThreads)
+    , tighten_(tighten)
     , margin_(FilterMargin::of(tree))
     , scratch_(numThreads)
+    , skipped_(numThreads)
   {
     const Periodicity& per = tree.periodicity;
     for (int d = 0; d < 3; ++d)
       periods_[d] = T(per.length[d]);
   }
 
+  void beginPlane(int p)
+  {
+    // The leaves' parents' bounds (plane 1), kept for beginParent.
+    if (p == 0 && this->plane_ == 1)
+      parentRmax2_.swap(this->rmax2_);
+    Base::beginPlane(p);
+  }
+
+  // A parent that tighten_ turns down gives its leaves its own bound (valid
+  // for all its queries) without their FindRmax.
+  double beginParent(const ParentView& parent)
+  {
+    if (tighten_ && parent.plane == 0 && parent.parent < parentRmax2_.size())
+    {
+      const double bound2 = parentRmax2_[parent.parent];
+      if (!(*tighten_)(1, parent.parent, bound2))
+      {
+        for (Index c = parent.childBegin; c < parent.childEnd; ++c)
+          this->rmax2_[c] = bound2;
+        skipped_.mine() = true;
+        return 0;
+      }
+    }
+    skipped_.mine() = false;
+    return Base::beginParent(parent);
+  }
+
   void consumeLeaf(Index c, const LeafList&)
   {
+    if (tighten_ && (skipped_.mine() || !(*tighten_)(0, c, this->rmax2_[c])))
+      return;
     const TreePlane<T>& plane = this->tree_.planes[0];
     const Index k = Index(this->k_);
     Index lo = c, hi = c + 1;
@@ -79,8 +113,11 @@ private:
     return pooled;
   }
 
+  const LeafTightening* tighten_;
   FilterMargin margin_; // pre-filter vs exact distances, periodic wrap included
   T periods_[3];
   PerThread<std::vector<T>> scratch_;
+  PerThread<char> skipped_;         // the current parent was turned down
+  std::vector<double> parentRmax2_; // plane 1's bounds, during the leaf pass
 };
 } // namespace jz

@@ -6,7 +6,7 @@
 
 #include <omp.h>
 
-#include "../HugePages.h"
+#include "jz/HugePages.h"
 #include "../TreeLevels.h"
 #include "ZSortCpu.h"
 #include "jz/Tree.h"

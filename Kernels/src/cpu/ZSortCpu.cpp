@@ -9,7 +9,7 @@
 #include <parallel/algorithm>
 #endif
 
-#include "../HugePages.h"
+#include "jz/HugePages.h"
 #include "jz/ZOrder.h"
 
 namespace jz

@@ -12,6 +12,7 @@
 
 #include "jz/Communicator.h"
 #include "jz/Geometry.h"
+#include "jz/HugePages.h"
 #include "jz/ZOrder.h"
 
 namespace jz
@@ -67,10 +68,52 @@ int ownerRank(const T* p, const std::vector<std::array<T, kDim>>& splitters)
   return int(it - splitters.begin());
 }
 
+// What a rank holds after exchangeInZOrder: the records the other ranks
+// sent, and which of its own points stay (these are never packed: a
+// record that does not travel need not be written and read back).
+struct ZOrderShare
+{
+  int rank = 0;
+  std::vector<std::vector<char>> blocks; // from rank r; empty for this rank
+  std::vector<Index> own;                // this rank's points that stay, ascending
+
+  std::size_t numRecords(std::size_t recordBytes) const
+  {
+    std::size_t n = own.size();
+    for (const auto& b : blocks)
+      n += b.size() / recordBytes;
+    return n;
+  }
+};
+
+// Calls f(record) for every record of `share` in rank order, each block in
+// its sender's order; the points that stayed are packed one at a time into
+// a scratch record by the same pack(i, record) that packed the others.
+template <class Pack, class F>
+void forEachRecord(const ZOrderShare& share, std::size_t recordBytes, const Pack& pack, const F& f)
+{
+  std::vector<char> scratch(recordBytes);
+  for (int r = 0; r < int(share.blocks.size()); ++r)
+  {
+    if (r == share.rank)
+    {
+      for (Index i : share.own)
+      {
+        pack(std::size_t(i), scratch.data());
+        f(static_cast<const char*>(scratch.data()));
+      }
+      continue;
+    }
+    const std::vector<char>& block = share.blocks[r];
+    for (std::size_t at = 0; at < block.size(); at += recordBytes)
+      f(block.data() + at);
+  }
+}
+
 // Redistributes n local points into contiguous, balanced z-ranges as
 // records of recordBytes bytes: at(i, p) gives point i's coordinates (as the
-// tree sees them) and pack(i, record) writes its record. Returns the records
-// received from each rank, in rank order, each block in the sender's order.
+// tree sees them) and pack(i, record) writes its record. The caller reads
+// the result with forEachRecord and the same pack.
 //
 // Records are packed straight from the caller's arrays into the blocks that
 // travel, and the caller unpacks straight from the received blocks: on one
@@ -78,10 +121,10 @@ int ownerRank(const T* p, const std::vector<std::array<T, kDim>>& splitters)
 // copy of the points that is not made counts. The owner rank is computed
 // twice rather than stored.
 template <class T, class At, class Pack>
-std::vector<std::vector<char>> exchangeInZOrder(
+ZOrderShare exchangeInZOrder(
   std::size_t n, std::size_t recordBytes, const At& at, const Pack& pack, Communicator& comm)
 {
-  const int ranks = comm.size();
+  const int ranks = comm.size(), me = comm.rank();
   std::vector<std::array<T, kDim>> splitters;
   if (ranks > 1)
     splitters = zOrderSplitters<T>(n, at, comm);
@@ -96,27 +139,51 @@ std::vector<std::vector<char>> exchangeInZOrder(
   std::vector<std::size_t> count(ranks, 0);
   for (std::size_t i = 0; i < n; ++i)
     ++count[owner(i)];
+  ZOrderShare share;
+  share.rank = me;
+  reserveHugePages(share.own, count[me]);
   std::vector<std::vector<char>> send(ranks);
-  for (int r = 0; r < ranks; ++r)
-    send[r].resize(count[r] * recordBytes);
   std::vector<char*> to(ranks);
   for (int r = 0; r < ranks; ++r)
+  {
+    if (r != me)
+      resizeHugePages(send[r], count[r] * recordBytes);
     to[r] = send[r].data();
+  }
   for (std::size_t i = 0; i < n; ++i)
   {
-    char*& dst = to[owner(i)];
-    pack(i, dst);
-    dst += recordBytes;
+    const int r = owner(i);
+    if (r == me)
+    {
+      share.own.push_back(Index(i));
+      continue;
+    }
+    pack(i, to[r]);
+    to[r] += recordBytes;
   }
-  // This rank's own block does not travel (one copy fewer).
-  std::vector<char> own;
-  own.swap(send[comm.rank()]);
-  std::vector<std::vector<char>> got = comm.allToAll(send);
-  got[comm.rank()] = std::move(own);
-  return got;
+  share.blocks = comm.allToAll(send);
+  share.blocks[me].clear();
+  return share;
 }
 
-// Field-wise record packing for exchangeInZOrder.
+// Sends count[r] records of recordBytes bytes to each rank r, written in
+// place by pack(r, j, record) for the j-th record to r; returns the blocks
+// received from each rank (no typed copies on either side).
+template <class Pack>
+std::vector<std::vector<char>> exchangeRecords(const std::vector<std::size_t>& count,
+  std::size_t recordBytes, const Pack& pack, Communicator& comm)
+{
+  std::vector<std::vector<char>> send(count.size());
+  for (std::size_t r = 0; r < count.size(); ++r)
+  {
+    resizeHugePages(send[r], count[r] * recordBytes);
+    for (std::size_t j = 0; j < count[r]; ++j)
+      pack(int(r), j, send[r].data() + j * recordBytes);
+  }
+  return comm.allToAll(send);
+}
+
+// Field-wise record packing for exchangeInZOrder and exchangeRecords.
 template <class V>
 void putField(char*& at, const V& v)
 {

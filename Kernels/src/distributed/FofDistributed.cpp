@@ -10,6 +10,15 @@ namespace jz
 {
 namespace
 {
+// The caller's array when given, else `own` sized to n.
+GlobalId* outputOf(GlobalId* given, std::vector<GlobalId>& own, std::size_t n)
+{
+  if (given)
+    return given;
+  own.resize(n);
+  return own.data();
+}
+
 // One rank: computeFofGroups, labelFofGroups and computeFofCatalogue.
 template <class T>
 RunInfo computeFofOneRank(const FofProblem<T>& problem, const FofDistributedOptions& options,
@@ -18,14 +27,14 @@ RunInfo computeFofOneRank(const FofProblem<T>& problem, const FofDistributedOpti
   const std::size_t n = problem.numPoints;
   FofGroups groups;
   RunInfo info = computeFofGroups(problem, groups, backend, control);
-  result.groupId.resize(n);
-  result.groupSize.resize(n);
+  GlobalId* groupId = outputOf(options.groupIdOut, result.groupId, n);
+  GlobalId* groupSize = outputOf(options.groupSizeOut, result.groupSize, n);
   result.numGroups = labelFofGroups(groups.groupRoot.data(), groups.groupLabel.data(), n,
-    options.minimumGroupSize, result.groupId.data(), result.groupSize.data(), control);
+    options.minimumGroupSize, groupId, groupSize, control);
   FofCatalogueInput<T> in;
   in.points = problem.points;
   in.numPoints = n;
-  in.groupId = result.groupId.data();
+  in.groupId = groupId;
   in.numGroups = result.numGroups;
   in.masses = options.masses;
   in.velocities = options.velocities;
@@ -91,8 +100,9 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   catalogue.stop();
 
   StageTimer home(&info, "results home");
-  sendFofResultsHome(points.local, labels, sizes, numbers, problem.numPoints, comm, result.groupId,
-    result.groupSize);
+  sendFofResultsHome(points.local, labels, sizes, numbers, problem.numPoints, comm,
+    outputOf(options.groupIdOut, result.groupId, problem.numPoints),
+    outputOf(options.groupSizeOut, result.groupSize, problem.numPoints));
   home.stop();
   return info;
 }

@@ -12,6 +12,7 @@
 #include "Decomposition.h"
 #include "GhostSelection.h"
 #include "jz/FofLinking.h"
+#include "jz/HugePages.h"
 
 namespace jz
 {
@@ -46,24 +47,25 @@ FofRankPoints<T> decomposeFofPoints(
     for (int d = 0; withVelocity && d < 3; ++d)
       putField(record, options.velocities ? options.velocities[3 * i + d] : 0.0);
   };
-  const std::vector<std::vector<char>> got = exchangeInZOrder<T>(n, recordBytes, at, pack, comm);
+  const ZOrderShare share = exchangeInZOrder<T>(n, recordBytes, at, pack, comm);
 
-  std::size_t local = 0;
-  for (const auto& block : got)
-    local += block.size() / recordBytes;
+  const std::size_t local = share.numRecords(recordBytes);
   FofRankPoints<T> points;
+  // Room for the ghosts that exchangeFofGhosts appends: capacity that is
+  // never touched costs no memory, a reallocation copies every point.
+  const std::size_t room = local + local / 4 + 1024;
+  reserveHugePages(points.xyz, 3 * room);
+  reserveHugePages(points.ids, room);
   points.xyz.resize(3 * local);
   points.ids.resize(local);
-  points.local.resize(local);
+  resizeHugePages(points.local, local);
   if (withMass)
-    points.mass.resize(local);
+    resizeHugePages(points.mass, local);
   if (withVelocity)
-    points.velocity.resize(3 * local);
+    resizeHugePages(points.velocity, 3 * local);
   std::size_t i = 0;
-  for (const auto& block : got)
-  {
-    const char* record = block.data();
-    for (std::size_t k = 0; k < block.size() / recordBytes; ++k, ++i)
+  forEachRecord(share, recordBytes, pack,
+    [&](const char* record)
     {
       for (int d = 0; d < 3; ++d)
         points.xyz[3 * i + d] = takeField<T>(record);
@@ -73,8 +75,8 @@ FofRankPoints<T> decomposeFofPoints(
         points.mass[i] = takeField<double>(record);
       for (int d = 0; withVelocity && d < 3; ++d)
         points.velocity[3 * i + d] = takeField<double>(record);
-    }
-  }
+      ++i;
+    });
   return points;
 }
 
@@ -101,35 +103,40 @@ FofGhostLinks exchangeFofGhosts(
   const std::vector<std::vector<Index>> ghosts =
     local > 0 ? selectGhosts(tree, allRegions, me) : std::vector<std::vector<Index>>(ranks);
 
-  struct Ghost
-  {
-    GlobalId id;
-  };
-  std::vector<std::vector<Travelling<T, Ghost>>> send(ranks);
+  // A ghost record: coordinates and id, packed and unpacked in place.
+  const std::size_t recordBytes = 3 * sizeof(T) + sizeof(GlobalId);
+  std::vector<std::size_t> count(ranks);
   for (int r = 0; r < ranks; ++r)
   {
+    count[r] = ghosts[r].size();
+    links.sent[r].reserve(count[r]);
     for (Index s : ghosts[r])
-    {
-      const Index in = tree.sources.inputIndex[s];
-      links.sent[r].push_back(in);
-      Travelling<T, Ghost> g;
-      for (int d = 0; d < 3; ++d)
-        g.p[d] = points.xyz[3 * in + d];
-      g.payload.id = points.ids[in];
-      send[r].push_back(g);
-    }
+      links.sent[r].push_back(tree.sources.inputIndex[s]);
   }
-  const auto got = allToAllTyped(comm, send);
+  auto pack = [&](int r, std::size_t j, char* record)
+  {
+    const Index in = links.sent[r][j];
+    for (int d = 0; d < 3; ++d)
+      putField(record, points.xyz[3 * std::size_t(in) + d]);
+    putField(record, points.ids[in]);
+  };
+  const std::vector<std::vector<char>> got = exchangeRecords(count, recordBytes, pack, comm);
+  std::size_t total = local;
+  for (const auto& block : got)
+    total += block.size() / recordBytes;
+  // Usually within the capacity the decomposition reserved: no copy.
+  points.xyz.reserve(3 * total);
+  points.ids.reserve(total);
   std::size_t at = local;
   for (int r = 0; r < ranks; ++r)
   {
     links.ghostBegin[r] = at;
-    for (const auto& g : got[r])
+    for (const char* record = got[r].data(); record < got[r].data() + got[r].size(); ++at)
     {
-      points.xyz.insert(points.xyz.end(), g.p, g.p + 3);
-      points.ids.push_back(g.payload.id);
+      for (int d = 0; d < 3; ++d)
+        points.xyz.push_back(takeField<T>(record));
+      points.ids.push_back(takeField<GlobalId>(record));
     }
-    at += got[r].size();
   }
   links.ghostBegin[ranks] = at;
   return links;
@@ -262,6 +269,7 @@ FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& gh
       localInfo.backend = Backend::CPU;
       const std::size_t total = points.numTotal();
       groups.groupRoot = std::move(local.groupRoot);
+      reserveHugePages(groups.groupRoot, total);
       groups.groupRoot.resize(total);
       for (std::size_t g = points.numLocal(); g < total; ++g)
         groups.groupRoot[g] = Index(g);
@@ -270,6 +278,7 @@ FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& gh
       Index* root = groups.groupRoot.data();
       for (std::size_t i = 0; i < total; ++i)
         fofContract(root, Index(i));
+      reserveHugePages(groups.groupLabel, total);
       groups.groupLabel.assign(total, std::numeric_limits<GlobalId>::max());
       for (std::size_t i = 0; i < total; ++i)
         groups.groupLabel[root[i]] = std::min(groups.groupLabel[root[i]], points.ids[i]);
@@ -302,35 +311,56 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   const Index local = points.numLocal();
   constexpr Index kNone = ~Index(0);
   const Index* root = groups.groupRoot.data();
-  // Per component (by root): its member holding the local label (the
-  // smallest id). Only components with ghosts or sent points can learn a
-  // smaller label from another rank; they get a slot of their own.
-  std::vector<Index> labelMember(total, kNone), slotOf(total, kNone);
+  // Per root: its member holding the local label (the smallest id), its
+  // member count, and its component.
+  std::vector<Index> labelMember(total), members(total, 0), componentOf(total, kNone);
   for (std::size_t i = 0; i < total; ++i)
+  {
+    ++members[root[i]];
     if (points.ids[i] == groups.groupLabel[i])
       labelMember[root[i]] = Index(i);
-  std::vector<FofLabel> slots;
-  auto slotFor = [&](std::size_t i) -> FofLabel&
+  }
+  FofAgreedLabels out;
+  auto componentFor = [&](std::size_t i) -> Index
   {
-    Index& s = slotOf[root[i]];
-    if (s == kNone)
+    Index& c = componentOf[root[i]];
+    if (c == kNone)
     {
       const Index m = labelMember[root[i]];
       FofLabel l;
       l.id = points.ids[m];
       for (int d = 0; d < 3; ++d)
         l.ref[d] = double(points.xyz[3 * std::size_t(m) + d]);
-      s = Index(slots.size());
-      slots.push_back(l);
+      c = Index(out.label.size());
+      out.label.push_back(l);
+      out.localMembers.push_back(0);
     }
-    return slots[s];
+    return c;
   };
+  // Components with ghosts or sent points first: only they can learn a
+  // smaller label from another rank.
   for (std::size_t i = local; i < total; ++i)
-    slotFor(i);
+    componentFor(i);
   for (const auto& sent : ghosts.sent)
     for (Index i : sent)
-      slotFor(i);
-  auto labelOf = [&](std::size_t i) -> FofLabel& { return slots[slotOf[root[i]]]; };
+      componentFor(i);
+  // Points alone in their component of the local-and-ghost graph are alone
+  // in their global group too: size 1, no communication needed (most points
+  // of uniform data). Only when single points are kept groups themselves do
+  // they go through the numbering.
+  resizeHugePages(out.component, local);
+  for (Index i = 0; i < local; ++i)
+  {
+    if (minimumGroupSize > 1 && members[root[i]] == 1 && componentOf[root[i]] == kNone)
+    {
+      out.component[i] = FofAgreedLabels::kSingle;
+      continue;
+    }
+    const Index c = componentFor(i);
+    out.component[i] = c;
+    ++out.localMembers[c];
+  }
+  auto labelOf = [&](std::size_t i) -> FofLabel& { return out.label[componentOf[root[i]]]; };
   auto lower = [](FofLabel& mine, const FofLabel& other)
   {
     if (other.id >= mine.id)
@@ -338,7 +368,6 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
     mine = other;
     return true;
   };
-  FofAgreedLabels out;
   for (;; ++out.rounds)
   {
     std::int64_t changed = 0;
@@ -365,38 +394,6 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
     if (allSum(comm, changed) == 0)
       break;
   }
-  // Every local point's label: its component's slot, or (an interior
-  // component) its own label member on this rank.
-  // Appended, not resized: one pass over fresh memory instead of two.
-  out.label.reserve(local);
-  for (Index i = 0; i < local; ++i)
-  {
-    if (slotOf[root[i]] != kNone)
-    {
-      out.label.push_back(labelOf(i));
-      continue;
-    }
-    const Index m = labelMember[root[i]];
-    FofLabel l;
-    l.id = points.ids[m];
-    for (int d = 0; d < 3; ++d)
-      l.ref[d] = double(points.xyz[3 * std::size_t(m) + d]);
-    out.label.push_back(l);
-  }
-  // Points alone in their component of the local-and-ghost graph are alone
-  // in their global group too: size 1, no communication needed (most points
-  // of uniform data). Only when single points are kept groups themselves do
-  // they go through the numbering.
-  out.single.assign(local, 0);
-  if (minimumGroupSize > 1)
-  {
-    std::vector<Index>& members = labelMember; // reused as member counts
-    std::fill(members.begin(), members.end(), Index(0));
-    for (std::size_t i = 0; i < total; ++i)
-      ++members[root[i]];
-    for (Index i = 0; i < local; ++i)
-      out.single[i] = members[root[i]] == 1;
-  }
   return out;
 }
 
@@ -408,24 +405,24 @@ std::size_t FofGroupSizes::slot(GlobalId label) const
 FofGroupSizes reduceFofGroupSizes(const FofAgreedLabels& agreed, Communicator& comm)
 {
   const int ranks = comm.size();
-  const std::size_t local = agreed.label.size();
   FofGroupSizes out;
-  // Distinct labels of the local non-single points, with local counts.
-  std::vector<GlobalId> all;
-  all.reserve(local);
-  for (std::size_t i = 0; i < local; ++i)
-    if (!agreed.single[i])
-      all.push_back(agreed.label[i].id);
+  // Distinct labels of the components with local points, with local counts
+  // (several local components may share a label through other ranks).
+  std::vector<std::pair<GlobalId, GlobalId>> all;
+  for (std::size_t c = 0; c < agreed.label.size(); ++c)
+    if (agreed.localMembers[c] > 0)
+      all.emplace_back(agreed.label[c].id, GlobalId(agreed.localMembers[c]));
   std::sort(all.begin(), all.end());
   std::vector<GlobalId> counts;
-  for (std::size_t i = 0; i < all.size();)
+  for (const auto& a : all)
   {
-    std::size_t j = i;
-    while (j < all.size() && all[j] == all[i])
-      ++j;
-    out.labels.push_back(all[i]);
-    counts.push_back(GlobalId(j - i));
-    i = j;
+    if (!out.labels.empty() && out.labels.back() == a.first)
+    {
+      counts.back() += a.second;
+      continue;
+    }
+    out.labels.push_back(a.first);
+    counts.push_back(a.second);
   }
   // (label, count) pairs to each label's owner, which sums them.
   std::vector<std::vector<GlobalId>> ask(ranks);
@@ -465,6 +462,10 @@ FofGroupSizes reduceFofGroupSizes(const FofAgreedLabels& agreed, Communicator& c
     const int o = ownerOfLabel(out.labels[u], ranks);
     out.sizes[u] = replies[o][cursor[o]++];
   }
+  out.componentSize.assign(agreed.label.size(), 0);
+  for (std::size_t c = 0; c < agreed.label.size(); ++c)
+    if (agreed.localMembers[c] > 0)
+      out.componentSize[c] = out.sizes[out.slot(agreed.label[c].id)];
   return out;
 }
 
@@ -518,18 +519,30 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& a
   // Absent velocities are zero (GroupMoments treats null as zero).
   auto velocityOf = [&](Index i)
   { return points.velocity.empty() ? nullptr : &points.velocity[3 * std::size_t(i)]; };
+  // Per component: its kept group's partial sums (-1: none yet; -2: not kept).
+  std::vector<long long> partialOf(agreed.label.size(), -1);
+  for (std::size_t c = 0; c < agreed.label.size(); ++c)
+    if (agreed.localMembers[c] > 0 && numbers.groupIdOf(agreed.label[c].id) < 0)
+      partialOf[c] = -2;
   for (Index i = 0; i < points.numLocal(); ++i)
   {
-    if (agreed.single[i])
+    if (agreed.isSingle(i))
       continue;
-    const FofLabel& label = agreed.label[i];
-    if (numbers.groupIdOf(label.id) < 0)
+    const Index c = agreed.component[i];
+    if (partialOf[c] == -2)
       continue;
-    long long& p = partialOfSlot[sizes.slot(label.id)];
+    const FofLabel& label = agreed.label[c];
+    long long& p = partialOf[c];
     if (p < 0)
     {
-      p = (long long)partials.size();
-      partials.push_back(GroupMoments::around(label.id, label.ref, velocityOf(i)));
+      // Components of one label share its partial.
+      long long& shared = partialOfSlot[sizes.slot(label.id)];
+      if (shared < 0)
+      {
+        shared = (long long)partials.size();
+        partials.push_back(GroupMoments::around(label.id, label.ref, velocityOf(i)));
+      }
+      p = shared;
     }
     double x[3];
     for (int d = 0; d < 3; ++d)
@@ -565,37 +578,50 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& a
 
 void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLabels& agreed,
   const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
-  Communicator& comm, std::vector<GlobalId>& groupId, std::vector<GlobalId>& groupSize)
+  Communicator& comm, GlobalId* groupId, GlobalId* groupSize)
 {
   // Single points (GroupId -1, size 1) are what every point starts as at
   // home, so only the others travel, as records (input index, GroupId,
-  // size) packed straight into the blocks.
-  const int ranks = comm.size();
+  // size) packed straight into the blocks; this rank's own points are
+  // written in place.
+  const int ranks = comm.size(), me = comm.rank();
   constexpr std::size_t kRecord = sizeof(Index) + 2 * sizeof(GlobalId);
   std::vector<std::size_t> count(ranks, 0);
   for (std::size_t i = 0; i < local.size(); ++i)
-    count[local[i].originRank] += agreed.single[i] ? 0 : 1;
+    count[local[i].originRank] += agreed.isSingle(i) ? 0 : 1;
+  count[me] = 0;
+  // Per component with local points: its GroupId (looked up once).
+  std::vector<GlobalId> componentGroupId(agreed.label.size(), -1);
+  for (std::size_t c = 0; c < agreed.label.size(); ++c)
+    if (agreed.localMembers[c] > 0)
+      componentGroupId[c] = numbers.groupIdOf(agreed.label[c].id);
+  std::fill(groupId, groupId + numInput, GlobalId(-1));
+  std::fill(groupSize, groupSize + numInput, GlobalId(1));
   std::vector<std::vector<char>> send(ranks);
   std::vector<char*> to(ranks);
   for (int r = 0; r < ranks; ++r)
   {
-    send[r].resize(count[r] * kRecord);
+    resizeHugePages(send[r], count[r] * kRecord);
     to[r] = send[r].data();
   }
   for (std::size_t i = 0; i < local.size(); ++i)
   {
-    if (agreed.single[i])
+    if (agreed.isSingle(i))
       continue;
-    const GlobalId label = agreed.label[i].id;
+    const Index c = agreed.component[i];
+    if (local[i].originRank == me)
+    {
+      groupId[local[i].originIndex] = componentGroupId[c];
+      groupSize[local[i].originIndex] = sizes.componentSize[c];
+      continue;
+    }
     char*& at = to[local[i].originRank];
     putField(at, local[i].originIndex);
-    putField(at, numbers.groupIdOf(label));
-    putField(at, sizes.sizes[sizes.slot(label)]);
+    putField(at, componentGroupId[c]);
+    putField(at, sizes.componentSize[c]);
   }
   const std::vector<std::vector<char>> arrived = comm.allToAll(send);
   std::vector<std::vector<char>>().swap(send);
-  groupId.assign(numInput, -1);
-  groupSize.assign(numInput, 1);
   for (const auto& block : arrived)
   {
     for (const char* at = block.data(); at < block.data() + block.size();)

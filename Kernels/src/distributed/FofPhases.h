@@ -93,16 +93,37 @@ struct FofLabel
 
 struct FofAgreedLabels
 {
-  std::vector<FofLabel> label; // per local point
-  // Per local point: alone in its component of the local-and-ghost graph,
-  // hence alone globally (size 1, no further communication). Only set when
-  // single points are not kept groups (minimumGroupSize > 1).
-  std::vector<char> single;
+  static constexpr Index kSingle = ~Index(0);
+  // Per component of the local-and-ghost graph (those with local points,
+  // ghosts or points sent as ghosts): its global group's label and how many
+  // local points it holds.
+  std::vector<FofLabel> label;
+  std::vector<Index> localMembers;
+  // Per local point: its component, or kSingle for a point alone in its
+  // component, hence alone globally (size 1, no further communication).
+  // Single points are only marked when they are not kept groups
+  // (minimumGroupSize > 1).
+  std::vector<Index> component;
   int rounds = 0; // exchange rounds until no label changed
+
+  std::size_t numLocal() const { return component.size(); }
+  bool isSingle(std::size_t i) const { return component[i] == kSingle; }
+  const FofLabel& labelOf(std::size_t i) const { return label[component[i]]; }
+  // Appends a local point in a component of its own (or single).
+  void addPoint(const FofLabel& l, bool single)
+  {
+    component.push_back(single ? kSingle : Index(label.size()));
+    if (!single)
+    {
+      label.push_back(l);
+      localMembers.push_back(1);
+    }
+  }
 };
 
 // Phase "agree labels": ghost holders and owners exchange labels until no
-// rank lowers one; then every local point holds its global group's label.
+// rank lowers one; then every component holds its global group's label.
+// Per-point work and memory stay small: labels live per component.
 template <class T>
 FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& groups,
   const FofGhostLinks& ghosts, GlobalId minimumGroupSize, Communicator& comm);
@@ -115,8 +136,9 @@ inline int ownerOfLabel(GlobalId label, int ranks)
 
 struct FofGroupSizes
 {
-  std::vector<GlobalId> labels; // sorted distinct labels of this rank's non-single points
-  std::vector<GlobalId> sizes;  // the global size of each
+  std::vector<GlobalId> labels;        // sorted distinct labels of this rank's non-single points
+  std::vector<GlobalId> sizes;         // the global size of each
+  std::vector<GlobalId> componentSize; // per component with local points (else 0)
   std::vector<std::pair<GlobalId, GlobalId>>
     owned; // (label, size) of the groups owned here, sorted
 
@@ -153,9 +175,9 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& l
   std::vector<GlobalId>& catalogueGroupId);
 
 // Phase "send home": GroupId and GroupSize of every local point back to the
-// rank and input position it came from; `groupId` and `groupSize` are sized
-// to numInput (this rank's input points).
+// rank and input position it came from, into `groupId` and `groupSize`
+// (numInput each: this rank's input points).
 void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLabels& labels,
   const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
-  Communicator& comm, std::vector<GlobalId>& groupId, std::vector<GlobalId>& groupSize);
+  Communicator& comm, GlobalId* groupId, GlobalId* groupSize);
 } // namespace jz

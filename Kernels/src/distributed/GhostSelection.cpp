@@ -2,6 +2,7 @@
 #include "GhostSelection.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <omp.h>
 
@@ -149,6 +150,102 @@ std::vector<std::vector<Index>> selectGhosts(
   return out;
 }
 
+template <class T>
+RemoteCover<T>::RemoteCover(const ZTree<T>& tree, const double* boxLo, Communicator& comm)
+{
+  const Periodicity& per = tree.periodicity;
+  std::vector<Box<T>> mine;
+  if (!tree.planes.empty())
+  {
+    const TreePlane<T>& top = tree.planes.back();
+    for (Index j = 0; j < top.numNodes(); ++j)
+      if (top.numSources(j) > 0)
+        mine.push_back(top.sourceBox[j]);
+  }
+  const std::vector<std::vector<char>> all = comm.allGather(toBytes(mine));
+  // The grid spans the periodic domain, or else every rank's points.
+  periodic_ = per.enabled();
+  Box<T> extent;
+  boxSetEmpty(extent);
+  for (const auto& bytes : all)
+    for (const Box<T>& b : fromBytes<Box<T>>(bytes))
+      boxMerge(extent, b);
+  if (boxIsEmpty(extent))
+    return;
+  for (int d = 0; d < 3; ++d)
+  {
+    lo_[d] = periodic_ ? boxLo[d] : double(extent.lo[d]);
+    const double length = periodic_ ? per.length[d] : double(extent.hi[d]) - lo_[d];
+    side_[d] = length > 0 && std::isfinite(length) ? length / kCells : 1.0;
+  }
+  marked_.assign(std::size_t(kCells) * kCells * kCells, 0);
+  for (std::size_t r = 0; r < all.size(); ++r)
+  {
+    if (int(r) == comm.rank())
+      continue;
+    for (const Box<T>& b : fromBytes<Box<T>>(all[r]))
+    {
+      long long first[3], last[3];
+      for (int d = 0; d < 3; ++d)
+        cellRange(d, double(b.lo[d]), double(b.hi[d]), first[d], last[d]);
+      for (long long z = first[2]; z <= last[2]; ++z)
+        for (long long y = first[1]; y <= last[1]; ++y)
+          for (long long x = first[0]; x <= last[0]; ++x)
+            marked_[std::size_t(((z % kCells) * kCells + (y % kCells)) * kCells + (x % kCells))] =
+              1;
+      anyRemote_ = true;
+    }
+  }
+}
+
+template <class T>
+void RemoteCover<T>::cellRange(int d, double lo, double hi, long long& first, long long& last) const
+{
+  const double a = std::floor((lo - lo_[d]) / side_[d]) - 1;
+  const double b = std::floor((hi - lo_[d]) / side_[d]) + 1;
+  if (!(a == a) || !(b == b) || b - a + 1 >= kCells)
+  {
+    first = 0;
+    last = kCells - 1;
+    return;
+  }
+  if (periodic_)
+  {
+    // Wrapped: first in [0, kCells), last = first + span (taken mod kCells).
+    const long long f = (long long)a;
+    first = ((f % kCells) + kCells) % kCells;
+    last = first + (long long)(b - a);
+    return;
+  }
+  first = (long long)std::max(0.0, a);
+  last = (long long)std::min(double(kCells - 1), b);
+}
+
+template <class T>
+bool RemoteCover<T>::mayReach(const Box<T>& box, double radius2) const
+{
+  if (!anyRemote_)
+    return false;
+  if (!(radius2 < kInfinity) || boxIsEmpty(box))
+    return true;
+  const double r = std::sqrt(radius2) * (1 + 1e-6);
+  long long first[3], last[3];
+  for (int d = 0; d < 3; ++d)
+  {
+    cellRange(d, double(box.lo[d]) - r, double(box.hi[d]) + r, first[d], last[d]);
+    if (first[d] > last[d])
+      return false; // outside every rank's points (not periodic)
+  }
+  for (long long z = first[2]; z <= last[2]; ++z)
+    for (long long y = first[1]; y <= last[1]; ++y)
+      for (long long x = first[0]; x <= last[0]; ++x)
+        if (marked_[std::size_t(((z % kCells) * kCells + (y % kCells)) * kCells + (x % kCells))])
+          return true;
+  return false;
+}
+
+template class RemoteCover<float>;
+template class RemoteCover<double>;
 template std::vector<Region<float>> regionsFromTree(
   const ZTree<float>&, const std::vector<double>&);
 template std::vector<Region<double>> regionsFromTree(

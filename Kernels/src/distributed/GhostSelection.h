@@ -32,6 +32,32 @@ template <class T>
 std::vector<std::vector<Index>> selectGhosts(
   const ZTree<T>& tree, const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank);
 
+// Where the other ranks' points lie, coarsely: grid cells marked where any
+// other rank's top-plane source box reaches. A region that reaches no marked
+// cell selects no ghosts anywhere, so its radius need not be tight (the
+// kNN leaf bounds, knnLeafRadius2). Conservative: it may say "may reach"
+// for a region that reaches nothing, never the reverse. Collective.
+template <class T>
+class RemoteCover
+{
+public:
+  RemoteCover(const ZTree<T>& tree, const double* boxLo, Communicator& comm);
+
+  // Whether points within sqrt(radius2) of `box` may lie on another rank.
+  bool mayReach(const Box<T>& box, double radius2) const;
+
+private:
+  static constexpr int kCells = 64; // per dimension
+  // The cell range [first, last] (last - first < kCells, wrapped when
+  // periodic) that [lo, hi] touches in dimension d, one cell wider each side.
+  void cellRange(int d, double lo, double hi, long long& first, long long& last) const;
+
+  bool periodic_ = false;
+  bool anyRemote_ = false;
+  double lo_[3] = { 0, 0, 0 }, side_[3] = { 1, 1, 1 };
+  std::vector<char> marked_; // kCells^3, x fastest
+};
+
 // Exchanges regions so that every rank knows every rank's regions.
 template <class T>
 std::vector<std::vector<Region<T>>> gatherRegions(

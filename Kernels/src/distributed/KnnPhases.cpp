@@ -1,6 +1,7 @@
 // The phases of kNN over several ranks (KnnPhases.h).
 #include "KnnPhases.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -8,6 +9,7 @@
 #include "../KnnBackends.h"
 #include "Decomposition.h"
 #include "GhostSelection.h"
+#include "jz/HugePages.h"
 
 namespace jz
 {
@@ -18,23 +20,6 @@ enum : std::uint8_t
   kIsSource = 1,
   kIsQuery = 2
 };
-
-struct KnnPayload
-{
-  GlobalId id;
-  double mass;
-  std::int32_t originRank;
-  Index originIndex;
-  std::uint8_t role;
-};
-
-template <class V>
-void append(std::vector<char>& buf, const V& v)
-{
-  const std::size_t at = buf.size();
-  buf.resize(at + sizeof(V));
-  std::memcpy(buf.data() + at, &v, sizeof(V));
-}
 
 } // namespace
 
@@ -70,14 +55,18 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
     if (withMass)
       putField(record, isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0);
   };
-  const std::vector<std::vector<char>> got =
-    exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
+  const ZOrderShare share = exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
 
   // Sizes first (from the roles), then one pass straight into the arrays.
   const std::size_t roleAt =
     3 * sizeof(T) + sizeof(GlobalId) + sizeof(std::int32_t) + sizeof(Index);
   std::size_t sources = 0, queries = 0;
-  for (const auto& block : got)
+  for (Index i : share.own)
+  {
+    sources += i < ns;
+    queries += self || i >= ns;
+  }
+  for (const auto& block : share.blocks)
     for (std::size_t off = roleAt; off < block.size(); off += recordBytes)
     {
       sources += (block[off] & kIsSource) != 0;
@@ -86,18 +75,25 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
   KnnRankPoints<T> points;
   points.self = self;
   points.withMass = withMass;
+  // Room for the ghosts that exchangeKnnGhosts appends: capacity that is
+  // never touched costs no memory, a reallocation copies every source.
+  const std::size_t room = sources + sources / 2 + 1024;
+  reserveHugePages(points.srcXyz, 3 * room);
+  reserveHugePages(points.srcIds, room);
   points.srcXyz.resize(3 * sources);
   points.srcIds.resize(sources);
   if (withMass)
-    points.srcMass.resize(sources);
-  if (!self)
-    points.qryXyz.resize(3 * queries);
-  points.qryRank.resize(queries);
-  points.qryIndex.resize(queries);
-  std::size_t s = 0, q = 0;
-  for (const auto& block : got)
   {
-    for (const char* record = block.data(); record < block.data() + block.size();)
+    reserveHugePages(points.srcMass, room);
+    points.srcMass.resize(sources);
+  }
+  if (!self)
+    resizeHugePages(points.qryXyz, 3 * queries);
+  resizeHugePages(points.qryRank, queries);
+  resizeHugePages(points.qryIndex, queries);
+  std::size_t s = 0, q = 0;
+  forEachRecord(share, recordBytes, pack,
+    [&](const char* record)
     {
       T p[3];
       for (int d = 0; d < 3; ++d)
@@ -125,8 +121,7 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
         points.qryIndex[q] = index;
         ++q;
       }
-    }
-  }
+    });
   return points;
 }
 
@@ -142,10 +137,20 @@ std::size_t exchangeKnnGhosts(
   const bool joint = !self && nq > 0; // a self query needs a sources-only tree
   buildTreeCpu(points.srcXyz.data(), ns, joint ? points.qryXyz.data() : (const T*)nullptr,
     joint ? nq : 0, per, problem.boxLo, TreeBuildOptions(), tree, RunControl());
+  // The leaf bounds are tightened only where a leaf's node bound reaches
+  // towards another rank's points: elsewhere its region selects no ghosts,
+  // whatever its radius (most leaves, and most of the bound's cost).
+  const RemoteCover<T> cover(tree, problem.boxLo, comm);
   std::vector<Region<T>> regions;
   if (nq > 0 && ns > 0)
   {
-    regions = regionsFromTree(tree, knnLeafRadius2(tree, problem.k, RunControl()));
+    const LeafTightening nearOtherRanks = [&](int plane, Index node, double bound2)
+    { return cover.mayReach(tree.queryBox(plane, node), bound2); };
+    regions = regionsFromTree(tree, knnLeafRadius2(tree, problem.k, RunControl(), nearOtherRanks));
+    // Regions that reach no other rank's points select nothing: not sent.
+    regions.erase(std::remove_if(regions.begin(), regions.end(),
+                    [&](const Region<T>& r) { return !cover.mayReach(r.box, r.radius2); }),
+      regions.end());
   }
   else if (nq > 0)
   {
@@ -163,35 +168,43 @@ std::size_t exchangeKnnGhosts(
   // from it all the same.
   const std::vector<std::vector<Index>> ghosts =
     ns > 0 ? selectGhosts(tree, allRegions, me) : std::vector<std::vector<Index>>(ranks);
-  std::vector<std::vector<Travelling<T, KnnPayload>>> send(ranks);
+  // A ghost record: coordinates, id[, mass], packed and unpacked in place.
+  const bool withMass = points.withMass;
+  const std::size_t recordBytes =
+    3 * sizeof(T) + sizeof(GlobalId) + (withMass ? sizeof(double) : 0);
+  std::vector<std::size_t> count(ranks);
   for (int r = 0; r < ranks; ++r)
+    count[r] = ghosts[r].size();
+  auto pack = [&](int r, std::size_t j, char* record)
   {
-    for (Index s : ghosts[r])
-    {
-      Travelling<T, KnnPayload> g;
-      g.p[0] = tree.sources.x[s];
-      g.p[1] = tree.sources.y[s];
-      g.p[2] = tree.sources.z[s];
-      const Index in = tree.sources.inputIndex[s];
-      g.payload.id = points.srcIds[in];
-      g.payload.mass = points.withMass ? points.srcMass[in] : 1.0;
-      g.payload.originRank = me;
-      g.payload.originIndex = in;
-      g.payload.role = kIsSource;
-      send[r].push_back(g);
-    }
-  }
-  const auto got = allToAllTyped(comm, send);
+    const Index s = ghosts[r][j];
+    putField(record, tree.sources.x[s]);
+    putField(record, tree.sources.y[s]);
+    putField(record, tree.sources.z[s]);
+    const Index in = tree.sources.inputIndex[s];
+    putField(record, points.srcIds[in]);
+    if (withMass)
+      putField(record, points.srcMass[in]);
+  };
+  const std::vector<std::vector<char>> got = exchangeRecords(count, recordBytes, pack, comm);
   std::size_t received = 0;
-  for (const auto& part : got)
+  for (const auto& block : got)
+    received += block.size() / recordBytes;
+  // Usually within the capacity the decomposition reserved: no copy.
+  const std::size_t total = points.numSources() + received;
+  points.srcXyz.reserve(3 * total);
+  points.srcIds.reserve(total);
+  if (withMass)
+    points.srcMass.reserve(total);
+  for (const auto& block : got)
   {
-    for (const auto& g : part)
+    for (const char* record = block.data(); record < block.data() + block.size();)
     {
-      points.srcXyz.insert(points.srcXyz.end(), g.p, g.p + 3);
-      points.srcIds.push_back(g.payload.id);
-      if (points.withMass)
-        points.srcMass.push_back(g.payload.mass);
-      ++received;
+      for (int d = 0; d < 3; ++d)
+        points.srcXyz.push_back(takeField<T>(record));
+      points.srcIds.push_back(takeField<GlobalId>(record));
+      if (withMass)
+        points.srcMass.push_back(takeField<double>(record));
     }
   }
   return received;
@@ -205,10 +218,10 @@ KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnPro
   const std::size_t nq = points.numQueries();
   const int k = problem.k;
   KnnLocalResults<T> out;
-  out.smoothingLength.resize(nq);
-  out.density.resize(nq);
-  out.neighborDistances.resize(wanted.neighborDistances ? nq * k : 0);
-  out.neighborIds.resize(wanted.neighborIds ? nq * k : 0);
+  resizeHugePages(out.smoothingLength, nq);
+  resizeHugePages(out.density, nq);
+  resizeHugePages(out.neighborDistances, wanted.neighborDistances ? nq * k : 0);
+  resizeHugePages(out.neighborIds, wanted.neighborIds ? nq * k : 0);
   std::string runError;
   RunInfo localInfo;
   try
@@ -266,19 +279,55 @@ template <class T>
 void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>& local, int k,
   const KnnWanted& wanted, Communicator& comm, const KnnResults<T>& results)
 {
-  std::vector<std::vector<char>> back(comm.size());
+  // Records (query index, h, rho[, ids][, distances]) packed in place; this
+  // rank's own queries are written in place.
+  const int ranks = comm.size(), me = comm.rank();
+  const std::size_t recordBytes = sizeof(Index) + 2 * sizeof(T) +
+    (wanted.neighborIds ? k * sizeof(GlobalId) : 0) +
+    (wanted.neighborDistances ? k * sizeof(T) : 0);
+  auto store = [&](Index q, T hq, T rq, const GlobalId* ids, const T* distances)
+  {
+    if (results.smoothingLength)
+      results.smoothingLength[q] = hq;
+    if (results.density)
+      results.density[q] = rq;
+    for (int j = 0; ids && results.neighborIds && j < k; ++j)
+      results.neighborIds[std::size_t(q) * k + j] = ids[j];
+    for (int j = 0; distances && results.neighborDistances && j < k; ++j)
+      results.neighborDistances[std::size_t(q) * k + j] = distances[j];
+  };
+  std::vector<std::size_t> count(ranks, 0);
+  for (std::size_t q = 0; q < points.numQueries(); ++q)
+    ++count[points.qryRank[q]];
+  count[me] = 0;
+  std::vector<std::vector<char>> back(ranks);
+  std::vector<char*> to(ranks);
+  for (int r = 0; r < ranks; ++r)
+  {
+    resizeHugePages(back[r], count[r] * recordBytes);
+    to[r] = back[r].data();
+  }
   for (std::size_t q = 0; q < points.numQueries(); ++q)
   {
-    std::vector<char>& b = back[points.qryRank[q]];
-    append(b, points.qryIndex[q]);
-    append(b, local.smoothingLength[q]);
-    append(b, local.density[q]);
-    for (int j = 0; wanted.neighborIds && j < k; ++j)
-      append(b, local.neighborIds[q * k + j]);
-    for (int j = 0; wanted.neighborDistances && j < k; ++j)
-      append(b, local.neighborDistances[q * k + j]);
+    const GlobalId* ids = wanted.neighborIds ? &local.neighborIds[q * k] : nullptr;
+    const T* distances = wanted.neighborDistances ? &local.neighborDistances[q * k] : nullptr;
+    if (points.qryRank[q] == me)
+    {
+      store(points.qryIndex[q], local.smoothingLength[q], local.density[q], ids, distances);
+      continue;
+    }
+    char*& b = to[points.qryRank[q]];
+    putField(b, points.qryIndex[q]);
+    putField(b, local.smoothingLength[q]);
+    putField(b, local.density[q]);
+    for (int j = 0; ids && j < k; ++j)
+      putField(b, ids[j]);
+    for (int j = 0; distances && j < k; ++j)
+      putField(b, distances[j]);
   }
   const auto got = comm.allToAll(back);
+  std::vector<GlobalId> ids(wanted.neighborIds ? k : 0);
+  std::vector<T> distances(wanted.neighborDistances ? k : 0);
   for (const auto& part : got)
   {
     const char* p = part.data();
@@ -288,22 +337,12 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
       const Index q = takeField<Index>(p);
       const T hq = takeField<T>(p);
       const T rq = takeField<T>(p);
-      if (results.smoothingLength)
-        results.smoothingLength[q] = hq;
-      if (results.density)
-        results.density[q] = rq;
-      for (int j = 0; wanted.neighborIds && j < k; ++j)
-      {
-        const GlobalId id = takeField<GlobalId>(p);
-        if (results.neighborIds)
-          results.neighborIds[std::size_t(q) * k + j] = id;
-      }
-      for (int j = 0; wanted.neighborDistances && j < k; ++j)
-      {
-        const T d = takeField<T>(p);
-        if (results.neighborDistances)
-          results.neighborDistances[std::size_t(q) * k + j] = d;
-      }
+      for (GlobalId& id : ids)
+        id = takeField<GlobalId>(p);
+      for (T& d : distances)
+        d = takeField<T>(p);
+      store(q, hq, rq, ids.empty() ? nullptr : ids.data(),
+        distances.empty() ? nullptr : distances.data());
     }
   }
 }

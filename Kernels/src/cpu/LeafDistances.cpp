@@ -367,4 +367,34 @@ JZ_TARGET_CLONES void leafDistances2(const double* xs, const double* ys, const d
   else
     distancesAll<double, false>(xs, ys, zs, n, p, periods, out);
 }
+
+namespace
+{
+template <class T>
+inline void rankAll(const T* d, Index n, Index* order)
+{
+  for (Index i = 0; i < n; ++i)
+    order[i] = i; // a valid index in every slot, even were d to hold a NaN
+  for (Index i = 0; i < n; ++i)
+  {
+    const T di = d[i];
+    Index rank = 0;
+    for (Index j = 0; j < i; ++j)
+      rank += d[j] <= di ? 1 : 0;
+    for (Index j = i + 1; j < n; ++j)
+      rank += d[j] < di ? 1 : 0;
+    order[rank] = i;
+  }
+}
+} // namespace
+
+JZ_TARGET_CLONES void rankOrder(const float* d, Index n, Index* order)
+{
+  rankAll(d, n, order);
+}
+
+JZ_TARGET_CLONES void rankOrder(const double* d, Index n, Index* order)
+{
+  rankAll(d, n, order);
+}
 } // namespace jz

@@ -39,6 +39,11 @@ void leafDistances2(const float* xs, const float* ys, const float* zs, Index n, 
   const float* periods, float* out);
 void leafDistances2(const double* xs, const double* ys, const double* zs, Index n, const double* p,
   const double* periods, double* out);
+
+// order[r] = the index i < n of rank r in the order (d[i], i): a counting
+// sort without branches (n^2 comparisons; for the few dozen of a leaf).
+void rankOrder(const float* d, Index n, Index* order);
+void rankOrder(const double* d, Index n, Index* order);
 } // namespace jz
 
 namespace jz

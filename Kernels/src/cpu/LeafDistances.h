@@ -42,8 +42,9 @@ void leafDistances2(const double* xs, const double* ys, const double* zs, Index 
 
 // order[r] = the index i < n of rank r in the order (d[i], i): a counting
 // sort without branches (n^2 comparisons; for the few dozen of a leaf).
-void rankOrder(const float* d, Index n, Index* order);
-void rankOrder(const double* d, Index n, Index* order);
+// d must have room up to a multiple of 8 past n (padded here).
+void rankOrder(float* d, Index n, Index* order);
+void rankOrder(double* d, Index n, Index* order);
 } // namespace jz
 
 namespace jz

@@ -102,8 +102,8 @@ private:
   {
     std::vector<Visit> visits;
     std::vector<Index> seed;
-    std::vector<T> seedD2;
-    std::vector<Index> seedSrc, seedOrder;
+    std::vector<T> seedD2, cutD2;
+    std::vector<Index> seedSrc, seedOrder, cutSrc;
     ParentView parent;               // of the leaves being consumed
     FilterRankedCandidates<T> lists; // of the query points of the leaf
     std::vector<double> bound2;      // exact K-th radius bounds (slack included)
@@ -206,6 +206,8 @@ private:
     {
       s.seedD2.resize(total);
       s.seedOrder.resize(total);
+      s.cutD2.resize(total);
+      s.cutSrc.resize(total);
       s.seedSrc.resize(total);
     }
     Index n = 0;
@@ -215,6 +217,7 @@ private:
       for (Index i = 0, m = seedCount(leaf); i < m; ++i)
         s.seedSrc[n++] = s0 + i;
     }
+    T guess = std::numeric_limits<T>::max();
     for (Index q = 0; q < nq; ++q)
     {
       if (isSourceOnly(q0 + q))
@@ -228,22 +231,64 @@ private:
           periodsOrNull(), s.seedD2.data() + at);
         at += m;
       }
-      rankOrder(s.seedD2.data(), n, s.seedOrder.data());
+      const Ranked seed = rankSeed(n, guess, s);
       if (std::size_t(n) >= k)
-        tighten(q, margin_.widen(double(s.seedD2[s.seedOrder[k - 1]])) * (1 + kBoundSlack), s);
-      // Nearest first: appends while the list has room, offers after (ties).
-      for (Index r = 0; r < n; ++r)
       {
-        const Index i = s.seedOrder[r];
-        const T d2 = s.seedD2[i];
+        guess = seed.d2[seed.order[k - 1]];
+        tighten(q, margin_.widen(double(guess)) * (1 + kBoundSlack), s);
+      }
+      // Nearest first: appends while the list has room, offers after (ties).
+      for (Index r = 0; r < seed.n; ++r)
+      {
+        const Index i = seed.order[r];
+        const T d2 = seed.d2[i];
         if (!(d2 <= s.filter2[q]))
           break;
         if (!s.lists.full(q))
-          s.lists.append(q, d2, s.seedSrc[i]);
+          s.lists.append(q, d2, seed.src[i]);
         else
-          offer(q, p, d2, s.seedSrc[i], s);
+          offer(q, p, d2, seed.src[i], s);
       }
     }
+  }
+
+  struct Ranked
+  {
+    const T* d2;
+    const Index* src;
+    const Index* order; // of d2 by (distance, position)
+    Index n;
+  };
+
+  // The seed's n candidates (seedD2, seedSrc) ranked; when at least K lie
+  // within `guess` (the previous query's K-th: queries of a leaf are close),
+  // only those within its filter, a prefix of the ranking of all that holds
+  // every candidate the query's filter can pass (filterOf is monotone).
+  Ranked rankSeed(Index n, T guess, Scratch& s) const
+  {
+    T* d2 = s.seedD2.data();
+    Index* src = s.seedSrc.data();
+    const Index k = Index(this->k_);
+    if (n >= k && guess < std::numeric_limits<T>::max())
+    {
+      Index within = 0;
+      for (Index i = 0; i < n; ++i)
+        within += d2[i] <= guess ? 1 : 0;
+      if (within >= k)
+      {
+        const T cut = filterOf(margin_.widen(double(guess)) * (1 + kBoundSlack));
+        Index m = 0;
+        for (Index i = 0; i < n; ++i)
+        {
+          s.cutD2[m] = d2[i];
+          s.cutSrc[m] = src[i];
+          m += d2[i] <= cut ? 1 : 0;
+        }
+        d2 = s.cutD2.data(), src = s.cutSrc.data(), n = m;
+      }
+    }
+    rankOrder(d2, n, s.seedOrder.data());
+    return Ranked{ d2, src, s.seedOrder.data(), n };
   }
 
   // How many of a source leaf's points can be neighbours: a run of

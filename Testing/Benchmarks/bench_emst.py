@@ -11,7 +11,7 @@ count (not a test: nothing is asserted; doc/BENCHMARKS.md has the figures):
     labels (fraction of points in the same cluster up to renumbering).
 
   /usr/bin/python3 Testing/Benchmarks/bench_emst.py [--n 1e6] [--threads 2] [--repeats 2]
-      [--arborx PATH] [--scipy 1e5] [--hdbscan-n 1e5] [--hdbscan-jz-n 1e6]
+      [--arborx PATH] [--scipy 1e5] [--hdbscan-n 1e5] [--hdbscan-jz-n 1e6] (0 leaves a run out)
 """
 import argparse
 import os
@@ -100,6 +100,8 @@ def main():
               % (m, ts, w, tj, ts / tj))
     hdb = tool("jz_hdbscan")
     for hn, lib in ((int(a.hdbscan_n), True), (int(a.hdbscan_jz_n), False)):
+        if hn <= 0:  # --hdbscan-n 0 / --hdbscan-jz-n 0: leave that run out
+            continue
         pts32 = os.path.join(a.tmp, "halos%d.f32" % hn)
         if not os.path.exists(pts32):
             halos(hn, pts32)

@@ -9,7 +9,12 @@ is asserted.
 
   /usr/bin/python3 Testing/Benchmarks/bench_scaling.py --algorithm knn|fof
       [--n 1e4 3e4 1e5 ... 5e7] [--k 16] [--threads 2] [--repeats 2] [--points halos]
-      [--max-n-peer NAME=N ...] [--csv FILE] [--png FILE]
+      [--max-n-peer NAME=N ...] [--csv FILE] [--png FILE] [--merge] [--plot-only]
+
+The CSV is rewritten after every N, so a long run that is stopped keeps what
+it measured. --merge keeps the rows already in the CSV (a row measured now
+replaces the one for the same program and N), so the large N can be run on
+another occasion; --plot-only redraws the figure from the CSV.
 
 Algorithms register their runners in ALGORITHMS (name -> program -> runner);
 a runner takes (n, points_file, args) and returns the seconds the program
@@ -198,6 +203,28 @@ def write_points(kind, n, path):
         np.random.default_rng(1).random((n, 3)).astype(np.float32).tofile(path)
 
 
+FIELDS = ["algorithm", "n", "program", "wall", "cpu", "threads", "k", "points", "load", "date"]
+
+
+def read_rows(path):
+    if not os.path.isfile(path):
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["n"] = int(float(r["n"]))
+        r["wall"] = float(r["wall"]) if r.get("wall") else None
+    return rows
+
+
+def write_rows(path, rows):
+    rows = sorted(rows, key=lambda r: (r["n"], r["program"]))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
 def plot(rows, programs, title, png):
     import matplotlib
     matplotlib.use("Agg")
@@ -219,6 +246,26 @@ def plot(rows, programs, title, png):
     fig.savefig(png, dpi=120)
 
 
+def measure(n, algo, limits, args, tmp):
+    """Runs every program at n, interleaved, repeats times; returns name -> (min wall, its CPU)."""
+    points = os.path.join(tmp, "points.f32")
+    write_points(args.points, n, points)
+    best = {}
+    for rep in range(args.repeats):
+        for name, runner in algo["programs"]:
+            if n > limits.get(name, float("inf")):
+                continue
+            wall, cpu = runner(n, points, args)
+            if wall is not None and (name not in best or wall < best[name][0]):
+                best[name] = (wall, cpu)
+    os.remove(points)
+    ours = best.get("jz-tree", (None,))[0]
+    print("N=%-9d " % n + "  ".join(
+        "%s %.3f s%s" % (name, w, " (%.2fx)" % (w / ours) if ours and name != "jz-tree" else "")
+        for name, (w, c) in best.items()), flush=True)
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--algorithm", default="knn", choices=sorted(ALGORITHMS))
@@ -233,6 +280,9 @@ def main():
                     help="NAME=N: skip program NAME above N points (slow peers)")
     ap.add_argument("--csv", default=None)
     ap.add_argument("--png", default=None)
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the CSV's rows for other N and programs")
+    ap.add_argument("--plot-only", action="store_true", help="redraw the figure from the CSV")
     args = ap.parse_args()
     algo = ALGORITHMS[args.algorithm]
     csv_path = args.csv or os.path.join(ROOT, "doc", "%s_scaling.csv" % args.algorithm)
@@ -243,37 +293,21 @@ def main():
         limits[name] = float(value)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
 
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in [int(x) for x in args.n]:
-            points = os.path.join(tmp, "points.f32")
-            write_points(args.points, n, points)
-            best = {}
-            for rep in range(args.repeats):
-                for name, runner in algo["programs"]:
-                    if n > limits.get(name, float("inf")):
-                        continue
-                    wall, cpu = runner(n, points, args)
-                    if wall is not None and (name not in best or wall < best[name][0]):
-                        best[name] = (wall, cpu)
-            for name, _ in algo["programs"]:
-                if name in best:
-                    rows.append({"algorithm": args.algorithm, "n": n, "program": name,
-                                 "wall": best[name][0], "cpu": best[name][1],
-                                 "threads": args.threads, "k": args.k, "points": args.points})
-            ours = best.get("jz-tree", (None,))[0]
-            print("N=%-9d " % n + "  ".join(
-                "%s %.3f s%s" % (name, w, " (%.2fx)" % (w / ours) if ours and name != "jz-tree"
-                                 else "") for name, (w, c) in best.items()), flush=True)
-            os.remove(points)
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["algorithm", "n", "program", "wall", "cpu", "threads", "k",
-                                          "points"])
-        w.writeheader()
-        w.writerows(rows)
+    rows = read_rows(csv_path) if (args.merge or args.plot_only) else []
+    if not args.plot_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in [int(x) for x in args.n]:
+                best = measure(n, algo, limits, args, tmp)
+                rows = [r for r in rows if not (r["n"] == n and r["program"] in best)]
+                stamp = {"load": "%.1f" % os.getloadavg()[0],
+                         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+                for name, (wall, cpu) in best.items():
+                    rows.append(dict(stamp, algorithm=args.algorithm, n=n, program=name, wall=wall,
+                                     cpu="%.3f" % cpu, threads=args.threads, k=args.k,
+                                     points=args.points))
+                write_rows(csv_path, rows)
     plot(rows, [name for name, _ in algo["programs"]], algo["title"] % vars(args), png_path)
     print("wrote %s and %s" % (csv_path, png_path))
-
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,9 @@
 // Tree gravity on the CPU: the z-order tree over sources and queries, the
-// multipoles bottom-up (GravityMoments.h), then one walk of the engine with
-// the gravity policy (GravityPolicy.h) down to the leaves' direct sums, and
-// the sums written in query input order with G applied.
+// multipoles bottom-up (GravityMoments.h, GravityNodes.h), one walk of the
+// engine with the gravity policy (GravityPolicy.h: M2L into the receivers'
+// local expansions, direct sums at the leaves), the local expansions shifted
+// down the planes and evaluated at the points, and the sums written in query
+// input order with G applied.
 #include <algorithm>
 #include <type_traits>
 #include <vector>
@@ -11,7 +13,9 @@
 #include "../GravityBackends.h"
 #include "../StageTimer.h"
 #include "../walk/DualWalk.h"
+#include "GravityExpansion.h"
 #include "GravityMoments.h"
+#include "GravityNodes.h"
 #include "GravityPolicy.h"
 
 namespace jz
@@ -60,6 +64,67 @@ FloatUnits floatUnits(const ZTree<T>& tree, const std::vector<double>& mass, dou
   }
   const double maxMass = mass.empty() ? 1.0 : *std::max_element(mass.begin(), mass.end());
   return FloatUnits(extent, maxMass, eps * eps);
+}
+
+// After the walk: every local expansion shifted to its children (L2L), plane
+// by plane down to plane `from`, and evaluated at its nodes' points (L2P).
+template <class T>
+void gravityDownward(const ZTree<T>& tree, std::vector<GravityPlaneNodes>& nodes,
+  const GravityExpansion& e, int from, const double* const q[3], bool field, double* const sum[4],
+  int threads)
+{
+  const std::size_t N = std::size_t(e.size());
+  if (from < 0 || from >= int(tree.planes.size()))
+    return; // no plane expands
+  for (std::size_t p = tree.planes.size() - 1; p > std::size_t(from); --p)
+  {
+    const TreePlane<T>& plane = tree.planes[p];
+    const GravityPlaneNodes& up = nodes[p];
+    GravityPlaneNodes& down = nodes[p - 1];
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+    for (long long jj = 0; jj < (long long)plane.numNodes(); ++jj)
+    {
+      const Index j = Index(jj);
+      if (plane.numQueries(j) == 0)
+        continue;
+      const double* from = up.receiverCentre.data() + 3 * std::size_t(j);
+      for (Index c = plane.childSplit[j]; c < plane.childSplit[j + 1]; ++c)
+      {
+        if (tree.planes[p - 1].numQueries(c) == 0)
+          continue;
+        const double* to = down.receiverCentre.data() + 3 * std::size_t(c);
+        const double t[3] = { to[0] - from[0], to[1] - from[1], to[2] - from[2] };
+        e.shiftLocal(
+          up.local.data() + std::size_t(j) * N, t, down.local.data() + std::size_t(c) * N);
+      }
+    }
+  }
+  const TreePlane<T>& bottom = tree.planes[std::size_t(from)];
+  const GravityPlaneNodes& last = nodes[std::size_t(from)];
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+  for (long long jj = 0; jj < (long long)bottom.numNodes(); ++jj)
+  {
+    const Index j = Index(jj);
+    const double* centre = last.receiverCentre.data() + 3 * std::size_t(j);
+    const double* L = last.local.data() + std::size_t(j) * N;
+    constexpr std::size_t W = kM2LLanes;
+    double y[3 * W], lu[W], lg[3 * W];
+    for (Index i0 = bottom.querySplit[j]; i0 < bottom.querySplit[j + 1]; i0 += Index(W))
+    {
+      const std::size_t n = std::min<std::size_t>(W, bottom.querySplit[j + 1] - i0);
+      for (std::size_t l = 0; l < W; ++l)
+        for (int k = 0; k < 3; ++k)
+          y[k * W + l] = l < n ? q[k][i0 + l] - centre[k] : 0.0;
+      e.evaluateLocalLanes(L, y, field, lu, lg);
+      for (std::size_t l = 0; l < n; ++l)
+      {
+        sum[0][i0 + l] += lu[l];
+        if (field)
+          for (int k = 0; k < 3; ++k)
+            sum[1 + k][i0 + l] += lg[k * W + l];
+      }
+    }
+  }
 }
 } // namespace
 
@@ -121,27 +186,40 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
     for (int k = 0; k < 3; ++k)
       q[k] = qcopy.data() + k * nq;
   }
+  const GravityExpansion& expansion = gravityExpansion(kGravityLocalOrder);
+  std::vector<GravityPlaneNodes> nodes;
+  {
+    StageTimer timer(&info, "expansions");
+    nodes = gravityPlaneNodes(tree, moments, mass, q, expansion, kGravityLocalFromPlane, threads);
+  }
   std::vector<double> sumStore(4 * nq, 0.0); // U, grad U per sorted query
   double* const sum[4] = { sumStore.data(), sumStore.data() + nq, sumStore.data() + 2 * nq,
     sumStore.data() + 3 * nq };
   const std::vector<Index> own = ownSources(problem, tree);
+  const bool field = results.acceleration != nullptr;
   {
     StageTimer timer(&info, "walk");
-    GravityPolicy<T> policy(tree, moments, mass, own, problem.openingAngle, problem.softening,
-      floatUnits(tree, mass, problem.softening), results.acceleration != nullptr, q, sum, threads);
+    GravityPolicy<T> policy(tree, moments, nodes, expansion, mass, own, problem.openingAngle,
+      problem.softening, floatUnits(tree, mass, problem.softening), field, q, sum, threads);
     DualWalk<T, GravityPolicy<T>> walk(tree, policy, threads, &info);
     std::function<bool(double)> progress;
     if (control.progress)
-      progress = [&control](double f) { return control.progress(0.25 + 0.75 * f); };
+      progress = [&control](double f) { return control.progress(0.25 + 0.7 * f); };
     walk.leafPass(walk.walkDownTo(1), progress);
-    double multipoles = 0, direct = 0;
+    double m2l = 0, multipoles = 0, direct = 0;
     for (int t = 0; t < threads; ++t)
     {
+      m2l += policy.scratch.at(t).m2l;
       multipoles += policy.scratch.at(t).multipoles;
       direct += policy.scratch.at(t).direct;
     }
+    info.counters.emplace_back("M2L interactions per query", m2l / double(nq));
     info.counters.emplace_back("multipole interactions per query", multipoles / double(nq));
     info.counters.emplace_back("direct interactions per query", direct / double(nq));
+  }
+  {
+    StageTimer timer(&info, "downward");
+    gravityDownward(tree, nodes, expansion, kGravityLocalFromPlane, q, field, sum, threads);
   }
 
   const double G = problem.gravitationalConstant;

@@ -1,12 +1,19 @@
 // Tree gravity as a policy of the dual-walk engine (walk/DualWalk.h): the
-// group walk of Nakasato (2011) on the z-order planes. Query-centric,
-// unsorted, nothing pruned: a source node d whose multipole is acceptable for
-// every point of receiver node c (GravityTerms.h, multipoleAcceptable) is
-// applied to c's points on the plane where that first holds (all of c's
-// multipoles in one pass, endParent); the pairs still open at the leaves are
-// summed directly. The engine visits every (c, d)
-// exactly once (doc/ARCHITECTURE.md, "What the engine guarantees"), so every
-// source is counted exactly once for every query.
+// group walk of Nakasato (2011) with node-node interactions on the upper
+// planes (falcON's fast multipole method, Dehnen 2002, with Cartesian
+// expansions: GravityExpansion.h). Query-centric, unsorted, nothing pruned
+// but massless nodes. For receiver node c and source node d on one plane:
+//  - M2L, when d's multipole expands accurately about c's centre for all of
+//    c's points (expandable: the mutual criterion), into c's local expansion,
+//    which is shifted down and evaluated at the points after the walk
+//    (gravityDownward, GravityCpu.cpp);
+//  - else M2P, when d's quadrupole is acceptable for every point of c
+//    (GravityTerms.h, multipoleAcceptable): applied to c's points;
+//  - else the children pairs, and at the leaves direct sums (P2P).
+// Both wait per thread until the parent's pairs are all tested (endParent).
+// The engine visits every (c, d) exactly once (doc/ARCHITECTURE.md, "What
+// the engine guarantees"), so every source is counted exactly once for
+// every query.
 #pragma once
 
 #include <algorithm>
@@ -15,11 +22,21 @@
 #include "../GravityTerms.h"
 #include "../walk/PerThread.h"
 #include "../walk/WalkPolicy.h"
+#include "GravityExpansion.h"
 #include "GravityKernelsCpu.h"
+#include "GravityNodes.h"
 #include "jz/Tree.h"
 
 namespace jz
 {
+// The fast multipole part's settings (measured on 1e6 uniform and halos.py
+// points, doc/BENCHMARKS.md "Tree gravity"): expansions of order 4; the
+// mutual criterion at 0.6 theta, which keeps the errors of the group walk
+// alone; receivers from plane 1 up (a leaf's few points take M2P cheaper).
+constexpr int kGravityLocalOrder = 4;
+constexpr double kGravityLocalThetaFactor = 0.6;
+constexpr int kGravityLocalFromPlane = 1;
+
 template <class T>
 struct GravityPolicy : WalkPolicyDefaults
 {
@@ -27,13 +44,17 @@ struct GravityPolicy : WalkPolicyDefaults
 
   const ZTree<T>& tree;
   const std::vector<std::vector<GravityMoments>>& moments;
+  std::vector<GravityPlaneNodes>& nodes; // the local expansions are summed into
+  const GravityExpansion& expansion;
   const std::vector<double>& mass; // per sorted source
   // Per sorted query: the sorted source it is (excluded), or kNoSource;
   // empty: a self query excludes q itself, separate queries nothing.
   const std::vector<Index>& ownSource;
-  double theta2, eps2;
-  // theta > 0: the terms in single precision (GravityKernelsCpu.h); theta
-  // = 0 is exact direct summation in double.
+  double theta2, thetaLocal;
+  int localFrom; // the lowest plane whose receivers expand (M2L)
+  double eps2;
+  // theta > 0: the direct terms in single precision (GravityKernelsCpu.h);
+  // theta = 0 is exact direct summation in double.
   bool fast;
   FloatUnits units;
   bool field; // grad U wanted (else U alone)
@@ -45,25 +66,32 @@ struct GravityPolicy : WalkPolicyDefaults
   {
     std::vector<double> x, y, z, m;
     std::vector<float> mf;                             // m in float units (fast)
-    std::vector<std::pair<Index, Index>> accepted;     // (c, d) multipoles of this parent
-    std::vector<FloatMultipole> nodes;                 // of one receiver
+    std::vector<std::pair<Index, Index>> local;        // (c, d) M2L of this parent
+    std::vector<std::pair<Index, Index>> accepted;     // (c, d) M2P of this parent
+    std::vector<double> batchR, batchM, lanes;         // one M2L batch, lane-minor
+    std::vector<FloatMultipole> nodes;                 // M2P of one receiver
     std::vector<float> fx, fy, fz;                     // its queries, float offsets
     std::vector<std::pair<Index, std::size_t>> starts; // (leaf, offset in the gathered list)
-    double multipoles = 0, direct = 0;                 // interactions, for RunInfo
+    double m2l = 0, multipoles = 0, direct = 0;        // interactions, for RunInfo
   };
   PerThread<Scratch> scratch;
 
   GravityPolicy(const ZTree<T>& tree_, const std::vector<std::vector<GravityMoments>>& moments_,
-    const std::vector<double>& mass_, const std::vector<Index>& ownSource_, double theta,
+    std::vector<GravityPlaneNodes>& nodes_, const GravityExpansion& expansion_,
+    const std::vector<double>& mass_, const std::vector<Index>& ownSource_, double theta_,
     double eps, const FloatUnits& units_, bool field_, const double* const q[3],
     double* const sum[4], int numThreads)
     : tree(tree_)
     , moments(moments_)
+    , nodes(nodes_)
+    , expansion(expansion_)
     , mass(mass_)
     , ownSource(ownSource_)
-    , theta2(theta * theta)
+    , theta2(theta_ * theta_)
+    , thetaLocal(theta_ * kGravityLocalThetaFactor)
+    , localFrom(kGravityLocalFromPlane)
     , eps2(eps * eps)
-    , fast(theta > 0)
+    , fast(theta_ > 0)
     , units(units_)
     , field(field_)
     , qx(q[0])
@@ -77,14 +105,32 @@ struct GravityPolicy : WalkPolicyDefaults
   {
   }
 
+  // Whether node d's multipole, expanded locally about receiver c's centre,
+  // is accurate enough for all of c's points: the mutual criterion of falcON
+  // (Dehnen 2002), r_c + r_d < theta_L R with the balls' radii about the
+  // receiver centre and the source's centre of mass, and r_c + r_d < R
+  // (the balls apart: the Taylor series converges, no point is in both).
+  // Only receivers from plane kGravityLocalFromPlane up expand: for a leaf's
+  // few points the group walk's M2P costs less than an M2L.
+  bool expandable(int p, Index c, Index d) const
+  {
+    if (p < localFrom)
+      return false;
+    const GravityPlaneNodes& n = nodes[p];
+    const double R =
+      gravity_detail::distance(n.receiverCentre.data() + 3 * std::size_t(c), moments[p][d].com);
+    const double reach = n.receiverRadius[c] + n.sourceRadius[d];
+    return reach < thetaLocal * R && reach < R;
+  }
+
   template <class C>
   PairVerdict testPair(int p, Index c, Index d, const C&, double& /*low2*/) const
   {
     const GravityMoments& n = moments[p][d];
     if (!(n.mass > 0))
       return PairVerdict::Prune; // massless: contributes exactly nothing
-    if (n.radius2 == 0)
-      return PairVerdict::Accept; // a point mass, exact at any distance (accept())
+    if (n.radius2 == 0 || expandable(p, c, d))
+      return PairVerdict::Accept; // a point mass exact at any distance, or M2L (accept())
     const Box<T>& box = tree.queryBox(p, c);
     double dist2 = 0;
     for (int k = 0; k < 3; ++k)
@@ -97,58 +143,41 @@ struct GravityPolicy : WalkPolicyDefaults
     return multipoleAcceptable(n, dist2, theta2) ? PairVerdict::Accept : PairVerdict::Keep;
   }
 
-  // c belongs to this thread: its queries' sums need no atomics. A
-  // multipole waits in the thread's list until its parent's pairs are all
-  // tested (endParent); only theta > 0 accepts one (at theta = 0 no
-  // multipole is acceptable, only exact point masses are).
+  // c belongs to this thread: its local expansion and its queries' sums need
+  // no atomics. M2L and M2P wait in the thread's lists until the parent's
+  // pairs are all tested (endParent); only theta > 0 accepts either (at
+  // theta = 0 only exact point masses are).
   template <class C>
   void accept(int p, Index c, Index d, const C&)
   {
-    const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
     Scratch& s = scratch.mine();
-    s.multipoles += q1 - q0;
+    if (expandable(p, c, d))
+    {
+      s.local.emplace_back(c, d);
+      return;
+    }
+    s.multipoles += double(tree.planes[p].numQueries(c));
     if (moments[p][d].radius2 == 0)
-      return acceptPointMass(p, d, q0, q1);
+      return acceptPointMass(p, c, d);
     s.accepted.emplace_back(c, d);
   }
 
-  // Every child's accepted multipoles at once: its queries as float offsets
-  // from its first query, each query's terms summed in registers.
   void endParent(const ParentView& parent)
   {
     Scratch& s = scratch.mine();
-    if (s.accepted.empty())
-      return;
     // By child, in the order accepted (deterministic for any thread count).
-    std::stable_sort(s.accepted.begin(), s.accepted.end(),
-      [](const std::pair<Index, Index>& a, const std::pair<Index, Index>& b)
-      { return a.first < b.first; });
-    const TreePlane<T>& plane = tree.planes[parent.plane];
-    const std::vector<GravityMoments>& nodes = moments[parent.plane];
-    for (std::size_t a = 0; a < s.accepted.size();)
+    const auto byChild = [](const std::pair<Index, Index>& a, const std::pair<Index, Index>& b)
+    { return a.first < b.first; };
+    if (!s.local.empty())
     {
-      const Index c = s.accepted[a].first;
-      const Index q0 = plane.querySplit[c], q1 = plane.querySplit[c + 1];
-      const double origin[3] = { qx[q0], qy[q0], qz[q0] };
-      s.nodes.clear();
-      for (; a < s.accepted.size() && s.accepted[a].first == c; ++a)
-        s.nodes.push_back(floatMultipole(nodes[s.accepted[a].second], origin, units));
-      const std::size_t n = q1 - q0;
-      const std::size_t padded =
-        (n + kGravityFloatLanes - 1) / kGravityFloatLanes * kGravityFloatLanes;
-      s.fx.assign(padded, 0.0f);
-      s.fy.assign(padded, 0.0f);
-      s.fz.assign(padded, 0.0f);
-      for (std::size_t i = 0; i < n; ++i)
-      {
-        s.fx[i] = float((qx[q0 + i] - origin[0]) * units.invLength);
-        s.fy[i] = float((qy[q0 + i] - origin[1]) * units.invLength);
-        s.fz[i] = float((qz[q0 + i] - origin[2]) * units.invLength);
-      }
-      applyMultipolesFloatCpu(s.nodes.data(), s.nodes.size(), s.fx.data(), s.fy.data(), s.fz.data(),
-        n, units, field, u + q0, gx + q0, gy + q0, gz + q0);
+      std::stable_sort(s.local.begin(), s.local.end(), byChild);
+      applyLocal(parent.plane, s);
     }
-    s.accepted.clear();
+    if (!s.accepted.empty())
+    {
+      std::stable_sort(s.accepted.begin(), s.accepted.end(), byChild);
+      applyMultipoles(parent.plane, s);
+    }
   }
 
   // The open source leaves are gathered once into contiguous double arrays;
@@ -192,11 +221,83 @@ struct GravityPolicy : WalkPolicyDefaults
   }
 
 private:
+  // The child's accepted M2L, kM2LLanes per batch, into its local expansion.
+  void applyLocal(int p, Scratch& s)
+  {
+    s.m2l += double(s.local.size());
+    const GravityPlaneNodes& n = nodes[p];
+    const std::size_t N = std::size_t(expansion.size()), W = kM2LLanes;
+    s.batchR.resize(3 * W);
+    s.batchM.resize(N * W);
+    for (std::size_t a = 0; a < s.local.size();)
+    {
+      const Index c = s.local[a].first;
+      const double* centre = n.receiverCentre.data() + 3 * std::size_t(c);
+      s.lanes.assign(N * W, 0.0);
+      while (a < s.local.size() && s.local[a].first == c)
+      {
+        std::size_t l = 0;
+        for (; l < W && a < s.local.size() && s.local[a].first == c; ++l, ++a)
+        {
+          const Index d = s.local[a].second;
+          const double* com = moments[p][d].com;
+          for (int k = 0; k < 3; ++k)
+            s.batchR[k * W + l] = centre[k] - com[k];
+          const double* M = n.multipole.data() + std::size_t(d) * N;
+          for (std::size_t k = 0; k < N; ++k)
+            s.batchM[k * W + l] = M[k];
+        }
+        for (; l < W; ++l) // massless lanes, away from 0
+        {
+          for (int k = 0; k < 3; ++k)
+            s.batchR[k * W + l] = 1.0;
+          for (std::size_t k = 0; k < N; ++k)
+            s.batchM[k * W + l] = 0.0;
+        }
+        expansion.multipolesToLocal(s.batchR.data(), s.batchM.data(), eps2, s.lanes.data());
+      }
+      expansion.addLanes(s.lanes.data(), nodes[p].local.data() + std::size_t(c) * N);
+    }
+    s.local.clear();
+  }
+
+  // Each child's accepted multipoles at once (M2P): its queries as float
+  // offsets from its first query, each query's terms summed in registers.
+  void applyMultipoles(int p, Scratch& s)
+  {
+    const TreePlane<T>& plane = tree.planes[p];
+    for (std::size_t a = 0; a < s.accepted.size();)
+    {
+      const Index c = s.accepted[a].first;
+      const Index q0 = plane.querySplit[c], q1 = plane.querySplit[c + 1];
+      const double origin[3] = { qx[q0], qy[q0], qz[q0] };
+      s.nodes.clear();
+      for (; a < s.accepted.size() && s.accepted[a].first == c; ++a)
+        s.nodes.push_back(floatMultipole(moments[p][s.accepted[a].second], origin, units));
+      const std::size_t n = q1 - q0;
+      const std::size_t padded =
+        (n + kGravityFloatLanes - 1) / kGravityFloatLanes * kGravityFloatLanes;
+      s.fx.assign(padded, 0.0f);
+      s.fy.assign(padded, 0.0f);
+      s.fz.assign(padded, 0.0f);
+      for (std::size_t i = 0; i < n; ++i)
+      {
+        s.fx[i] = float((qx[q0 + i] - origin[0]) * units.invLength);
+        s.fy[i] = float((qy[q0 + i] - origin[1]) * units.invLength);
+        s.fz[i] = float((qz[q0 + i] - origin[2]) * units.invLength);
+      }
+      applyMultipolesFloatCpu(s.nodes.data(), s.nodes.size(), s.fx.data(), s.fy.data(), s.fz.data(),
+        n, units, field, u + q0, gx + q0, gy + q0, gz + q0);
+    }
+    s.accepted.clear();
+  }
+
   // Node d's points all sit at one position: each query gets them as one
   // mass there, less its own mass when it is one of them; at distance 0 with
   // eps = 0 the pairs are skipped. O(1) per query however many duplicates.
-  void acceptPointMass(int p, Index d, Index q0, Index q1)
+  void acceptPointMass(int p, Index c, Index d)
   {
+    const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
     const GravityMoments& n = moments[p][d];
     const Index s0 = tree.planes[p].sourceSplit[d], s1 = tree.planes[p].sourceSplit[d + 1];
     for (Index q = q0; q < q1; ++q)

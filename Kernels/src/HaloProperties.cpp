@@ -5,12 +5,16 @@
 //     which sums their potentials (directly, or by tree gravity for large
 //     groups, the lowest candidates then summed directly);
 //  2. the centres go to every rank; each rank collects its particles within a
-//     trial radius of each centre with one walk of the engine
-//     (RangeCollectPolicy.h) and sends (r^2, m) to the owner, which sorts the
+//     trial radius of each centre (periodic: from a grid of cells sorted once
+//     for all rounds, SphericalOverdensityGrid.h, unless the particles crowd
+//     its cells; else one walk of the engine, RangeCollectPolicy.h, or a scan
+//     for a few centres) and sends (r^2, m) to the owner, which sorts the
 //     profile and applies the discrete SO definition; centres whose profile
-//     is still above the threshold at the trial radius retry with twice it.
+//     is still above the threshold at the trial radius retry with three
+//     times it.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +23,7 @@
 #include "StageTimer.h"
 #include "cpu/GravityKernelsCpu.h"
 #include "cpu/RangeCollectPolicy.h"
+#include "cpu/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
 #include "jz/Gravity.h"
 #include "jz/HaloProperties.h"
@@ -92,10 +97,10 @@ double directSum(const MemberArrays& a, std::vector<double>& mass, std::size_t i
   const double own = mass[i];
   mass[i] = 0;
   const double q[3] = { a.x[i], a.y[i], a.z[i] };
-  GravitySum sum;
-  sumDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2, sum);
+  const double u =
+    sumPotentialCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2);
   mass[i] = own;
-  return sum.u;
+  return u;
 }
 
 // The member with the lowest potential (ties: the smaller id; members are
@@ -159,7 +164,8 @@ constexpr std::size_t kTeamCentreLimit = 200000;
 
 template <class T>
 void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
-  const HaloPropertiesOptions& o, const RowDirectory& dir, HaloProperties& out, int threads)
+  const HaloPropertiesOptions& o, const RowDirectory& dir, HaloProperties& out, int threads,
+  RunInfo& info)
 {
   // Every member to its group's owner (one rank: straight into the rows).
   const std::size_t rows = in.rowGroupId.size();
@@ -190,11 +196,13 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     for (int k = 0; k < 3; ++k)
       length[k] = in.boxHi[k] - in.boxLo[k];
   // Small groups in parallel (one thread each), large ones with all threads.
+  std::vector<double> seconds(rows, 0.0); // per group (thread seconds; reported)
   auto solve = [&](std::size_t r, int teamThreads)
   {
     std::vector<Member>& mem = members[r];
     if (mem.empty())
       return;
+    const StageTimer clock(nullptr, "");
     std::sort(mem.begin(), mem.end(), [](const Member& a, const Member& b) { return a.id < b.id; });
     std::vector<Member> unwrapped = mem;
     for (Member& mb : unwrapped)
@@ -203,6 +211,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     const std::size_t b = mostBound(unwrapped, o, teamThreads);
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
+    seconds[r] = clock.seconds();
   };
   // One thread per group, largest first so that no thread is left with a
   // big group at the end (a group per parallel region would leave the other
@@ -220,11 +229,21 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   for (std::size_t r = 0; r < rows; ++r)
     if (members[r].size() > kTeamCentreLimit)
       solve(r, threads);
+  // Where the time goes: the groups summed directly and the tree-ranked ones.
+  double direct = 0, ranked = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    (members[r].size() <= kDirectCentreLimit ? direct : ranked) += seconds[r];
+  info.counters.emplace_back("centre ms direct groups", 1e3 * direct);
+  info.counters.emplace_back("centre ms tree-ranked groups", 1e3 * ranked);
 }
 
 // A few centres (the later SO rounds) scan every particle: cheaper than
 // building a tree over all of them again.
 constexpr std::size_t kScanCentres = 64;
+
+// A periodic grid search may visit this many particles per particle (plus a
+// constant) before the tree takes over.
+constexpr std::size_t kGridWorkPerPoint = 16;
 
 // The centres wrapped into the periodic box, in double: distances are taken
 // from them exactly, whatever the particles' precision.
@@ -282,7 +301,8 @@ void scanWithin(const HaloPropertiesInput<T>& in, const Periodicity& per,
 // and the exact distance decides.
 template <class T>
 std::vector<std::vector<std::pair<double, double>>> collectWithin(const HaloPropertiesInput<T>& in,
-  const std::vector<double>& centreList, const std::vector<double>& radius2, int threads)
+  const std::vector<double>& centreList, const std::vector<double>& radius2, int threads,
+  const SphericalOverdensityGrid<T>* grid)
 {
   const std::size_t nc = radius2.size();
   std::vector<std::vector<std::pair<double, double>>> found(nc);
@@ -290,6 +310,13 @@ std::vector<std::vector<std::pair<double, double>>> collectWithin(const HaloProp
     return found;
   const Periodicity per = Periodicity::of(in.periodic, in.boxLo, in.boxHi);
   const std::vector<double> centres = wrappedCentres(centreList, per, in.boxLo);
+  // The grid unless the particles crowd into the cells scanned (a tree
+  // adapts to any clustering).
+  if (grid && grid->work(centres, radius2, threads) <= kGridWorkPerPoint * in.numPoints + 65536)
+  {
+    grid->collect(centres, radius2, threads, found);
+    return found;
+  }
   if (nc <= kScanCentres)
   {
     scanWithin(in, per, centres, radius2, threads, found);
@@ -382,6 +409,13 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
   out.soMass.assign(rows, 0.0);
   out.soCount.assign(rows, 0);
   std::vector<char> done(rows, 0);
+  std::unique_ptr<SphericalOverdensityGrid<T>> grid;
+  if (in.periodic && in.numPoints > 0)
+  {
+    const StageTimer timer(&info, "SO grid");
+    grid = std::make_unique<SphericalOverdensityGrid<T>>(in.points, in.numPoints, in.masses,
+      Periodicity::of(true, in.boxLo, in.boxHi), in.boxLo, threads);
+  }
   for (int round = 0;; ++round)
   {
     // Pending centres of all ranks: (owner row, centre, radius^2).
@@ -412,7 +446,9 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
     info.counters.emplace_back("SO round " + std::to_string(round) + " centres", double(r2.size()));
     // Each centre's profile to its owner (one rank: the pending centres are
     // this rank's, in order).
-    std::vector<std::vector<std::pair<double, double>>> profile = collectWithin(in, c, r2, threads);
+    StageTimer search(&info, "SO round " + std::to_string(round) + " search");
+    std::vector<std::vector<std::pair<double, double>>> profile =
+      collectWithin(in, c, r2, threads, grid.get());
     if (comm.size() > 1)
     {
       std::vector<std::vector<ProfileChunk>> send(comm.size());
@@ -424,6 +460,8 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
         for (const ProfileChunk& e : part)
           profile[e.row].emplace_back(e.r2, e.m);
     }
+    search.stop();
+    const StageTimer decide(&info, "SO round " + std::to_string(round) + " profiles");
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
     for (long long i = 0; i < (long long)mineRows.size(); ++i)
     {
@@ -512,7 +550,7 @@ RunInfo computeHaloProperties(Communicator& comm, const HaloPropertiesInput<T>& 
   if (o.potentialCentres)
   {
     StageTimer timer(&info, "potential centres");
-    potentialCentres(comm, in, o, dir, out, threads);
+    potentialCentres(comm, in, o, dir, out, threads, info);
   }
   if (o.sphericalOverdensity)
   {

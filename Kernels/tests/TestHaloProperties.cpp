@@ -227,10 +227,9 @@ jz::HaloProperties run(
 }
 
 template <class T>
-void check(const std::string& kind, bool periodic, bool centres, std::size_t n, std::size_t big = 0,
-  std::size_t seeds = 12)
+void checkCase(Case c, const std::string& kind, bool centres)
 {
-  Case c = makeCase(kind, n, periodic, big, seeds);
+  const std::size_t n = c.mass.size();
   jz::HaloPropertiesOptions o;
   o.potentialCentres = centres;
   o.softening = 1e-3;
@@ -275,6 +274,30 @@ void check(const std::string& kind, bool periodic, bool centres, std::size_t n, 
     JZ_CHECK_MSG(nonzero >= 2, kind << ": only " << nonzero << " groups with an SO mass");
   }
 }
+
+template <class T>
+void check(const std::string& kind, bool periodic, bool centres, std::size_t n, std::size_t big = 0,
+  std::size_t seeds = 12)
+{
+  checkCase<T>(makeCase(kind, n, periodic, big, seeds), kind, centres);
+}
+
+// Most particles crowded into one small cube of the periodic box: the SO
+// searches visit too many particles per cell of the grid and the tree takes
+// over (HaloProperties.cpp, collectWithin); 80 groups of the crowd.
+Case crowdedCase()
+{
+  Case c = makeCase("uniform", 4000, true, 0, 0);
+  c.G = 80;
+  for (std::size_t i = 0; i < 3200; ++i)
+  {
+    for (int k = 0; k < 3; ++k)
+      c.xyz[3 * i + k] =
+        0.999 + 0.002 * c.xyz[3 * i + k] - std::floor(0.999 + 0.002 * c.xyz[3 * i + k]);
+    c.group[i] = jz::GlobalId(i % c.G);
+  }
+  return c;
+}
 } // namespace
 
 JZ_TEST(CentresAndSoPeriodic)
@@ -304,6 +327,12 @@ JZ_TEST(SoManyCentres)
 {
   check<double>("clustered", true, true, 8000, 0, 100);
   check<float>("uniform", false, false, 8000, 0, 100);
+}
+
+JZ_TEST(SoCrowdedPeriodic)
+{
+  checkCase<double>(crowdedCase(), "crowded", true);
+  checkCase<float>(crowdedCase(), "crowded", false);
 }
 
 JZ_TEST(SoProfileDefinition)

@@ -1,0 +1,159 @@
+// The range searches of the spherical-overdensity profiles in a periodic box
+// (HaloProperties.cpp): the particles wrapped into the box and sorted into a
+// uniform grid of cells once (a counting sort, far cheaper than a tree over
+// all particles), then every round's centres scan the cells that their
+// sphere's nearest images overlap. The distances are those of a scan over
+// the particles (BoxMetric's nearest image from the wrapped points), so the
+// profiles are the same sets.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <omp.h>
+
+#include "../walk/BoxMetric.h"
+#include "jz/Geometry.h"
+
+namespace jz
+{
+template <class T>
+class SphericalOverdensityGrid
+{
+public:
+  // points: n xyz, masses (nullptr = unit); per: the periodic box.
+  SphericalOverdensityGrid(const T* points, std::size_t n, const double* masses,
+    const Periodicity& per, const double* boxLo, int threads)
+    : per_(per)
+    , cells_(int(std::clamp(std::cbrt(double(n) / 2), 1.0, 256.0)))
+  {
+    for (int k = 0; k < 3; ++k)
+    {
+      lo_[k] = boxLo[k];
+      width_[k] = per.length[k] / cells_;
+    }
+    const std::size_t total = std::size_t(cells_) * cells_ * cells_;
+    // Memory is dear to touch: the cell of each particle (32 bits; cells_
+    // <= 256), then the wrapped points scattered into cell order.
+    std::vector<std::uint32_t> cellOf(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long long j = 0; j < (long long)n; ++j)
+    {
+      T y[3];
+      wrapped(points, std::size_t(j), boxLo, y);
+      int c[3];
+      for (int k = 0; k < 3; ++k)
+        c[k] = std::clamp(int(std::floor((double(y[k]) - lo_[k]) / width_[k])), 0, cells_ - 1);
+      cellOf[j] = std::uint32_t(index(c[0], c[1], c[2]));
+    }
+    start_.assign(total + 1, 0);
+    for (std::size_t j = 0; j < n; ++j)
+      ++start_[cellOf[j] + 1];
+    for (std::size_t c = 0; c < total; ++c)
+      start_[c + 1] += start_[c];
+    std::vector<std::size_t> next(start_.begin(), start_.end() - 1);
+    xyz_.resize(3 * n);
+    mass_.resize(n);
+    for (std::size_t j = 0; j < n; ++j)
+    {
+      const std::size_t s = next[cellOf[j]]++;
+      wrapped(points, j, boxLo, &xyz_[3 * s]);
+      mass_[s] = masses ? masses[j] : 1.0;
+    }
+  }
+
+  // Particles a search of these centres (wrapped into the box) and radii
+  // would visit: the occupancy of the cells scanned.
+  std::size_t work(
+    const std::vector<double>& centres, const std::vector<double>& radius2, int threads) const
+  {
+    std::size_t sum = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16) reduction(+ : sum)
+    for (long long i = 0; i < (long long)radius2.size(); ++i)
+      forEachCell(
+        &centres[3 * i], radius2[i], [&](std::size_t c) { sum += start_[c + 1] - start_[c]; });
+    return sum;
+  }
+
+  // (r^2, m) of the particles within each centre's radius.
+  void collect(const std::vector<double>& centres, const std::vector<double>& radius2, int threads,
+    std::vector<std::vector<std::pair<double, double>>>& found) const
+  {
+    const BoxMetric<true> metric{ per_ };
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+    for (long long i = 0; i < (long long)radius2.size(); ++i)
+    {
+      const double* c = &centres[3 * i];
+      const double r2max = radius2[i];
+      auto& out = found[i];
+      forEachCell(c, r2max,
+        [&](std::size_t cell)
+        {
+          for (std::size_t s = start_[cell]; s < start_[cell + 1]; ++s)
+          {
+            const double y[3] = { double(xyz_[3 * s]), double(xyz_[3 * s + 1]),
+              double(xyz_[3 * s + 2]) };
+            const double r2 = metric.point2(c, y);
+            if (r2 <= r2max)
+              out.emplace_back(r2, mass_[s]);
+          }
+        });
+    }
+  }
+
+private:
+  // Wrapped as the tree build wraps them (see scanWithin).
+  void wrapped(const T* points, std::size_t j, const double* boxLo, T* y) const
+  {
+    for (int k = 0; k < 3; ++k)
+      y[k] = wrapIntoBox(points[3 * j + k], boxLo[k], per_.length[k]);
+  }
+
+  std::size_t index(int x, int y, int z) const
+  {
+    return (std::size_t(x) * cells_ + std::size_t(y)) * cells_ + std::size_t(z);
+  }
+
+  // The cells (each once) that hold every particle whose nearest image is
+  // within sqrt(r2) of c in each axis: the cell range of [c - r, c + r],
+  // widened by one cell for the rounding of the cell assignment, taken
+  // modulo the grid (all cells when it spans the box).
+  template <class F>
+  void forEachCell(const double* c, double r2, F&& visit) const
+  {
+    const double r = std::sqrt(std::max(r2, 0.0));
+    int a[3], b[3];
+    for (int k = 0; k < 3; ++k)
+    {
+      const double from = std::floor((c[k] - r - lo_[k]) / width_[k]) - 1;
+      const double to = std::floor((c[k] + r - lo_[k]) / width_[k]) + 1;
+      if (!(to - from + 1 < cells_))
+      {
+        a[k] = 0;
+        b[k] = cells_ - 1;
+      }
+      else
+      {
+        a[k] = int(from);
+        b[k] = int(to);
+      }
+    }
+    auto wrap = [this](int i) { return ((i % cells_) + cells_) % cells_; };
+    for (int x = a[0]; x <= b[0]; ++x)
+      for (int y = a[1]; y <= b[1]; ++y)
+        for (int z = a[2]; z <= b[2]; ++z)
+          visit(index(wrap(x), wrap(y), wrap(z)));
+  }
+
+  Periodicity per_;
+  int cells_; // per axis
+  double lo_[3], width_[3];
+  std::vector<std::size_t> start_; // per cell, into the particles in cell order
+  std::vector<T> xyz_;             // wrapped
+  std::vector<double> mass_;
+};
+} // namespace jz

@@ -1,45 +1,40 @@
-"""kNN density benchmark, side by side on the same machine and thread count:
+"""kNN density benchmark, side by side in one run, interleaved: the KNNDensity
+filter end to end in pvpython (Device=CPU, float32 points, density only), the
+jz-tree kernel alone (jz_bench_knn), nanoflann and ArborX 2.1 (Kokkos OpenMP),
+the anchors of ../shared/anchors built in /work/peers (JZ_PEERS). Every
+program runs each repeat in turn; the minima of wall and CPU seconds (user +
+sys of the process, OpenMP spin included) are reported, with the ratios
+peer / filter and peer / kernel. Not a test: nothing is asserted.
 
-  * the KNNDensity filter end to end in pvpython (Device=CPU),
-  * the jz-tree kernel alone and nanoflann (build + OpenMP query), via the
-    compiled jz_bench_knn program,
-  * VTK's own path: vtkStatisticalOutlierRemoval (vtkStaticPointLocator::
-    FindClosestNPoints for every point), with VTK's default SMP backend and,
-    when asked, with VTK_SMP_BACKEND_IN_USE=STDThread in a child process.
+  pvpython Testing/Benchmarks/bench_knn.py [--n 1e6 1e7] [--points uniform halos]
+      [--k 16 64] [--threads 2] [--repeats 3] [--vtk] [--vtk-stdthread]
 
-Prints times and ratios. Not a test: nothing is asserted.
+--vtk adds VTK's own path, vtkStatisticalOutlierRemoval (vtkStaticPointLocator::
+FindClosestNPoints for every point) with VTK's default SMP backend, once per
+case; --vtk-stdthread also with VTK_SMP_BACKEND_IN_USE=STDThread in a child.
 
-  pvpython Testing/Benchmarks/bench_knn.py [--n 1e6 1e7] [--kinds uniform clustered]
-      [--k 16] [--threads 2] [--skip-vtk-above 2e6] [--vtk-stdthread]
+Points: numpy uniform in the unit cube (seed 1) or ../shared/anchors/halos.py,
+written to one float32 file that every program reads (the nanoflann anchor
+draws its own uniform points; on halos nanoflann runs inside jz_bench_knn,
+nanoflannonly, with the anchor's leaf size).
 """
 import argparse
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_scaling as bs  # noqa: E402  (programs, points, run_timed)
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.environ.get("JZ_BUILD_DIR", os.path.join(ROOT, "build"))
-PLUGIN = os.path.join(BUILD, "lib", "paraview-5.11", "plugins", "JZTree", "JZTree.so")
-KERNEL_BENCH = os.path.join(BUILD, "bin", "jz_bench_knn")
+import numpy as np  # noqa: E402
 
-
-def make_points(kind, n, seed=1):
-    """Uniform in the unit cube, or 80% of the points in 18 Gaussian clumps."""
-    rng = np.random.default_rng(seed)
-    pts = rng.random((n, 3))
-    if kind == "clustered":
-        centers = rng.random((18, 3))
-        sizes = 0.002 + 0.03 * np.arange(18) / 18.0
-        clumped = np.arange(n) % 5 != 0
-        which = (np.arange(n) * 7919) % 18
-        pts[clumped] = centers[which[clumped]] + sizes[which[clumped], None] * rng.standard_normal(
-            (clumped.sum(), 3))
-    return pts.astype(np.float32)
+PLUGIN = os.path.join(os.environ.get("JZ_BUILD_DIR", os.path.join(bs.ROOT, "build")), "lib",
+                      "paraview-5.11", "plugins", "JZTree", "JZTree.so")
 
 
 def to_polydata(pts):
@@ -54,16 +49,17 @@ def to_polydata(pts):
 
 
 def time_filter(poly, k):
+    """(wall, CPU) seconds of one KNNDensity update; CPU of this process."""
     from paraview import simple
     producer = simple.TrivialProducer()
     producer.GetClientSideObject().SetOutput(poly)
-    knn = KNNDensity(Input=producer, NumberOfNeighbors=k, Device="CPU")  # from LoadPlugin
-    t0 = time.perf_counter()
+    knn = KNNDensity(Input=producer, NumberOfNeighbors=k, Device="CPU")  # noqa: F821 (LoadPlugin)
+    r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     knn.UpdatePipeline()
-    seconds = time.perf_counter() - t0
+    wall, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF)
     simple.Delete(knn)
     simple.Delete(producer)
-    return seconds
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def time_vtk(poly, k):
@@ -76,54 +72,84 @@ def time_vtk(poly, k):
     return time.perf_counter() - t0
 
 
-def time_vtk_stdthread(kind, n, k):
+def time_vtk_stdthread(path, n, k):
     """VTK's path with the STDThread SMP backend, in a child pvpython."""
     env = dict(os.environ, VTK_SMP_BACKEND_IN_USE="STDThread")
-    code = ("import sys; sys.path.insert(0, %r); import bench_knn as b; "
-            "print('VTKTIME', b.time_vtk(b.to_polydata(b.make_points(%r, %d)), %d))"
-            % (os.path.dirname(os.path.abspath(__file__)), kind, n, k))
+    code = ("import sys, numpy as np; sys.path.insert(0, %r); import bench_knn as b; "
+            "p = np.fromfile(%r, dtype=np.float32).reshape(%d, 3); "
+            "print('VTKTIME', b.time_vtk(b.to_polydata(p), %d))"
+            % (os.path.dirname(os.path.abspath(__file__)), path, n, k))
     pvpython = shutil.which("pvpython") or "/usr/bin/pvpython"
     out = subprocess.run([pvpython, "-c", code], env=env, capture_output=True, text=True)
     m = re.search(r"VTKTIME ([0-9.eE+-]+)", out.stdout)
     return float(m.group(1)) if m else float("nan")
 
 
-def kernel_and_nanoflann(kind, n, k, threads):
-    out = subprocess.run([KERNEL_BENCH, str(n), str(k), kind, str(threads)], capture_output=True,
-                         text=True).stdout
-    m = re.search(r"jz_cpu=([0-9.]+) nanoflann=([0-9.]+)", out)
-    return (float(m.group(1)), float(m.group(2))) if m else (float("nan"), float("nan"))
+def peer_nanoflann(n, path, args):
+    if args.points == "uniform" and bs.NANOFLANN:
+        return bs.run_timed([bs.NANOFLANN, str(n), str(args.k)], r"total=([0-9.]+)s")
+    return bs.run_timed([bs.JZ_BENCH_KNN, str(n), str(args.k), path, str(args.threads),
+                         "nanoflannonly"], r"nanoflann=([0-9.]+)")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", nargs="+", type=float, default=[1e6])
-    ap.add_argument("--kinds", nargs="+", default=["uniform", "clustered"])
-    ap.add_argument("--k", type=int, default=16)
+    ap.add_argument("--points", nargs="+", default=["uniform", "halos"])
+    ap.add_argument("--k", nargs="+", type=int, default=[16, 64])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--skip-vtk-above", type=float, default=2e6)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--vtk", action="store_true")
     ap.add_argument("--vtk-stdthread", action="store_true")
     args = ap.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     from paraview import simple
     simple.LoadPlugin(PLUGIN, ns=globals())
 
+    programs = [
+        ("filter", None),
+        ("kernel", lambda n, path, a: bs.knn_ours(n, path, a)),
+        ("nanoflann", peer_nanoflann),
+        ("ArborX", lambda n, path, a: bs.knn_arborx(n, path, a)),
+    ]
     rows = []
-    for n in [int(x) for x in args.n]:
-        for kind in args.kinds:
-            poly = to_polydata(make_points(kind, n))
-            t_filter = min(time_filter(poly, args.k) for _ in range(2))
-            t_kernel, t_nano = kernel_and_nanoflann(kind, n, args.k, args.threads)
-            t_vtk = time_vtk(poly, args.k) if n <= args.skip_vtk_above else float("nan")
-            t_vtk_std = time_vtk_stdthread(kind, n, args.k) if args.vtk_stdthread else float("nan")
-            rows.append((n, kind, t_filter, t_kernel, t_nano, t_vtk, t_vtk_std))
-            print("N=%d %s K=%d: filter %.3f s, kernel %.3f s, nanoflann %.3f s, VTK %.2f s, "
-                  "VTK STDThread %.2f s" % (n, kind, args.k, t_filter, t_kernel, t_nano, t_vtk, t_vtk_std),
-                  flush=True)
-    print("\n%-10s %-10s %14s %14s %12s %16s" % ("N", "kind", "nanoflann/flt", "nanoflann/krn",
-                                                "VTK/filter", "VTK-STD/filter"))
-    for n, kind, tf, tk, tn, tv, ts in rows:
-        print("%-10d %-10s %13.2fx %13.2fx %11.2fx %15.2fx" % (n, kind, tn / tf, tn / tk, tv / tf, ts / tf))
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in [int(x) for x in args.n]:
+            for points in args.points:
+                path = os.path.join(tmp, "points.f32")
+                bs.write_points(points, n, path)
+                poly = to_polydata(np.fromfile(path, dtype=np.float32).reshape(n, 3))
+                for k in args.k:
+                    run = argparse.Namespace(k=k, threads=args.threads, points=points)
+                    best = {name: [float("inf"), float("inf")] for name, _ in programs}
+                    for _ in range(args.repeats):
+                        for name, runner in programs:
+                            wall, cpu = time_filter(poly, k) if runner is None else runner(n, path, run)
+                            if wall is not None:
+                                best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
+                    rows.append((n, points, k, best))
+                    print("N=%d %s K=%d: " % (n, points, k) + ", ".join(
+                        "%s %.3f s / %.3f s CPU" % (name, *best[name]) for name, _ in programs),
+                        flush=True)
+                    if args.vtk:
+                        t = time_vtk(poly, k)
+                        print("  VTK StatisticalOutlierRemoval %.2f s: %.1fx the filter" %
+                              (t, t / best["filter"][0]), flush=True)
+                    if args.vtk_stdthread:
+                        t = time_vtk_stdthread(path, n, k)
+                        print("  VTK (STDThread) %.2f s: %.1fx the filter" %
+                              (t, t / best["filter"][0]), flush=True)
+    print("\nload average %.1f %.1f %.1f; wall (CPU) ratios, minima of %d" %
+          (*os.getloadavg(), args.repeats))
+    print("%-9s %-8s %3s %22s %22s %22s %22s" % ("N", "points", "K", "nanoflann/filter",
+                                                 "ArborX/filter", "nanoflann/kernel",
+                                                 "ArborX/kernel"))
+    for n, points, k, b in rows:
+        cells = []
+        for ours in ("filter", "kernel"):
+            for peer in ("nanoflann", "ArborX"):
+                cells.append("%.2fx (%.2fx)" % (b[peer][0] / b[ours][0], b[peer][1] / b[ours][1]))
+        print("%-9d %-8s %3d %22s %22s %22s %22s" % (n, points, k, *cells))
 
 
 if __name__ == "__main__":

@@ -89,6 +89,10 @@ public:
     return j;
   }
 
+  // Appends at the end of query q's slice: d2 is at least its last and the
+  // slice is not full.
+  void append(Index q, T d2, Index src) { pool_[q * cap_ + size_[q]++] = Entry{ d2, src }; }
+
   // Drops query q's candidates past rank k beyond the filter (they cannot be
   // among the K nearest).
   void trim(Index q, std::size_t k, T filter2)

@@ -11,6 +11,10 @@
 
 #include <omp.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "../KnnBackends.h"
 #include "../StageTimer.h"
 #include "../walk/BoxMetric.h"
@@ -24,6 +28,32 @@ namespace jz
 {
 namespace
 {
+// w[j] = cubicSplineW(sqrt(d2[j]), h) for j < n, two at a time without
+// branches: the same operations in the same order (no contraction in this
+// build), so the same values as the scalar function.
+void cubicSplineWeights(const double* d2, int n, double h, double* w)
+{
+  int j = 0;
+#if defined(__SSE2__)
+  const double norm = 8.0 / (kPi * h * h * h); // as in cubicSplineW
+  const __m128d vh = _mm_set1_pd(h), vnorm = _mm_set1_pd(norm), vnorm2 = _mm_set1_pd(norm * 2.0);
+  const __m128d one = _mm_set1_pd(1.0), six = _mm_set1_pd(6.0), half = _mm_set1_pd(0.5);
+  for (; j + 2 <= n; j += 2)
+  {
+    const __m128d q = _mm_div_pd(_mm_sqrt_pd(_mm_loadu_pd(d2 + j)), vh);
+    const __m128d q2 = _mm_mul_pd(_mm_mul_pd(six, q), q); // 6 q q
+    const __m128d inner = _mm_mul_pd(vnorm, _mm_add_pd(_mm_sub_pd(one, q2), _mm_mul_pd(q2, q)));
+    const __m128d u = _mm_sub_pd(one, q);
+    const __m128d outer = _mm_mul_pd(_mm_mul_pd(_mm_mul_pd(vnorm2, u), u), u);
+    const __m128d near = _mm_cmple_pd(q, half), within = _mm_cmple_pd(q, one);
+    _mm_storeu_pd(
+      w + j, _mm_or_pd(_mm_and_pd(near, inner), _mm_andnot_pd(near, _mm_and_pd(within, outer))));
+  }
+#endif
+  for (; j < n; ++j)
+    w[j] = cubicSplineW(std::sqrt(d2[j]), h);
+}
+
 // Writes one query point's K nearest sources into the outputs (input order):
 // smoothing length, density, neighbour ids and distances as asked.
 template <class T>
@@ -69,9 +99,17 @@ struct KnnOutputWriter
     }
     if (!(h > 0))
       return kInfinity; // all K neighbours coincide with the point
+    // The weights in chunks, summed in rank order.
+    constexpr int kChunk = 32;
+    double w[kChunk];
     double rho = 0;
-    for (int j = 0; j < k; ++j)
-      rho += mass(nb.src(j)) * cubicSplineW(std::sqrt(nb.d2(j)), h);
+    for (int j0 = 0; j0 < k; j0 += kChunk)
+    {
+      const int m = std::min(kChunk, k - j0);
+      cubicSplineWeights(nb.d2s + j0, m, h, w);
+      for (int j = 0; j < m; ++j)
+        rho += mass(nb.src(j0 + j)) * w[j];
+    }
     return rho;
   }
 };

@@ -70,19 +70,13 @@ public:
     Scratch& s = scratch_.mine();
     s.reserve(nq);
     initQueries(c, q0, nq, s);
-    double leafBound2 = plane.numSources(c) > 0 ? searchSourceLeaf(c, q0, nq, s) : s.maxBound2(nq);
-    const ParentView& parent = s.parent;
-    const Box<T>& queryBox = this->tree_.queryBox(0, c);
-    for (std::size_t e = 0; e < parent.numEntries; ++e)
-    {
-      if (parent.entryLow2(e) > leafBound2)
-        break; // sorted: nothing closer follows (§III-D)
-      const Index Q = parent.source[e];
-      for (Index d = parent.firstChild(Q); d < parent.endChild(Q); ++d)
-        if (d != c && plane.numSources(d) > 0 &&
-          this->metric_.low2(queryBox, plane.sourceBox[d]) <= leafBound2)
-          leafBound2 = searchSourceLeaf(d, q0, nq, s);
-    }
+    collectVisits(c, nq, s);
+    std::size_t next = chooseSeed(c, s);
+    seedQueries(q0, nq, s);
+    double leafBound2 = s.maxBound2(nq);
+    for (; next < s.visits.size(); ++next)
+      if (s.visits[next].low2 <= leafBound2)
+        leafBound2 = searchSourceLeaf(s.visits[next].leaf, q0, nq, s);
     for (Index q = 0; q < nq; ++q)
     {
       if (isSourceOnly(q0 + q))
@@ -98,8 +92,18 @@ public:
   }
 
 private:
+  struct Visit
+  {
+    double key, low2;
+    Index leaf;
+    bool operator<(const Visit& o) const { return key < o.key || (key == o.key && leaf < o.leaf); }
+  };
   struct Scratch
   {
+    std::vector<Visit> visits;
+    std::vector<Index> seed;
+    std::vector<T> seedD2, cutD2;
+    std::vector<Index> seedSrc, seedOrder, cutSrc;
     ParentView parent;               // of the leaves being consumed
     FilterRankedCandidates<T> lists; // of the query points of the leaf
     std::vector<double> bound2;      // exact K-th radius bounds (slack included)
@@ -131,6 +135,170 @@ private:
   bool isSourceOnly(Index sortedQuery) const
   {
     return this->tree_.queryPoints().inputIndex[sortedQuery] >= queryLimit_;
+  }
+
+  // Sources in a leaf's seed: twice K gives a K-th bound close to the final
+  // one (measured: K and 3K were slower at K = 16 and 64).
+  Index seedSize() const { return 2 * Index(this->k_); }
+
+  // The source leaves of the parent's list that may hold a neighbour of leaf
+  // c's queries, nearest to the leaf's centre first.
+  void collectVisits(Index c, Index nq, Scratch& s) const
+  {
+    const TreePlane<T>& plane = this->tree_.planes[0];
+    const ParentView& parent = s.parent;
+    const Box<T>& queryBox = this->tree_.queryBox(0, c);
+    const double bound2 = s.maxBound2(nq);
+    s.visits.clear();
+    Box<T> centre;
+    for (int k = 0; k < 3; ++k)
+      centre.lo[k] = centre.hi[k] = queryBox.lo[k] + (queryBox.hi[k] - queryBox.lo[k]) / 2;
+    for (std::size_t e = 0; e < parent.numEntries; ++e)
+    {
+      if (parent.entryLow2(e) > bound2)
+        break; // sorted: nothing closer follows (§III-D)
+      const Index Q = parent.source[e];
+      for (Index d = parent.firstChild(Q); d < parent.endChild(Q); ++d)
+      {
+        if (d == c || plane.numSources(d) == 0)
+          continue;
+        const double low2 = this->metric_.low2(queryBox, plane.sourceBox[d]);
+        if (low2 <= bound2)
+          s.visits.push_back(Visit{ this->metric_.low2(centre, plane.sourceBox[d]), low2, d });
+      }
+    }
+    std::sort(s.visits.begin(), s.visits.end());
+  }
+
+  // The seed: the own leaf, then the nearest leaves until they hold
+  // seedSize() sources; returns the first visit left out.
+  std::size_t chooseSeed(Index c, Scratch& s) const
+  {
+    s.seed.clear();
+    Index seeded = 0;
+    if (this->tree_.planes[0].numSources(c) > 0)
+    {
+      s.seed.push_back(c);
+      seeded += seedCount(c);
+    }
+    std::size_t next = 0;
+    for (; next < s.visits.size() && seeded < seedSize(); ++next)
+    {
+      s.seed.push_back(s.visits[next].leaf);
+      seeded += seedCount(s.visits[next].leaf);
+    }
+    return next;
+  }
+
+  // Every query against all sources of the seed leaves at once: their K-th
+  // pre-filter distance bounds the exact K-th (widened), then the sources
+  // within that bound are offered nearest first (appends, no shifting).
+  void seedQueries(Index q0, Index nq, Scratch& s)
+  {
+    const TreePlane<T>& plane = this->tree_.planes[0];
+    const SortedPoints<T>& src = this->tree_.sources;
+    const SortedPoints<T>& qry = this->tree_.queryPoints();
+    const std::size_t k = std::size_t(this->k_);
+    Index total = 0;
+    for (Index leaf : s.seed)
+      total += seedCount(leaf) + kSimdPadding;
+    if (s.seedD2.size() < std::size_t(total))
+    {
+      s.seedD2.resize(total);
+      s.seedOrder.resize(total);
+      s.cutD2.resize(total);
+      s.cutSrc.resize(total);
+      s.seedSrc.resize(total);
+    }
+    Index n = 0;
+    for (Index leaf : s.seed)
+    {
+      const Index s0 = plane.sourceSplit[leaf];
+      for (Index i = 0, m = seedCount(leaf); i < m; ++i)
+        s.seedSrc[n++] = s0 + i;
+    }
+    T guess = std::numeric_limits<T>::max();
+    for (Index q = 0; q < nq; ++q)
+    {
+      if (isSourceOnly(q0 + q))
+        continue;
+      const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
+      Index at = 0;
+      for (Index leaf : s.seed)
+      {
+        const Index s0 = plane.sourceSplit[leaf], m = seedCount(leaf);
+        leafDistances2(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, m, p,
+          periodsOrNull(), s.seedD2.data() + at);
+        at += m;
+      }
+      const Ranked seed = rankSeed(n, guess, s);
+      if (std::size_t(n) >= k)
+      {
+        guess = seed.d2[seed.order[k - 1]];
+        tighten(q, margin_.widen(double(guess)) * (1 + kBoundSlack), s);
+      }
+      // Nearest first: appends while the list has room, offers after (ties).
+      for (Index r = 0; r < seed.n; ++r)
+      {
+        const Index i = seed.order[r];
+        const T d2 = seed.d2[i];
+        if (!(d2 <= s.filter2[q]))
+          break;
+        if (!s.lists.full(q))
+          s.lists.append(q, d2, seed.src[i]);
+        else
+          offer(q, p, d2, seed.src[i], s);
+      }
+    }
+  }
+
+  struct Ranked
+  {
+    const T* d2;
+    const Index* src;
+    const Index* order; // of d2 by (distance, position)
+    Index n;
+  };
+
+  // The seed's n candidates (seedD2, seedSrc) ranked; when at least K lie
+  // within `guess` (the previous query's K-th: queries of a leaf are close),
+  // only those within its filter, a prefix of the ranking of all that holds
+  // every candidate the query's filter can pass (filterOf is monotone).
+  Ranked rankSeed(Index n, T guess, Scratch& s) const
+  {
+    T* d2 = s.seedD2.data();
+    Index* src = s.seedSrc.data();
+    const Index k = Index(this->k_);
+    if (n >= k && guess < std::numeric_limits<T>::max())
+    {
+      Index within = 0;
+      for (Index i = 0; i < n; ++i)
+        within += d2[i] <= guess ? 1 : 0;
+      if (within >= k)
+      {
+        const T cut = filterOf(margin_.widen(double(guess)) * (1 + kBoundSlack));
+        Index m = 0;
+        for (Index i = 0; i < n; ++i)
+        {
+          s.cutD2[m] = d2[i];
+          s.cutSrc[m] = src[i];
+          m += d2[i] <= cut ? 1 : 0;
+        }
+        d2 = s.cutD2.data(), src = s.cutSrc.data(), n = m;
+      }
+    }
+    rankOrder(d2, n, s.seedOrder.data());
+    return Ranked{ d2, src, s.seedOrder.data(), n };
+  }
+
+  // How many of a source leaf's points can be neighbours: a run of
+  // duplicates (ordered by key, orderRunsByKey) offers only its K smallest
+  // keys at one distance.
+  Index seedCount(Index leaf) const
+  {
+    const TreePlane<T>& plane = this->tree_.planes[0];
+    const Index n = plane.numSources(leaf);
+    return n > Index(this->k_) && boxIsPoint(plane.sourceBox[leaf]) ? Index(this->k_) : n;
   }
 
   // The pre-filter threshold of an exact bound: every source within it

@@ -367,4 +367,74 @@ JZ_TARGET_CLONES void leafDistances2(const double* xs, const double* ys, const d
   else
     distancesAll<double, false>(xs, ys, zs, n, p, periods, out);
 }
+
+namespace
+{
+template <class T>
+inline void rankAll(const T* d, Index n, Index* order)
+{
+  for (Index i = 0; i < n; ++i)
+    order[i] = i; // a valid index in every slot, even were d to hold a NaN
+  for (Index i = 0; i < n; ++i)
+  {
+    const T di = d[i];
+    Index rank = 0;
+    for (Index j = 0; j < i; ++j)
+      rank += d[j] <= di ? 1 : 0;
+    for (Index j = i + 1; j < n; ++j)
+      rank += d[j] < di ? 1 : 0;
+    order[rank] = i;
+  }
+}
+
+#if JZ_X86_AVX2
+// rankAll with 8 lanes of j per step and no tail: d is padded with +inf.
+__attribute__((target("avx2"))) void rankAvx2(const float* d, Index n, Index* order)
+{
+  const Index numBlocks = (n + 7) / 8;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (Index i = 0; i < n; ++i)
+  {
+    const __m256 di = _mm256_set1_ps(d[i]);
+    const Index own = i / 8;
+    __m256i count = _mm256_setzero_si256();
+    for (Index b = 0; b < own; ++b) // all before i: ties count
+      count = _mm256_sub_epi32(
+        count, _mm256_castps_si256(_mm256_cmp_ps(_mm256_loadu_ps(d + 8 * b), di, _CMP_LE_OQ)));
+    const __m256 mine = _mm256_loadu_ps(d + 8 * own);
+    const __m256i before = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(i - 8 * own)), lane);
+    const __m256i less = _mm256_castps_si256(_mm256_cmp_ps(mine, di, _CMP_LT_OQ));
+    const __m256i tie = _mm256_castps_si256(_mm256_cmp_ps(mine, di, _CMP_EQ_OQ));
+    count = _mm256_sub_epi32(count, _mm256_or_si256(less, _mm256_and_si256(tie, before)));
+    for (Index b = own + 1; b < numBlocks; ++b) // all after i
+      count = _mm256_sub_epi32(
+        count, _mm256_castps_si256(_mm256_cmp_ps(_mm256_loadu_ps(d + 8 * b), di, _CMP_LT_OQ)));
+    __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(count), _mm256_extracti128_si256(count, 1));
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+    order[_mm_cvtsi128_si32(sum)] = i;
+  }
+}
+#endif
+} // namespace
+
+void rankOrder(float* d, Index n, Index* order)
+{
+  for (Index i = n; i < (n + 7) / 8 * 8; ++i)
+    d[i] = std::numeric_limits<float>::infinity();
+#if JZ_X86_AVX2
+  if (haveAvx2())
+  {
+    for (Index i = 0; i < n; ++i)
+      order[i] = i; // a valid index in every slot, even were d to hold a NaN
+    return rankAvx2(d, n, order);
+  }
+#endif
+  rankAll(d, n, order);
+}
+
+JZ_TARGET_CLONES void rankOrder(double* d, Index n, Index* order)
+{
+  rankAll(d, n, order);
+}
 } // namespace jz

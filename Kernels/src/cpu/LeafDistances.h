@@ -39,6 +39,12 @@ void leafDistances2(const float* xs, const float* ys, const float* zs, Index n, 
   const float* periods, float* out);
 void leafDistances2(const double* xs, const double* ys, const double* zs, Index n, const double* p,
   const double* periods, double* out);
+
+// order[r] = the index i < n of rank r in the order (d[i], i): a counting
+// sort without branches (n^2 comparisons; for the few dozen of a leaf).
+// d must have room up to a multiple of 8 past n (padded here).
+void rankOrder(float* d, Index n, Index* order);
+void rankOrder(double* d, Index n, Index* order);
 } // namespace jz
 
 namespace jz

@@ -97,10 +97,10 @@ double directSum(const MemberArrays& a, std::vector<double>& mass, std::size_t i
   const double own = mass[i];
   mass[i] = 0;
   const double q[3] = { a.x[i], a.y[i], a.z[i] };
-  const double u =
-    sumPotentialCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2);
+  GravitySum sum;
+  sumDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2, sum);
   mass[i] = own;
-  return u;
+  return sum.u;
 }
 
 // The member with the lowest potential (ties: the smaller id; members are

@@ -74,6 +74,7 @@ public:
     std::size_t next = chooseSeed(c, s);
     seedQueries(q0, nq, s);
     double leafBound2 = s.maxBound2(nq);
+    orderVisitsWithin(next, leafBound2, s);
     for (; next < s.visits.size(); ++next)
       if (s.visits[next].low2 <= leafBound2)
         leafBound2 = searchSourceLeaf(s.visits[next].leaf, q0, nq, s);
@@ -142,7 +143,7 @@ private:
   Index seedSize() const { return 2 * Index(this->k_); }
 
   // The source leaves of the parent's list that may hold a neighbour of leaf
-  // c's queries, nearest to the leaf's centre first.
+  // c's queries, in list order (chooseSeed and orderVisitsWithin rank them).
   void collectVisits(Index c, Index nq, Scratch& s) const
   {
     const TreePlane<T>& plane = this->tree_.planes[0];
@@ -167,11 +168,11 @@ private:
           s.visits.push_back(Visit{ this->metric_.low2(centre, plane.sourceBox[d]), low2, d });
       }
     }
-    std::sort(s.visits.begin(), s.visits.end());
   }
 
-  // The seed: the own leaf, then the nearest leaves until they hold
-  // seedSize() sources; returns the first visit left out.
+  // The seed: the own leaf, then the nearest leaves (selected to the front
+  // of the visits, a few scans) until they hold seedSize() sources; returns
+  // the first visit left out.
   std::size_t chooseSeed(Index c, Scratch& s) const
   {
     s.seed.clear();
@@ -184,10 +185,24 @@ private:
     std::size_t next = 0;
     for (; next < s.visits.size() && seeded < seedSize(); ++next)
     {
+      std::iter_swap(
+        s.visits.begin() + next, std::min_element(s.visits.begin() + next, s.visits.end()));
       s.seed.push_back(s.visits[next].leaf);
       seeded += seedCount(s.visits[next].leaf);
     }
     return next;
+  }
+
+  // The visits from `first` on that the seeded bound still admits, nearest
+  // to the leaf's centre first: the bounds only shrink, so the others would
+  // be skipped anyway, and far fewer are left to sort (about a quarter).
+  static void orderVisitsWithin(std::size_t first, double bound2, Scratch& s)
+  {
+    const auto begin = s.visits.begin() + first;
+    const auto end =
+      std::remove_if(begin, s.visits.end(), [bound2](const Visit& v) { return v.low2 > bound2; });
+    s.visits.erase(end, s.visits.end());
+    std::sort(begin, s.visits.end());
   }
 
   // Every query against all sources of the seed leaves at once: their K-th

@@ -276,9 +276,10 @@ private:
   };
 
   // The seed's n candidates (seedD2, seedSrc) ranked; when at least K lie
-  // within `guess` (the previous query's K-th: queries of a leaf are close),
-  // only those within its filter, a prefix of the ranking of all that holds
-  // every candidate the query's filter can pass (filterOf is monotone).
+  // within `guess` (the previous query's K-th: queries of a leaf are close;
+  // grown a little while fewer lie within it), only those within its
+  // filter, a prefix of the ranking of all that holds every candidate the
+  // query's filter can pass (filterOf is monotone). The ranking costs n^2.
   Ranked rankSeed(Index n, T guess, Scratch& s) const
   {
     T* d2 = s.seedD2.data();
@@ -286,10 +287,13 @@ private:
     const Index k = Index(this->k_);
     if (n >= k && guess < std::numeric_limits<T>::max())
     {
-      Index within = 0;
-      for (Index i = 0; i < n; ++i)
-        within += d2[i] <= guess ? 1 : 0;
-      if (within >= k)
+      Index within = countWithin(d2, n, guess);
+      for (int grow = 0; grow < 3 && within < k && guess > T(0); ++grow)
+      {
+        guess *= T(1.5);
+        within = countWithin(d2, n, guess);
+      }
+      if (within >= k && guess < std::numeric_limits<T>::max())
       {
         const T cut = filterOf(margin_.widen(double(guess)) * (1 + kBoundSlack));
         Index m = 0;
@@ -304,6 +308,14 @@ private:
     }
     rankOrder(d2, n, s.seedOrder.data());
     return Ranked{ d2, src, s.seedOrder.data(), n };
+  }
+
+  static Index countWithin(const T* d2, Index n, T bound)
+  {
+    Index within = 0;
+    for (Index i = 0; i < n; ++i)
+      within += d2[i] <= bound ? 1 : 0;
+    return within;
   }
 
   // How many of a source leaf's points can be neighbours: a run of

@@ -14,6 +14,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -75,9 +77,12 @@ public:
     seedQueries(q0, nq, s);
     double leafBound2 = s.maxBound2(nq);
     orderVisitsWithin(next, leafBound2, s);
-    for (; next < s.visits.size(); ++next)
-      if (s.visits[next].low2 <= leafBound2)
-        leafBound2 = searchSourceLeaf(s.visits[next].leaf, q0, nq, s);
+    for (const std::uint64_t packed : s.visitOrder)
+    {
+      const Visit& v = s.visits[std::uint32_t(packed)];
+      if (v.low2 <= leafBound2)
+        leafBound2 = searchSourceLeaf(v.leaf, q0, nq, s);
+    }
     for (Index q = 0; q < nq; ++q)
     {
       if (isSourceOnly(q0 + q))
@@ -102,6 +107,7 @@ private:
   struct Scratch
   {
     std::vector<Visit> visits;
+    std::vector<std::uint64_t> visitOrder; // (float key bits, visit) after the seed
     std::vector<Index> seed;
     std::vector<T> seedD2, cutD2;
     std::vector<Index> seedSrc, seedOrder, cutSrc;
@@ -193,16 +199,24 @@ private:
     return next;
   }
 
-  // The visits from `first` on that the seeded bound still admits, nearest
-  // to the leaf's centre first: the bounds only shrink, so the others would
-  // be skipped anyway, and far fewer are left to sort (about a quarter).
+  // visitOrder: the visits from `first` on that the seeded bound still
+  // admits, nearest to the leaf's centre first: the bounds only shrink, so
+  // the others would be skipped anyway, and far fewer are left to sort
+  // (about a quarter). The order only paces the bounds, so the keys are
+  // rounded to float and packed with the visit's position into one integer
+  // (the bits of a non-negative float order like it).
   static void orderVisitsWithin(std::size_t first, double bound2, Scratch& s)
   {
-    const auto begin = s.visits.begin() + first;
-    const auto end =
-      std::remove_if(begin, s.visits.end(), [bound2](const Visit& v) { return v.low2 > bound2; });
-    s.visits.erase(end, s.visits.end());
-    std::sort(begin, s.visits.end());
+    s.visitOrder.clear();
+    for (std::size_t v = first; v < s.visits.size(); ++v)
+      if (s.visits[v].low2 <= bound2)
+      {
+        const float key = float(s.visits[v].key);
+        std::uint32_t bits;
+        std::memcpy(&bits, &key, sizeof bits);
+        s.visitOrder.push_back(std::uint64_t(bits) << 32 | std::uint32_t(v));
+      }
+    std::sort(s.visitOrder.begin(), s.visitOrder.end());
   }
 
   // Every query against all sources of the seed leaves at once: their K-th

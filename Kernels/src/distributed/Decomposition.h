@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -118,8 +119,7 @@ void forEachRecord(const ZOrderShare& share, std::size_t recordBytes, const Pack
 // Records are packed straight from the caller's arrays into the blocks that
 // travel, and the caller unpacks straight from the received blocks: on one
 // node the decomposition's cost is the first touch of fresh memory, so every
-// copy of the points that is not made counts. The owner rank is computed
-// twice rather than stored.
+// copy of the points that is not made counts.
 template <class T, class At, class Pack>
 ZOrderShare exchangeInZOrder(
   std::size_t n, std::size_t recordBytes, const At& at, const Pack& pack, Communicator& comm)
@@ -128,7 +128,7 @@ ZOrderShare exchangeInZOrder(
   std::vector<std::array<T, kDim>> splitters;
   if (ranks > 1)
     splitters = zOrderSplitters<T>(n, at, comm);
-  auto owner = [&](std::size_t i)
+  auto ownerOf = [&](std::size_t i)
   {
     if (ranks == 1)
       return 0;
@@ -136,9 +136,21 @@ ZOrderShare exchangeInZOrder(
     at(i, p);
     return ownerRank(p, splitters);
   };
+  // Each point's owner, computed once and kept as a byte when ranks allow
+  // (else computed again when packing).
+  std::vector<std::uint8_t> ownerByte;
+  const bool keepOwners = ranks > 1 && ranks <= 256;
+  if (keepOwners)
+    reserveHugePages(ownerByte, n);
   std::vector<std::size_t> count(ranks, 0);
   for (std::size_t i = 0; i < n; ++i)
-    ++count[owner(i)];
+  {
+    const int r = ownerOf(i);
+    ++count[r];
+    if (keepOwners)
+      ownerByte.push_back(std::uint8_t(r));
+  }
+  auto owner = [&](std::size_t i) { return keepOwners ? int(ownerByte[i]) : ownerOf(i); };
   ZOrderShare share;
   share.rank = me;
   reserveHugePages(share.own, count[me]);

@@ -96,9 +96,17 @@ FofGhostLinks exchangeFofGhosts(
   ZTree<T>& tree = points.localTree;
   buildTreeCpu(points.xyz.data(), local, (const T*)nullptr, 0, per, problem.boxLo,
     TreeBuildOptions(), tree, RunControl());
+  // Regions that reach no other rank's points select nothing there: not
+  // sent (most leaves; the same ghosts either way).
+  const RemoteCover<T> cover(tree, problem.boxLo, comm);
   std::vector<Region<T>> regions;
   if (local > 0)
+  {
     regions = regionsFromTree(tree, std::vector<double>(tree.planes[0].numNodes(), l2));
+    regions.erase(std::remove_if(regions.begin(), regions.end(),
+                    [&](const Region<T>& r) { return !cover.mayReach(r.box, r.radius2); }),
+      regions.end());
+  }
   const auto allRegions = gatherRegions(regions, comm);
   const std::vector<std::vector<Index>> ghosts =
     local > 0 ? selectGhosts(tree, allRegions, me) : std::vector<std::vector<Index>>(ranks);
@@ -313,7 +321,10 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   const Index* root = groups.groupRoot.data();
   // Per root: its member holding the local label (the smallest id), its
   // member count, and its component.
-  std::vector<Index> labelMember(total), members(total, 0), componentOf(total, kNone);
+  std::vector<Index> labelMember, members, componentOf;
+  assignOnHugePages(labelMember, total, Index(0));
+  assignOnHugePages(members, total, Index(0));
+  assignOnHugePages(componentOf, total, kNone);
   for (std::size_t i = 0; i < total; ++i)
   {
     ++members[root[i]];
@@ -321,6 +332,15 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
       labelMember[root[i]] = Index(i);
   }
   FofAgreedLabels out;
+  // At most one component per root that is not a single point, per ghost and
+  // per point sent (all of them when single points are kept groups).
+  std::size_t components = total - local;
+  for (const auto& sent : ghosts.sent)
+    components += sent.size();
+  for (Index i = 0; i < local; ++i)
+    components += root[i] == i && (members[i] > 1 || minimumGroupSize <= 1);
+  out.label.reserve(components);
+  out.localMembers.reserve(components);
   auto componentFor = [&](std::size_t i) -> Index
   {
     Index& c = componentOf[root[i]];

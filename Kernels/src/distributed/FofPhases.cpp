@@ -25,31 +25,17 @@ FofRankPoints<T> decomposeFofPoints(
   // Masses and velocities travel only when some rank has them.
   const bool withMass = allSum(comm, options.masses ? 1 : 0) > 0;
   const bool withVelocity = allSum(comm, options.velocities ? 1 : 0) > 0;
-  // A record: coordinates (wrapped), id, origin rank and index[, mass][, velocity].
-  const std::size_t recordBytes = 3 * sizeof(T) + sizeof(GlobalId) + sizeof(FofPayload) +
-    (withMass ? sizeof(double) : 0) + (withVelocity ? 3 * sizeof(double) : 0);
   auto at = [&](std::size_t i, T* p)
   {
     for (int d = 0; d < 3; ++d)
       p[d] = treeCoordinate(problem.points[3 * i + d], problem.boxLo[d], per.length[d]);
   };
   const std::int32_t me = comm.rank();
-  auto pack = [&](std::size_t i, char* record)
-  {
-    T p[3];
-    at(i, p);
-    for (int d = 0; d < 3; ++d)
-      putField(record, p[d]);
-    putField(record, problem.ids[i]);
-    putField(record, FofPayload{ me, Index(i) });
-    if (withMass)
-      putField(record, options.masses ? options.masses[i] : 1.0);
-    for (int d = 0; withVelocity && d < 3; ++d)
-      putField(record, options.velocities ? options.velocities[3 * i + d] : 0.0);
-  };
-  const ZOrderShare share = exchangeInZOrder<T>(n, recordBytes, at, pack, comm);
+  const ZOrderRoute route = routeInZOrder<T>(n, at, comm);
 
-  const std::size_t local = share.numRecords(recordBytes);
+  // Each field moves straight into its array: coordinates (wrapped), ids,
+  // origin rank and index[, masses][, velocities].
+  const std::size_t local = route.size();
   FofRankPoints<T> points;
   // Room for the ghosts that exchangeFofGhosts appends: capacity that is
   // never touched costs no memory, a reallocation copies every point.
@@ -59,24 +45,36 @@ FofRankPoints<T> decomposeFofPoints(
   points.xyz.resize(3 * local);
   points.ids.resize(local);
   resizeHugePages(points.local, local);
+  RouteScratch scratch;
+  moveAlongRoute(route, 3, at, points.xyz.data(), scratch, comm);
+  moveAlongRoute(
+    route, 1, [&](std::size_t i, GlobalId* v) { *v = problem.ids[i]; }, points.ids.data(), scratch,
+    comm);
+  moveAlongRoute(
+    route, 1,
+    [&](std::size_t i, FofPayload* v) {
+      *v = FofPayload{ me, Index(i) };
+    },
+    points.local.data(), scratch, comm);
   if (withMass)
+  {
     resizeHugePages(points.mass, local);
+    moveAlongRoute(
+      route, 1, [&](std::size_t i, double* v) { *v = options.masses ? options.masses[i] : 1.0; },
+      points.mass.data(), scratch, comm);
+  }
   if (withVelocity)
+  {
     resizeHugePages(points.velocity, 3 * local);
-  std::size_t i = 0;
-  forEachRecord(share, recordBytes, pack,
-    [&](const char* record)
-    {
-      for (int d = 0; d < 3; ++d)
-        points.xyz[3 * i + d] = takeField<T>(record);
-      points.ids[i] = takeField<GlobalId>(record);
-      points.local[i] = takeField<FofPayload>(record);
-      if (withMass)
-        points.mass[i] = takeField<double>(record);
-      for (int d = 0; withVelocity && d < 3; ++d)
-        points.velocity[3 * i + d] = takeField<double>(record);
-      ++i;
-    });
+    moveAlongRoute(
+      route, 3,
+      [&](std::size_t i, double* v)
+      {
+        for (int d = 0; d < 3; ++d)
+          v[d] = options.velocities ? options.velocities[3 * i + d] : 0.0;
+      },
+      points.velocity.data(), scratch, comm);
+  }
   return points;
 }
 

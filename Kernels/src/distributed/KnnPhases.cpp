@@ -21,6 +21,48 @@ enum : std::uint8_t
   kIsQuery = 2
 };
 
+// decomposeKnnPoints for a self query: every point is a source and a query,
+// so each field moves straight into its array (routeInZOrder).
+template <class T, class At>
+KnnRankPoints<T> decomposeSelfQuery(
+  const KnnProblem<T>& problem, bool withMass, const At& at, Communicator& comm)
+{
+  const std::int32_t me = comm.rank();
+  const ZOrderRoute route = routeInZOrder<T>(problem.numSources, at, comm);
+  const std::size_t n = route.size();
+  KnnRankPoints<T> points;
+  points.self = true;
+  points.withMass = withMass;
+  // Room for the ghosts that exchangeKnnGhosts appends: capacity that is
+  // never touched costs no memory, a reallocation copies every source.
+  const std::size_t room = n + n / 2 + 1024;
+  reserveHugePages(points.srcXyz, 3 * room);
+  reserveHugePages(points.srcIds, room);
+  points.srcXyz.resize(3 * n);
+  points.srcIds.resize(n);
+  resizeHugePages(points.qryRank, n);
+  resizeHugePages(points.qryIndex, n);
+  RouteScratch scratch;
+  moveAlongRoute(route, 3, at, points.srcXyz.data(), scratch, comm);
+  moveAlongRoute(
+    route, 1, [&](std::size_t i, GlobalId* v) { *v = problem.sourceIds[i]; }, points.srcIds.data(),
+    scratch, comm);
+  moveAlongRoute(
+    route, 1, [&](std::size_t, std::int32_t* v) { *v = me; }, points.qryRank.data(), scratch, comm);
+  moveAlongRoute(
+    route, 1, [&](std::size_t i, Index* v) { *v = Index(i); }, points.qryIndex.data(), scratch,
+    comm);
+  if (withMass)
+  {
+    reserveHugePages(points.srcMass, room);
+    points.srcMass.resize(n);
+    moveAlongRoute(
+      route, 1,
+      [&](std::size_t i, double* v) { *v = problem.sourceMasses ? problem.sourceMasses[i] : 1.0; },
+      points.srcMass.data(), scratch, comm);
+  }
+  return points;
+}
 } // namespace
 
 template <class T>
@@ -41,6 +83,8 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
       p[d] = treeCoordinate(xyz[d], problem.boxLo[d], per.length[d]);
   };
   const std::int32_t me = comm.rank();
+  if (self)
+    return decomposeSelfQuery<T>(problem, withMass, at, comm);
   auto pack = [&](std::size_t i, char* record)
   {
     const bool isSource = i < ns;

@@ -9,6 +9,7 @@
 
 #include "../FofBackends.h"
 #include "../GroupMoments.h"
+#include "../StageTimer.h"
 #include "Decomposition.h"
 #include "GhostSelection.h"
 #include "jz/FofLinking.h"
@@ -80,7 +81,7 @@ FofRankPoints<T> decomposeFofPoints(
 
 template <class T>
 FofGhostLinks exchangeFofGhosts(
-  FofRankPoints<T>& points, const FofProblem<T>& problem, Communicator& comm)
+  FofRankPoints<T>& points, const FofProblem<T>& problem, Communicator& comm, RunInfo* info)
 {
   const int me = comm.rank(), ranks = comm.size();
   const Index local = points.numLocal();
@@ -91,9 +92,12 @@ FofGhostLinks exchangeFofGhosts(
   links.ghostBegin.assign(ranks + 1, local);
 
   // Kept for the local groups (linkFofLocally).
+  StageTimer treeTimer(info, "local tree");
   ZTree<T>& tree = points.localTree;
   buildTreeCpu(points.xyz.data(), local, (const T*)nullptr, 0, per, problem.boxLo,
     TreeBuildOptions(), tree, RunControl());
+  treeTimer.stop();
+  StageTimer exchangeTimer(info, "ghost exchange");
   // Regions that reach no other rank's points select nothing there: not
   // sent (most leaves; the same ghosts either way).
   const RemoteCover<T> cover(tree, problem.boxLo, comm);
@@ -655,7 +659,7 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
   template FofRankPoints<T> decomposeFofPoints(                                                    \
     const FofProblem<T>&, const FofDistributedOptions&, Communicator&);                            \
   template FofGhostLinks exchangeFofGhosts(                                                        \
-    FofRankPoints<T>&, const FofProblem<T>&, Communicator&);                                       \
+    FofRankPoints<T>&, const FofProblem<T>&, Communicator&, RunInfo*);                             \
   template FofGroups linkFofLocally(const FofRankPoints<T>&, const FofGhostLinks&,                 \
     const FofProblem<T>&, Backend, const RunControl&, Communicator&, RunInfo&);                    \
   template FofAgreedLabels agreeFofLabels(                                                         \

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../KnnBackends.h"
+#include "../StageTimer.h"
 #include "Decomposition.h"
 #include "GhostSelection.h"
 #include "jz/HugePages.h"
@@ -171,7 +172,7 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
 
 template <class T>
 std::size_t exchangeKnnGhosts(
-  KnnRankPoints<T>& points, const KnnProblem<T>& problem, Communicator& comm)
+  KnnRankPoints<T>& points, const KnnProblem<T>& problem, Communicator& comm, RunInfo* info)
 {
   const int me = comm.rank(), ranks = comm.size();
   const bool self = points.self;
@@ -179,8 +180,11 @@ std::size_t exchangeKnnGhosts(
   ZTree<T> tree;
   const Index ns = Index(points.numSources()), nq = Index(points.numQueries());
   const bool joint = !self && nq > 0; // a self query needs a sources-only tree
+  StageTimer treeTimer(info, "ghost selection tree");
   buildTreeCpu(points.srcXyz.data(), ns, joint ? points.qryXyz.data() : (const T*)nullptr,
     joint ? nq : 0, per, problem.boxLo, TreeBuildOptions(), tree, RunControl());
+  treeTimer.stop();
+  StageTimer exchangeTimer(info, "ghost exchange");
   // The leaf bounds are tightened only where a leaf's node bound reaches
   // towards another rank's points: elsewhere its region selects no ghosts,
   // whatever its radius (most leaves, and most of the bound's cost).
@@ -393,7 +397,8 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
 
 #define JZ_KNN_PHASES(T)                                                                           \
   template KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>&, bool, Communicator&);         \
-  template std::size_t exchangeKnnGhosts(KnnRankPoints<T>&, const KnnProblem<T>&, Communicator&);  \
+  template std::size_t exchangeKnnGhosts(                                                          \
+    KnnRankPoints<T>&, const KnnProblem<T>&, Communicator&, RunInfo*);                             \
   template KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>&, const KnnProblem<T>&,      \
     const KnnWanted&, Backend, const RunControl&, Communicator&, RunInfo&);                        \
   template void sendKnnResultsHome(const KnnRankPoints<T>&, const KnnLocalResults<T>&, int,        \

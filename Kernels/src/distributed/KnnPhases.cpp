@@ -28,7 +28,6 @@ template <class T, class At>
 KnnRankPoints<T> decomposeSelfQuery(
   const KnnProblem<T>& problem, bool withMass, const At& at, Communicator& comm)
 {
-  const std::int32_t me = comm.rank();
   const ZOrderRoute route = routeInZOrder<T>(problem.numSources, at, comm);
   const std::size_t n = route.size();
   KnnRankPoints<T> points;
@@ -48,8 +47,10 @@ KnnRankPoints<T> decomposeSelfQuery(
   moveAlongRoute(
     route, 1, [&](std::size_t i, GlobalId* v) { *v = problem.sourceIds[i]; }, points.srcIds.data(),
     scratch, comm);
-  moveAlongRoute(
-    route, 1, [&](std::size_t, std::int32_t* v) { *v = me; }, points.qryRank.data(), scratch, comm);
+  // Each query's origin rank is where its block lies: nothing to send.
+  for (std::size_t r = 0; r + 1 < route.begin.size(); ++r)
+    std::fill(points.qryRank.begin() + std::ptrdiff_t(route.begin[r]),
+      points.qryRank.begin() + std::ptrdiff_t(route.begin[r + 1]), std::int32_t(r));
   moveAlongRoute(
     route, 1, [&](std::size_t i, Index* v) { *v = Index(i); }, points.qryIndex.data(), scratch,
     comm);

@@ -519,7 +519,7 @@ JZ_TEST(DistributedDirectAtThetaZero)
 // small part of the others' sources, far less than gathering them all.
 JZ_TEST(DistributedReceivesLessThanAll)
 {
-  const std::size_t n = 60000;
+  const std::size_t n = 150000;
   for (const char* kind : { "uniform", "clustered" })
   {
     const std::vector<double> xyz = jztest::makePoints<double>(kind, n, 4);

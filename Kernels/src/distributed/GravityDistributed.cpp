@@ -2,7 +2,8 @@
 // collective phases, each one stage of RunInfo:
 //   decomposition  sources and queries cut into contiguous, count-balanced
 //                  ranges of the global z-order (§II-A; Decomposition.h), so
-//                  that a rank's points are compact whatever the pieces were
+//                  that a rank's points are compact whatever the pieces were;
+//                  skipped when the pieces are already apart and balanced
 //   LET exchange   every rank's query boxes to all; to each other rank, the
 //                  locally essential tree of this rank's sources for them
 //                  (GravityLet.h: multipoles as pseudo-particles, particles
@@ -54,6 +55,69 @@ struct GravityRankPoints
   std::vector<Index> qryIndex;
   std::size_t numQueries() const { return qryIndex.size(); }
 };
+
+// Whether the input pieces can stay where they are: spatially apart (at most
+// 1% of all points inside another rank's bounding box) and balanced (no rank
+// above 1.5 times the mean). Then the decomposition would only move points
+// (and their results back) without making the LET smaller. The same answer
+// on every rank.
+template <class T>
+bool piecesAreCompact(const GravityProblem<T>& problem, bool self, Communicator& comm)
+{
+  const std::size_t ns = problem.numSources;
+  const std::size_t nq = self ? 0 : (problem.queries ? problem.numQueries : 0);
+  auto point = [&](std::size_t i)
+  { return i < ns ? problem.sources + 3 * i : problem.queries + 3 * (i - ns); };
+  Box<T> mine;
+  boxSetEmpty(mine);
+  for (std::size_t i = 0; i < ns + nq; ++i)
+    boxExtend(mine, point(i));
+  const std::vector<std::vector<char>> all = comm.allGather(toBytes(std::vector<Box<T>>{ mine }));
+  std::vector<Box<T>> others;
+  for (int r = 0; r < comm.size(); ++r)
+    if (r != comm.rank() && ns + nq > 0)
+      others.push_back(fromBytes<Box<T>>(all[r])[0]);
+  std::int64_t inside = 0;
+  for (std::size_t i = 0; i < ns + nq; ++i)
+  {
+    const T* p = point(i);
+    for (const Box<T>& b : others)
+      if (p[0] >= b.lo[0] && p[0] <= b.hi[0] && p[1] >= b.lo[1] && p[1] <= b.hi[1] &&
+        p[2] >= b.lo[2] && p[2] <= b.hi[2])
+      {
+        ++inside;
+        break;
+      }
+  }
+  std::int64_t sums[2] = { inside, std::int64_t(ns + nq) };
+  comm.allReduceSum(sums, 2);
+  double most = double(ns + nq);
+  comm.allReduceMax(&most, 1);
+  return double(sums[0]) <= 0.01 * double(sums[1]) &&
+    most <= 1.5 * double(sums[1]) / double(comm.size());
+}
+
+// The pieces as they are (piecesAreCompact): every query stays home.
+template <class T>
+GravityRankPoints<T> keepPieces(const GravityProblem<T>& problem, bool self, Communicator& comm)
+{
+  GravityRankPoints<T> points;
+  points.self = self;
+  const std::size_t ns = problem.numSources;
+  const std::size_t nq = self ? ns : (problem.queries ? problem.numQueries : 0);
+  points.srcXyz.assign(problem.sources, problem.sources + 3 * ns);
+  points.srcMass.assign(ns, 1.0);
+  if (problem.sourceMasses)
+    points.srcMass.assign(problem.sourceMasses, problem.sourceMasses + ns);
+  points.ownSources = ns;
+  if (!self)
+    points.qryXyz.assign(problem.queries, problem.queries + 3 * nq);
+  points.qryRank.assign(nq, comm.rank());
+  points.qryIndex.resize(nq);
+  for (std::size_t q = 0; q < nq; ++q)
+    points.qryIndex[q] = Index(q);
+  return points;
+}
 
 template <class T>
 GravityRankPoints<T> decompose(
@@ -318,8 +382,11 @@ RunInfo computeGravityDistributed(Communicator& comm, const GravityProblem<T>& p
 
   double decomposed = 0;
   StageTimer decomposition(&info, "decomposition");
-  GravityRankPoints<T> points = decompose(problem, self, comm, decomposed);
+  const bool keep = piecesAreCompact(problem, self, comm);
+  GravityRankPoints<T> points =
+    keep ? keepPieces(problem, self, comm) : decompose(problem, self, comm, decomposed);
   decomposition.stop();
+  info.counters.emplace_back("input pieces kept", keep ? 1.0 : 0.0);
 
   StageTimer let(&info, "LET exchange");
   const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();

@@ -85,8 +85,8 @@ int main(int argc, char** argv)
   // Slabs: cut at quantiles of x (a reader's spatial pieces).
   std::vector<std::size_t> byX(n);
   std::iota(byX.begin(), byX.end(), 0);
-  std::sort(byX.begin(), byX.end(),
-    [&](std::size_t a, std::size_t b) { return xyz[3 * a] < xyz[3 * b]; });
+  std::sort(
+    byX.begin(), byX.end(), [&](std::size_t a, std::size_t b) { return xyz[3 * a] < xyz[3 * b]; });
 
   for (const std::string& pieces : pieceList)
     for (const std::string& rs : rankList)
@@ -165,8 +165,8 @@ int main(int argc, char** argv)
       std::printf("RESULT gravity %s n=%zu pieces=%s ranks=%d theta=%g: received %.1f B/pt "
                   "(max %.1f; decomposition %.1f, LET %.1f (max %.1f), results %.1f); "
                   "gather-all %.1f B/pt; p99 acc %.2e phi %.2e\n",
-        kind.c_str(), n, pieces.c_str(), ranks, theta, mean[0], most[0], mean[1], mean[2],
-        most[2], mean[3], gather, pct99(ea), pct99(ep));
+        kind.c_str(), n, pieces.c_str(), ranks, theta, mean[0], most[0], mean[1], mean[2], most[2],
+        mean[3], gather, pct99(ea), pct99(ep));
       std::fflush(stdout);
     }
   return 0;

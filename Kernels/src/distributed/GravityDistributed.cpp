@@ -125,9 +125,11 @@ GravityRankPoints<T> decompose(
 {
   const std::size_t ns = problem.numSources;
   const std::size_t nq = self ? 0 : (problem.queries ? problem.numQueries : 0);
-  // A record: coordinates, origin rank and index, role, mass.
+  // A record: coordinates, origin rank and index, role[, mass]. Masses
+  // travel only when some rank has them.
+  const bool withMass = allSum(comm, problem.sourceMasses ? 1 : 0) > 0;
   const std::size_t recordBytes =
-    3 * sizeof(T) + sizeof(std::int32_t) + sizeof(Index) + 1 + sizeof(double);
+    3 * sizeof(T) + sizeof(std::int32_t) + sizeof(Index) + 1 + (withMass ? sizeof(double) : 0);
   auto at = [&](std::size_t i, T* p)
   {
     const T* xyz = i < ns ? problem.sources + 3 * i : problem.queries + 3 * (i - ns);
@@ -145,7 +147,8 @@ GravityRankPoints<T> decompose(
     putField(record, me);
     putField(record, Index(isSource ? i : i - ns));
     putField(record, std::uint8_t(isSource ? (self ? kIsSource | kIsQuery : kIsSource) : kIsQuery));
-    putField(record, isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0);
+    if (withMass)
+      putField(record, isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0);
   };
   const ZOrderShare share = exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
   bytes = 0;
@@ -163,7 +166,7 @@ GravityRankPoints<T> decompose(
       const std::int32_t rank = takeField<std::int32_t>(record);
       const Index index = takeField<Index>(record);
       const std::uint8_t role = takeField<std::uint8_t>(record);
-      const double mass = takeField<double>(record);
+      const double mass = withMass ? takeField<double>(record) : 1.0;
       if (role & kIsSource)
       {
         points.srcXyz.insert(points.srcXyz.end(), p, p + 3);
@@ -265,8 +268,8 @@ double exchangeLet(GravityRankPoints<T>& points, double theta, int threads, Comm
 // the same Error on every rank.
 template <class T>
 std::vector<double> gravityLocally(const GravityRankPoints<T>& points,
-  const GravityProblem<T>& problem, Backend backend, const RunControl& control,
-  Communicator& comm, RunInfo& info)
+  const GravityProblem<T>& problem, Backend backend, const RunControl& control, Communicator& comm,
+  RunInfo& info)
 {
   const std::size_t nq = points.numQueries();
   std::vector<double> out(4 * nq, 0.0);
@@ -283,8 +286,8 @@ std::vector<double> gravityLocally(const GravityRankPoints<T>& points,
       local.queries = points.self ? points.srcXyz.data() : points.qryXyz.data();
       local.numQueries = nq;
       local.queriesFromSource = points.self ? 0 : std::size_t(-1);
-      RunInfo localInfo = computeGravity(
-        local, GravityResults{ out.data(), out.data() + nq }, backend, control);
+      RunInfo localInfo =
+        computeGravity(local, GravityResults{ out.data(), out.data() + nq }, backend, control);
       info.backend = localInfo.backend;
       info.note = localInfo.note;
       for (auto& s : localInfo.stageSeconds)

@@ -75,7 +75,8 @@ inline void symmetricEigen(const double* s, double values[3], double vectors[3][
         if (a[p][q] == 0)
           continue;
         const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
-        const double t = (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
+        const double t =
+          (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
         const double c = 1 / std::sqrt(t * t + 1), sn = t * c;
         for (int k = 0; k < 3; ++k) // columns p, q of a
         {

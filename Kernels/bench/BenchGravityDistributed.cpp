@@ -56,9 +56,9 @@ int main(int argc, char** argv)
   const std::vector<double> xyz = jztest::makePoints<double>(kind, n, 5);
   const std::vector<double> mass(n, 1.0 / double(n));
 
-  // Direct summation at 200 targets.
+  // Direct summation at 1000 targets.
   std::vector<std::size_t> targets;
-  for (std::size_t t = 0; t < 200 && t < n; ++t)
+  for (std::size_t t = 0; t < 1000 && t < n; ++t)
     targets.push_back((t * 2654435761u) % n);
   std::vector<double> refPhi(targets.size()), refAcc(3 * targets.size());
 #pragma omp parallel for

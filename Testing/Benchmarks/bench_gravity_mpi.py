@@ -65,8 +65,9 @@ def rank_main(kind, n, pieces):
 def run(plugin_dir, kind, n, pieces, P):
     sys.path.insert(0, os.path.join(HERE, "..", "Python"))
     from mpi_env import mpiexec_command, pvbatch
+    mpiexec = mpiexec_command(P)  # sets OpenMPI's environment first
     env = dict(os.environ, PV_PLUGIN_PATH=plugin_dir, OMP_NUM_THREADS="1", JZ_RUNINFO="1")
-    cmd = mpiexec_command(P) + [pvbatch(), "--symmetric", os.path.abspath(__file__), "rank", kind,
+    cmd = mpiexec + [pvbatch(), "--symmetric", os.path.abspath(__file__), "rank", kind,
                                 str(n), pieces]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                        timeout=1200)

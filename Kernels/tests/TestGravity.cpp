@@ -119,6 +119,20 @@ jz::GravityProblem<T> selfProblem(
   return p;
 }
 
+// Separate queries: a 12^3 grid over the points and beyond, and 100
+// particle positions (nothing is excluded there; at eps = 0 the coincident
+// pair is skipped).
+std::vector<float> gridAndParticles(const std::vector<float>& xyz)
+{
+  std::vector<float> grid;
+  for (int i = 0; i < 12; ++i)
+    for (int j = 0; j < 12; ++j)
+      for (int k = 0; k < 12; ++k)
+        grid.insert(grid.end(), { float(-0.1 + 0.1 * i), float(-0.1 + 0.1 * j), float(0.1 * k) });
+  grid.insert(grid.end(), xyz.begin(), xyz.begin() + 300);
+  return grid;
+}
+
 template <class T>
 void checkContract(const std::string& kind, double theta, double eps, double accBound,
   double phiBound, std::size_t n)
@@ -245,12 +259,7 @@ JZ_TEST(SeparateQueries)
   const std::size_t n = 6000;
   const std::vector<float> xyz = jztest::makePoints<float>("clustered", n, 9);
   const std::vector<double> m = masses(n, false);
-  std::vector<float> grid;
-  for (int i = 0; i < 12; ++i)
-    for (int j = 0; j < 12; ++j)
-      for (int k = 0; k < 12; ++k)
-        grid.insert(grid.end(), { float(-0.1 + 0.1 * i), float(-0.1 + 0.1 * j), float(0.1 * k) });
-  grid.insert(grid.end(), xyz.begin(), xyz.begin() + 300); // 100 particle positions
+  const std::vector<float> grid = gridAndParticles(xyz);
   for (double eps : { 0.0, 0.01 })
     for (double theta : { 0.0, 0.5 })
     {
@@ -541,12 +550,7 @@ JZ_TEST(DistributedQueries)
   const std::size_t n = 6000;
   const std::vector<float> xyz = jztest::makePoints<float>("clustered", n, 9);
   const std::vector<double> m = masses(n, false);
-  std::vector<float> grid;
-  for (int i = 0; i < 12; ++i)
-    for (int j = 0; j < 12; ++j)
-      for (int k = 0; k < 12; ++k)
-        grid.insert(grid.end(), { float(-0.1 + 0.1 * i), float(-0.1 + 0.1 * j), float(0.1 * k) });
-  grid.insert(grid.end(), xyz.begin(), xyz.begin() + 300); // 100 particle positions
+  const std::vector<float> grid = gridAndParticles(xyz);
   const int ranks = 3;
   const std::vector<int> sourceRank = pieceOf("random", xOf(xyz), ranks);
   const std::vector<int> queryRank = pieceOf("slabs", xOf(grid), ranks, 1);

@@ -539,7 +539,7 @@ JZ_TEST(DistributedReceivesLessThanAll)
     const double gatherAll = double(ranks - 1) * 32.0; // 4 doubles per remote source
     std::printf("  %s slabs, 4 ranks: LET %.1f B/pt, %.0f sources (gathering: %.0f B/pt)\n", kind,
       got.letBytes, got.letSources, gatherAll);
-    JZ_CHECK_MSG(got.letBytes < 0.5 * gatherAll, kind << ": LET " << got.letBytes);
+    JZ_CHECK_MSG(got.letBytes < 0.6 * gatherAll, kind << ": LET " << got.letBytes);
   }
 }
 

@@ -3,7 +3,8 @@ build's plugin and optionally another (--before, e.g. main's build, for a
 before/after comparison), interleaved, minima of the repeats. Prints per
 configuration rank 0's wall time of the update (between barriers) and the
 CPU time of all ranks together (user+sys of each rank in the update, summed),
-and rank 0's "received bytes per local point" counter. OMP_NUM_THREADS=1 per
+and rank 0's "received bytes per local point" counter (a run missing a rank's
+CPU line is dropped, not counted as cheaper). OMP_NUM_THREADS=1 per
 rank: one rank uses one core, two ranks two. Not a test: nothing is asserted.
 
   /usr/bin/python3 Testing/Benchmarks/bench_gravity_mpi.py [--n 1e6] [--kinds uniform clustered]
@@ -71,13 +72,15 @@ def run(plugin_dir, kind, n, pieces, P):
                                 str(n), pieces]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                        timeout=1200)
-    wall = re.search(r"^WALL ([\d.]+)", p.stdout, re.M)
-    cpus = [float(c) for c in re.findall(r"^CPU \d+ ([\d.]+)", p.stdout, re.M)]
-    recv = re.search(r"received bytes per local point[^\d]*([\d.e+]+)", p.stdout)
-    if p.returncode != 0 or not wall:
+    # Lines of the ranks may be interleaved with each other's output: the
+    # markers are found anywhere, every rank's CPU line must be there.
+    wall = re.search(r"WALL (\d+\.\d{3})", p.stdout)
+    cpus = {int(r): float(c) for r, c in re.findall(r"CPU (\d+) (\d+\.\d{3})", p.stdout)}
+    recv = re.search(r"rank 0/\d+ counter \"received bytes per local point\" ([\d.e+]+)", p.stdout)
+    if p.returncode != 0 or not wall or sorted(cpus) != list(range(P)):
         print(p.stdout[-3000:])
         return None
-    return float(wall.group(1)), sum(cpus), float(recv.group(1)) if recv else 0.0
+    return float(wall.group(1)), sum(cpus.values()), float(recv.group(1)) if recv else 0.0
 
 
 def main():

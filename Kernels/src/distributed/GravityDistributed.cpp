@@ -185,9 +185,10 @@ GravityRankPoints<T> decompose(
 }
 
 // Appends to points' sources what the other ranks' LETs hold for its queries;
-// returns the bytes received.
+// returns the bytes received, and the multipoles among them in `multipoles`.
 template <class T>
-double exchangeLet(GravityRankPoints<T>& points, double theta, int threads, Communicator& comm)
+double exchangeLet(GravityRankPoints<T>& points, double theta, int threads, Communicator& comm,
+  std::size_t& multipoles)
 {
   const int me = comm.rank(), ranks = comm.size();
   const Index ns = Index(points.ownSources), nq = Index(points.numQueries());
@@ -254,9 +255,11 @@ double exchangeLet(GravityRankPoints<T>& points, double theta, int threads, Comm
       points.srcMass.push_back(takeField<double>(record));
     }
   }
+  multipoles = 0;
   for (const auto& block : nodes)
   {
     bytes += double(block.size());
+    multipoles += block.size() / sizeof(LetNode);
     for (const char* record = block.data(); record < block.data() + block.size();)
       appendPseudoParticles(takeField<LetNode>(record), points.srcXyz, points.srcMass);
   }
@@ -393,11 +396,13 @@ RunInfo computeGravityDistributed(Communicator& comm, const GravityProblem<T>& p
 
   StageTimer let(&info, "LET exchange");
   const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
-  const double letBytes = exchangeLet(points, problem.openingAngle, threads, comm);
+  std::size_t multipoles = 0;
+  const double letBytes = exchangeLet(points, problem.openingAngle, threads, comm, multipoles);
   let.stop();
   info.counters.emplace_back("local sources", double(points.ownSources));
   info.counters.emplace_back(
     "LET sources received", double(points.srcMass.size() - points.ownSources));
+  info.counters.emplace_back("LET multipoles received", double(multipoles));
 
   StageTimer walk(&info, "local gravity");
   const std::vector<double> sums = gravityLocally(points, problem, backend, control, comm, info);

@@ -18,7 +18,7 @@ JZ_RUNINFO=1 (per-rank stage times and counters of the distributed kernels).
            the CPU figures count work, not busy waits (for a loaded machine;
            wall times on free cores are best without it).
 
-Usage: bench_mpi.py [strong] [volume] [--kinds uniform,clustered] [--filters knn,fof]
+Usage: bench_mpi.py [strong] [volume] [--kinds uniform clustered] [--filters knn fof]
                     [--repeats N] [--size 1e7] [--no-threads-ref] [--yield]   (both parts by default)
 """
 import os
@@ -128,8 +128,9 @@ if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("what", nargs="*", default=["strong", "volume"])
-    ap.add_argument("--kinds", default="uniform,clustered")
-    ap.add_argument("--filters", default="knn,fof")
+    # Lists as "a,b" or "a b".
+    ap.add_argument("--kinds", nargs="+", default=["uniform,clustered"])
+    ap.add_argument("--filters", nargs="+", default=["knn,fof"])
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--size", default="1e7")
     ap.add_argument("--no-threads-ref", action="store_true",
@@ -140,7 +141,8 @@ if __name__ == "__main__":
     if a.yield_idle:
         os.environ["OMPI_MCA_mpi_yield_when_idle"] = "1"
     if "strong" in a.what:
-        strong(a.kinds.split(","), a.filters.split(","), a.repeats, a.size,
-               not a.no_threads_ref)
+        def items(values):
+            return [v for arg in values for v in arg.split(",") if v]
+        strong(items(a.kinds), items(a.filters), a.repeats, a.size, not a.no_threads_ref)
     if "volume" in a.what:
         volume()

@@ -3,6 +3,7 @@
 // Host code shared by the CPU backend and the host side of the CUDA backend.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "jz/Tree.h"
@@ -55,6 +56,6 @@ private:
   TreeBuildOptions options_;
   // For every gap, the larger per-type point count of the smallest z-order
   // cell holding the two points beside it (n of section II-C).
-  std::vector<Index> cellCount_;
+  std::unique_ptr<Index[]> cellCount_;
 };
 } // namespace jz

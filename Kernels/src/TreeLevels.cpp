@@ -122,18 +122,19 @@ std::vector<Index> keptInOrder(std::size_t count, const At& at, const Keep& keep
 }
 } // namespace
 
-TreeLevels::TreeLevels(const std::vector<int>& gapLevel, const std::vector<Index>& queryPrefix,
+TreeLevels::TreeLevels(const int* gapLevel, Index numPoints, const std::vector<Index>& queryPrefix,
   const TreeBuildOptions& options)
   : gapLevel_(gapLevel)
+  , n_(numPoints)
   , options_(options)
 {
-  const long long n = (long long)gapLevel.size() - 1;
+  const long long n = numPoints;
   // The cell around gap i spans the points between the nearest gaps on either
   // side with a strictly higher level: cellCount_ holds the left ends first.
   // Not zero-filled: fresh pages are first touched by the team.
   cellCount_ = newHugeArray<Index>(std::size_t(n) + 1);
   Index* count = cellCount_.get();
-  const int* lv = gapLevel.data();
+  const int* lv = gapLevel;
   const Index* prefix = queryPrefix.empty() ? nullptr : queryPrefix.data();
   std::vector<HigherSweep> sweeps(omp_get_max_threads());
 #pragma omp parallel if (n > 100000)
@@ -210,7 +211,7 @@ int TreeLevels::regularizationLevel(
 
 std::vector<PlaneSplits> TreeLevels::planes(int numPlanes) const
 {
-  const Index n = Index(gapLevel_.size() - 1);
+  const Index n = n_;
   std::vector<PlaneSplits> result(numPlanes);
   std::vector<Index> candidates;
   double nmax = options_.leafSize;

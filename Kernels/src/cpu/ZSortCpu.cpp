@@ -182,23 +182,38 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
   }
   radixSort(items, n, indexBits, (keyOr ^ keyAnd) & ~indexMask);
 
-  // Runs of equal prefixes, then the order itself.
-  std::vector<long long> runs;
-  for (long long i = 0; i < n;)
+  // The order itself and the runs of equal prefixes, each thread over its
+  // chunk; a run belongs to the chunk where it starts (the same list as one
+  // serial scan once the chunks' lists are joined in order).
+  const std::uint64_t* sortedItems = items.get();
+  auto prefixAt = [sortedItems, indexBits](long long i) { return sortedItems[i] >> indexBits; };
+  std::vector<std::vector<long long>> runsOf(omp_get_max_threads());
+#pragma omp parallel
   {
-    long long j = i + 1;
-    while (j < n && (items[j] >> indexBits) == (items[i] >> indexBits))
-      ++j;
-    if (j - i > 1)
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const long long b = n * t / nt, e = n * (t + 1) / nt;
+    for (long long i = b; i < e; ++i)
+      order[i] = Index(sortedItems[i] & indexMask);
+    std::vector<long long>& runs = runsOf[t];
+    long long i = b;
+    while (i > 0 && i < e && prefixAt(i) == prefixAt(i - 1))
+      ++i; // the rest of a run from an earlier chunk
+    while (i < e)
     {
-      runs.push_back(i);
-      runs.push_back(j);
+      long long j = i + 1;
+      while (j < n && prefixAt(j) == prefixAt(i))
+        ++j;
+      if (j - i > 1)
+      {
+        runs.push_back(i);
+        runs.push_back(j);
+      }
+      i = j;
     }
-    i = j;
   }
-#pragma omp parallel for schedule(static)
-  for (long long i = 0; i < n; ++i)
-    order[i] = Index(items[i] & indexMask);
+  std::vector<long long> runs;
+  for (const std::vector<long long>& r : runsOf)
+    runs.insert(runs.end(), r.begin(), r.end());
   items.reset();
 
   // Order each run with the exact comparator.

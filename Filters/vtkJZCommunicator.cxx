@@ -61,13 +61,28 @@ public:
       MPI_Alltoall(sendBytes.data(), 1, MPI_INT64_T, recvBytes.data(), 1, MPI_INT64_T, this->Comm),
       "MPI_Alltoall");
     std::vector<std::vector<char>> recv(P);
+    std::vector<char*> recvData(P);
     for (int r = 0; r < P; ++r)
     {
       // Fresh memory written once: huge pages save most of its page faults.
       jz::resizeHugePages(recv[r], static_cast<std::size_t>(recvBytes[r]));
+      recvData[r] = recv[r].data();
     }
-    this->Exchange(sendData, sendBytes, recv);
+    this->Exchange(sendData, sendBytes, recvData, recvBytes);
     return recv;
+  }
+
+  void allToAllInto(const std::vector<const char*>& send, const std::vector<std::size_t>& sendBytes,
+    const std::vector<char*>& recv, const std::vector<std::size_t>& recvBytes) override
+  {
+    const int P = this->Size;
+    std::vector<std::int64_t> sendCount(P, 0), recvCount(P, 0);
+    for (int r = 0; r < P; ++r)
+    {
+      sendCount[r] = static_cast<std::int64_t>(sendBytes[r]);
+      recvCount[r] = static_cast<std::int64_t>(recvBytes[r]);
+    }
+    this->Exchange(send, sendCount, recv, recvCount);
   }
 
   std::vector<std::vector<char>> allGather(const std::vector<char>& send) override
@@ -78,13 +93,15 @@ public:
     CheckMPI(MPI_Allgather(&mine, 1, MPI_INT64_T, recvBytes.data(), 1, MPI_INT64_T, this->Comm),
       "MPI_Allgather");
     std::vector<std::vector<char>> recv(P);
+    std::vector<char*> recvData(P);
     for (int r = 0; r < P; ++r)
     {
       recv[r].resize(static_cast<std::size_t>(recvBytes[r]));
+      recvData[r] = recv[r].data();
     }
     // The same buffer goes to every rank (no copies).
-    this->Exchange(
-      std::vector<const char*>(P, send.data()), std::vector<std::int64_t>(P, mine), recv);
+    this->Exchange(std::vector<const char*>(P, send.data()), std::vector<std::int64_t>(P, mine),
+      recvData, recvBytes);
     return recv;
   }
 
@@ -111,9 +128,10 @@ private:
   }
 
   // Point-to-point exchange of known sizes: sendData[r] (sendBytes[r]) to
-  // rank r, recv[r] (already sized) from rank r; chunked below 2 GiB.
+  // rank r, recvBytes[r] bytes from rank r to recvData[r]; chunked below 2 GiB.
   void Exchange(const std::vector<const char*>& sendData,
-    const std::vector<std::int64_t>& sendBytes, std::vector<std::vector<char>>& recv)
+    const std::vector<std::int64_t>& sendBytes, const std::vector<char*>& recvData,
+    const std::vector<std::int64_t>& recvBytes)
   {
     const int P = this->Size, me = this->Rank;
     const int tag = 4711;
@@ -124,11 +142,11 @@ private:
       {
         continue;
       }
-      const std::int64_t n = static_cast<std::int64_t>(recv[r].size());
+      const std::int64_t n = recvBytes[r];
       for (std::int64_t at = 0; at < n; at += kChunkBytes)
       {
         MPI_Request req;
-        CheckMPI(MPI_Irecv(recv[r].data() + at, static_cast<int>(std::min(kChunkBytes, n - at)),
+        CheckMPI(MPI_Irecv(recvData[r] + at, static_cast<int>(std::min(kChunkBytes, n - at)),
                    MPI_BYTE, r, tag, this->Comm, &req),
           "MPI_Irecv");
         requests.push_back(req);
@@ -150,7 +168,7 @@ private:
     }
     if (sendBytes[me] > 0)
     {
-      std::memcpy(recv[me].data(), sendData[me], static_cast<std::size_t>(sendBytes[me]));
+      std::memcpy(recvData[me], sendData[me], static_cast<std::size_t>(sendBytes[me]));
     }
     if (!requests.empty())
     {

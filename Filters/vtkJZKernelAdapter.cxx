@@ -21,6 +21,7 @@
 #include "vtkVariant.h"
 
 #include "jz/Communicator.h"
+#include "jz/HugePages.h"
 
 #include <algorithm>
 #include <cmath>
@@ -562,10 +563,11 @@ bool MakeGlobalIds(
   }
   ids = Buffer<jz::GlobalId>();
   ids.size = numLocal;
-  ids.storage.resize(numLocal);
+  // Fresh memory written once: on huge pages, and not zero-filled first.
+  jz::reserveHugePages(ids.storage, numLocal);
   for (std::size_t i = 0; i < numLocal; ++i)
   {
-    ids.storage[i] = static_cast<jz::GlobalId>(offset + static_cast<std::int64_t>(i));
+    ids.storage.push_back(static_cast<jz::GlobalId>(offset + static_cast<std::int64_t>(i)));
   }
   ids.Adopt();
   return true;

@@ -4,15 +4,20 @@
 // Usage: jz_bench_fof [N=1000000] [uniform|clustered] [float|double] [repeats=3]
 //        [--write FILE]   (writes the points as raw float32/float64 xyz for
 //                          the comparison script, then exits)
+//        [--read FILE]    (raw xyz points of that precision instead, e.g. halos.py's)
+//        [--tree]         (times the shared tree build alone: the minima of wall
+//                          and process CPU time over the repeats)
 //
 // "clustered": 85% of the points in halos with a power-law size function,
 // each an isothermal sphere (rho ~ r^-2) of radius R200 (mean density 200x
 // the box mean), the rest uniform. Prints the time per stage, the total and
 // the peak memory beyond the input (VmHWM before/after, in bytes per point).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <string>
@@ -25,15 +30,56 @@
 #include "PeriodicCatalogue.h"
 #include "ProcMemory.h"
 #include "jz/Fof.h"
+#include "jz/Tree.h"
 
 namespace
 {
 using jzbench::statusKb;
 
+// The tree build alone (periodic unit box), as FoF and kNN run it.
 template <class T>
-int run(std::size_t n, bool clustered, int repeats, const char* writeFile)
+int runTree(const std::vector<T>& xyz, int repeats)
 {
-  std::vector<T> xyz = jzbench::makePoints<T>(n, clustered, 12345);
+  const std::size_t n = xyz.size() / 3;
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  const jz::Periodicity per = jz::Periodicity::of(true, lo, hi);
+  double wall = 1e30, cpu = 1e30;
+  for (int rep = 0; rep < repeats; ++rep)
+  {
+    const std::clock_t c0 = std::clock();
+    const jz::StageTimer timer(nullptr, "tree");
+    jz::ZTree<T> tree;
+    jz::buildTreeCpu<T>(xyz.data(), jz::Index(n), nullptr, 0, per, lo, jz::TreeBuildOptions(), tree,
+      jz::RunControl());
+    wall = std::min(wall, timer.seconds());
+    cpu = std::min(cpu, double(std::clock() - c0) / CLOCKS_PER_SEC);
+  }
+  std::printf("tree build N=%zu %s, %d threads: min of %d: %.4f s wall, %.4f s CPU\n", n,
+    sizeof(T) == 4 ? "float32" : "float64", omp_get_max_threads(), repeats, wall, cpu);
+  return 0;
+}
+
+template <class T>
+int run(std::size_t n, bool clustered, int repeats, const char* writeFile, const char* readFile,
+  bool treeOnly)
+{
+  std::vector<T> xyz;
+  if (readFile)
+  {
+    std::ifstream in(readFile, std::ios::binary | std::ios::ate);
+    if (!in)
+      return 1;
+    xyz.resize(std::size_t(in.tellg()) / sizeof(T) / 3 * 3);
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(xyz.data()), std::streamsize(xyz.size() * sizeof(T)));
+    n = xyz.size() / 3;
+  }
+  else
+  {
+    xyz = jzbench::makePoints<T>(n, clustered, 12345);
+  }
+  if (treeOnly)
+    return runTree(xyz, repeats);
   if (writeFile)
   {
     std::FILE* f = std::fopen(writeFile, "wb");
@@ -100,12 +146,24 @@ int main(int argc, char** argv)
   bool clustered = false, dbl = false;
   int repeats = 3;
   const char* writeFile = nullptr;
+  const char* readFile = nullptr;
+  bool treeOnly = false;
   int pos = 0;
   for (int a = 1; a < argc; ++a)
   {
     if (!std::strcmp(argv[a], "--write") && a + 1 < argc)
     {
       writeFile = argv[++a];
+      continue;
+    }
+    if (!std::strcmp(argv[a], "--read") && a + 1 < argc)
+    {
+      readFile = argv[++a];
+      continue;
+    }
+    if (!std::strcmp(argv[a], "--tree"))
+    {
+      treeOnly = true;
       continue;
     }
     switch (pos++)
@@ -124,6 +182,6 @@ int main(int argc, char** argv)
         break;
     }
   }
-  return dbl ? run<double>(n, clustered, repeats, writeFile)
-             : run<float>(n, clustered, repeats, writeFile);
+  return dbl ? run<double>(n, clustered, repeats, writeFile, readFile, treeOnly)
+             : run<float>(n, clustered, repeats, writeFile, readFile, treeOnly);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../src/StageTimer.h"
+#include "GravityTargets.h"
 #include "jz/Gravity.h"
 
 namespace
@@ -46,30 +47,11 @@ int main(int argc, char** argv)
   std::vector<double> mass(n, 1.0 / double(n));
 
   // Direct summation at 200 targets.
-  std::vector<std::size_t> targets;
-  for (std::size_t t = 0; t < 200 && t < n; ++t)
-    targets.push_back((t * 2654435761u) % n);
-  std::vector<double> refPhi(targets.size()), refAcc(3 * targets.size());
-#pragma omp parallel for num_threads(control.numThreads)
-  for (long long t = 0; t < (long long)targets.size(); ++t)
-  {
-    const double* q = &pts[3 * targets[t]];
-    double u = 0, g[3] = { 0, 0, 0 };
-    for (std::size_t j = 0; j < n; ++j)
-    {
-      if (j == targets[t])
-        continue;
-      const double d[3] = { pts[3 * j] - q[0], pts[3 * j + 1] - q[1], pts[3 * j + 2] - q[2] };
-      const double s2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps * eps;
-      const double inv = 1 / std::sqrt(s2);
-      u += mass[j] * inv;
-      for (int k = 0; k < 3; ++k)
-        g[k] += mass[j] * inv * inv * inv * d[k];
-    }
-    refPhi[t] = -u;
-    for (int k = 0; k < 3; ++k)
-      refAcc[3 * t + k] = g[k];
-  }
+  const jzbench::GravityTargets ref =
+    jzbench::directAtTargets(pts, mass, 200, eps, control.numThreads);
+  const std::vector<std::size_t>& targets = ref.index;
+  const std::vector<double>& refPhi = ref.phi;
+  const std::vector<double>& refAcc = ref.acc;
 
   std::stringstream thetas(argv[2]);
   std::string item;

@@ -1,12 +1,10 @@
-// computeGravity: input validation and backend dispatch; and the distributed
-// form, in which every rank evaluates its own points against the gathered
-// sources of all ranks.
+// computeGravity: input validation and backend dispatch (the distributed
+// form: distributed/GravityDistributed.cpp).
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "GravityBackends.h"
-#include "StageTimer.h"
 #include "jz/Gravity.h"
 #include "jz/Validate.h"
 
@@ -86,51 +84,6 @@ RunInfo computeGravity(const GravityProblem<T>& problem, const GravityResults& r
   return info;
 }
 
-template <class T>
-RunInfo computeGravityDistributed(Communicator& comm, const GravityProblem<T>& problem,
-  const GravityResults& results, Backend backend, const RunControl& control)
-{
-  agreeOnErrors(comm, gravityProblemError(problem));
-  if (comm.size() == 1)
-    return computeGravity(problem, results, backend, control);
-
-  // Every rank's sources, in rank order; this rank's start among them.
-  RunInfo gatherInfo;
-  StageTimer timer(&gatherInfo, "gather sources");
-  std::vector<T> mine(problem.sources, problem.sources + 3 * problem.numSources);
-  std::vector<double> myMass(problem.numSources, 1.0);
-  if (problem.sourceMasses)
-    myMass.assign(problem.sourceMasses, problem.sourceMasses + problem.numSources);
-  const std::vector<std::vector<char>> counts =
-    comm.allGather(toBytes(std::vector<std::int64_t>{ std::int64_t(problem.numSources) }));
-  std::size_t offset = 0;
-  for (int r = 0; r < comm.rank(); ++r)
-    offset += std::size_t(fromBytes<std::int64_t>(counts[r])[0]);
-  const std::vector<T> all = allGatherConcat(comm, mine);
-  const std::vector<double> allMass = allGatherConcat(comm, myMass);
-  timer.stop();
-
-  GravityProblem<T> global = problem;
-  global.sources = all.data();
-  global.numSources = allMass.size();
-  global.sourceMasses = allMass.data();
-  if (!problem.queries)
-  {
-    global.queries = problem.sources;
-    global.numQueries = problem.numSources;
-    global.queriesFromSource = offset;
-  }
-  RunInfo info = computeGravity(global, results, backend, control);
-  info.stageSeconds.insert(
-    info.stageSeconds.begin(), gatherInfo.stageSeconds.begin(), gatherInfo.stageSeconds.end());
-  const std::size_t local = problem.queries ? problem.numQueries : problem.numSources;
-  const double received =
-    double(global.numSources - problem.numSources) * (3 * sizeof(T) + sizeof(double));
-  info.counters.emplace_back("received bytes", received);
-  info.counters.emplace_back("received bytes per local point", local ? received / local : 0.0);
-  return info;
-}
-
 template std::string gravityProblemError<float>(
   const GravityProblem<float>&, const GravityInputNames&);
 template std::string gravityProblemError<double>(
@@ -139,8 +92,4 @@ template RunInfo computeGravity<float>(
   const GravityProblem<float>&, const GravityResults&, Backend, const RunControl&);
 template RunInfo computeGravity<double>(
   const GravityProblem<double>&, const GravityResults&, Backend, const RunControl&);
-template RunInfo computeGravityDistributed<float>(
-  Communicator&, const GravityProblem<float>&, const GravityResults&, Backend, const RunControl&);
-template RunInfo computeGravityDistributed<double>(
-  Communicator&, const GravityProblem<double>&, const GravityResults&, Backend, const RunControl&);
 } // namespace jz

@@ -13,54 +13,72 @@ namespace jz
 {
 namespace
 {
-// left[i] / right[i]: the nearest gap before / after gap i (0 < i < n) with a
-// strictly higher level; both end gaps are kLevelInfinite. Pointer jumping
-// (linear overall) within one chunk per thread first: a gap whose search
-// leaves its chunk points at the chunk's neighbour for now, which still only
-// skips lower-or-equal levels, and its search goes on from there once every
-// chunk is done (few gaps: the chunk's running maxima). The nearest higher
-// gap is unique, so the result does not depend on the chunks.
-void nearestHigher(const std::vector<int>& level, Index* L, Index* R)
+// A chunk's sweep for the nearest gap with a strictly higher level on one
+// side: a stack of the gaps still waiting to be passed (their levels
+// strictly falling towards the top, so it holds at most one gap per level).
+struct HigherSweep
 {
-  const long long n = (long long)level.size() - 1;
-  const int* lv = level.data();
-#pragma omp parallel if (n > 100000)
+  std::vector<Index> stack;
+  std::vector<Index> open; // gaps whose nearest higher lies outside the chunk
+
+  // The gap on the stack nearest to the sweep with a level above v, or
+  // `none` (binary search: levels fall towards the top).
+  Index above(const int* lv, int v, Index none) const
   {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const long long b = 1 + (n - 1) * t / nt, e = 1 + (n - 1) * (t + 1) / nt;
-    for (long long i = b; i < e; ++i)
+    std::size_t lo = 0, hi = stack.size(); // stack[0, lo) are above v
+    while (lo < hi)
     {
-      long long j = i - 1;
-      while (j >= b && lv[j] <= lv[i])
-        j = L[j];
-      L[i] = Index(j);
+      const std::size_t mid = (lo + hi) / 2;
+      if (lv[stack[mid]] > v)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
-    for (long long i = e - 1; i >= b; --i)
-    {
-      long long j = i + 1;
-      while (j < e && lv[j] <= lv[i])
-        j = R[j];
-      R[i] = Index(j);
-    }
+    return lo ? stack[lo - 1] : none;
+  }
+};
+
+// The nearest gap before (kLeft) or after each gap i in 0 < i < n with a
+// strictly higher level (both end gaps are kLevelInfinite, so one always
+// exists) is handed to found(i, j), from one stack sweep per thread's chunk;
+// gaps whose nearest higher lies outside their chunk (few: the chunk's
+// running maxima, or runs of equal levels at its start) are resolved after a
+// barrier from the stacks the other chunks were left with. The nearest
+// higher gap is unique, so the result does not depend on the chunks. Call
+// inside a parallel region (every member).
+template <bool kLeft, class Found>
+void nearestHigherInTeam(const int* lv, long long n, std::vector<HigherSweep>& sweeps, Found found)
+{
+  const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+  const long long b = 1 + (n - 1) * t / nt, e = 1 + (n - 1) * (t + 1) / nt;
+  HigherSweep& own = sweeps[t];
+  own.stack.clear();
+  own.open.clear();
+  for (long long k = 0; k < e - b; ++k)
+  {
+    const Index i = Index(kLeft ? b + k : e - 1 - k);
+    while (!own.stack.empty() && lv[own.stack.back()] <= lv[i])
+      own.stack.pop_back();
+    if (own.stack.empty())
+      own.open.push_back(i);
+    else
+      found(i, own.stack.back());
+    own.stack.push_back(i);
+  }
 #pragma omp barrier
-    for (long long i = b; i < e && t > 0; ++i)
+  for (const Index i : own.open)
+  {
+    Index j = kLeft ? 0 : Index(n); // the end gaps
+    for (int u = kLeft ? t - 1 : t + 1; u >= 0 && u < nt; u += kLeft ? -1 : 1)
     {
-      Index j = L[i];
-      if (j >= Index(b))
-        continue;
-      while (lv[j] <= lv[i])
-        j = __atomic_load_n(L + j, __ATOMIC_RELAXED);
-      __atomic_store_n(L + i, j, __ATOMIC_RELAXED);
+      const Index k = sweeps[u].above(lv, lv[i], j);
+      if (k != j)
+      {
+        j = k;
+        break;
+      }
     }
-    for (long long i = e - 1; i >= b && t + 1 < nt; --i)
-    {
-      Index j = R[i];
-      if (j < Index(e))
-        continue;
-      while (lv[j] <= lv[i])
-        j = __atomic_load_n(R + j, __ATOMIC_RELAXED);
-      __atomic_store_n(R + i, j, __ATOMIC_RELAXED);
-    }
+    found(i, j);
   }
 }
 
@@ -104,35 +122,39 @@ std::vector<Index> keptInOrder(std::size_t count, const At& at, const Keep& keep
 }
 } // namespace
 
-TreeLevels::TreeLevels(const std::vector<int>& gapLevel, const std::vector<Index>& queryPrefix,
+TreeLevels::TreeLevels(const int* gapLevel, Index numPoints, const std::vector<Index>& queryPrefix,
   const TreeBuildOptions& options)
   : gapLevel_(gapLevel)
+  , n_(numPoints)
   , options_(options)
 {
-  const Index n = Index(gapLevel.size() - 1);
+  const long long n = numPoints;
   // The cell around gap i spans the points between the nearest gaps on either
-  // side with a strictly higher level.
-  // cellCount_ holds the left ends first (no zero-filled scratch arrays:
-  // fresh pages are expensive).
-  assignOnHugePages(cellCount_, std::size_t(n) + 1, Index(0));
-  Index* left = cellCount_.data();
-  std::unique_ptr<Index[]> right = newHugeArray<Index>(std::size_t(n) + 1);
-  nearestHigher(gapLevel, left, right.get());
-#pragma omp parallel for schedule(static)
-  for (long long i = 1; i < (long long)n; ++i)
+  // side with a strictly higher level: cellCount_ holds the left ends first.
+  // Not zero-filled: fresh pages are first touched by the team.
+  cellCount_ = newHugeArray<Index>(std::size_t(n) + 1);
+  Index* count = cellCount_.get();
+  const int* lv = gapLevel;
+  const Index* prefix = queryPrefix.empty() ? nullptr : queryPrefix.data();
+  std::vector<HigherSweep> sweeps(omp_get_max_threads());
+#pragma omp parallel if (n > 100000)
   {
-    const Index all = right[i] - left[i];
-    if (queryPrefix.empty())
-    {
-      cellCount_[i] = all;
-    }
-    else
-    {
-      const Index q = queryPrefix[right[i]] - queryPrefix[left[i]];
-      cellCount_[i] = std::max(q, all - q);
-    }
+    nearestHigherInTeam<true>(lv, n, sweeps, [count](Index i, Index left) { count[i] = left; });
+#pragma omp barrier
+    nearestHigherInTeam<false>(lv, n, sweeps,
+      [count, prefix](Index i, Index right)
+      {
+        const Index left = count[i], all = right - left;
+        if (!prefix)
+        {
+          count[i] = all;
+          return;
+        }
+        const Index q = prefix[right] - prefix[left];
+        count[i] = std::max(q, all - q);
+      });
   }
-  cellCount_[0] = cellCount_[n] = n;
+  count[0] = count[n] = Index(n);
 }
 
 std::vector<int> TreeLevels::nodeLevels(const std::vector<Index>& splits) const
@@ -189,7 +211,7 @@ int TreeLevels::regularizationLevel(
 
 std::vector<PlaneSplits> TreeLevels::planes(int numPlanes) const
 {
-  const Index n = Index(gapLevel_.size() - 1);
+  const Index n = n_;
   std::vector<PlaneSplits> result(numPlanes);
   std::vector<Index> candidates;
   double nmax = options_.leafSize;

@@ -3,6 +3,7 @@
 // Host code shared by the CPU backend and the host side of the CUDA backend.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "jz/Tree.h"
@@ -34,10 +35,10 @@ struct PlaneSplits
 class TreeLevels
 {
 public:
-  // gapLevel[i] is the level of the gap before sorted point i (N + 1 values,
-  // both ends kLevelInfinite); queryPrefix counts query-type points before
-  // each gap (empty for a single point type).
-  TreeLevels(const std::vector<int>& gapLevel, const std::vector<Index>& queryPrefix,
+  // gapLevel[i] is the level of the gap before sorted point i (n + 1 values,
+  // both ends kLevelInfinite; it must outlive this object); queryPrefix
+  // counts query-type points before each gap (empty for a single point type).
+  TreeLevels(const int* gapLevel, Index n, const std::vector<Index>& queryPrefix,
     const TreeBuildOptions& options);
 
   std::vector<PlaneSplits> planes(int numPlanes) const;
@@ -51,10 +52,11 @@ public:
     double quantile, double factor);
 
 private:
-  const std::vector<int>& gapLevel_;
+  const int* gapLevel_;
+  Index n_; // points (gaps 0..n_)
   TreeBuildOptions options_;
   // For every gap, the larger per-type point count of the smallest z-order
   // cell holding the two points beside it (n of section II-C).
-  std::vector<Index> cellCount_;
+  std::unique_ptr<Index[]> cellCount_;
 };
 } // namespace jz

@@ -119,6 +119,20 @@ jz::GravityProblem<T> selfProblem(
   return p;
 }
 
+// Separate queries: a 12^3 grid over the points and beyond, and 100
+// particle positions (nothing is excluded there; at eps = 0 the coincident
+// pair is skipped).
+std::vector<float> gridAndParticles(const std::vector<float>& xyz)
+{
+  std::vector<float> grid;
+  for (int i = 0; i < 12; ++i)
+    for (int j = 0; j < 12; ++j)
+      for (int k = 0; k < 12; ++k)
+        grid.insert(grid.end(), { float(-0.1 + 0.1 * i), float(-0.1 + 0.1 * j), float(0.1 * k) });
+  grid.insert(grid.end(), xyz.begin(), xyz.begin() + 300);
+  return grid;
+}
+
 template <class T>
 void checkContract(const std::string& kind, double theta, double eps, double accBound,
   double phiBound, std::size_t n)
@@ -245,12 +259,7 @@ JZ_TEST(SeparateQueries)
   const std::size_t n = 6000;
   const std::vector<float> xyz = jztest::makePoints<float>("clustered", n, 9);
   const std::vector<double> m = masses(n, false);
-  std::vector<float> grid;
-  for (int i = 0; i < 12; ++i)
-    for (int j = 0; j < 12; ++j)
-      for (int k = 0; k < 12; ++k)
-        grid.insert(grid.end(), { float(-0.1 + 0.1 * i), float(-0.1 + 0.1 * j), float(0.1 * k) });
-  grid.insert(grid.end(), xyz.begin(), xyz.begin() + 300); // 100 particle positions
+  const std::vector<float> grid = gridAndParticles(xyz);
   for (double eps : { 0.0, 0.01 })
     for (double theta : { 0.0, 0.5 })
     {
@@ -350,39 +359,287 @@ JZ_TEST(BadInputIsRejected)
   rejects(p, "42");
 }
 
-// Simulated ranks: each rank's own particles against everyone's, equal to the
-// serial run within the contract.
-JZ_TEST(DistributedEqualsSerial)
+namespace
 {
-  const std::size_t n = 9000;
-  const std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 4);
-  const std::vector<double> m = masses(n, false);
-  const Field ref = direct(xyz, m, xyz, 0, 1e-3, 1.0, 1);
-  for (int ranks : { 2, 4, 8 })
+// Simulated ranks (threads). The pieces of the input: "interleaved" (point
+// i on rank i % ranks: every rank's points spread everywhere), "slabs" (x
+// quantiles: spatial pieces) or "random"; rank `empty` (if >= 0) gets none.
+std::vector<int> pieceOf(
+  const std::string& pieces, const std::vector<double>& x, int ranks, int empty = -1)
+{
+  const std::size_t n = x.size();
+  std::vector<int> rank(n);
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+  const int used = empty >= 0 && ranks > 1 ? ranks - 1 : ranks;
+  for (std::size_t j = 0; j < n; ++j)
   {
-    Field got{ std::vector<double>(n), std::vector<double>(3 * n) };
-    jztest::ThreadWorld world(ranks);
-    world.run(
-      [&](jz::Communicator& comm)
+    const std::size_t i = order[j];
+    int r = pieces == "slabs"   ? int(j * used / n)
+      : pieces == "interleaved" ? int(i % used)
+                                : int((i * 2654435761u >> 7) % std::size_t(used));
+    if (empty >= 0 && ranks > 1 && r >= empty)
+      ++r;
+    rank[i] = r;
+  }
+  return rank;
+}
+
+struct DistributedRun
+{
+  Field field;
+  double letBytes = 0;      // LET bytes per local point, mean over ranks
+  double letSources = 0;    // LET sources received, all ranks
+  double letMultipoles = 0; // of which multipoles (six sources each)
+};
+
+// computeGravityDistributed with the sources (and the queries, if any) cut
+// into pieces by sourceRank (queryRank); results in input order.
+template <class T>
+DistributedRun runDistributed(const std::vector<T>& xyz, const std::vector<double>& m,
+  const std::vector<T>* queries, const std::vector<int>& sourceRank,
+  const std::vector<int>& queryRank, int ranks, double theta, double eps, bool passMasses = true)
+{
+  const std::size_t n = m.size(), nq = queries ? queries->size() / 3 : n;
+  DistributedRun out;
+  out.field = Field{ std::vector<double>(nq, 0.0), std::vector<double>(3 * nq, 0.0) };
+  std::vector<double> letBytes(ranks, 0.0), letSources(ranks, 0.0), letMultipoles(ranks, 0.0);
+  jztest::ThreadWorld world(ranks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      std::vector<T> src, qry;
+      std::vector<double> mass;
+      std::vector<std::size_t> mine; // the queries' input indices
+      for (std::size_t i = 0; i < n; ++i)
+        if (sourceRank[i] == r)
+        {
+          src.insert(src.end(), &xyz[3 * i], &xyz[3 * i] + 3);
+          mass.push_back(m[i]);
+          if (!queries)
+            mine.push_back(i);
+        }
+      for (std::size_t i = 0; queries && i < nq; ++i)
+        if (queryRank[i] == r)
+        {
+          qry.insert(qry.end(), &(*queries)[3 * i], &(*queries)[3 * i] + 3);
+          mine.push_back(i);
+        }
+      static const T noQuery[3] = { 0, 0, 0 };
+      jz::GravityProblem<T> p;
+      p.sources = src.empty() ? nullptr : src.data();
+      p.numSources = mass.size();
+      p.sourceMasses = mass.empty() || !passMasses ? nullptr : mass.data();
+      if (queries)
       {
-        const std::size_t a = n * comm.rank() / ranks, b = n * (comm.rank() + 1) / ranks;
-        jz::GravityProblem<double> p;
-        p.sources = xyz.data() + 3 * a;
-        p.numSources = b - a;
-        p.sourceMasses = m.data() + a;
-        p.softening = 1e-3;
-        jz::RunControl control;
-        control.numThreads = 1;
-        const jz::RunInfo info = jz::computeGravityDistributed(comm, p,
-          jz::GravityResults{ got.phi.data() + a, got.acc.data() + 3 * a }, jz::Backend::CPU,
-          control);
-        for (const auto& c : info.counters)
-          if (comm.rank() == 0 && c.first == "received bytes per local point")
-            std::printf("  %d ranks: received %.0f bytes per local point\n", ranks, c.second);
-      });
+        p.queries = qry.empty() ? noQuery : qry.data();
+        p.numQueries = qry.size() / 3;
+      }
+      p.openingAngle = theta;
+      p.softening = eps;
+      std::vector<double> phi(mine.size()), acc(3 * mine.size());
+      jz::RunControl control;
+      control.numThreads = 1;
+      const jz::RunInfo info = jz::computeGravityDistributed(
+        comm, p, jz::GravityResults{ phi.data(), acc.data() }, jz::Backend::CPU, control);
+      for (const auto& c : info.counters)
+      {
+        if (c.first == "LET bytes per local point")
+          letBytes[r] = c.second;
+        if (c.first == "LET sources received")
+          letSources[r] = c.second;
+        if (c.first == "LET multipoles received")
+          letMultipoles[r] = c.second;
+      }
+      for (std::size_t j = 0; j < mine.size(); ++j)
+      {
+        out.field.phi[mine[j]] = phi[j];
+        for (int k = 0; k < 3; ++k)
+          out.field.acc[3 * mine[j] + k] = acc[3 * j + k];
+      }
+    });
+  for (int r = 0; r < ranks; ++r)
+  {
+    out.letBytes += letBytes[r] / ranks;
+    out.letSources += letSources[r];
+    out.letMultipoles += letMultipoles[r];
+  }
+  return out;
+}
+
+template <class T>
+std::vector<double> xOf(const std::vector<T>& xyz)
+{
+  std::vector<double> x(xyz.size() / 3);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = double(xyz[3 * i]);
+  return x;
+}
+
+template <class T>
+void checkDistributed(const std::string& kind, double theta, double eps, std::size_t n,
+  std::size_t stride, double accBound, double phiBound)
+{
+  const std::vector<T> xyz = jztest::makePoints<T>(kind, n, 4);
+  const std::vector<double> m = masses(n, false);
+  const Field ref = direct(xyz, m, xyz, 0, eps, 1.0, stride);
+  for (const char* pieces : { "interleaved", "slabs", "random" })
+    for (int ranks : { 1, 2, 3, 4 })
+    {
+      const std::vector<int> rank = pieceOf(pieces, xOf(xyz), ranks);
+      const DistributedRun got = runDistributed<T>(xyz, m, nullptr, rank, {}, ranks, theta, eps);
+      double ea, ep;
+      errors(got.field, ref, stride, ea, ep);
+      std::printf("  %s %s theta %.1f %s %d ranks: p99 acc %.2e phi %.2e, LET %.1f B/pt\n",
+        kind.c_str(), sizeof(T) == 4 ? "float" : "double", theta, pieces, ranks, ea, ep,
+        got.letBytes);
+      JZ_CHECK_MSG(ea <= accBound && ep <= phiBound,
+        kind << " " << pieces << " " << ranks << " ranks: acc " << ea << " phi " << ep);
+      if (ranks > 1) // every rank needs something from the others
+        JZ_CHECK(got.letSources > 0);
+    }
+}
+} // namespace
+
+// Each rank's own particles against everyone's, within the contract against
+// float64 direct summation, for any pieces and 1-4 ranks.
+JZ_TEST(DistributedWithinContract)
+{
+  for (const char* kind : { "uniform", "clustered" })
+  {
+    checkDistributed<double>(kind, 0.5, 0.0, 12000, 7, 1e-3, 1e-4);
+    checkDistributed<float>(kind, 0.5, 1e-3, 12000, 7, 1e-3, 1e-4);
+  }
+  for (const char* kind : { "duplicates", "outliers", "offset" })
+    checkDistributed<double>(kind, 0.5, 1e-3, 8000, 7, 1e-3, 1e-4);
+}
+
+// theta = 0 stays direct summation under MPI: every remote particle arrives.
+JZ_TEST(DistributedDirectAtThetaZero)
+{
+  for (const char* kind : { "uniform", "duplicates" })
+    for (double eps : { 0.0, 1e-3 })
+    {
+      checkDistributed<double>(kind, 0.0, eps, 2000, 1, 1e-12, 1e-12);
+      checkDistributed<float>(kind, 0.0, eps, 2000, 1, 1e-12, 1e-12);
+    }
+}
+
+// The LET is what the issue asks for: on spatial pieces each rank receives a
+// small part of the others' sources, far less than gathering them all; at
+// this size (unlike the small sets above, where nearly every remote source is
+// near) many nodes travel as multipoles, and the results stay within the
+// contract.
+JZ_TEST(DistributedReceivesLessThanAll)
+{
+  const std::size_t n = 150000, stride = 301;
+  for (const char* kind : { "uniform", "clustered" })
+  {
+    const std::vector<double> xyz = jztest::makePoints<double>(kind, n, 4);
+    const std::vector<double> m = masses(n, false);
+    const int ranks = 4;
+    const DistributedRun got = runDistributed<double>(
+      xyz, m, nullptr, pieceOf("slabs", xOf(xyz), ranks), {}, ranks, 0.5, 1e-3);
+    const double gatherAll = double(ranks - 1) * 32.0; // 4 doubles per remote source
     double ea, ep;
-    errors(got, ref, 1, ea, ep);
-    JZ_CHECK_MSG(ea <= 1e-3 && ep <= 1e-4, ranks << " ranks: acc " << ea << " phi " << ep);
+    errors(got.field, direct(xyz, m, xyz, 0, 1e-3, 1.0, stride), stride, ea, ep);
+    std::printf("  %s slabs, 4 ranks: LET %.1f B/pt, %.0f sources, %.0f multipoles (gathering: "
+                "%.0f B/pt); p99 acc %.2e phi %.2e\n",
+      kind, got.letBytes, got.letSources, got.letMultipoles, gatherAll, ea, ep);
+    JZ_CHECK(got.letMultipoles > 1000);
+    JZ_CHECK_MSG(got.letBytes < 0.6 * gatherAll, kind << ": LET " << got.letBytes);
+    JZ_CHECK_MSG(ea <= 1e-3 && ep <= 1e-4, kind << ": acc " << ea << " phi " << ep);
+  }
+}
+
+// Query points under MPI, spread over the ranks as arbitrarily as the
+// sources, one rank with none: within the contract (exact at theta = 0).
+JZ_TEST(DistributedQueries)
+{
+  const std::size_t n = 6000;
+  const std::vector<float> xyz = jztest::makePoints<float>("clustered", n, 9);
+  const std::vector<double> m = masses(n, false);
+  const std::vector<float> grid = gridAndParticles(xyz);
+  const int ranks = 3;
+  const std::vector<int> sourceRank = pieceOf("random", xOf(xyz), ranks);
+  const std::vector<int> queryRank = pieceOf("slabs", xOf(grid), ranks, 1);
+  for (double eps : { 0.0, 0.01 })
+    for (double theta : { 0.0, 0.5 })
+    {
+      const DistributedRun got =
+        runDistributed<float>(xyz, m, &grid, sourceRank, queryRank, ranks, theta, eps);
+      const Field ref = direct(xyz, m, grid, -1, eps, 1.0);
+      double ea, ep;
+      errors(got.field, ref, 1, ea, ep);
+      JZ_CHECK_MSG(ea <= (theta == 0 ? 1e-12 : 1e-3), "eps " << eps << " acc " << ea);
+      JZ_CHECK_MSG(ep <= (theta == 0 ? 1e-12 : 1e-4), "eps " << eps << " phi " << ep);
+    }
+}
+
+// A rank without particles takes part; unit masses (no mass array) on
+// spatial and on interleaved pieces.
+JZ_TEST(DistributedEmptyRank)
+{
+  const std::size_t n = 8000;
+  const std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 2);
+  const std::vector<double> m = masses(n, true);
+  const Field ref = direct(xyz, m, xyz, 0, 1e-3, 1.0, 3);
+  for (const char* pieces : { "slabs", "interleaved" })
+    for (int ranks : { 2, 4 })
+      for (int empty : { 0, ranks - 1 })
+      {
+        const std::vector<int> rank = pieceOf(pieces, xOf(xyz), ranks, empty);
+        const DistributedRun got =
+          runDistributed<double>(xyz, m, nullptr, rank, {}, ranks, 0.5, 1e-3, false);
+        double ea, ep;
+        errors(got.field, ref, 3, ea, ep);
+        JZ_CHECK_MSG(ea <= 1e-3 && ep <= 1e-4,
+          ranks << " ranks, rank " << empty << " empty: acc " << ea << " phi " << ep);
+      }
+}
+
+// Bad input on one rank: every rank throws the same error naming it, and
+// no rank writes output.
+JZ_TEST(DistributedBadInputAgreed)
+{
+  const std::size_t n = 3000;
+  const std::vector<double> xyz = jztest::makePoints<double>("uniform", n, 3);
+  std::vector<double> m = masses(n, false);
+  m[2 * n / 3 + 5] = -1; // on rank 2 of 3
+  const int ranks = 3;
+  std::vector<std::string> messages(ranks);
+  std::vector<int> untouched(ranks, 0);
+  jztest::ThreadWorld world(ranks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const std::size_t a = n * comm.rank() / ranks, b = n * (comm.rank() + 1) / ranks;
+      jz::GravityProblem<double> p;
+      p.sources = xyz.data() + 3 * a;
+      p.numSources = b - a;
+      p.sourceMasses = m.data() + a;
+      std::vector<double> phi(b - a, 7.0);
+      try
+      {
+        jz::computeGravityDistributed(
+          comm, p, jz::GravityResults{ phi.data(), nullptr }, jz::Backend::CPU);
+      }
+      catch (const jz::Error& e)
+      {
+        messages[comm.rank()] = e.what();
+      }
+      untouched[comm.rank()] =
+        std::all_of(phi.begin(), phi.end(), [](double v) { return v == 7.0; });
+    });
+  for (int r = 0; r < ranks; ++r)
+  {
+    JZ_CHECK_MSG(messages[r].find("rank 2") != std::string::npos &&
+        messages[r].find("negative") != std::string::npos,
+      "rank " << r << ": " << messages[r]);
+    JZ_CHECK(untouched[r]);
   }
 }
 

@@ -14,8 +14,12 @@ JZ_RUNINFO=1 (per-rank stage times and counters of the distributed kernels).
            counts do not depend on timing), uniform and clustered: ghost
            points received per local point, mean and max over ranks.
 
-Usage: bench_mpi.py [strong] [volume] [--kinds uniform,clustered] [--filters knn,fof]
-                    [--repeats N] [--size 1e7] [--no-threads-ref]   (both parts by default)
+  --yield: waiting ranks yield their core (OpenMPI mpi_yield_when_idle), so
+           the CPU figures count work, not busy waits (for a loaded machine;
+           wall times on free cores are best without it).
+
+Usage: bench_mpi.py [strong] [volume] [--kinds uniform clustered] [--filters knn fof]
+                    [--repeats N] [--size 1e7] [--no-threads-ref] [--yield]   (both parts by default)
 """
 import os
 import re
@@ -27,6 +31,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "Python"))
 from mpi_env import mpiexec_command, pvbatch  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+# Communication stages. The local trees are computation, not counted: FoF's
+# "local tree" is the one tree a single process builds too; kNN's "ghost
+# selection tree" is extra work of the distributed run (its search builds a
+# second tree over local + ghost sources).
 COMM = ("decomposition", "ghost exchange", "label agreement", "sizes and numbering", "results home")
 
 
@@ -99,7 +107,8 @@ def strong(kinds=("uniform", "clustered"), filters=("knn", "fof"), repeats=1, si
             for r in sorted(st):
                 print("    rank %d: %s" % (r, ", ".join(f"{k} {v:.2f}" for k, v in st[r].items())),
                       flush=True)
-    print("Efficiency on two free cores is at most 1 / work ratio; CPU counts MPI's busy waits.")
+    print("Efficiency on two free cores is at most 1 / work ratio; CPU counts MPI's busy waits "
+          "unless --yield.")
 
 
 def volume():
@@ -119,15 +128,21 @@ if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("what", nargs="*", default=["strong", "volume"])
-    ap.add_argument("--kinds", default="uniform,clustered")
-    ap.add_argument("--filters", default="knn,fof")
+    # Lists as "a,b" or "a b".
+    ap.add_argument("--kinds", nargs="+", default=["uniform,clustered"])
+    ap.add_argument("--filters", nargs="+", default=["knn,fof"])
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--size", default="1e7")
     ap.add_argument("--no-threads-ref", action="store_true",
                     help="skip the 1 rank x 2 threads reference runs")
+    ap.add_argument("--yield", dest="yield_idle", action="store_true",
+                    help="waiting ranks yield their core: CPU figures without busy waits")
     a = ap.parse_args()
+    if a.yield_idle:
+        os.environ["OMPI_MCA_mpi_yield_when_idle"] = "1"
     if "strong" in a.what:
-        strong(a.kinds.split(","), a.filters.split(","), a.repeats, a.size,
-               not a.no_threads_ref)
+        def items(values):
+            return [v for arg in values for v in arg.split(",") if v]
+        strong(items(a.kinds), items(a.filters), a.repeats, a.size, not a.no_threads_ref)
     if "volume" in a.what:
         volume()

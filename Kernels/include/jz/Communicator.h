@@ -23,6 +23,26 @@ public:
 
   // send[r] goes to rank r; returns what each rank sent to this one.
   virtual std::vector<std::vector<char>> allToAll(const std::vector<std::vector<char>>& send) = 0;
+  // allToAll between the caller's buffers: sendBytes[r] bytes at send[r] go
+  // to rank r, and the recvBytes[r] bytes that rank r sends here (the caller
+  // knows how many) land at recv[r]. Received data need not pass through a
+  // fresh buffer and a copy. This default goes through allToAll.
+  virtual void allToAllInto(const std::vector<const char*>& send,
+    const std::vector<std::size_t>& sendBytes, const std::vector<char*>& recv,
+    const std::vector<std::size_t>& recvBytes)
+  {
+    std::vector<std::vector<char>> blocks(sendBytes.size());
+    for (std::size_t r = 0; r < blocks.size(); ++r)
+      blocks[r].assign(send[r], send[r] + sendBytes[r]);
+    const std::vector<std::vector<char>> got = allToAll(blocks);
+    for (std::size_t r = 0; r < got.size(); ++r)
+    {
+      if (r >= recvBytes.size() || got[r].size() != recvBytes[r])
+        throw Error("allToAllInto: rank " + std::to_string(r) + " sent an unexpected size");
+      if (!got[r].empty())
+        std::memcpy(recv[r], got[r].data(), got[r].size());
+    }
+  }
   // Every rank's block, in rank order.
   virtual std::vector<std::vector<char>> allGather(const std::vector<char>& send) = 0;
   // Element-wise sums, minima and maxima over all ranks, in place.

@@ -69,11 +69,18 @@ JZ_HD T wrapIntoBox(T x, double lo, double length)
 }
 
 // A coordinate as the tree sees it: wrapped into [lo, lo + period) when
-// period > 0, and -0 as +0 always.
+// period > 0, and -0 as +0 always. Bit for bit wrapIntoBox, without its
+// division for a coordinate already in the box (0 <= x - lo < period: the
+// floor is then 0, so only wrapIntoBox's final range check can move x).
 template <class T>
 JZ_HD T treeCoordinate(T x, double lo, double period)
 {
-  return period > 0 ? wrapIntoBox(x, lo, period) : x + T(0);
+  if (!(period > 0))
+    return x + T(0);
+  const double offset = double(x) - lo;
+  if (!(offset >= 0 && offset < period))
+    return wrapIntoBox(x, lo, period);
+  return (double(x) >= lo + period ? T(lo) : x) + T(0);
 }
 
 // The offset d = a - b moved to its nearest image, for points any number of

@@ -18,13 +18,13 @@
 
 #include "../FofBackends.h"
 #include "../FofThreads.h"
-#include "jz/HugePages.h"
 #include "../StageTimer.h"
 #include "../walk/DualWalk.h"
 #include "FofContraction.h"
 #include "FofLeafLinks.h"
 #include "FofNodePolicy.h"
 #include "jz/FofLinking.h"
+#include "jz/HugePages.h"
 #include "jz/Tree.h"
 
 namespace jz
@@ -62,14 +62,14 @@ public:
   }
 
   // Fills pointGroup (sorted order) with each point's root.
-  void run(std::vector<Index>& pointGroup, RunInfo& info, const RunControl& control)
+  void run(std::unique_ptr<Index[]>& pointGroup, RunInfo& info, const RunControl& control)
   {
     info.counters.push_back({ "fof leaf pairs", double(pairs_.size()) });
     Index* g = nullptr;
     {
       StageTimer timer(&info, "fof leaf self");
       initPoints(pointGroup);
-      g = pointGroup.data();
+      g = pointGroup.get();
       const std::vector<Index> selfLeaves = unlinkedSelfLeaves();
       info.counters.push_back({ "fof leaf self pairs", double(selfLeaves.size()) });
       linkWithinLeaves(selfLeaves, g);
@@ -87,11 +87,12 @@ public:
 private:
   // ParentToNode from the leaves: points of a linked leaf point at the first
   // point of the leaf's root, the others at themselves.
-  void initPoints(std::vector<Index>& pointGroup) const
+  void initPoints(std::unique_ptr<Index[]>& pointGroup) const
   {
     const TreePlane<T>& leaves = tree_.planes[0];
-    assignOnHugePages(pointGroup, tree_.sources.size(), Index(0));
-    Index* g = pointGroup.data();
+    // Not zero-filled: every entry is written below, by the team.
+    pointGroup = newHugeArray<Index>(tree_.sources.size());
+    Index* g = pointGroup.get();
 #pragma omp parallel for num_threads(nt_) schedule(static)
     for (long long i = 0; i < (long long)leaves.numNodes(); ++i)
     {
@@ -169,7 +170,7 @@ private:
 // The node walk down to the leaves, then the point phase.
 template <class T>
 void fofWalk(const ZTree<T>& tree, double linkingLength, int numThreads,
-  std::vector<Index>& pointGroup, RunInfo& info, const RunControl& control)
+  std::unique_ptr<Index[]>& pointGroup, RunInfo& info, const RunControl& control)
 {
   const int top = int(tree.planes.size()) - 1;
   using Policy = FofNodePolicy<T>;
@@ -263,7 +264,7 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const R
     omp_set_num_threads(saved);
   }
 
-  std::vector<Index> group;
+  std::unique_ptr<Index[]> group;
   {
     StageTimer timer(&info, "fof walk");
     fofWalk(tree, problem.linkingLength, numThreads, group, info, control);
@@ -276,7 +277,7 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const R
   std::vector<T>().swap(tree.sources.x);
   std::vector<T>().swap(tree.sources.y);
   std::vector<T>().swap(tree.sources.z);
-  writeFofGroups(problem, tree.sources.inputIndex, group.data(), out, numThreads);
+  writeFofGroups(problem, tree.sources.inputIndex, group.get(), out, numThreads);
   timer.stop();
   reportProgress(control, 1.0);
 }
@@ -286,13 +287,13 @@ void fofCpuOnTree(const ZTree<T>& tree, const FofProblem<T>& problem, FofGroups&
   const RunControl& control)
 {
   const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
-  std::vector<Index> group;
+  std::unique_ptr<Index[]> group;
   {
     StageTimer timer(&info, "fof walk");
     fofWalk(tree, problem.linkingLength, numThreads, group, info, control);
   }
   StageTimer timer(&info, "fof output");
-  writeFofGroups(problem, tree.sources.inputIndex, group.data(), out, numThreads);
+  writeFofGroups(problem, tree.sources.inputIndex, group.get(), out, numThreads);
 }
 
 template void fofCpu<float>(const FofProblem<float>&, FofGroups&, RunInfo&, const RunControl&);

@@ -1,14 +1,15 @@
 // Bottom-up construction of the z-order plane tree on the CPU (§II-A..§II-E).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <string>
 
 #include <omp.h>
 
-#include "jz/HugePages.h"
 #include "../TreeLevels.h"
 #include "ZSortCpu.h"
+#include "jz/HugePages.h"
 #include "jz/Tree.h"
 #include "jz/Validate.h"
 #include "jz/ZOrder.h"
@@ -100,27 +101,47 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
       ++k;
     }
   };
+  // 3. (with the gather when there is one point type) the Morton level of
+  // every gap between consecutive points. Not zero-filled: every entry is
+  // written below, by the team.
+  std::unique_ptr<int[]> gapLevel = newHugeArray<int>(std::size_t(n) + 1);
+  gapLevel[0] = kLevelInfinite;
+  gapLevel[n] = kLevelInfinite;
   std::vector<Index> queryPrefix;
   if (tree.selfQuery)
   {
-    // Single type: a parallel gather.
+    // Single type: a parallel gather, each thread's chunk also leveling its
+    // gaps from the point before.
     SortedPoints<T>& s = tree.sources;
     assignOnHugePages(s.x, n + kSimdPadding, T(0));
     assignOnHugePages(s.y, n + kSimdPadding, T(0));
     assignOnHugePages(s.z, n + kSimdPadding, T(0));
     s.inputIndex.swap(order);
+    const Index* sorted = s.inputIndex.data();
     // The reads follow the input order, not the sorted one: fetch ahead.
     constexpr long long kAhead = 16;
-#pragma omp parallel for schedule(static)
-    for (long long i = 0; i < (long long)n; ++i)
+#pragma omp parallel
     {
-      if (i + kAhead < (long long)n)
-        __builtin_prefetch(sources + 3 * std::size_t(s.inputIndex[i + kAhead]));
-      T p[kDim];
-      points.get(s.inputIndex[i], p);
-      s.x[i] = p[0];
-      s.y[i] = p[1];
-      s.z[i] = p[2];
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const long long b = (long long)n * t / nt, e = (long long)n * (t + 1) / nt;
+      T prev[kDim];
+      if (b > 0 && b < e)
+        points.get(sorted[b - 1], prev);
+      for (long long i = b; i < e; ++i)
+      {
+        if (i + kAhead < (long long)n)
+          __builtin_prefetch(sources + 3 * std::size_t(sorted[i + kAhead]));
+        T p[kDim];
+        points.get(sorted[i], p);
+        s.x[i] = p[0];
+        s.y[i] = p[1];
+        s.z[i] = p[2];
+        if (i > 0)
+          gapLevel[i] = mortonLevel(prev, p);
+        prev[0] = p[0];
+        prev[1] = p[1];
+        prev[2] = p[2];
+      }
     }
   }
   else
@@ -131,27 +152,6 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
       queryPrefix[i + 1] = queryPrefix[i] + (order[i] >= numSources ? 1 : 0);
     scatter(tree.sources, false, numSources);
     scatter(tree.queries, true, numQueries);
-  }
-  reportProgress(control, 0.55);
-
-  // 3. Morton level of every gap between consecutive points.
-  std::vector<int> gapLevel;
-  assignOnHugePages(gapLevel, std::size_t(n) + 1, 0);
-  gapLevel[0] = kLevelInfinite;
-  gapLevel[n] = kLevelInfinite;
-  if (tree.selfQuery)
-  {
-    const SortedPoints<T>& s = tree.sources;
-#pragma omp parallel for schedule(static)
-    for (long long i = 1; i < (long long)n; ++i)
-    {
-      const T a[3] = { s.x[i - 1], s.y[i - 1], s.z[i - 1] };
-      const T b[3] = { s.x[i], s.y[i], s.z[i] };
-      gapLevel[i] = mortonLevel(a, b);
-    }
-  }
-  else
-  {
 #pragma omp parallel for schedule(static)
     for (long long i = 1; i < (long long)n; ++i)
     {
@@ -165,7 +165,7 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   reportProgress(control, 0.6);
 
   // 4. Split points of every plane, then the planes themselves.
-  TreeLevels levels(gapLevel, queryPrefix, options);
+  TreeLevels levels(gapLevel.get(), n, queryPrefix, options);
   const int numPlanes = numberOfPlanes(std::max<std::size_t>(numSources, numQueries), options);
   std::vector<PlaneSplits> splits = levels.planes(numPlanes);
 

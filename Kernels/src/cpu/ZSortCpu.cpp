@@ -45,16 +45,29 @@ std::uint64_t windowBits(T x, double scale)
   return std::signbit(x) ? kAll - w : w;
 }
 
-// Spreads the low 20 bits of x to every third bit.
+// Bit k of x (k < 10) at bit 3k, for every x < 2^10.
+struct SpreadTable
+{
+  std::uint32_t bits[1 << 10];
+  constexpr SpreadTable()
+    : bits()
+  {
+    for (int x = 0; x < (1 << 10); ++x)
+    {
+      std::uint32_t v = 0;
+      for (int k = 0; k < 10; ++k)
+        v |= std::uint32_t((x >> k) & 1) << (3 * k);
+      bits[x] = v;
+    }
+  }
+};
+constexpr SpreadTable kSpread;
+
+// Spreads the low 20 bits of x to every third bit (bit k at bit 3k), ten
+// bits at a time by table.
 inline std::uint64_t spreadBits(std::uint64_t x)
 {
-  x &= 0x1fffff;
-  x = (x | x << 32) & 0x1f00000000ffffull;
-  x = (x | x << 16) & 0x1f0000ff0000ffull;
-  x = (x | x << 8) & 0x100f00f00f00f00full;
-  x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-  x = (x | x << 2) & 0x1249249249249249ull;
-  return x;
+  return kSpread.bits[x & 1023] | std::uint64_t(kSpread.bits[(x >> 10) & 1023]) << 30;
 }
 
 // Interleaved prefix (63 bits): the 3 sign bits, then the window bits from
@@ -169,23 +182,38 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
   }
   radixSort(items, n, indexBits, (keyOr ^ keyAnd) & ~indexMask);
 
-  // Runs of equal prefixes, then the order itself.
-  std::vector<long long> runs;
-  for (long long i = 0; i < n;)
+  // The order itself and the runs of equal prefixes, each thread over its
+  // chunk; a run belongs to the chunk where it starts (the same list as one
+  // serial scan once the chunks' lists are joined in order).
+  const std::uint64_t* sortedItems = items.get();
+  auto prefixAt = [sortedItems, indexBits](long long i) { return sortedItems[i] >> indexBits; };
+  std::vector<std::vector<long long>> runsOf(omp_get_max_threads());
+#pragma omp parallel
   {
-    long long j = i + 1;
-    while (j < n && (items[j] >> indexBits) == (items[i] >> indexBits))
-      ++j;
-    if (j - i > 1)
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const long long b = n * t / nt, e = n * (t + 1) / nt;
+    for (long long i = b; i < e; ++i)
+      order[i] = Index(sortedItems[i] & indexMask);
+    std::vector<long long>& runs = runsOf[t];
+    long long i = b;
+    while (i > 0 && i < e && prefixAt(i) == prefixAt(i - 1))
+      ++i; // the rest of a run from an earlier chunk
+    while (i < e)
     {
-      runs.push_back(i);
-      runs.push_back(j);
+      long long j = i + 1;
+      while (j < n && prefixAt(j) == prefixAt(i))
+        ++j;
+      if (j - i > 1)
+      {
+        runs.push_back(i);
+        runs.push_back(j);
+      }
+      i = j;
     }
-    i = j;
   }
-#pragma omp parallel for schedule(static)
-  for (long long i = 0; i < n; ++i)
-    order[i] = Index(items[i] & indexMask);
+  std::vector<long long> runs;
+  for (const std::vector<long long>& r : runsOf)
+    runs.insert(runs.end(), r.begin(), r.end());
   items.reset();
 
   // Order each run with the exact comparator.

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -68,6 +70,143 @@ int ownerRank(const T* p, const std::vector<std::array<T, kDim>>& splitters)
   return int(it - splitters.begin());
 }
 
+// Where each of n local points goes in the z-order decomposition, and
+// where the points that arrive here lie in this rank's share: rank r's
+// points are [begin[r], begin[r + 1]) (rank order; this rank's own points,
+// ascending, at its place).
+struct ZOrderRoute
+{
+  int rank = 0;
+  std::vector<std::vector<Index>> send; // input indices going to rank r, ascending
+  std::vector<std::size_t> begin;       // ranks + 1 entries
+  std::size_t size() const { return begin.empty() ? 0 : begin.back(); }
+  const std::vector<Index>& own() const { return send[rank]; }
+};
+
+// The route of n local points: at(i, p) gives point i's coordinates (as the
+// tree sees them). Collective.
+template <class T, class At>
+ZOrderRoute routeInZOrder(std::size_t n, const At& at, Communicator& comm)
+{
+  const int ranks = comm.size(), me = comm.rank();
+  std::vector<std::array<T, kDim>> splitters;
+  if (ranks > 1)
+    splitters = zOrderSplitters<T>(n, at, comm);
+  auto ownerOf = [&](std::size_t i)
+  {
+    if (ranks == 1)
+      return 0;
+    T p[kDim];
+    at(i, p);
+    return ownerRank(p, splitters);
+  };
+  // Each point's owner, computed once and kept as a byte when ranks allow
+  // (else computed again for the lists).
+  std::vector<std::uint8_t> ownerByte;
+  const bool keepOwners = ranks > 1 && ranks <= 256;
+  if (keepOwners)
+    reserveHugePages(ownerByte, n);
+  std::vector<std::size_t> count(ranks, 0);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const int r = ownerOf(i);
+    ++count[r];
+    if (keepOwners)
+      ownerByte.push_back(std::uint8_t(r));
+  }
+  ZOrderRoute route;
+  route.rank = me;
+  route.send.resize(ranks);
+  for (int r = 0; r < ranks; ++r)
+    reserveHugePages(route.send[r], count[r]);
+  for (std::size_t i = 0; i < n; ++i)
+    route.send[keepOwners ? int(ownerByte[i]) : ownerOf(i)].push_back(Index(i));
+  std::vector<std::vector<std::uint64_t>> sendCount(ranks);
+  for (int r = 0; r < ranks; ++r)
+    sendCount[r].push_back(r == me ? 0 : count[r]);
+  const auto recvCount = allToAllTyped(comm, sendCount);
+  route.begin.assign(ranks + 1, 0);
+  for (int r = 0; r < ranks; ++r)
+    route.begin[r + 1] = route.begin[r] +
+      (r == me ? count[me] : std::size_t(recvCount[r].empty() ? 0 : recvCount[r][0]));
+  return route;
+}
+
+// Send buffers that successive moveAlongRoute calls reuse (the largest
+// field first): fresh memory is the decomposition's main cost on one node.
+class RouteScratch
+{
+public:
+  char* get(std::size_t r, std::size_t bytes)
+  {
+    if (blocks_.size() <= r)
+    {
+      blocks_.resize(r + 1);
+      capacity_.resize(r + 1, 0);
+    }
+    if (capacity_[r] < bytes)
+    {
+      blocks_[r] = newHugeArray<char>(bytes);
+      capacity_[r] = bytes;
+    }
+    return blocks_[r].get();
+  }
+
+private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  std::vector<std::size_t> capacity_;
+};
+
+// Moves one field of the points along `route`, straight into `out`
+// (route.size() * width values): get(i, v) writes the width values of input
+// point i at v. The points that stay are written in place, the others are
+// received in place (no receive buffer, no unpacking). Collective.
+template <class V, class Get>
+void moveAlongRoute(const ZOrderRoute& route, std::size_t width, const Get& get, V* out,
+  RouteScratch& scratch, Communicator& comm)
+{
+  const std::size_t ranks = route.send.size();
+  std::vector<const char*> send(ranks, nullptr);
+  std::vector<char*> recv(ranks, nullptr);
+  std::vector<std::size_t> sendBytes(ranks, 0), recvBytes(ranks, 0);
+  for (std::size_t r = 0; r < ranks; ++r)
+  {
+    const std::vector<Index>& list = route.send[r];
+    V* to = out + route.begin[r] * width;
+    if (int(r) == route.rank)
+    {
+      for (std::size_t j = 0; j < list.size(); ++j)
+        get(std::size_t(list[j]), to + j * width);
+      continue;
+    }
+    recv[r] = reinterpret_cast<char*>(to);
+    recvBytes[r] = (route.begin[r + 1] - route.begin[r]) * width * sizeof(V);
+    sendBytes[r] = list.size() * width * sizeof(V);
+    V* packed = reinterpret_cast<V*>(scratch.get(r, sendBytes[r]));
+    for (std::size_t j = 0; j < list.size(); ++j)
+      get(std::size_t(list[j]), packed + j * width);
+    send[r] = reinterpret_cast<const char*>(packed);
+  }
+  comm.allToAllInto(send, sendBytes, recv, recvBytes);
+}
+
+// Sends count[r] records of recordBytes bytes to each rank r, written in
+// place by pack(r, j, record) for the j-th record to r; returns the blocks
+// received from each rank (no typed copies on either side).
+template <class Pack>
+std::vector<std::vector<char>> exchangeRecords(const std::vector<std::size_t>& count,
+  std::size_t recordBytes, const Pack& pack, Communicator& comm)
+{
+  std::vector<std::vector<char>> send(count.size());
+  for (std::size_t r = 0; r < count.size(); ++r)
+  {
+    resizeHugePages(send[r], count[r] * recordBytes);
+    for (std::size_t j = 0; j < count[r]; ++j)
+      pack(int(r), j, send[r].data() + j * recordBytes);
+  }
+  return comm.allToAll(send);
+}
+
 // What a rank holds after exchangeInZOrder: the records the other ranks
 // sent, and which of its own points stay (these are never packed: a
 // record that does not travel need not be written and read back).
@@ -113,74 +252,26 @@ void forEachRecord(const ZOrderShare& share, std::size_t recordBytes, const Pack
 // Redistributes n local points into contiguous, balanced z-ranges as
 // records of recordBytes bytes: at(i, p) gives point i's coordinates (as the
 // tree sees them) and pack(i, record) writes its record. The caller reads
-// the result with forEachRecord and the same pack.
-//
-// Records are packed straight from the caller's arrays into the blocks that
-// travel, and the caller unpacks straight from the received blocks: on one
-// node the decomposition's cost is the first touch of fresh memory, so every
-// copy of the points that is not made counts. The owner rank is computed
-// twice rather than stored.
+// the result with forEachRecord and the same pack. (For points whose
+// fields all land in arrays of the share's order, routeInZOrder and
+// moveAlongRoute save the records' buffers and copies.)
 template <class T, class At, class Pack>
 ZOrderShare exchangeInZOrder(
   std::size_t n, std::size_t recordBytes, const At& at, const Pack& pack, Communicator& comm)
 {
   const int ranks = comm.size(), me = comm.rank();
-  std::vector<std::array<T, kDim>> splitters;
-  if (ranks > 1)
-    splitters = zOrderSplitters<T>(n, at, comm);
-  auto owner = [&](std::size_t i)
-  {
-    if (ranks == 1)
-      return 0;
-    T p[kDim];
-    at(i, p);
-    return ownerRank(p, splitters);
-  };
-  std::vector<std::size_t> count(ranks, 0);
-  for (std::size_t i = 0; i < n; ++i)
-    ++count[owner(i)];
+  ZOrderRoute route = routeInZOrder<T>(n, at, comm);
+  std::vector<std::size_t> count(ranks);
+  for (int r = 0; r < ranks; ++r)
+    count[r] = r == me ? 0 : route.send[r].size();
   ZOrderShare share;
   share.rank = me;
-  reserveHugePages(share.own, count[me]);
-  std::vector<std::vector<char>> send(ranks);
-  std::vector<char*> to(ranks);
-  for (int r = 0; r < ranks; ++r)
-  {
-    if (r != me)
-      resizeHugePages(send[r], count[r] * recordBytes);
-    to[r] = send[r].data();
-  }
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const int r = owner(i);
-    if (r == me)
-    {
-      share.own.push_back(Index(i));
-      continue;
-    }
-    pack(i, to[r]);
-    to[r] += recordBytes;
-  }
-  share.blocks = comm.allToAll(send);
+  share.blocks = exchangeRecords(
+    count, recordBytes,
+    [&](int r, std::size_t j, char* record) { pack(std::size_t(route.send[r][j]), record); }, comm);
   share.blocks[me].clear();
+  share.own = std::move(route.send[me]);
   return share;
-}
-
-// Sends count[r] records of recordBytes bytes to each rank r, written in
-// place by pack(r, j, record) for the j-th record to r; returns the blocks
-// received from each rank (no typed copies on either side).
-template <class Pack>
-std::vector<std::vector<char>> exchangeRecords(const std::vector<std::size_t>& count,
-  std::size_t recordBytes, const Pack& pack, Communicator& comm)
-{
-  std::vector<std::vector<char>> send(count.size());
-  for (std::size_t r = 0; r < count.size(); ++r)
-  {
-    resizeHugePages(send[r], count[r] * recordBytes);
-    for (std::size_t j = 0; j < count[r]; ++j)
-      pack(int(r), j, send[r].data() + j * recordBytes);
-  }
-  return comm.allToAll(send);
 }
 
 // Field-wise record packing for exchangeInZOrder and exchangeRecords.

@@ -69,9 +69,8 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   FofRankPoints<T> points = decomposeFofPoints(problem, options, comm);
   decompose.stop();
 
-  StageTimer exchange(&info, "ghost exchange");
-  const FofGhostLinks ghosts = exchangeFofGhosts(points, problem, comm);
-  exchange.stop();
+  // Stages "local tree" and "ghost exchange".
+  const FofGhostLinks ghosts = exchangeFofGhosts(points, problem, comm, &info);
   info.counters.emplace_back("local points", double(points.numLocal()));
   info.counters.emplace_back(
     "ghost points received", double(points.numTotal() - points.numLocal()));

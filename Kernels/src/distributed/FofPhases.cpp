@@ -9,6 +9,7 @@
 
 #include "../FofBackends.h"
 #include "../GroupMoments.h"
+#include "../StageTimer.h"
 #include "Decomposition.h"
 #include "GhostSelection.h"
 #include "jz/FofLinking.h"
@@ -25,31 +26,17 @@ FofRankPoints<T> decomposeFofPoints(
   // Masses and velocities travel only when some rank has them.
   const bool withMass = allSum(comm, options.masses ? 1 : 0) > 0;
   const bool withVelocity = allSum(comm, options.velocities ? 1 : 0) > 0;
-  // A record: coordinates (wrapped), id, origin rank and index[, mass][, velocity].
-  const std::size_t recordBytes = 3 * sizeof(T) + sizeof(GlobalId) + sizeof(FofPayload) +
-    (withMass ? sizeof(double) : 0) + (withVelocity ? 3 * sizeof(double) : 0);
   auto at = [&](std::size_t i, T* p)
   {
     for (int d = 0; d < 3; ++d)
       p[d] = treeCoordinate(problem.points[3 * i + d], problem.boxLo[d], per.length[d]);
   };
   const std::int32_t me = comm.rank();
-  auto pack = [&](std::size_t i, char* record)
-  {
-    T p[3];
-    at(i, p);
-    for (int d = 0; d < 3; ++d)
-      putField(record, p[d]);
-    putField(record, problem.ids[i]);
-    putField(record, FofPayload{ me, Index(i) });
-    if (withMass)
-      putField(record, options.masses ? options.masses[i] : 1.0);
-    for (int d = 0; withVelocity && d < 3; ++d)
-      putField(record, options.velocities ? options.velocities[3 * i + d] : 0.0);
-  };
-  const ZOrderShare share = exchangeInZOrder<T>(n, recordBytes, at, pack, comm);
+  const ZOrderRoute route = routeInZOrder<T>(n, at, comm);
 
-  const std::size_t local = share.numRecords(recordBytes);
+  // Each field moves straight into its array: coordinates (wrapped), ids,
+  // origin rank and index[, masses][, velocities].
+  const std::size_t local = route.size();
   FofRankPoints<T> points;
   // Room for the ghosts that exchangeFofGhosts appends: capacity that is
   // never touched costs no memory, a reallocation copies every point.
@@ -59,30 +46,42 @@ FofRankPoints<T> decomposeFofPoints(
   points.xyz.resize(3 * local);
   points.ids.resize(local);
   resizeHugePages(points.local, local);
+  RouteScratch scratch;
+  moveAlongRoute(route, 3, at, points.xyz.data(), scratch, comm);
+  moveAlongRoute(
+    route, 1, [&](std::size_t i, GlobalId* v) { *v = problem.ids[i]; }, points.ids.data(), scratch,
+    comm);
+  moveAlongRoute(
+    route, 1,
+    [&](std::size_t i, FofPayload* v) {
+      *v = FofPayload{ me, Index(i) };
+    },
+    points.local.data(), scratch, comm);
   if (withMass)
+  {
     resizeHugePages(points.mass, local);
+    moveAlongRoute(
+      route, 1, [&](std::size_t i, double* v) { *v = options.masses ? options.masses[i] : 1.0; },
+      points.mass.data(), scratch, comm);
+  }
   if (withVelocity)
+  {
     resizeHugePages(points.velocity, 3 * local);
-  std::size_t i = 0;
-  forEachRecord(share, recordBytes, pack,
-    [&](const char* record)
-    {
-      for (int d = 0; d < 3; ++d)
-        points.xyz[3 * i + d] = takeField<T>(record);
-      points.ids[i] = takeField<GlobalId>(record);
-      points.local[i] = takeField<FofPayload>(record);
-      if (withMass)
-        points.mass[i] = takeField<double>(record);
-      for (int d = 0; withVelocity && d < 3; ++d)
-        points.velocity[3 * i + d] = takeField<double>(record);
-      ++i;
-    });
+    moveAlongRoute(
+      route, 3,
+      [&](std::size_t i, double* v)
+      {
+        for (int d = 0; d < 3; ++d)
+          v[d] = options.velocities ? options.velocities[3 * i + d] : 0.0;
+      },
+      points.velocity.data(), scratch, comm);
+  }
   return points;
 }
 
 template <class T>
 FofGhostLinks exchangeFofGhosts(
-  FofRankPoints<T>& points, const FofProblem<T>& problem, Communicator& comm)
+  FofRankPoints<T>& points, const FofProblem<T>& problem, Communicator& comm, RunInfo* info)
 {
   const int me = comm.rank(), ranks = comm.size();
   const Index local = points.numLocal();
@@ -93,12 +92,23 @@ FofGhostLinks exchangeFofGhosts(
   links.ghostBegin.assign(ranks + 1, local);
 
   // Kept for the local groups (linkFofLocally).
+  StageTimer treeTimer(info, "local tree");
   ZTree<T>& tree = points.localTree;
   buildTreeCpu(points.xyz.data(), local, (const T*)nullptr, 0, per, problem.boxLo,
     TreeBuildOptions(), tree, RunControl());
+  treeTimer.stop();
+  StageTimer exchangeTimer(info, "ghost exchange");
+  // Regions that reach no other rank's points select nothing there: not
+  // sent (most leaves; the same ghosts either way).
+  const RemoteCover<T> cover(tree, problem.boxLo, comm);
   std::vector<Region<T>> regions;
   if (local > 0)
+  {
     regions = regionsFromTree(tree, std::vector<double>(tree.planes[0].numNodes(), l2));
+    regions.erase(std::remove_if(regions.begin(), regions.end(),
+                    [&](const Region<T>& r) { return !cover.mayReach(r.box, r.radius2); }),
+      regions.end());
+  }
   const auto allRegions = gatherRegions(regions, comm);
   const std::vector<std::vector<Index>> ghosts =
     local > 0 ? selectGhosts(tree, allRegions, me) : std::vector<std::vector<Index>>(ranks);
@@ -313,7 +323,10 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   const Index* root = groups.groupRoot.data();
   // Per root: its member holding the local label (the smallest id), its
   // member count, and its component.
-  std::vector<Index> labelMember(total), members(total, 0), componentOf(total, kNone);
+  std::vector<Index> labelMember, members, componentOf;
+  assignOnHugePages(labelMember, total, Index(0));
+  assignOnHugePages(members, total, Index(0));
+  assignOnHugePages(componentOf, total, kNone);
   for (std::size_t i = 0; i < total; ++i)
   {
     ++members[root[i]];
@@ -321,6 +334,15 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
       labelMember[root[i]] = Index(i);
   }
   FofAgreedLabels out;
+  // At most one component per root that is not a single point, per ghost and
+  // per point sent (all of them when single points are kept groups).
+  std::size_t components = total - local;
+  for (const auto& sent : ghosts.sent)
+    components += sent.size();
+  for (Index i = 0; i < local; ++i)
+    components += root[i] == i && (members[i] > 1 || minimumGroupSize <= 1);
+  out.label.reserve(components);
+  out.localMembers.reserve(components);
   auto componentFor = [&](std::size_t i) -> Index
   {
     Index& c = componentOf[root[i]];
@@ -637,7 +659,7 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
   template FofRankPoints<T> decomposeFofPoints(                                                    \
     const FofProblem<T>&, const FofDistributedOptions&, Communicator&);                            \
   template FofGhostLinks exchangeFofGhosts(                                                        \
-    FofRankPoints<T>&, const FofProblem<T>&, Communicator&);                                       \
+    FofRankPoints<T>&, const FofProblem<T>&, Communicator&, RunInfo*);                             \
   template FofGroups linkFofLocally(const FofRankPoints<T>&, const FofGhostLinks&,                 \
     const FofProblem<T>&, Backend, const RunControl&, Communicator&, RunInfo&);                    \
   template FofAgreedLabels agreeFofLabels(                                                         \

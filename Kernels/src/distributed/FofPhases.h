@@ -66,10 +66,11 @@ struct FofGhostLinks
 
 // Phase "exchange ghosts": every point within one linking length (nearest
 // image) of a point of rank r is sent to r; received ghosts are appended to
-// `points`.
+// `points`. With `info`, the local tree's build (work a single process does
+// too) and the selection and exchange are timed as two stages.
 template <class T>
-FofGhostLinks exchangeFofGhosts(
-  FofRankPoints<T>& points, const FofProblem<T>& problem, Communicator& comm);
+FofGhostLinks exchangeFofGhosts(FofRankPoints<T>& points, const FofProblem<T>& problem,
+  Communicator& comm, RunInfo* info = nullptr);
 
 // Phase "local walk": the groups of the local and ghost points. On the CPU
 // the local points' groups come from the ghost selection's tree and each

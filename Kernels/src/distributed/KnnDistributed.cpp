@@ -41,9 +41,8 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
   KnnRankPoints<T> points = decomposeKnnPoints(problem, self, comm);
   decompose.stop();
 
-  StageTimer exchange(&info, "ghost exchange");
-  const std::size_t ghosts = exchangeKnnGhosts(points, problem, comm);
-  exchange.stop();
+  // Stages "ghost selection tree" and "ghost exchange".
+  const std::size_t ghosts = exchangeKnnGhosts(points, problem, comm, &info);
   info.counters.emplace_back("local sources", double(points.numSources() - ghosts));
   info.counters.emplace_back("ghost sources received", double(ghosts));
   info.counters.emplace_back("local queries", double(points.numQueries()));

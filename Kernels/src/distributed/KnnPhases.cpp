@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../KnnBackends.h"
+#include "../StageTimer.h"
 #include "Decomposition.h"
 #include "GhostSelection.h"
 #include "jz/HugePages.h"
@@ -21,6 +22,49 @@ enum : std::uint8_t
   kIsQuery = 2
 };
 
+// decomposeKnnPoints for a self query: every point is a source and a query,
+// so each field moves straight into its array (routeInZOrder).
+template <class T, class At>
+KnnRankPoints<T> decomposeSelfQuery(
+  const KnnProblem<T>& problem, bool withMass, const At& at, Communicator& comm)
+{
+  const ZOrderRoute route = routeInZOrder<T>(problem.numSources, at, comm);
+  const std::size_t n = route.size();
+  KnnRankPoints<T> points;
+  points.self = true;
+  points.withMass = withMass;
+  // Room for the ghosts that exchangeKnnGhosts appends: capacity that is
+  // never touched costs no memory, a reallocation copies every source.
+  const std::size_t room = n + n / 2 + 1024;
+  reserveHugePages(points.srcXyz, 3 * room);
+  reserveHugePages(points.srcIds, room);
+  points.srcXyz.resize(3 * n);
+  points.srcIds.resize(n);
+  resizeHugePages(points.qryRank, n);
+  resizeHugePages(points.qryIndex, n);
+  RouteScratch scratch;
+  moveAlongRoute(route, 3, at, points.srcXyz.data(), scratch, comm);
+  moveAlongRoute(
+    route, 1, [&](std::size_t i, GlobalId* v) { *v = problem.sourceIds[i]; }, points.srcIds.data(),
+    scratch, comm);
+  // Each query's origin rank is where its block lies: nothing to send.
+  for (std::size_t r = 0; r + 1 < route.begin.size(); ++r)
+    std::fill(points.qryRank.begin() + std::ptrdiff_t(route.begin[r]),
+      points.qryRank.begin() + std::ptrdiff_t(route.begin[r + 1]), std::int32_t(r));
+  moveAlongRoute(
+    route, 1, [&](std::size_t i, Index* v) { *v = Index(i); }, points.qryIndex.data(), scratch,
+    comm);
+  if (withMass)
+  {
+    reserveHugePages(points.srcMass, room);
+    points.srcMass.resize(n);
+    moveAlongRoute(
+      route, 1,
+      [&](std::size_t i, double* v) { *v = problem.sourceMasses ? problem.sourceMasses[i] : 1.0; },
+      points.srcMass.data(), scratch, comm);
+  }
+  return points;
+}
 } // namespace
 
 template <class T>
@@ -41,6 +85,8 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
       p[d] = treeCoordinate(xyz[d], problem.boxLo[d], per.length[d]);
   };
   const std::int32_t me = comm.rank();
+  if (self)
+    return decomposeSelfQuery<T>(problem, withMass, at, comm);
   auto pack = [&](std::size_t i, char* record)
   {
     const bool isSource = i < ns;
@@ -127,7 +173,7 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
 
 template <class T>
 std::size_t exchangeKnnGhosts(
-  KnnRankPoints<T>& points, const KnnProblem<T>& problem, Communicator& comm)
+  KnnRankPoints<T>& points, const KnnProblem<T>& problem, Communicator& comm, RunInfo* info)
 {
   const int me = comm.rank(), ranks = comm.size();
   const bool self = points.self;
@@ -135,8 +181,11 @@ std::size_t exchangeKnnGhosts(
   ZTree<T> tree;
   const Index ns = Index(points.numSources()), nq = Index(points.numQueries());
   const bool joint = !self && nq > 0; // a self query needs a sources-only tree
+  StageTimer treeTimer(info, "ghost selection tree");
   buildTreeCpu(points.srcXyz.data(), ns, joint ? points.qryXyz.data() : (const T*)nullptr,
     joint ? nq : 0, per, problem.boxLo, TreeBuildOptions(), tree, RunControl());
+  treeTimer.stop();
+  StageTimer exchangeTimer(info, "ghost exchange");
   // The leaf bounds are tightened only where a leaf's node bound reaches
   // towards another rank's points: elsewhere its region selects no ghosts,
   // whatever its radius (most leaves, and most of the bound's cost).
@@ -349,7 +398,8 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
 
 #define JZ_KNN_PHASES(T)                                                                           \
   template KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>&, bool, Communicator&);         \
-  template std::size_t exchangeKnnGhosts(KnnRankPoints<T>&, const KnnProblem<T>&, Communicator&);  \
+  template std::size_t exchangeKnnGhosts(                                                          \
+    KnnRankPoints<T>&, const KnnProblem<T>&, Communicator&, RunInfo*);                             \
   template KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>&, const KnnProblem<T>&,      \
     const KnnWanted&, Backend, const RunControl&, Communicator&, RunInfo&);                        \
   template void sendKnnResultsHome(const KnnRankPoints<T>&, const KnnLocalResults<T>&, int,        \

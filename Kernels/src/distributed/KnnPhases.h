@@ -44,10 +44,12 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
 
 // Phase "exchange ghosts": every local source within the K-th neighbour
 // radius bound of another rank's query regions goes to that rank, where it
-// is appended to the sources. Returns the number of ghosts received.
+// is appended to the sources. Returns the number of ghosts received. With
+// `info`, the selection tree's build and the rest (radii, selection,
+// exchange) are timed as two stages.
 template <class T>
-std::size_t exchangeKnnGhosts(
-  KnnRankPoints<T>& points, const KnnProblem<T>& problem, Communicator& comm);
+std::size_t exchangeKnnGhosts(KnnRankPoints<T>& points, const KnnProblem<T>& problem,
+  Communicator& comm, RunInfo* info = nullptr);
 
 // The local search's results, per local query.
 template <class T>

@@ -1,0 +1,154 @@
+// Communication volume and accuracy of distributed tree gravity on simulated
+// ranks (threads): bytes received per local point (decomposition, LET,
+// results home; mean and max over ranks) beside what gathering every
+// rank's sources would receive, and the 99th-percentile errors at 200
+// targets against float64 direct summation. Volume does not depend on
+// timing, so threads stand in for MPI ranks here.
+//   jz_bench_gravity_volume [points=1e6] [kind=uniform|clustered] [ranks=2,4,8]
+//                           [pieces=slabs,interleaved] [theta=0.5] [eps=1e-3]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../tests/PointSets.h"
+#include "../tests/ThreadCommunicator.h"
+#include "GravityTargets.h"
+#include "jz/Gravity.h"
+
+namespace
+{
+double counter(const jz::RunInfo& info, const std::string& name)
+{
+  for (const auto& c : info.counters)
+    if (c.first == name)
+      return c.second;
+  return 0;
+}
+
+std::vector<std::string> split(const std::string& s)
+{
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string t; std::getline(in, t, ',');)
+    out.push_back(t);
+  return out;
+}
+
+double pct99(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  return v[std::size_t(0.99 * double(v.size() - 1))];
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+  const std::size_t n = argc > 1 ? std::size_t(std::atof(argv[1])) : 1000000;
+  const std::string kind = argc > 2 ? argv[2] : "uniform";
+  const std::vector<std::string> rankList = split(argc > 3 ? argv[3] : "2,4,8");
+  const std::vector<std::string> pieceList = split(argc > 4 ? argv[4] : "slabs,interleaved");
+  const double theta = argc > 5 ? std::atof(argv[5]) : 0.5;
+  const double eps = argc > 6 ? std::atof(argv[6]) : 1e-3;
+  const std::vector<double> xyz = jztest::makePoints<double>(kind, n, 5);
+  const std::vector<double> mass(n, 1.0 / double(n));
+
+  // Direct summation at 1000 targets.
+  const jzbench::GravityTargets ref = jzbench::directAtTargets(xyz, mass, 1000, eps, 2);
+  const std::vector<std::size_t>& targets = ref.index;
+  const std::vector<double>& refPhi = ref.phi;
+  const std::vector<double>& refAcc = ref.acc;
+
+  // Slabs: cut at quantiles of x (a reader's spatial pieces).
+  std::vector<std::size_t> byX(n);
+  std::iota(byX.begin(), byX.end(), 0);
+  std::sort(
+    byX.begin(), byX.end(), [&](std::size_t a, std::size_t b) { return xyz[3 * a] < xyz[3 * b]; });
+
+  for (const std::string& pieces : pieceList)
+    for (const std::string& rs : rankList)
+    {
+      const int ranks = std::atoi(rs.c_str());
+      std::vector<double> phi(n), acc(3 * n);
+      std::vector<jz::RunInfo> infos(ranks);
+      std::vector<std::size_t> localCount(ranks);
+      jztest::ThreadWorld world(ranks);
+      world.run(
+        [&](jz::Communicator& comm)
+        {
+          const int r = comm.rank();
+          std::vector<std::size_t> mine;
+          if (pieces == "slabs")
+            for (std::size_t i = n * r / ranks; i < n * (r + 1) / ranks; ++i)
+              mine.push_back(byX[i]);
+          else
+            for (std::size_t i = r; i < n; i += ranks)
+              mine.push_back(i);
+          std::vector<double> x, m;
+          for (std::size_t i : mine)
+          {
+            x.insert(x.end(), &xyz[3 * i], &xyz[3 * i] + 3);
+            m.push_back(mass[i]);
+          }
+          std::vector<double> p(mine.size()), a(3 * mine.size());
+          jz::GravityProblem<double> gp;
+          gp.sources = x.data();
+          gp.numSources = mine.size();
+          gp.sourceMasses = m.data();
+          gp.openingAngle = theta;
+          gp.softening = eps;
+          jz::RunControl one;
+          one.numThreads = 1;
+          infos[r] = jz::computeGravityDistributed(
+            comm, gp, jz::GravityResults{ p.data(), a.data() }, jz::Backend::CPU, one);
+          localCount[r] = mine.size();
+          for (std::size_t j = 0; j < mine.size(); ++j)
+          {
+            phi[mine[j]] = p[j];
+            for (int k = 0; k < 3; ++k)
+              acc[3 * mine[j] + k] = a[3 * j + k];
+          }
+        });
+      std::vector<double> ea, ep;
+      for (std::size_t t = 0; t < targets.size(); ++t)
+      {
+        double d2 = 0, n2 = 0;
+        for (int k = 0; k < 3; ++k)
+        {
+          const double d = acc[3 * targets[t] + k] - refAcc[3 * t + k];
+          d2 += d * d;
+          n2 += refAcc[3 * t + k] * refAcc[3 * t + k];
+        }
+        ea.push_back(std::sqrt(d2 / n2));
+        ep.push_back(std::abs(phi[targets[t]] - refPhi[t]) / std::abs(refPhi[t]));
+      }
+      const char* names[] = { "received bytes per local point",
+        "decomposition bytes per local point", "LET bytes per local point",
+        "results bytes per local point" };
+      double mean[4] = { 0, 0, 0, 0 }, most[4] = { 0, 0, 0, 0 };
+      double gather = 0;
+      for (int r = 0; r < ranks; ++r)
+      {
+        for (int c = 0; c < 4; ++c)
+        {
+          const double v = counter(infos[r], names[c]);
+          mean[c] += v / ranks;
+          most[c] = std::max(most[c], v);
+        }
+        // What the all-gather of main before the LET received: every other
+        // rank's coordinates and masses (3 doubles + 1 double a source).
+        gather += double(n - localCount[r]) * 32.0 / double(localCount[r]) / ranks;
+      }
+      std::printf("RESULT gravity %s n=%zu pieces=%s ranks=%d theta=%g: received %.1f B/pt "
+                  "(max %.1f; decomposition %.1f, LET %.1f (max %.1f), results %.1f); "
+                  "gather-all %.1f B/pt; p99 acc %.2e phi %.2e\n",
+        kind.c_str(), n, pieces.c_str(), ranks, theta, mean[0], most[0], mean[1], mean[2], most[2],
+        mean[3], gather, pct99(ea), pct99(ep));
+      std::fflush(stdout);
+    }
+  return 0;
+}

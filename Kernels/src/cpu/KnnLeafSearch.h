@@ -14,6 +14,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -74,9 +76,13 @@ public:
     std::size_t next = chooseSeed(c, s);
     seedQueries(q0, nq, s);
     double leafBound2 = s.maxBound2(nq);
-    for (; next < s.visits.size(); ++next)
-      if (s.visits[next].low2 <= leafBound2)
-        leafBound2 = searchSourceLeaf(s.visits[next].leaf, q0, nq, s);
+    orderVisitsWithin(next, leafBound2, s);
+    for (const std::uint64_t packed : s.visitOrder)
+    {
+      const Visit& v = s.visits[std::uint32_t(packed)];
+      if (v.low2 <= leafBound2)
+        leafBound2 = searchSourceLeaf(v.leaf, q0, nq, s);
+    }
     for (Index q = 0; q < nq; ++q)
     {
       if (isSourceOnly(q0 + q))
@@ -101,6 +107,7 @@ private:
   struct Scratch
   {
     std::vector<Visit> visits;
+    std::vector<std::uint64_t> visitOrder; // (float key bits, visit) after the seed
     std::vector<Index> seed;
     std::vector<T> seedD2, cutD2;
     std::vector<Index> seedSrc, seedOrder, cutSrc;
@@ -142,7 +149,7 @@ private:
   Index seedSize() const { return 2 * Index(this->k_); }
 
   // The source leaves of the parent's list that may hold a neighbour of leaf
-  // c's queries, nearest to the leaf's centre first.
+  // c's queries, in list order (chooseSeed and orderVisitsWithin rank them).
   void collectVisits(Index c, Index nq, Scratch& s) const
   {
     const TreePlane<T>& plane = this->tree_.planes[0];
@@ -167,11 +174,11 @@ private:
           s.visits.push_back(Visit{ this->metric_.low2(centre, plane.sourceBox[d]), low2, d });
       }
     }
-    std::sort(s.visits.begin(), s.visits.end());
   }
 
-  // The seed: the own leaf, then the nearest leaves until they hold
-  // seedSize() sources; returns the first visit left out.
+  // The seed: the own leaf, then the nearest leaves (selected to the front
+  // of the visits, a few scans) until they hold seedSize() sources; returns
+  // the first visit left out.
   std::size_t chooseSeed(Index c, Scratch& s) const
   {
     s.seed.clear();
@@ -184,10 +191,32 @@ private:
     std::size_t next = 0;
     for (; next < s.visits.size() && seeded < seedSize(); ++next)
     {
+      std::iter_swap(
+        s.visits.begin() + next, std::min_element(s.visits.begin() + next, s.visits.end()));
       s.seed.push_back(s.visits[next].leaf);
       seeded += seedCount(s.visits[next].leaf);
     }
     return next;
+  }
+
+  // visitOrder: the visits from `first` on that the seeded bound still
+  // admits, nearest to the leaf's centre first: the bounds only shrink, so
+  // the others would be skipped anyway, and far fewer are left to sort
+  // (about a quarter). The order only paces the bounds, so the keys are
+  // rounded to float and packed with the visit's position into one integer
+  // (the bits of a non-negative float order like it).
+  static void orderVisitsWithin(std::size_t first, double bound2, Scratch& s)
+  {
+    s.visitOrder.clear();
+    for (std::size_t v = first; v < s.visits.size(); ++v)
+      if (s.visits[v].low2 <= bound2)
+      {
+        const float key = float(s.visits[v].key);
+        std::uint32_t bits;
+        std::memcpy(&bits, &key, sizeof bits);
+        s.visitOrder.push_back(std::uint64_t(bits) << 32 | std::uint32_t(v));
+      }
+    std::sort(s.visitOrder.begin(), s.visitOrder.end());
   }
 
   // Every query against all sources of the seed leaves at once: their K-th
@@ -261,9 +290,10 @@ private:
   };
 
   // The seed's n candidates (seedD2, seedSrc) ranked; when at least K lie
-  // within `guess` (the previous query's K-th: queries of a leaf are close),
-  // only those within its filter, a prefix of the ranking of all that holds
-  // every candidate the query's filter can pass (filterOf is monotone).
+  // within `guess` (the previous query's K-th: queries of a leaf are close;
+  // grown a little while fewer lie within it), only those within its
+  // filter, a prefix of the ranking of all that holds every candidate the
+  // query's filter can pass (filterOf is monotone). The ranking costs n^2.
   Ranked rankSeed(Index n, T guess, Scratch& s) const
   {
     T* d2 = s.seedD2.data();
@@ -271,10 +301,13 @@ private:
     const Index k = Index(this->k_);
     if (n >= k && guess < std::numeric_limits<T>::max())
     {
-      Index within = 0;
-      for (Index i = 0; i < n; ++i)
-        within += d2[i] <= guess ? 1 : 0;
-      if (within >= k)
+      Index within = countWithin(d2, n, guess);
+      for (int grow = 0; grow < 3 && within < k && guess > T(0); ++grow)
+      {
+        guess *= T(1.5);
+        within = countWithin(d2, n, guess);
+      }
+      if (within >= k && guess < std::numeric_limits<T>::max())
       {
         const T cut = filterOf(margin_.widen(double(guess)) * (1 + kBoundSlack));
         Index m = 0;
@@ -289,6 +322,14 @@ private:
     }
     rankOrder(d2, n, s.seedOrder.data());
     return Ranked{ d2, src, s.seedOrder.data(), n };
+  }
+
+  static Index countWithin(const T* d2, Index n, T bound)
+  {
+    Index within = 0;
+    for (Index i = 0; i < n; ++i)
+      within += d2[i] <= bound ? 1 : 0;
+    return within;
   }
 
   // How many of a source leaf's points can be neighbours: a run of

@@ -30,20 +30,7 @@ struct JointPoints
     const T* s =
       i < numSources ? sources + 3 * std::size_t(i) : queries + 3 * std::size_t(i - numSources);
     for (int d = 0; d < kDim; ++d)
-      p[d] = periodicity.length[d] > 0 ? wrap(s[d], d) : s[d] + T(0);
-  }
-
-private:
-  // wrapIntoBox, bit for bit, without its division for a point already in
-  // the box (0 <= x - lo < length: its floor() is then +-0, so the value
-  // stays x; only wrapIntoBox's final range check can still move it).
-  T wrap(T x, int d) const
-  {
-    const double lo = boxLo[d], length = periodicity.length[d];
-    const double offset = double(x) - lo;
-    if (!(offset >= 0 && offset < length))
-      return wrapIntoBox(x, lo, length);
-    return (double(x) >= lo + length ? T(lo) : x) + T(0);
+      p[d] = treeCoordinate(s[d], boxLo[d], periodicity.length[d]);
   }
 };
 

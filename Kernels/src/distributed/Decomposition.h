@@ -207,6 +207,36 @@ std::vector<std::vector<char>> exchangeRecords(const std::vector<std::size_t>& c
   return comm.allToAll(send);
 }
 
+// Send buffers for records that go back to the rank each came from:
+// count[r] records of recordBytes bytes for every rank r (none for this
+// rank, whose own are written in place), and a write cursor per rank.
+struct RecordsHome
+{
+  std::vector<std::vector<char>> send;
+  std::vector<char*> cursor;
+
+  RecordsHome(std::vector<std::size_t> count, int me, std::size_t recordBytes)
+    : send(count.size())
+    , cursor(count.size())
+  {
+    count[me] = 0;
+    for (std::size_t r = 0; r < count.size(); ++r)
+    {
+      resizeHugePages(send[r], count[r] * recordBytes);
+      cursor[r] = send[r].data();
+    }
+  }
+};
+
+// How many of the points, by the rank each came from, go to each rank.
+inline std::vector<std::size_t> countByOrigin(const std::vector<std::int32_t>& origin, int ranks)
+{
+  std::vector<std::size_t> count(ranks, 0);
+  for (const std::int32_t r : origin)
+    ++count[r];
+  return count;
+}
+
 // What a rank holds after exchangeInZOrder: the records the other ranks
 // sent, and which of its own points stay (these are never packed: a
 // record that does not travel need not be written and read back).

@@ -611,7 +611,6 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
   std::vector<std::size_t> count(ranks, 0);
   for (std::size_t i = 0; i < local.size(); ++i)
     count[local[i].originRank] += agreed.isSingle(i) ? 0 : 1;
-  count[me] = 0;
   // Per component with local points: its GroupId (looked up once).
   std::vector<GlobalId> componentGroupId(agreed.label.size(), -1);
   for (std::size_t c = 0; c < agreed.label.size(); ++c)
@@ -619,13 +618,7 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
       componentGroupId[c] = numbers.groupIdOf(agreed.label[c].id);
   std::fill(groupId, groupId + numInput, GlobalId(-1));
   std::fill(groupSize, groupSize + numInput, GlobalId(1));
-  std::vector<std::vector<char>> send(ranks);
-  std::vector<char*> to(ranks);
-  for (int r = 0; r < ranks; ++r)
-  {
-    resizeHugePages(send[r], count[r] * kRecord);
-    to[r] = send[r].data();
-  }
+  RecordsHome home(std::move(count), me, kRecord);
   for (std::size_t i = 0; i < local.size(); ++i)
   {
     if (agreed.isSingle(i))
@@ -637,13 +630,13 @@ void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLab
       groupSize[local[i].originIndex] = sizes.componentSize[c];
       continue;
     }
-    char*& at = to[local[i].originRank];
+    char*& at = home.cursor[local[i].originRank];
     putField(at, local[i].originIndex);
     putField(at, componentGroupId[c]);
     putField(at, sizes.componentSize[c]);
   }
-  const std::vector<std::vector<char>> arrived = comm.allToAll(send);
-  std::vector<std::vector<char>>().swap(send);
+  const std::vector<std::vector<char>> arrived = comm.allToAll(home.send);
+  std::vector<std::vector<char>>().swap(home.send);
   for (const auto& block : arrived)
   {
     for (const char* at = block.data(); at < block.data() + block.size();)

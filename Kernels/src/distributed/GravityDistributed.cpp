@@ -328,17 +328,7 @@ double sendResultsHome(const GravityRankPoints<T>& points, const std::vector<dou
         results.acceleration[3 * std::size_t(q) + k] = v[1 + k];
   };
   const std::size_t recordBytes = sizeof(Index) + 4 * sizeof(double);
-  std::vector<std::size_t> count(ranks, 0);
-  for (std::size_t q = 0; q < nq; ++q)
-    ++count[points.qryRank[q]];
-  count[me] = 0;
-  std::vector<std::vector<char>> back(ranks);
-  std::vector<char*> to(ranks);
-  for (int r = 0; r < ranks; ++r)
-  {
-    resizeHugePages(back[r], count[r] * recordBytes);
-    to[r] = back[r].data();
-  }
+  RecordsHome back(countByOrigin(points.qryRank, ranks), me, recordBytes);
   for (std::size_t q = 0; q < nq; ++q)
   {
     const double v[4] = { local[q], local[nq + 3 * q], local[nq + 3 * q + 1],
@@ -348,12 +338,12 @@ double sendResultsHome(const GravityRankPoints<T>& points, const std::vector<dou
       store(points.qryIndex[q], v);
       continue;
     }
-    char*& b = to[points.qryRank[q]];
+    char*& b = back.cursor[points.qryRank[q]];
     putField(b, points.qryIndex[q]);
     for (double x : v)
       putField(b, x);
   }
-  const auto got = comm.allToAll(back);
+  const auto got = comm.allToAll(back.send);
   double bytes = 0;
   for (const auto& part : got)
   {

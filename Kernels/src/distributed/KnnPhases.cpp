@@ -345,17 +345,7 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
     for (int j = 0; distances && results.neighborDistances && j < k; ++j)
       results.neighborDistances[std::size_t(q) * k + j] = distances[j];
   };
-  std::vector<std::size_t> count(ranks, 0);
-  for (std::size_t q = 0; q < points.numQueries(); ++q)
-    ++count[points.qryRank[q]];
-  count[me] = 0;
-  std::vector<std::vector<char>> back(ranks);
-  std::vector<char*> to(ranks);
-  for (int r = 0; r < ranks; ++r)
-  {
-    resizeHugePages(back[r], count[r] * recordBytes);
-    to[r] = back[r].data();
-  }
+  RecordsHome back(countByOrigin(points.qryRank, ranks), me, recordBytes);
   for (std::size_t q = 0; q < points.numQueries(); ++q)
   {
     const GlobalId* ids = wanted.neighborIds ? &local.neighborIds[q * k] : nullptr;
@@ -365,7 +355,7 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
       store(points.qryIndex[q], local.smoothingLength[q], local.density[q], ids, distances);
       continue;
     }
-    char*& b = to[points.qryRank[q]];
+    char*& b = back.cursor[points.qryRank[q]];
     putField(b, points.qryIndex[q]);
     putField(b, local.smoothingLength[q]);
     putField(b, local.density[q]);
@@ -374,7 +364,7 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
     for (int j = 0; distances && j < k; ++j)
       putField(b, distances[j]);
   }
-  const auto got = comm.allToAll(back);
+  const auto got = comm.allToAll(back.send);
   std::vector<GlobalId> ids(wanted.neighborIds ? k : 0);
   std::vector<T> distances(wanted.neighborDistances ? k : 0);
   for (const auto& part : got)

@@ -15,17 +15,6 @@
 #include "../tests/ThreadCommunicator.h"
 #include "jz/Distributed.h"
 
-namespace
-{
-double counter(const jz::RunInfo& info, const std::string& name)
-{
-  for (const auto& c : info.counters)
-    if (c.first == name)
-      return c.second;
-  return 0;
-}
-} // namespace
-
 int main(int argc, char** argv)
 {
   const int ranks = argc > 1 ? std::atoi(argv[1]) : 8;
@@ -70,8 +59,8 @@ int main(int argc, char** argv)
       if (runKnn)
       {
         ki = jz::computeKnnDistributed(kp, out, comm, jz::Backend::CPU, one);
-        knnGhosts[r] = counter(ki, "ghost sources received");
-        local[r] = counter(ki, "local sources");
+        knnGhosts[r] = ki.counter("ghost sources received");
+        local[r] = ki.counter("local sources");
       }
       jz::FofProblem<float> fp;
       fp.points = mine.data();
@@ -85,8 +74,8 @@ int main(int argc, char** argv)
       {
         fi = jz::computeFofDistributed(
           fp, jz::FofDistributedOptions(), res, comm, jz::Backend::CPU, one);
-        fofGhosts[r] = counter(fi, "ghost points received");
-        local[r] = counter(fi, "local points");
+        fofGhosts[r] = fi.counter("ghost points received");
+        local[r] = fi.counter("local points");
       }
       if (r == 0 && std::getenv("JZ_STAGES"))
       {

@@ -22,14 +22,6 @@
 
 namespace
 {
-double counter(const jz::RunInfo& info, const std::string& name)
-{
-  for (const auto& c : info.counters)
-    if (c.first == name)
-      return c.second;
-  return 0;
-}
-
 std::vector<std::string> split(const std::string& s)
 {
   std::vector<std::string> out;
@@ -135,7 +127,7 @@ int main(int argc, char** argv)
       {
         for (int c = 0; c < 4; ++c)
         {
-          const double v = counter(infos[r], names[c]);
+          const double v = infos[r].counter(names[c]);
           mean[c] += v / ranks;
           most[c] = std::max(most[c], v);
         }

@@ -62,5 +62,14 @@ struct RunInfo
   std::vector<std::pair<std::string, double>> stageSeconds;
   // Communication/work counters, e.g. interaction list sizes.
   std::vector<std::pair<std::string, double>> counters;
+
+  // The counter of that name, 0 when the run did not record it.
+  double counter(const std::string& name) const
+  {
+    for (const auto& c : counters)
+      if (c.first == name)
+        return c.second;
+    return 0;
+  }
 };
 } // namespace jz

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "KnnCandidates.h"
@@ -25,6 +27,17 @@
 
 namespace jz
 {
+// Whether a reducer can warm the output slots of a query (prefetch(q)).
+template <class Reduce, class = void>
+struct KnnReducePrefetches : std::false_type
+{
+};
+template <class Reduce>
+struct KnnReducePrefetches<Reduce,
+  std::void_t<decltype(std::declval<const Reduce&>().prefetch(Index()))>> : std::true_type
+{
+};
+
 template <class T, class Metric, class Reduce>
 class KnnLeafSearch : public KnnNodePolicy<T, Metric>
 {
@@ -69,6 +82,9 @@ public:
         ++q0, --nq;
       nq = std::min<Index>(nq, 1);
     }
+    if constexpr (KnnReducePrefetches<Reduce>::value)
+      for (Index q = leafQ0; q < leafQ0 + leafNq; ++q)
+        reduce_.prefetch(q);
     Scratch& s = scratch_.mine();
     s.reserve(nq);
     initQueries(c, q0, nq, s);

@@ -88,9 +88,21 @@ public:
     Scratch& s = scratch_.mine();
     s.reserve(nq);
     initQueries(c, q0, nq, s);
-    collectVisits(c, nq, s);
-    std::size_t next = chooseSeed(c, s);
-    seedQueries(q0, nq, s);
+    std::size_t next = 0;
+    if (seedCount(c) >= seedSize())
+    {
+      // The own leaf is the whole seed: seeded first, its bound (far below
+      // FindRmax's) then picks the visits.
+      s.seed.assign(1, c);
+      seedQueries(q0, nq, s);
+      collectVisits(c, nq, s);
+    }
+    else
+    {
+      collectVisits(c, nq, s);
+      next = chooseSeed(c, s);
+      seedQueries(q0, nq, s);
+    }
     double leafBound2 = s.maxBound2(nq);
     orderVisitsWithin(next, leafBound2, s);
     for (const std::uint64_t packed : s.visitOrder)
@@ -317,35 +329,21 @@ private:
     const Index k = Index(this->k_);
     if (n >= k && guess < std::numeric_limits<T>::max())
     {
-      Index within = countWithin(d2, n, guess);
+      Index within = countAtMost(d2, n, guess);
       for (int grow = 0; grow < 3 && within < k && guess > T(0); ++grow)
       {
         guess *= T(1.5);
-        within = countWithin(d2, n, guess);
+        within = countAtMost(d2, n, guess);
       }
       if (within >= k && guess < std::numeric_limits<T>::max())
       {
         const T cut = filterOf(margin_.widen(double(guess)) * (1 + kBoundSlack));
-        Index m = 0;
-        for (Index i = 0; i < n; ++i)
-        {
-          s.cutD2[m] = d2[i];
-          s.cutSrc[m] = src[i];
-          m += d2[i] <= cut ? 1 : 0;
-        }
-        d2 = s.cutD2.data(), src = s.cutSrc.data(), n = m;
+        n = packAtMost(d2, src, n, cut, s.cutD2.data(), s.cutSrc.data());
+        d2 = s.cutD2.data(), src = s.cutSrc.data();
       }
     }
     rankOrder(d2, n, s.seedOrder.data());
     return Ranked{ d2, src, s.seedOrder.data(), n };
-  }
-
-  static Index countWithin(const T* d2, Index n, T bound)
-  {
-    Index within = 0;
-    for (Index i = 0; i < n; ++i)
-      within += d2[i] <= bound ? 1 : 0;
-    return within;
   }
 
   // How many of a source leaf's points can be neighbours: a run of

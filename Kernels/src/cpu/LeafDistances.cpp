@@ -4,6 +4,8 @@
 // (FilterMargin); exact double distances decide, so results are identical.
 #include "LeafDistances.h"
 
+#include <cstdint>
+
 #if defined(__x86_64__) || defined(__i386__)
 #define JZ_X86_AVX2 1
 #include <immintrin.h>
@@ -270,7 +272,7 @@ __attribute__((target("avx2,fma,bmi"))) Index nearBoxAvx2(const T* xs, const T* 
 bool haveAvx2()
 {
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-    __builtin_cpu_supports("bmi");
+    __builtin_cpu_supports("bmi") && __builtin_cpu_supports("popcnt");
   return yes;
 }
 #endif
@@ -366,6 +368,121 @@ JZ_TARGET_CLONES void leafDistances2(const double* xs, const double* ys, const d
     distancesAll<double, true>(xs, ys, zs, n, p, periods, out);
   else
     distancesAll<double, false>(xs, ys, zs, n, p, periods, out);
+}
+
+namespace
+{
+template <class T>
+Index countScalar(const T* d, Index n, T bound)
+{
+  Index within = 0;
+  for (Index i = 0; i < n; ++i)
+    within += d[i] <= bound ? 1 : 0;
+  return within;
+}
+
+template <class T>
+Index packScalar(const T* d, const Index* src, Index n, T bound, T* outD, Index* outSrc)
+{
+  Index m = 0;
+  for (Index i = 0; i < n; ++i)
+  {
+    outD[m] = d[i];
+    outSrc[m] = src[i];
+    m += d[i] <= bound ? 1 : 0;
+  }
+  return m;
+}
+
+#if JZ_X86_AVX2
+// For each 8-bit lane mask, the lanes it selects moved to the front: lane
+// numbers of 3 bits, the r-th selected at bits 3r.
+struct PackPermutations
+{
+  std::uint32_t lanes[256];
+  constexpr PackPermutations()
+    : lanes()
+  {
+    for (unsigned mask = 0; mask < 256; ++mask)
+    {
+      std::uint32_t packed = 0;
+      for (unsigned lane = 0, r = 0; lane < 8; ++lane)
+        if (mask >> lane & 1)
+          packed |= lane << (3 * r++);
+      lanes[mask] = packed;
+    }
+  }
+};
+constexpr PackPermutations kPack;
+
+// Lanes i < n of d (padding lanes past n never count).
+__attribute__((target("avx2,popcnt"))) inline unsigned maskAtMost(
+  const float* d, Index i, Index n, __m256 bound)
+{
+  unsigned mask =
+    unsigned(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(d + i), bound, _CMP_LE_OQ)));
+  return n - i < 8 ? mask & ((1u << (n - i)) - 1) : mask;
+}
+
+__attribute__((target("avx2,popcnt"))) Index countAvx2(const float* d, Index n, float bound)
+{
+  const __m256 b = _mm256_set1_ps(bound);
+  Index within = 0;
+  for (Index i = 0; i < n; i += 8)
+    within += Index(__builtin_popcount(maskAtMost(d, i, n, b)));
+  return within;
+}
+
+__attribute__((target("avx2,popcnt"))) Index packAvx2(
+  const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc)
+{
+  const __m256 b = _mm256_set1_ps(bound);
+  const __m256i shifts = _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
+  const __m256i seven = _mm256_set1_epi32(7);
+  Index m = 0;
+  for (Index i = 0; i < n; i += 8)
+  {
+    const unsigned mask = maskAtMost(d, i, n, b);
+    const __m256i perm =
+      _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(kPack.lanes[mask])), shifts), seven);
+    _mm256_storeu_ps(outD + m, _mm256_permutevar8x32_ps(_mm256_loadu_ps(d + i), perm));
+    const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    _mm256_storeu_si256(
+      reinterpret_cast<__m256i*>(outSrc + m), _mm256_permutevar8x32_epi32(s, perm));
+    m += Index(__builtin_popcount(mask));
+  }
+  return m;
+}
+#endif
+} // namespace
+
+Index countAtMost(const float* d, Index n, float bound)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return countAvx2(d, n, bound);
+#endif
+  return countScalar(d, n, bound);
+}
+
+Index countAtMost(const double* d, Index n, double bound)
+{
+  return countScalar(d, n, bound);
+}
+
+Index packAtMost(const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return packAvx2(d, src, n, bound, outD, outSrc);
+#endif
+  return packScalar(d, src, n, bound, outD, outSrc);
+}
+
+Index packAtMost(
+  const double* d, const Index* src, Index n, double bound, double* outD, Index* outSrc)
+{
+  return packScalar(d, src, n, bound, outD, outSrc);
 }
 
 namespace

@@ -40,6 +40,17 @@ void leafDistances2(const float* xs, const float* ys, const float* zs, Index n, 
 void leafDistances2(const double* xs, const double* ys, const double* zs, Index n, const double* p,
   const double* periods, double* out);
 
+// How many of d[i], i < n, are <= bound.
+Index countAtMost(const float* d, Index n, float bound);
+Index countAtMost(const double* d, Index n, double bound);
+
+// Copies the entries i < n with d[i] <= bound to outD/outSrc, in order;
+// returns how many. Inputs are read and outputs written up to 8 past n.
+Index packAtMost(
+  const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc);
+Index packAtMost(
+  const double* d, const Index* src, Index n, double bound, double* outD, Index* outSrc);
+
 // order[r] = the index i < n of rank r in the order (d[i], i): a counting
 // sort without branches (n^2 comparisons; for the few dozen of a leaf).
 // d must have room up to a multiple of 8 past n (padded here).

@@ -148,6 +148,9 @@ private:
     std::vector<T> survivorD2;
     std::vector<double> rankedD2;
     std::vector<Index> rankedSrc;
+    // The last seeded query's K-th pre-filter distance: the next query's
+    // first guess (rankSeed), across leaves too (the next leaf is near).
+    T guess = std::numeric_limits<T>::max();
     void reserve(Index nq)
     {
       if (bound2.size() < nq)
@@ -274,7 +277,7 @@ private:
       for (Index i = 0, m = seedCount(leaf); i < m; ++i)
         s.seedSrc[n++] = s0 + i;
     }
-    T guess = std::numeric_limits<T>::max();
+    T guess = s.guess;
     for (Index q = 0; q < nq; ++q)
     {
       if (isSourceOnly(q0 + q))
@@ -307,6 +310,7 @@ private:
           offer(q, p, d2, seed.src[i], s);
       }
     }
+    s.guess = guess;
   }
 
   struct Ranked
@@ -318,8 +322,9 @@ private:
   };
 
   // The seed's n candidates (seedD2, seedSrc) ranked; when at least K lie
-  // within `guess` (the previous query's K-th: queries of a leaf are close;
-  // grown a little while fewer lie within it), only those within its
+  // within `guess` (the previous query's K-th: queries of a leaf, and
+  // consecutive leaves, are close; grown a little while fewer lie within
+  // it, then more), only those within its
   // filter, a prefix of the ranking of all that holds every candidate the
   // query's filter can pass (filterOf is monotone). The ranking costs n^2.
   Ranked rankSeed(Index n, T guess, Scratch& s) const
@@ -330,10 +335,18 @@ private:
     if (n >= k && guess < std::numeric_limits<T>::max())
     {
       Index within = countAtMost(d2, n, guess);
-      for (int grow = 0; grow < 3 && within < k && guess > T(0); ++grow)
+      for (int grow = 0; grow < 6 && within < k && guess > T(0); ++grow)
       {
-        guess *= T(1.5);
+        guess *= grow < 3 ? T(1.5) : T(4);
         within = countAtMost(d2, n, guess);
+      }
+      for (int shrink = 0; shrink < 2 && within > k + k / 2; ++shrink)
+      {
+        const T smaller = guess * T(0.7);
+        const Index w = countAtMost(d2, n, smaller);
+        if (w < k)
+          break;
+        guess = smaller, within = w;
       }
       if (within >= k && guess < std::numeric_limits<T>::max())
       {

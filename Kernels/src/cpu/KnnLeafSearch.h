@@ -63,9 +63,14 @@ public:
   }
 
   // The engine hands a parent's view here before its leaves: kept for them.
+  // FindRmax is skipped for leaves that all seed themselves (consumeLeaf):
+  // their seeds bound every query, and without leaf lists nothing else
+  // reads a leaf's radius (it stays infinite).
   double beginParent(const ParentView& parent)
   {
     scratch_.mine().parent = parent;
+    if (parent.plane == 0 && allSeedThemselves(parent))
+      return kInfinity;
     return Base::beginParent(parent);
   }
 
@@ -173,6 +178,15 @@ private:
   bool isSourceOnly(Index sortedQuery) const
   {
     return this->tree_.queryPoints().inputIndex[sortedQuery] >= queryLimit_;
+  }
+
+  bool allSeedThemselves(const ParentView& parent) const
+  {
+    const TreePlane<T>& plane = this->tree_.planes[0];
+    for (Index c = parent.childBegin; c < parent.childEnd; ++c)
+      if (plane.numQueries(c) > 0 && seedCount(c) < seedSize())
+        return false;
+    return true;
   }
 
   // Sources in a leaf's seed: twice K gives a K-th bound close to the final

@@ -440,7 +440,8 @@ private:
   // Query q (at p)'s candidate source at pre-filter distance d2: kept if it may be
   // among the K nearest. Past the K-th, the K-th pre-filter distance bounds
   // the exact K-th (widened), and that bound the filter (widened again).
-  void offer(Index q, const T* p, T d2, Index source, Scratch& s) const
+  __attribute__((always_inline)) void offer(
+    Index q, const T* p, T d2, Index source, Scratch& s) const
   {
     if (!(d2 <= s.filter2[q]))
       return; // the filter tightened since the leaf's scan
@@ -460,7 +461,7 @@ private:
     s.lists.trim(q, k, s.filter2[q]);
   }
 
-  void tighten(Index q, double bound2, Scratch& s) const
+  __attribute__((always_inline)) void tighten(Index q, double bound2, Scratch& s) const
   {
     if (bound2 < s.bound2[q])
     {

@@ -14,6 +14,7 @@
 //     times it.
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,10 +23,10 @@
 
 #include "StageTimer.h"
 #include "cpu/GravityKernelsCpu.h"
+#include "cpu/PotentialCentreBounds.h"
 #include "cpu/RangeCollectPolicy.h"
 #include "cpu/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
-#include "jz/Gravity.h"
 #include "jz/HaloProperties.h"
 #include "jz/Validate.h"
 #include "walk/BoxMetric.h"
@@ -97,66 +98,77 @@ double directSum(const MemberArrays& a, std::vector<double>& mass, std::size_t i
   const double own = mass[i];
   mass[i] = 0;
   const double q[3] = { a.x[i], a.y[i], a.z[i] };
-  GravitySum sum;
-  sumDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2, sum);
+  const double u =
+    sumPotentialDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2);
   mass[i] = own;
-  return sum.u;
+  return u;
 }
 
 // The member with the lowest potential (ties: the smaller id; members are
-// sorted by id and unwrapped around the first).
-std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads)
+// sorted by id and unwrapped around the first): exact direct sums for every
+// member of a small group; for a larger one only for the candidates a branch
+// and bound leaves (PotentialCentreBounds.h), highest bound first, until the
+// next bound is below the best exact U by more than the bounds' margin.
+std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads,
+  PotentialCentreStats* stats)
 {
   const double eps2 = o.softening * o.softening;
   const double G = o.gravitationalConstant;
-  std::vector<double> phi(mem.size());
-  std::vector<std::size_t> candidates;
+  const MemberArrays arrays(mem);
+  std::vector<std::pair<double, std::size_t>> candidates;
   if (mem.size() <= kDirectCentreLimit)
   {
     for (std::size_t i = 0; i < mem.size(); ++i)
-      candidates.push_back(i);
+      candidates.emplace_back(kInfinity, i);
   }
   else
-  {
-    // Tree potentials pick the 64 lowest candidates; they are summed exactly.
-    std::vector<double> xyz(3 * mem.size()), m(mem.size());
-    for (std::size_t i = 0; i < mem.size(); ++i)
-    {
-      std::copy(mem[i].x, mem[i].x + 3, &xyz[3 * i]);
-      m[i] = mem[i].m;
-    }
-    GravityProblem<double> p;
-    p.sources = xyz.data();
-    p.numSources = mem.size();
-    p.sourceMasses = m.data();
-    p.softening = o.softening;
-    p.openingAngle = 0.8; // a ranking only: the candidates are summed exactly
-    p.gravitationalConstant = 1;
-    RunControl control;
-    control.numThreads = threads;
-    computeGravity(p, GravityResults{ phi.data(), nullptr }, Backend::CPU, control);
-    std::vector<std::size_t> order(mem.size());
-    for (std::size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    const std::size_t keep = std::min<std::size_t>(64, order.size());
-    std::partial_sort(order.begin(), order.begin() + keep, order.end(),
-      [&](std::size_t a, std::size_t b) { return phi[a] < phi[b] || (phi[a] == phi[b] && a < b); });
-    candidates.assign(order.begin(), order.begin() + keep);
-  }
-  const MemberArrays arrays(mem);
+    candidates = potentialCentreCandidates(
+      arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(), mem.size(), eps2, stats);
+  // Exact sums, the highest bound first (blocks of them in parallel for a
+  // team), until the next bound is below the best exact U by the margin.
   std::vector<double> exact(candidates.size());
-#pragma omp parallel num_threads(threads) if (threads > 1 && candidates.size() > 256)
+  std::size_t best = 0, done = 0;
+  double bestU = -kInfinity;
+  const std::size_t block = threads > 1 ? std::size_t(16 * threads) : 1;
+  std::vector<std::vector<double>> mass(std::size_t(std::max(1, threads)));
+  mass[0] = arrays.m;
+  while (done < candidates.size() && !(candidates[done].first < bestU * (1 - kCentreBoundMargin)))
   {
-    std::vector<double> mass = arrays.m;
+    const std::size_t end = std::min(candidates.size(), done + block);
+    if (end - done == 1)
+      exact[done] = directSum(arrays, mass[0], candidates[done].second, eps2);
+    else
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<double>& mine = mass[std::size_t(omp_get_thread_num())];
+      if (mine.empty())
+        mine = arrays.m;
 #pragma omp for
-    for (long long c = 0; c < (long long)candidates.size(); ++c)
-      exact[c] = -G * directSum(arrays, mass, candidates[c], eps2);
+      for (long long c = (long long)done; c < (long long)end; ++c)
+        exact[c] = directSum(arrays, mine, candidates[c].second, eps2);
+    }
+    for (std::size_t c = done; c < end; ++c)
+    {
+      const double phi = -G * exact[c], bestPhi = -G * exact[best];
+      if (c == 0 || phi < bestPhi ||
+        (phi == bestPhi && candidates[c].second < candidates[best].second))
+        best = c;
+      bestU = std::max(bestU, exact[c]);
+    }
+    done = end;
   }
-  std::size_t best = 0;
-  for (std::size_t c = 1; c < candidates.size(); ++c)
-    if (exact[c] < exact[best] || (exact[c] == exact[best] && candidates[c] < candidates[best]))
-      best = c;
-  return candidates[best];
+  if (stats && mem.size() > kDirectCentreLimit)
+    stats->exact += double(done);
+  return candidates[best].second;
+}
+
+// CPU seconds of the calling thread (where the centres' time goes, steady
+// under load; wall stage times come from StageTimer).
+double threadCpuSeconds()
+{
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
 // Groups above this many members are solved with all threads, one at a time.
@@ -196,22 +208,23 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     for (int k = 0; k < 3; ++k)
       length[k] = in.boxHi[k] - in.boxLo[k];
   // Small groups in parallel (one thread each), large ones with all threads.
-  std::vector<double> seconds(rows, 0.0); // per group (thread seconds; reported)
+  std::vector<double> seconds(rows, 0.0); // per group (thread CPU seconds; reported)
+  std::vector<PotentialCentreStats> stats(rows);
   auto solve = [&](std::size_t r, int teamThreads)
   {
     std::vector<Member>& mem = members[r];
     if (mem.empty())
       return;
-    const StageTimer clock(nullptr, "");
+    const double cpu0 = threadCpuSeconds();
     std::sort(mem.begin(), mem.end(), [](const Member& a, const Member& b) { return a.id < b.id; });
     std::vector<Member> unwrapped = mem;
     for (Member& mb : unwrapped)
       for (int k = 0; k < 3; ++k)
         mb.x[k] = mem[0].x[k] + nearestImageOffset(mb.x[k] - mem[0].x[k], length[k]);
-    const std::size_t b = mostBound(unwrapped, o, teamThreads);
+    const std::size_t b = mostBound(unwrapped, o, teamThreads, &stats[r]);
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
-    seconds[r] = clock.seconds();
+    seconds[r] = threadCpuSeconds() - cpu0;
   };
   // One thread per group, largest first so that no thread is left with a
   // big group at the end (a group per parallel region would leave the other
@@ -229,12 +242,25 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   for (std::size_t r = 0; r < rows; ++r)
     if (members[r].size() > kTeamCentreLimit)
       solve(r, threads);
-  // Where the time goes: the groups summed directly and the tree-ranked ones.
-  double direct = 0, ranked = 0;
+  // Where the time goes: the groups summed directly and the bounded ones.
+  double direct = 0, bounded = 0;
+  PotentialCentreStats sum;
   for (std::size_t r = 0; r < rows; ++r)
-    (members[r].size() <= kDirectCentreLimit ? direct : ranked) += seconds[r];
-  info.counters.emplace_back("centre ms direct groups", 1e3 * direct);
-  info.counters.emplace_back("centre ms tree-ranked groups", 1e3 * ranked);
+  {
+    (members[r].size() <= kDirectCentreLimit ? direct : bounded) += seconds[r];
+    sum.nodes += stats[r].nodes;
+    sum.leaves += stats[r].leaves;
+    sum.nearPairs += stats[r].nearPairs;
+    sum.exactNear += stats[r].exactNear;
+    sum.exact += stats[r].exact;
+  }
+  info.counters.emplace_back("centre CPU ms direct groups", 1e3 * direct);
+  info.counters.emplace_back("centre CPU ms bounded groups", 1e3 * bounded);
+  info.counters.emplace_back("centre bound nodes", sum.nodes);
+  info.counters.emplace_back("centre bound leaves", sum.leaves);
+  info.counters.emplace_back("centre near sums", sum.exactNear);
+  info.counters.emplace_back("centre near pairs", sum.nearPairs);
+  info.counters.emplace_back("centre exact sums", sum.exact);
 }
 
 // A few centres (the later SO rounds) scan every particle: cheaper than

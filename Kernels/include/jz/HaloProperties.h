@@ -76,9 +76,9 @@ struct HaloProperties
 };
 
 // Groups up to this size get exact direct-summation potentials for every
-// member; larger ones tree potentials (theta 0.8) to rank the members, and
-// the 64 lowest are then summed directly (the most bound is exact unless the
-// tree's error exceeds the gap to the 65th member).
+// member; larger ones only for the members a branch and bound over the
+// group's kd-tree cannot rule out (src/cpu/PotentialCentreBounds.h). Both
+// give the exact argmin.
 constexpr std::size_t kDirectCentreLimit = 2048;
 
 // Collective over comm. Throws Error on bad options (Delta <= 0, rho_ref <= 0,

@@ -36,6 +36,27 @@ void sumDirectCpu(const double* x, const double* y, const double* z, const doubl
     sum.g[2] += g2[l];
   }
 }
+JZ_GRAVITY_CLONES
+double sumPotentialDirectCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, const double* q, double eps2)
+{
+  double u[kGravityLanes] = {};
+  const double q0 = q[0], q1 = q[1], q2 = q[2];
+  for (std::size_t j0 = 0; j0 < n; j0 += kGravityLanes)
+    for (std::size_t l = 0; l < kGravityLanes; ++l)
+    {
+      const std::size_t j = j0 + l;
+      const double dx = x[j] - q0, dy = y[j] - q1, dz = z[j] - q2;
+      const double s2 = dx * dx + dy * dy + dz * dz + eps2;
+      const double inv = s2 > 0 ? 1.0 / std::sqrt(s2) : 0.0; // r = 0, eps = 0: skipped
+      u[l] += m[j] * inv;
+    }
+  double sum = 0;
+  for (std::size_t l = 0; l < kGravityLanes; ++l)
+    sum += u[l];
+  return sum;
+}
+
 namespace
 {
 // The power of two nearest above v (1 for v <= 0 or non-finite).

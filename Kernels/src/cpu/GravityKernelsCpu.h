@@ -69,6 +69,11 @@ constexpr std::size_t kGravityLanes = 8;
 void sumDirectCpu(const double* x, const double* y, const double* z, const double* m, std::size_t n,
   const double* q, double eps2, GravitySum& sum);
 
+// U alone of sumDirectCpu (the same terms and lanes, so the same bits as
+// its sum.u added to a zero sum).
+double sumPotentialDirectCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, const double* q, double eps2);
+
 // The direct sum with the pair terms in single precision (theta > 0): each
 // offset source - query is taken in double, scaled and rounded, so a close
 // pair far from the origin keeps its relative accuracy; per-lane float

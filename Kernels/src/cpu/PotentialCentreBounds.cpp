@@ -1,0 +1,467 @@
+// Branch and bound over a kd-tree of one group's members for the largest
+// U(x) = sum_{j != x} m_j / sqrt(|x - x_j|^2 + eps^2) (PotentialCentreBounds.h).
+//
+// Every target node B carries a bound of the sources it has accepted, valid
+// for every x in B's box:
+//   U_F(x) in [A + g.(x - b) - E, A + g.(x - b) + E],
+// b the box centre, A = sum_S M_S f(b - c_S), g = sum_S M_S grad f(b - c_S),
+// f(D) = (|D|^2 + eps^2)^(-1/2), c_S the source's centre of mass, and
+// E = sum_S (M_S r_B^2 + Q_S) / s_S^3, r_B B's half diagonal, Q_S =
+// sum_{j in S} m_j |x_j - c_S|^2, s_S^2 = dmin(B, S)^2 + eps^2 (box to box).
+// Proof: with D = b - c_S and d_j = (x - b) - (x_j - c_S), Taylor gives
+// f(D + d_j) = f(D) + grad f(D).d_j + R_j, |R_j| <= |d_j|^2 max|H| / 2, and the
+// Hessian of f has norm <= 2 / (r^2 + eps^2)^(3/2) (eigenvalues (2r^2 -
+// eps^2) / (r^2 + eps^2)^(5/2) and -1 / (r^2 + eps^2)^(3/2)), taken on the
+// segment D + t d_j, a difference of points of the two boxes, so r >= dmin.
+// Summed with the masses, sum m_j (x_j - c_S) = 0 removes the cross terms:
+// sum m_j d_j = M_S (x - b) and sum m_j |d_j|^2 = M_S |x - b|^2 + Q_S.
+// The bound holds for any disjoint boxes; a source is accepted where its E_S
+// is at most kBoundTheta M_S / |b - c_S| (a choice of slack, not of
+// validity). Sources not (yet) accepted add at most M_S / s_S (0 to a lower
+// bound). Children inherit the form, re-centred (exact algebra).
+//
+// Discard rule: a node whose upper bound over its box is below L (1 -
+// margin), L the best lower bound of one member's U, holds no member within
+// the margin of the maximum, since that maximum is >= L. Leaves whose bound
+// survives sum their near sources per member (the same formula as the exact
+// sums), and every member whose upper bound reaches L (1 - margin) is a
+// candidate. Nodes are bounded best first (largest upper bound), so the
+// centre is reached, and L raised, before the outskirts are looked at.
+#include "PotentialCentreBounds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <queue>
+
+namespace jz
+{
+namespace
+{
+constexpr std::size_t kLeafSize = 8;
+constexpr std::size_t kLanes = 8;
+// A source is accepted when its slack E_S is at most this part of M_S / |b - c_S|.
+constexpr double kBoundTheta = 0.3;
+
+struct BoundNode
+{
+  double lo[3], hi[3]; // box, widened by the coordinates' rounding
+  double com[3], mass, q;
+  double rCom; // largest distance from com to the box
+  std::uint32_t begin, end;
+  std::int32_t left = -1, right = -1;
+  bool leaf() const { return left < 0; }
+};
+
+struct Task
+{
+  double key; // an upper bound of U over the node (the parent's)
+  std::int32_t node;
+  double a, g[3], e; // the accepted sources' form, about the node's box centre
+  std::size_t listBegin, listEnd;
+  bool operator<(const Task& o) const { return key < o.key; }
+};
+
+struct Geometry
+{
+  double centre[3], half[3], radius;
+};
+
+Geometry geometry(const BoundNode& nd)
+{
+  Geometry g;
+  double r2 = 0;
+  for (int k = 0; k < 3; ++k)
+  {
+    g.centre[k] = 0.5 * (nd.lo[k] + nd.hi[k]);
+    g.half[k] = 0.5 * (nd.hi[k] - nd.lo[k]);
+    r2 += g.half[k] * g.half[k];
+  }
+  g.radius = std::sqrt(r2);
+  return g;
+}
+
+double boxGap2(const BoundNode& a, const BoundNode& b)
+{
+  double d2 = 0;
+  for (int k = 0; k < 3; ++k)
+  {
+    const double d = std::max({ 0.0, a.lo[k] - b.hi[k], b.lo[k] - a.hi[k] });
+    d2 += d * d;
+  }
+  return d2;
+}
+
+class CentreSearch
+{
+public:
+  CentreSearch(
+    const double* x, const double* y, const double* z, const double* m, std::size_t n, double eps2)
+    : n_(n)
+    , eps2_(eps2)
+    , m_(m)
+  {
+    // Shifted to the first member: the bounds' geometry keeps its relative
+    // accuracy at any offset; the per-member sums use the coordinates as given.
+    order_.resize(n);
+    xs_.resize(3 * n);
+    double extent = 0;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      order_[i] = i;
+      const double p[3] = { x[i] - x[0], y[i] - y[0], z[i] - z[0] };
+      for (int k = 0; k < 3; ++k)
+      {
+        xs_[3 * i + k] = p[k];
+        extent = std::max(extent, std::abs(p[k]));
+      }
+    }
+    // Each shifted coordinate is off by <= 2^-53 |p|; boxes are widened by
+    // more, and sources closer than kFloor are never accepted.
+    slack_ = 4 * std::numeric_limits<double>::epsilon() * extent;
+    floor2_ = (1e6 * slack_) * (1e6 * slack_);
+    nodes_.reserve(2 * n / kLeafSize + 2);
+    build(0, n);
+    // Members in tree order for the per-member sums.
+    tx_.resize(n);
+    ty_.resize(n);
+    tz_.resize(n);
+    tm_.resize(n);
+    for (std::size_t t = 0; t < n; ++t)
+    {
+      const std::size_t i = order_[t];
+      tx_[t] = x[i];
+      ty_[t] = y[i];
+      tz_[t] = z[i];
+      tm_[t] = m[i];
+    }
+  }
+
+  std::vector<std::pair<double, std::size_t>> run(PotentialCentreStats* stats);
+
+private:
+  std::int32_t build(std::size_t begin, std::size_t end);
+  void accept(const BoundNode& s, const Geometry& gb, double gap2, Task& t) const;
+  void evaluateLeaf(
+    const BoundNode& b, const Task& t, const Geometry& gb, const std::vector<std::int32_t>& near);
+  void gatherNear(const std::vector<std::int32_t>& near);
+  double nearSum(const double* q, std::uint32_t p) const;
+
+  std::size_t n_;
+  double eps2_;
+  const double* m_;
+  double slack_ = 0, floor2_ = 0;
+  std::vector<std::size_t> order_; // tree position -> input index
+  std::vector<double> xs_;         // shifted, in input order
+  std::vector<double> tx_, ty_, tz_, tm_;
+  std::vector<double> nx_, ny_, nz_, nm_; // a leaf's near members
+  std::vector<std::uint32_t> nt_;         // their tree positions
+  std::vector<BoundNode> nodes_;
+  double best_ = 0; // lower bound of max U
+  std::vector<std::pair<double, std::size_t>> candidates_;
+  PotentialCentreStats stats_;
+};
+
+std::int32_t CentreSearch::build(std::size_t begin, std::size_t end)
+{
+  const std::int32_t id = std::int32_t(nodes_.size());
+  nodes_.emplace_back();
+  BoundNode nd;
+  nd.begin = std::uint32_t(begin);
+  nd.end = std::uint32_t(end);
+  for (int k = 0; k < 3; ++k)
+  {
+    nd.lo[k] = std::numeric_limits<double>::infinity();
+    nd.hi[k] = -std::numeric_limits<double>::infinity();
+  }
+  for (std::size_t t = begin; t < end; ++t)
+    for (int k = 0; k < 3; ++k)
+    {
+      const double v = xs_[3 * order_[t] + k];
+      nd.lo[k] = std::min(nd.lo[k], v);
+      nd.hi[k] = std::max(nd.hi[k], v);
+    }
+  int axis = 0;
+  for (int k = 1; k < 3; ++k)
+    if (nd.hi[k] - nd.lo[k] > nd.hi[axis] - nd.lo[axis])
+      axis = k;
+  if (end - begin > kLeafSize && nd.hi[axis] > nd.lo[axis])
+  {
+    const std::size_t mid = begin + (end - begin) / 2;
+    std::nth_element(order_.begin() + std::ptrdiff_t(begin), order_.begin() + std::ptrdiff_t(mid),
+      order_.begin() + std::ptrdiff_t(end),
+      [&](std::size_t a, std::size_t b) { return xs_[3 * a + axis] < xs_[3 * b + axis]; });
+    nd.left = build(begin, mid);
+    nd.right = build(mid, end);
+  }
+  // Mass, centre of mass (about the box centre) and second moment: of the
+  // members for a leaf, of the children's (parallel axes) otherwise.
+  double c[3], sum[3] = { 0, 0, 0 };
+  for (int k = 0; k < 3; ++k)
+    c[k] = 0.5 * (nd.lo[k] + nd.hi[k]);
+  nd.mass = 0;
+  nd.q = 0;
+  if (nd.left < 0)
+  {
+    for (std::size_t t = begin; t < end; ++t)
+    {
+      const std::size_t i = order_[t];
+      nd.mass += m_[i];
+      for (int k = 0; k < 3; ++k)
+        sum[k] += m_[i] * (xs_[3 * i + k] - c[k]);
+    }
+    for (int k = 0; k < 3; ++k)
+      nd.com[k] = nd.mass > 0 ? c[k] + sum[k] / nd.mass : c[k];
+    for (std::size_t t = begin; t < end; ++t)
+    {
+      const std::size_t i = order_[t];
+      for (int k = 0; k < 3; ++k)
+        nd.q += m_[i] * (xs_[3 * i + k] - nd.com[k]) * (xs_[3 * i + k] - nd.com[k]);
+    }
+  }
+  else
+  {
+    const BoundNode* kids[2] = { &nodes_[std::size_t(nd.left)], &nodes_[std::size_t(nd.right)] };
+    for (const BoundNode* kid : kids)
+    {
+      nd.mass += kid->mass;
+      for (int k = 0; k < 3; ++k)
+        sum[k] += kid->mass * (kid->com[k] - c[k]);
+    }
+    for (int k = 0; k < 3; ++k)
+      nd.com[k] = nd.mass > 0 ? c[k] + sum[k] / nd.mass : c[k];
+    for (const BoundNode* kid : kids)
+    {
+      nd.q += kid->q;
+      for (int k = 0; k < 3; ++k)
+        nd.q += kid->mass * (kid->com[k] - nd.com[k]) * (kid->com[k] - nd.com[k]);
+    }
+  }
+  double rCom2 = 0;
+  for (int k = 0; k < 3; ++k)
+  {
+    nd.lo[k] -= slack_;
+    nd.hi[k] += slack_;
+    const double d = std::max(nd.com[k] - nd.lo[k], nd.hi[k] - nd.com[k]);
+    rCom2 += d * d;
+  }
+  nd.rCom = std::sqrt(rCom2);
+  nd.q *= 1 + 1e-12;
+  nodes_[id] = nd;
+  return id;
+}
+
+// Adds source s to the form of target t (box geometry gb, gap^2 to s).
+void CentreSearch::accept(const BoundNode& s, const Geometry& gb, double gap2, Task& t) const
+{
+  double d[3], r2 = eps2_;
+  for (int k = 0; k < 3; ++k)
+  {
+    d[k] = gb.centre[k] - s.com[k];
+    r2 += d[k] * d[k];
+  }
+  const double inv = 1 / std::sqrt(r2);
+  const double mi = s.mass * inv;
+  t.a += mi;
+  for (int k = 0; k < 3; ++k)
+    t.g[k] -= mi * inv * inv * d[k];
+  const double s2 = gap2 + eps2_;
+  t.e += (s.mass * gb.radius * gb.radius + s.q) / (s2 * std::sqrt(s2));
+}
+
+// Per-member bounds of a leaf: the accepted sources by the form; the near
+// ones first bounded by M_S / s with s from the member to S's box (its own
+// leaf summed), and where that still reaches the best, summed directly (the
+// same terms as the exact sums, self left out).
+void CentreSearch::evaluateLeaf(
+  const BoundNode& b, const Task& t, const Geometry& gb, const std::vector<std::int32_t>& near)
+{
+  ++stats_.leaves;
+  const double keep = 1 - kCentreBoundMargin;
+  bool gathered = false;
+  for (std::uint32_t p = b.begin; p < b.end; ++p)
+  {
+    const std::size_t i = order_[p];
+    const double q[3] = { tx_[p], ty_[p], tz_[p] };
+    const double qs[3] = { xs_[3 * i], xs_[3 * i + 1], xs_[3 * i + 2] };
+    double lin = t.a;
+    for (int k = 0; k < 3; ++k)
+      lin += t.g[k] * (qs[k] - gb.centre[k]);
+    double own = 0;
+    for (std::uint32_t j = b.begin; j < b.end; ++j)
+    {
+      const double dx = tx_[j] - q[0], dy = ty_[j] - q[1], dz = tz_[j] - q[2];
+      const double s2 = dx * dx + dy * dy + dz * dz + eps2_;
+      own += (j != p && s2 > 0) ? tm_[j] / std::sqrt(s2) : 0.0;
+    }
+    double coarse = own;
+    for (const std::int32_t sId : near)
+    {
+      const BoundNode& s = nodes_[std::size_t(sId)];
+      if (&s == &b)
+        continue;
+      double g2 = eps2_;
+      for (int k = 0; k < 3; ++k)
+      {
+        const double d = std::max({ 0.0, s.lo[k] - qs[k], qs[k] - s.hi[k] });
+        g2 += d * d;
+      }
+      coarse += g2 > 0 ? s.mass / std::sqrt(g2) : std::numeric_limits<double>::infinity();
+    }
+    if (coarse + lin + t.e < best_ * keep)
+      continue;
+    if (!gathered)
+    {
+      gatherNear(near);
+      gathered = true;
+    }
+    ++stats_.exactNear;
+    stats_.nearPairs += double(nx_.size());
+    const double u = nearSum(q, p);
+    best_ = std::max(best_, u + lin - t.e);
+    candidates_.emplace_back(u + lin + t.e, i);
+  }
+}
+
+// The near leaves' members, padded with massless points to whole lanes.
+void CentreSearch::gatherNear(const std::vector<std::int32_t>& near)
+{
+  nx_.clear();
+  ny_.clear();
+  nz_.clear();
+  nm_.clear();
+  nt_.clear();
+  for (const std::int32_t sId : near)
+  {
+    const BoundNode& s = nodes_[std::size_t(sId)];
+    for (std::uint32_t j = s.begin; j < s.end; ++j)
+    {
+      nx_.push_back(tx_[j]);
+      ny_.push_back(ty_[j]);
+      nz_.push_back(tz_[j]);
+      nm_.push_back(tm_[j]);
+      nt_.push_back(j);
+    }
+  }
+  while (nx_.size() % kLanes)
+  {
+    nx_.push_back(0);
+    ny_.push_back(0);
+    nz_.push_back(0);
+    nm_.push_back(0);
+    nt_.push_back(std::uint32_t(-1));
+  }
+}
+
+// sum over the gathered members j != p of m_j / sqrt(r^2 + eps^2), in lanes.
+double CentreSearch::nearSum(const double* q, std::uint32_t p) const
+{
+  double lane[kLanes] = {};
+  for (std::size_t j0 = 0; j0 < nx_.size(); j0 += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l)
+    {
+      const std::size_t j = j0 + l;
+      const double dx = nx_[j] - q[0], dy = ny_[j] - q[1], dz = nz_[j] - q[2];
+      const double s2 = dx * dx + dy * dy + dz * dz + eps2_;
+      const double w = (nt_[j] != p && s2 > 0) ? nm_[j] : 0.0;
+      lane[l] += w / std::sqrt(s2 > 0 ? s2 : 1.0);
+    }
+  double u = 0;
+  for (std::size_t l = 0; l < kLanes; ++l)
+    u += lane[l];
+  return u;
+}
+
+std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreStats* stats)
+{
+  std::vector<std::int32_t> lists{ 0 }; // the source lists of pending tasks
+  std::priority_queue<Task> queue;
+  queue.push(Task{ std::numeric_limits<double>::infinity(), 0, 0, { 0, 0, 0 }, 0, 0, 1 });
+  std::vector<std::int32_t> work, kept;
+  const double keep = 1 - kCentreBoundMargin;
+  while (!queue.empty() && queue.top().key >= best_ * keep)
+  {
+    Task t = queue.top();
+    queue.pop();
+    const BoundNode& b = nodes_[std::size_t(t.node)];
+    const Geometry gb = geometry(b);
+    ++stats_.nodes;
+    work.assign(
+      lists.begin() + std::ptrdiff_t(t.listBegin), lists.begin() + std::ptrdiff_t(t.listEnd));
+    kept.clear();
+    double open = 0; // sources kept: at most M_S / s_S each
+    while (!work.empty())
+    {
+      const std::int32_t sId = work.back();
+      work.pop_back();
+      const BoundNode& s = nodes_[std::size_t(sId)];
+      const double gap2 = boxGap2(b, s);
+      double c2 = 0;
+      for (int k = 0; k < 3; ++k)
+        c2 += (gb.centre[k] - s.com[k]) * (gb.centre[k] - s.com[k]);
+      const double s2 = gap2 + eps2_;
+      const double spread = gb.radius * gb.radius + (s.mass > 0 ? s.q / s.mass : 0.0);
+      if (gap2 > floor2_ &&
+        spread * spread * (c2 + eps2_) < kBoundTheta * kBoundTheta * s2 * s2 * s2)
+        accept(s, gb, gap2, t);
+      else if (!s.leaf() && (b.leaf() || s.rCom >= gb.radius))
+      {
+        work.push_back(s.left);
+        work.push_back(s.right);
+      }
+      else
+      {
+        kept.push_back(sId);
+        const double s2 = gap2 + eps2_;
+        open += s2 > 0 ? s.mass / std::sqrt(s2) : std::numeric_limits<double>::infinity();
+      }
+    }
+    double upper = t.a + t.e + open;
+    for (int k = 0; k < 3; ++k)
+      upper += std::abs(t.g[k]) * gb.half[k];
+    if (upper < best_ * keep)
+      continue;
+    if (b.leaf())
+    {
+      evaluateLeaf(b, t, gb, kept);
+      continue;
+    }
+    const std::size_t begin = lists.size();
+    lists.insert(lists.end(), kept.begin(), kept.end());
+    for (const std::int32_t c : { b.left, b.right })
+    {
+      const Geometry gc = geometry(nodes_[std::size_t(c)]);
+      Task child = t;
+      child.key = upper;
+      child.node = c;
+      for (int k = 0; k < 3; ++k)
+        child.a += t.g[k] * (gc.centre[k] - gb.centre[k]);
+      child.listBegin = begin;
+      child.listEnd = lists.size();
+      queue.push(child);
+    }
+  }
+  std::vector<std::pair<double, std::size_t>> out;
+  for (const auto& c : candidates_)
+    if (c.first >= best_ * keep)
+      out.push_back(c);
+  std::sort(out.begin(), out.end(),
+    [](const auto& a, const auto& b)
+    { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  if (stats)
+    *stats = stats_;
+  return out;
+}
+} // namespace
+
+std::vector<std::pair<double, std::size_t>> potentialCentreCandidates(const double* x,
+  const double* y, const double* z, const double* m, std::size_t n, double eps2,
+  PotentialCentreStats* stats)
+{
+  if (n == 0)
+    return {};
+  CentreSearch search(x, y, z, m, n, eps2);
+  return search.run(stats);
+}
+} // namespace jz

@@ -79,7 +79,7 @@ struct HaloProperties
 // member; larger ones only for the members a branch and bound over the
 // group's kd-tree cannot rule out (src/cpu/PotentialCentreBounds.h). Both
 // give the exact argmin.
-constexpr std::size_t kDirectCentreLimit = 2048;
+constexpr std::size_t kDirectCentreLimit = 4096;
 
 // Collective over comm. Throws Error on bad options (Delta <= 0, rho_ref <= 0,
 // eps < 0), the same on every rank.

@@ -48,7 +48,8 @@ struct BoundNode
 {
   double lo[3], hi[3]; // box, widened by the coordinates' rounding
   double com[3], mass, q;
-  double rCom; // largest distance from com to the box
+  double rCom;     // largest distance from com to the box
+  double qPerMass; // q / mass (0 when massless)
   std::uint32_t begin, end;
   std::int32_t left = -1, right = -1;
   bool leaf() const { return left < 0; }
@@ -91,6 +92,92 @@ double boxGap2(const BoundNode& a, const BoundNode& b)
     d2 += d * d;
   }
   return d2;
+}
+
+// The sources one target accepts or keeps, summed in lanes afterwards (the
+// square roots and divisions vectorize; one at a time they wait on each other).
+struct SourceBatch
+{
+  std::vector<double> cx, cy, cz, m, q, s2; // accepted
+  std::vector<double> keptMass, keptS2;
+  void clear()
+  {
+    for (auto* v : { &cx, &cy, &cz, &m, &q, &s2, &keptMass, &keptS2 })
+      v->clear();
+  }
+  void accept(const BoundNode& s, double gap2eps2)
+  {
+    cx.push_back(s.com[0]);
+    cy.push_back(s.com[1]);
+    cz.push_back(s.com[2]);
+    m.push_back(s.mass);
+    q.push_back(s.q);
+    s2.push_back(gap2eps2);
+  }
+  void keep(double mass, double gap2eps2)
+  {
+    keptMass.push_back(mass);
+    keptS2.push_back(gap2eps2);
+  }
+  // Adds the accepted sources to t's form (about gb's centre); returns the
+  // kept ones' sum of M_S / s_S (infinite when one has s_S = 0).
+  double apply(const Geometry& gb, double eps2, Task& t);
+};
+
+double SourceBatch::apply(const Geometry& gb, double eps2, Task& t)
+{
+  // Padding: massless sources one unit away.
+  while (m.size() % kLanes)
+  {
+    cx.push_back(gb.centre[0] + 1);
+    cy.push_back(gb.centre[1]);
+    cz.push_back(gb.centre[2]);
+    m.push_back(0);
+    q.push_back(0);
+    s2.push_back(1);
+  }
+  double a[kLanes] = {}, g0[kLanes] = {}, g1[kLanes] = {}, g2[kLanes] = {}, e[kLanes] = {};
+  const double r2b = gb.radius * gb.radius;
+  for (std::size_t i0 = 0; i0 < m.size(); i0 += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l)
+    {
+      const std::size_t i = i0 + l;
+      const double dx = gb.centre[0] - cx[i], dy = gb.centre[1] - cy[i], dz = gb.centre[2] - cz[i];
+      const double inv = 1 / std::sqrt(dx * dx + dy * dy + dz * dz + eps2);
+      const double mi = m[i] * inv, mi3 = mi * inv * inv;
+      a[l] += mi;
+      g0[l] -= mi3 * dx;
+      g1[l] -= mi3 * dy;
+      g2[l] -= mi3 * dz;
+      e[l] += (m[i] * r2b + q[i]) / (s2[i] * std::sqrt(s2[i]));
+    }
+  for (std::size_t l = 0; l < kLanes; ++l)
+  {
+    t.a += a[l];
+    t.g[0] += g0[l];
+    t.g[1] += g1[l];
+    t.g[2] += g2[l];
+    t.e += e[l];
+  }
+  double open[kLanes] = {};
+  bool touching = false;
+  while (keptMass.size() % kLanes)
+  {
+    keptMass.push_back(0);
+    keptS2.push_back(1);
+  }
+  for (std::size_t i0 = 0; i0 < keptMass.size(); i0 += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l)
+    {
+      const std::size_t i = i0 + l;
+      const bool zero = !(keptS2[i] > 0);
+      touching |= zero && keptMass[i] > 0;
+      open[l] += keptMass[i] / std::sqrt(zero ? 1.0 : keptS2[i]);
+    }
+  double sum = 0;
+  for (std::size_t l = 0; l < kLanes; ++l)
+    sum += open[l];
+  return touching ? std::numeric_limits<double>::infinity() : sum;
 }
 
 class CentreSearch
@@ -142,11 +229,11 @@ public:
 
 private:
   std::int32_t build(std::size_t begin, std::size_t end);
-  void accept(const BoundNode& s, const Geometry& gb, double gap2, Task& t) const;
   void evaluateLeaf(
     const BoundNode& b, const Task& t, const Geometry& gb, const std::vector<std::int32_t>& near);
   void gatherNear(const std::vector<std::int32_t>& near);
   double nearSum(const double* q, std::uint32_t p) const;
+  void seedBest();
 
   std::size_t n_;
   double eps2_;
@@ -158,6 +245,7 @@ private:
   std::vector<double> nx_, ny_, nz_, nm_; // a leaf's near members
   std::vector<std::uint32_t> nt_;         // their tree positions
   std::vector<BoundNode> nodes_;
+  SourceBatch batch_;
   double best_ = 0; // lower bound of max U
   std::vector<std::pair<double, std::size_t>> candidates_;
   PotentialCentreStats stats_;
@@ -248,26 +336,9 @@ std::int32_t CentreSearch::build(std::size_t begin, std::size_t end)
   }
   nd.rCom = std::sqrt(rCom2);
   nd.q *= 1 + 1e-12;
+  nd.qPerMass = nd.mass > 0 ? nd.q / nd.mass : 0.0;
   nodes_[id] = nd;
   return id;
-}
-
-// Adds source s to the form of target t (box geometry gb, gap^2 to s).
-void CentreSearch::accept(const BoundNode& s, const Geometry& gb, double gap2, Task& t) const
-{
-  double d[3], r2 = eps2_;
-  for (int k = 0; k < 3; ++k)
-  {
-    d[k] = gb.centre[k] - s.com[k];
-    r2 += d[k] * d[k];
-  }
-  const double inv = 1 / std::sqrt(r2);
-  const double mi = s.mass * inv;
-  t.a += mi;
-  for (int k = 0; k < 3; ++k)
-    t.g[k] -= mi * inv * inv * d[k];
-  const double s2 = gap2 + eps2_;
-  t.e += (s.mass * gb.radius * gb.radius + s.q) / (s2 * std::sqrt(s2));
 }
 
 // Per-member bounds of a leaf: the accepted sources by the form; the near
@@ -373,8 +444,60 @@ double CentreSearch::nearSum(const double* q, std::uint32_t p) const
   return u;
 }
 
+// A first lower bound before any node is bounded: the direct U of the member
+// nearest the centre of mass of the densest leaf (mass / spread^1.5), where
+// a halo's centre usually is. Nodes below it are discarded from the start.
+void CentreSearch::seedBest()
+{
+  std::size_t densest = 0;
+  double density = -1;
+  for (std::size_t k = 0; k < nodes_.size(); ++k)
+    if (nodes_[k].leaf() && nodes_[k].end - nodes_[k].begin > 1)
+    {
+      const double spread = nodes_[k].qPerMass + 1e-300;
+      const double d = nodes_[k].mass / (spread * std::sqrt(spread));
+      if (d > density)
+      {
+        density = d;
+        densest = k;
+      }
+    }
+  const BoundNode& leaf = nodes_[densest];
+  std::uint32_t pick = leaf.begin;
+  double nearest = std::numeric_limits<double>::infinity();
+  for (std::uint32_t p = leaf.begin; p < leaf.end; ++p)
+  {
+    double d2 = 0;
+    for (int k = 0; k < 3; ++k)
+      d2 += (xs_[3 * order_[p] + k] - leaf.com[k]) * (xs_[3 * order_[p] + k] - leaf.com[k]);
+    if (d2 < nearest)
+    {
+      nearest = d2;
+      pick = p;
+    }
+  }
+  double lane[kLanes] = {};
+  const std::size_t whole = n_ / kLanes * kLanes;
+  auto term = [&](std::size_t j)
+  {
+    const double dx = tx_[j] - tx_[pick], dy = ty_[j] - ty_[pick], dz = tz_[j] - tz_[pick];
+    const double s2 = dx * dx + dy * dy + dz * dz + eps2_;
+    return (j != pick && s2 > 0) ? tm_[j] / std::sqrt(s2 > 0 ? s2 : 1.0) : 0.0;
+  };
+  for (std::size_t j0 = 0; j0 < whole; j0 += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l)
+      lane[l] += term(j0 + l);
+  double u = 0;
+  for (std::size_t j = whole; j < n_; ++j)
+    u += term(j);
+  for (std::size_t l = 0; l < kLanes; ++l)
+    u += lane[l];
+  best_ = u;
+}
+
 std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreStats* stats)
 {
+  seedBest();
   std::vector<std::int32_t> lists{ 0 }; // the source lists of pending tasks
   std::priority_queue<Task> queue;
   queue.push(Task{ std::numeric_limits<double>::infinity(), 0, 0, { 0, 0, 0 }, 0, 0, 1 });
@@ -390,21 +513,22 @@ std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreSta
     work.assign(
       lists.begin() + std::ptrdiff_t(t.listBegin), lists.begin() + std::ptrdiff_t(t.listEnd));
     kept.clear();
-    double open = 0; // sources kept: at most M_S / s_S each
+    batch_.clear();
     while (!work.empty())
     {
       const std::int32_t sId = work.back();
       work.pop_back();
       const BoundNode& s = nodes_[std::size_t(sId)];
       const double gap2 = boxGap2(b, s);
-      double c2 = 0;
+      double c2 = eps2_;
       for (int k = 0; k < 3; ++k)
         c2 += (gb.centre[k] - s.com[k]) * (gb.centre[k] - s.com[k]);
       const double s2 = gap2 + eps2_;
-      const double spread = gb.radius * gb.radius + (s.mass > 0 ? s.q / s.mass : 0.0);
-      if (gap2 > floor2_ &&
-        spread * spread * (c2 + eps2_) < kBoundTheta * kBoundTheta * s2 * s2 * s2)
-        accept(s, gb, gap2, t);
+      const double spread = gb.radius * gb.radius + s.qPerMass;
+      if (gap2 > floor2_ && spread * spread * c2 < kBoundTheta * kBoundTheta * s2 * s2 * s2)
+      {
+        batch_.accept(s, s2);
+      }
       else if (!s.leaf() && (b.leaf() || s.rCom >= gb.radius))
       {
         work.push_back(s.left);
@@ -413,10 +537,10 @@ std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreSta
       else
       {
         kept.push_back(sId);
-        const double s2 = gap2 + eps2_;
-        open += s2 > 0 ? s.mass / std::sqrt(s2) : std::numeric_limits<double>::infinity();
+        batch_.keep(s.mass, s2);
       }
     }
+    const double open = batch_.apply(gb, eps2_, t); // sources kept: at most M_S / s_S each
     double upper = t.a + t.e + open;
     for (int k = 0; k < 3; ++k)
       upper += std::abs(t.g[k]) * gb.half[k];

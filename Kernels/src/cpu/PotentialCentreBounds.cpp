@@ -620,14 +620,20 @@ std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreSta
     const BoundNode& b = nodes_[std::size_t(t.node)];
     const Geometry gb = geometry(b);
     ++stats_.nodes;
-    work.assign(
-      lists.begin() + std::ptrdiff_t(t.listBegin), lists.begin() + std::ptrdiff_t(t.listEnd));
+    work.clear();
     kept.clear();
     batch_.clear();
-    while (!work.empty())
+    // The parent's list in place, then the children of the sources opened.
+    for (std::size_t next = t.listBegin; next < t.listEnd || !work.empty();)
     {
-      const std::int32_t sId = work.back();
-      work.pop_back();
+      std::int32_t sId;
+      if (next < t.listEnd)
+        sId = lists[next++];
+      else
+      {
+        sId = work.back();
+        work.pop_back();
+      }
       const BoundNode& s = nodes_[std::size_t(sId)];
       const double gap2 = boxGap2(b, s);
       double c2 = eps2_;

@@ -386,6 +386,9 @@ std::vector<std::vector<std::pair<double, double>>> collectWithin(const HaloProp
   return found;
 }
 
+SoResult soFromUnsortedProfile(
+  std::vector<std::pair<double, double>>& profile, double threshold, bool* failed);
+
 struct ProfileChunk
 {
   std::size_t row;
@@ -492,9 +495,8 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
     for (long long i = 0; i < (long long)mineRows.size(); ++i)
     {
       const std::size_t r = mineRows[i];
-      std::sort(profile[i].begin(), profile[i].end());
       bool failed = false;
-      const SoResult so = soFromProfile(profile[i], threshold, &failed);
+      const SoResult so = soFromUnsortedProfile(profile[i], threshold, &failed);
       const double R = radius[r];
       // Decided: the profile fell below the threshold inside R, or nothing
       // beyond R can pass (beyond rMax, or every particle already listed).
@@ -512,29 +514,27 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
 }
 } // namespace
 
-SoResult soFromProfile(
-  const std::vector<std::pair<double, double>>& profile, double threshold, bool* failed)
+namespace
 {
-  SoResult best;
-  double mass = 0;
-  std::size_t i = 0;
-  *failed = false;
-  while (i < profile.size())
+// The discrete SO definition's walk (one home): the sorted entries [i, end)
+// of a profile, continuing from `mass` and `best`; true at the first
+// crossing. Particles at the same distance enter together (a group must not
+// straddle `end`).
+bool soWalk(const std::vector<std::pair<double, double>>& profile, std::size_t i, std::size_t end,
+  double threshold, double& mass, SoResult& best)
+{
+  while (i < end)
   {
-    // Particles at the same distance enter together.
     const double r2 = profile[i].first;
     std::size_t j = i;
     double m = mass;
-    while (j < profile.size() && profile[j].first == r2)
+    while (j < end && profile[j].first == r2)
       m += profile[j++].second;
     if (r2 > 0)
     {
       const double r = std::sqrt(r2);
       if (m / (4.0 / 3.0 * kPi * r * r * r) < threshold)
-      {
-        *failed = true;
-        return best;
-      }
+        return true;
     }
     mass = m;
     best.radius = std::sqrt(r2);
@@ -542,6 +542,63 @@ SoResult soFromProfile(
     best.count = GlobalId(j);
     i = j;
   }
+  return false;
+}
+
+// soFromProfile on an unsorted profile, sorted only as far as the walk goes:
+// chunks of the nearest remaining entries (nth_element, doubling), each
+// sorted and walked up to the first distance that may continue past it. The
+// same entries in the same order as a full sort, so the same sums.
+SoResult soFromUnsortedProfile(
+  std::vector<std::pair<double, double>>& profile, double threshold, bool* failed)
+{
+  SoResult best;
+  double mass = 0;
+  *failed = false;
+  const std::size_t n = profile.size();
+  std::size_t i = 0, chunk = std::max<std::size_t>(256, n / 4);
+  while (i < n)
+  {
+    std::size_t end = n;
+    if (i + chunk < n)
+    {
+      const auto first = profile.begin() + std::ptrdiff_t(i);
+      const auto nth = profile.begin() + std::ptrdiff_t(i + chunk);
+      std::nth_element(first, nth, profile.end());
+      const double pivot = nth->first; // nothing beyond nth is nearer
+      std::sort(first, nth);
+      end =
+        std::size_t(std::lower_bound(first, nth, pivot,
+                      [](const std::pair<double, double>& e, double v) { return e.first < v; }) -
+          profile.begin());
+      if (end == i) // the whole chunk at the pivot's distance: that group entire
+      {
+        const auto mid = std::partition(first, profile.end(),
+          [&](const std::pair<double, double>& e) { return e.first == pivot; });
+        std::sort(first, mid);
+        end = std::size_t(mid - profile.begin());
+      }
+      chunk *= 2;
+    }
+    else
+      std::sort(profile.begin() + std::ptrdiff_t(i), profile.end());
+    if (soWalk(profile, i, end, threshold, mass, best))
+    {
+      *failed = true;
+      return best;
+    }
+    i = end;
+  }
+  return best;
+}
+} // namespace
+
+SoResult soFromProfile(
+  const std::vector<std::pair<double, double>>& profile, double threshold, bool* failed)
+{
+  SoResult best;
+  double mass = 0;
+  *failed = soWalk(profile, 0, profile.size(), threshold, mass, best);
   return best;
 }
 

@@ -76,7 +76,9 @@ struct MemberArrays
   std::vector<double> x, y, z, m;
   explicit MemberArrays(const std::vector<Member>& mem)
   {
-    const std::size_t n = (mem.size() + kGravityLanes - 1) / kGravityLanes * kGravityLanes;
+    // Whole lanes, and one more (sumPotentialsSymmetricCpu reads past n).
+    const std::size_t n =
+      (mem.size() + kGravityLanes - 1) / kGravityLanes * kGravityLanes + kGravityLanes;
     x.assign(n, 0.0);
     y.assign(n, 0.0);
     z.assign(n, 0.0);
@@ -115,15 +117,19 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
   const double eps2 = o.softening * o.softening;
   const double G = o.gravitationalConstant;
   const MemberArrays arrays(mem);
-  std::vector<std::pair<double, std::size_t>> candidates;
   if (mem.size() <= kDirectCentreLimit)
   {
-    for (std::size_t i = 0; i < mem.size(); ++i)
-      candidates.emplace_back(kInfinity, i);
+    std::vector<double> u(arrays.x.size());
+    sumPotentialsSymmetricCpu(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
+      mem.size(), eps2, u.data());
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < mem.size(); ++i)
+      if (-G * u[i] < -G * u[best]) // ties keep the smaller id
+        best = i;
+    return best;
   }
-  else
-    candidates = potentialCentreCandidates(
-      arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(), mem.size(), eps2, stats);
+  const std::vector<std::pair<double, std::size_t>> candidates = potentialCentreCandidates(
+    arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(), mem.size(), eps2, stats);
   // Exact sums, the highest bound first (blocks of them in parallel for a
   // team), until the next bound is below the best exact U by the margin.
   std::vector<double> exact(candidates.size());

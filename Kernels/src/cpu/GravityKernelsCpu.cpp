@@ -57,6 +57,31 @@ double sumPotentialDirectCpu(const double* x, const double* y, const double* z, 
   return sum;
 }
 
+JZ_GRAVITY_CLONES
+void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, double eps2, double* u)
+{
+  for (std::size_t j = 0; j < n + kGravityLanes; ++j)
+    u[j] = 0;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    double lane[kGravityLanes] = {};
+    const double qx = x[i], qy = y[i], qz = z[i], mi = m[i];
+    for (std::size_t j0 = i + 1; j0 < n; j0 += kGravityLanes)
+      for (std::size_t l = 0; l < kGravityLanes; ++l)
+      {
+        const std::size_t j = j0 + l;
+        const double dx = x[j] - qx, dy = y[j] - qy, dz = z[j] - qz;
+        const double s2 = dx * dx + dy * dy + dz * dz + eps2;
+        const double inv = s2 > 0 ? 1.0 / std::sqrt(s2) : 0.0; // r = 0, eps = 0: skipped
+        lane[l] += m[j] * inv;
+        u[j] += mi * inv;
+      }
+    for (std::size_t l = 0; l < kGravityLanes; ++l)
+      u[i] += lane[l];
+  }
+}
+
 namespace
 {
 // The power of two nearest above v (1 for v <= 0 or non-finite).

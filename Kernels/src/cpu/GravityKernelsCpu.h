@@ -74,6 +74,13 @@ void sumDirectCpu(const double* x, const double* y, const double* z, const doubl
 double sumPotentialDirectCpu(const double* x, const double* y, const double* z, const double* m,
   std::size_t n, const double* q, double eps2);
 
+// U_i = sum_{j != i} m_j / sqrt(r_ij^2 + eps^2) for all n points at once,
+// each pair's square root taken once for both (points j > i in lanes, the
+// other end added to u[j]). The arrays hold n + kGravityLanes entries (the
+// last massless); u gets as many (the padding's are meaningless).
+void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, double eps2, double* u);
+
 // The direct sum with the pair terms in single precision (theta > 0): each
 // offset source - query is taken in double, scaled and rounded, so a close
 // pair far from the origin keeps its relative accuracy; per-lane float

@@ -27,6 +27,7 @@
 #include "cpu/RangeCollectPolicy.h"
 #include "cpu/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
+#include "jz/Gravity.h"
 #include "jz/HaloProperties.h"
 #include "jz/Validate.h"
 #include "walk/BoxMetric.h"
@@ -106,32 +107,48 @@ double directSum(const MemberArrays& a, std::vector<double>& mass, std::size_t i
   return u;
 }
 
-// The member with the lowest potential (ties: the smaller id; members are
-// sorted by id and unwrapped around the first): exact direct sums for every
-// member of a small group; for a larger one only for the candidates a branch
-// and bound leaves (PotentialCentreBounds.h), highest bound first, until the
-// next bound is below the best exact U by more than the bounds' margin.
-std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads,
-  PotentialCentreStats* stats)
+// Fallback of a large group the bounds cannot settle: tree potentials (θ
+// 0.8) rank the members and the 64 lowest are summed exactly (exact unless
+// the tree's error exceeds the gap to the 65th).
+std::vector<std::pair<double, std::size_t>> treeRankedCandidates(
+  const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads)
 {
-  const double eps2 = o.softening * o.softening;
-  const double G = o.gravitationalConstant;
-  const MemberArrays arrays(mem);
-  if (mem.size() <= kDirectCentreLimit)
+  std::vector<double> xyz(3 * mem.size()), m(mem.size()), phi(mem.size());
+  for (std::size_t i = 0; i < mem.size(); ++i)
   {
-    std::vector<double> u(arrays.x.size());
-    sumPotentialsSymmetricCpu(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
-      mem.size(), eps2, u.data());
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < mem.size(); ++i)
-      if (-G * u[i] < -G * u[best]) // ties keep the smaller id
-        best = i;
-    return best;
+    std::copy(mem[i].x, mem[i].x + 3, &xyz[3 * i]);
+    m[i] = mem[i].m;
   }
-  const std::vector<std::pair<double, std::size_t>> candidates = potentialCentreCandidates(
-    arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(), mem.size(), eps2, stats);
-  // Exact sums, the highest bound first (blocks of them in parallel for a
-  // team), until the next bound is below the best exact U by the margin.
+  GravityProblem<double> p;
+  p.sources = xyz.data();
+  p.numSources = mem.size();
+  p.sourceMasses = m.data();
+  p.softening = o.softening;
+  p.openingAngle = 0.8; // a ranking only: the candidates are summed exactly
+  p.gravitationalConstant = 1;
+  RunControl control;
+  control.numThreads = threads;
+  computeGravity(p, GravityResults{ phi.data(), nullptr }, Backend::CPU, control);
+  std::vector<std::size_t> order(mem.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  const std::size_t keep = std::min<std::size_t>(64, order.size());
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(),
+    [&](std::size_t a, std::size_t b) { return phi[a] < phi[b] || (phi[a] == phi[b] && a < b); });
+  std::vector<std::pair<double, std::size_t>> out;
+  for (std::size_t c = 0; c < keep; ++c)
+    out.emplace_back(kInfinity, order[c]); // no bound: all summed
+  return out;
+}
+
+// Exact sums of the candidates, the highest bound first (blocks of them in
+// parallel for a team), until the next bound is below the best exact U by
+// the bounds' margin; the lowest potential (ties: the smaller index). Gives
+// up (returns false) after maxSums sums.
+bool bestOfCandidates(const MemberArrays& arrays,
+  const std::vector<std::pair<double, std::size_t>>& candidates, double eps2, double G, int threads,
+  std::size_t maxSums, std::size_t& result, double& sums)
+{
   std::vector<double> exact(candidates.size());
   std::size_t best = 0, done = 0;
   double bestU = -kInfinity;
@@ -140,6 +157,8 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
   mass[0] = arrays.m;
   while (done < candidates.size() && !(candidates[done].first < bestU * (1 - kCentreBoundMargin)))
   {
+    if (done >= maxSums)
+      return false;
     const std::size_t end = std::min(candidates.size(), done + block);
     if (end - done == 1)
       exact[done] = directSum(arrays, mass[0], candidates[done].second, eps2);
@@ -163,9 +182,47 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
     }
     done = end;
   }
-  if (stats && mem.size() > kDirectCentreLimit)
-    stats->exact += double(done);
-  return candidates[best].second;
+  sums += double(done);
+  result = candidates[best].second;
+  return true;
+}
+
+// Exact sums for the candidates the bounds leave beyond this many: the
+// group has no pronounced minimum, and the tree ranking takes over.
+constexpr std::size_t kMaxCentreSums = 1024;
+
+// The member with the lowest potential (ties: the smaller id; members are
+// sorted by id and unwrapped around the first): exact direct sums for every
+// member of a small group; for a larger one only for the candidates a branch
+// and bound leaves (PotentialCentreBounds.h); where that would cost too much
+// (no pronounced minimum), the tree ranking.
+std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads,
+  PotentialCentreStats* stats)
+{
+  const double eps2 = o.softening * o.softening;
+  const double G = o.gravitationalConstant;
+  const MemberArrays arrays(mem);
+  if (mem.size() <= kDirectCentreLimit)
+  {
+    std::vector<double> u(arrays.x.size());
+    sumPotentialsSymmetricCpu(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
+      mem.size(), eps2, u.data());
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < mem.size(); ++i)
+      if (-G * u[i] < -G * u[best]) // ties keep the smaller id
+        best = i;
+    return best;
+  }
+  std::vector<std::pair<double, std::size_t>> candidates;
+  std::size_t best = 0;
+  if (potentialCentreCandidates(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
+        mem.size(), eps2, candidates, stats) &&
+    bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
+    return best;
+  stats->fallbacks += 1;
+  bestOfCandidates(arrays, treeRankedCandidates(mem, o, threads), eps2, G, threads, std::size_t(-1),
+    best, stats->exact);
+  return best;
 }
 
 // CPU seconds of the calling thread (where the centres' time goes, steady
@@ -259,6 +316,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     sum.nearPairs += stats[r].nearPairs;
     sum.exactNear += stats[r].exactNear;
     sum.exact += stats[r].exact;
+    sum.fallbacks += stats[r].fallbacks;
   }
   info.counters.emplace_back("centre CPU ms direct groups", 1e3 * direct);
   info.counters.emplace_back("centre CPU ms bounded groups", 1e3 * bounded);
@@ -267,6 +325,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   info.counters.emplace_back("centre near sums", sum.exactNear);
   info.counters.emplace_back("centre near pairs", sum.nearPairs);
   info.counters.emplace_back("centre exact sums", sum.exact);
+  info.counters.emplace_back("centre tree-ranked groups", sum.fallbacks);
 }
 
 // A few centres (the later SO rounds) scan every particle: cheaper than

@@ -43,12 +43,22 @@ std::vector<long double> directU(const Group& g, double eps)
   return u;
 }
 
-void check(const std::string& name, const Group& g, double eps)
+// mustFinish: the group has a pronounced minimum, and the search must not
+// give up on it.
+void check(const std::string& name, const Group& g, double eps, bool mustFinish = false)
 {
   const std::size_t n = g.x.size();
   jz::PotentialCentreStats stats;
-  const auto cand = jz::potentialCentreCandidates(
-    g.x.data(), g.y.data(), g.z.data(), g.m.data(), n, eps * eps, &stats);
+  std::vector<std::pair<double, std::size_t>> cand;
+  const bool finished = jz::potentialCentreCandidates(
+    g.x.data(), g.y.data(), g.z.data(), g.m.data(), n, eps * eps, cand, &stats);
+  if (!finished)
+  {
+    JZ_CHECK_MSG(!mustFinish, name << ": gave up");
+    JZ_CHECK(cand.empty());
+    std::printf("%s: n %zu, gave up after %.0f nodes\n", name.c_str(), n, stats.nodes);
+    return;
+  }
   const std::vector<long double> u = directU(g, eps);
   const long double best = *std::max_element(u.begin(), u.end());
   std::vector<double> bound(n, -1.0);
@@ -76,16 +86,20 @@ void check(const std::string& name, const Group& g, double eps)
     name.c_str(), n, cand.size(), close, stats.nodes, stats.leaves);
 }
 
-// Two clumps, mirror images through x = 0.5 (1 - x is exact for x in
-// [0.5, 1]): pairs of members with equal U in exact arithmetic.
+// Two cusps (radii uniform in [0, 0.2] about x = 0.7), mirror images
+// through x = 0.5 (1 - x is exact for x in [0.5, 1]): pairs of members with
+// equal U in exact arithmetic, the two centres among them.
 Group mirrored(std::size_t half, double offset)
 {
   Group g;
   std::mt19937_64 rng(7);
-  std::normal_distribution<double> gauss(0.0, 0.02);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<double> gauss(0.0, 1.0);
   for (std::size_t i = 0; i < half; ++i)
   {
-    const double a = std::clamp(0.7 + gauss(rng), 0.5, 1.0), b = gauss(rng), c = gauss(rng);
+    const double r = 0.2 * u(rng), v[3] = { gauss(rng), gauss(rng), gauss(rng) };
+    const double s = r / std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    const double a = 0.7 + s * v[0], b = s * v[1], c = s * v[2];
     g.add(a + offset, b + offset, c + offset, 1.0);
     g.add((1 - a) + offset, b + offset, c + offset, 1.0);
   }
@@ -122,9 +136,9 @@ Group cusp(std::size_t n, double offset)
 
 JZ_TEST(MirrorImageClumps)
 {
-  check("mirrored eps 0", mirrored(1500, 0.0), 0.0);
-  check("mirrored eps 1e-3", mirrored(1500, 0.0), 1e-3);
-  check("mirrored far", mirrored(1500, 1e6), 1e-3);
+  check("mirrored eps 0", mirrored(3000, 0.0), 0.0, true);
+  check("mirrored eps 1e-3", mirrored(3000, 0.0), 1e-3, true);
+  check("mirrored far", mirrored(3000, 1e6), 1e-3, true);
 }
 
 JZ_TEST(LatticesAndDuplicates)
@@ -138,11 +152,28 @@ JZ_TEST(LatticesAndDuplicates)
   check("all equal eps 0.1", same, 0.1);
 }
 
+// A nearly uniform group (no pronounced minimum): the search gives up
+// within its budget instead of approaching n^2 (HaloProperties.cpp then
+// ranks by tree potentials).
+JZ_TEST(UniformGroupGivesUp)
+{
+  Group g;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int i = 0; i < 30000; ++i)
+    g.add(u(rng), u(rng), u(rng), 1.0);
+  std::vector<std::pair<double, std::size_t>> cand;
+  jz::PotentialCentreStats stats;
+  JZ_CHECK(!jz::potentialCentreCandidates(
+    g.x.data(), g.y.data(), g.z.data(), g.m.data(), g.x.size(), 1e-6, cand, &stats));
+  JZ_CHECK(cand.empty());
+}
+
 JZ_TEST(HaloCusp)
 {
-  check("cusp eps 0", cusp(6000, 0.0), 0.0);
-  check("cusp eps 1e-3", cusp(6000, 0.0), 1e-3);
-  check("cusp far eps 1e-3", cusp(6000, -3e5), 1e-3);
+  check("cusp eps 0", cusp(6000, 0.0), 0.0, true);
+  check("cusp eps 1e-3", cusp(6000, 0.0), 1e-3, true);
+  check("cusp far eps 1e-3", cusp(6000, -3e5), 1e-3, true);
 }
 
 int main(int argc, char** argv)

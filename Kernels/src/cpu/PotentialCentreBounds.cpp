@@ -230,7 +230,7 @@ public:
       nn2_.assign(n, 0.0);
   }
 
-  std::vector<std::pair<double, std::size_t>> run(PotentialCentreStats* stats);
+  bool run(std::vector<std::pair<double, std::size_t>>& out, PotentialCentreStats* stats);
 
 private:
   std::int32_t build(std::size_t begin, std::size_t end);
@@ -255,6 +255,7 @@ private:
   std::vector<BoundNode> nodes_;
   SourceBatch batch_;
   double best_ = 0; // lower bound of max U
+  double work_ = 0; // sources examined + member pairs summed
   std::vector<std::pair<double, std::size_t>> candidates_;
   PotentialCentreStats stats_;
 };
@@ -398,6 +399,7 @@ void CentreSearch::evaluateLeaf(
     }
     ++stats_.exactNear;
     stats_.nearPairs += double(nx_.size());
+    work_ += double(nx_.size());
     const double u = nearSum(q, p);
     best_ = std::max(best_, u + lin - t.e);
     candidates_.emplace_back(u + lin + t.e, i);
@@ -605,8 +607,10 @@ void CentreSearch::seedBest()
   best_ = u;
 }
 
-std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreStats* stats)
+bool CentreSearch::run(
+  std::vector<std::pair<double, std::size_t>>& out, PotentialCentreStats* stats)
 {
+  const double budget = kCentreBoundWork * double(n_);
   seedBest();
   std::vector<std::int32_t> lists{ 0 }; // the source lists of pending tasks
   std::priority_queue<Task> queue;
@@ -615,6 +619,12 @@ std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreSta
   const double keep = 1 - kCentreBoundMargin;
   while (!queue.empty() && queue.top().key >= best_ * keep)
   {
+    if (work_ > budget)
+    {
+      if (stats)
+        *stats = stats_;
+      return false;
+    }
     Task t = queue.top();
     queue.pop();
     const BoundNode& b = nodes_[std::size_t(t.node)];
@@ -635,6 +645,7 @@ std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreSta
         work.pop_back();
       }
       const BoundNode& s = nodes_[std::size_t(sId)];
+      ++work_;
       const double gap2 = boxGap2(b, s);
       double c2 = eps2_;
       for (int k = 0; k < 3; ++k)
@@ -682,7 +693,6 @@ std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreSta
       queue.push(child);
     }
   }
-  std::vector<std::pair<double, std::size_t>> out;
   for (const auto& c : candidates_)
     if (c.first >= best_ * keep)
       out.push_back(c);
@@ -691,17 +701,18 @@ std::vector<std::pair<double, std::size_t>> CentreSearch::run(PotentialCentreSta
     { return a.first > b.first || (a.first == b.first && a.second < b.second); });
   if (stats)
     *stats = stats_;
-  return out;
+  return true;
 }
 } // namespace
 
-std::vector<std::pair<double, std::size_t>> potentialCentreCandidates(const double* x,
-  const double* y, const double* z, const double* m, std::size_t n, double eps2,
+bool potentialCentreCandidates(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, double eps2, std::vector<std::pair<double, std::size_t>>& out,
   PotentialCentreStats* stats)
 {
+  out.clear();
   if (n == 0)
-    return {};
+    return true;
   CentreSearch search(x, y, z, m, n, eps2);
-  return search.run(stats);
+  return search.run(out, stats);
 }
 } // namespace jz

@@ -77,8 +77,9 @@ struct HaloProperties
 
 // Groups up to this size get exact direct-summation potentials for every
 // member; larger ones only for the members a branch and bound over the
-// group's kd-tree cannot rule out (src/cpu/PotentialCentreBounds.h). Both
-// give the exact argmin.
+// group's kd-tree cannot rule out (src/cpu/PotentialCentreBounds.h): the
+// exact argmin. A large group without a pronounced minimum (the bounds' work
+// budget runs out) is ranked by tree potentials, its 64 lowest summed.
 constexpr std::size_t kDirectCentreLimit = 4096;
 
 // Collective over comm. Throws Error on bad options (Delta <= 0, rho_ref <= 0,

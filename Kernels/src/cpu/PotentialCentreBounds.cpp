@@ -189,6 +189,7 @@ public:
     : n_(n)
     , eps2_(eps2)
     , m_(m)
+    , budget_(kCentreBoundWork * double(n))
   {
     // Shifted to the first member: the bounds' geometry keeps its relative
     // accuracy at any offset; the per-member sums use the coordinates as given.
@@ -256,6 +257,7 @@ private:
   SourceBatch batch_;
   double best_ = 0; // lower bound of max U
   double work_ = 0; // sources examined + member pairs summed
+  double budget_ = 0;
   std::vector<std::pair<double, std::size_t>> candidates_;
   PotentialCentreStats stats_;
 };
@@ -362,6 +364,11 @@ void CentreSearch::evaluateLeaf(
   bool gathered = false;
   for (std::uint32_t p = b.begin; p < b.end; ++p)
   {
+    // A leaf of many coincident members (it cannot be split) costs its
+    // square: the budget is checked per member.
+    work_ += double(b.end - b.begin);
+    if (work_ > budget_)
+      return;
     const std::size_t i = order_[p];
     const double q[3] = { tx_[p], ty_[p], tz_[p] };
     const double qs[3] = { xs_[3 * i], xs_[3 * i + 1], xs_[3 * i + 2] };
@@ -493,7 +500,7 @@ void CentreSearch::nearestDistances()
   auto scan = [&](std::uint32_t p, const BoundNode& nd)
   {
     double best = nn2_[p];
-    for (std::uint32_t j = nd.begin; j < nd.end; ++j)
+    for (std::uint32_t j = nd.begin; j < nd.end && best > 0; ++j) // 0: a duplicate, done
     {
       const double dx = tx_[j] - tx_[p], dy = ty_[j] - ty_[p], dz = tz_[j] - tz_[p];
       const double d2 = dx * dx + dy * dy + dz * dz;
@@ -610,7 +617,6 @@ void CentreSearch::seedBest()
 bool CentreSearch::run(
   std::vector<std::pair<double, std::size_t>>& out, PotentialCentreStats* stats)
 {
-  const double budget = kCentreBoundWork * double(n_);
   seedBest();
   std::vector<std::int32_t> lists{ 0 }; // the source lists of pending tasks
   std::priority_queue<Task> queue;
@@ -619,7 +625,7 @@ bool CentreSearch::run(
   const double keep = 1 - kCentreBoundMargin;
   while (!queue.empty() && queue.top().key >= best_ * keep)
   {
-    if (work_ > budget)
+    if (work_ > budget_)
     {
       if (stats)
         *stats = stats_;
@@ -692,6 +698,12 @@ bool CentreSearch::run(
       child.listEnd = lists.size();
       queue.push(child);
     }
+  }
+  if (work_ > budget_) // ran out inside a leaf
+  {
+    if (stats)
+      *stats = stats_;
+    return false;
   }
   for (const auto& c : candidates_)
     if (c.first >= best_ * keep)

@@ -33,8 +33,8 @@ bool potentialCentreCandidates(const double* x, const double* y, const double* z
   PotentialCentreStats* stats = nullptr);
 
 // Work (sources examined + member pairs summed) per member before giving up;
-// the halo benchmark's groups need about 50.
-constexpr double kCentreBoundWork = 400;
+// the halo benchmark's groups need at most about 60.
+constexpr double kCentreBoundWork = 128;
 
 // Relative margin between the bounds and the largest U: far above the
 // rounding of any double sum of n <= 2^32 positive terms (n * 2^-53 < 5e-7),

@@ -4,6 +4,7 @@
 // Periodic unit box, b = 0.2, masses 1/N.
 //
 // Usage: jz_bench_halo_properties [N=1000000] [uniform|clustered] [threads=2] [repeats=2]
+//   [softening=1e-4]
 // Prints the wall and CPU time (all threads, std::clock) of each, their
 // ratios (issue 12's target: FoF + additions <= 2x FoF, i.e. additions <=
 // 1x FoF), the stage times and where the centres' time goes.
@@ -27,6 +28,7 @@ int main(int argc, char** argv)
   jz::RunControl control;
   control.numThreads = argc > 3 ? std::atoi(argv[3]) : 2;
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 2;
+  const double softening = argc > 5 ? std::atof(argv[5]) : 1e-4;
   const std::vector<float> xyz = jzbench::makePoints<float>(n, clustered, 12345);
   const std::vector<double> mass(n, 1.0 / double(n));
   double bestFof = 1e30, bestAdd = 1e30, bestFofCpu = 1e30, bestAddCpu = 1e30;
@@ -68,7 +70,7 @@ int main(int argc, char** argv)
         else
           large += c;
       }
-      std::printf("groups: direct pairs %.3g, members of tree-summed groups %.3g, largest %.0f\n",
+      std::printf("groups: direct pairs %.3g, members of bounded groups %.3g, largest %.0f\n",
         pairs, large, biggest);
     }
 
@@ -87,7 +89,7 @@ int main(int argc, char** argv)
     hp.periodic = true;
     jz::HaloPropertiesOptions o;
     o.potentialCentres = true;
-    o.softening = 1e-4;
+    o.softening = softening;
     o.sphericalOverdensity = true;
     o.overdensity = 200;
     o.referenceDensity = 1.0; // total mass 1 in the unit box

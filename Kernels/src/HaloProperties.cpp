@@ -14,6 +14,7 @@
 //     times it.
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 
 #include "StageTimer.h"
 #include "cpu/GravityKernelsCpu.h"
+#include "cpu/PotentialCentreBounds.h"
 #include "cpu/RangeCollectPolicy.h"
 #include "cpu/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
@@ -75,7 +77,9 @@ struct MemberArrays
   std::vector<double> x, y, z, m;
   explicit MemberArrays(const std::vector<Member>& mem)
   {
-    const std::size_t n = (mem.size() + kGravityLanes - 1) / kGravityLanes * kGravityLanes;
+    // Whole lanes, and one more (sumPotentialsSymmetricCpu reads past n).
+    const std::size_t n =
+      (mem.size() + kGravityLanes - 1) / kGravityLanes * kGravityLanes + kGravityLanes;
     x.assign(n, 0.0);
     y.assign(n, 0.0);
     z.assign(n, 0.0);
@@ -97,66 +101,137 @@ double directSum(const MemberArrays& a, std::vector<double>& mass, std::size_t i
   const double own = mass[i];
   mass[i] = 0;
   const double q[3] = { a.x[i], a.y[i], a.z[i] };
-  GravitySum sum;
-  sumDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2, sum);
+  const double u =
+    sumPotentialDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2);
   mass[i] = own;
-  return sum.u;
+  return u;
 }
 
+// Fallback of a large group the bounds cannot settle: tree potentials (θ
+// 0.8) rank the members and the 64 lowest are summed exactly (exact unless
+// the tree's error exceeds the gap to the 65th).
+std::vector<std::pair<double, std::size_t>> treeRankedCandidates(
+  const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads)
+{
+  std::vector<double> xyz(3 * mem.size()), m(mem.size()), phi(mem.size());
+  for (std::size_t i = 0; i < mem.size(); ++i)
+  {
+    std::copy(mem[i].x, mem[i].x + 3, &xyz[3 * i]);
+    m[i] = mem[i].m;
+  }
+  GravityProblem<double> p;
+  p.sources = xyz.data();
+  p.numSources = mem.size();
+  p.sourceMasses = m.data();
+  p.softening = o.softening;
+  p.openingAngle = 0.8; // a ranking only: the candidates are summed exactly
+  p.gravitationalConstant = 1;
+  RunControl control;
+  control.numThreads = threads;
+  computeGravity(p, GravityResults{ phi.data(), nullptr }, Backend::CPU, control);
+  std::vector<std::size_t> order(mem.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  const std::size_t keep = std::min<std::size_t>(64, order.size());
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(),
+    [&](std::size_t a, std::size_t b) { return phi[a] < phi[b] || (phi[a] == phi[b] && a < b); });
+  std::vector<std::pair<double, std::size_t>> out;
+  for (std::size_t c = 0; c < keep; ++c)
+    out.emplace_back(kInfinity, order[c]); // no bound: all summed
+  return out;
+}
+
+// Exact sums of the candidates, the highest bound first (blocks of them in
+// parallel for a team), until the next bound is below the best exact U by
+// the bounds' margin; the lowest potential (ties: the smaller index). Gives
+// up (returns false) after maxSums sums.
+bool bestOfCandidates(const MemberArrays& arrays,
+  const std::vector<std::pair<double, std::size_t>>& candidates, double eps2, double G, int threads,
+  std::size_t maxSums, std::size_t& result, double& sums)
+{
+  std::vector<double> exact(candidates.size());
+  std::size_t best = 0, done = 0;
+  double bestU = -kInfinity;
+  const std::size_t block = threads > 1 ? std::size_t(16 * threads) : 1;
+  std::vector<std::vector<double>> mass(std::size_t(std::max(1, threads)));
+  mass[0] = arrays.m;
+  while (done < candidates.size() && !(candidates[done].first < bestU * (1 - kCentreBoundMargin)))
+  {
+    if (done >= maxSums)
+      return false;
+    const std::size_t end = std::min(candidates.size(), done + block);
+    if (end - done == 1)
+      exact[done] = directSum(arrays, mass[0], candidates[done].second, eps2);
+    else
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<double>& mine = mass[std::size_t(omp_get_thread_num())];
+      if (mine.empty())
+        mine = arrays.m;
+#pragma omp for
+      for (long long c = (long long)done; c < (long long)end; ++c)
+        exact[c] = directSum(arrays, mine, candidates[c].second, eps2);
+    }
+    for (std::size_t c = done; c < end; ++c)
+    {
+      const double phi = -G * exact[c], bestPhi = -G * exact[best];
+      if (c == 0 || phi < bestPhi ||
+        (phi == bestPhi && candidates[c].second < candidates[best].second))
+        best = c;
+      bestU = std::max(bestU, exact[c]);
+    }
+    done = end;
+  }
+  sums += double(done);
+  result = candidates[best].second;
+  return true;
+}
+
+// Exact sums for the candidates the bounds leave beyond this many: the
+// group has no pronounced minimum, and the tree ranking takes over.
+constexpr std::size_t kMaxCentreSums = 1024;
+
 // The member with the lowest potential (ties: the smaller id; members are
-// sorted by id and unwrapped around the first).
-std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads)
+// sorted by id and unwrapped around the first): exact direct sums for every
+// member of a small group; for a larger one only for the candidates a branch
+// and bound leaves (PotentialCentreBounds.h); where that would cost too much
+// (no pronounced minimum), the tree ranking.
+std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads,
+  PotentialCentreStats* stats)
 {
   const double eps2 = o.softening * o.softening;
   const double G = o.gravitationalConstant;
-  std::vector<double> phi(mem.size());
-  std::vector<std::size_t> candidates;
+  const MemberArrays arrays(mem);
   if (mem.size() <= kDirectCentreLimit)
   {
-    for (std::size_t i = 0; i < mem.size(); ++i)
-      candidates.push_back(i);
+    std::vector<double> u(arrays.x.size());
+    sumPotentialsSymmetricCpu(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
+      mem.size(), eps2, u.data());
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < mem.size(); ++i)
+      if (-G * u[i] < -G * u[best]) // ties keep the smaller id
+        best = i;
+    return best;
   }
-  else
-  {
-    // Tree potentials pick the 64 lowest candidates; they are summed exactly.
-    std::vector<double> xyz(3 * mem.size()), m(mem.size());
-    for (std::size_t i = 0; i < mem.size(); ++i)
-    {
-      std::copy(mem[i].x, mem[i].x + 3, &xyz[3 * i]);
-      m[i] = mem[i].m;
-    }
-    GravityProblem<double> p;
-    p.sources = xyz.data();
-    p.numSources = mem.size();
-    p.sourceMasses = m.data();
-    p.softening = o.softening;
-    p.openingAngle = 0.8; // a ranking only: the candidates are summed exactly
-    p.gravitationalConstant = 1;
-    RunControl control;
-    control.numThreads = threads;
-    computeGravity(p, GravityResults{ phi.data(), nullptr }, Backend::CPU, control);
-    std::vector<std::size_t> order(mem.size());
-    for (std::size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    const std::size_t keep = std::min<std::size_t>(64, order.size());
-    std::partial_sort(order.begin(), order.begin() + keep, order.end(),
-      [&](std::size_t a, std::size_t b) { return phi[a] < phi[b] || (phi[a] == phi[b] && a < b); });
-    candidates.assign(order.begin(), order.begin() + keep);
-  }
-  const MemberArrays arrays(mem);
-  std::vector<double> exact(candidates.size());
-#pragma omp parallel num_threads(threads) if (threads > 1 && candidates.size() > 256)
-  {
-    std::vector<double> mass = arrays.m;
-#pragma omp for
-    for (long long c = 0; c < (long long)candidates.size(); ++c)
-      exact[c] = -G * directSum(arrays, mass, candidates[c], eps2);
-  }
+  std::vector<std::pair<double, std::size_t>> candidates;
   std::size_t best = 0;
-  for (std::size_t c = 1; c < candidates.size(); ++c)
-    if (exact[c] < exact[best] || (exact[c] == exact[best] && candidates[c] < candidates[best]))
-      best = c;
-  return candidates[best];
+  if (potentialCentreCandidates(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
+        mem.size(), eps2, candidates, stats) &&
+    bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
+    return best;
+  stats->fallbacks += 1;
+  bestOfCandidates(arrays, treeRankedCandidates(mem, o, threads), eps2, G, threads, std::size_t(-1),
+    best, stats->exact);
+  return best;
+}
+
+// CPU seconds of the calling thread (where the centres' time goes, steady
+// under load; wall stage times come from StageTimer).
+double threadCpuSeconds()
+{
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
 // Groups above this many members are solved with all threads, one at a time.
@@ -196,22 +271,23 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     for (int k = 0; k < 3; ++k)
       length[k] = in.boxHi[k] - in.boxLo[k];
   // Small groups in parallel (one thread each), large ones with all threads.
-  std::vector<double> seconds(rows, 0.0); // per group (thread seconds; reported)
+  std::vector<double> seconds(rows, 0.0); // per group (thread CPU seconds; reported)
+  std::vector<PotentialCentreStats> stats(rows);
   auto solve = [&](std::size_t r, int teamThreads)
   {
     std::vector<Member>& mem = members[r];
     if (mem.empty())
       return;
-    const StageTimer clock(nullptr, "");
+    const double cpu0 = threadCpuSeconds();
     std::sort(mem.begin(), mem.end(), [](const Member& a, const Member& b) { return a.id < b.id; });
     std::vector<Member> unwrapped = mem;
     for (Member& mb : unwrapped)
       for (int k = 0; k < 3; ++k)
         mb.x[k] = mem[0].x[k] + nearestImageOffset(mb.x[k] - mem[0].x[k], length[k]);
-    const std::size_t b = mostBound(unwrapped, o, teamThreads);
+    const std::size_t b = mostBound(unwrapped, o, teamThreads, &stats[r]);
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
-    seconds[r] = clock.seconds();
+    seconds[r] = threadCpuSeconds() - cpu0;
   };
   // One thread per group, largest first so that no thread is left with a
   // big group at the end (a group per parallel region would leave the other
@@ -229,12 +305,27 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   for (std::size_t r = 0; r < rows; ++r)
     if (members[r].size() > kTeamCentreLimit)
       solve(r, threads);
-  // Where the time goes: the groups summed directly and the tree-ranked ones.
-  double direct = 0, ranked = 0;
+  // Where the time goes: the groups summed directly and the bounded ones.
+  double direct = 0, bounded = 0;
+  PotentialCentreStats sum;
   for (std::size_t r = 0; r < rows; ++r)
-    (members[r].size() <= kDirectCentreLimit ? direct : ranked) += seconds[r];
-  info.counters.emplace_back("centre ms direct groups", 1e3 * direct);
-  info.counters.emplace_back("centre ms tree-ranked groups", 1e3 * ranked);
+  {
+    (members[r].size() <= kDirectCentreLimit ? direct : bounded) += seconds[r];
+    sum.nodes += stats[r].nodes;
+    sum.leaves += stats[r].leaves;
+    sum.nearPairs += stats[r].nearPairs;
+    sum.exactNear += stats[r].exactNear;
+    sum.exact += stats[r].exact;
+    sum.fallbacks += stats[r].fallbacks;
+  }
+  info.counters.emplace_back("centre CPU ms direct groups", 1e3 * direct);
+  info.counters.emplace_back("centre CPU ms bounded groups", 1e3 * bounded);
+  info.counters.emplace_back("centre bound nodes", sum.nodes);
+  info.counters.emplace_back("centre bound leaves", sum.leaves);
+  info.counters.emplace_back("centre near sums", sum.exactNear);
+  info.counters.emplace_back("centre near pairs", sum.nearPairs);
+  info.counters.emplace_back("centre exact sums", sum.exact);
+  info.counters.emplace_back("centre tree-ranked groups", sum.fallbacks);
 }
 
 // A few centres (the later SO rounds) scan every particle: cheaper than
@@ -360,6 +451,9 @@ std::vector<std::vector<std::pair<double, double>>> collectWithin(const HaloProp
   return found;
 }
 
+SoResult soFromUnsortedProfile(
+  std::vector<std::pair<double, double>>& profile, double threshold, bool* failed);
+
 struct ProfileChunk
 {
   std::size_t row;
@@ -466,9 +560,8 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
     for (long long i = 0; i < (long long)mineRows.size(); ++i)
     {
       const std::size_t r = mineRows[i];
-      std::sort(profile[i].begin(), profile[i].end());
       bool failed = false;
-      const SoResult so = soFromProfile(profile[i], threshold, &failed);
+      const SoResult so = soFromUnsortedProfile(profile[i], threshold, &failed);
       const double R = radius[r];
       // Decided: the profile fell below the threshold inside R, or nothing
       // beyond R can pass (beyond rMax, or every particle already listed).
@@ -486,29 +579,27 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
 }
 } // namespace
 
-SoResult soFromProfile(
-  const std::vector<std::pair<double, double>>& profile, double threshold, bool* failed)
+namespace
 {
-  SoResult best;
-  double mass = 0;
-  std::size_t i = 0;
-  *failed = false;
-  while (i < profile.size())
+// The discrete SO definition's walk (one home): the sorted entries [i, end)
+// of a profile, continuing from `mass` and `best`; true at the first
+// crossing. Particles at the same distance enter together (a group must not
+// straddle `end`).
+bool soWalk(const std::vector<std::pair<double, double>>& profile, std::size_t i, std::size_t end,
+  double threshold, double& mass, SoResult& best)
+{
+  while (i < end)
   {
-    // Particles at the same distance enter together.
     const double r2 = profile[i].first;
     std::size_t j = i;
     double m = mass;
-    while (j < profile.size() && profile[j].first == r2)
+    while (j < end && profile[j].first == r2)
       m += profile[j++].second;
     if (r2 > 0)
     {
       const double r = std::sqrt(r2);
       if (m / (4.0 / 3.0 * kPi * r * r * r) < threshold)
-      {
-        *failed = true;
-        return best;
-      }
+        return true;
     }
     mass = m;
     best.radius = std::sqrt(r2);
@@ -516,6 +607,63 @@ SoResult soFromProfile(
     best.count = GlobalId(j);
     i = j;
   }
+  return false;
+}
+
+// soFromProfile on an unsorted profile, sorted only as far as the walk goes:
+// chunks of the nearest remaining entries (nth_element, doubling), each
+// sorted and walked up to the first distance that may continue past it. The
+// same entries in the same order as a full sort, so the same sums.
+SoResult soFromUnsortedProfile(
+  std::vector<std::pair<double, double>>& profile, double threshold, bool* failed)
+{
+  SoResult best;
+  double mass = 0;
+  *failed = false;
+  const std::size_t n = profile.size();
+  std::size_t i = 0, chunk = std::max<std::size_t>(256, n / 4);
+  while (i < n)
+  {
+    std::size_t end = n;
+    if (i + chunk < n)
+    {
+      const auto first = profile.begin() + std::ptrdiff_t(i);
+      const auto nth = profile.begin() + std::ptrdiff_t(i + chunk);
+      std::nth_element(first, nth, profile.end());
+      const double pivot = nth->first; // nothing beyond nth is nearer
+      std::sort(first, nth);
+      end =
+        std::size_t(std::lower_bound(first, nth, pivot,
+                      [](const std::pair<double, double>& e, double v) { return e.first < v; }) -
+          profile.begin());
+      if (end == i) // the whole chunk at the pivot's distance: that group entire
+      {
+        const auto mid = std::partition(first, profile.end(),
+          [&](const std::pair<double, double>& e) { return e.first == pivot; });
+        std::sort(first, mid);
+        end = std::size_t(mid - profile.begin());
+      }
+      chunk *= 2;
+    }
+    else
+      std::sort(profile.begin() + std::ptrdiff_t(i), profile.end());
+    if (soWalk(profile, i, end, threshold, mass, best))
+    {
+      *failed = true;
+      return best;
+    }
+    i = end;
+  }
+  return best;
+}
+} // namespace
+
+SoResult soFromProfile(
+  const std::vector<std::pair<double, double>>& profile, double threshold, bool* failed)
+{
+  SoResult best;
+  double mass = 0;
+  *failed = soWalk(profile, 0, profile.size(), threshold, mass, best);
   return best;
 }
 

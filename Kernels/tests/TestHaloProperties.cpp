@@ -315,10 +315,13 @@ JZ_TEST(SoAroundCentreOfMassOpenBox)
     check<double>(kind, false, false, 6000);
 }
 
-// A group above kDirectCentreLimit: tree potentials choose the candidates.
+// A group above kDirectCentreLimit: the branch and bound picks the
+// candidates; a uniform one (no pronounced minimum) falls back to the tree
+// ranking.
 JZ_TEST(LargeGroupCentre)
 {
   check<double>("clustered", true, true, 12000, jz::kDirectCentreLimit + 500);
+  check<double>("uniform", true, true, 12000, jz::kDirectCentreLimit + 500);
 }
 
 // Many groups: the first SO round walks a tree over the centres; the later

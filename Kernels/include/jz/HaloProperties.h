@@ -76,10 +76,11 @@ struct HaloProperties
 };
 
 // Groups up to this size get exact direct-summation potentials for every
-// member; larger ones tree potentials (theta 0.8) to rank the members, and
-// the 64 lowest are then summed directly (the most bound is exact unless the
-// tree's error exceeds the gap to the 65th member).
-constexpr std::size_t kDirectCentreLimit = 2048;
+// member; larger ones only for the members a branch and bound over the
+// group's kd-tree cannot rule out (src/cpu/PotentialCentreBounds.h): the
+// exact argmin. A large group without a pronounced minimum (the bounds' work
+// budget runs out) is ranked by tree potentials, its 64 lowest summed.
+constexpr std::size_t kDirectCentreLimit = 4096;
 
 // Collective over comm. Throws Error on bad options (Delta <= 0, rho_ref <= 0,
 // eps < 0), the same on every rank.

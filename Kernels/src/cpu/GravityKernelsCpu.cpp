@@ -7,27 +7,49 @@
 
 namespace jz
 {
-JZ_GRAVITY_CLONES
-void sumDirectCpu(const double* x, const double* y, const double* z, const double* m, std::size_t n,
-  const double* q, double eps2, GravitySum& sum)
+namespace
 {
-  double u[kGravityLanes] = {}, g0[kGravityLanes] = {}, g1[kGravityLanes] = {},
-         g2[kGravityLanes] = {};
+// 1 / sqrt(r^2 + eps^2) of a pair, 0 for r = 0 with eps = 0 (skipped).
+inline double pairInverse(double dx, double dy, double dz, double eps2)
+{
+  const double s2 = dx * dx + dy * dy + dz * dz + eps2;
+  return s2 > 0 ? 1.0 / std::sqrt(s2) : 0.0;
+}
+
+// The direct sum's lanes: U always, grad U when Field (inlined into each
+// clone of its callers).
+template <bool Field>
+inline __attribute__((always_inline)) void directLanes(const double* x, const double* y,
+  const double* z, const double* m, std::size_t n, const double* q, double eps2, double* u,
+  double* g0, double* g1, double* g2)
+{
   const double q0 = q[0], q1 = q[1], q2 = q[2];
   for (std::size_t j0 = 0; j0 < n; j0 += kGravityLanes)
     for (std::size_t l = 0; l < kGravityLanes; ++l)
     {
       const std::size_t j = j0 + l;
       const double dx = x[j] - q0, dy = y[j] - q1, dz = z[j] - q2;
-      const double s2 = dx * dx + dy * dy + dz * dz + eps2;
-      const double inv = s2 > 0 ? 1.0 / std::sqrt(s2) : 0.0; // r = 0, eps = 0: skipped
+      const double inv = pairInverse(dx, dy, dz, eps2);
       const double mi = m[j] * inv;
-      const double mi3 = mi * inv * inv;
       u[l] += mi;
-      g0[l] += mi3 * dx;
-      g1[l] += mi3 * dy;
-      g2[l] += mi3 * dz;
+      if constexpr (Field)
+      {
+        const double mi3 = mi * inv * inv;
+        g0[l] += mi3 * dx;
+        g1[l] += mi3 * dy;
+        g2[l] += mi3 * dz;
+      }
     }
+}
+} // namespace
+
+JZ_GRAVITY_CLONES
+void sumDirectCpu(const double* x, const double* y, const double* z, const double* m, std::size_t n,
+  const double* q, double eps2, GravitySum& sum)
+{
+  double u[kGravityLanes] = {}, g0[kGravityLanes] = {}, g1[kGravityLanes] = {},
+         g2[kGravityLanes] = {};
+  directLanes<true>(x, y, z, m, n, q, eps2, u, g0, g1, g2);
   for (std::size_t l = 0; l < kGravityLanes; ++l)
   {
     sum.u += u[l];
@@ -36,6 +58,42 @@ void sumDirectCpu(const double* x, const double* y, const double* z, const doubl
     sum.g[2] += g2[l];
   }
 }
+
+JZ_GRAVITY_CLONES
+double sumPotentialDirectCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, const double* q, double eps2)
+{
+  double u[kGravityLanes] = {};
+  directLanes<false>(x, y, z, m, n, q, eps2, u, nullptr, nullptr, nullptr);
+  double sum = 0;
+  for (std::size_t l = 0; l < kGravityLanes; ++l)
+    sum += u[l];
+  return sum;
+}
+
+JZ_GRAVITY_CLONES
+void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, double eps2, double* u)
+{
+  for (std::size_t j = 0; j < n + kGravityLanes; ++j)
+    u[j] = 0;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    double lane[kGravityLanes] = {};
+    const double qx = x[i], qy = y[i], qz = z[i], mi = m[i];
+    for (std::size_t j0 = i + 1; j0 < n; j0 += kGravityLanes)
+      for (std::size_t l = 0; l < kGravityLanes; ++l)
+      {
+        const std::size_t j = j0 + l;
+        const double inv = pairInverse(x[j] - qx, y[j] - qy, z[j] - qz, eps2);
+        lane[l] += m[j] * inv;
+        u[j] += mi * inv;
+      }
+    for (std::size_t l = 0; l < kGravityLanes; ++l)
+      u[i] += lane[l];
+  }
+}
+
 namespace
 {
 // The power of two nearest above v (1 for v <= 0 or non-finite).

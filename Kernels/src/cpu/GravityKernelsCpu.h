@@ -69,6 +69,18 @@ constexpr std::size_t kGravityLanes = 8;
 void sumDirectCpu(const double* x, const double* y, const double* z, const double* m, std::size_t n,
   const double* q, double eps2, GravitySum& sum);
 
+// U alone of sumDirectCpu (the same terms and lanes, so the same bits as
+// its sum.u added to a zero sum).
+double sumPotentialDirectCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, const double* q, double eps2);
+
+// U_i = sum_{j != i} m_j / sqrt(r_ij^2 + eps^2) for all n points at once,
+// each pair's square root taken once for both (points j > i in lanes, the
+// other end added to u[j]). The arrays hold n + kGravityLanes entries (the
+// last massless); u gets as many (the padding's are meaningless).
+void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, double eps2, double* u);
+
 // The direct sum with the pair terms in single precision (theta > 0): each
 // offset source - query is taken in double, scaled and rounded, so a close
 // pair far from the origin keeps its relative accuracy; per-lane float

@@ -1,0 +1,182 @@
+// The centres' branch and bound (src/cpu/PotentialCentreBounds.h) against
+// long-double direct sums of every member's U: every member within the
+// margin of the largest U must be a candidate, with a bound at or above its
+// U, on groups built for near and exact ties (mirror-image subclumps, a
+// lattice, duplicates in bulk, all points equal), a cusp like a halo's, with
+// and without softening, far from the origin.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "TestHarness.h"
+#include "cpu/PotentialCentreBounds.h"
+
+namespace
+{
+struct Group
+{
+  std::vector<double> x, y, z, m;
+  void add(double a, double b, double c, double mass)
+  {
+    x.push_back(a);
+    y.push_back(b);
+    z.push_back(c);
+    m.push_back(mass);
+  }
+};
+
+std::vector<long double> directU(const Group& g, double eps)
+{
+  const std::size_t n = g.x.size();
+  std::vector<long double> u(n, 0.0L);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+    {
+      const long double dx = (long double)g.x[j] - g.x[i], dy = (long double)g.y[j] - g.y[i],
+                        dz = (long double)g.z[j] - g.z[i];
+      const long double s2 = dx * dx + dy * dy + dz * dz + (long double)eps * eps;
+      if (j != i && s2 > 0)
+        u[i] += g.m[j] / std::sqrt(s2);
+    }
+  return u;
+}
+
+// mustFinish: the group has a pronounced minimum, and the search must not
+// give up on it.
+void check(const std::string& name, const Group& g, double eps, bool mustFinish = false)
+{
+  const std::size_t n = g.x.size();
+  jz::PotentialCentreStats stats;
+  std::vector<std::pair<double, std::size_t>> cand;
+  const bool finished = jz::potentialCentreCandidates(
+    g.x.data(), g.y.data(), g.z.data(), g.m.data(), n, eps * eps, cand, &stats);
+  if (!finished)
+  {
+    JZ_CHECK_MSG(!mustFinish, name << ": gave up");
+    JZ_CHECK(cand.empty());
+    std::printf("%s: n %zu, gave up after %.0f nodes\n", name.c_str(), n, stats.nodes);
+    return;
+  }
+  const std::vector<long double> u = directU(g, eps);
+  const long double best = *std::max_element(u.begin(), u.end());
+  std::vector<double> bound(n, -1.0);
+  for (std::size_t c = 0; c < cand.size(); ++c)
+  {
+    JZ_CHECK(c == 0 || cand[c].first <= cand[c - 1].first);
+    bound[cand[c].second] = cand[c].first;
+  }
+  std::size_t close = 0;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    // Within the margin: must be a candidate, its bound above U.
+    if (u[i] >= best * (1 - 0.9L * jz::kCentreBoundMargin))
+    {
+      ++close;
+      JZ_CHECK_MSG(bound[i] >= 0,
+        name << ": member " << i << " (U " << double(u[i]) << ", best " << double(best)
+             << ") left out");
+    }
+    if (bound[i] >= 0)
+      JZ_CHECK_MSG((long double)bound[i] >= u[i] * (1 - 1e-12L),
+        name << ": member " << i << " bound " << bound[i] << " below U " << double(u[i]));
+  }
+  std::printf("%s: n %zu, candidates %zu (within the margin %zu), nodes %.0f, leaves %.0f\n",
+    name.c_str(), n, cand.size(), close, stats.nodes, stats.leaves);
+}
+
+// Two cusps (radii uniform in [0, 0.2] about x = 0.7), mirror images
+// through x = 0.5 (1 - x is exact for x in [0.5, 1]): pairs of members with
+// equal U in exact arithmetic, the two centres among them.
+Group mirrored(std::size_t half, double offset)
+{
+  Group g;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  for (std::size_t i = 0; i < half; ++i)
+  {
+    const double r = 0.2 * u(rng), v[3] = { gauss(rng), gauss(rng), gauss(rng) };
+    const double s = r / std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    const double a = 0.7 + s * v[0], b = s * v[1], c = s * v[2];
+    g.add(a + offset, b + offset, c + offset, 1.0);
+    g.add((1 - a) + offset, b + offset, c + offset, 1.0);
+  }
+  return g;
+}
+
+Group lattice(int side, int copies)
+{
+  Group g;
+  for (int i = 0; i < side; ++i)
+    for (int j = 0; j < side; ++j)
+      for (int k = 0; k < side; ++k)
+        for (int c = 0; c < copies; ++c)
+          g.add(0.125 * i, 0.125 * j, 0.125 * k, 0.5);
+  return g;
+}
+
+// A singular isothermal sphere (radii uniform in [0, 1]), masses 1 to 3.
+Group cusp(std::size_t n, double offset)
+{
+  Group g;
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const double r = u(rng), v[3] = { gauss(rng), gauss(rng), gauss(rng) };
+    const double s = r / std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    g.add(offset + s * v[0], offset + s * v[1], offset + s * v[2], 1.0 + double(i % 3));
+  }
+  return g;
+}
+} // namespace
+
+JZ_TEST(MirrorImageClumps)
+{
+  check("mirrored eps 0", mirrored(3000, 0.0), 0.0, true);
+  check("mirrored eps 1e-3", mirrored(3000, 0.0), 1e-3, true);
+  check("mirrored far", mirrored(3000, 1e6), 1e-3, true);
+}
+
+JZ_TEST(LatticesAndDuplicates)
+{
+  check("lattice 16^3", lattice(16, 1), 0.0);
+  check("lattice 12^3 x3 eps 0.01", lattice(12, 3), 0.01);
+  Group same;
+  for (int i = 0; i < 2500; ++i)
+    same.add(0.25, 0.5, 0.75, 1.0 + (i % 2));
+  check("all equal eps 0", same, 0.0);
+  check("all equal eps 0.1", same, 0.1);
+}
+
+// A nearly uniform group (no pronounced minimum): the search gives up
+// within its budget instead of approaching n^2 (HaloProperties.cpp then
+// ranks by tree potentials).
+JZ_TEST(UniformGroupGivesUp)
+{
+  Group g;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int i = 0; i < 30000; ++i)
+    g.add(u(rng), u(rng), u(rng), 1.0);
+  std::vector<std::pair<double, std::size_t>> cand;
+  jz::PotentialCentreStats stats;
+  JZ_CHECK(!jz::potentialCentreCandidates(
+    g.x.data(), g.y.data(), g.z.data(), g.m.data(), g.x.size(), 1e-6, cand, &stats));
+  JZ_CHECK(cand.empty());
+}
+
+JZ_TEST(HaloCusp)
+{
+  check("cusp eps 0", cusp(6000, 0.0), 0.0, true);
+  check("cusp eps 1e-3", cusp(6000, 0.0), 1e-3, true);
+  check("cusp far eps 1e-3", cusp(6000, -3e5), 1e-3, true);
+}
+
+int main(int argc, char** argv)
+{
+  return jztest::runAll(argc, argv);
+}

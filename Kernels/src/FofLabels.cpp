@@ -8,8 +8,8 @@
 #include <omp.h>
 
 #include "FofThreads.h"
-#include "jz/HugePages.h"
 #include "jz/Fof.h"
+#include "jz/HugePages.h"
 
 namespace jz
 {
@@ -55,15 +55,25 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
       groupSize[i] = GlobalId(count[groupRoot[i]]);
   }
 
-  // The kept groups, in the canonical order.
-  std::vector<KeptGroup> kept;
-  for (std::size_t r = 0; r < n; ++r)
+  // The kept groups, collected per thread's chunk (the sort below fixes
+  // their order: roots are unique), in the canonical order.
+  std::vector<std::vector<KeptGroup>> keptOf(numThreads);
+#pragma omp parallel num_threads(numThreads)
   {
-    if (count[r] > 0 && GlobalId(count[r]) >= minimumGroupSize)
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<KeptGroup> mine;
+    for (long long r = nn * t / nt; r < nn * (t + 1) / nt; ++r)
     {
-      kept.push_back({ count[r], groupLabel ? groupLabel[r] : GlobalId(r), Index(r) });
+      if (count[r] > 0 && GlobalId(count[r]) >= minimumGroupSize)
+      {
+        mine.push_back({ count[r], groupLabel ? groupLabel[r] : GlobalId(r), Index(r) });
+      }
     }
+    keptOf[t].swap(mine);
   }
+  std::vector<KeptGroup> kept;
+  for (const std::vector<KeptGroup>& k : keptOf)
+    kept.insert(kept.end(), k.begin(), k.end());
   std::sort(kept.begin(), kept.end(),
     [](const KeptGroup& a, const KeptGroup& b)
     {

@@ -240,9 +240,33 @@ std::vector<PlaneSplits> TreeLevels::planes(int numPlanes) const
         plane.splits, plane.levels, options_.regularizationQuantile, options_.regularizationFactor);
       if (maxLevel != kLevelInfinite)
       {
-        std::vector<Index> regular = select(maxLevel);
-        if (regular.size() != plane.splits.size())
+        // select(maxLevel) keeps every present split and adds the gaps above
+        // maxLevel, which lie inside the nodes above it (a node's level is
+        // its gaps' largest): only those nodes' gaps are tested.
+        std::vector<Index> added;
+        for (std::size_t j = 0; j + 1 < plane.splits.size(); ++j)
         {
+          if (!(plane.levels[j] > maxLevel))
+            continue;
+          const Index b = plane.splits[j], e = plane.splits[j + 1];
+          auto test = [&](Index g)
+          {
+            if (isPlaneSplit(g, n, cellCount_[g], gapLevel_[g], nmax, maxLevel))
+              added.push_back(g);
+          };
+          if (p == 0)
+            for (Index g = b + 1; g < e; ++g)
+              test(g);
+          else
+            for (auto c = std::upper_bound(candidates.begin(), candidates.end(), b);
+                 c != candidates.end() && *c < e; ++c)
+              test(*c);
+        }
+        if (!added.empty())
+        {
+          std::vector<Index> regular(plane.splits.size() + added.size());
+          std::merge(
+            plane.splits.begin(), plane.splits.end(), added.begin(), added.end(), regular.begin());
           plane.splits.swap(regular);
           plane.levels = nodeLevels(plane.splits);
         }

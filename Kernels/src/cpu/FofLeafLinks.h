@@ -327,12 +327,39 @@ private:
     }
   }
 
-  void linkAll(const FofLocalPoints& A, const FofLocalPoints& B, const Frame& f, Index* g) const
+  // Every friend pair joins; a friend already under A[i]'s root (once seen,
+  // an ancestor of A[i] stays in its group) needs no union. Direct frames
+  // take each row's distances in a vectorisable loop first.
+  void linkAll(const FofLocalPoints& A, FofLocalPoints& B, const Frame& f, Index* g) const
   {
+    const std::size_t nb = B.size();
+    B.d2.resize(nb);
+    double* __restrict d2 = B.d2.data();
+    const double* __restrict bx = B.x.data();
+    const double* __restrict by = B.y.data();
+    const double* __restrict bz = B.z.data();
     for (std::size_t i = 0; i < A.size(); ++i)
-      for (std::size_t j = 0; j < B.size(); ++j)
-        if (friendsIn(A, i, B, j, f))
-          fofUnion(g, A.id[i], B.id[j]);
+    {
+      if (f.direct)
+      {
+        const double ax = A.x[i], ay = A.y[i], az = A.z[i];
+        // distance2() without wrapping: same operations, same order.
+        for (std::size_t j = 0; j < nb; ++j)
+        {
+          const double dx = ax - bx[j], dy = ay - by[j], dz = az - bz[j];
+          double s = 0;
+          s += dx * dx;
+          s += dy * dy;
+          s += dz * dz;
+          d2[j] = s;
+        }
+      }
+      Index root = fofFind(g, A.id[i]);
+      for (std::size_t j = 0; j < nb; ++j)
+        if (f.direct ? d2[j] <= l2_ : friendsIn(A, i, B, j, f))
+          if (fofFind(g, B.id[j]) != root)
+            root = fofUnion(g, A.id[i], B.id[j]);
+    }
   }
 
   const ZTree<T>& tree_;

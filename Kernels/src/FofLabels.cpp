@@ -33,18 +33,24 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
   const int numThreads = fofThreads(control, n);
   const long long nn = (long long)n;
 
-  // Members per root (input index of the root). Zeroed by the team, which
-  // then first-touches the fresh pages (costly on some systems) in parallel.
+  // Members per root (input index of the root). Each thread counts the roots
+  // of its own range over all points: plain increments (atomic ones on
+  // scattered roots serialise their cache misses), no count array per thread.
+  // Zeroed by the team, which first-touches the fresh pages in parallel.
   std::unique_ptr<Index[]> countStore = newHugeArray<Index>(n);
   Index* c = countStore.get();
 #pragma omp parallel num_threads(numThreads)
   {
-#pragma omp for schedule(static)
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const Index lo = Index(nn * t / nt), size = Index(nn * (t + 1) / nt) - lo;
+    for (Index r = lo; r < lo + size; ++r)
+      c[r] = 0;
+    Index elsewhere[8]; // the increments of other threads' roots, thrown away
     for (long long i = 0; i < nn; ++i)
-      c[i] = 0;
-#pragma omp for schedule(static)
-    for (long long i = 0; i < nn; ++i)
-      __atomic_fetch_add(c + groupRoot[i], Index(1), __ATOMIC_RELAXED);
+    {
+      const Index r = groupRoot[i];
+      ++*(Index(r - lo) < size ? c + r : elsewhere + (i & 7));
+    }
   }
   const Index* count = c;
 

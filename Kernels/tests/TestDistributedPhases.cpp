@@ -537,6 +537,43 @@ JZ_TEST(CatalogueRowsEqualDirectSumsOverEachGroup)
   JZ_CHECK_EQ(rows[0] + rows[1] + rows[2], kept[0]); // each row on exactly one rank
 }
 
+JZ_TEST(RouteMovesFieldsInPiecesAsInOne)
+{
+  // Every input point's id and coordinates reach their z-order rank, in
+  // pieces of a few points per round (several rounds, ranks sending
+  // different counts) as in one round.
+  World w(3000, 1);
+  std::vector<int> bad(kRanks, 0);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const auto problem = fofPiece(w, r, 0.01);
+      auto at = [&](std::size_t i, double* p)
+      {
+        for (int d = 0; d < 3; ++d)
+          p[d] = wrapped(problem.points[3 * i + d]);
+      };
+      const jz::ZOrderRoute route = jz::routeInZOrder<double>(problem.numPoints, at, comm);
+      bad[r] += route.mostSent < 50; // several rounds of 7 below
+      jz::RouteScratch scratch;
+      std::vector<double> whole(3 * route.size()), pieces(3 * route.size(), -1);
+      std::vector<jz::GlobalId> ids(route.size(), -1);
+      jz::moveAlongRoute(route, 3, at, whole.data(), scratch, comm);
+      jz::moveAlongRoute(route, 3, at, pieces.data(), scratch, comm, 7 * 3 * sizeof(double));
+      jz::moveAlongRoute(
+        route, 1, [&](std::size_t i, jz::GlobalId* v) { *v = problem.ids[i]; }, ids.data(), scratch,
+        comm, 5 * sizeof(jz::GlobalId));
+      bad[r] += whole != pieces;
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        for (int d = 0; d < 3; ++d)
+          bad[r] += ids[i] < 0 || pieces[3 * i + d] != wrapped(w.xyz[3 * ids[i] + d]);
+    });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+}
+
 JZ_TEST(ResultsGoHomeToTheirOrigin)
 {
   // Each rank's input points go to random ranks; each holder keeps the

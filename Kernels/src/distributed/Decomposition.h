@@ -165,8 +165,11 @@ private:
 };
 
 // The bytes a rank packs for one other rank per round of moveAlongRoute:
-// small send buffers that stay warm in cache, not fresh pages.
-constexpr std::size_t kRoutePieceBytes = std::size_t(4) << 20;
+// bounds the send buffers (fresh memory) for large shares. Not smaller:
+// every round is a synchronisation, which costs a scheduler time slice on a
+// loaded node while MPI spins (seen: a kNN decomposition of 1e7 points on
+// two ranks in 4 MiB pieces took 9.7 s at load 8, a single round 2-3 s).
+constexpr std::size_t kRoutePieceBytes = std::size_t(64) << 20;
 
 // Moves one field of the points along `route`, straight into `out`
 // (route.size() * width values): get(i, v) writes the width values of input

@@ -6,7 +6,8 @@
 //                          the comparison script, then exits)
 //        [--read FILE]    (raw xyz points of that precision instead, e.g. halos.py's)
 //        [--tree]         (times the shared tree build alone: the minima of wall
-//                          and process CPU time over the repeats)
+//                          and process CPU time over the repeats, and of each
+//                          of the build's stages)
 //
 // "clustered": 85% of the points in halos with a power-law size function,
 // each an isothermal sphere (rho ~ r^-2) of radius R200 (mean density 200x
@@ -44,18 +45,27 @@ int runTree(const std::vector<T>& xyz, int repeats)
   const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
   const jz::Periodicity per = jz::Periodicity::of(true, lo, hi);
   double wall = 1e30, cpu = 1e30;
+  std::vector<std::pair<std::string, double>> stages; // minima per stage
   for (int rep = 0; rep < repeats; ++rep)
   {
     const std::clock_t c0 = std::clock();
     const jz::StageTimer timer(nullptr, "tree");
     jz::ZTree<T> tree;
+    jz::RunInfo info;
     jz::buildTreeCpu<T>(xyz.data(), jz::Index(n), nullptr, 0, per, lo, jz::TreeBuildOptions(), tree,
-      jz::RunControl());
+      jz::RunControl(), &info);
     wall = std::min(wall, timer.seconds());
     cpu = std::min(cpu, double(std::clock() - c0) / CLOCKS_PER_SEC);
+    if (stages.empty())
+      stages = info.stageSeconds;
+    for (std::size_t s = 0; s < stages.size() && s < info.stageSeconds.size(); ++s)
+      stages[s].second = std::min(stages[s].second, info.stageSeconds[s].second);
   }
-  std::printf("tree build N=%zu %s, %d threads: min of %d: %.4f s wall, %.4f s CPU\n", n,
+  std::printf("tree build N=%zu %s, %d threads: min of %d: %.4f s wall, %.4f s CPU |", n,
     sizeof(T) == 4 ? "float32" : "float64", omp_get_max_threads(), repeats, wall, cpu);
+  for (const auto& s : stages)
+    std::printf(" %s %.4f", s.first.c_str() + std::strlen("tree: "), s.second);
+  std::printf("\n");
   return 0;
 }
 

@@ -8,8 +8,8 @@
 #include <omp.h>
 
 #include "FofThreads.h"
-#include "jz/HugePages.h"
 #include "jz/Fof.h"
+#include "jz/HugePages.h"
 
 namespace jz
 {
@@ -33,18 +33,24 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
   const int numThreads = fofThreads(control, n);
   const long long nn = (long long)n;
 
-  // Members per root (input index of the root). Zeroed by the team, which
-  // then first-touches the fresh pages (costly on some systems) in parallel.
+  // Members per root (input index of the root). Each thread counts the roots
+  // of its own range over all points: plain increments (atomic ones on
+  // scattered roots serialise their cache misses), no count array per thread.
+  // Zeroed by the team, which first-touches the fresh pages in parallel.
   std::unique_ptr<Index[]> countStore = newHugeArray<Index>(n);
   Index* c = countStore.get();
 #pragma omp parallel num_threads(numThreads)
   {
-#pragma omp for schedule(static)
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const Index lo = Index(nn * t / nt), size = Index(nn * (t + 1) / nt) - lo;
+    for (Index r = lo; r < lo + size; ++r)
+      c[r] = 0;
+    Index elsewhere[8]; // the increments of other threads' roots, thrown away
     for (long long i = 0; i < nn; ++i)
-      c[i] = 0;
-#pragma omp for schedule(static)
-    for (long long i = 0; i < nn; ++i)
-      __atomic_fetch_add(c + groupRoot[i], Index(1), __ATOMIC_RELAXED);
+    {
+      const Index r = groupRoot[i];
+      ++*(Index(r - lo) < size ? c + r : elsewhere + (i & 7));
+    }
   }
   const Index* count = c;
 
@@ -55,15 +61,25 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
       groupSize[i] = GlobalId(count[groupRoot[i]]);
   }
 
-  // The kept groups, in the canonical order.
-  std::vector<KeptGroup> kept;
-  for (std::size_t r = 0; r < n; ++r)
+  // The kept groups, collected per thread's chunk (the sort below fixes
+  // their order: roots are unique), in the canonical order.
+  std::vector<std::vector<KeptGroup>> keptOf(numThreads);
+#pragma omp parallel num_threads(numThreads)
   {
-    if (count[r] > 0 && GlobalId(count[r]) >= minimumGroupSize)
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<KeptGroup> mine;
+    for (long long r = nn * t / nt; r < nn * (t + 1) / nt; ++r)
     {
-      kept.push_back({ count[r], groupLabel ? groupLabel[r] : GlobalId(r), Index(r) });
+      if (count[r] > 0 && GlobalId(count[r]) >= minimumGroupSize)
+      {
+        mine.push_back({ count[r], groupLabel ? groupLabel[r] : GlobalId(r), Index(r) });
+      }
     }
+    keptOf[t].swap(mine);
   }
+  std::vector<KeptGroup> kept;
+  for (const std::vector<KeptGroup>& k : keptOf)
+    kept.insert(kept.end(), k.begin(), k.end());
   std::sort(kept.begin(), kept.end(),
     [](const KeptGroup& a, const KeptGroup& b)
     {

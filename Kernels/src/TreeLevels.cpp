@@ -51,22 +51,26 @@ void nearestHigherInTeam(const int* lv, long long n, std::vector<HigherSweep>& s
 {
   const int t = omp_get_thread_num(), nt = omp_get_num_threads();
   const long long b = 1 + (n - 1) * t / nt, e = 1 + (n - 1) * (t + 1) / nt;
-  HigherSweep& own = sweeps[t];
-  own.stack.clear();
-  own.open.clear();
+  // The sweep works on its own vectors, not on sweeps[t]: the members'
+  // headers share cache lines, and every push and pop would write one.
+  std::vector<Index> stack, open;
+  stack.reserve(64);
   for (long long k = 0; k < e - b; ++k)
   {
     const Index i = Index(kLeft ? b + k : e - 1 - k);
-    while (!own.stack.empty() && lv[own.stack.back()] <= lv[i])
-      own.stack.pop_back();
-    if (own.stack.empty())
-      own.open.push_back(i);
+    const int v = lv[i];
+    while (!stack.empty() && lv[stack.back()] <= v)
+      stack.pop_back();
+    if (stack.empty())
+      open.push_back(i);
     else
-      found(i, own.stack.back());
-    own.stack.push_back(i);
+      found(i, stack.back());
+    stack.push_back(i);
   }
+  sweeps[t].stack.swap(stack);
+  sweeps[t].open.swap(open);
 #pragma omp barrier
-  for (const Index i : own.open)
+  for (const Index i : sweeps[t].open)
   {
     Index j = kLeft ? 0 : Index(n); // the end gaps
     for (int u = kLeft ? t - 1 : t + 1; u >= 0 && u < nt; u += kLeft ? -1 : 1)
@@ -236,9 +240,33 @@ std::vector<PlaneSplits> TreeLevels::planes(int numPlanes) const
         plane.splits, plane.levels, options_.regularizationQuantile, options_.regularizationFactor);
       if (maxLevel != kLevelInfinite)
       {
-        std::vector<Index> regular = select(maxLevel);
-        if (regular.size() != plane.splits.size())
+        // select(maxLevel) keeps every present split and adds the gaps above
+        // maxLevel, which lie inside the nodes above it (a node's level is
+        // its gaps' largest): only those nodes' gaps are tested.
+        std::vector<Index> added;
+        for (std::size_t j = 0; j + 1 < plane.splits.size(); ++j)
         {
+          if (!(plane.levels[j] > maxLevel))
+            continue;
+          const Index b = plane.splits[j], e = plane.splits[j + 1];
+          auto test = [&](Index g)
+          {
+            if (isPlaneSplit(g, n, cellCount_[g], gapLevel_[g], nmax, maxLevel))
+              added.push_back(g);
+          };
+          if (p == 0)
+            for (Index g = b + 1; g < e; ++g)
+              test(g);
+          else
+            for (auto c = std::upper_bound(candidates.begin(), candidates.end(), b);
+                 c != candidates.end() && *c < e; ++c)
+              test(*c);
+        }
+        if (!added.empty())
+        {
+          std::vector<Index> regular(plane.splits.size() + added.size());
+          std::merge(
+            plane.splits.begin(), plane.splits.end(), added.begin(), added.end(), regular.begin());
           plane.splits.swap(regular);
           plane.levels = nodeLevels(plane.splits);
         }

@@ -116,15 +116,22 @@ JZ_TEST(DecomposeGivesContiguousBalancedZRanges)
   {
     const auto& p = got[r];
     JZ_CHECK(p.numLocal() > 0.8 * w.size() / kRanks && p.numLocal() < 1.2 * w.size() / kRanks);
+    JZ_CHECK_EQ(p.route.begin.size(), std::size_t(kRanks + 1));
     for (jz::Index i = 0; i < p.numLocal(); ++i)
     {
       const jz::GlobalId id = p.ids[i];
       ++seen[id];
-      const jz::FofPayload& pl = p.local[i];
-      // The payload leads back to the input point and carries its values.
-      JZ_CHECK_EQ(w.idsOf[pl.originRank][pl.originIndex], id);
-      JZ_CHECK_EQ(p.mass[i], w.massOf[pl.originRank][pl.originIndex]);
-      JZ_CHECK_EQ(p.velocity[3 * i + 2], w.velOf[pl.originRank][3 * pl.originIndex + 2]);
+      // The route leads back to the input point: block s holds rank s's
+      // points in the order s sent them.
+      int s = 0;
+      while (p.route.begin[s + 1] <= i)
+        ++s;
+      const std::vector<jz::Index>& sent = got[s].route.send[r];
+      JZ_CHECK_EQ(sent.size(), p.route.begin[s + 1] - p.route.begin[s]);
+      const jz::Index origin = sent[i - p.route.begin[s]];
+      JZ_CHECK_EQ(w.idsOf[s][origin], id);
+      JZ_CHECK_EQ(p.mass[i], w.massOf[s][origin]);
+      JZ_CHECK_EQ(p.velocity[3 * i + 2], w.velOf[s][3 * origin + 2]);
       for (int d = 0; d < 3; ++d)
         JZ_CHECK_EQ(p.xyz[3 * i + d], wrapped(w.xyz[3 * id + d]));
     }
@@ -530,62 +537,109 @@ JZ_TEST(CatalogueRowsEqualDirectSumsOverEachGroup)
   JZ_CHECK_EQ(rows[0] + rows[1] + rows[2], kept[0]); // each row on exactly one rank
 }
 
-JZ_TEST(ResultsGoHomeToTheirOrigin)
+JZ_TEST(RouteMovesFieldsInPiecesAsInOne)
 {
-  // Each rank holds points that came from random ranks and positions.
-  std::mt19937 rng(8);
-  const std::size_t perRank = 500;
-  std::vector<std::vector<jz::FofPayload>> local(kRanks);
-  std::vector<jz::FofAgreedLabels> labels(kRanks);
-  std::vector<std::vector<std::size_t>> order(kRanks);
-  for (int r = 0; r < kRanks; ++r)
-  {
-    order[r].resize(perRank);
-    for (std::size_t i = 0; i < perRank; ++i)
-      order[r][i] = i;
-    std::shuffle(order[r].begin(), order[r].end(), rng);
-  }
-  // Point i of rank r has label r * 1000 + i % 50 (groups of 10); i % 7 == 0 are single.
-  std::vector<std::size_t> at(kRanks, 0);
-  for (int r = 0; r < kRanks; ++r)
-    for (std::size_t i = 0; i < perRank; ++i)
-    {
-      const int holder = int((r + i) % kRanks);
-      jz::FofPayload pl{};
-      pl.originRank = r;
-      pl.originIndex = jz::Index(order[r][i]);
-      local[holder].push_back(pl);
-      const jz::GlobalId label = jz::GlobalId(r * 1000 + order[r][i] % 50);
-      labels[holder].addPoint(jz::FofLabel{ label, { 0, 0, 0 } }, order[r][i] % 7 == 0);
-    }
-  std::map<jz::GlobalId, jz::GlobalId> expectedSize;
-  for (int r = 0; r < kRanks; ++r)
-    for (std::size_t i = 0; i < perRank; ++i)
-      if (i % 7 != 0)
-        ++expectedSize[jz::GlobalId(r * 1000 + i % 50)];
+  // Every input point's id and coordinates reach their z-order rank, in
+  // pieces of a few points per round (several rounds, ranks sending
+  // different counts) as in one round.
+  World w(3000, 1);
   std::vector<int> bad(kRanks, 0);
   jztest::ThreadWorld world(kRanks);
   world.run(
     [&](jz::Communicator& comm)
     {
       const int r = comm.rank();
+      const auto problem = fofPiece(w, r, 0.01);
+      auto at = [&](std::size_t i, double* p)
+      {
+        for (int d = 0; d < 3; ++d)
+          p[d] = wrapped(problem.points[3 * i + d]);
+      };
+      const jz::ZOrderRoute route = jz::routeInZOrder<double>(problem.numPoints, at, comm);
+      bad[r] += route.mostSent < 50; // several rounds of 7 below
+      jz::RouteScratch scratch;
+      std::vector<double> whole(3 * route.size()), pieces(3 * route.size(), -1);
+      std::vector<jz::GlobalId> ids(route.size(), -1);
+      jz::moveAlongRoute(route, 3, at, whole.data(), scratch, comm);
+      jz::moveAlongRoute(route, 3, at, pieces.data(), scratch, comm, 7 * 3 * sizeof(double));
+      jz::moveAlongRoute(
+        route, 1, [&](std::size_t i, jz::GlobalId* v) { *v = problem.ids[i]; }, ids.data(), scratch,
+        comm, 5 * sizeof(jz::GlobalId));
+      bad[r] += whole != pieces;
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        for (int d = 0; d < 3; ++d)
+          bad[r] += ids[i] < 0 || pieces[3 * i + d] != wrapped(w.xyz[3 * ids[i] + d]);
+    });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+}
+
+JZ_TEST(ResultsGoHomeToTheirOrigin)
+{
+  // Each rank's input points go to random ranks; each holder keeps the
+  // blocks in rank order, each in its sender's order (a route).
+  std::mt19937 rng(8);
+  const std::size_t perRank = 500;
+  std::vector<jz::ZOrderRoute> route(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+  {
+    route[r].rank = r;
+    route[r].send.resize(kRanks);
+    for (std::size_t i = 0; i < perRank; ++i)
+      route[r].send[rng() % kRanks].push_back(jz::Index(i));
+  }
+  // Point i of rank r has label r * 1000 + i % 50 (groups of 10); i % 7 == 0 are single.
+  std::vector<jz::FofAgreedLabels> labels(kRanks);
+  for (int h = 0; h < kRanks; ++h)
+  {
+    route[h].begin.assign(kRanks + 1, 0);
+    for (int r = 0; r < kRanks; ++r)
+    {
+      route[h].begin[r + 1] = route[h].begin[r] + route[r].send[h].size();
+      for (jz::Index i : route[r].send[h])
+      {
+        const jz::GlobalId label = jz::GlobalId(r * 1000 + i % 50);
+        labels[h].addPoint(jz::FofLabel{ label, { 0, 0, 0 } }, i % 7 == 0);
+      }
+    }
+  }
+  std::map<jz::GlobalId, jz::GlobalId> expectedSize;
+  for (int r = 0; r < kRanks; ++r)
+    for (std::size_t i = 0; i < perRank; ++i)
+      if (i % 7 != 0)
+        ++expectedSize[jz::GlobalId(r * 1000 + i % 50)];
+  std::vector<int> bad(kRanks, 0), kept(kRanks, 0);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
       const auto sizes = jz::reduceFofGroupSizes(labels[r], comm);
-      const auto numbers = jz::numberFofGroups(sizes, 1, comm);
+      // Groups of 9 kept, groups of 8 not (each label has 10 points, one
+      // or two of them single).
+      const auto numbers = jz::numberFofGroups(sizes, 9, comm);
       std::vector<jz::GlobalId> groupId(perRank, 7), groupSize(perRank, 7);
       jz::sendFofResultsHome(
-        local[r], labels[r], sizes, numbers, perRank, comm, groupId.data(), groupSize.data());
+        route[r], labels[r], sizes, numbers, comm, groupId.data(), groupSize.data());
       for (std::size_t i = 0; i < perRank; ++i)
       {
         const jz::GlobalId label = jz::GlobalId(r * 1000 + i % 50);
         if (i % 7 == 0)
+        {
           bad[r] += groupId[i] != -1 || groupSize[i] != 1;
-        else
-          bad[r] += groupId[i] != numbers.groupIdOf(label) || groupId[i] < 0 ||
-            groupSize[i] != expectedSize.at(label);
+          continue;
+        }
+        const jz::GlobalId size = expectedSize.at(label);
+        bad[r] += groupSize[i] != size;
+        bad[r] += groupId[i] != (size >= 9 ? numbers.groupIdOf(label) : -1);
+        kept[r] += groupId[i] >= 0;
       }
     });
   for (int r = 0; r < kRanks; ++r)
+  {
     JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+    JZ_CHECK(kept[r] > 0 && kept[r] < int(perRank)); // kept and unkept groups both
+  }
 }
 
 JZ_TEST(KnnResultsGoHomeToTheirOrigin)

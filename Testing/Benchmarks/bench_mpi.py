@@ -36,6 +36,11 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 # selection tree" is extra work of the distributed run (its search builds a
 # second tree over local + ghost sources).
 COMM = ("decomposition", "ghost exchange", "label agreement", "sizes and numbering", "results home")
+# The top-level stages of the distributed kernels (the others are nested in
+# "local linking" / "local search"): with the rank's own update time they
+# account for its whole time; the rest is the filter's glue (reading the
+# input, global ids, outputs).
+TOP = COMM + ("local tree", "local linking", "catalogue", "ghost selection tree", "local search")
 
 
 def run(P, threads, kind, size, filters="knn,fof"):
@@ -49,7 +54,7 @@ def run(P, threads, kind, size, filters="knn,fof"):
     if p.returncode != 0:
         print(p.stdout[-3000:])
         raise SystemExit("run failed")
-    wall, stages, counters, cpu = {}, {}, {}, {}
+    wall, stages, counters, cpu, own = {}, {}, {}, {}, {}
     # The ranks' lines reach mpiexec's output interleaved, sometimes two on
     # one line: search the whole output, one CPU figure per filter and rank.
     per_rank = {}
@@ -57,6 +62,8 @@ def run(P, threads, kind, size, filters="knn,fof"):
         per_rank.setdefault(m.group(1), {})[int(m.group(2))] = float(m.group(3))
     for f, ranks in per_rank.items():
         cpu[f] = sum(ranks.values()) if len(ranks) == P else float("nan")
+    for m in re.finditer(r"OWN (knn|fof) (\d+) (\d+\.\d{3})", p.stdout):
+        own.setdefault(m.group(1), {})[int(m.group(2))] = float(m.group(3))
     for line in p.stdout.splitlines():
         m = re.match(r"WALL (\w+) ([\d.]+)", line)
         if m:
@@ -66,7 +73,7 @@ def run(P, threads, kind, size, filters="knn,fof"):
             f = "knn" if m.group(1) == "KNNDensity" else "fof"
             d = stages if m.group(3) == "seconds" else counters
             d.setdefault(f, {}).setdefault(int(m.group(2)), {})[m.group(4)] = float(m.group(5))
-    return wall, stages, counters, cpu
+    return wall, stages, counters, cpu, own
 
 
 def strong(kinds=("uniform", "clustered"), filters=("knn", "fof"), repeats=1, size="1e7",
@@ -86,10 +93,10 @@ def strong(kinds=("uniform", "clustered"), filters=("knn", "fof"), repeats=1, si
         best, work = {}, {}
         for _ in range(repeats):
             for cfg in configs:
-                wall, st, _, cpu = run(cfg[0], cfg[1], kind, size, names)
+                wall, st, _, cpu, own = run(cfg[0], cfg[1], kind, size, names)
                 for f in filters:
                     if cfg not in best.get(f, {}) or wall[f] < best[f][cfg][0]:
-                        best.setdefault(f, {})[cfg] = (wall[f], st.get(f, {}))
+                        best.setdefault(f, {})[cfg] = (wall[f], st.get(f, {}), own.get(f, {}))
                     w = work.setdefault(f, {})
                     c = cpu.get(f, float("nan"))
                     if c == c:  # nan when a rank's figure was lost
@@ -97,7 +104,7 @@ def strong(kinds=("uniform", "clustered"), filters=("knn", "fof"), repeats=1, si
         for f in filters:
             w11 = best[f][(1, 1)][0]
             w12 = f"{best[f][(1, 2)][0]:.2f}" if threads_ref else "-"
-            w21, st = best[f][(2, 1)]
+            w21, st, own = best[f][(2, 1)]
             share = max(sum(v for k, v in st[r].items() if k in COMM) for r in st) / w21
             c11 = work[f].get((1, 1), float("nan"))
             c21 = work[f].get((2, 1), float("nan"))
@@ -105,8 +112,11 @@ def strong(kinds=("uniform", "clustered"), filters=("knn", "fof"), repeats=1, si
                   f"{w11 / (2 * w21):.0%} | {share:.0%} | {c11:.2f} | {c21:.2f} | "
                   f"{c21 / c11:.2f}x |", flush=True)
             for r in sorted(st):
-                print("    rank %d: %s" % (r, ", ".join(f"{k} {v:.2f}" for k, v in st[r].items())),
-                      flush=True)
+                top = sum(v for k, v in st[r].items() if k in TOP)
+                mine = own.get(r, float("nan"))
+                print(f"    rank {r}: update {mine:.2f} s = stages {top:.2f} + glue {mine - top:.2f}; "
+                      f"waits {w21 - mine:.2f} for the slowest rank | " +
+                      ", ".join(f"{k} {v:.2f}" for k, v in st[r].items()), flush=True)
     print("Efficiency on two free cores is at most 1 / work ratio; CPU counts MPI's busy waits "
           "unless --yield.")
 
@@ -117,7 +127,7 @@ def volume():
     print("|---|---|---|---|---|---|")
     for kind in ("uniform", "clustered"):
         for P in (2, 4, 8):
-            _, _, c, _ = run(P, 1, kind, "perrank:1e6")
+            _, _, c, _, _ = run(P, 1, kind, "perrank:1e6")
             kr = [c["knn"][r]["ghost sources received"] / max(1.0, c["knn"][r]["local sources"]) for r in c["knn"]]
             fr = [c["fof"][r]["ghost points received"] / max(1.0, c["fof"][r]["local points"]) for r in c["fof"]]
             print(f"| {kind} | {P} | {sum(kr) / len(kr):.3f} | {max(kr):.3f} | "

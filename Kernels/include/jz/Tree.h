@@ -102,10 +102,12 @@ struct TreeBuildOptions
 // are interleaved xyz; queries == nullptr builds a self-query tree. With a
 // periodic box (periodicity.enabled()), points are wrapped into
 // [boxLo, boxLo + length) first. Throws Error on non-finite coordinates.
+// With info, the build's own stages are added to info->stageSeconds
+// ("tree: z-order sort", "tree: gather", "tree: cell counts", "tree: planes").
 template <class T>
 void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index numQueries,
   const Periodicity& periodicity, const double* boxLo, const TreeBuildOptions& options,
-  ZTree<T>& tree, const RunControl& control);
+  ZTree<T>& tree, const RunControl& control, RunInfo* info = nullptr);
 
 // Number of planes for n points: coarsen until the estimated node count
 // n / (Nmax / 2) drops below the target (eq. 9).

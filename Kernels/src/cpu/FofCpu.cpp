@@ -253,8 +253,8 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const R
     omp_set_num_threads(numThreads);
     try
     {
-      buildTreeCpu<T>(
-        problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree, treeControl);
+      buildTreeCpu<T>(problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree,
+        treeControl, &info);
     }
     catch (...)
     {

@@ -142,6 +142,23 @@ private:
     return gapLow(a, a, lo, hi, L);
   }
 
+  // d2[b] = squared distance of (ax, ay, az) to point b for b in [b0, b1): the
+  // operations and order of distance2() without wrapping, in a vectorisable loop.
+  static void distanceRow(double ax, double ay, double az, const double* __restrict x,
+    const double* __restrict y, const double* __restrict z, std::size_t b0, std::size_t b1,
+    double* __restrict d2)
+  {
+    for (std::size_t b = b0; b < b1; ++b)
+    {
+      const double dx = ax - x[b], dy = ay - y[b], dz = az - z[b];
+      double s = 0;
+      s += dx * dx;
+      s += dy * dy;
+      s += dz * dz;
+      d2[b] = s;
+    }
+  }
+
   bool friends(Index a, Index b) const
   {
     T p[3], q[3];
@@ -182,17 +199,7 @@ private:
     double* d2 = lp.d2.data();
     for (std::size_t a = 0; a + 1 < n; ++a)
     {
-      const double ax = x[a], ay = y[a], az = z[a];
-      // Same operations and order as distance2() without wrapping.
-      for (std::size_t b = a + 1; b < n; ++b)
-      {
-        const double dx = ax - x[b], dy = ay - y[b], dz = az - z[b];
-        double s = 0;
-        s += dx * dx;
-        s += dy * dy;
-        s += dz * dz;
-        d2[b] = s;
-      }
+      distanceRow(x[a], y[a], z[a], x, y, z, a + 1, n, d2);
       Index ra = fofFindLocal(g, s0 + Index(a));
       for (std::size_t b = a + 1; b < n; ++b)
       {
@@ -327,12 +334,27 @@ private:
     }
   }
 
-  void linkAll(const FofLocalPoints& A, const FofLocalPoints& B, const Frame& f, Index* g) const
+  // Every friend pair joins; a friend already under A[i]'s root (once seen,
+  // an ancestor of A[i] stays in its group) needs no union. Direct frames
+  // take each row's distances in a vectorisable loop first.
+  void linkAll(const FofLocalPoints& A, FofLocalPoints& B, const Frame& f, Index* g) const
   {
+    const std::size_t nb = B.size();
+    B.d2.resize(nb);
+    double* __restrict d2 = B.d2.data();
+    const double* __restrict bx = B.x.data();
+    const double* __restrict by = B.y.data();
+    const double* __restrict bz = B.z.data();
     for (std::size_t i = 0; i < A.size(); ++i)
-      for (std::size_t j = 0; j < B.size(); ++j)
-        if (friendsIn(A, i, B, j, f))
-          fofUnion(g, A.id[i], B.id[j]);
+    {
+      if (f.direct)
+        distanceRow(A.x[i], A.y[i], A.z[i], bx, by, bz, 0, nb, d2);
+      Index root = fofFind(g, A.id[i]);
+      for (std::size_t j = 0; j < nb; ++j)
+        if (f.direct ? d2[j] <= l2_ : friendsIn(A, i, B, j, f))
+          if (fofFind(g, B.id[j]) != root)
+            root = fofUnion(g, A.id[i], B.id[j]);
+    }
   }
 
   const ZTree<T>& tree_;

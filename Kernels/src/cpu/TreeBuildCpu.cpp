@@ -7,6 +7,7 @@
 
 #include <omp.h>
 
+#include "../StageTimer.h"
 #include "../TreeLevels.h"
 #include "ZSortCpu.h"
 #include "jz/HugePages.h"
@@ -50,7 +51,7 @@ int numberOfPlanes(std::size_t n, const TreeBuildOptions& options)
 template <class T>
 void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index numQueries,
   const Periodicity& periodicity, const double* boxLo, const TreeBuildOptions& options,
-  ZTree<T>& tree, const RunControl& control)
+  ZTree<T>& tree, const RunControl& control, RunInfo* info)
 {
   tree = ZTree<T>();
   tree.periodicity = periodicity;
@@ -74,8 +75,11 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
   if (!periodicity.enabled())
     points.boxLo[0] = points.boxLo[1] = points.boxLo[2] = 0;
   reportProgress(control, 0.02);
+  StageTimer sortTimer(info, "tree: z-order sort");
   std::vector<Index> order = zSortOrder(points);
+  sortTimer.stop();
   reportProgress(control, 0.5);
+  StageTimer gatherTimer(info, "tree: gather");
 
   // 2. Separate the types again, keeping z-order (section II-E), as sorted
   // coordinate arrays.
@@ -162,10 +166,14 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
     }
   }
   std::vector<Index>().swap(order);
+  gatherTimer.stop();
   reportProgress(control, 0.6);
 
   // 4. Split points of every plane, then the planes themselves.
+  StageTimer countTimer(info, "tree: cell counts");
   TreeLevels levels(gapLevel.get(), n, queryPrefix, options);
+  countTimer.stop();
+  StageTimer planeTimer(info, "tree: planes");
   const int numPlanes = numberOfPlanes(std::max<std::size_t>(numSources, numQueries), options);
   std::vector<PlaneSplits> splits = levels.planes(numPlanes);
 
@@ -244,11 +252,12 @@ void buildTreeCpu(const T* sources, Index numSources, const T* queries, Index nu
       }
     }
   }
+  planeTimer.stop();
   reportProgress(control, 1.0);
 }
 
 template void buildTreeCpu<float>(const float*, Index, const float*, Index, const Periodicity&,
-  const double*, const TreeBuildOptions&, ZTree<float>&, const RunControl&);
+  const double*, const TreeBuildOptions&, ZTree<float>&, const RunControl&, RunInfo*);
 template void buildTreeCpu<double>(const double*, Index, const double*, Index, const Periodicity&,
-  const double*, const TreeBuildOptions&, ZTree<double>&, const RunControl&);
+  const double*, const TreeBuildOptions&, ZTree<double>&, const RunControl&, RunInfo*);
 } // namespace jz

@@ -148,19 +148,6 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
   assignOnHugePages(order, std::size_t(n), Index(0));
   if (n == 0)
     return order;
-  // Highest bit position of any coordinate.
-  double largest = 0;
-#pragma omp parallel for schedule(static) reduction(max : largest)
-  for (long long i = 0; i < n; ++i)
-  {
-    T p[kDim];
-    points.get(Index(i), p);
-    for (int d = 0; d < kDim; ++d)
-      largest = std::max(largest, std::fabs(double(p[d])));
-  }
-  const int top = largest > 0 ? std::ilogb(largest) : 0;
-  const double scale = std::ldexp(1.0, kWindowBits - 1 - top);
-
   // One 64-bit word per point: as many prefix bits as the index leaves room
   // for, then the index itself.
   int indexBits = 1;
@@ -170,16 +157,48 @@ std::vector<Index> zSortOrder(const JointPoints<T>& points)
   const std::uint64_t indexMask = (std::uint64_t(1) << indexBits) - 1;
   std::unique_ptr<std::uint64_t[]> items = newHugeArray<std::uint64_t>(n); // filled below
   std::uint64_t keyOr = 0, keyAnd = ~std::uint64_t(0);
-#pragma omp parallel for schedule(static) reduction(| : keyOr) reduction(& : keyAnd)
-  for (long long i = 0; i < n; ++i)
+  // The keys for the highest bit position `top` of any coordinate; returns
+  // the largest coordinate magnitude, which fixes the true top.
+  auto makeKeys = [&](int top)
+  {
+    const double scale = std::ldexp(1.0, kWindowBits - 1 - top);
+    std::uint64_t* out = items.get();
+    double largest = 0;
+    std::uint64_t anyOr = 0, allAnd = ~std::uint64_t(0);
+#pragma omp parallel for schedule(static) reduction(| : anyOr) reduction(& : allAnd)               \
+  reduction(max : largest)
+    for (long long i = 0; i < n; ++i)
+    {
+      T p[kDim];
+      points.get(Index(i), p);
+      for (int d = 0; d < kDim; ++d)
+        largest = std::max(largest, std::fabs(double(p[d])));
+      const std::uint64_t prefix = prefixKey(p, scale) >> (63 - prefixBits);
+      out[i] = prefix << indexBits | std::uint64_t(i);
+      anyOr |= out[i];
+      allAnd &= out[i];
+    }
+    keyOr = anyOr;
+    keyAnd = allAnd;
+    return largest;
+  };
+  auto topOf = [](double largest) { return largest > 0 ? std::ilogb(largest) : 0; };
+  // The top guessed from a sample of the points and checked by the key pass
+  // itself (one pass over the points instead of two; a wrong guess, e.g. a
+  // far outlier the sample missed, costs the pass again).
+  double sampled = 0;
+  const long long stride = std::max<long long>(1, n / 4096);
+  for (long long i = 0; i < n; i += stride)
   {
     T p[kDim];
     points.get(Index(i), p);
-    const std::uint64_t prefix = prefixKey(p, scale) >> (63 - prefixBits);
-    items[i] = prefix << indexBits | std::uint64_t(i);
-    keyOr |= items[i];
-    keyAnd &= items[i];
+    for (int d = 0; d < kDim; ++d)
+      sampled = std::max(sampled, std::fabs(double(p[d])));
   }
+  const int guess = topOf(sampled);
+  const int top = topOf(makeKeys(guess));
+  if (top != guess)
+    makeKeys(top);
   radixSort(items, n, indexBits, (keyOr ^ keyAnd) & ~indexMask);
 
   // The order itself and the runs of equal prefixes, each thread over its

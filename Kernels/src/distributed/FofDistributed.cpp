@@ -99,7 +99,7 @@ RunInfo computeFofDistributed(const FofProblem<T>& problem, const FofDistributed
   catalogue.stop();
 
   StageTimer home(&info, "results home");
-  sendFofResultsHome(points.local, labels, sizes, numbers, problem.numPoints, comm,
+  sendFofResultsHome(points.route, labels, sizes, numbers, comm,
     outputOf(options.groupIdOut, result.groupId, problem.numPoints),
     outputOf(options.groupSizeOut, result.groupSize, problem.numPoints));
   home.stop();

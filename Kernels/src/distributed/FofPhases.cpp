@@ -31,13 +31,14 @@ FofRankPoints<T> decomposeFofPoints(
     for (int d = 0; d < 3; ++d)
       p[d] = treeCoordinate(problem.points[3 * i + d], problem.boxLo[d], per.length[d]);
   };
-  const std::int32_t me = comm.rank();
-  const ZOrderRoute route = routeInZOrder<T>(n, at, comm);
-
-  // Each field moves straight into its array: coordinates (wrapped), ids,
-  // origin rank and index[, masses][, velocities].
-  const std::size_t local = route.size();
   FofRankPoints<T> points;
+  points.route = routeInZOrder<T>(n, at, comm);
+  const ZOrderRoute& route = points.route;
+
+  // Each field moves straight into its array: coordinates (wrapped), ids[,
+  // masses][, velocities]. Where each point came from is its place in the
+  // route (no origin travels).
+  const std::size_t local = route.size();
   // Room for the ghosts that exchangeFofGhosts appends: capacity that is
   // never touched costs no memory, a reallocation copies every point.
   const std::size_t room = local + local / 4 + 1024;
@@ -45,18 +46,11 @@ FofRankPoints<T> decomposeFofPoints(
   reserveHugePages(points.ids, room);
   points.xyz.resize(3 * local);
   points.ids.resize(local);
-  resizeHugePages(points.local, local);
   RouteScratch scratch;
   moveAlongRoute(route, 3, at, points.xyz.data(), scratch, comm);
   moveAlongRoute(
     route, 1, [&](std::size_t i, GlobalId* v) { *v = problem.ids[i]; }, points.ids.data(), scratch,
     comm);
-  moveAlongRoute(
-    route, 1,
-    [&](std::size_t i, FofPayload* v) {
-      *v = FofPayload{ me, Index(i) };
-    },
-    points.local.data(), scratch, comm);
   if (withMass)
   {
     resizeHugePages(points.mass, local);
@@ -273,27 +267,22 @@ FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& gh
       // The ghost selection's tree of the local points: their groups, then
       // the ghosts joined to them.
       lp.numPoints = points.numLocal();
+      const std::size_t total = points.numTotal();
       FofGroups local;
-      local.wantLabel = false;
+      local.wantLabel = false; // agreeFofLabels finds each root's smallest id
+      // Room for the ghosts' roots too (the walk keeps a large enough
+      // buffer): no reallocation.
+      reserveHugePages(local.groupRoot, total);
       fofCpuOnTree(points.localTree, lp, local, localInfo, control);
       localInfo.backend = Backend::CPU;
-      const std::size_t total = points.numTotal();
       groups.groupRoot = std::move(local.groupRoot);
-      reserveHugePages(groups.groupRoot, total);
       groups.groupRoot.resize(total);
       for (std::size_t g = points.numLocal(); g < total; ++g)
         groups.groupRoot[g] = Index(g);
       linkGhosts(points, ghosts, problem, groups.groupRoot);
-      // Roots final, then each group's smallest id.
       Index* root = groups.groupRoot.data();
       for (std::size_t i = 0; i < total; ++i)
         fofContract(root, Index(i));
-      reserveHugePages(groups.groupLabel, total);
-      groups.groupLabel.assign(total, std::numeric_limits<GlobalId>::max());
-      for (std::size_t i = 0; i < total; ++i)
-        groups.groupLabel[root[i]] = std::min(groups.groupLabel[root[i]], points.ids[i]);
-      for (std::size_t i = 0; i < total; ++i)
-        groups.groupLabel[i] = groups.groupLabel[root[i]];
     }
     else if (points.numTotal() > 0)
     {
@@ -321,17 +310,21 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   const Index local = points.numLocal();
   constexpr Index kNone = ~Index(0);
   const Index* root = groups.groupRoot.data();
-  // Per root: its member holding the local label (the smallest id), its
-  // member count, and its component.
-  std::vector<Index> labelMember, members, componentOf;
-  assignOnHugePages(labelMember, total, Index(0));
-  assignOnHugePages(members, total, Index(0));
-  assignOnHugePages(componentOf, total, kNone);
+  // Per root (one cache line for the three): its member count, its member
+  // with the smallest id (the local label: ids are unique) and its component.
+  struct RootInfo
+  {
+    Index members, labelMember, component;
+  };
+  std::vector<RootInfo> rootInfo;
+  assignOnHugePages(rootInfo, total, RootInfo{ 0, 0, kNone });
+  RootInfo* info = rootInfo.data();
+  const GlobalId* ids = points.ids.data();
   for (std::size_t i = 0; i < total; ++i)
   {
-    ++members[root[i]];
-    if (points.ids[i] == groups.groupLabel[i])
-      labelMember[root[i]] = Index(i);
+    RootInfo& r = info[root[i]];
+    if (r.members++ == 0 || ids[i] < ids[r.labelMember])
+      r.labelMember = Index(i);
   }
   FofAgreedLabels out;
   // At most one component per root that is not a single point, per ghost and
@@ -340,15 +333,15 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   for (const auto& sent : ghosts.sent)
     components += sent.size();
   for (Index i = 0; i < local; ++i)
-    components += root[i] == i && (members[i] > 1 || minimumGroupSize <= 1);
+    components += root[i] == i && (info[i].members > 1 || minimumGroupSize <= 1);
   out.label.reserve(components);
   out.localMembers.reserve(components);
   auto componentFor = [&](std::size_t i) -> Index
   {
-    Index& c = componentOf[root[i]];
+    Index& c = info[root[i]].component;
     if (c == kNone)
     {
-      const Index m = labelMember[root[i]];
+      const Index m = info[root[i]].labelMember;
       FofLabel l;
       l.id = points.ids[m];
       for (int d = 0; d < 3; ++d)
@@ -373,7 +366,8 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
   resizeHugePages(out.component, local);
   for (Index i = 0; i < local; ++i)
   {
-    if (minimumGroupSize > 1 && members[root[i]] == 1 && componentOf[root[i]] == kNone)
+    const RootInfo& r = info[root[i]];
+    if (minimumGroupSize > 1 && r.members == 1 && r.component == kNone)
     {
       out.component[i] = FofAgreedLabels::kSingle;
       continue;
@@ -382,7 +376,7 @@ FofAgreedLabels agreeFofLabels(const FofRankPoints<T>& points, const FofGroups& 
     out.component[i] = c;
     ++out.localMembers[c];
   }
-  auto labelOf = [&](std::size_t i) -> FofLabel& { return out.label[componentOf[root[i]]]; };
+  auto labelOf = [&](std::size_t i) -> FofLabel& { return out.label[info[root[i]].component]; };
   auto lower = [](FofLabel& mine, const FofLabel& other)
   {
     if (other.id >= mine.id)
@@ -520,7 +514,10 @@ FofGroupNumbers numberFofGroups(
   FofGroupNumbers out;
   out.numGroups = kept.size();
   for (std::size_t g = 0; g < kept.size(); ++g)
+  {
     out.idOfLabel.emplace_back(kept[g].label, GlobalId(g));
+    out.sizeOfGroup.push_back(-kept[g].negativeSize);
+  }
   std::sort(out.idOfLabel.begin(), out.idOfLabel.end());
   return out;
 }
@@ -598,54 +595,90 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& a
   catalogue.numGroups = catalogue.count.size();
 }
 
-void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLabels& agreed,
-  const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
+namespace
+{
+// The results of the local points travel home as one code each, in the
+// order each home rank sent them (the route): the GroupId of a kept group,
+// else minus the group's size (-1: a single point). Code is 32-bit when
+// every GroupId and size fits, else 64-bit.
+template <class Code, class CodeOf>
+void sendCodesHome(const ZOrderRoute& route, const CodeOf& codeOf, const FofGroupNumbers& numbers,
   Communicator& comm, GlobalId* groupId, GlobalId* groupSize)
 {
-  // Single points (GroupId -1, size 1) are what every point starts as at
-  // home, so only the others travel, as records (input index, GroupId,
-  // size) packed straight into the blocks; this rank's own points are
-  // written in place.
-  const int ranks = comm.size(), me = comm.rank();
-  constexpr std::size_t kRecord = sizeof(Index) + 2 * sizeof(GlobalId);
-  std::vector<std::size_t> count(ranks, 0);
-  for (std::size_t i = 0; i < local.size(); ++i)
-    count[local[i].originRank] += agreed.isSingle(i) ? 0 : 1;
-  // Per component with local points: its GroupId (looked up once).
-  std::vector<GlobalId> componentGroupId(agreed.label.size(), -1);
+  const std::size_t ranks = route.send.size();
+  auto write = [&](Index input, GlobalId c)
+  {
+    groupId[input] = c >= 0 ? c : GlobalId(-1);
+    groupSize[input] = c >= 0 ? numbers.sizeOfGroup[std::size_t(c)] : -c;
+  };
+  // This rank's own points in place; the others' blocks side by side in
+  // one send and one receive buffer.
+  std::vector<const char*> send(ranks, nullptr);
+  std::vector<char*> recv(ranks, nullptr);
+  std::vector<std::size_t> sendBytes(ranks, 0), recvBytes(ranks, 0);
+  std::size_t numSent = 0, numReceived = 0;
+  for (std::size_t r = 0; r < ranks; ++r)
+    if (int(r) != route.rank)
+    {
+      numSent += route.begin[r + 1] - route.begin[r];
+      numReceived += route.send[r].size();
+    }
+  const std::unique_ptr<Code[]> out = newHugeArray<Code>(numSent + 1);
+  const std::unique_ptr<Code[]> in = newHugeArray<Code>(numReceived + 1);
+  std::size_t sent = 0, received = 0;
+  for (std::size_t r = 0; r < ranks; ++r)
+  {
+    const std::size_t begin = route.begin[r], count = route.begin[r + 1] - begin;
+    if (int(r) == route.rank)
+    {
+      for (std::size_t j = 0; j < count; ++j)
+        write(route.send[r][j], codeOf(begin + j));
+      continue;
+    }
+    for (std::size_t j = 0; j < count; ++j)
+      out[sent + j] = Code(codeOf(begin + j));
+    send[r] = reinterpret_cast<const char*>(out.get() + sent);
+    sendBytes[r] = count * sizeof(Code);
+    sent += count;
+    recv[r] = reinterpret_cast<char*>(in.get() + received);
+    recvBytes[r] = route.send[r].size() * sizeof(Code);
+    received += route.send[r].size();
+  }
+  comm.allToAllInto(send, sendBytes, recv, recvBytes);
+  received = 0;
+  for (std::size_t r = 0; r < ranks; ++r)
+  {
+    if (int(r) == route.rank)
+      continue;
+    const std::vector<Index>& list = route.send[r];
+    for (std::size_t j = 0; j < list.size(); ++j)
+      write(list[j], GlobalId(in[received + j]));
+    received += list.size();
+  }
+}
+} // namespace
+
+void sendFofResultsHome(const ZOrderRoute& route, const FofAgreedLabels& agreed,
+  const FofGroupSizes& sizes, const FofGroupNumbers& numbers, Communicator& comm, GlobalId* groupId,
+  GlobalId* groupSize)
+{
+  // Per component with local points: its code (looked up once).
+  std::vector<GlobalId> componentCode(agreed.label.size(), -1);
   for (std::size_t c = 0; c < agreed.label.size(); ++c)
     if (agreed.localMembers[c] > 0)
-      componentGroupId[c] = numbers.groupIdOf(agreed.label[c].id);
-  std::fill(groupId, groupId + numInput, GlobalId(-1));
-  std::fill(groupSize, groupSize + numInput, GlobalId(1));
-  RecordsHome home(std::move(count), me, kRecord);
-  for (std::size_t i = 0; i < local.size(); ++i)
-  {
-    if (agreed.isSingle(i))
-      continue;
-    const Index c = agreed.component[i];
-    if (local[i].originRank == me)
     {
-      groupId[local[i].originIndex] = componentGroupId[c];
-      groupSize[local[i].originIndex] = sizes.componentSize[c];
-      continue;
+      const GlobalId g = numbers.groupIdOf(agreed.label[c].id);
+      componentCode[c] = g >= 0 ? g : -sizes.componentSize[c];
     }
-    char*& at = home.cursor[local[i].originRank];
-    putField(at, local[i].originIndex);
-    putField(at, componentGroupId[c]);
-    putField(at, sizes.componentSize[c]);
-  }
-  const std::vector<std::vector<char>> arrived = comm.allToAll(home.send);
-  std::vector<std::vector<char>>().swap(home.send);
-  for (const auto& block : arrived)
-  {
-    for (const char* at = block.data(); at < block.data() + block.size();)
-    {
-      const Index index = takeField<Index>(at);
-      groupId[index] = takeField<GlobalId>(at);
-      groupSize[index] = takeField<GlobalId>(at);
-    }
-  }
+  auto codeOf = [&](std::size_t i)
+  { return agreed.isSingle(i) ? GlobalId(-1) : componentCode[agreed.component[i]]; };
+  // Every GroupId and size is below the global point count.
+  const bool narrow =
+    allSum(comm, std::int64_t(route.size())) <= std::numeric_limits<std::int32_t>::max();
+  if (narrow)
+    sendCodesHome<std::int32_t>(route, codeOf, numbers, comm, groupId, groupSize);
+  else
+    sendCodesHome<std::int64_t>(route, codeOf, numbers, comm, groupId, groupSize);
 }
 
 #define JZ_FOF_PHASES(T)                                                                           \

@@ -24,29 +24,27 @@
 #include "jz/Geometry.h"
 #include "jz/Tree.h"
 
+#include "Decomposition.h"
+
 namespace jz
 {
-// Where a local point came from: its rank and its index in that rank's input.
-struct FofPayload
-{
-  std::int32_t originRank;
-  Index originIndex;
-};
-
 // One rank's points: its z-order range (local), then its ghosts.
 template <class T>
 struct FofRankPoints
 {
-  std::vector<T> xyz;            // wrapped coordinates, local points then ghosts
-  std::vector<GlobalId> ids;     // global ids, local points then ghosts
-  std::vector<FofPayload> local; // per local point
+  std::vector<T> xyz;        // wrapped coordinates, local points then ghosts
+  std::vector<GlobalId> ids; // global ids, local points then ghosts
+  // Where this rank's input points went and where the local points came
+  // from (rank s's points are the block [route.begin[s], route.begin[s + 1])
+  // in s's send order): the results go home along it, no origin stored.
+  ZOrderRoute route;
   // Per local point, only when some rank has them (else empty): masses, and
   // velocities (3 per point).
   std::vector<double> mass, velocity;
   // The local points' tree: built for the ghost selection, reused for the
   // local groups (exchangeFofGhosts, linkFofLocally).
   ZTree<T> localTree;
-  Index numLocal() const { return Index(local.size()); }
+  Index numLocal() const { return Index(route.size()); }
   std::size_t numTotal() const { return ids.size(); }
 };
 
@@ -75,8 +73,9 @@ FofGhostLinks exchangeFofGhosts(FofRankPoints<T>& points, const FofProblem<T>& p
 // Phase "local walk": the groups of the local and ghost points. On the CPU
 // the local points' groups come from the ghost selection's tree and each
 // ghost is joined to its local friends (ghost-ghost links are left to the
-// ghosts' own ranks and the label agreement); elsewhere one run over local
-// and ghost points. An error on any rank (bad GPU, abort) throws the same
+// ghosts' own ranks and the label agreement), roots only (no groupLabel:
+// agreeFofLabels finds each root's smallest id); elsewhere one run over
+// local and ghost points. An error on any rank (bad GPU, abort) throws the same
 // Error on every rank. The local run's backend and stage times are added to
 // `info`.
 template <class T>
@@ -155,6 +154,7 @@ struct FofGroupNumbers
 {
   std::size_t numGroups = 0;                            // G, over all ranks
   std::vector<std::pair<GlobalId, GlobalId>> idOfLabel; // (label, GroupId), sorted by label
+  std::vector<GlobalId> sizeOfGroup;                    // per GroupId
 
   // The GroupId of a label; -1 for a group below the minimum size.
   GlobalId groupIdOf(GlobalId label) const;
@@ -176,9 +176,9 @@ void reduceFofCatalogue(const FofRankPoints<T>& points, const FofAgreedLabels& l
   std::vector<GlobalId>& catalogueGroupId);
 
 // Phase "send home": GroupId and GroupSize of every local point back to the
-// rank and input position it came from, into `groupId` and `groupSize`
-// (numInput each: this rank's input points).
-void sendFofResultsHome(const std::vector<FofPayload>& local, const FofAgreedLabels& labels,
-  const FofGroupSizes& sizes, const FofGroupNumbers& numbers, std::size_t numInput,
-  Communicator& comm, GlobalId* groupId, GlobalId* groupSize);
+// rank and input position it came from, along the decomposition's route,
+// into `groupId` and `groupSize` (one per input point of this rank).
+void sendFofResultsHome(const ZOrderRoute& route, const FofAgreedLabels& labels,
+  const FofGroupSizes& sizes, const FofGroupNumbers& numbers, Communicator& comm, GlobalId* groupId,
+  GlobalId* groupSize);
 } // namespace jz

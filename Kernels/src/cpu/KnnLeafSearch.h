@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "KnnCandidates.h"
@@ -25,6 +27,17 @@
 
 namespace jz
 {
+// Whether a reducer can warm the output slots of a query (prefetch(q)).
+template <class Reduce, class = void>
+struct KnnReducePrefetches : std::false_type
+{
+};
+template <class Reduce>
+struct KnnReducePrefetches<Reduce,
+  std::void_t<decltype(std::declval<const Reduce&>().prefetch(Index()))>> : std::true_type
+{
+};
+
 template <class T, class Metric, class Reduce>
 class KnnLeafSearch : public KnnNodePolicy<T, Metric>
 {
@@ -50,9 +63,14 @@ public:
   }
 
   // The engine hands a parent's view here before its leaves: kept for them.
+  // FindRmax is skipped for leaves that all seed themselves (consumeLeaf):
+  // their seeds bound every query, and without leaf lists nothing else
+  // reads a leaf's radius (it stays infinite).
   double beginParent(const ParentView& parent)
   {
     scratch_.mine().parent = parent;
+    if (parent.plane == 0 && allSeedThemselves(parent))
+      return kInfinity;
     return Base::beginParent(parent);
   }
 
@@ -69,12 +87,27 @@ public:
         ++q0, --nq;
       nq = std::min<Index>(nq, 1);
     }
+    if constexpr (KnnReducePrefetches<Reduce>::value)
+      for (Index q = leafQ0; q < leafQ0 + leafNq; ++q)
+        reduce_.prefetch(q);
     Scratch& s = scratch_.mine();
     s.reserve(nq);
     initQueries(c, q0, nq, s);
-    collectVisits(c, nq, s);
-    std::size_t next = chooseSeed(c, s);
-    seedQueries(q0, nq, s);
+    std::size_t next = 0;
+    if (seedCount(c) >= seedSize())
+    {
+      // The own leaf is the whole seed: seeded first, its bound (far below
+      // FindRmax's) then picks the visits.
+      s.seed.assign(1, c);
+      seedQueries(q0, nq, s);
+      collectVisits(c, nq, s);
+    }
+    else
+    {
+      collectVisits(c, nq, s);
+      next = chooseSeed(c, s);
+      seedQueries(q0, nq, s);
+    }
     double leafBound2 = s.maxBound2(nq);
     orderVisitsWithin(next, leafBound2, s);
     for (const std::uint64_t packed : s.visitOrder)
@@ -120,6 +153,9 @@ private:
     std::vector<T> survivorD2;
     std::vector<double> rankedD2;
     std::vector<Index> rankedSrc;
+    // The last seeded query's K-th pre-filter distance: the next query's
+    // first guess (rankSeed), across leaves too (the next leaf is near).
+    T guess = std::numeric_limits<T>::max();
     void reserve(Index nq)
     {
       if (bound2.size() < nq)
@@ -142,6 +178,15 @@ private:
   bool isSourceOnly(Index sortedQuery) const
   {
     return this->tree_.queryPoints().inputIndex[sortedQuery] >= queryLimit_;
+  }
+
+  bool allSeedThemselves(const ParentView& parent) const
+  {
+    const TreePlane<T>& plane = this->tree_.planes[0];
+    for (Index c = parent.childBegin; c < parent.childEnd; ++c)
+      if (plane.numQueries(c) > 0 && seedCount(c) < seedSize())
+        return false;
+    return true;
   }
 
   // Sources in a leaf's seed: twice K gives a K-th bound close to the final
@@ -246,7 +291,7 @@ private:
       for (Index i = 0, m = seedCount(leaf); i < m; ++i)
         s.seedSrc[n++] = s0 + i;
     }
-    T guess = std::numeric_limits<T>::max();
+    T guess = s.guess;
     for (Index q = 0; q < nq; ++q)
     {
       if (isSourceOnly(q0 + q))
@@ -279,6 +324,7 @@ private:
           offer(q, p, d2, seed.src[i], s);
       }
     }
+    s.guess = guess;
   }
 
   struct Ranked
@@ -290,8 +336,9 @@ private:
   };
 
   // The seed's n candidates (seedD2, seedSrc) ranked; when at least K lie
-  // within `guess` (the previous query's K-th: queries of a leaf are close;
-  // grown a little while fewer lie within it), only those within its
+  // within `guess` (the previous query's K-th: queries of a leaf, and
+  // consecutive leaves, are close; grown a little while fewer lie within
+  // it, then more), only those within its
   // filter, a prefix of the ranking of all that holds every candidate the
   // query's filter can pass (filterOf is monotone). The ranking costs n^2.
   Ranked rankSeed(Index n, T guess, Scratch& s) const
@@ -301,35 +348,29 @@ private:
     const Index k = Index(this->k_);
     if (n >= k && guess < std::numeric_limits<T>::max())
     {
-      Index within = countWithin(d2, n, guess);
-      for (int grow = 0; grow < 3 && within < k && guess > T(0); ++grow)
+      Index within = countAtMost(d2, n, guess);
+      for (int grow = 0; grow < 6 && within < k && guess > T(0); ++grow)
       {
-        guess *= T(1.5);
-        within = countWithin(d2, n, guess);
+        guess *= grow < 3 ? T(1.5) : T(4);
+        within = countAtMost(d2, n, guess);
+      }
+      for (int shrink = 0; shrink < 2 && within > k + k / 2; ++shrink)
+      {
+        const T smaller = guess * T(0.7);
+        const Index w = countAtMost(d2, n, smaller);
+        if (w < k)
+          break;
+        guess = smaller, within = w;
       }
       if (within >= k && guess < std::numeric_limits<T>::max())
       {
         const T cut = filterOf(margin_.widen(double(guess)) * (1 + kBoundSlack));
-        Index m = 0;
-        for (Index i = 0; i < n; ++i)
-        {
-          s.cutD2[m] = d2[i];
-          s.cutSrc[m] = src[i];
-          m += d2[i] <= cut ? 1 : 0;
-        }
-        d2 = s.cutD2.data(), src = s.cutSrc.data(), n = m;
+        n = packAtMost(d2, src, n, cut, s.cutD2.data(), s.cutSrc.data());
+        d2 = s.cutD2.data(), src = s.cutSrc.data();
       }
     }
     rankOrder(d2, n, s.seedOrder.data());
     return Ranked{ d2, src, s.seedOrder.data(), n };
-  }
-
-  static Index countWithin(const T* d2, Index n, T bound)
-  {
-    Index within = 0;
-    for (Index i = 0; i < n; ++i)
-      within += d2[i] <= bound ? 1 : 0;
-    return within;
   }
 
   // How many of a source leaf's points can be neighbours: a run of
@@ -399,7 +440,8 @@ private:
   // Query q (at p)'s candidate source at pre-filter distance d2: kept if it may be
   // among the K nearest. Past the K-th, the K-th pre-filter distance bounds
   // the exact K-th (widened), and that bound the filter (widened again).
-  void offer(Index q, const T* p, T d2, Index source, Scratch& s) const
+  __attribute__((always_inline)) void offer(
+    Index q, const T* p, T d2, Index source, Scratch& s) const
   {
     if (!(d2 <= s.filter2[q]))
       return; // the filter tightened since the leaf's scan
@@ -419,7 +461,7 @@ private:
     s.lists.trim(q, k, s.filter2[q]);
   }
 
-  void tighten(Index q, double bound2, Scratch& s) const
+  __attribute__((always_inline)) void tighten(Index q, double bound2, Scratch& s) const
   {
     if (bound2 < s.bound2[q])
     {

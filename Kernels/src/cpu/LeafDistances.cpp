@@ -4,6 +4,8 @@
 // (FilterMargin); exact double distances decide, so results are identical.
 #include "LeafDistances.h"
 
+#include <cstdint>
+
 #if defined(__x86_64__) || defined(__i386__)
 #define JZ_X86_AVX2 1
 #include <immintrin.h>
@@ -270,7 +272,7 @@ __attribute__((target("avx2,fma,bmi"))) Index nearBoxAvx2(const T* xs, const T* 
 bool haveAvx2()
 {
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-    __builtin_cpu_supports("bmi");
+    __builtin_cpu_supports("bmi") && __builtin_cpu_supports("popcnt");
   return yes;
 }
 #endif
@@ -371,6 +373,121 @@ JZ_TARGET_CLONES void leafDistances2(const double* xs, const double* ys, const d
 namespace
 {
 template <class T>
+Index countScalar(const T* d, Index n, T bound)
+{
+  Index within = 0;
+  for (Index i = 0; i < n; ++i)
+    within += d[i] <= bound ? 1 : 0;
+  return within;
+}
+
+template <class T>
+Index packScalar(const T* d, const Index* src, Index n, T bound, T* outD, Index* outSrc)
+{
+  Index m = 0;
+  for (Index i = 0; i < n; ++i)
+  {
+    outD[m] = d[i];
+    outSrc[m] = src[i];
+    m += d[i] <= bound ? 1 : 0;
+  }
+  return m;
+}
+
+#if JZ_X86_AVX2
+// For each 8-bit lane mask, the lanes it selects moved to the front: lane
+// numbers of 3 bits, the r-th selected at bits 3r.
+struct PackPermutations
+{
+  std::uint32_t lanes[256];
+  constexpr PackPermutations()
+    : lanes()
+  {
+    for (unsigned mask = 0; mask < 256; ++mask)
+    {
+      std::uint32_t packed = 0;
+      for (unsigned lane = 0, r = 0; lane < 8; ++lane)
+        if (mask >> lane & 1)
+          packed |= lane << (3 * r++);
+      lanes[mask] = packed;
+    }
+  }
+};
+constexpr PackPermutations kPack;
+
+// Lanes i < n of d (padding lanes past n never count).
+__attribute__((target("avx2,popcnt"))) inline unsigned maskAtMost(
+  const float* d, Index i, Index n, __m256 bound)
+{
+  unsigned mask =
+    unsigned(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(d + i), bound, _CMP_LE_OQ)));
+  return n - i < 8 ? mask & ((1u << (n - i)) - 1) : mask;
+}
+
+__attribute__((target("avx2,popcnt"))) Index countAvx2(const float* d, Index n, float bound)
+{
+  const __m256 b = _mm256_set1_ps(bound);
+  Index within = 0;
+  for (Index i = 0; i < n; i += 8)
+    within += Index(__builtin_popcount(maskAtMost(d, i, n, b)));
+  return within;
+}
+
+__attribute__((target("avx2,popcnt"))) Index packAvx2(
+  const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc)
+{
+  const __m256 b = _mm256_set1_ps(bound);
+  const __m256i shifts = _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
+  const __m256i seven = _mm256_set1_epi32(7);
+  Index m = 0;
+  for (Index i = 0; i < n; i += 8)
+  {
+    const unsigned mask = maskAtMost(d, i, n, b);
+    const __m256i perm =
+      _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(kPack.lanes[mask])), shifts), seven);
+    _mm256_storeu_ps(outD + m, _mm256_permutevar8x32_ps(_mm256_loadu_ps(d + i), perm));
+    const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    _mm256_storeu_si256(
+      reinterpret_cast<__m256i*>(outSrc + m), _mm256_permutevar8x32_epi32(s, perm));
+    m += Index(__builtin_popcount(mask));
+  }
+  return m;
+}
+#endif
+} // namespace
+
+Index countAtMost(const float* d, Index n, float bound)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return countAvx2(d, n, bound);
+#endif
+  return countScalar(d, n, bound);
+}
+
+Index countAtMost(const double* d, Index n, double bound)
+{
+  return countScalar(d, n, bound);
+}
+
+Index packAtMost(const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return packAvx2(d, src, n, bound, outD, outSrc);
+#endif
+  return packScalar(d, src, n, bound, outD, outSrc);
+}
+
+Index packAtMost(
+  const double* d, const Index* src, Index n, double bound, double* outD, Index* outSrc)
+{
+  return packScalar(d, src, n, bound, outD, outSrc);
+}
+
+namespace
+{
+template <class T>
 inline void rankAll(const T* d, Index n, Index* order)
 {
   for (Index i = 0; i < n; ++i)
@@ -415,6 +532,46 @@ __attribute__((target("avx2"))) void rankAvx2(const float* d, Index n, Index* or
     order[_mm_cvtsi128_si32(sum)] = i;
   }
 }
+
+// rankAvx2 transposed, for the usual case without ties: the ranks of 8 i at
+// a time, each j broadcast once, no horizontal sums. The count of smaller
+// distances is the rank when there are no ties; with ties (or a NaN) the
+// tied ones count fewer than their ranks, so the counts sum to less than
+// the ranks' n (n - 1) / 2: then false is returned with order untouched
+// (rankAvx2 breaks the ties).
+__attribute__((target("avx2"))) bool rankDistinctAvx2(const float* d, Index n, Index* order)
+{
+  constexpr Index kMaxBlocks = 64;
+  const Index numBlocks = (n + 7) / 8;
+  if (numBlocks > kMaxBlocks)
+    return false;
+  alignas(32) Index ranks[8 * kMaxBlocks];
+  for (Index b = 0; b < numBlocks; ++b)
+  {
+    const __m256 di = _mm256_loadu_ps(d + 8 * b);
+    __m256i less0 = _mm256_setzero_si256(), less1 = _mm256_setzero_si256();
+    Index j = 0;
+    for (; j + 2 <= n; j += 2)
+    {
+      const __m256 d0 = _mm256_broadcast_ss(d + j), d1 = _mm256_broadcast_ss(d + j + 1);
+      less0 = _mm256_sub_epi32(less0, _mm256_castps_si256(_mm256_cmp_ps(d0, di, _CMP_LT_OQ)));
+      less1 = _mm256_sub_epi32(less1, _mm256_castps_si256(_mm256_cmp_ps(d1, di, _CMP_LT_OQ)));
+    }
+    if (j < n)
+      less0 = _mm256_sub_epi32(
+        less0, _mm256_castps_si256(_mm256_cmp_ps(_mm256_broadcast_ss(d + j), di, _CMP_LT_OQ)));
+    const __m256i less = _mm256_add_epi32(less0, less1);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(ranks + 8 * b), less);
+  }
+  std::uint64_t total = 0; // of the n real lanes (not the +inf padding)
+  for (Index i = 0; i < n; ++i)
+    total += ranks[i];
+  if (total != std::uint64_t(n) * (n - 1) / 2)
+    return false;
+  for (Index i = 0; i < n; ++i)
+    order[ranks[i]] = i;
+  return true;
+}
 #endif
 } // namespace
 
@@ -425,6 +582,8 @@ void rankOrder(float* d, Index n, Index* order)
 #if JZ_X86_AVX2
   if (haveAvx2())
   {
+    if (rankDistinctAvx2(d, n, order))
+      return;
     for (Index i = 0; i < n; ++i)
       order[i] = i; // a valid index in every slot, even were d to hold a NaN
     return rankAvx2(d, n, order);

@@ -40,6 +40,17 @@ void leafDistances2(const float* xs, const float* ys, const float* zs, Index n, 
 void leafDistances2(const double* xs, const double* ys, const double* zs, Index n, const double* p,
   const double* periods, double* out);
 
+// How many of d[i], i < n, are <= bound.
+Index countAtMost(const float* d, Index n, float bound);
+Index countAtMost(const double* d, Index n, double bound);
+
+// Copies the entries i < n with d[i] <= bound to outD/outSrc, in order;
+// returns how many. Inputs are read and outputs written up to 8 past n.
+Index packAtMost(
+  const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc);
+Index packAtMost(
+  const double* d, const Index* src, Index n, double bound, double* outD, Index* outSrc);
+
 // order[r] = the index i < n of rank r in the order (d[i], i): a counting
 // sort without branches (n^2 comparisons; for the few dozen of a leaf).
 // d must have room up to a multiple of 8 past n (padded here).
@@ -113,11 +124,14 @@ struct FilterMargin
   // A squared distance widened so that it bounds the other precision's
   // value: an exact bound -> the pre-filter's threshold, or a pre-filter
   // distance -> an exact upper bound.
-  double widen(double d2) const
+  // (Inlined on every bound update of the leaf walk; the periodic part,
+  // with its square root, stays out of line.)
+  __attribute__((always_inline)) double widen(double d2) const
   {
     if (absolute > 0)
-      d2 += absolute * (2 * std::sqrt(d2) + absolute);
+      d2 = widenAbsolute(d2);
     return d2 * (1 + 1e-5) + 1e-30;
   }
+  double widenAbsolute(double d2) const { return d2 + absolute * (2 * std::sqrt(d2) + absolute); }
 };
 } // namespace jz

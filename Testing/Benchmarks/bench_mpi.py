@@ -56,7 +56,7 @@ def run(P, threads, kind, size, filters="knn,fof"):
         raise SystemExit("run failed")
     wall, stages, counters, cpu, own = {}, {}, {}, {}, {}
     # The ranks' lines reach mpiexec's output interleaved, sometimes two on
-    # one line: search the whole output, one CPU figure per filter and rank.
+    # one line: search the whole output for the CPU, OWN and WALL figures.
     per_rank = {}
     for m in re.finditer(r"CPU (knn|fof) (\d+) (\d+\.\d{3})", p.stdout):
         per_rank.setdefault(m.group(1), {})[int(m.group(2))] = float(m.group(3))
@@ -64,10 +64,9 @@ def run(P, threads, kind, size, filters="knn,fof"):
         cpu[f] = sum(ranks.values()) if len(ranks) == P else float("nan")
     for m in re.finditer(r"OWN (knn|fof) (\d+) (\d+\.\d{3})", p.stdout):
         own.setdefault(m.group(1), {})[int(m.group(2))] = float(m.group(3))
+    for m in re.finditer(r"WALL (knn|fof) (\d+\.\d{3})", p.stdout):
+        wall[m.group(1)] = float(m.group(2))
     for line in p.stdout.splitlines():
-        m = re.match(r"WALL (\w+) ([\d.]+)", line)
-        if m:
-            wall[m.group(1)] = float(m.group(2))
         m = re.match(r'JZRUNINFO (\w+) rank (\d+)/\d+ (seconds|counter) "([^"]+)" (\S+)', line)
         if m:
             f = "knn" if m.group(1) == "KNNDensity" else "fof"

@@ -5,6 +5,7 @@
 // lattice, duplicates in bulk, all points equal), a cusp like a halo's, with
 // and without softening, far from the origin.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
@@ -86,6 +87,16 @@ void check(const std::string& name, const Group& g, double eps, bool mustFinish 
     name.c_str(), n, cand.size(), close, stats.nodes, stats.leaves);
 }
 
+// A displacement of length r in a random direction (normal deviates drawn
+// after r, as the generators below have always drawn them).
+std::array<double, 3> atRadius(
+  double r, std::mt19937_64& rng, std::normal_distribution<double>& gauss)
+{
+  const double v[3] = { gauss(rng), gauss(rng), gauss(rng) };
+  const double s = r / std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  return { s * v[0], s * v[1], s * v[2] };
+}
+
 // Two cusps (radii uniform in [0, 0.2] about x = 0.7), mirror images
 // through x = 0.5 (1 - x is exact for x in [0.5, 1]): pairs of members with
 // equal U in exact arithmetic, the two centres among them.
@@ -97,9 +108,8 @@ Group mirrored(std::size_t half, double offset)
   std::normal_distribution<double> gauss(0.0, 1.0);
   for (std::size_t i = 0; i < half; ++i)
   {
-    const double r = 0.2 * u(rng), v[3] = { gauss(rng), gauss(rng), gauss(rng) };
-    const double s = r / std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    const double a = 0.7 + s * v[0], b = s * v[1], c = s * v[2];
+    const std::array<double, 3> d = atRadius(0.2 * u(rng), rng, gauss);
+    const double a = 0.7 + d[0], b = d[1], c = d[2];
     g.add(a + offset, b + offset, c + offset, 1.0);
     g.add((1 - a) + offset, b + offset, c + offset, 1.0);
   }
@@ -126,9 +136,8 @@ Group cusp(std::size_t n, double offset)
   std::normal_distribution<double> gauss(0.0, 1.0);
   for (std::size_t i = 0; i < n; ++i)
   {
-    const double r = u(rng), v[3] = { gauss(rng), gauss(rng), gauss(rng) };
-    const double s = r / std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    g.add(offset + s * v[0], offset + s * v[1], offset + s * v[2], 1.0 + double(i % 3));
+    const std::array<double, 3> d = atRadius(u(rng), rng, gauss);
+    g.add(offset + d[0], offset + d[1], offset + d[2], 1.0 + double(i % 3));
   }
   return g;
 }

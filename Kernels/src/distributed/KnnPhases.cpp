@@ -16,6 +16,24 @@ namespace jz
 {
 namespace
 {
+// The source arrays of a rank's n points, sized, with room for the ghosts
+// that exchangeKnnGhosts appends: capacity that is never touched costs no
+// memory, a reallocation copies every source.
+template <class T>
+void sizeSourceArrays(KnnRankPoints<T>& points, std::size_t n)
+{
+  const std::size_t room = n + n / 2 + 1024;
+  reserveHugePages(points.srcXyz, 3 * room);
+  reserveHugePages(points.srcIds, room);
+  points.srcXyz.resize(3 * n);
+  points.srcIds.resize(n);
+  if (points.withMass)
+  {
+    reserveHugePages(points.srcMass, room);
+    points.srcMass.resize(n);
+  }
+}
+
 enum : std::uint8_t
 {
   kIsSource = 1,
@@ -33,13 +51,7 @@ KnnRankPoints<T> decomposeSelfQuery(
   KnnRankPoints<T> points;
   points.self = true;
   points.withMass = withMass;
-  // Room for the ghosts that exchangeKnnGhosts appends: capacity that is
-  // never touched costs no memory, a reallocation copies every source.
-  const std::size_t room = n + n / 2 + 1024;
-  reserveHugePages(points.srcXyz, 3 * room);
-  reserveHugePages(points.srcIds, room);
-  points.srcXyz.resize(3 * n);
-  points.srcIds.resize(n);
+  sizeSourceArrays(points, n);
   resizeHugePages(points.qryRank, n);
   resizeHugePages(points.qryIndex, n);
   RouteScratch scratch;
@@ -55,14 +67,10 @@ KnnRankPoints<T> decomposeSelfQuery(
     route, 1, [&](std::size_t i, Index* v) { *v = Index(i); }, points.qryIndex.data(), scratch,
     comm);
   if (withMass)
-  {
-    reserveHugePages(points.srcMass, room);
-    points.srcMass.resize(n);
     moveAlongRoute(
       route, 1,
       [&](std::size_t i, double* v) { *v = problem.sourceMasses ? problem.sourceMasses[i] : 1.0; },
       points.srcMass.data(), scratch, comm);
-  }
   return points;
 }
 } // namespace
@@ -121,18 +129,7 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
   KnnRankPoints<T> points;
   points.self = self;
   points.withMass = withMass;
-  // Room for the ghosts that exchangeKnnGhosts appends: capacity that is
-  // never touched costs no memory, a reallocation copies every source.
-  const std::size_t room = sources + sources / 2 + 1024;
-  reserveHugePages(points.srcXyz, 3 * room);
-  reserveHugePages(points.srcIds, room);
-  points.srcXyz.resize(3 * sources);
-  points.srcIds.resize(sources);
-  if (withMass)
-  {
-    reserveHugePages(points.srcMass, room);
-    points.srcMass.resize(sources);
-  }
+  sizeSourceArrays(points, sources);
   if (!self)
     resizeHugePages(points.qryXyz, 3 * queries);
   resizeHugePages(points.qryRank, queries);

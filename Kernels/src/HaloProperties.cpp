@@ -14,7 +14,6 @@
 //     times it.
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -223,15 +222,6 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
   bestOfCandidates(arrays, treeRankedCandidates(mem, o, threads), eps2, G, threads, std::size_t(-1),
     best, stats->exact);
   return best;
-}
-
-// CPU seconds of the calling thread (where the centres' time goes, steady
-// under load; wall stage times come from StageTimer).
-double threadCpuSeconds()
-{
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
 // Groups above this many members are solved with all threads, one at a time.

@@ -1,7 +1,9 @@
-// Stage times for RunInfo: the one clock every driver and walk uses.
+// Stage times for RunInfo: the one clock every driver and walk uses (and the
+// thread CPU clock beside it).
 #pragma once
 
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <utility>
 
@@ -44,4 +46,13 @@ private:
   std::string name_;
   Clock::time_point start_;
 };
+
+// CPU seconds of the calling thread: per-task counters that stay steady
+// under load (a StageTimer's wall seconds do not).
+inline double threadCpuSeconds()
+{
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
 } // namespace jz

@@ -307,11 +307,13 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     sum.exactNear += stats[r].exactNear;
     sum.exact += stats[r].exact;
     sum.fallbacks += stats[r].fallbacks;
+    sum.refinements += stats[r].refinements;
   }
   info.counters.emplace_back("centre CPU ms direct groups", 1e3 * direct);
   info.counters.emplace_back("centre CPU ms bounded groups", 1e3 * bounded);
   info.counters.emplace_back("centre bound nodes", sum.nodes);
   info.counters.emplace_back("centre bound leaves", sum.leaves);
+  info.counters.emplace_back("centre bound refinements", sum.refinements);
   info.counters.emplace_back("centre near sums", sum.exactNear);
   info.counters.emplace_back("centre near pairs", sum.nearPairs);
   info.counters.emplace_back("centre exact sums", sum.exact);

@@ -374,10 +374,20 @@ std::int32_t CentreSearch::build(std::size_t begin, std::size_t end)
       axis = k;
   if (end - begin > kLeafSize && nd.hi[axis] > nd.lo[axis])
   {
-    const std::size_t mid = begin + (end - begin) / 2;
-    std::nth_element(pts_.begin() + std::ptrdiff_t(begin), pts_.begin() + std::ptrdiff_t(mid),
-      pts_.begin() + std::ptrdiff_t(end),
-      [axis](const TreePoint& a, const TreePoint& b) { return a.p[axis] < b.p[axis]; });
+    // At the middle of the box (a partition, and boxes that stay compact in
+    // a cusp), or at the median where that would leave one side nearly empty.
+    const double cut = 0.5 * (nd.lo[axis] + nd.hi[axis]);
+    std::size_t mid = std::size_t(
+      std::partition(pts_.begin() + std::ptrdiff_t(begin), pts_.begin() + std::ptrdiff_t(end),
+        [axis, cut](const TreePoint& a) { return a.p[axis] < cut; }) -
+      pts_.begin());
+    if (16 * (mid - begin) < end - begin || 16 * (end - mid) < end - begin)
+    {
+      mid = begin + (end - begin) / 2;
+      std::nth_element(pts_.begin() + std::ptrdiff_t(begin), pts_.begin() + std::ptrdiff_t(mid),
+        pts_.begin() + std::ptrdiff_t(end),
+        [axis](const TreePoint& a, const TreePoint& b) { return a.p[axis] < b.p[axis]; });
+    }
     nd.left = build(begin, mid);
     nd.right = build(mid, end);
   }

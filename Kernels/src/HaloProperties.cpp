@@ -236,6 +236,18 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   const std::size_t rows = in.rowGroupId.size();
   std::vector<std::vector<Member>> members(rows);
   std::vector<std::vector<Member>> send(comm.size() > 1 ? comm.size() : 0);
+  if (send.empty()) // sized first: no reallocation while filling
+  {
+    std::vector<std::size_t> count(rows, 0);
+    for (std::size_t i = 0; i < in.numPoints; ++i)
+    {
+      const GlobalId g = in.groupId[i];
+      if (g >= 0 && std::size_t(g) < in.numGroups)
+        ++count[dir.row[g]];
+    }
+    for (std::size_t r = 0; r < rows; ++r)
+      members[r].reserve(count[r]);
+  }
   for (std::size_t i = 0; i < in.numPoints; ++i)
   {
     const GlobalId g = in.groupId[i];
@@ -269,7 +281,9 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     if (mem.empty())
       return;
     const double cpu0 = threadCpuSeconds();
-    std::sort(mem.begin(), mem.end(), [](const Member& a, const Member& b) { return a.id < b.id; });
+    auto byId = [](const Member& a, const Member& b) { return a.id < b.id; };
+    if (!std::is_sorted(mem.begin(), mem.end(), byId)) // often already: ids follow the input
+      std::sort(mem.begin(), mem.end(), byId);
     std::vector<Member> unwrapped = mem;
     for (Member& mb : unwrapped)
       for (int k = 0; k < 3; ++k)

@@ -36,7 +36,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <queue>
 
 namespace jz
 {
@@ -250,13 +249,21 @@ double SourceBatch::apply(const Geometry& gb, double eps2, Task& t)
 class CentreSearch
 {
 public:
-  CentreSearch(
+  // A new group; the buffers keep their capacity from the last one (a
+  // thread's searches reuse one object: no fresh pages for every group).
+  void reset(
     const double* x, const double* y, const double* z, const double* m, std::size_t n, double eps2)
-    : n_(n)
-    , eps2_(eps2)
-    , m_(m)
-    , budget_(kCentreBoundWork * double(n))
   {
+    n_ = n;
+    eps2_ = eps2;
+    m_ = m;
+    budget_ = kCentreBoundWork * double(n);
+    best_ = 0;
+    work_ = 0;
+    stats_ = PotentialCentreStats();
+    candidates_.clear();
+    nodes_.clear();
+    hot_.clear();
     // Shifted to the first member: the bounds' geometry keeps its relative
     // accuracy at any offset; the per-member sums use the coordinates as given.
     pts_.resize(n);
@@ -284,7 +291,6 @@ public:
       order_[t] = pts_[t].i;
       std::copy(pts_[t].p, pts_[t].p + 3, &xs_[3 * t]);
     }
-    pts_ = std::vector<TreePoint>();
     hot_.reserve(nodes_.size());
     for (const BoundNode& nd : nodes_)
       hot_.push_back(hotNode(nd));
@@ -308,6 +314,7 @@ public:
   }
 
   bool run(std::vector<std::pair<double, std::size_t>>& out, PotentialCentreStats* stats);
+  std::size_t capacity() const { return order_.capacity(); }
 
 private:
   std::int32_t build(std::size_t begin, std::size_t end);
@@ -319,9 +326,9 @@ private:
   void nearestDistances();
   bool softeningIsSmall() const;
 
-  std::size_t n_;
-  double eps2_;
-  const double* m_;
+  std::size_t n_ = 0;
+  double eps2_ = 0;
+  const double* m_ = nullptr;
   double slack_ = 0, floor2_ = 0;
   // A member shifted to the first one, and its input index (the build's
   // working copy: partitioned in place).
@@ -342,8 +349,11 @@ private:
   SourceBatch batch_;
   std::vector<std::int32_t> refined_; // the kept sources a refinement pass leaves
   std::vector<double> refinedMass_, refinedS2_;
-  double best_ = 0; // lower bound of max U
-  double work_ = 0; // sources examined + member pairs summed
+  std::vector<std::int32_t> lists_;       // the source lists of pending tasks
+  std::vector<Task> queue_;               // a heap, the largest bound on top
+  std::vector<std::int32_t> open_, kept_; // one target's sources opened and kept
+  double best_ = 0;                       // lower bound of max U
+  double work_ = 0;                       // sources examined + member pairs summed
   double budget_ = 0;
   std::vector<std::pair<double, std::size_t>> candidates_;
   PotentialCentreStats stats_;
@@ -715,13 +725,15 @@ bool CentreSearch::run(
   std::vector<std::pair<double, std::size_t>>& out, PotentialCentreStats* stats)
 {
   seedBest();
-  std::vector<std::int32_t> lists{ 0 }; // the source lists of pending tasks
-  lists.reserve(48 * nodes_.size());    // about what a cusp-like group fills
-  std::priority_queue<Task> queue;
-  queue.push(Task{ std::numeric_limits<double>::infinity(), 0, 0, { 0, 0, 0 }, 0, 0, 1 });
-  std::vector<std::int32_t> work, kept;
+  std::vector<std::int32_t>& lists = lists_;
+  lists.assign(1, 0);
+  lists.reserve(48 * nodes_.size()); // about what a cusp-like group fills
+  std::vector<Task>& queue = queue_;
+  queue.assign(1, Task{ std::numeric_limits<double>::infinity(), 0, 0, { 0, 0, 0 }, 0, 0, 1 });
+  std::vector<std::int32_t>& work = open_;
+  std::vector<std::int32_t>& kept = kept_;
   const double keep = 1 - kCentreBoundMargin;
-  while (!queue.empty() && queue.top().key >= best_ * keep)
+  while (!queue.empty() && queue.front().key >= best_ * keep)
   {
     if (work_ > budget_)
     {
@@ -729,8 +741,9 @@ bool CentreSearch::run(
         *stats = stats_;
       return false;
     }
-    Task t = queue.top();
-    queue.pop();
+    std::pop_heap(queue.begin(), queue.end());
+    Task t = queue.back();
+    queue.pop_back();
     const BoundNode& b = nodes_[std::size_t(t.node)];
     const Geometry gb = geometry(b);
     ++stats_.nodes;
@@ -847,7 +860,8 @@ bool CentreSearch::run(
         child.a += t.g[k] * (gc.centre[k] - gb.centre[k]);
       child.listBegin = begin;
       child.listEnd = lists.size();
-      queue.push(child);
+      queue.push_back(child);
+      std::push_heap(queue.begin(), queue.end());
     }
   }
   if (work_ > budget_) // ran out inside a leaf
@@ -875,7 +889,11 @@ bool potentialCentreCandidates(const double* x, const double* y, const double* z
   out.clear();
   if (n == 0)
     return true;
-  CentreSearch search(x, y, z, m, n, eps2);
-  return search.run(out, stats);
+  thread_local CentreSearch search;
+  search.reset(x, y, z, m, n, eps2);
+  const bool finished = search.run(out, stats);
+  if (search.capacity() > (std::size_t(1) << 20)) // a large group's buffers: not kept
+    search = CentreSearch();
+  return finished;
 }
 } // namespace jz

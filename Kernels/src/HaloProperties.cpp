@@ -310,7 +310,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     const std::size_t b = mostBound(unwrapped, o, teamThreads, &stats[r]);
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
-    if (mem.capacity() > (std::size_t(1) << 20)) // a large group's copies: not kept
+    if (mem.capacity() > (std::size_t(1) << 16)) // kept for groups up to 65,536 (6 MB)
       mem = unwrapped = std::vector<Member>();
     seconds[r] = threadCpuSeconds() - cpu0;
   };

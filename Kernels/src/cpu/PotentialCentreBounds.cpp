@@ -892,7 +892,7 @@ bool potentialCentreCandidates(const double* x, const double* y, const double* z
   thread_local CentreSearch search;
   search.reset(x, y, z, m, n, eps2);
   const bool finished = search.run(out, stats);
-  if (search.capacity() > (std::size_t(1) << 20)) // a large group's buffers: not kept
+  if (search.capacity() > (std::size_t(1) << 16)) // kept for groups up to 65,536 (about 15 MB)
     search = CentreSearch();
   return finished;
 }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 bool vtkJZFofTreeCache::Key::operator==(const Key& o) const
 {
@@ -45,7 +46,7 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
     this->Current = key;
     this->Runs = 0;
     this->HaveTree = false;
-    this->Tree = CachedTree{};
+    this->Tree = jz::FofTreeOrder{};
   }
   ++this->Runs;
   this->LastCut = false;
@@ -56,7 +57,7 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
     return jz::computeFofGroups<T>(problem, groups, backend, control);
   }
   jz::RunInfo info;
-  if (!this->HaveTree || problem.linkingLength > this->Tree.maxLength)
+  if (!this->HaveTree || problem.linkingLength > this->TreeMaxLength)
   {
     // The linking length changed on the same data: from now on cut a tree,
     // built only up to TreeReach times the longer of the first and this
@@ -70,15 +71,14 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
     std::copy(problem.boxHi, problem.boxHi + 3, tree.boxHi);
     tree.ids = problem.ids;
     tree.maxLength = TreeReach * std::max(this->FirstLength, problem.linkingLength);
-    info = jz::computeEmst(tree, this->Tree.edges, jz::Backend::CPU, control);
-    this->Tree.maxLength = tree.maxLength;
+    jz::EmstEdges edges;
+    info = jz::computeEmst(tree, edges, jz::Backend::CPU, control);
+    this->Tree = jz::FofTreeOrder{};
+    jz::buildFofTreeOrder(std::move(edges), problem.numPoints, problem.ids, this->Tree);
+    this->TreeMaxLength = tree.maxLength;
     this->HaveTree = true;
   }
-  {
-    jz::StageTimer timer(&info, "cut of the cached tree");
-    jz::fofGroupsFromTree(
-      this->Tree.edges, problem.numPoints, problem.ids, problem.linkingLength, groups);
-  }
+  this->CutLength = problem.linkingLength;
   info.backend = jz::Backend::CPU;
   this->LastCut = true;
   return info;

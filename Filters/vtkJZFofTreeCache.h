@@ -17,6 +17,7 @@
 
 #include "jz/Emst.h"
 #include "jz/Fof.h"
+#include "jz/FofFromTree.h"
 
 #include <cstddef>
 #include <vector>
@@ -49,25 +50,31 @@ public:
   jz::RunInfo Groups(const jz::FofProblem<T>& problem, const Key& key, jz::Backend backend,
     const jz::RunControl& control, jz::FofGroups& groups);
 
-  /// Whether the last Groups() call cut the cached tree.
+  /// Whether the last Groups() call cut the cached tree (then `groups` is
+  /// empty: LabelCut numbers the cut straight from the tree's order).
   bool LastWasCut() const { return this->LastCut; }
+
+  /// After a cut: jz::labelFofCut of the cached tree at the last linking length.
+  std::size_t LabelCut(jz::GlobalId minimumGroupSize, jz::GlobalId* groupId,
+    jz::GlobalId* groupSize, std::vector<jz::Index>* reference, const jz::RunControl& control) const
+  {
+    return jz::labelFofCut(
+      this->Tree, this->CutLength, minimumGroupSize, groupId, groupSize, reference, control);
+  }
 
   /// The cached edges reach this many times the longest linking length
   /// seen when they are built (Relative b = 0.2 -> 1, the slider's end).
   static constexpr double TreeReach = 5.0;
 
 private:
-  struct CachedTree
-  {
-    jz::EmstEdges edges; // the tree's edges up to maxLength
-    double maxLength = 0;
-  };
   Key Current;
   int Runs = 0; // executions with the Current key
   bool HaveTree = false;
   bool LastCut = false;
   double FirstLength = 0; // the linking length of the first (walking) run
-  CachedTree Tree;
+  double CutLength = 0;   // the linking length of the last cut
+  jz::FofTreeOrder Tree;  // the tree's edges up to TreeMaxLength, in single-linkage order
+  double TreeMaxLength = 0;
 };
 
 #endif

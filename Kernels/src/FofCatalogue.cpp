@@ -16,6 +16,36 @@
 
 namespace jz
 {
+namespace
+{
+// Reference member of each group: the smallest global id (the first such
+// point), per thread's chunk, then the chunks' in order: the serial scan's.
+template <class T, class Key>
+void findReferences(
+  const FofCatalogueInput<T>& in, const Key& key, int numThreads, std::vector<long long>& ref)
+{
+  const std::size_t G = in.numGroups;
+  const long long n = (long long)in.numPoints;
+  std::vector<std::vector<long long>> refOf(numThreads);
+#pragma omp parallel num_threads(numThreads)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<long long> mine(G, n);
+    for (long long i = n * t / nt; i < n * (t + 1) / nt; ++i)
+    {
+      const GlobalId g = in.groupId[i];
+      if (g >= 0 && std::size_t(g) < G && (mine[g] == n || key(i) < key(mine[g])))
+        mine[g] = i;
+    }
+    refOf[t].swap(mine);
+  }
+  for (const std::vector<long long>& r : refOf)
+    for (std::size_t g = 0; g < r.size(); ++g)
+      if (r[g] < n && (ref[g] == n || key(r[g]) < key(ref[g])))
+        ref[g] = r[g];
+}
+} // namespace
+
 template <class T>
 void computeFofCatalogue(
   const FofCatalogueInput<T>& in, FofCatalogue& cat, const RunControl& control)
@@ -49,28 +79,13 @@ void computeFofCatalogue(
     return;
   }
 
-  // Reference member of each group: the smallest global id (the first such
-  // point), per thread's chunk, then the chunks' in order: the serial scan's.
   auto key = [&](long long i) { return in.ids ? in.ids[i] : GlobalId(i); };
   std::vector<long long> ref(G, n);
-  std::vector<std::vector<long long>> refOf(numThreads);
-#pragma omp parallel num_threads(numThreads)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    std::vector<long long> mine(G, n);
-    for (long long i = n * t / nt; i < n * (t + 1) / nt; ++i)
-    {
-      const GlobalId g = in.groupId[i];
-      if (g >= 0 && std::size_t(g) < G && (mine[g] == n || key(i) < key(mine[g])))
-        mine[g] = i;
-    }
-    refOf[t].swap(mine);
-  }
-  for (const std::vector<long long>& r : refOf)
-    for (std::size_t g = 0; g < r.size(); ++g)
-      if (r[g] < n && (ref[g] == n || key(r[g]) < key(ref[g])))
-        ref[g] = r[g];
-  std::vector<std::vector<long long>>().swap(refOf);
+  if (in.reference)
+    for (std::size_t g = 0; g < G; ++g)
+      ref[g] = (long long)in.reference[g];
+  else
+    findReferences(in, key, numThreads, ref);
   auto position = [&](long long i, double* x)
   {
     for (int d = 0; d < 3; ++d)

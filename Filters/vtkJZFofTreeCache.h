@@ -56,7 +56,7 @@ public:
 
   /// After a cut: jz::labelFofCut of the cached tree at the last linking length.
   std::size_t LabelCut(jz::GlobalId minimumGroupSize, jz::GlobalId* groupId,
-    jz::GlobalId* groupSize, std::vector<jz::Index>* reference, const jz::RunControl& control) const
+    jz::GlobalId* groupSize, std::vector<jz::Index>* reference, const jz::RunControl& control)
   {
     return jz::labelFofCut(
       this->Tree, this->CutLength, minimumGroupSize, groupId, groupSize, reference, control);

@@ -1,11 +1,14 @@
 #include "jz/FofFromTree.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <omp.h>
 
 #include "FofThreads.h"
+#include "jz/HugePages.h"
 
 namespace jz
 {
@@ -102,15 +105,18 @@ void buildFofTreeOrder(EmstEdges&& tree, std::size_t n, const GlobalId* ids, Fof
 
 namespace
 {
+constexpr std::size_t kAhead = 16;                // output writes prefetched this far ahead
+constexpr std::uint64_t kStartMask = 0xffffffffu; // FofTreeOrder::runs: start | (GroupId + 1) << 32
+
 struct KeptRun
 {
-  Index start, size;
-  GlobalId label; // smallest global id of the run
-  Index ref;      // its first member in input order with that id
+  Index run, size; // run index in its thread's chunk, members
+  GlobalId label;  // smallest global id of the run
+  Index ref;       // its first member in input order with that id
 };
 } // namespace
 
-std::size_t labelFofCut(const FofTreeOrder& tree, double linkingLength, GlobalId minimumGroupSize,
+std::size_t labelFofCut(FofTreeOrder& tree, double linkingLength, GlobalId minimumGroupSize,
   GlobalId* groupId, GlobalId* groupSize, std::vector<Index>* reference, const RunControl& control)
 {
   const std::size_t n = tree.order.size();
@@ -122,98 +128,107 @@ std::size_t labelFofCut(const FofTreeOrder& tree, double linkingLength, GlobalId
   const Index* order = tree.order.data();
   const Index* joinEdge = tree.joinEdge.data();
   const GlobalId* id = tree.idInOrder.data();
-  // A run starts at k where order[k] did not join order[k-1] below the cut.
-  auto startsRun = [&](std::size_t k) { return k == 0 || joinEdge[k] >= cut; };
+  if (tree.runs.size() != n)
+    resizeHugePages(tree.runs, n);
+  std::uint64_t* runs = tree.runs.data();
+  // A run starts at k where order[k] did not join order[k-1] below the cut
+  // (joinEdge[0] is noJoin). Branch-free tests: runs are short and their
+  // ends unpredictable.
+  auto starts = [&](std::size_t k) { return std::size_t(joinEdge[k] >= cut); };
   const int numThreads = fofThreads(control, n);
-  // Each thread's chunk of the order, moved forward to a run start.
-  std::vector<std::size_t> bound(numThreads + 1, n);
+  // Each thread's chunk of the order, moved forward to a run start; its runs'
+  // starts are stored from runs[bound[t]] on (there are fewer than members).
+  std::vector<std::size_t> bound(numThreads + 1, n), numRuns(numThreads, 0);
   for (int t = 0; t < numThreads; ++t)
   {
     std::size_t k = n * std::size_t(t) / std::size_t(numThreads);
-    while (k < n && !startsRun(k))
+    while (k < n && !starts(k))
       ++k;
     bound[t] = k;
   }
   std::vector<std::vector<KeptRun>> keptOf(numThreads);
-  auto runEnd = [&](std::size_t k)
-  {
-    ++k;
-    while (k < n && !startsRun(k))
-      ++k;
-    return k;
-  };
 #pragma omp parallel num_threads(numThreads)
   {
     const int t = omp_get_thread_num();
-    std::vector<KeptRun> mine;
-    for (std::size_t k = bound[t]; k < bound[t + 1];)
+    const std::size_t lo = bound[t], hi = bound[t + 1];
+    std::uint64_t* mine = runs + lo;
+    std::size_t m = 0;
+    for (std::size_t k = lo; k < hi; ++k)
     {
-      const std::size_t end = runEnd(k);
-      if (GlobalId(end - k) >= minimumGroupSize)
-      {
-        KeptRun run{ Index(k), Index(end - k), id[k], order[k] };
-        for (std::size_t j = k + 1; j < end; ++j)
-          if (id[j] < run.label || (id[j] == run.label && order[j] < run.ref))
-          {
-            run.label = id[j];
-            run.ref = order[j];
-          }
-        mine.push_back(run);
-      }
-      k = end;
+      mine[m] = k;
+      m += starts(k);
     }
-    keptOf[t].swap(mine);
-  }
-  // Kept runs in order of the order (per thread's chunk), then numbered.
-  std::vector<std::size_t> firstKept(numThreads + 1, 0);
-  for (int t = 0; t < numThreads; ++t)
-    firstKept[t + 1] = firstKept[t] + keptOf[t].size();
-  const std::size_t G = firstKept[numThreads];
-  std::vector<KeptRun> kept;
-  kept.reserve(G);
-  for (const std::vector<KeptRun>& k : keptOf)
-    kept.insert(kept.end(), k.begin(), k.end());
-  std::vector<Index> rank(G);
-  for (std::size_t g = 0; g < G; ++g)
-    rank[g] = Index(g);
-  std::sort(rank.begin(), rank.end(),
-    [&](Index a, Index b)
+    numRuns[t] = m;
+    std::vector<KeptRun> kept;
+    for (std::size_t r = 0; r < m; ++r)
     {
-      const KeptRun &x = kept[a], &y = kept[b];
+      const std::size_t k = std::size_t(mine[r]), end = r + 1 < m ? std::size_t(mine[r + 1]) : hi;
+      if (GlobalId(end - k) < minimumGroupSize)
+        continue;
+      KeptRun run{ Index(r), Index(end - k), id[k], order[k] };
+      for (std::size_t j = k + 1; j < end; ++j)
+        if (id[j] < run.label || (id[j] == run.label && order[j] < run.ref))
+        {
+          run.label = id[j];
+          run.ref = order[j];
+        }
+      kept.push_back(run);
+    }
+    keptOf[t].swap(kept);
+  }
+  // The kept runs numbered: by descending size, then smallest global id.
+  std::vector<std::pair<int, Index>> all; // (thread, index in keptOf[thread])
+  for (int t = 0; t < numThreads; ++t)
+    for (std::size_t i = 0; i < keptOf[t].size(); ++i)
+      all.emplace_back(t, Index(i));
+  std::sort(all.begin(), all.end(),
+    [&](const std::pair<int, Index>& a, const std::pair<int, Index>& b)
+    {
+      const KeptRun &x = keptOf[a.first][a.second], &y = keptOf[b.first][b.second];
       if (x.size != y.size)
         return x.size > y.size;
       if (x.label != y.label)
         return x.label < y.label;
       return x.ref < y.ref;
     });
-  std::vector<GlobalId> gid(G);
+  const std::size_t G = all.size();
   if (reference)
     reference->resize(G);
   for (std::size_t g = 0; g < G; ++g)
   {
-    gid[rank[g]] = GlobalId(g);
+    const KeptRun& run = keptOf[all[g].first][all[g].second];
+    runs[bound[all[g].first] + run.run] |= std::uint64_t(g + 1) << 32;
     if (reference)
-      (*reference)[g] = kept[rank[g]].ref;
+      (*reference)[g] = run.ref;
   }
   if (groupId || groupSize)
   {
 #pragma omp parallel num_threads(numThreads)
     {
       const int t = omp_get_thread_num();
-      std::size_t next = firstKept[t];
-      for (std::size_t k = bound[t]; k < bound[t + 1];)
+      const std::size_t lo = bound[t], hi = bound[t + 1], m = numRuns[t];
+      const std::uint64_t* mine = runs + lo;
+      std::size_t r = std::size_t(-1);
+      for (std::size_t k = lo; k < hi; ++k)
       {
-        const std::size_t end = runEnd(k);
-        const GlobalId size = GlobalId(end - k);
-        const GlobalId g = size >= minimumGroupSize ? gid[next++] : GlobalId(-1);
-        for (std::size_t j = k; j < end; ++j)
+        r += starts(k);
+        const std::uint64_t v = mine[r];
+        const std::size_t end = r + 1 < m ? std::size_t(mine[r + 1] & kStartMask) : hi;
+        const GlobalId size = GlobalId(end - std::size_t(v & kStartMask));
+        const GlobalId g = GlobalId(v >> 32) - 1;
+        // The writes scatter over the outputs: their lines are asked for
+        // kAhead positions early so that many misses overlap.
+        const Index ahead = order[std::min(k + kAhead, n - 1)];
+        if (groupId)
         {
-          if (groupId)
-            groupId[order[j]] = g;
-          if (groupSize)
-            groupSize[order[j]] = size;
+          __builtin_prefetch(groupId + ahead, 1);
+          groupId[order[k]] = g;
         }
-        k = end;
+        if (groupSize)
+        {
+          __builtin_prefetch(groupSize + ahead, 1);
+          groupSize[order[k]] = size;
+        }
       }
     }
   }

@@ -186,7 +186,7 @@ void allKinds(bool periodic, bool mutual)
 // sizes 1, 3 and 20, one and two threads.
 template <class T>
 bool sameNumbering(const std::vector<T>& xyz, const std::vector<GlobalId>& ids, bool periodic,
-  const jz::FofGroups& walk, const jz::FofTreeOrder& order, double l)
+  const jz::FofGroups& walk, jz::FofTreeOrder& order, double l)
 {
   const std::size_t n = ids.size();
   bool same = true;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "Emst.h"
@@ -36,6 +37,7 @@ struct FofTreeOrder
   std::vector<Index> joinEdge;     // k > 0: rank of the edge that joined order[k] to order[k-1]
                                    // (noJoin: never); joinEdge[0] = noJoin
   std::vector<GlobalId> idInOrder; // global id of order[k] (input index without ids)
+  std::vector<std::uint64_t> runs; // labelFofCut's scratch (kept: no fresh pages per cut)
   static constexpr Index noJoin = ~Index(0);
 };
 
@@ -49,7 +51,7 @@ void buildFofTreeOrder(EmstEdges&& tree, std::size_t n, const GlobalId* ids, Fof
 // reference member of each kept group (its member with the smallest global
 // id, the first such in input order) for FofCatalogueInput::reference.
 // Either output array may be null. Returns the number of kept groups.
-std::size_t labelFofCut(const FofTreeOrder& tree, double linkingLength, GlobalId minimumGroupSize,
+std::size_t labelFofCut(FofTreeOrder& tree, double linkingLength, GlobalId minimumGroupSize,
   GlobalId* groupId, GlobalId* groupSize, std::vector<Index>* reference,
   const RunControl& control = {});
 } // namespace jz

@@ -39,7 +39,7 @@ std::vector<unsigned long long> vtkJZFofTreeCache::Stamp(const std::vector<vtkDa
 
 template <class T>
 jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Key& key,
-  jz::Backend backend, const jz::RunControl& control, jz::FofGroups& groups)
+  jz::Backend backend, const jz::RunControl& control)
 {
   if (!(key == this->Current))
   {
@@ -47,6 +47,7 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
     this->Runs = 0;
     this->HaveTree = false;
     this->Tree = jz::FofTreeOrder{};
+    this->Walked = jz::FofGroups{};
   }
   ++this->Runs;
   this->LastCut = false;
@@ -54,9 +55,26 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
   if (this->Runs == 1 || backend == jz::Backend::CUDA)
   {
     this->FirstLength = problem.linkingLength;
-    return jz::computeFofGroups<T>(problem, groups, backend, control);
+    this->Walked = jz::FofGroups{};
+    try
+    {
+      return jz::computeFofGroups<T>(problem, this->Walked, backend, control);
+    }
+    catch (...)
+    {
+      this->Runs = 0; // nothing of this run is kept
+      this->Walked = jz::FofGroups{};
+      throw;
+    }
   }
   jz::RunInfo info;
+  if (!this->HaveTree && problem.linkingLength == this->FirstLength &&
+    this->Walked.groupRoot.size() == problem.numPoints)
+  {
+    // Only MinimumGroupSize changed: the walk's groups are numbered again.
+    info.backend = jz::Backend::CPU;
+    return info;
+  }
   if (!this->HaveTree || problem.linkingLength > this->TreeMaxLength)
   {
     // The linking length changed on the same data: from now on cut a tree,
@@ -77,6 +95,7 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
     jz::buildFofTreeOrder(std::move(edges), problem.numPoints, problem.ids, this->Tree);
     this->TreeMaxLength = tree.maxLength;
     this->HaveTree = true;
+    this->Walked = jz::FofGroups{};
   }
   this->CutLength = problem.linkingLength;
   info.backend = jz::Backend::CPU;
@@ -85,6 +104,6 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
 }
 
 template jz::RunInfo vtkJZFofTreeCache::Groups<float>(
-  const jz::FofProblem<float>&, const Key&, jz::Backend, const jz::RunControl&, jz::FofGroups&);
+  const jz::FofProblem<float>&, const Key&, jz::Backend, const jz::RunControl&);
 template jz::RunInfo vtkJZFofTreeCache::Groups<double>(
-  const jz::FofProblem<double>&, const Key&, jz::Backend, const jz::RunControl&, jz::FofGroups&);
+  const jz::FofProblem<double>&, const Key&, jz::Backend, const jz::RunControl&);

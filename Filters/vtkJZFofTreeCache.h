@@ -3,10 +3,12 @@
  * @brief  FriendsOfFriends' cached minimum spanning tree: groups at a new
  * LinkingLength are a cut of the tree (jz/FofFromTree.h) instead of a new
  * walk, while the input, Periodic, the box, Device and the precision are
- * unchanged. The first execution walks as always; the first re-execution
- * with the same key builds the tree's edges up to TreeReach times the
- * longer of the first and the new linking length (once); later ones only
- * cut them, unless the linking length goes beyond them (then they are
+ * unchanged. The first execution walks as always and keeps the walk's
+ * groups, so that a change of MinimumGroupSize alone only numbers them
+ * again; the first re-execution with a new linking length builds the
+ * tree's edges up to TreeReach times the longer of the first and the new
+ * linking length (once; the walk's groups are then dropped); later ones
+ * only cut them, unless the linking length goes beyond them (then they are
  * rebuilt).
  * Not wrapped; include it only from .cxx files.
  */
@@ -45,14 +47,18 @@ public:
   /// The input stamp of the pieces.
   static std::vector<unsigned long long> Stamp(const std::vector<vtkDataSet*>& pieces);
 
-  /// The groups of `problem` (one process), by walk or by cut.
+  /// The groups of `problem` (one process): by walk (WalkedGroups()), the
+  /// last walk's again, or by cut (LastWasCut()).
   template <class T>
   jz::RunInfo Groups(const jz::FofProblem<T>& problem, const Key& key, jz::Backend backend,
-    const jz::RunControl& control, jz::FofGroups& groups);
+    const jz::RunControl& control);
 
-  /// Whether the last Groups() call cut the cached tree (then `groups` is
-  /// empty: LabelCut numbers the cut straight from the tree's order).
+  /// Whether the last Groups() call cut the cached tree (then LabelCut
+  /// numbers the cut straight from the tree's order).
   bool LastWasCut() const { return this->LastCut; }
+
+  /// Else: the groups of the last walk (for jz::labelFofGroups).
+  const jz::FofGroups& WalkedGroups() const { return this->Walked; }
 
   /// After a cut: jz::labelFofCut of the cached tree at the last linking length.
   std::size_t LabelCut(jz::GlobalId minimumGroupSize, jz::GlobalId* groupId,
@@ -73,6 +79,7 @@ private:
   bool LastCut = false;
   double FirstLength = 0; // the linking length of the first (walking) run
   double CutLength = 0;   // the linking length of the last cut
+  jz::FofGroups Walked;   // the groups of the first run (until the tree is built)
   jz::FofTreeOrder Tree;  // the tree's edges up to TreeMaxLength, in single-linkage order
   double TreeMaxLength = 0;
 };

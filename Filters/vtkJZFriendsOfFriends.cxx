@@ -196,10 +196,7 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     std::size_t numGroups = 0;
     std::vector<jz::Index> reference; // per kept group, when the cut gives it
     {
-      jz::FofGroups groups;
-      info = cache.Groups<T>(problem, key, s.backend, groupsControl, groups);
-      const std::vector<jz::GlobalId>& label = groups.groupLabel;
-      const std::vector<jz::Index>& root = groups.groupRoot;
+      info = cache.Groups<T>(problem, key, s.backend, groupsControl);
       // The output arrays only now, after the kernel's tree is gone: this keeps
       // the peak memory below 48 bytes per point beyond the input.
       groupId = NewPointArray("GroupId", n);
@@ -215,8 +212,9 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
       }
       else
       {
-        numGroups = jz::labelFofGroups(
-          root.data(), label.data(), coords.size, s.minimumGroupSize, gid, gsize, catalogueControl);
+        const jz::FofGroups& groups = cache.WalkedGroups();
+        numGroups = jz::labelFofGroups(groups.groupRoot.data(), groups.groupLabel.data(),
+          coords.size, s.minimumGroupSize, gid, gsize, catalogueControl);
       }
     }
 

@@ -10,6 +10,7 @@ and the pipeline); ratios to the first run are printed.
   (PV_PLUGIN_PATH=build/lib/paraview-5.11/plugins/JZTree or the plugin in build/)
 """
 import os
+import resource
 import sys
 import time
 
@@ -45,15 +46,18 @@ def main():
     for _ in range(repeats):
         fof = FriendsOfFriends(Input=src, LinkingLengthMode="Relative", LinkingLength=lengths[0],
                                Periodic=1)
-        times, cpus = [], []
+        times, cpus, faults = [], [], []
         for i, b in enumerate(lengths):
             if i > 0:
                 fof.LinkingLength = b
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             t0, c0 = time.perf_counter(), time.process_time()
             fof.UpdatePipeline()
             times.append(time.perf_counter() - t0)
             cpus.append(time.process_time() - c0)
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
         simple.Delete(fof)
+        print("  page faults per execution: %s" % " ".join(str(f) for f in faults))
         best = times if best is None else [min(a, b) for a, b in zip(best, times)]
         bestCpu = cpus if bestCpu is None else [min(a, b) for a, b in zip(bestCpu, cpus)]
     print("FoF re-cut, %d halos.py points, periodic, %s threads, minimum of %d runs, load average %s"

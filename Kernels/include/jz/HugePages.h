@@ -54,7 +54,6 @@ inline void adviseHugePages(const void* p, std::size_t bytes)
 #endif
 }
 
-// An uninitialised array of n trivially constructible values, advised.
 // Fresh storage of `bytes` that starts on a 2 MiB boundary and is padded to
 // whole 2 MiB pages, advised before its first touch: every page of it can be
 // huge (an unaligned advised buffer keeps 4 KiB pages at both ends, up to
@@ -72,6 +71,7 @@ inline void* allocHugePages(std::size_t bytes)
   return p;
 }
 
+// An uninitialised array of n trivially constructible values, advised.
 template <class V>
 std::unique_ptr<V[]> newHugeArray(std::size_t n)
 {

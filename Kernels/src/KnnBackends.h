@@ -13,6 +13,16 @@ template <class T>
 void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo& info,
   const RunControl& control);
 
+// The distributed kNN's local search on the CPU: the tree knnCpu builds (a
+// self-query tree when problem.queries is null: every source a query), then
+// the search of all its queries on it (the problem arrives validated, with
+// at least K sources). Two calls so that the caller can read the tree too.
+template <class T>
+void buildKnnTreeCpu(const KnnProblem<T>& problem, ZTree<T>& tree, const RunControl& control);
+template <class T>
+void knnCpuOnTree(const ZTree<T>& tree, const KnnProblem<T>& problem, const KnnResults<T>& results,
+  RunInfo& info, const RunControl& control);
+
 // The K-th neighbour radius bound (squared) of every leaf of a tree: the
 // node walks' bound, tightened by the leaf's own pooled sources (infinite
 // where the tree holds fewer than K sources). When given, tighten(plane,

@@ -54,11 +54,18 @@ Box<T> boxOfTree(const ZTree<T>& tree)
 } // namespace
 
 template <class T>
-std::vector<std::vector<Index>> selectGhosts(
-  const ZTree<T>& tree, const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank)
+std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
+  const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank,
+  std::vector<std::vector<char>>* hits)
 {
   const int ranks = int(regionsByRank.size());
   std::vector<std::vector<Index>> out(ranks);
+  if (hits)
+  {
+    hits->assign(ranks, {});
+    for (int r = 0; r < ranks; ++r)
+      (*hits)[r].assign(r == myRank ? 0 : regionsByRank[r].size(), 0);
+  }
   if (tree.planes.empty())
     return out;
   const Periodicity& per = tree.periodicity;
@@ -129,6 +136,7 @@ std::vector<std::vector<Index>> selectGhosts(
             nodes.swap(next);
           }
           const TreePlane<T>& leaves = tree.planes[0];
+          const std::size_t before = mine.size();
           for (Index leaf : nodes)
           {
             for (Index s = leaves.sourceSplit[leaf]; s < leaves.sourceSplit[leaf + 1]; ++s)
@@ -138,6 +146,8 @@ std::vector<std::vector<Index>> selectGhosts(
                 mine.push_back(s);
             }
           }
+          if (hits && mine.size() > before)
+            (*hits)[r][g] = 1;
         }
       }
     }
@@ -250,8 +260,8 @@ template std::vector<Region<float>> regionsFromTree(
   const ZTree<float>&, const std::vector<double>&);
 template std::vector<Region<double>> regionsFromTree(
   const ZTree<double>&, const std::vector<double>&);
-template std::vector<std::vector<Index>> selectGhosts(
-  const ZTree<float>&, const std::vector<std::vector<Region<float>>>&, int);
-template std::vector<std::vector<Index>> selectGhosts(
-  const ZTree<double>&, const std::vector<std::vector<Region<double>>>&, int);
+template std::vector<std::vector<Index>> selectGhosts(const ZTree<float>&,
+  const std::vector<std::vector<Region<float>>>&, int, std::vector<std::vector<char>>*);
+template std::vector<std::vector<Index>> selectGhosts(const ZTree<double>&,
+  const std::vector<std::vector<Region<double>>>&, int, std::vector<std::vector<char>>*);
 } // namespace jz

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <string>
 
 #include "../KnnBackends.h"
@@ -248,9 +249,13 @@ void boundaryRegions(const KnnLocalSearch<T>& local, const RemoteCover<T>& cover
   const TreePlane<T>& leaves = tree.planes[0];
   for (Index l = 0; l < leaves.numNodes(); ++l)
   {
-    for (Index a = leaves.querySplit[l]; a < leaves.querySplit[l + 1]; a += kRegionQueries)
+    // A run of duplicate queries (one answer for all): one region, its
+    // radius from its first query.
+    const bool run = boxIsPoint(tree.queryBox(0, l));
+    const Index end = leaves.querySplit[l + 1];
+    for (Index a = leaves.querySplit[l]; a < end; a += run ? end - a : kRegionQueries)
     {
-      const Index b = std::min(a + kRegionQueries, leaves.querySplit[l + 1]);
+      const Index b = run ? std::min(a + 1, end) : std::min(a + kRegionQueries, end);
       Region<T> r;
       boxSetEmpty(r.box);
       double h2 = 0;
@@ -265,7 +270,7 @@ void boundaryRegions(const KnnLocalSearch<T>& local, const RemoteCover<T>& cover
       if (cover.mayReach(r.box, r.radius2))
       {
         regions.push_back(r);
-        spans.emplace_back(a, b);
+        spans.emplace_back(a, run ? end : b);
       }
     }
   }
@@ -345,7 +350,6 @@ KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalS
   if (ns == 0)
     for (int r = 0; r < ranks; ++r)
       hits.emplace_back(r == me ? 0 : allRegions[r].size(), char(0));
-  // Which of this rank's regions found points elsewhere: its boundary.
   const std::vector<std::vector<char>> found = comm.allToAll(hits);
   std::vector<Region<T>> reached;
   KnnBoundary<T> boundary;
@@ -362,7 +366,6 @@ KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalS
       boundary.queries.push_back(qry.inputIndex[q]);
   }
   std::sort(boundary.queries.begin(), boundary.queries.end());
-  // The local sources the boundary queries may need: those within the same
   // regions, selected from the local tree as for another rank.
   if (ns > 0 && !reached.empty())
   {
@@ -373,7 +376,6 @@ KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalS
       boundary.sources.push_back(tree.sources.inputIndex[s]);
     std::sort(boundary.sources.begin(), boundary.sources.end());
   }
-  // A ghost record: coordinates, id[, mass], packed and unpacked in place.
   const bool withMass = points.withMass;
   const std::size_t recordBytes =
     3 * sizeof(T) + sizeof(GlobalId) + (withMass ? sizeof(double) : 0);
@@ -417,20 +419,30 @@ void searchKnnBoundary(const KnnRankPoints<T>& points, const KnnBoundary<T>& bou
   const KnnProblem<T>& problem, const KnnWanted& wanted, Backend backend, const RunControl& control,
   Communicator& comm, KnnLocalResults<T>& results)
 {
-  // The boundary queries as a separate query set; the sources: the local
-  // ones near them, then the ghosts.
+  // The sources: the local ones near the boundary queries, then the ghosts.
+  // A self query keeps one copy of each point, as computeKnn's self query
+  // with a query subset: the boundary queries first, then the other local
+  // sources (a smaller tree than for a separate query set).
   const std::size_t nb = boundary.queries.size();
-  const std::size_t nl = boundary.sources.size(), ns = nl + boundary.numGhosts();
+  std::vector<Index> local;
+  if (points.self)
+  {
+    local.reserve(boundary.sources.size());
+    local.assign(boundary.queries.begin(), boundary.queries.end());
+    std::set_difference(boundary.sources.begin(), boundary.sources.end(), boundary.queries.begin(),
+      boundary.queries.end(), std::back_inserter(local));
+  }
+  const std::vector<Index>& near = points.self ? local : boundary.sources;
+  const std::size_t nl = near.size(), ns = nl + boundary.numGhosts();
   const bool withMass = wanted.masses && points.withMass;
-  const std::vector<T>& qxyz = points.self ? points.srcXyz : points.qryXyz;
-  std::vector<T> queries(3 * nb), sources(3 * ns);
+  std::vector<T> queries(points.self ? 0 : 3 * nb), sources(3 * ns);
   std::vector<GlobalId> ids(ns);
   std::vector<double> masses(withMass ? ns : 0);
-  for (std::size_t j = 0; j < nb; ++j)
-    std::copy_n(&qxyz[3 * std::size_t(boundary.queries[j])], 3, &queries[3 * j]);
+  for (std::size_t j = 0; !points.self && j < nb; ++j)
+    std::copy_n(&points.qryXyz[3 * std::size_t(boundary.queries[j])], 3, &queries[3 * j]);
   for (std::size_t j = 0; j < nl; ++j)
   {
-    const std::size_t s = boundary.sources[j];
+    const std::size_t s = near[j];
     std::copy_n(&points.srcXyz[3 * s], 3, &sources[3 * j]);
     ids[j] = points.srcIds[s];
     if (withMass)
@@ -446,8 +458,15 @@ void searchKnnBoundary(const KnnRankPoints<T>& points, const KnnBoundary<T>& bou
   fix.numSources = ns;
   fix.sourceIds = ids.data();
   fix.sourceMasses = withMass ? masses.data() : nullptr;
-  fix.queries = queries.data();
-  fix.numQueries = nb;
+  if (points.self)
+  {
+    fix.numSelfQueries = nb;
+  }
+  else
+  {
+    fix.queries = queries.data();
+    fix.numQueries = nb;
+  }
   KnnLocalResults<T> out;
   const KnnResults<T> res = sizeResults(out, nb, problem.k, wanted);
   RunControl quiet;

@@ -37,8 +37,8 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
 
 // Where the other ranks' points lie, coarsely: grid cells marked where any
 // other rank's top-plane source box reaches. A region that reaches no marked
-// cell selects no ghosts anywhere, so its radius need not be tight (the
-// kNN leaf bounds, knnLeafRadius2). Conservative: it may say "may reach"
+// cell selects no ghosts anywhere, so it need not be sent. Conservative: it
+// may say "may reach"
 // for a region that reaches nothing, never the reverse. Collective.
 template <class T>
 class RemoteCover

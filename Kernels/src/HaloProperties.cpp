@@ -232,27 +232,54 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   const HaloPropertiesOptions& o, const RowDirectory& dir, HaloProperties& out, int threads,
   RunInfo& info)
 {
-  // Every member to its group's owner (one rank: straight into the rows).
+  // Every member to its group's owner. Each row's members in one span
+  // (counting sort): on one rank their point indices in input order, else
+  // the members received, in arrival order; a group's members are built
+  // where its thread solves it (8 bytes a member here instead of a copy).
   const std::size_t rows = in.rowGroupId.size();
-  std::vector<std::vector<Member>> members(rows);
-  std::vector<std::vector<Member>> send(comm.size() > 1 ? comm.size() : 0);
-  for (std::size_t i = 0; i < in.numPoints; ++i)
+  auto member = [&](std::size_t i)
   {
-    const GlobalId g = in.groupId[i];
-    if (g < 0 || std::size_t(g) >= in.numGroups)
-      continue;
-    Member mb{ { double(in.points[3 * i]), double(in.points[3 * i + 1]),
-                 double(in.points[3 * i + 2]) },
-      in.masses ? in.masses[i] : 1.0, in.ids ? in.ids[i] : GlobalId(i), g };
-    if (send.empty())
-      members[dir.row[g]].push_back(mb);
-    else
-      send[dir.owner[g]].push_back(mb);
+    return Member{ { double(in.points[3 * i]), double(in.points[3 * i + 1]),
+                     double(in.points[3 * i + 2]) },
+      in.masses ? in.masses[i] : 1.0, in.ids ? in.ids[i] : GlobalId(i), in.groupId[i] };
+  };
+  auto inGroup = [&](std::size_t i)
+  { return in.groupId[i] >= 0 && std::size_t(in.groupId[i]) < in.numGroups; };
+  std::vector<std::size_t> offset(rows + 1, 0);
+  const bool local = comm.size() == 1;
+  std::vector<std::size_t> index; // one rank
+  std::vector<Member> received;   // several
+  auto place = [&](auto& into, auto&& rowOf, std::size_t count, auto&& item)
+  {
+    for (std::size_t i = 0; i < count; ++i)
+      if (rowOf(i) < rows)
+        ++offset[rowOf(i) + 1];
+    for (std::size_t r = 0; r < rows; ++r)
+      offset[r + 1] += offset[r];
+    std::decay_t<decltype(into)> sorted(offset[rows]);
+    std::vector<std::size_t> next(offset.begin(), offset.end() - 1);
+    for (std::size_t i = 0; i < count; ++i)
+      if (rowOf(i) < rows)
+        sorted[next[rowOf(i)]++] = item(i);
+    into.swap(sorted);
+  };
+  if (local)
+    place(
+      index, [&](std::size_t i) { return inGroup(i) ? dir.row[in.groupId[i]] : rows; },
+      in.numPoints, [](std::size_t i) { return i; });
+  else
+  {
+    std::vector<std::vector<Member>> send(comm.size());
+    for (std::size_t i = 0; i < in.numPoints; ++i)
+      if (inGroup(i))
+        send[dir.owner[in.groupId[i]]].push_back(member(i));
+    for (auto& part : allToAllTyped(comm, send))
+      received.insert(received.end(), part.begin(), part.end());
+    place(
+      received, [&](std::size_t i) { return dir.row[received[i].group]; }, received.size(),
+      [&](std::size_t i) { return received[i]; });
   }
-  if (!send.empty())
-    for (const auto& part : allToAllTyped(comm, send))
-      for (const Member& mb : part)
-        members[dir.row[mb.group]].push_back(mb);
+  auto groupSize = [&](std::size_t r) { return offset[r + 1] - offset[r]; };
 
   out.centreOfPotential.assign(3 * rows, 0.0);
   out.mostBoundId.assign(rows, -1);
@@ -265,18 +292,26 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   std::vector<PotentialCentreStats> stats(rows);
   auto solve = [&](std::size_t r, int teamThreads)
   {
-    std::vector<Member>& mem = members[r];
-    if (mem.empty())
+    const std::size_t n = groupSize(r);
+    if (n == 0)
       return;
     const double cpu0 = threadCpuSeconds();
-    std::sort(mem.begin(), mem.end(), [](const Member& a, const Member& b) { return a.id < b.id; });
-    std::vector<Member> unwrapped = mem;
+    thread_local std::vector<Member> mem, unwrapped; // a thread's, for all its groups
+    mem.resize(n);
+    for (std::size_t k = 0; k < n; ++k)
+      mem[k] = local ? member(index[offset[r] + k]) : received[offset[r] + k];
+    auto byId = [](const Member& a, const Member& b) { return a.id < b.id; };
+    if (!std::is_sorted(mem.begin(), mem.end(), byId)) // often already: ids follow the input
+      std::sort(mem.begin(), mem.end(), byId);
+    unwrapped = mem;
     for (Member& mb : unwrapped)
       for (int k = 0; k < 3; ++k)
         mb.x[k] = mem[0].x[k] + nearestImageOffset(mb.x[k] - mem[0].x[k], length[k]);
     const std::size_t b = mostBound(unwrapped, o, teamThreads, &stats[r]);
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
+    if (mem.capacity() > (std::size_t(1) << 16)) // kept for groups up to 65,536 (6 MB)
+      mem = unwrapped = std::vector<Member>();
     seconds[r] = threadCpuSeconds() - cpu0;
   };
   // One thread per group, largest first so that no thread is left with a
@@ -285,33 +320,35 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   // gets all threads.
   std::vector<std::size_t> order;
   for (std::size_t r = 0; r < rows; ++r)
-    if (members[r].size() <= kTeamCentreLimit)
+    if (groupSize(r) <= kTeamCentreLimit)
       order.push_back(r);
   std::sort(order.begin(), order.end(),
-    [&](std::size_t a, std::size_t b) { return members[a].size() > members[b].size(); });
+    [&](std::size_t a, std::size_t b) { return groupSize(a) > groupSize(b); });
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (long long i = 0; i < (long long)order.size(); ++i)
     solve(order[i], 1);
   for (std::size_t r = 0; r < rows; ++r)
-    if (members[r].size() > kTeamCentreLimit)
+    if (groupSize(r) > kTeamCentreLimit)
       solve(r, threads);
   // Where the time goes: the groups summed directly and the bounded ones.
   double direct = 0, bounded = 0;
   PotentialCentreStats sum;
   for (std::size_t r = 0; r < rows; ++r)
   {
-    (members[r].size() <= kDirectCentreLimit ? direct : bounded) += seconds[r];
+    (groupSize(r) <= kDirectCentreLimit ? direct : bounded) += seconds[r];
     sum.nodes += stats[r].nodes;
     sum.leaves += stats[r].leaves;
     sum.nearPairs += stats[r].nearPairs;
     sum.exactNear += stats[r].exactNear;
     sum.exact += stats[r].exact;
     sum.fallbacks += stats[r].fallbacks;
+    sum.refinements += stats[r].refinements;
   }
   info.counters.emplace_back("centre CPU ms direct groups", 1e3 * direct);
   info.counters.emplace_back("centre CPU ms bounded groups", 1e3 * bounded);
   info.counters.emplace_back("centre bound nodes", sum.nodes);
   info.counters.emplace_back("centre bound leaves", sum.leaves);
+  info.counters.emplace_back("centre bound refinements", sum.refinements);
   info.counters.emplace_back("centre near sums", sum.exactNear);
   info.counters.emplace_back("centre near pairs", sum.nearPairs);
   info.counters.emplace_back("centre exact sums", sum.exact);

@@ -26,14 +26,16 @@
 // survives sum their near sources per member (the same formula as the exact
 // sums), and every member whose upper bound reaches L (1 - margin) is a
 // candidate. Nodes are bounded best first (largest upper bound), so the
-// centre is reached, and L raised, before the outskirts are looked at.
+// centre is reached, and L raised, before the outskirts are looked at. A
+// node whose bound is close to L first opens the kept sources that weigh
+// most in it (any split of a source is valid; its children are farther
+// from the box) and is split only if that does not discard it.
 #include "PotentialCentreBounds.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <queue>
 
 namespace jz
 {
@@ -43,6 +45,13 @@ constexpr std::size_t kLeafSize = 8;
 constexpr std::size_t kLanes = 8;
 // A source is accepted when its slack E_S is at most this part of M_S / |b - c_S|.
 constexpr double kBoundTheta = 0.3;
+// A target whose bound exceeds the best by less than twice its kept
+// sources' share opens those above 1/16 of the excess (their children's
+// boxes are farther away), up to 4 times, before it is split: 40 % fewer
+// targets bounded on halo-like groups, 20 % less time.
+constexpr int kRefinePasses = 4;
+constexpr double kRefineShare = 2;
+constexpr double kRefineTau = 1.0 / 16;
 
 struct BoundNode
 {
@@ -55,6 +64,62 @@ struct BoundNode
   std::int32_t left = -1, right = -1;
   bool leaf() const { return left < 0; }
 };
+
+// What the walk reads of every source it examines, in one cache line: the
+// box rounded outward to float (gaps from it are never larger than the true
+// ones, so the bounds stay valid), the acceptance criterion's inputs (a
+// choice of slack: rounding does not matter), the mass rounded up, and the
+// children. The accepted sources' form takes the exact values from BoundNode.
+struct alignas(64) HotNode
+{
+  float lo[3], hi[3], com[3];
+  float qPerMass, rCom, massUp;
+  std::int32_t left, right;
+  bool leaf() const { return left < 0; }
+};
+
+float roundedDown(double v)
+{
+  const float f = float(v);
+  return double(f) > v ? std::nextafter(f, -std::numeric_limits<float>::infinity()) : f;
+}
+
+float roundedUp(double v)
+{
+  const float f = float(v);
+  return double(f) < v ? std::nextafter(f, std::numeric_limits<float>::infinity()) : f;
+}
+
+HotNode hotNode(const BoundNode& nd)
+{
+  HotNode h;
+  for (int k = 0; k < 3; ++k)
+  {
+    h.lo[k] = roundedDown(nd.lo[k]);
+    h.hi[k] = roundedUp(nd.hi[k]);
+    h.com[k] = float(nd.com[k]);
+  }
+  h.qPerMass = float(nd.qPerMass);
+  h.rCom = float(nd.rCom);
+  h.massUp = roundedUp(nd.mass);
+  h.left = nd.left;
+  h.right = nd.right;
+  return h;
+}
+
+// Squared gap between a box and a hot node's box (in double: exact
+// differences of the floats up to one rounding, far inside the margin).
+double boxGap2(const BoundNode& a, const HotNode& b)
+{
+  double d2 = 0;
+  for (int k = 0; k < 3; ++k)
+  {
+    const double below = a.lo[k] - double(b.hi[k]), above = double(b.lo[k]) - a.hi[k];
+    const double d = below > 0 ? below : (above > 0 ? above : 0.0);
+    d2 += d * d;
+  }
+  return d2;
+}
 
 struct Task
 {
@@ -184,27 +249,34 @@ double SourceBatch::apply(const Geometry& gb, double eps2, Task& t)
 class CentreSearch
 {
 public:
-  CentreSearch(
+  // A new group; the buffers keep their capacity from the last one (a
+  // thread's searches reuse one object: no fresh pages for every group).
+  void reset(
     const double* x, const double* y, const double* z, const double* m, std::size_t n, double eps2)
-    : n_(n)
-    , eps2_(eps2)
-    , m_(m)
-    , budget_(kCentreBoundWork * double(n))
   {
+    n_ = n;
+    eps2_ = eps2;
+    m_ = m;
+    budget_ = kCentreBoundWork * double(n);
+    best_ = 0;
+    work_ = 0;
+    stats_ = PotentialCentreStats();
+    candidates_.clear();
+    nodes_.clear();
+    hot_.clear();
     // Shifted to the first member: the bounds' geometry keeps its relative
     // accuracy at any offset; the per-member sums use the coordinates as given.
-    order_.resize(n);
-    xs_.resize(3 * n);
+    pts_.resize(n);
     double extent = 0;
     for (std::size_t i = 0; i < n; ++i)
     {
-      order_[i] = i;
-      const double p[3] = { x[i] - x[0], y[i] - y[0], z[i] - z[0] };
+      TreePoint& tp = pts_[i];
+      tp.p[0] = x[i] - x[0];
+      tp.p[1] = y[i] - y[0];
+      tp.p[2] = z[i] - z[0];
+      tp.i = i;
       for (int k = 0; k < 3; ++k)
-      {
-        xs_[3 * i + k] = p[k];
-        extent = std::max(extent, std::abs(p[k]));
-      }
+        extent = std::max(extent, std::abs(tp.p[k]));
     }
     // Each shifted coordinate is off by <= 2^-53 |p|; boxes are widened by
     // more, and sources closer than kFloor are never accepted.
@@ -212,6 +284,16 @@ public:
     floor2_ = (1e6 * slack_) * (1e6 * slack_);
     nodes_.reserve(2 * n / kLeafSize + 2);
     build(0, n);
+    order_.resize(n);
+    xs_.resize(3 * n);
+    for (std::size_t t = 0; t < n; ++t)
+    {
+      order_[t] = pts_[t].i;
+      std::copy(pts_[t].p, pts_[t].p + 3, &xs_[3 * t]);
+    }
+    hot_.reserve(nodes_.size());
+    for (const BoundNode& nd : nodes_)
+      hot_.push_back(hotNode(nd));
     // Members in tree order for the per-member sums.
     tx_.resize(n);
     ty_.resize(n);
@@ -232,6 +314,7 @@ public:
   }
 
   bool run(std::vector<std::pair<double, std::size_t>>& out, PotentialCentreStats* stats);
+  std::size_t capacity() const { return order_.capacity(); }
 
 private:
   std::int32_t build(std::size_t begin, std::size_t end);
@@ -243,20 +326,34 @@ private:
   void nearestDistances();
   bool softeningIsSmall() const;
 
-  std::size_t n_;
-  double eps2_;
-  const double* m_;
+  std::size_t n_ = 0;
+  double eps2_ = 0;
+  const double* m_ = nullptr;
   double slack_ = 0, floor2_ = 0;
+  // A member shifted to the first one, and its input index (the build's
+  // working copy: partitioned in place).
+  struct TreePoint
+  {
+    double p[3];
+    std::size_t i;
+  };
+  std::vector<TreePoint> pts_;
   std::vector<std::size_t> order_; // tree position -> input index
-  std::vector<double> xs_;         // shifted, in input order
+  std::vector<double> xs_;         // shifted, in tree order
   std::vector<double> tx_, ty_, tz_, tm_;
   std::vector<double> nn2_; // per member (tree order): squared distance to its nearest other
   std::vector<double> nx_, ny_, nz_, nm_; // a leaf's near members
   std::vector<std::uint32_t> nt_;         // their tree positions
   std::vector<BoundNode> nodes_;
+  std::vector<HotNode> hot_; // nodes_ as the walk reads them
   SourceBatch batch_;
-  double best_ = 0; // lower bound of max U
-  double work_ = 0; // sources examined + member pairs summed
+  std::vector<std::int32_t> refined_; // the kept sources a refinement pass leaves
+  std::vector<double> refinedMass_, refinedS2_;
+  std::vector<std::int32_t> lists_;       // the source lists of pending tasks
+  std::vector<Task> queue_;               // a heap, the largest bound on top
+  std::vector<std::int32_t> open_, kept_; // one target's sources opened and kept
+  double best_ = 0;                       // lower bound of max U
+  double work_ = 0;                       // sources examined + member pairs summed
   double budget_ = 0;
   std::vector<std::pair<double, std::size_t>> candidates_;
   PotentialCentreStats stats_;
@@ -277,7 +374,7 @@ std::int32_t CentreSearch::build(std::size_t begin, std::size_t end)
   for (std::size_t t = begin; t < end; ++t)
     for (int k = 0; k < 3; ++k)
     {
-      const double v = xs_[3 * order_[t] + k];
+      const double v = pts_[t].p[k];
       nd.lo[k] = std::min(nd.lo[k], v);
       nd.hi[k] = std::max(nd.hi[k], v);
     }
@@ -287,10 +384,20 @@ std::int32_t CentreSearch::build(std::size_t begin, std::size_t end)
       axis = k;
   if (end - begin > kLeafSize && nd.hi[axis] > nd.lo[axis])
   {
-    const std::size_t mid = begin + (end - begin) / 2;
-    std::nth_element(order_.begin() + std::ptrdiff_t(begin), order_.begin() + std::ptrdiff_t(mid),
-      order_.begin() + std::ptrdiff_t(end),
-      [&](std::size_t a, std::size_t b) { return xs_[3 * a + axis] < xs_[3 * b + axis]; });
+    // At the middle of the box (a partition, and boxes that stay compact in
+    // a cusp), or at the median where that would leave one side nearly empty.
+    const double cut = 0.5 * (nd.lo[axis] + nd.hi[axis]);
+    std::size_t mid = std::size_t(
+      std::partition(pts_.begin() + std::ptrdiff_t(begin), pts_.begin() + std::ptrdiff_t(end),
+        [axis, cut](const TreePoint& a) { return a.p[axis] < cut; }) -
+      pts_.begin());
+    if (16 * (mid - begin) < end - begin || 16 * (end - mid) < end - begin)
+    {
+      mid = begin + (end - begin) / 2;
+      std::nth_element(pts_.begin() + std::ptrdiff_t(begin), pts_.begin() + std::ptrdiff_t(mid),
+        pts_.begin() + std::ptrdiff_t(end),
+        [axis](const TreePoint& a, const TreePoint& b) { return a.p[axis] < b.p[axis]; });
+    }
     nd.left = build(begin, mid);
     nd.right = build(mid, end);
   }
@@ -305,18 +412,18 @@ std::int32_t CentreSearch::build(std::size_t begin, std::size_t end)
   {
     for (std::size_t t = begin; t < end; ++t)
     {
-      const std::size_t i = order_[t];
-      nd.mass += m_[i];
+      const double mt = m_[pts_[t].i];
+      nd.mass += mt;
       for (int k = 0; k < 3; ++k)
-        sum[k] += m_[i] * (xs_[3 * i + k] - c[k]);
+        sum[k] += mt * (pts_[t].p[k] - c[k]);
     }
     for (int k = 0; k < 3; ++k)
       nd.com[k] = nd.mass > 0 ? c[k] + sum[k] / nd.mass : c[k];
     for (std::size_t t = begin; t < end; ++t)
     {
-      const std::size_t i = order_[t];
+      const double mt = m_[pts_[t].i];
       for (int k = 0; k < 3; ++k)
-        nd.q += m_[i] * (xs_[3 * i + k] - nd.com[k]) * (xs_[3 * i + k] - nd.com[k]);
+        nd.q += mt * (pts_[t].p[k] - nd.com[k]) * (pts_[t].p[k] - nd.com[k]);
     }
   }
   else
@@ -371,7 +478,7 @@ void CentreSearch::evaluateLeaf(
       return;
     const std::size_t i = order_[p];
     const double q[3] = { tx_[p], ty_[p], tz_[p] };
-    const double qs[3] = { xs_[3 * i], xs_[3 * i + 1], xs_[3 * i + 2] };
+    const double qs[3] = { xs_[3 * p], xs_[3 * p + 1], xs_[3 * p + 2] };
     double lin = t.a;
     for (int k = 0; k < 3; ++k)
       lin += t.g[k] * (qs[k] - gb.centre[k]);
@@ -540,7 +647,7 @@ void CentreSearch::nearestDistances()
     }
     for (std::uint32_t p = leaf.begin; p < leaf.end; ++p)
     {
-      const double* q = &xs_[3 * order_[p]];
+      const double* q = &xs_[3 * p];
       for (const std::int32_t id : near)
         if (pointBox2(nodes_[std::size_t(id)], q) <= nn2_[p])
           scan(p, nodes_[std::size_t(id)]);
@@ -588,7 +695,7 @@ void CentreSearch::seedBest()
   {
     double d2 = 0;
     for (int k = 0; k < 3; ++k)
-      d2 += (xs_[3 * order_[p] + k] - leaf.com[k]) * (xs_[3 * order_[p] + k] - leaf.com[k]);
+      d2 += (xs_[3 * p + k] - leaf.com[k]) * (xs_[3 * p + k] - leaf.com[k]);
     if (d2 < nearest)
     {
       nearest = d2;
@@ -618,12 +725,15 @@ bool CentreSearch::run(
   std::vector<std::pair<double, std::size_t>>& out, PotentialCentreStats* stats)
 {
   seedBest();
-  std::vector<std::int32_t> lists{ 0 }; // the source lists of pending tasks
-  std::priority_queue<Task> queue;
-  queue.push(Task{ std::numeric_limits<double>::infinity(), 0, 0, { 0, 0, 0 }, 0, 0, 1 });
-  std::vector<std::int32_t> work, kept;
+  std::vector<std::int32_t>& lists = lists_;
+  lists.assign(1, 0);
+  lists.reserve(48 * nodes_.size()); // about what a cusp-like group fills
+  std::vector<Task>& queue = queue_;
+  queue.assign(1, Task{ std::numeric_limits<double>::infinity(), 0, 0, { 0, 0, 0 }, 0, 0, 1 });
+  std::vector<std::int32_t>& work = open_;
+  std::vector<std::int32_t>& kept = kept_;
   const double keep = 1 - kCentreBoundMargin;
-  while (!queue.empty() && queue.top().key >= best_ * keep)
+  while (!queue.empty() && queue.front().key >= best_ * keep)
   {
     if (work_ > budget_)
     {
@@ -631,26 +741,19 @@ bool CentreSearch::run(
         *stats = stats_;
       return false;
     }
-    Task t = queue.top();
-    queue.pop();
+    std::pop_heap(queue.begin(), queue.end());
+    Task t = queue.back();
+    queue.pop_back();
     const BoundNode& b = nodes_[std::size_t(t.node)];
     const Geometry gb = geometry(b);
     ++stats_.nodes;
     work.clear();
     kept.clear();
     batch_.clear();
-    // The parent's list in place, then the children of the sources opened.
-    for (std::size_t next = t.listBegin; next < t.listEnd || !work.empty();)
+    // Accepted into the form, opened (its children examined in turn) or kept.
+    auto examine = [&](std::int32_t sId)
     {
-      std::int32_t sId;
-      if (next < t.listEnd)
-        sId = lists[next++];
-      else
-      {
-        sId = work.back();
-        work.pop_back();
-      }
-      const BoundNode& s = nodes_[std::size_t(sId)];
+      const HotNode& s = hot_[std::size_t(sId)];
       ++work_;
       const double gap2 = boxGap2(b, s);
       double c2 = eps2_;
@@ -660,7 +763,7 @@ bool CentreSearch::run(
       const double spread = gb.radius * gb.radius + s.qPerMass;
       if (gap2 > floor2_ && spread * spread * c2 < kBoundTheta * kBoundTheta * s2 * s2 * s2)
       {
-        batch_.accept(s, s2);
+        batch_.accept(nodes_[std::size_t(sId)], s2);
       }
       else if (!s.leaf() && (b.leaf() || s.rCom >= gb.radius))
       {
@@ -670,13 +773,74 @@ bool CentreSearch::run(
       else
       {
         kept.push_back(sId);
-        batch_.keep(s.mass, std::max(gap2, b.nn2) + eps2_);
+        batch_.keep(s.massUp, std::max(gap2, b.nn2) + eps2_);
+      }
+    };
+    // The parent's list in place, then the children of the sources opened.
+    for (std::size_t next = t.listBegin; next < t.listEnd;)
+    {
+      if (next + 8 < t.listEnd)
+        __builtin_prefetch(&hot_[std::size_t(lists[next + 8])]);
+      examine(lists[next++]);
+      while (!work.empty())
+      {
+        const std::int32_t sId = work.back();
+        work.pop_back();
+        examine(sId);
       }
     }
-    const double open = batch_.apply(gb, eps2_, t); // sources kept: at most M_S / s_S each
-    double upper = t.a + t.e + open;
-    for (int k = 0; k < 3; ++k)
-      upper += std::abs(t.g[k]) * gb.half[k];
+    double open = batch_.apply(gb, eps2_, t); // sources kept: at most M_S / s_S each
+    auto upperBound = [&]
+    {
+      double u = t.a + t.e + open;
+      for (int k = 0; k < 3; ++k)
+        u += std::abs(t.g[k]) * gb.half[k];
+      return u;
+    };
+    double upper = upperBound();
+    // Close to the best: open the kept sources that weigh most in the bound
+    // (their children's bounds are tighter) before splitting the target.
+    for (int pass = 0; pass < kRefinePasses && !b.leaf() && upper >= best_ * keep; ++pass)
+    {
+      const double excess = upper - best_ * keep;
+      if (!(excess < kRefineShare * open))
+        break;
+      const double tau = kRefineTau * excess;
+      refined_.clear();
+      refinedMass_.clear();
+      refinedS2_.clear();
+      for (std::size_t i = 0; i < kept.size(); ++i)
+      {
+        const HotNode& s = hot_[std::size_t(kept[i])];
+        const double m = batch_.keptMass[i], s2 = batch_.keptS2[i];
+        if (!s.leaf() && !(m <= tau * std::sqrt(s2)))
+        {
+          work.push_back(s.left);
+          work.push_back(s.right);
+        }
+        else
+        {
+          refined_.push_back(kept[i]);
+          refinedMass_.push_back(m);
+          refinedS2_.push_back(s2);
+        }
+      }
+      if (work.empty())
+        break;
+      kept.swap(refined_);
+      batch_.clear();
+      batch_.keptMass.swap(refinedMass_);
+      batch_.keptS2.swap(refinedS2_);
+      while (!work.empty())
+      {
+        const std::int32_t sId = work.back();
+        work.pop_back();
+        examine(sId);
+      }
+      open = batch_.apply(gb, eps2_, t);
+      upper = upperBound();
+      ++stats_.refinements;
+    }
     if (upper < best_ * keep)
       continue;
     if (b.leaf())
@@ -696,7 +860,8 @@ bool CentreSearch::run(
         child.a += t.g[k] * (gc.centre[k] - gb.centre[k]);
       child.listBegin = begin;
       child.listEnd = lists.size();
-      queue.push(child);
+      queue.push_back(child);
+      std::push_heap(queue.begin(), queue.end());
     }
   }
   if (work_ > budget_) // ran out inside a leaf
@@ -724,7 +889,11 @@ bool potentialCentreCandidates(const double* x, const double* y, const double* z
   out.clear();
   if (n == 0)
     return true;
-  CentreSearch search(x, y, z, m, n, eps2);
-  return search.run(out, stats);
+  thread_local CentreSearch search;
+  search.reset(x, y, z, m, n, eps2);
+  const bool finished = search.run(out, stats);
+  if (search.capacity() > (std::size_t(1) << 16)) // kept for groups up to 65,536 (about 15 MB)
+    search = CentreSearch();
+  return finished;
 }
 } // namespace jz

@@ -12,12 +12,13 @@ namespace jz
 // What the search did (counters of the benchmark).
 struct PotentialCentreStats
 {
-  double nodes = 0;     // target nodes bounded
-  double leaves = 0;    // leaves whose members got bounds of their own
-  double nearPairs = 0; // member pairs summed directly for those bounds
-  double exactNear = 0; // members whose near sources were summed directly
-  double exact = 0;     // members whose U was then summed exactly
-  double fallbacks = 0; // groups left to the tree ranking
+  double nodes = 0;       // target nodes bounded
+  double leaves = 0;      // leaves whose members got bounds of their own
+  double nearPairs = 0;   // member pairs summed directly for those bounds
+  double exactNear = 0;   // members whose near sources were summed directly
+  double exact = 0;       // members whose U was then summed exactly
+  double fallbacks = 0;   // groups left to the tree ranking
+  double refinements = 0; // passes opening the kept sources of a target
 };
 
 // With U_i = sum_{j != i} m_j / sqrt(|x_i - x_j|^2 + eps^2) (the potential is

@@ -119,34 +119,51 @@ private:
   }
 
   // The cells (each once) that hold every particle whose nearest image is
-  // within sqrt(r2) of c in each axis: the cell range of [c - r, c + r],
-  // widened by one cell for the rounding of the cell assignment, taken
-  // modulo the grid (all cells when it spans the box).
+  // within sqrt(r2) of c: in the cell range of [c - r, c + r], widened by
+  // one cell, taken modulo the grid (all cells when it spans the box), those
+  // whose box (widened by far more than the rounding of the cell
+  // assignment) comes within sqrt(r2) of c. A particle's image within r of c
+  // lies in the range, in the cell's box at the unwrapped index visited.
   template <class F>
   void forEachCell(const double* c, double r2, F&& visit) const
   {
     const double r = std::sqrt(std::max(r2, 0.0));
     int a[3], b[3];
+    bool all[3];
     for (int k = 0; k < 3; ++k)
     {
       const double from = std::floor((c[k] - r - lo_[k]) / width_[k]) - 1;
       const double to = std::floor((c[k] + r - lo_[k]) / width_[k]) + 1;
-      if (!(to - from + 1 < cells_))
-      {
-        a[k] = 0;
-        b[k] = cells_ - 1;
-      }
-      else
-      {
-        a[k] = int(from);
-        b[k] = int(to);
-      }
+      all[k] = !(to - from + 1 < cells_);
+      a[k] = all[k] ? 0 : int(from);
+      b[k] = all[k] ? cells_ - 1 : int(to);
     }
+    // Squared distance from c to the cell's box along axis k.
+    auto gap2 = [&](int k, int i)
+    {
+      if (all[k])
+        return 0.0;
+      const double tol = 1e-9 * per_.length[k];
+      const double lo = lo_[k] + i * width_[k] - tol, hi = lo_[k] + (i + 1) * width_[k] + tol;
+      const double d = c[k] < lo ? lo - c[k] : (c[k] > hi ? c[k] - hi : 0.0);
+      return d * d;
+    };
     auto wrap = [this](int i) { return ((i % cells_) + cells_) % cells_; };
     for (int x = a[0]; x <= b[0]; ++x)
+    {
+      const double gx = gap2(0, x);
+      if (gx > r2)
+        continue;
       for (int y = a[1]; y <= b[1]; ++y)
+      {
+        const double gxy = gx + gap2(1, y);
+        if (gxy > r2)
+          continue;
         for (int z = a[2]; z <= b[2]; ++z)
-          visit(index(wrap(x), wrap(y), wrap(z)));
+          if (gxy + gap2(2, z) <= r2)
+            visit(index(wrap(x), wrap(y), wrap(z)));
+      }
+    }
   }
 
   Periodicity per_;

@@ -261,14 +261,32 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
     [&](const auto& metric) { knnWalk(tree, problem, metric, queryLimit, writer, info, control); });
 }
 
+namespace
+{
+// For its lifetime, OpenMP's default team (the tree build's) has the
+// caller's thread count.
+class WalkThreadsScope
+{
+public:
+  explicit WalkThreadsScope(const RunControl& control)
+    : before_(omp_get_max_threads())
+  {
+    omp_set_num_threads(knnWalkThreads(control));
+  }
+  ~WalkThreadsScope() { omp_set_num_threads(before_); }
+
+private:
+  int before_;
+};
+} // namespace
+
 // The distributed kNN's local search (src/distributed/KnnPhases.cpp): the
 // tree knnCpu would build, built once so that the caller can read its leaves
 // too (the ghost regions), then searched by knnCpuOnTree.
 template <class T>
 void buildKnnTreeCpu(const KnnProblem<T>& problem, ZTree<T>& tree, const RunControl& control)
 {
-  const int threadsBefore = omp_get_max_threads();
-  omp_set_num_threads(knnWalkThreads(control));
+  const WalkThreadsScope threads(control);
   const bool self = problem.queries == nullptr;
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
   buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries,
@@ -276,7 +294,6 @@ void buildKnnTreeCpu(const KnnProblem<T>& problem, ZTree<T>& tree, const RunCont
     RunControl());
   if (!tree.planes.empty())
     orderRunsByKey(tree, problem.sourceIds);
-  omp_set_num_threads(threadsBefore);
 }
 
 template <class T>
@@ -286,13 +303,7 @@ void knnCpuOnTree(const ZTree<T>& tree, const KnnProblem<T>& problem, const KnnR
   const bool self = problem.queries == nullptr;
   if ((self ? problem.numSources : problem.numQueries) == 0)
     return;
-  const int threadsBefore = omp_get_max_threads();
-  omp_set_num_threads(knnWalkThreads(control));
-  struct RestoreThreads
-  {
-    int n;
-    ~RestoreThreads() { omp_set_num_threads(n); }
-  } restore{ threadsBefore };
+  const WalkThreadsScope threads(control);
   const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
   KnnOutputWriter<T> writer{ problem, results, tree.sources, tree.queryPoints(), keys };
   withBoxMetric(tree.periodicity,

@@ -350,6 +350,7 @@ KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalS
   if (ns == 0)
     for (int r = 0; r < ranks; ++r)
       hits.emplace_back(r == me ? 0 : allRegions[r].size(), char(0));
+  // Which of this rank's regions found points elsewhere: its boundary.
   const std::vector<std::vector<char>> found = comm.allToAll(hits);
   std::vector<Region<T>> reached;
   KnnBoundary<T> boundary;
@@ -366,6 +367,7 @@ KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalS
       boundary.queries.push_back(qry.inputIndex[q]);
   }
   std::sort(boundary.queries.begin(), boundary.queries.end());
+  // The local sources the boundary queries may need: those within the same
   // regions, selected from the local tree as for another rank.
   if (ns > 0 && !reached.empty())
   {
@@ -376,6 +378,7 @@ KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalS
       boundary.sources.push_back(tree.sources.inputIndex[s]);
     std::sort(boundary.sources.begin(), boundary.sources.end());
   }
+  // A ghost record: coordinates, id[, mass], packed and unpacked in place.
   const bool withMass = points.withMass;
   const std::size_t recordBytes =
     3 * sizeof(T) + sizeof(GlobalId) + (withMass ? sizeof(double) : 0);

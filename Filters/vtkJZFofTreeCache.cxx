@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 bool vtkJZFofTreeCache::Key::operator==(const Key& o) const
 {
@@ -38,14 +39,15 @@ std::vector<unsigned long long> vtkJZFofTreeCache::Stamp(const std::vector<vtkDa
 
 template <class T>
 jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Key& key,
-  jz::Backend backend, const jz::RunControl& control, jz::FofGroups& groups)
+  jz::Backend backend, const jz::RunControl& control)
 {
   if (!(key == this->Current))
   {
     this->Current = key;
     this->Runs = 0;
     this->HaveTree = false;
-    this->Tree = CachedTree{};
+    this->Tree = jz::FofTreeOrder{};
+    this->Walked = jz::FofGroups{};
   }
   ++this->Runs;
   this->LastCut = false;
@@ -53,10 +55,27 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
   if (this->Runs == 1 || backend == jz::Backend::CUDA)
   {
     this->FirstLength = problem.linkingLength;
-    return jz::computeFofGroups<T>(problem, groups, backend, control);
+    this->Walked = jz::FofGroups{};
+    try
+    {
+      return jz::computeFofGroups<T>(problem, this->Walked, backend, control);
+    }
+    catch (...)
+    {
+      this->Runs = 0; // nothing of this run is kept
+      this->Walked = jz::FofGroups{};
+      throw;
+    }
   }
   jz::RunInfo info;
-  if (!this->HaveTree || problem.linkingLength > this->Tree.maxLength)
+  if (!this->HaveTree && problem.linkingLength == this->FirstLength &&
+    this->Walked.groupRoot.size() == problem.numPoints)
+  {
+    // Only MinimumGroupSize changed: the walk's groups are numbered again.
+    info.backend = jz::Backend::CPU;
+    return info;
+  }
+  if (!this->HaveTree || problem.linkingLength > this->TreeMaxLength)
   {
     // The linking length changed on the same data: from now on cut a tree,
     // built only up to TreeReach times the longer of the first and this
@@ -70,21 +89,21 @@ jz::RunInfo vtkJZFofTreeCache::Groups(const jz::FofProblem<T>& problem, const Ke
     std::copy(problem.boxHi, problem.boxHi + 3, tree.boxHi);
     tree.ids = problem.ids;
     tree.maxLength = TreeReach * std::max(this->FirstLength, problem.linkingLength);
-    info = jz::computeEmst(tree, this->Tree.edges, jz::Backend::CPU, control);
-    this->Tree.maxLength = tree.maxLength;
+    jz::EmstEdges edges;
+    info = jz::computeEmst(tree, edges, jz::Backend::CPU, control);
+    this->Tree = jz::FofTreeOrder{};
+    jz::buildFofTreeOrder(std::move(edges), problem.numPoints, problem.ids, this->Tree);
+    this->TreeMaxLength = tree.maxLength;
     this->HaveTree = true;
+    this->Walked = jz::FofGroups{};
   }
-  {
-    jz::StageTimer timer(&info, "cut of the cached tree");
-    jz::fofGroupsFromTree(
-      this->Tree.edges, problem.numPoints, problem.ids, problem.linkingLength, groups);
-  }
+  this->CutLength = problem.linkingLength;
   info.backend = jz::Backend::CPU;
   this->LastCut = true;
   return info;
 }
 
 template jz::RunInfo vtkJZFofTreeCache::Groups<float>(
-  const jz::FofProblem<float>&, const Key&, jz::Backend, const jz::RunControl&, jz::FofGroups&);
+  const jz::FofProblem<float>&, const Key&, jz::Backend, const jz::RunControl&);
 template jz::RunInfo vtkJZFofTreeCache::Groups<double>(
-  const jz::FofProblem<double>&, const Key&, jz::Backend, const jz::RunControl&, jz::FofGroups&);
+  const jz::FofProblem<double>&, const Key&, jz::Backend, const jz::RunControl&);

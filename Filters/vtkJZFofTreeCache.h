@@ -3,10 +3,12 @@
  * @brief  FriendsOfFriends' cached minimum spanning tree: groups at a new
  * LinkingLength are a cut of the tree (jz/FofFromTree.h) instead of a new
  * walk, while the input, Periodic, the box, Device and the precision are
- * unchanged. The first execution walks as always; the first re-execution
- * with the same key builds the tree's edges up to TreeReach times the
- * longer of the first and the new linking length (once); later ones only
- * cut them, unless the linking length goes beyond them (then they are
+ * unchanged. The first execution walks as always and keeps the walk's
+ * groups, so that a change of MinimumGroupSize alone only numbers them
+ * again; the first re-execution with a new linking length builds the
+ * tree's edges up to TreeReach times the longer of the first and the new
+ * linking length (once; the walk's groups are then dropped); later ones
+ * only cut them, unless the linking length goes beyond them (then they are
  * rebuilt).
  * Not wrapped; include it only from .cxx files.
  */
@@ -17,6 +19,7 @@
 
 #include "jz/Emst.h"
 #include "jz/Fof.h"
+#include "jz/FofFromTree.h"
 
 #include <cstddef>
 #include <vector>
@@ -44,30 +47,41 @@ public:
   /// The input stamp of the pieces.
   static std::vector<unsigned long long> Stamp(const std::vector<vtkDataSet*>& pieces);
 
-  /// The groups of `problem` (one process), by walk or by cut.
+  /// The groups of `problem` (one process): by walk (WalkedGroups()), the
+  /// last walk's again, or by cut (LastWasCut()).
   template <class T>
   jz::RunInfo Groups(const jz::FofProblem<T>& problem, const Key& key, jz::Backend backend,
-    const jz::RunControl& control, jz::FofGroups& groups);
+    const jz::RunControl& control);
 
-  /// Whether the last Groups() call cut the cached tree.
+  /// Whether the last Groups() call cut the cached tree (then LabelCut
+  /// numbers the cut straight from the tree's order).
   bool LastWasCut() const { return this->LastCut; }
+
+  /// Else: the groups of the last walk (for jz::labelFofGroups).
+  const jz::FofGroups& WalkedGroups() const { return this->Walked; }
+
+  /// After a cut: jz::labelFofCut of the cached tree at the last linking length.
+  std::size_t LabelCut(jz::GlobalId minimumGroupSize, jz::GlobalId* groupId,
+    jz::GlobalId* groupSize, std::vector<jz::Index>* reference, const jz::RunControl& control)
+  {
+    return jz::labelFofCut(
+      this->Tree, this->CutLength, minimumGroupSize, groupId, groupSize, reference, control);
+  }
 
   /// The cached edges reach this many times the longest linking length
   /// seen when they are built (Relative b = 0.2 -> 1, the slider's end).
   static constexpr double TreeReach = 5.0;
 
 private:
-  struct CachedTree
-  {
-    jz::EmstEdges edges; // the tree's edges up to maxLength
-    double maxLength = 0;
-  };
   Key Current;
   int Runs = 0; // executions with the Current key
   bool HaveTree = false;
   bool LastCut = false;
   double FirstLength = 0; // the linking length of the first (walking) run
-  CachedTree Tree;
+  double CutLength = 0;   // the linking length of the last cut
+  jz::FofGroups Walked;   // the groups of the first run (until the tree is built)
+  jz::FofTreeOrder Tree;  // the tree's edges up to TreeMaxLength, in single-linkage order
+  double TreeMaxLength = 0;
 };
 
 #endif

@@ -5,7 +5,8 @@
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZParticleInput.h"
 
-#include "jz/HugePages.h" // fresh per-point outputs on huge pages
+#include "../Kernels/src/StageTimer.h" // the one scoped clock of the kernels
+#include "jz/HugePages.h"              // fresh per-point outputs on huge pages
 
 #include "vtkCellArray.h"
 #include "vtkCompositeDataSet.h"
@@ -33,6 +34,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -54,15 +56,19 @@ struct FofSettings
   jz::HaloPropertiesOptions halo; // catalogue additions (referenceDensity: Critical, or 0 = Mean)
 };
 
-// A per-point output array (GroupId, GroupSize), its fresh memory advised to
-// use huge pages before it is first written.
+// A per-point output array (GroupId, GroupSize) on fresh memory that is
+// huge pages throughout (jz::allocHugePages): its first write costs a few
+// page faults instead of thousands.
 vtkSmartPointer<vtkIdTypeArray> NewPointArray(const char* name, vtkIdType n)
 {
-  auto array = NewArray<vtkIdTypeArray>(name, n);
-  if (n > 0)
+  auto array = vtkSmartPointer<vtkIdTypeArray>::New();
+  array->SetName(name);
+  void* storage = jz::allocHugePages(static_cast<std::size_t>(n) * sizeof(vtkIdType));
+  if (!storage)
   {
-    jz::adviseHugePages(array->GetPointer(0), static_cast<std::size_t>(n) * sizeof(vtkIdType));
+    throw std::bad_alloc();
   }
+  array->SetArray(static_cast<vtkIdType*>(storage), n, 0, vtkIdTypeArray::VTK_DATA_ARRAY_FREE);
   return array;
 }
 
@@ -188,19 +194,28 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   else
   {
     std::size_t numGroups = 0;
+    std::vector<jz::Index> reference; // per kept group, when the cut gives it
     {
-      jz::FofGroups groups;
-      info = cache.Groups<T>(problem, key, s.backend, groupsControl, groups);
-      const std::vector<jz::GlobalId>& label = groups.groupLabel;
-      const std::vector<jz::Index>& root = groups.groupRoot;
+      info = cache.Groups<T>(problem, key, s.backend, groupsControl);
       // The output arrays only now, after the kernel's tree is gone: this keeps
       // the peak memory below 48 bytes per point beyond the input.
       groupId = NewPointArray("GroupId", n);
       groupSize = NewPointArray("GroupSize", n);
       static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
-      numGroups = jz::labelFofGroups(root.data(), label.data(), coords.size, s.minimumGroupSize,
-        reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0)),
-        reinterpret_cast<jz::GlobalId*>(groupSize->GetPointer(0)), catalogueControl);
+      const jz::StageTimer timer(&info, "labels");
+      auto* gid = reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0));
+      auto* gsize = reinterpret_cast<jz::GlobalId*>(groupSize->GetPointer(0));
+      if (cache.LastWasCut())
+      {
+        // Straight from the cut's runs, with each group's reference member.
+        numGroups = cache.LabelCut(s.minimumGroupSize, gid, gsize, &reference, catalogueControl);
+      }
+      else
+      {
+        const jz::FofGroups& groups = cache.WalkedGroups();
+        numGroups = jz::labelFofGroups(groups.groupRoot.data(), groups.groupLabel.data(),
+          coords.size, s.minimumGroupSize, gid, gsize, catalogueControl);
+      }
     }
 
     jz::FofCatalogueInput<T> in;
@@ -213,8 +228,12 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     // The member with the smallest global id is each group's reference point
     // for periodic unwrapping, as in parallel runs.
     in.ids = ids.data;
+    in.reference = reference.empty() ? nullptr : reference.data();
     vtkJZKernelAdapter::SetPeriodicBox(s.periodic, s.box, in);
-    jz::computeFofCatalogue(in, cat, catalogueControl);
+    {
+      const jz::StageTimer timer(&info, "catalogue");
+      jz::computeFofCatalogue(in, cat, catalogueControl);
+    }
     catalogueGroupId.resize(numGroups);
     for (std::size_t g = 0; g < numGroups; ++g)
     {

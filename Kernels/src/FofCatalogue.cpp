@@ -16,6 +16,72 @@
 
 namespace jz
 {
+namespace
+{
+// Reference member of each group: the smallest global id (the first such
+// point), per thread's chunk, then the chunks' in order: the serial scan's.
+template <class T, class Key>
+void findReferences(
+  const FofCatalogueInput<T>& in, const Key& key, int numThreads, std::vector<long long>& ref)
+{
+  const std::size_t G = in.numGroups;
+  const long long n = (long long)in.numPoints;
+  std::vector<std::vector<long long>> refOf(numThreads);
+#pragma omp parallel num_threads(numThreads)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::vector<long long> mine(G, n);
+    for (long long i = n * t / nt; i < n * (t + 1) / nt; ++i)
+    {
+      const GlobalId g = in.groupId[i];
+      if (g >= 0 && std::size_t(g) < G && (mine[g] == n || key(i) < key(mine[g])))
+        mine[g] = i;
+    }
+    refOf[t].swap(mine);
+  }
+  for (const std::vector<long long>& r : refOf)
+    for (std::size_t g = 0; g < r.size(); ++g)
+      if (r[g] < n && (ref[g] == n || key(r[g]) < key(ref[g])))
+        ref[g] = r[g];
+}
+
+// Where the CPU has SSE4.1 the members' loop runs in a clone that rounds with
+// roundsd instead of calling libm's nearbyint (three calls a member in the
+// nearest-image offsets): the same IEEE operations, the same bits.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define JZ_SSE41_CLONES __attribute__((target_clones("sse4.1", "default")))
+#else
+#define JZ_SSE41_CLONES
+#endif
+
+// Each thread's sums over its static chunk of the points, from `sums`.
+template <class T>
+JZ_SSE41_CLONES void accumulateMembers(const FofCatalogueInput<T>& in, const double* period,
+  int numThreads, const std::vector<GroupMoments>& sums,
+  std::vector<std::vector<GroupMoments>>& part)
+{
+  const std::size_t G = in.numGroups;
+  const long long n = (long long)in.numPoints;
+  const bool vel = in.velocities != nullptr;
+#pragma omp parallel num_threads(numThreads)
+  {
+    std::vector<GroupMoments>& acc = part[omp_get_thread_num()];
+    acc = sums;
+#pragma omp for schedule(static)
+    for (long long i = 0; i < n; ++i)
+    {
+      const GlobalId g = in.groupId[i];
+      if (g < 0 || std::size_t(g) >= G)
+        continue;
+      double x[3];
+      for (int d = 0; d < 3; ++d)
+        x[d] = double(in.points[3 * i + d]);
+      acc[g].add(x, in.masses ? in.masses[i] : 1.0, vel ? in.velocities + 3 * i : nullptr, period);
+    }
+  }
+}
+} // namespace
+
 template <class T>
 void computeFofCatalogue(
   const FofCatalogueInput<T>& in, FofCatalogue& cat, const RunControl& control)
@@ -49,28 +115,13 @@ void computeFofCatalogue(
     return;
   }
 
-  // Reference member of each group: the smallest global id (the first such
-  // point), per thread's chunk, then the chunks' in order: the serial scan's.
   auto key = [&](long long i) { return in.ids ? in.ids[i] : GlobalId(i); };
   std::vector<long long> ref(G, n);
-  std::vector<std::vector<long long>> refOf(numThreads);
-#pragma omp parallel num_threads(numThreads)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    std::vector<long long> mine(G, n);
-    for (long long i = n * t / nt; i < n * (t + 1) / nt; ++i)
-    {
-      const GlobalId g = in.groupId[i];
-      if (g >= 0 && std::size_t(g) < G && (mine[g] == n || key(i) < key(mine[g])))
-        mine[g] = i;
-    }
-    refOf[t].swap(mine);
-  }
-  for (const std::vector<long long>& r : refOf)
-    for (std::size_t g = 0; g < r.size(); ++g)
-      if (r[g] < n && (ref[g] == n || key(r[g]) < key(ref[g])))
-        ref[g] = r[g];
-  std::vector<std::vector<long long>>().swap(refOf);
+  if (in.reference)
+    for (std::size_t g = 0; g < G; ++g)
+      ref[g] = (long long)in.reference[g];
+  else
+    findReferences(in, key, numThreads, ref);
   auto position = [&](long long i, double* x)
   {
     for (int d = 0; d < 3; ++d)
@@ -87,21 +138,7 @@ void computeFofCatalogue(
   }
 
   std::vector<std::vector<GroupMoments>> part(numThreads);
-#pragma omp parallel num_threads(numThreads)
-  {
-    std::vector<GroupMoments>& acc = part[omp_get_thread_num()];
-    acc = sums;
-#pragma omp for schedule(static)
-    for (long long i = 0; i < n; ++i)
-    {
-      const GlobalId g = in.groupId[i];
-      if (g < 0 || std::size_t(g) >= G)
-        continue;
-      double x[3];
-      position(i, x);
-      acc[g].add(x, in.masses ? in.masses[i] : 1.0, vel ? in.velocities + 3 * i : nullptr, period);
-    }
-  }
+  accumulateMembers(in, period, numThreads, sums, part);
   if (control.progress && !control.progress(0.5))
     throw Aborted();
   for (int t = 0; t < numThreads; ++t)

@@ -255,13 +255,17 @@ JZ_TEST(RemoteCoverNeverMissesARemotePoint)
   JZ_CHECK_MSG(far > tested / 10, "only " << far << " of " << tested << " seen as far");
 }
 
-// Every rank's ghosts hold the true K nearest of each of its queries (every
-// stride-th checked by brute force).
+// Every rank's answers that no ghost can change are final after the local
+// search: the true K nearest (by brute force over all points) of a query
+// outside the boundary are all local, and those of a boundary query are
+// among the boundary's local sources and the ghosts (every stride-th query
+// checked). The boundary must be a part of the queries, not none or all.
 void checkKnnGhostsHoldEveryTrueNeighbour(std::size_t n, std::size_t stride, std::size_t minChecked)
 {
   World w(n, 3);
   const int k = 10;
   std::vector<jz::KnnRankPoints<double>> pts(kRanks);
+  std::vector<jz::KnnBoundary<double>> edge(kRanks);
   jztest::ThreadWorld world(kRanks);
   world.run(
     [&](jz::Communicator& comm)
@@ -274,26 +278,38 @@ void checkKnnGhostsHoldEveryTrueNeighbour(std::size_t n, std::size_t stride, std
       problem.k = k;
       inTestBox(problem);
       pts[r] = jz::decomposeKnnPoints(problem, true, comm);
-      jz::exchangeKnnGhosts(pts[r], problem, comm);
+      jz::RunInfo info;
+      const jz::KnnLocalSearch<double> local = jz::searchKnnLocally(
+        pts[r], problem, jz::KnnWanted(), jz::Backend::CPU, jz::RunControl(), comm, info);
+      edge[r] = jz::exchangeKnnGhosts(pts[r], local, problem, comm);
     });
-  std::size_t missing = 0, queries = 0;
+  std::size_t missing = 0, queries = 0, boundaryChecked = 0;
   for (int r = 0; r < kRanks; ++r)
   {
     const auto& p = pts[r];
-    std::set<jz::GlobalId> have(p.srcIds.begin(), p.srcIds.end());
-    JZ_CHECK_EQ(have.size(), p.srcIds.size()); // no source twice
+    const auto& e = edge[r];
+    JZ_CHECK(e.queries.size() > 0 && e.queries.size() < p.numQueries());
+    JZ_CHECK(e.numGhosts() > 0);
+    const std::set<jz::Index> boundary(e.queries.begin(), e.queries.end());
+    std::set<jz::GlobalId> local(p.srcIds.begin(), p.srcIds.end()),
+      near(e.ghostIds.begin(), e.ghostIds.end());
+    JZ_CHECK_EQ(near.size(), e.numGhosts()); // no ghost twice
+    for (const jz::Index s : e.sources)
+      near.insert(p.srcIds[s]);
     for (std::size_t q = 0; q < p.numQueries(); q += stride, ++queries)
     {
-      // The true K nearest by (distance, id), by brute force over all points.
+      const bool onBoundary = boundary.count(jz::Index(q)) > 0;
+      boundaryChecked += onBoundary;
       std::vector<std::pair<double, jz::GlobalId>> all;
       for (std::size_t j = 0; j < w.size(); ++j)
         all.emplace_back(periodicDistance2(&p.srcXyz[3 * q], &w.xyz[3 * j]), jz::GlobalId(j));
       std::partial_sort(all.begin(), all.begin() + k, all.end());
       for (int j = 0; j < k; ++j)
-        missing += have.count(all[j].second) ? 0 : 1;
+        missing += (onBoundary ? near : local).count(all[j].second) ? 0 : 1;
     }
   }
   JZ_CHECK(queries > minChecked);
+  JZ_CHECK(boundaryChecked > 0 && boundaryChecked < queries);
   JZ_CHECK_EQ(missing, 0u);
 }
 
@@ -302,8 +318,8 @@ JZ_TEST(KnnGhostsHoldEveryTrueNeighbour)
   checkKnnGhostsHoldEveryTrueNeighbour(4000, 7, 400);
 }
 
-// Trees of two planes per rank: the ghost radii skip the leaves of parents
-// whose bound reaches no other rank (KnnLeafRadius::beginParent).
+// Trees of several planes per rank, many leaves' regions far from the other
+// ranks (not sent: RemoteCover).
 JZ_TEST(KnnGhostsHoldEveryTrueNeighbourOnDeepTrees)
 {
   checkKnnGhostsHoldEveryTrueNeighbour(90000, 240, 300);

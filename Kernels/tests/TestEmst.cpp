@@ -180,6 +180,45 @@ void allKinds(bool periodic, bool mutual)
   }
 }
 
+// labelFofCut of the tree's order at l numbers the groups as labelFofGroups
+// numbers the walk's (GroupId, GroupSize, count), and the catalogue from its
+// reference members is bit for bit the one that finds them itself; minimum
+// sizes 1, 3 and 20, one and two threads.
+template <class T>
+bool sameNumbering(const std::vector<T>& xyz, const std::vector<GlobalId>& ids, bool periodic,
+  const jz::FofGroups& walk, jz::FofTreeOrder& order, double l)
+{
+  const std::size_t n = ids.size();
+  bool same = true;
+  for (GlobalId minSize : { 1, 3, 20 })
+    for (int threads : { 1, 2 })
+    {
+      jz::RunControl control;
+      control.numThreads = threads;
+      std::vector<GlobalId> id0(n), size0(n), id1(n, 7), size1(n, 7);
+      std::vector<jz::Index> reference;
+      const std::size_t g0 = jz::labelFofGroups(walk.groupRoot.data(), walk.groupLabel.data(), n,
+        minSize, id0.data(), size0.data(), control);
+      const std::size_t g1 =
+        jz::labelFofCut(order, l, minSize, id1.data(), size1.data(), &reference, control);
+      same = same && g0 == g1 && id0 == id1 && size0 == size1 && reference.size() == g1;
+      jz::FofCatalogueInput<T> in;
+      in.points = xyz.data();
+      in.numPoints = n;
+      in.groupId = id1.data();
+      in.numGroups = g1;
+      in.ids = ids.data();
+      in.periodic = periodic;
+      jz::FofCatalogue found, given;
+      jz::computeFofCatalogue(in, found, control);
+      in.reference = reference.data();
+      jz::computeFofCatalogue(in, given, control);
+      same = same && found.count == given.count && found.mass == given.mass &&
+        found.centerOfMass == given.centerOfMass && found.inertiaRadius == given.inertiaRadius;
+    }
+  return same;
+}
+
 // The cut of the tree at l against the FoF walk, for many l: spread over the
 // range of edge lengths, exactly at edge lengths (and one ulp either side),
 // open and periodic, float and double.
@@ -198,6 +237,8 @@ void checkCuts(const std::string& kind, bool periodic)
   pr.periodic = periodic;
   jz::EmstEdges tree;
   jz::computeEmst(pr, tree, jz::Backend::CPU);
+  jz::FofTreeOrder order;
+  jz::buildFofTreeOrder(jz::EmstEdges(tree), n, ids.data(), order);
   std::vector<double> ls;
   const double maxw = std::sqrt(tree.weight2.back());
   for (int i = 1; i <= 12; ++i)
@@ -226,6 +267,7 @@ void checkCuts(const std::string& kind, bool periodic)
     jz::computeFofGroups(fp, walk, jz::Backend::CPU);
     jz::fofGroupsFromTree(tree, n, ids.data(), l, cut);
     bad += walk.groupLabel != cut.groupLabel;
+    bad += !sameNumbering(xyz, ids, periodic, walk, order, l);
   }
   JZ_CHECK_MSG(bad == 0,
     kind << " periodic=" << periodic << ": " << bad << " of " << ls.size()

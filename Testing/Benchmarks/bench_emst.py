@@ -16,6 +16,7 @@ count (not a test: nothing is asserted; doc/BENCHMARKS.md has the figures):
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -41,8 +42,14 @@ def halos(n, path):
     make(int(n)).tofile(path)
 
 
+CPU = []  # user + sys seconds of each timed() child (the whole process, setup included)
+
+
 def timed(cmd, env, pattern):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     m = re.search(pattern, out)
     return float(m.group(1)), out
 
@@ -67,23 +74,28 @@ def main():
     if not os.path.exists(hal):
         halos(n, hal)
     jz = tool("jz_bench_emst")
-    print("EMST, %d points, %d threads, minimum of %d runs each, interleaved" % (n, a.threads, a.repeats))
+    print("EMST, %d points, %d threads, minimum of %d runs each, interleaved, load average %s"
+          % (n, a.threads, a.repeats, " ".join("%.2f" % x for x in os.getloadavg())))
     for kind in ("uniform", "halos"):
-        tj, ta = [], []
+        tj, ta, cj, ca = [], [], [], []
         for _ in range(a.repeats):
             src = "uniform" if kind == "uniform" else hal
             t, out = timed([jz, str(n), src], env, r"total=([0-9.]+)s")
             tj.append(t)
+            cj.append(CPU[-1])
             wj = re.search(r"weight=([0-9.e+]+)", out).group(1)
             mem = re.search(r"peak_beyond_input=([0-9.]+)", out).group(1)
             if os.path.exists(a.arborx):
                 cmd = [a.arborx, str(n), "uniform"] if kind == "uniform" else [a.arborx, str(n), "halos", hal]
                 t, out = timed(cmd, env, r"total=([0-9.]+)s")
                 ta.append(t)
+                ca.append(CPU[-1])
                 wa = re.search(r"weight=([0-9.e+]+)", out).group(1)
         line = "  %-8s jz-tree %.2f s (weight %s, peak %s B/point beyond input)" % (kind, min(tj), wj, mem)
         if ta:
             line += " | ArborX %.2f s (weight %s) | ArborX/jz = %.2fx" % (min(ta), wa, min(ta) / min(tj))
+            line += (" | process CPU (user+sys, setup included): jz %.2f s, ArborX %.2f s, ArborX/jz = %.2fx"
+                     % (min(cj), min(ca), min(ca) / min(cj)))
         print(line, flush=True)
     if a.scipy:
         m = int(a.scipy)

@@ -31,16 +31,17 @@ sys.path.insert(0, os.path.join(HERE, "..", "Python"))
 from mpi_env import mpiexec_command, pvbatch  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-# Communication stages. The local trees are computation, not counted: FoF's
-# "local tree" is the one tree a single process builds too; kNN's "ghost
-# selection tree" is extra work of the distributed run (its search builds a
-# second tree over local + ghost sources).
+# Communication stages. The local trees and searches are computation, not
+# counted: "local tree" is the one tree a single process builds too; kNN's
+# "boundary search" (the boundary queries again, with the ghosts) is extra
+# work of the distributed run. kNN's "ghost exchange" includes choosing the
+# regions and selecting the ghosts.
 COMM = ("decomposition", "ghost exchange", "label agreement", "sizes and numbering", "results home")
 # The top-level stages of the distributed kernels (the others are nested in
 # "local linking" / "local search"): with the rank's own update time they
 # account for its whole time; the rest is the filter's glue (reading the
 # input, global ids, outputs).
-TOP = COMM + ("local tree", "local linking", "catalogue", "ghost selection tree", "local search")
+TOP = COMM + ("local tree", "local linking", "catalogue", "local search", "boundary search")
 
 
 def run(P, threads, kind, size, filters="knn,fof"):

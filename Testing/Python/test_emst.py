@@ -235,9 +235,12 @@ def section_fofcut(c):
         ls += [1.01 * lengths[-1], ls[1]]
         src = producer(data)
         cached = FriendsOfFriends(Input=src, LinkingLengthMode="Absolute", Periodic=int(periodic))
+        # First MinimumGroupSize alone (the walk's groups numbered again), then
+        # both.
+        settings = [(ls[1], 20), (ls[1], 5), (ls[1], 1), (ls[1], 20)]
+        settings += [(l, 20 if i % 2 == 0 else 5) for i, l in enumerate(ls)]
         bad = []
-        for i, l in enumerate(ls):
-            mgs = 20 if i % 2 == 0 else 5
+        for l, mgs in settings:
             cached.LinkingLength = float(l)
             cached.MinimumGroupSize = mgs
             got, errors = fof_outputs(cached)
@@ -250,8 +253,8 @@ def section_fofcut(c):
                 bad.append(l)
         simple.Delete(cached)
         simple.Delete(src)
-        c.check(not bad, "%s periodic=%s: %d linking lengths, cut == walk (bad: %s)"
-                % (np.dtype(dtype).name, periodic, len(ls), bad))
+        c.check(not bad, "%s periodic=%s: %d settings, cut == walk (bad: %s)"
+                % (np.dtype(dtype).name, periodic, len(settings), bad))
 
 
 SECTIONS = {

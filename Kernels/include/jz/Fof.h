@@ -110,6 +110,9 @@ struct FofCatalogueInput
   // reference point for periodic unwrapping, so the catalogue does not depend
   // on the input order or the partition. nullptr = input index.
   const GlobalId* ids = nullptr;
+  // Per group: its reference member (smallest id, first in input order) when
+  // the caller knows it (labelFofCut); nullptr = found here.
+  const Index* reference = nullptr;
   bool periodic = false;
   double boxLo[3] = { 0, 0, 0 };
   double boxHi[3] = { 1, 1, 1 };

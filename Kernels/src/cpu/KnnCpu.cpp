@@ -264,8 +264,63 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
     [&](const auto& metric) { knnWalk(tree, problem, metric, queryLimit, writer, info, control); });
 }
 
+namespace
+{
+// For its lifetime, OpenMP's default team (the tree build's) has the
+// caller's thread count.
+class WalkThreadsScope
+{
+public:
+  explicit WalkThreadsScope(const RunControl& control)
+    : before_(omp_get_max_threads())
+  {
+    omp_set_num_threads(knnWalkThreads(control));
+  }
+  ~WalkThreadsScope() { omp_set_num_threads(before_); }
+
+private:
+  int before_;
+};
+} // namespace
+
+// The distributed kNN's local search (src/distributed/KnnPhases.cpp): the
+// tree knnCpu would build, built once so that the caller can read its leaves
+// too (the ghost regions), then searched by knnCpuOnTree.
+template <class T>
+void buildKnnTreeCpu(const KnnProblem<T>& problem, ZTree<T>& tree, const RunControl& control)
+{
+  const WalkThreadsScope threads(control);
+  const bool self = problem.queries == nullptr;
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
+  buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries,
+    Index(self ? 0 : problem.numQueries), per, problem.boxLo, knnTreeOptions(problem.k), tree,
+    RunControl());
+  if (!tree.planes.empty())
+    orderRunsByKey(tree, problem.sourceIds);
+}
+
+template <class T>
+void knnCpuOnTree(const ZTree<T>& tree, const KnnProblem<T>& problem, const KnnResults<T>& results,
+  RunInfo& info, const RunControl& control)
+{
+  const bool self = problem.queries == nullptr;
+  if ((self ? problem.numSources : problem.numQueries) == 0)
+    return;
+  const WalkThreadsScope threads(control);
+  const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
+  KnnOutputWriter<T> writer{ problem, results, tree.sources, tree.queryPoints(), keys };
+  withBoxMetric(tree.periodicity,
+    [&](const auto& metric) { knnWalk(tree, problem, metric, Index(-1), writer, info, control); });
+}
+
 template void knnCpu<float>(
   const KnnProblem<float>&, const KnnResults<float>&, RunInfo&, const RunControl&);
 template void knnCpu<double>(
   const KnnProblem<double>&, const KnnResults<double>&, RunInfo&, const RunControl&);
+template void buildKnnTreeCpu<float>(const KnnProblem<float>&, ZTree<float>&, const RunControl&);
+template void buildKnnTreeCpu<double>(const KnnProblem<double>&, ZTree<double>&, const RunControl&);
+template void knnCpuOnTree<float>(const ZTree<float>&, const KnnProblem<float>&,
+  const KnnResults<float>&, RunInfo&, const RunControl&);
+template void knnCpuOnTree<double>(const ZTree<double>&, const KnnProblem<double>&,
+  const KnnResults<double>&, RunInfo&, const RunControl&);
 } // namespace jz

@@ -3,7 +3,7 @@
 // the K-th neighbour radius of each child from the parent's list; a child
 // pair is kept when its lower bound is within the receiver's radius, and
 // lists are sorted by lower bound so that every scan may stop early (§III-D).
-// The leaf kernels (KnnLeafSearch.h, KnnLeafRadius.h) derive from it.
+// The leaf kernel (KnnLeafSearch.h) derives from it.
 #pragma once
 
 #include <algorithm>

@@ -39,7 +39,10 @@ std::vector<std::array<T, kDim>> zOrderSplitters(std::size_t n, const At& at, Co
   std::vector<std::array<T, kDim>> samples;
   if (total > 0 && local > 0)
   {
-    const double wanted = std::min<double>(double(total), 1024.0 * ranks);
+    // 16384 samples per range: a range's count is then within ~1% of the
+    // mean (1024 were ~3% off at 1e7 points on two ranks: the other rank
+    // waits that long); at most 2^20 samples, which every rank sorts.
+    const double wanted = std::min({ double(total), 16384.0 * ranks, double(1 << 20) });
     const std::int64_t count =
       std::max<std::int64_t>(1, std::int64_t(std::llround(wanted * double(local) / double(total))));
     for (std::int64_t j = 0; j < count; ++j)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include <omp.h>
 
@@ -54,11 +55,18 @@ Box<T> boxOfTree(const ZTree<T>& tree)
 } // namespace
 
 template <class T>
-std::vector<std::vector<Index>> selectGhosts(
-  const ZTree<T>& tree, const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank)
+std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
+  const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank,
+  std::vector<std::vector<char>>* hits)
 {
   const int ranks = int(regionsByRank.size());
   std::vector<std::vector<Index>> out(ranks);
+  if (hits)
+  {
+    hits->assign(ranks, {});
+    for (int r = 0; r < ranks; ++r)
+      (*hits)[r].assign(r == myRank ? 0 : regionsByRank[r].size(), 0);
+  }
   if (tree.planes.empty())
     return out;
   const Periodicity& per = tree.periodicity;
@@ -66,16 +74,18 @@ std::vector<std::vector<Index>> selectGhosts(
   const TreePlane<T>& topPlane = tree.planes[top];
   const SortedPoints<T>& src = tree.sources;
   const Box<T> local = boxOfTree(tree);
+  // One flag per source: regions overlap, so the same source is often found
+  // many times (a list of finds would need sorting; the flags are read in
+  // order, ascending, and cleared on the way).
+  std::vector<std::uint8_t> selected(src.size(), 0);
   for (int r = 0; r < ranks; ++r)
   {
     if (r == myRank || regionsByRank[r].empty())
       continue;
     const std::vector<Region<T>>& regions = regionsByRank[r];
     const long long numBlocks = (long long)((regions.size() + kRegionBlock - 1) / kRegionBlock);
-    std::vector<std::vector<Index>> found(omp_get_max_threads());
 #pragma omp parallel
     {
-      std::vector<Index>& mine = found[omp_get_thread_num()];
       std::vector<Index> candidates, nodes, next;
 #pragma omp for schedule(dynamic, 4)
       for (long long b = 0; b < numBlocks; ++b)
@@ -129,23 +139,31 @@ std::vector<std::vector<Index>> selectGhosts(
             nodes.swap(next);
           }
           const TreePlane<T>& leaves = tree.planes[0];
+          bool any = false;
           for (Index leaf : nodes)
           {
             for (Index s = leaves.sourceSplit[leaf]; s < leaves.sourceSplit[leaf + 1]; ++s)
             {
               const T pt[3] = { src.x[s], src.y[s], src.z[s] };
               if (pointBoxDistance2(pt, region.box, per) <= region.radius2)
-                mine.push_back(s);
+              {
+                __atomic_store_n(&selected[s], std::uint8_t(1), __ATOMIC_RELAXED);
+                any = true;
+              }
             }
           }
+          if (hits && any)
+            (*hits)[r][g] = 1;
         }
       }
     }
     std::vector<Index>& all = out[r];
-    for (auto& f : found)
-      all.insert(all.end(), f.begin(), f.end());
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
+    for (Index s = 0; s < src.size(); ++s)
+      if (selected[s])
+      {
+        all.push_back(s);
+        selected[s] = 0;
+      }
   }
   return out;
 }
@@ -250,8 +268,8 @@ template std::vector<Region<float>> regionsFromTree(
   const ZTree<float>&, const std::vector<double>&);
 template std::vector<Region<double>> regionsFromTree(
   const ZTree<double>&, const std::vector<double>&);
-template std::vector<std::vector<Index>> selectGhosts(
-  const ZTree<float>&, const std::vector<std::vector<Region<float>>>&, int);
-template std::vector<std::vector<Index>> selectGhosts(
-  const ZTree<double>&, const std::vector<std::vector<Region<double>>>&, int);
+template std::vector<std::vector<Index>> selectGhosts(const ZTree<float>&,
+  const std::vector<std::vector<Region<float>>>&, int, std::vector<std::vector<char>>*);
+template std::vector<std::vector<Index>> selectGhosts(const ZTree<double>&,
+  const std::vector<std::vector<Region<double>>>&, int, std::vector<std::vector<char>>*);
 } // namespace jz

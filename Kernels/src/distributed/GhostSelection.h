@@ -27,15 +27,18 @@ std::vector<Region<T>> regionsFromTree(
   const ZTree<T>& tree, const std::vector<double>& leafRadius2);
 
 // For every rank, the sorted local source indices (into tree.sources) within
-// the radius of any of its regions; empty for this rank itself.
+// the radius of any of its regions; empty for this rank itself (none when
+// myRank is -1). With `hits`, (*hits)[r][g] says whether region g of rank r
+// selected any point.
 template <class T>
-std::vector<std::vector<Index>> selectGhosts(
-  const ZTree<T>& tree, const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank);
+std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
+  const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank,
+  std::vector<std::vector<char>>* hits = nullptr);
 
 // Where the other ranks' points lie, coarsely: grid cells marked where any
 // other rank's top-plane source box reaches. A region that reaches no marked
-// cell selects no ghosts anywhere, so its radius need not be tight (the
-// kNN leaf bounds, knnLeafRadius2). Conservative: it may say "may reach"
+// cell selects no ghosts anywhere, so it need not be sent. Conservative: it
+// may say "may reach"
 // for a region that reaches nothing, never the reverse. Collective.
 template <class T>
 class RemoteCover

@@ -41,19 +41,25 @@ RunInfo computeKnnDistributed(const KnnProblem<T>& problem, const KnnResults<T>&
   KnnRankPoints<T> points = decomposeKnnPoints(problem, self, comm);
   decompose.stop();
 
-  // Stages "ghost selection tree" and "ghost exchange".
-  const std::size_t ghosts = exchangeKnnGhosts(points, problem, comm, &info);
-  info.counters.emplace_back("local sources", double(points.numSources() - ghosts));
-  info.counters.emplace_back("ghost sources received", double(ghosts));
-  info.counters.emplace_back("local queries", double(points.numQueries()));
-
-  StageTimer walk(&info, "local search");
-  const KnnLocalResults<T> local =
+  // Stages "local tree" and "local search".
+  KnnLocalSearch<T> local =
     searchKnnLocally(points, problem, wanted, info.backend, control, comm, info);
-  walk.stop();
+
+  StageTimer exchange(&info, "ghost exchange");
+  const KnnBoundary<T> boundary = exchangeKnnGhosts(points, local, problem, comm, &info);
+  exchange.stop();
+  info.counters.emplace_back("local sources", double(points.numSources()));
+  info.counters.emplace_back("ghost sources received", double(boundary.numGhosts()));
+  info.counters.emplace_back("local queries", double(points.numQueries()));
+  info.counters.emplace_back("boundary queries", double(boundary.queries.size()));
+  info.counters.emplace_back("boundary local sources", double(boundary.sources.size()));
+
+  StageTimer fix(&info, "boundary search");
+  searchKnnBoundary(points, boundary, problem, wanted, info.backend, control, comm, local.results);
+  fix.stop();
 
   StageTimer home(&info, "results home");
-  sendKnnResultsHome(points, local, problem.k, wanted, comm, results);
+  sendKnnResultsHome(points, local.results, problem.k, wanted, comm, results);
   home.stop();
   return info;
 }

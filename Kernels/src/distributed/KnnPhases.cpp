@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <string>
 
 #include "../KnnBackends.h"
 #include "../StageTimer.h"
+#include "../cpu/LeafDistances.h"
 #include "Decomposition.h"
 #include "GhostSelection.h"
 #include "jz/HugePages.h"
@@ -16,22 +18,14 @@ namespace jz
 {
 namespace
 {
-// The source arrays of a rank's n points, sized, with room for the ghosts
-// that exchangeKnnGhosts appends: capacity that is never touched costs no
-// memory, a reallocation copies every source.
+// The source arrays of a rank's n points, sized.
 template <class T>
 void sizeSourceArrays(KnnRankPoints<T>& points, std::size_t n)
 {
-  const std::size_t room = n + n / 2 + 1024;
-  reserveHugePages(points.srcXyz, 3 * room);
-  reserveHugePages(points.srcIds, room);
-  points.srcXyz.resize(3 * n);
-  points.srcIds.resize(n);
+  resizeHugePages(points.srcXyz, 3 * n);
+  resizeHugePages(points.srcIds, n);
   if (points.withMass)
-  {
-    reserveHugePages(points.srcMass, room);
-    points.srcMass.resize(n);
-  }
+    resizeHugePages(points.srcMass, n);
 }
 
 enum : std::uint8_t
@@ -168,52 +162,222 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
   return points;
 }
 
+namespace
+{
+// The local problem of a rank: its sources (and separate queries), its ids
+// and masses, the caller's K and box.
 template <class T>
-std::size_t exchangeKnnGhosts(
-  KnnRankPoints<T>& points, const KnnProblem<T>& problem, Communicator& comm, RunInfo* info)
+KnnProblem<T> localProblem(
+  const KnnRankPoints<T>& points, const KnnProblem<T>& problem, const KnnWanted& wanted)
+{
+  KnnProblem<T> local;
+  local.sources = points.srcXyz.data();
+  local.numSources = points.numSources();
+  if (!points.self)
+  {
+    local.queries = points.qryXyz.data();
+    local.numQueries = points.numQueries();
+  }
+  local.sourceIds = points.srcIds.data();
+  local.sourceMasses = wanted.masses && points.withMass ? points.srcMass.data() : nullptr;
+  local.k = problem.k;
+  local.periodic = problem.periodic;
+  for (int d = 0; d < 3; ++d)
+  {
+    local.boxLo[d] = problem.boxLo[d];
+    local.boxHi[d] = problem.boxHi[d];
+  }
+  return local;
+}
+
+// Result buffers for n queries, and the KnnResults that write into them.
+template <class T>
+KnnResults<T> sizeResults(KnnLocalResults<T>& out, std::size_t n, int k, const KnnWanted& wanted)
+{
+  resizeHugePages(out.smoothingLength, n);
+  resizeHugePages(out.density, n);
+  resizeHugePages(out.neighborDistances, wanted.neighborDistances ? n * k : 0);
+  resizeHugePages(out.neighborIds, wanted.neighborIds ? n * k : 0);
+  KnnResults<T> res;
+  res.estimator = wanted.estimator;
+  res.smoothingLength = out.smoothingLength.data();
+  res.density = out.density.data();
+  res.neighborIds = wanted.neighborIds ? out.neighborIds.data() : nullptr;
+  res.neighborDistances = wanted.neighborDistances ? out.neighborDistances.data() : nullptr;
+  return res;
+}
+
+// Runs f; an error on any rank (abort, bad GPU) becomes the same Error on
+// every rank. Collective.
+template <class F>
+void agreeOnRunErrors(Communicator& comm, F&& f)
+{
+  std::string runError;
+  try
+  {
+    f();
+  }
+  catch (const Aborted&)
+  {
+    runError = "aborted by the user";
+  }
+  catch (const std::exception& e)
+  {
+    runError = e.what();
+  }
+  agreeOnErrors(comm, runError);
+}
+
+// Queries per ghost region: a leaf's queries in runs of this many, each with
+// its box and largest K-th distance (smaller runs select fewer ghosts and
+// mark fewer queries as boundary, for more regions to exchange and test).
+constexpr Index kRegionQueries = 32;
+
+// The regions of a rank's queries that may reach another rank's points, and
+// the range of sorted query positions each covers.
+template <class T>
+void boundaryRegions(const KnnLocalSearch<T>& local, const RemoteCover<T>& cover,
+  std::vector<Region<T>>& regions, std::vector<std::pair<Index, Index>>& spans)
+{
+  const ZTree<T>& tree = local.tree;
+  const SortedPoints<T>& qry = tree.queryPoints();
+  const T* h = local.results.smoothingLength.data();
+  // The exact K-th distance rounded to T, widened by the pre-filter's margin
+  // (relative, and absolute in a periodic box): a point at exactly that
+  // distance, which may win the tie by id, is still selected.
+  const FilterMargin margin = FilterMargin::of(tree);
+  const TreePlane<T>& leaves = tree.planes[0];
+  for (Index l = 0; l < leaves.numNodes(); ++l)
+  {
+    // A run of duplicate queries (one answer for all): one region, its
+    // radius from its first query.
+    const bool run = boxIsPoint(tree.queryBox(0, l));
+    const Index end = leaves.querySplit[l + 1];
+    for (Index a = leaves.querySplit[l]; a < end; a += run ? end - a : kRegionQueries)
+    {
+      const Index b = run ? std::min(a + 1, end) : std::min(a + kRegionQueries, end);
+      Region<T> r;
+      boxSetEmpty(r.box);
+      double h2 = 0;
+      for (Index q = a; q < b; ++q)
+      {
+        const T p[3] = { qry.x[q], qry.y[q], qry.z[q] };
+        boxExtend(r.box, p);
+        const double hq = double(h[qry.inputIndex[q]]);
+        h2 = std::max(h2, hq * hq);
+      }
+      r.radius2 = margin.widen(h2) * (1 + kBoundSlack);
+      if (cover.mayReach(r.box, r.radius2))
+      {
+        regions.push_back(r);
+        spans.emplace_back(a, run ? end : b);
+      }
+    }
+  }
+}
+} // namespace
+
+template <class T>
+KnnLocalSearch<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnProblem<T>& problem,
+  const KnnWanted& wanted, Backend backend, const RunControl& control, Communicator& comm,
+  RunInfo& info)
+{
+  KnnLocalSearch<T> out;
+  const KnnProblem<T> local = localProblem(points, problem, wanted);
+  StageTimer treeTimer(&info, "local tree");
+  buildKnnTreeCpu(local, out.tree, control);
+  treeTimer.stop();
+  StageTimer searchTimer(&info, "local search");
+  const std::size_t nq = points.numQueries();
+  const KnnResults<T> res = sizeResults(out.results, nq, problem.k, wanted);
+  out.bounded = points.numSources() >= std::size_t(problem.k);
+  RunInfo localInfo;
+  localInfo.backend = backend;
+  agreeOnRunErrors(comm,
+    [&]
+    {
+      if (nq == 0 || !out.bounded)
+        return;
+      if (backend == Backend::CPU)
+        knnCpuOnTree(out.tree, local, res, localInfo, control);
+      else
+        localInfo = computeKnn(local, res, backend, control);
+    });
+  for (auto& s : localInfo.stageSeconds)
+    info.stageSeconds.push_back(s);
+  if (nq > 0)
+    info.backend = localInfo.backend;
+  return out;
+}
+
+template <class T>
+KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalSearch<T>& local,
+  const KnnProblem<T>& problem, Communicator& comm, RunInfo* info)
 {
   const int me = comm.rank(), ranks = comm.size();
-  const bool self = points.self;
-  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
-  ZTree<T> tree;
+  const ZTree<T>& tree = local.tree;
   const Index ns = Index(points.numSources()), nq = Index(points.numQueries());
-  const bool joint = !self && nq > 0; // a self query needs a sources-only tree
-  StageTimer treeTimer(info, "ghost selection tree");
-  buildTreeCpu(points.srcXyz.data(), ns, joint ? points.qryXyz.data() : (const T*)nullptr,
-    joint ? nq : 0, per, problem.boxLo, TreeBuildOptions(), tree, RunControl());
-  treeTimer.stop();
-  StageTimer exchangeTimer(info, "ghost exchange");
-  // The leaf bounds are tightened only where a leaf's node bound reaches
-  // towards another rank's points: elsewhere its region selects no ghosts,
-  // whatever its radius (most leaves, and most of the bound's cost).
+  // Regions are sent only where their radius reaches towards another rank's
+  // points: elsewhere they select no ghosts.
   const RemoteCover<T> cover(tree, problem.boxLo, comm);
   std::vector<Region<T>> regions;
-  if (nq > 0 && ns > 0)
+  std::vector<std::pair<Index, Index>> spans; // sorted query positions
+  if (nq > 0 && local.bounded)
   {
-    const LeafTightening nearOtherRanks = [&](int plane, Index node, double bound2)
-    { return cover.mayReach(tree.queryBox(plane, node), bound2); };
-    regions = regionsFromTree(tree, knnLeafRadius2(tree, problem.k, RunControl(), nearOtherRanks));
-    // Regions that reach no other rank's points select nothing: not sent.
-    regions.erase(std::remove_if(regions.begin(), regions.end(),
-                    [&](const Region<T>& r) { return !cover.mayReach(r.box, r.radius2); }),
-      regions.end());
+    boundaryRegions(local, cover, regions, spans);
   }
   else if (nq > 0)
   {
-    // No local sources: every source anywhere may be needed.
+    // Fewer than K local sources: every source anywhere may be needed.
     Region<T> all;
     boxSetEmpty(all.box);
-    const std::vector<T>& qxyz = self ? points.srcXyz : points.qryXyz;
+    const SortedPoints<T>& qry = tree.queryPoints();
     for (Index q = 0; q < nq; ++q)
-      boxExtend(all.box, &qxyz[3 * q]);
+    {
+      const T p[3] = { qry.x[q], qry.y[q], qry.z[q] };
+      boxExtend(all.box, p);
+    }
     all.radius2 = kInfinity;
     regions.push_back(all);
+    spans.emplace_back(0, nq);
   }
+  if (info)
+    info->counters.emplace_back("ghost regions sent", double(regions.size()));
   const std::vector<std::vector<Region<T>>> allRegions = gatherRegions(regions, comm);
-  // With no local queries the tree is the sources' own tree: ghosts come
-  // from it all the same.
+  std::vector<std::vector<char>> hits;
   const std::vector<std::vector<Index>> ghosts =
-    ns > 0 ? selectGhosts(tree, allRegions, me) : std::vector<std::vector<Index>>(ranks);
+    ns > 0 ? selectGhosts(tree, allRegions, me, &hits) : std::vector<std::vector<Index>>(ranks);
+  if (ns == 0)
+    for (int r = 0; r < ranks; ++r)
+      hits.emplace_back(r == me ? 0 : allRegions[r].size(), char(0));
+  // Which of this rank's regions found points elsewhere: its boundary.
+  const std::vector<std::vector<char>> found = comm.allToAll(hits);
+  std::vector<Region<T>> reached;
+  KnnBoundary<T> boundary;
+  const SortedPoints<T>& qry = tree.queryPoints();
+  for (std::size_t g = 0; g < regions.size(); ++g)
+  {
+    bool hit = false;
+    for (int r = 0; r < ranks; ++r)
+      hit = hit || (r != me && g < found[r].size() && found[r][g]);
+    if (!hit)
+      continue;
+    reached.push_back(regions[g]);
+    for (Index q = spans[g].first; q < spans[g].second; ++q)
+      boundary.queries.push_back(qry.inputIndex[q]);
+  }
+  std::sort(boundary.queries.begin(), boundary.queries.end());
+  // The local sources the boundary queries may need: those within the same
+  // regions, selected from the local tree as for another rank.
+  if (ns > 0 && !reached.empty())
+  {
+    const std::vector<std::vector<Index>> near =
+      selectGhosts(tree, std::vector<std::vector<Region<T>>>{ reached }, -1);
+    boundary.sources.reserve(near[0].size());
+    for (const Index s : near[0])
+      boundary.sources.push_back(tree.sources.inputIndex[s]);
+    std::sort(boundary.sources.begin(), boundary.sources.end());
+  }
   // A ghost record: coordinates, id[, mass], packed and unpacked in place.
   const bool withMass = points.withMass;
   const std::size_t recordBytes =
@@ -236,89 +400,97 @@ std::size_t exchangeKnnGhosts(
   std::size_t received = 0;
   for (const auto& block : got)
     received += block.size() / recordBytes;
-  // Usually within the capacity the decomposition reserved: no copy.
-  const std::size_t total = points.numSources() + received;
-  points.srcXyz.reserve(3 * total);
-  points.srcIds.reserve(total);
+  boundary.ghostXyz.resize(3 * received);
+  boundary.ghostIds.resize(received);
   if (withMass)
-    points.srcMass.reserve(total);
+    boundary.ghostMass.resize(received);
+  std::size_t at = 0;
   for (const auto& block : got)
-  {
-    for (const char* record = block.data(); record < block.data() + block.size();)
+    for (const char* record = block.data(); record < block.data() + block.size(); ++at)
     {
       for (int d = 0; d < 3; ++d)
-        points.srcXyz.push_back(takeField<T>(record));
-      points.srcIds.push_back(takeField<GlobalId>(record));
+        boundary.ghostXyz[3 * at + d] = takeField<T>(record);
+      boundary.ghostIds[at] = takeField<GlobalId>(record);
       if (withMass)
-        points.srcMass.push_back(takeField<double>(record));
+        boundary.ghostMass[at] = takeField<double>(record);
     }
-  }
-  return received;
+  return boundary;
 }
 
 template <class T>
-KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnProblem<T>& problem,
-  const KnnWanted& wanted, Backend backend, const RunControl& control, Communicator& comm,
-  RunInfo& info)
+void searchKnnBoundary(const KnnRankPoints<T>& points, const KnnBoundary<T>& boundary,
+  const KnnProblem<T>& problem, const KnnWanted& wanted, Backend backend, const RunControl& control,
+  Communicator& comm, KnnLocalResults<T>& results)
 {
-  const std::size_t nq = points.numQueries();
-  const int k = problem.k;
+  // The sources: the local ones near the boundary queries, then the ghosts.
+  // A self query keeps one copy of each point, as computeKnn's self query
+  // with a query subset: the boundary queries first, then the other local
+  // sources (a smaller tree than for a separate query set).
+  const std::size_t nb = boundary.queries.size();
+  std::vector<Index> local;
+  if (points.self)
+  {
+    local.reserve(boundary.sources.size());
+    local.assign(boundary.queries.begin(), boundary.queries.end());
+    std::set_difference(boundary.sources.begin(), boundary.sources.end(), boundary.queries.begin(),
+      boundary.queries.end(), std::back_inserter(local));
+  }
+  const std::vector<Index>& near = points.self ? local : boundary.sources;
+  const std::size_t nl = near.size(), ns = nl + boundary.numGhosts();
+  const bool withMass = wanted.masses && points.withMass;
+  std::vector<T> queries(points.self ? 0 : 3 * nb), sources(3 * ns);
+  std::vector<GlobalId> ids(ns);
+  std::vector<double> masses(withMass ? ns : 0);
+  for (std::size_t j = 0; !points.self && j < nb; ++j)
+    std::copy_n(&points.qryXyz[3 * std::size_t(boundary.queries[j])], 3, &queries[3 * j]);
+  for (std::size_t j = 0; j < nl; ++j)
+  {
+    const std::size_t s = near[j];
+    std::copy_n(&points.srcXyz[3 * s], 3, &sources[3 * j]);
+    ids[j] = points.srcIds[s];
+    if (withMass)
+      masses[j] = points.srcMass[s];
+  }
+  std::copy(boundary.ghostXyz.begin(), boundary.ghostXyz.end(), sources.begin() + 3 * nl);
+  std::copy(boundary.ghostIds.begin(), boundary.ghostIds.end(), ids.begin() + nl);
+  if (withMass)
+    std::copy(boundary.ghostMass.begin(), boundary.ghostMass.end(), masses.begin() + nl);
+
+  KnnProblem<T> fix = localProblem(points, problem, wanted);
+  fix.sources = sources.data();
+  fix.numSources = ns;
+  fix.sourceIds = ids.data();
+  fix.sourceMasses = withMass ? masses.data() : nullptr;
+  if (points.self)
+  {
+    fix.numSelfQueries = nb;
+  }
+  else
+  {
+    fix.queries = queries.data();
+    fix.numQueries = nb;
+  }
   KnnLocalResults<T> out;
-  resizeHugePages(out.smoothingLength, nq);
-  resizeHugePages(out.density, nq);
-  resizeHugePages(out.neighborDistances, wanted.neighborDistances ? nq * k : 0);
-  resizeHugePages(out.neighborIds, wanted.neighborIds ? nq * k : 0);
-  std::string runError;
-  RunInfo localInfo;
-  try
-  {
-    if (nq > 0)
+  const KnnResults<T> res = sizeResults(out, nb, problem.k, wanted);
+  RunControl quiet;
+  quiet.numThreads = control.numThreads;
+  agreeOnRunErrors(comm,
+    [&]
     {
-      KnnProblem<T> local;
-      local.sources = points.srcXyz.data();
-      local.numSources = points.numSources();
-      if (points.self)
-      {
-        // The local points come first among the sources; ghosts only source.
-        local.numSelfQueries = nq;
-      }
-      else
-      {
-        local.queries = points.qryXyz.data();
-        local.numQueries = nq;
-      }
-      local.sourceIds = points.srcIds.data();
-      local.sourceMasses = wanted.masses && points.withMass ? points.srcMass.data() : nullptr;
-      local.k = k;
-      local.periodic = problem.periodic;
-      for (int d = 0; d < 3; ++d)
-      {
-        local.boxLo[d] = problem.boxLo[d];
-        local.boxHi[d] = problem.boxHi[d];
-      }
-      KnnResults<T> res;
-      res.estimator = wanted.estimator;
-      res.smoothingLength = out.smoothingLength.data();
-      res.density = out.density.data();
-      res.neighborIds = wanted.neighborIds ? out.neighborIds.data() : nullptr;
-      res.neighborDistances = wanted.neighborDistances ? out.neighborDistances.data() : nullptr;
-      localInfo = computeKnn(local, res, backend, control);
-    }
-  }
-  catch (const Aborted&)
+      if (nb > 0)
+        computeKnn(fix, res, backend, quiet);
+    });
+  const std::size_t k = std::size_t(problem.k);
+  for (std::size_t j = 0; j < nb; ++j)
   {
-    runError = "aborted by the user";
+    const std::size_t q = boundary.queries[j];
+    results.smoothingLength[q] = out.smoothingLength[j];
+    results.density[q] = out.density[j];
+    if (wanted.neighborIds)
+      std::copy_n(&out.neighborIds[j * k], k, &results.neighborIds[q * k]);
+    if (wanted.neighborDistances)
+      std::copy_n(&out.neighborDistances[j * k], k, &results.neighborDistances[q * k]);
   }
-  catch (const std::exception& e)
-  {
-    runError = e.what();
-  }
-  agreeOnErrors(comm, runError);
-  for (auto& s : localInfo.stageSeconds)
-    info.stageSeconds.push_back(s);
-  if (nq > 0)
-    info.backend = localInfo.backend;
-  return out;
 }
 
 template <class T>
@@ -385,10 +557,13 @@ void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>
 
 #define JZ_KNN_PHASES(T)                                                                           \
   template KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>&, bool, Communicator&);         \
-  template std::size_t exchangeKnnGhosts(                                                          \
-    KnnRankPoints<T>&, const KnnProblem<T>&, Communicator&, RunInfo*);                             \
-  template KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>&, const KnnProblem<T>&,      \
+  template KnnLocalSearch<T> searchKnnLocally(const KnnRankPoints<T>&, const KnnProblem<T>&,       \
     const KnnWanted&, Backend, const RunControl&, Communicator&, RunInfo&);                        \
+  template KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>&, const KnnLocalSearch<T>&,     \
+    const KnnProblem<T>&, Communicator&, RunInfo*);                                                \
+  template void searchKnnBoundary(const KnnRankPoints<T>&, const KnnBoundary<T>&,                  \
+    const KnnProblem<T>&, const KnnWanted&, Backend, const RunControl&, Communicator&,             \
+    KnnLocalResults<T>&);                                                                          \
   template void sendKnnResultsHome(const KnnRankPoints<T>&, const KnnLocalResults<T>&, int,        \
     const KnnWanted&, Communicator&, const KnnResults<T>&);
 JZ_KNN_PHASES(float)

@@ -3,9 +3,11 @@
 //
 //   decomposeKnnPoints   sources and queries jointly cut into contiguous,
 //                        count-balanced ranges of the global z-order (§II-A)
-//   exchangeKnnGhosts    the sources within the proven K-th neighbour radius
-//                        of another rank's queries (§III-C), appended
-//   searchKnnLocally     the single-process search over local and ghost sources
+//   searchKnnLocally     the single-process search over the local sources,
+//                        on a tree kept for the next phase
+//   exchangeKnnGhosts    the sources within the local K-th neighbour distance
+//                        of another rank's queries (§III-C): its boundary
+//   searchKnnBoundary    the boundary queries again, with the ghosts
 //   sendKnnResultsHome   the results back to where each query came from
 //
 // computeKnnDistributed (KnnDistributed.cpp) runs them in this order.
@@ -16,11 +18,12 @@
 
 #include "jz/Distributed.h"
 #include "jz/Geometry.h"
+#include "jz/Tree.h"
 
 namespace jz
 {
-// One rank's points after the decomposition: its sources (local, then the
-// ghosts received) and its queries with their origin. In a self query the
+// One rank's points after the decomposition: its sources and its queries
+// with their origin. In a self query the
 // local sources, in order, are the queries and qryXyz stays empty.
 template <class T>
 struct KnnRankPoints
@@ -42,24 +45,6 @@ struct KnnRankPoints
 template <class T>
 KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Communicator& comm);
 
-// Phase "exchange ghosts": every local source within the K-th neighbour
-// radius bound of another rank's query regions goes to that rank, where it
-// is appended to the sources. Returns the number of ghosts received. With
-// `info`, the selection tree's build and the rest (radii, selection,
-// exchange) are timed as two stages.
-template <class T>
-std::size_t exchangeKnnGhosts(KnnRankPoints<T>& points, const KnnProblem<T>& problem,
-  Communicator& comm, RunInfo* info = nullptr);
-
-// The local search's results, per local query.
-template <class T>
-struct KnnLocalResults
-{
-  std::vector<T> smoothingLength, density;
-  std::vector<GlobalId> neighborIds; // k per query, when wanted
-  std::vector<T> neighborDistances;  // k per query, when wanted
-};
-
 // What the caller wants back; agreed over all ranks, since a rank without
 // points may pass no buffers or masses.
 struct KnnWanted
@@ -70,13 +55,68 @@ struct KnnWanted
   DensityEstimator estimator = DensityEstimator::SphCubicSpline;
 };
 
-// Phase "local walk": computeKnn over the local and ghost sources for the
-// local queries. An error on any rank (bad GPU, abort) throws the same Error
-// on every rank. The local run's backend and stage times go into `info`.
+// The local search's results, per local query.
 template <class T>
-KnnLocalResults<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnProblem<T>& problem,
+struct KnnLocalResults
+{
+  std::vector<T> smoothingLength, density;
+  std::vector<GlobalId> neighborIds; // k per query, when wanted
+  std::vector<T> neighborDistances;  // k per query, when wanted
+};
+
+// A rank's local search: the tree of its own sources (and separate queries),
+// and each local query's K nearest among the local sources only.
+template <class T>
+struct KnnLocalSearch
+{
+  ZTree<T> tree;
+  KnnLocalResults<T> results;
+  // Whether the results hold the K nearest local sources (false when the
+  // rank has fewer than K sources: then every answer waits for the ghosts).
+  bool bounded = false;
+};
+
+// Phase "local search": the tree (stage "local tree") and the search of the
+// local queries against the local sources (stage "local search"), on the
+// CPU on that tree, on a GPU with the one-rank kNN. A query's local K-th
+// distance bounds its global one, so the answers that no other rank's points
+// can change are final here. An error on any rank (bad GPU, abort) throws
+// the same Error on every rank.
+template <class T>
+KnnLocalSearch<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnProblem<T>& problem,
   const KnnWanted& wanted, Backend backend, const RunControl& control, Communicator& comm,
   RunInfo& info);
+
+// The part of a rank's search that other ranks' points may change: its
+// boundary queries, the local sources near them and the ghosts received.
+template <class T>
+struct KnnBoundary
+{
+  std::vector<Index> queries; // local query indices, ascending
+  std::vector<Index> sources; // local source indices within their reach, ascending
+  std::vector<T> ghostXyz;
+  std::vector<GlobalId> ghostIds;
+  std::vector<double> ghostMass; // when points.withMass
+  std::size_t numGhosts() const { return ghostIds.size(); }
+};
+
+// Phase "exchange ghosts" (§III-C): the local queries' regions (runs of a
+// leaf's queries: their box and largest local K-th distance) that may reach
+// another rank's points go to every rank; each rank sends back its sources
+// within them, and which regions it found any in. The queries of those
+// regions are the boundary; the local sources within the same regions join
+// them. Collective.
+template <class T>
+KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalSearch<T>& local,
+  const KnnProblem<T>& problem, Communicator& comm, RunInfo* info = nullptr);
+
+// Phase "boundary search": the boundary queries against the local sources
+// near them and the ghosts; their answers replace the local ones in
+// `results`. Errors as in searchKnnLocally.
+template <class T>
+void searchKnnBoundary(const KnnRankPoints<T>& points, const KnnBoundary<T>& boundary,
+  const KnnProblem<T>& problem, const KnnWanted& wanted, Backend backend, const RunControl& control,
+  Communicator& comm, KnnLocalResults<T>& results);
 
 // Phase "send home": every query's results to the rank and position it came
 // from, written into `results` (null buffers are skipped).

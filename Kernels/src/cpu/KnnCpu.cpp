@@ -185,16 +185,19 @@ void orderRunsByKey(ZTree<T>& tree, const GlobalId* ids)
         [&keyOf](Index a, Index b) { return keyOf.ofInput(a) < keyOf.ofInput(b); });
 }
 
-// The CPU walk's tree: leaves of up to 3072 / K points, 48 to 128 (N_max^(0)
+// The CPU walk's tree: leaves of up to 3072 / K points, 48 to 192 (N_max^(0)
 // of §II-C; the results do not depend on it). Small K gain most from larger
 // leaves: each source leaf is then visited once for more queries, and the
 // seed is mostly the own leaf. Measured at 1e6, 1 thread, against 48:
 // K = 16 uniform -9% at 128, halos.py -20%; K = 32 halos.py -17% at 96,
-// uniform even; K = 64 +9% (uniform) and +18% (halos.py) at 128.
+// uniform even; K = 64 +9% (uniform) and +18% (halos.py) at 128. Since the
+// seed's guess is carried across leaves (its full ranking is rare), 192
+// beats 128 at K = 16 (halos.py -9%, uniform -6%) and K = 7 (-4 to -6%), and
+// K = 1 is even; 256 lost at K = 1 (+15%).
 inline TreeBuildOptions knnTreeOptions(int k)
 {
   TreeBuildOptions options;
-  options.leafSize = std::clamp(3072 / std::max(k, 1), kLeafSize, 128);
+  options.leafSize = std::clamp(3072 / std::max(k, 1), kLeafSize, 192);
   return options;
 }
 
@@ -246,7 +249,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
     if (control.progress)
       buildControl.progress = [&](double f) { return control.progress(0.3 * f); };
     buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries, Index(numQueries),
-      per, problem.boxLo, knnTreeOptions(problem.k), tree, buildControl);
+      per, problem.boxLo, knnTreeOptions(problem.k), tree, buildControl, &info);
     orderRunsByKey(tree, problem.sourceIds);
   }
 

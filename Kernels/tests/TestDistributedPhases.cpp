@@ -668,6 +668,7 @@ JZ_TEST(KnnResultsGoHomeToTheirOrigin)
     for (std::size_t i = 0; i < perRank; ++i)
     {
       const int holder = int((r * 7 + i) % kRanks);
+      pts[holder].self = false; // separate queries: records with their index
       pts[holder].qryRank.push_back(r);
       pts[holder].qryIndex.push_back(jz::Index(perRank - 1 - i));
       const float tag = float(r * 10000 + (perRank - 1 - i));
@@ -706,6 +707,84 @@ JZ_TEST(KnnResultsGoHomeToTheirOrigin)
     });
   for (int r = 0; r < kRanks; ++r)
     JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+}
+
+// A self query's results go home along the decomposition's route, no
+// origin sent: rank s's block on each holder, in s's send order, lands at
+// the input positions s sent (a route built by hand, holders scattered),
+// with and without the neighbour lists, and a rank without result buffers.
+void checkKnnSelfResultsGoHomeAlongTheRoute(bool lists)
+{
+  const int k = 3;
+  const std::size_t perRank = 300;
+  std::vector<jz::KnnRankPoints<float>> pts(kRanks);
+  std::vector<jz::KnnLocalResults<float>> res(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+  {
+    pts[r].route.rank = r;
+    pts[r].route.send.resize(kRanks);
+    for (std::size_t i = 0; i < perRank; ++i)
+      pts[r].route.send[(std::size_t(r) * 7 + i * i / 5) % kRanks].push_back(jz::Index(i));
+  }
+  for (int holder = 0; holder < kRanks; ++holder)
+  {
+    jz::ZOrderRoute& route = pts[holder].route;
+    route.begin.assign(1, 0);
+    for (int s = 0; s < kRanks; ++s)
+    {
+      for (const jz::Index i : pts[s].route.send[holder])
+      {
+        const float tag = float(s * 10000 + int(i));
+        pts[holder].srcIds.push_back(jz::GlobalId(tag));
+        res[holder].smoothingLength.push_back(tag);
+        res[holder].density.push_back(-tag);
+        for (int j = 0; lists && j < k; ++j)
+        {
+          res[holder].neighborIds.push_back(jz::GlobalId(tag) * 10 + j);
+          res[holder].neighborDistances.push_back(tag + 0.25f * float(j));
+        }
+      }
+      route.begin.push_back(route.begin.back() + pts[s].route.send[holder].size());
+    }
+  }
+  jz::KnnWanted wanted;
+  wanted.neighborIds = wanted.neighborDistances = lists;
+  std::vector<int> bad(kRanks, 0);
+  jztest::ThreadWorld world(kRanks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      bad[r] += pts[r].numQueries() != pts[r].route.size();
+      std::vector<float> h(perRank, 0.5f), rho(perRank, 0.5f), dist(perRank * k, 0.5f);
+      std::vector<jz::GlobalId> ids(perRank * k, 7);
+      jz::KnnResults<float> out;
+      if (r != 1) // rank 1 wants nothing back
+      {
+        out.smoothingLength = h.data();
+        out.density = rho.data();
+        out.neighborIds = ids.data();
+        out.neighborDistances = dist.data();
+      }
+      jz::sendKnnResultsHome(pts[r], res[r], k, wanted, comm, out);
+      for (std::size_t i = 0; i < perRank; ++i)
+      {
+        const float tag = r == 1 ? 0.5f : float(r * 10000 + int(i));
+        bad[r] += h[i] != tag || rho[i] != (r == 1 ? tag : -tag);
+        for (int j = 0; j < k; ++j)
+          bad[r] += lists && r != 1 ? ids[i * k + j] != jz::GlobalId(tag) * 10 + j ||
+              dist[i * k + j] != tag + 0.25f * float(j)
+                                    : ids[i * k + j] != 7 || dist[i * k + j] != 0.5f;
+      }
+    });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
+}
+
+JZ_TEST(KnnSelfResultsGoHomeAlongTheRoute)
+{
+  checkKnnSelfResultsGoHomeAlongTheRoute(true);
+  checkKnnSelfResultsGoHomeAlongTheRoute(false);
 }
 
 JZ_TEST_MAIN()

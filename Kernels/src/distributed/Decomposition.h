@@ -349,4 +349,51 @@ V takeField(const char*& at)
   at += sizeof(V);
   return v;
 }
+
+// Sends values of this rank's local points (in route order) back to the
+// rank each came from, along `route`, with no origin stored or sent: the
+// block of rank s, [route.begin[s], route.begin[s + 1]), goes back to s as
+// one piece of count * bytesPerPoint bytes, written by pack(begin, count,
+// out), and s receives it in the order it sent those points (route.send of
+// s): unpack(list, in) with list the input indices of the piece. Layout
+// within a piece is the caller's (pieces lie side by side in one buffer, so
+// unaligned: read and write them with memcpy). This rank's own points,
+// route.own() at route.begin[route.rank], are left to the caller. One
+// allToAllInto. Collective.
+template <class Pack, class Unpack>
+void sendHomeAlongRoute(const ZOrderRoute& route, std::size_t bytesPerPoint, const Pack& pack,
+  const Unpack& unpack, Communicator& comm)
+{
+  const std::size_t ranks = route.send.size();
+  std::size_t numSent = 0, numReceived = 0;
+  for (std::size_t r = 0; r < ranks; ++r)
+    if (int(r) != route.rank)
+    {
+      numSent += route.begin[r + 1] - route.begin[r];
+      numReceived += route.send[r].size();
+    }
+  const std::unique_ptr<char[]> out = newHugeArray<char>(numSent * bytesPerPoint + 1);
+  const std::unique_ptr<char[]> in = newHugeArray<char>(numReceived * bytesPerPoint + 1);
+  std::vector<const char*> send(ranks, nullptr);
+  std::vector<char*> recv(ranks, nullptr);
+  std::vector<std::size_t> sendBytes(ranks, 0), recvBytes(ranks, 0);
+  std::size_t sent = 0, received = 0;
+  for (std::size_t r = 0; r < ranks; ++r)
+  {
+    if (int(r) == route.rank)
+      continue;
+    const std::size_t begin = route.begin[r], count = route.begin[r + 1] - begin;
+    pack(begin, count, out.get() + sent);
+    send[r] = out.get() + sent;
+    sendBytes[r] = count * bytesPerPoint;
+    sent += sendBytes[r];
+    recv[r] = in.get() + received;
+    recvBytes[r] = route.send[r].size() * bytesPerPoint;
+    received += recvBytes[r];
+  }
+  comm.allToAllInto(send, sendBytes, recv, recvBytes);
+  for (std::size_t r = 0; r < ranks; ++r)
+    if (int(r) != route.rank)
+      unpack(route.send[r], static_cast<const char*>(recv[r]));
+}
 } // namespace jz

@@ -605,56 +605,29 @@ template <class Code, class CodeOf>
 void sendCodesHome(const ZOrderRoute& route, const CodeOf& codeOf, const FofGroupNumbers& numbers,
   Communicator& comm, GlobalId* groupId, GlobalId* groupSize)
 {
-  const std::size_t ranks = route.send.size();
   auto write = [&](Index input, GlobalId c)
   {
     groupId[input] = c >= 0 ? c : GlobalId(-1);
     groupSize[input] = c >= 0 ? numbers.sizeOfGroup[std::size_t(c)] : -c;
   };
-  // This rank's own points in place; the others' blocks side by side in
-  // one send and one receive buffer.
-  std::vector<const char*> send(ranks, nullptr);
-  std::vector<char*> recv(ranks, nullptr);
-  std::vector<std::size_t> sendBytes(ranks, 0), recvBytes(ranks, 0);
-  std::size_t numSent = 0, numReceived = 0;
-  for (std::size_t r = 0; r < ranks; ++r)
-    if (int(r) != route.rank)
-    {
-      numSent += route.begin[r + 1] - route.begin[r];
-      numReceived += route.send[r].size();
-    }
-  const std::unique_ptr<Code[]> out = newHugeArray<Code>(numSent + 1);
-  const std::unique_ptr<Code[]> in = newHugeArray<Code>(numReceived + 1);
-  std::size_t sent = 0, received = 0;
-  for (std::size_t r = 0; r < ranks; ++r)
-  {
-    const std::size_t begin = route.begin[r], count = route.begin[r + 1] - begin;
-    if (int(r) == route.rank)
+  // This rank's own points in place; the others' blocks along the route.
+  const std::vector<Index>& own = route.own();
+  const std::size_t ownBegin = route.begin[route.rank];
+  for (std::size_t j = 0; j < own.size(); ++j)
+    write(own[j], codeOf(ownBegin + j));
+  sendHomeAlongRoute(
+    route, sizeof(Code),
+    [&](std::size_t begin, std::size_t count, char* out)
     {
       for (std::size_t j = 0; j < count; ++j)
-        write(route.send[r][j], codeOf(begin + j));
-      continue;
-    }
-    for (std::size_t j = 0; j < count; ++j)
-      out[sent + j] = Code(codeOf(begin + j));
-    send[r] = reinterpret_cast<const char*>(out.get() + sent);
-    sendBytes[r] = count * sizeof(Code);
-    sent += count;
-    recv[r] = reinterpret_cast<char*>(in.get() + received);
-    recvBytes[r] = route.send[r].size() * sizeof(Code);
-    received += route.send[r].size();
-  }
-  comm.allToAllInto(send, sendBytes, recv, recvBytes);
-  received = 0;
-  for (std::size_t r = 0; r < ranks; ++r)
-  {
-    if (int(r) == route.rank)
-      continue;
-    const std::vector<Index>& list = route.send[r];
-    for (std::size_t j = 0; j < list.size(); ++j)
-      write(list[j], GlobalId(in[received + j]));
-    received += list.size();
-  }
+        putField(out, Code(codeOf(begin + j)));
+    },
+    [&](const std::vector<Index>& list, const char* in)
+    {
+      for (const Index i : list)
+        write(i, GlobalId(takeField<Code>(in)));
+    },
+    comm);
 }
 } // namespace
 

@@ -35,31 +35,23 @@ enum : std::uint8_t
 };
 
 // decomposeKnnPoints for a self query: every point is a source and a query,
-// so each field moves straight into its array (routeInZOrder).
+// so each field moves straight into its array (routeInZOrder), and the
+// route, kept, is the queries' origin (nothing more travels).
 template <class T, class At>
 KnnRankPoints<T> decomposeSelfQuery(
   const KnnProblem<T>& problem, bool withMass, const At& at, Communicator& comm)
 {
-  const ZOrderRoute route = routeInZOrder<T>(problem.numSources, at, comm);
-  const std::size_t n = route.size();
   KnnRankPoints<T> points;
+  points.route = routeInZOrder<T>(problem.numSources, at, comm);
+  const ZOrderRoute& route = points.route;
   points.self = true;
   points.withMass = withMass;
-  sizeSourceArrays(points, n);
-  resizeHugePages(points.qryRank, n);
-  resizeHugePages(points.qryIndex, n);
+  sizeSourceArrays(points, route.size());
   RouteScratch scratch;
   moveAlongRoute(route, 3, at, points.srcXyz.data(), scratch, comm);
   moveAlongRoute(
     route, 1, [&](std::size_t i, GlobalId* v) { *v = problem.sourceIds[i]; }, points.srcIds.data(),
     scratch, comm);
-  // Each query's origin rank is where its block lies: nothing to send.
-  for (std::size_t r = 0; r + 1 < route.begin.size(); ++r)
-    std::fill(points.qryRank.begin() + std::ptrdiff_t(route.begin[r]),
-      points.qryRank.begin() + std::ptrdiff_t(route.begin[r + 1]), std::int32_t(r));
-  moveAlongRoute(
-    route, 1, [&](std::size_t i, Index* v) { *v = Index(i); }, points.qryIndex.data(), scratch,
-    comm);
   if (withMass)
     moveAlongRoute(
       route, 1,
@@ -493,10 +485,87 @@ void searchKnnBoundary(const KnnRankPoints<T>& points, const KnnBoundary<T>& bou
   }
 }
 
+namespace
+{
+// sendKnnResultsHome for a self query: local query q is route position q
+// (the local results are indexed by query, not by the tree's order), so the
+// results go back along the route, per origin rank one block of its h, then
+// rho[, then K ids][, then K distances] per query, in the order it sent
+// them, and are written straight into the caller's arrays.
+template <class T>
+void sendSelfResultsHome(const ZOrderRoute& route, const KnnLocalResults<T>& local, int k,
+  const KnnWanted& wanted, Communicator& comm, const KnnResults<T>& results)
+{
+  const std::size_t kk = std::size_t(k);
+  const std::size_t idBytes = wanted.neighborIds ? kk * sizeof(GlobalId) : 0;
+  const std::size_t distanceBytes = wanted.neighborDistances ? kk * sizeof(T) : 0;
+  // Query q of a received piece of n queries (its blocks side by side at
+  // `in`), to input position i.
+  auto store = [&](const char* in, std::size_t n, std::size_t q, Index i)
+  {
+    const char* ids = in + 2 * n * sizeof(T);
+    const char* distances = ids + n * idBytes;
+    if (results.smoothingLength)
+      std::memcpy(&results.smoothingLength[i], in + q * sizeof(T), sizeof(T));
+    if (results.density)
+      std::memcpy(&results.density[i], in + (n + q) * sizeof(T), sizeof(T));
+    if (idBytes && results.neighborIds)
+      std::memcpy(&results.neighborIds[std::size_t(i) * kk], ids + q * idBytes, idBytes);
+    if (distanceBytes && results.neighborDistances)
+      std::memcpy(&results.neighborDistances[std::size_t(i) * kk], distances + q * distanceBytes,
+        distanceBytes);
+  };
+  // This rank's own queries in place.
+  const std::vector<Index>& own = route.own();
+  const std::size_t ownBegin = route.begin[route.rank];
+  for (std::size_t j = 0; j < own.size(); ++j)
+  {
+    const std::size_t q = ownBegin + j;
+    if (results.smoothingLength)
+      results.smoothingLength[own[j]] = local.smoothingLength[q];
+    if (results.density)
+      results.density[own[j]] = local.density[q];
+    if (idBytes && results.neighborIds)
+      std::copy_n(&local.neighborIds[q * kk], kk, &results.neighborIds[std::size_t(own[j]) * kk]);
+    if (distanceBytes && results.neighborDistances)
+      std::copy_n(
+        &local.neighborDistances[q * kk], kk, &results.neighborDistances[std::size_t(own[j]) * kk]);
+  }
+  sendHomeAlongRoute(
+    route, 2 * sizeof(T) + idBytes + distanceBytes,
+    [&](std::size_t begin, std::size_t count, char* out)
+    {
+      auto put = [&](const void* from, std::size_t bytes)
+      {
+        if (bytes > 0)
+          std::memcpy(out, from, bytes);
+        out += bytes;
+      };
+      put(local.smoothingLength.data() + begin, count * sizeof(T));
+      put(local.density.data() + begin, count * sizeof(T));
+      if (idBytes)
+        put(local.neighborIds.data() + begin * kk, count * idBytes);
+      if (distanceBytes)
+        put(local.neighborDistances.data() + begin * kk, count * distanceBytes);
+    },
+    [&](const std::vector<Index>& list, const char* in)
+    {
+      for (std::size_t j = 0; j < list.size(); ++j)
+        store(in, list.size(), j, list[j]);
+    },
+    comm);
+}
+} // namespace
+
 template <class T>
 void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>& local, int k,
   const KnnWanted& wanted, Communicator& comm, const KnnResults<T>& results)
 {
+  if (points.self)
+  {
+    sendSelfResultsHome(points.route, local, k, wanted, comm, results);
+    return;
+  }
   // Records (query index, h, rho[, ids][, distances]) packed in place; this
   // rank's own queries are written in place.
   const int ranks = comm.size(), me = comm.rank();

@@ -20,11 +20,15 @@
 #include "jz/Geometry.h"
 #include "jz/Tree.h"
 
+#include "Decomposition.h"
+
 namespace jz
 {
 // One rank's points after the decomposition: its sources and its queries
-// with their origin. In a self query the
-// local sources, in order, are the queries and qryXyz stays empty.
+// with their origin. In a self query the local sources, in order, are the
+// queries, qryXyz, qryRank and qryIndex stay empty, and the origin is the
+// route (rank s's points are the block [route.begin[s], route.begin[s + 1])
+// in s's send order route.send[s]: the results go home along it, as FoF's).
 template <class T>
 struct KnnRankPoints
 {
@@ -33,11 +37,12 @@ struct KnnRankPoints
   std::vector<GlobalId> srcIds;
   std::vector<double> srcMass; // only when some rank has masses (withMass)
   bool withMass = false;
+  ZOrderRoute route; // a self query's decomposition (else empty)
   std::vector<T> qryXyz;
-  std::vector<std::int32_t> qryRank; // per query: the rank it came from
-  std::vector<Index> qryIndex;       // per query: its index there
+  std::vector<std::int32_t> qryRank; // separate queries: the rank each came from
+  std::vector<Index> qryIndex;       // separate queries: its index there
   std::size_t numSources() const { return srcIds.size(); }
-  std::size_t numQueries() const { return qryIndex.size(); }
+  std::size_t numQueries() const { return self ? srcIds.size() : qryIndex.size(); }
 };
 
 // Phase "decompose". `self` must be the same on every rank (a self query when
@@ -119,7 +124,10 @@ void searchKnnBoundary(const KnnRankPoints<T>& points, const KnnBoundary<T>& bou
   Communicator& comm, KnnLocalResults<T>& results);
 
 // Phase "send home": every query's results to the rank and position it came
-// from, written into `results` (null buffers are skipped).
+// from, written into `results` (null buffers are skipped). A self query's
+// go back along the route, per origin rank one block of h, rho[, K ids][, K
+// distances] in its send order; separate queries' as records with their
+// index.
 template <class T>
 void sendKnnResultsHome(const KnnRankPoints<T>& points, const KnnLocalResults<T>& local, int k,
   const KnnWanted& wanted, Communicator& comm, const KnnResults<T>& results);

@@ -658,6 +658,19 @@ JZ_TEST(ResultsGoHomeToTheirOrigin)
   }
 }
 
+// A query's results made from a tag, so that where they land tells whose
+// they were: h = tag, rho = -tag, ids tag * 10 + j, distances tag + j / 4.
+void pushTaggedResult(jz::KnnLocalResults<float>& res, float tag, int k, bool lists)
+{
+  res.smoothingLength.push_back(tag);
+  res.density.push_back(-tag);
+  for (int j = 0; lists && j < k; ++j)
+  {
+    res.neighborIds.push_back(jz::GlobalId(tag) * 10 + j);
+    res.neighborDistances.push_back(tag + 0.25f * float(j));
+  }
+}
+
 JZ_TEST(KnnResultsGoHomeToTheirOrigin)
 {
   const int k = 3;
@@ -671,14 +684,7 @@ JZ_TEST(KnnResultsGoHomeToTheirOrigin)
       pts[holder].self = false; // separate queries: records with their index
       pts[holder].qryRank.push_back(r);
       pts[holder].qryIndex.push_back(jz::Index(perRank - 1 - i));
-      const float tag = float(r * 10000 + (perRank - 1 - i));
-      res[holder].smoothingLength.push_back(tag);
-      res[holder].density.push_back(-tag);
-      for (int j = 0; j < k; ++j)
-      {
-        res[holder].neighborIds.push_back(jz::GlobalId(tag) * 10 + j);
-        res[holder].neighborDistances.push_back(tag + 0.25f * float(j));
-      }
+      pushTaggedResult(res[holder], float(r * 10000 + (perRank - 1 - i)), k, true);
     }
   jz::KnnWanted wanted;
   wanted.neighborIds = wanted.neighborDistances = true;
@@ -736,13 +742,7 @@ void checkKnnSelfResultsGoHomeAlongTheRoute(bool lists)
       {
         const float tag = float(s * 10000 + int(i));
         pts[holder].srcIds.push_back(jz::GlobalId(tag));
-        res[holder].smoothingLength.push_back(tag);
-        res[holder].density.push_back(-tag);
-        for (int j = 0; lists && j < k; ++j)
-        {
-          res[holder].neighborIds.push_back(jz::GlobalId(tag) * 10 + j);
-          res[holder].neighborDistances.push_back(tag + 0.25f * float(j));
-        }
+        pushTaggedResult(res[holder], tag, k, lists);
       }
       route.begin.push_back(route.begin.back() + pts[s].route.send[holder].size());
     }

@@ -575,11 +575,13 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
     : 0.0;
   std::vector<double> radius(rows);
   for (std::size_t r = 0; r < rows; ++r)
-    radius[r] = std::min(rMax,
-      std::max(2 * spacing,
-        in.rowMass.size() == rows && in.rowMass[r] > 0
-          ? std::cbrt(3 * 8 * in.rowMass[r] / (4 * kPi * threshold))
-          : 0.125 * rMax));
+  {
+    const double guess = in.rowMass.size() == rows && in.rowMass[r] > 0
+      ? std::cbrt(3 * 8 * in.rowMass[r] / (4 * kPi * threshold))
+      : 0.0;
+    // Positive (an underflowed guess could never grow by retries), up to rMax.
+    radius[r] = std::min(rMax, std::max(2 * spacing, guess > 0 ? guess : 0.125 * rMax));
+  }
   out.soRadius.assign(rows, 0.0);
   out.soMass.assign(rows, 0.0);
   out.soCount.assign(rows, 0);

@@ -343,12 +343,15 @@ JZ_TEST(SoManyCentres)
 
 // FoF masses far below the SO masses: on one rank every centre's profile is
 // retried in its thread with three times the radius (HaloProperties.cpp,
-// soOnGrid); on several, in rounds; both as the reference.
+// soOnGrid); on several, in rounds; both as the reference; and FoF masses so
+// small that the trial radius would underflow to 0.
 JZ_TEST(SoRetriesFromSmallTrialRadii)
 {
   double retries = -1;
   checkCase<double>(makeCase("clustered", 6000, true), "small trial radii", true, 1e-9, &retries);
   JZ_CHECK_MSG(retries > 0, "no SO retries on one rank (" << retries << ")");
+  // A FoF mass whose trial radius underflows to 0 (it could never grow).
+  checkCase<double>(makeCase("clustered", 3000, true), "underflowing trial radii", false, 1e-320);
 }
 
 JZ_TEST(SoCrowdedPeriodic)

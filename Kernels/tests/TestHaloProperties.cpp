@@ -162,8 +162,8 @@ Reference reference(
 // Runs the kernel on `ranks` simulated ranks (contiguous shares; row g owned
 // by rank g % ranks) and returns the rows in GroupId order.
 template <class T>
-jz::HaloProperties run(
-  const Case& c, int ranks, const jz::HaloPropertiesOptions& o, const std::vector<double>& com)
+jz::HaloProperties run(const Case& c, int ranks, const jz::HaloPropertiesOptions& o,
+  const std::vector<double>& com, double rowMass = 10.0, jz::RunInfo* info0 = nullptr)
 {
   const std::size_t n = c.mass.size();
   std::vector<T> pts(c.xyz.begin(), c.xyz.end());
@@ -193,7 +193,7 @@ jz::HaloProperties run(
         {
           in.rowGroupId.push_back(jz::GlobalId(g));
           in.rowCenterOfMass.insert(in.rowCenterOfMass.end(), &com[3 * g], &com[3 * g] + 3);
-          in.rowMass.push_back(10.0);
+          in.rowMass.push_back(rowMass);
         }
       in.periodic = c.periodic;
       for (int k = 0; k < 3; ++k)
@@ -203,7 +203,9 @@ jz::HaloProperties run(
       }
       jz::RunControl control;
       control.numThreads = 2;
-      jz::computeHaloProperties(comm, in, o, parts[r], control);
+      const jz::RunInfo info = jz::computeHaloProperties(comm, in, o, parts[r], control);
+      if (r == 0 && info0)
+        *info0 = info;
       rowsOf[r] = in.rowGroupId;
     });
   for (int r = 0; r < ranks; ++r)
@@ -226,8 +228,11 @@ jz::HaloProperties run(
   return all;
 }
 
+// rowMass: the FoF mass given for every row (the first SO trial radius);
+// retries: the count of centres the one-rank run retried with a larger one.
 template <class T>
-void checkCase(Case c, const std::string& kind, bool centres)
+void checkCase(
+  Case c, const std::string& kind, bool centres, double rowMass = 10.0, double* retries = nullptr)
 {
   const std::size_t n = c.mass.size();
   jz::HaloPropertiesOptions o;
@@ -250,7 +255,11 @@ void checkCase(Case c, const std::string& kind, bool centres)
     reference(c, o.softening, o.overdensity, o.referenceDensity, centres ? nullptr : &com);
   for (int ranks : { 1, 2, 3 })
   {
-    const jz::HaloProperties got = run<T>(c, ranks, o, com);
+    jz::RunInfo info;
+    const jz::HaloProperties got = run<T>(c, ranks, o, com, rowMass, &info);
+    for (const auto& counter : info.counters)
+      if (ranks == 1 && retries && counter.first == "SO retries")
+        *retries = counter.second;
     int nonzero = 0;
     for (std::size_t g = 0; g < c.G; ++g)
     {
@@ -330,6 +339,19 @@ JZ_TEST(SoManyCentres)
 {
   check<double>("clustered", true, true, 8000, 0, 100);
   check<float>("uniform", false, false, 8000, 0, 100);
+}
+
+// FoF masses far below the SO masses: on one rank every centre's profile is
+// retried in its thread with three times the radius (HaloProperties.cpp,
+// soOnGrid); on several, in rounds; both as the reference; and FoF masses so
+// small that the trial radius would underflow to 0.
+JZ_TEST(SoRetriesFromSmallTrialRadii)
+{
+  double retries = -1;
+  checkCase<double>(makeCase("clustered", 6000, true), "small trial radii", true, 1e-9, &retries);
+  JZ_CHECK_MSG(retries > 0, "no SO retries on one rank (" << retries << ")");
+  // A FoF mass whose trial radius underflows to 0 (it could never grow).
+  checkCase<double>(makeCase("clustered", 3000, true), "underflowing trial radii", false, 1e-320);
 }
 
 JZ_TEST(SoCrowdedPeriodic)

@@ -80,7 +80,9 @@ struct HaloProperties
 // group's kd-tree cannot rule out (src/cpu/PotentialCentreBounds.h): the
 // exact argmin. A large group without a pronounced minimum (the bounds' work
 // budget runs out) is ranked by tree potentials, its 64 lowest summed.
-constexpr std::size_t kDirectCentreLimit = 4096;
+// 7168: the measured crossover on halo-like groups (the symmetric pass takes
+// n^2 / 2 pair terms; the bounds about 10-14 ms per group of 5,000-8,000).
+constexpr std::size_t kDirectCentreLimit = 7168;
 
 // Collective over comm. Throws Error on bad options (Delta <= 0, rho_ref <= 0,
 // eps < 0), the same on every rank.

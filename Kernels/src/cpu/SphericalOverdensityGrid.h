@@ -18,6 +18,7 @@
 
 #include "../walk/BoxMetric.h"
 #include "jz/Geometry.h"
+#include "jz/HugePages.h"
 
 namespace jz
 {
@@ -38,8 +39,10 @@ public:
     }
     const std::size_t total = std::size_t(cells_) * cells_ * cells_;
     // Memory is dear to touch: the cell of each particle (32 bits; cells_
-    // <= 256), then the wrapped points scattered into cell order.
-    std::vector<std::uint32_t> cellOf(n);
+    // <= 256), then the wrapped points scattered into cell order, all on
+    // huge pages (4 KiB faults would cost more than the sort).
+    std::vector<std::uint32_t> cellOf;
+    resizeHugePages(cellOf, n);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (long long j = 0; j < (long long)n; ++j)
     {
@@ -50,14 +53,14 @@ public:
         c[k] = std::clamp(int(std::floor((double(y[k]) - lo_[k]) / width_[k])), 0, cells_ - 1);
       cellOf[j] = std::uint32_t(index(c[0], c[1], c[2]));
     }
-    start_.assign(total + 1, 0);
+    assignOnHugePages(start_, total + 1, std::size_t(0));
     for (std::size_t j = 0; j < n; ++j)
       ++start_[cellOf[j] + 1];
     for (std::size_t c = 0; c < total; ++c)
       start_[c + 1] += start_[c];
     std::vector<std::size_t> next(start_.begin(), start_.end() - 1);
-    xyz_.resize(3 * n);
-    mass_.resize(n);
+    resizeHugePages(xyz_, 3 * n);
+    resizeHugePages(mass_, n);
     for (std::size_t j = 0; j < n; ++j)
     {
       const std::size_t s = next[cellOf[j]]++;
@@ -83,26 +86,28 @@ public:
   void collect(const std::vector<double>& centres, const std::vector<double>& radius2, int threads,
     std::vector<std::vector<std::pair<double, double>>>& found) const
   {
-    const BoxMetric<true> metric{ per_ };
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
     for (long long i = 0; i < (long long)radius2.size(); ++i)
-    {
-      const double* c = &centres[3 * i];
-      const double r2max = radius2[i];
-      auto& out = found[i];
-      forEachCell(c, r2max,
-        [&](std::size_t cell)
+      collectOne(&centres[3 * i], radius2[i], found[i]);
+  }
+
+  // (r^2, m) of the particles within sqrt(r2max) of one centre c (wrapped
+  // into the box), appended to out.
+  void collectOne(const double* c, double r2max, std::vector<std::pair<double, double>>& out) const
+  {
+    const BoxMetric<true> metric{ per_ };
+    forEachCell(c, r2max,
+      [&](std::size_t cell)
+      {
+        for (std::size_t s = start_[cell]; s < start_[cell + 1]; ++s)
         {
-          for (std::size_t s = start_[cell]; s < start_[cell + 1]; ++s)
-          {
-            const double y[3] = { double(xyz_[3 * s]), double(xyz_[3 * s + 1]),
-              double(xyz_[3 * s + 2]) };
-            const double r2 = metric.point2(c, y);
-            if (r2 <= r2max)
-              out.emplace_back(r2, mass_[s]);
-          }
-        });
-    }
+          const double y[3] = { double(xyz_[3 * s]), double(xyz_[3 * s + 1]),
+            double(xyz_[3 * s + 2]) };
+          const double r2 = metric.point2(c, y);
+          if (r2 <= r2max)
+            out.emplace_back(r2, mass_[s]);
+        }
+      });
   }
 
 private:

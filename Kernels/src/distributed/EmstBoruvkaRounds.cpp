@@ -1,0 +1,547 @@
+// The distributed Borůvka rounds (phase "rounds" of EmstPhases.h). Each
+// round:
+//  1. every point searches this rank's tree for its lightest edge into
+//     another component, under its component's bound (the lightest edge
+//     found so far: first a z-order neighbour's, then the search's own);
+//  2. a point whose bound reaches another rank's cover asks that rank, which
+//     searches its tree for the same (the boundary queries);
+//  3. each component's lightest edge: on its rank, or, for a component that
+//     spans ranks, the lightest of the ranks' (allgathered: such components
+//     are joined by the few cross-rank edges);
+//  4. merges: an edge between two components that both lie on this rank only
+//     is united here; every other chosen edge is allgathered, and every rank
+//     runs the same union-find over labels, told by each rank which of its
+//     local merges the allgathered edges touch. New labels are the smallest
+//     global id of each component, so every rank agrees.
+// Borůvka under the strict edge order (weight, smaller id, larger id) adds
+// only edges of the unique minimum tree: the result is the serial edge set.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "EmstBoruvkaEdge.h"
+#include "EmstLabelUnion.h"
+#include "EmstPhases.h"
+
+namespace jz
+{
+namespace
+{
+using SearchStack = std::vector<std::pair<double, std::pair<int, Index>>>;
+
+inline double loadDouble(const double* slot)
+{
+  double v;
+  __atomic_load(slot, &v, __ATOMIC_RELAXED);
+  return v;
+}
+
+inline void lowerDouble(double* slot, double value)
+{
+  double seen = loadDouble(slot);
+  while (value < seen &&
+    !__atomic_compare_exchange(slot, &seen, &value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+  {
+  }
+}
+
+template <class T>
+struct EdgeAsk
+{
+  EdgeQuery<T> query;
+  double bound2;
+  Index point; // sorted index on the asking rank
+};
+
+template <class T>
+struct EdgeAnswer
+{
+  Index point;  // the asker's
+  Index found;  // sorted index on the answering rank
+  double weight2;
+  GlobalId id, label;
+  T raw[3];
+};
+
+// Everything gathered by allGather from other ranks, for the traffic count.
+double receivedBytes(const std::vector<std::vector<char>>& blocks, int me)
+{
+  double b = 0;
+  for (std::size_t r = 0; r < blocks.size(); ++r)
+    if (int(r) != me)
+      b += double(blocks[r].size());
+  return b;
+}
+
+template <class V>
+std::vector<V> allGatherCounted(Communicator& comm, const std::vector<V>& mine, EmstTraffic& traffic)
+{
+  const std::vector<std::vector<char>> all = comm.allGather(toBytes(mine));
+  traffic.bytesReceived += receivedBytes(all, comm.rank());
+  std::vector<V> out;
+  for (const auto& b : all)
+  {
+    const std::vector<V> part = fromBytes<V>(b);
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+template <class T>
+class DistributedBoruvka
+{
+public:
+  DistributedBoruvka(const EmstRankPoints<T>& points, const double* core2, double maxBound2,
+    Communicator& comm, EmstTraffic& traffic)
+    : points_(points)
+    , core2_(core2)
+    , maxBound2_(maxBound2)
+    , comm_(comm)
+    , traffic_(traffic)
+    , me_(comm.rank())
+    , n_(points.tree.sources.size())
+    , comp_(n_)
+    , label_(points.ids)
+    , spanning_(n_, 0)
+    , nodeComp_(points.tree.planes.size())
+  {
+    std::iota(comp_.begin(), comp_.end(), Index(0));
+  }
+
+  std::vector<EmstEmitted<T>> run(RunInfo& info)
+  {
+    const std::int64_t total = allSum(comm_, std::int64_t(n_));
+    std::int64_t edges = 0;
+    int round = 0;
+    while (edges + 1 < total)
+    {
+      const std::int64_t added = runRound();
+      info.counters.emplace_back("components " + std::to_string(round), double(total - edges));
+      if (added == 0)
+      {
+        if (maxBound2_ < kInfinity)
+          break; // every component is final: the forest is complete
+        throw Error("distributed EMST: a Borůvka round added no edge (internal error)");
+      }
+      edges += added;
+      ++round;
+    }
+    info.counters.emplace_back("boruvka rounds", double(round));
+    return std::move(emitted_);
+  }
+
+private:
+  std::size_t numComps() const { return label_.size(); }
+
+  void raw(Index i, T* p) const
+  {
+    std::copy_n(points_.raw.data() + 3 * std::size_t(points_.routeIndex(i)), 3, p);
+  }
+
+  EmstSearchTree<T> searchTree() const
+  {
+    return EmstSearchTree<T>{ points_.tree, points_.ids.data(), core2_, comp_.data(),
+      label_.data(), &nodeComp_ };
+  }
+
+  EdgeQuery<T> queryOf(Index i) const
+  {
+    EdgeQuery<T> q;
+    points_.tree.sources.point(i, q.p);
+    q.id = points_.ids[i];
+    q.label = label_[comp_[i]];
+    q.core2 = core2_ ? core2_[i] : 0.0;
+    return q;
+  }
+
+  // One round; returns the number of edges added over all ranks.
+  std::int64_t runRound()
+  {
+    labelNodes();
+    seedBounds();
+    searchLocally();
+    shareSpanningBounds();
+    searchBoundary();
+    std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
+    return merge(spanningBest);
+  }
+
+  // Per plane and node: the local component of all its points, or mixed.
+  void labelNodes()
+  {
+    const ZTree<T>& tree = points_.tree;
+    for (std::size_t p = 0; p < tree.planes.size(); ++p)
+    {
+      const TreePlane<T>& plane = tree.planes[p];
+      const Index nodes = plane.numNodes();
+      nodeComp_[p].resize(nodes);
+      const Index* split = p == 0 ? plane.sourceSplit.data() : plane.childSplit.data();
+      const Index* below = p == 0 ? comp_.data() : nodeComp_[p - 1].data();
+#pragma omp parallel for schedule(static)
+      for (long long j = 0; j < (long long)nodes; ++j)
+      {
+        Index c = kEmptyTreeNode;
+        for (Index i = split[j]; i < split[j + 1] && c != kMixedNode; ++i)
+          if (below[i] != kEmptyTreeNode)
+            c = c == kEmptyTreeNode || c == below[i] ? below[i] : kMixedNode;
+        nodeComp_[p][j] = c;
+      }
+    }
+  }
+
+  double weight2(Index a, Index b) const
+  {
+    T pa[3], pb[3];
+    points_.tree.sources.point(a, pa);
+    points_.tree.sources.point(b, pb);
+    const double w = distance2(pa, pb, points_.tree.periodicity);
+    return core2_ ? std::max(w, std::max(core2_[a], core2_[b])) : w;
+  }
+
+  // Neighbours in z-order from different components give first bounds.
+  void seedBounds()
+  {
+    bound_.assign(numComps(), maxBound2_);
+    for (Index i = 0; i + 1 < n_; ++i)
+    {
+      const Index a = comp_[i], b = comp_[i + 1];
+      if (a == b)
+        continue;
+      const double w = weight2(i, i + 1);
+      bound_[a] = std::min(bound_[a], w);
+      bound_[b] = std::min(bound_[b], w);
+    }
+  }
+
+  void searchLocally()
+  {
+    localFound_.assign(n_, EdgeFound{});
+    const EmstSearchTree<T> st = searchTree();
+#pragma omp parallel
+    {
+      SearchStack stack;
+#pragma omp for schedule(dynamic, 256)
+      for (long long i = 0; i < (long long)n_; ++i)
+      {
+        double* slot = &bound_[comp_[i]];
+        double b = loadDouble(slot);
+        const EdgeQuery<T> q = queryOf(Index(i));
+        if (q.core2 > b)
+          continue;
+        const EdgeFound f = searchLightestEdge(st, q, b, stack);
+        if (f.found())
+        {
+          localFound_[i] = f;
+          lowerDouble(slot, f.weight2);
+        }
+      }
+    }
+  }
+
+  // The bounds of components on several ranks: the least of the ranks'.
+  void shareSpanningBounds()
+  {
+    std::vector<std::pair<GlobalId, double>> mine;
+    for (std::size_t c = 0; c < numComps(); ++c)
+      if (spanning_[c])
+        mine.emplace_back(label_[c], bound_[c]);
+    std::vector<std::pair<GlobalId, double>> all = allGatherCounted(comm_, mine, traffic_);
+    std::sort(all.begin(), all.end());
+    for (std::size_t c = 0; c < numComps(); ++c)
+      if (spanning_[c])
+      {
+        auto it = std::lower_bound(
+          all.begin(), all.end(), std::pair<GlobalId, double>(label_[c], -kInfinity));
+        bound_[c] = std::min(bound_[c], it->second);
+      }
+  }
+
+  // Points whose bound reaches another rank ask it; the answers that found
+  // an edge come back.
+  void searchBoundary()
+  {
+    const int ranks = comm_.size();
+    std::vector<std::vector<EdgeAsk<T>>> ask(ranks);
+    for (Index i = 0; i < n_; ++i)
+    {
+      const double b = bound_[comp_[i]];
+      const EdgeQuery<T> q = queryOf(i);
+      if (q.core2 > b)
+        continue;
+      for (int r = 0; r < ranks; ++r)
+        if (r != me_ && points_.cover.mayReach(q.p, r, b))
+          ask[r].push_back(EdgeAsk<T>{ q, b, i });
+    }
+    for (const auto& a : ask)
+      traffic_.boundaryQueries += double(a.size());
+    const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
+    std::vector<std::vector<EdgeAnswer<T>>> answers(ranks);
+    const EmstSearchTree<T> st = searchTree();
+    for (int r = 0; r < ranks; ++r)
+    {
+      traffic_.bytesReceived += double(asked[r].size() * sizeof(EdgeAsk<T>));
+      std::vector<EdgeAnswer<T>> found(asked[r].size());
+#pragma omp parallel
+      {
+        SearchStack stack;
+#pragma omp for schedule(dynamic, 64)
+        for (long long j = 0; j < (long long)asked[r].size(); ++j)
+        {
+          const EdgeAsk<T>& a = asked[r][j];
+          double b = a.bound2;
+          const EdgeFound f = searchLightestEdge(st, a.query, b, stack);
+          EdgeAnswer<T>& out = found[j];
+          out.point = a.point;
+          out.found = f.point;
+          if (!f.found())
+            continue;
+          out.weight2 = f.weight2;
+          out.id = f.id;
+          out.label = label_[comp_[f.point]];
+          raw(f.point, out.raw);
+        }
+      }
+      for (const EdgeAnswer<T>& a : found)
+        if (a.found != Index(-1))
+          answers[r].push_back(a);
+    }
+    foreignFound_ = allToAllTyped(comm_, answers);
+    for (const auto& a : foreignFound_)
+      traffic_.bytesReceived += double(a.size() * sizeof(EdgeAnswer<T>));
+  }
+
+  BoruvkaEdge<T> edgeFromPoint(Index i) const
+  {
+    BoruvkaEdge<T> e;
+    e.idA = points_.ids[i];
+    e.labelA = label_[comp_[i]];
+    e.rankA = me_;
+    e.pointA = i;
+    raw(i, e.rawA);
+    return e;
+  }
+
+  // Per local component its lightest edge from the local and the answers.
+  std::vector<BoruvkaEdge<T>> bestPerComponent() const
+  {
+    std::vector<BoruvkaEdge<T>> best(numComps());
+    auto offer = [&](const BoruvkaEdge<T>& e)
+    {
+      BoruvkaEdge<T>& b = best[comp_[e.pointA]];
+      if (e.lighterThan(b))
+        b = e;
+    };
+    for (Index i = 0; i < n_; ++i)
+    {
+      const EdgeFound& f = localFound_[i];
+      if (!f.found())
+        continue;
+      BoruvkaEdge<T> e = edgeFromPoint(i);
+      e.weight2 = f.weight2;
+      e.idB = f.id;
+      e.labelB = label_[comp_[f.point]];
+      e.rankB = me_;
+      e.pointB = f.point;
+      raw(f.point, e.rawB);
+      offer(e);
+    }
+    for (int r = 0; r < int(foreignFound_.size()); ++r)
+      for (const EdgeAnswer<T>& a : foreignFound_[r])
+      {
+        BoruvkaEdge<T> e = edgeFromPoint(a.point);
+        e.weight2 = a.weight2;
+        e.idB = a.id;
+        e.labelB = a.label;
+        e.rankB = r;
+        e.pointB = a.found;
+        std::copy_n(a.raw, 3, e.rawB);
+        offer(e);
+      }
+    return best;
+  }
+
+  // Components on several ranks: the lightest of the ranks' edges, the same
+  // list on every rank (by label).
+  std::vector<BoruvkaEdge<T>> reduceSpanning()
+  {
+    best_ = bestPerComponent();
+    std::vector<BoruvkaEdge<T>> mine;
+    for (std::size_t c = 0; c < numComps(); ++c)
+      if (spanning_[c] && best_[c].exists())
+        mine.push_back(best_[c]);
+    std::vector<BoruvkaEdge<T>> all = allGatherCounted(comm_, mine, traffic_);
+    std::sort(all.begin(), all.end(),
+      [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+      { return a.labelA != b.labelA ? a.labelA < b.labelA : a.lighterThan(b); });
+    std::vector<BoruvkaEdge<T>> out;
+    for (std::size_t k = 0; k < all.size(); ++k)
+      if (k == 0 || all[k].labelA != all[k - 1].labelA)
+        out.push_back(all[k]);
+    return out;
+  }
+
+  void emit(const BoruvkaEdge<T>& e)
+  {
+    const bool aFirst = e.idA < e.idB;
+    if ((aFirst ? e.rankA : e.rankB) != me_)
+      return;
+    EmstEmitted<T> out;
+    out.from = aFirst ? e.pointA : e.pointB;
+    out.fromId = e.low();
+    out.toId = e.high();
+    out.weight2 = e.weight2;
+    std::copy_n(aFirst ? e.rawB : e.rawA, 3, out.toRaw);
+    emitted_.push_back(out);
+  }
+
+  Index findLocal(std::vector<Index>& parent, Index c) const
+  {
+    while (parent[c] != c)
+    {
+      parent[c] = parent[parent[c]];
+      c = parent[c];
+    }
+    return c;
+  }
+
+  // The round's unions; returns the number of edges added over all ranks.
+  std::int64_t merge(const std::vector<BoruvkaEdge<T>>& spanningBest)
+  {
+    const std::size_t m = numComps();
+    std::vector<Index> parent(m);
+    std::iota(parent.begin(), parent.end(), Index(0));
+    std::vector<BoruvkaEdge<T>> proposals;
+    std::int64_t localAdded = 0;
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      const BoruvkaEdge<T>& e = best_[c];
+      if (spanning_[c] || !e.exists())
+        continue;
+      if (e.rankB == me_ && !spanning_[comp_[e.pointB]])
+      {
+        Index a = findLocal(parent, Index(c)), b = findLocal(parent, comp_[e.pointB]);
+        if (a == b)
+          continue;
+        parent[std::max(a, b)] = std::min(a, b);
+        emit(e);
+        ++localAdded;
+      }
+      else
+        proposals.push_back(e);
+    }
+    std::vector<BoruvkaEdge<T>> global = allGatherCounted(comm_, proposals, traffic_);
+    global.insert(global.end(), spanningBest.begin(), spanningBest.end());
+    std::sort(global.begin(), global.end(),
+      [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+      { return a.low() != b.low() ? a.low() < b.low() : a.high() < b.high(); });
+    global.erase(std::unique(global.begin(), global.end(),
+                   [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+                   { return a.low() == b.low() && a.high() == b.high(); }),
+      global.end());
+    for (const BoruvkaEdge<T>& e : global)
+      emit(e);
+    relabel(parent, global);
+    return allSum(comm_, localAdded) + std::int64_t(global.size());
+  }
+
+  // New labels: the local groups' smallest labels, joined over all ranks by
+  // the allgathered edges and each rank's pairs (label of a component that an
+  // allgathered edge touches, smallest label of its local group).
+  void relabel(std::vector<Index>& parent, const std::vector<BoruvkaEdge<T>>& global)
+  {
+    const std::size_t m = numComps();
+    std::vector<GlobalId> groupMin(m, GlobalId(-1));
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      GlobalId& g = groupMin[findLocal(parent, Index(c))];
+      g = g < 0 ? label_[c] : std::min(g, label_[c]);
+    }
+    std::vector<char> touched(m, 0);
+    for (const BoruvkaEdge<T>& e : global)
+    {
+      if (e.rankA == me_)
+        touched[comp_[e.pointA]] = 1;
+      if (e.rankB == me_)
+        touched[comp_[e.pointB]] = 1;
+    }
+    std::vector<std::pair<GlobalId, GlobalId>> pairs;
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      const GlobalId g = groupMin[findLocal(parent, Index(c))];
+      if (touched[c] && g != label_[c])
+        pairs.emplace_back(label_[c], g);
+    }
+    const std::vector<std::pair<GlobalId, GlobalId>> allPairs =
+      allGatherCounted(comm_, pairs, traffic_);
+    LabelUnion labels;
+    for (const GlobalId s : spanningLabels_)
+      labels.add(s);
+    for (const BoruvkaEdge<T>& e : global)
+      labels.unite(e.labelA, e.labelB);
+    for (const auto& p : allPairs)
+      labels.unite(p.first, p.second);
+
+    std::vector<GlobalId> next(m);
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      const GlobalId g = groupMin[findLocal(parent, Index(c))];
+      next[c] = labels.contains(g) ? labels.find(g) : g;
+    }
+    spanningLabels_ = labels.roots();
+    renumber(next);
+  }
+
+  // Components by ascending new label; the spanning ones flagged.
+  void renumber(const std::vector<GlobalId>& next)
+  {
+    std::vector<GlobalId> labels(next);
+    std::sort(labels.begin(), labels.end());
+    labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
+    std::vector<Index> index(next.size());
+    for (std::size_t c = 0; c < next.size(); ++c)
+      index[c] = Index(std::lower_bound(labels.begin(), labels.end(), next[c]) - labels.begin());
+    for (Index i = 0; i < n_; ++i)
+      comp_[i] = index[comp_[i]];
+    label_ = std::move(labels);
+    spanning_.assign(label_.size(), 0);
+    for (std::size_t c = 0; c < label_.size(); ++c)
+      spanning_[c] =
+        std::binary_search(spanningLabels_.begin(), spanningLabels_.end(), label_[c]) ? 1 : 0;
+  }
+
+  const EmstRankPoints<T>& points_;
+  const double* core2_;
+  double maxBound2_;
+  Communicator& comm_;
+  EmstTraffic& traffic_;
+  int me_;
+  Index n_;
+  std::vector<Index> comp_;      // per sorted point: local component
+  std::vector<GlobalId> label_;  // per local component: smallest global id
+  std::vector<char> spanning_;   // per local component: may lie on other ranks too
+  std::vector<GlobalId> spanningLabels_; // the same on every rank, ascending
+  std::vector<std::vector<Index>> nodeComp_;
+  std::vector<double> bound_; // per local component
+  std::vector<EdgeFound> localFound_;
+  std::vector<std::vector<EdgeAnswer<T>>> foreignFound_;
+  std::vector<BoruvkaEdge<T>> best_;
+  std::vector<EmstEmitted<T>> emitted_;
+};
+} // namespace
+
+template <class T>
+std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& points,
+  const double* core2, double maxBound2, int threads, Communicator& comm, EmstTraffic& traffic,
+  RunInfo& info)
+{
+  (void)threads;
+  return DistributedBoruvka<T>(points, core2, maxBound2, comm, traffic).run(info);
+}
+
+template std::vector<EmstEmitted<float>> runDistributedBoruvka<float>(const EmstRankPoints<float>&,
+  const double*, double, int, Communicator&, EmstTraffic&, RunInfo&);
+template std::vector<EmstEmitted<double>> runDistributedBoruvka<double>(
+  const EmstRankPoints<double>&, const double*, double, int, Communicator&, EmstTraffic&, RunInfo&);
+} // namespace jz

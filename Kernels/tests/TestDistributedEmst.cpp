@@ -162,7 +162,77 @@ void checkCase(const Case& c, std::size_t n, int ranks, const std::string& how)
     JZ_CHECK_MSG(wrong == 0, what << ": " << wrong << " core distances differ");
   }
 }
+
+// Equal, or both NaN (GLOSH gives 0/0 in blobs of identical points, serially too).
+bool same(double a, double b)
+{
+  return a == b || (std::isnan(a) && std::isnan(b));
+}
+
+// HDBSCAN* per point as the single-process run: cluster ids, probabilities,
+// outlier scores and core distances, bit for bit.
+template <class T>
+void checkHdbscan(const std::string& kind, jz::ClusterSelection selection, int ranks)
+{
+  const std::size_t n = 2000;
+  std::vector<T> xyz = jztest::makePoints<T>(kind, n, 3);
+  std::vector<GlobalId> ids(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ids[i] = GlobalId((i * 7919) % n) * 3 + 5;
+  jz::HdbscanOptions options;
+  options.minClusterSize = 15;
+  options.minSamples = 6;
+  options.selection = selection;
+  jz::EmstProblem<T> pr;
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  pr.ids = ids.data();
+  jz::HdbscanResult serial;
+  jz::computeHdbscan(pr, options, serial, jz::Backend::CPU);
+  std::vector<double> xyzD(xyz.begin(), xyz.end());
+  const std::vector<int> owner = partition("random", xyzD.data(), n, ranks);
+  const std::vector<Piece<T>> pieces = split(xyz, ids, owner, ranks);
+  std::vector<int> wrong(ranks, 0);
+  jztest::ThreadWorld world(ranks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      jz::EmstProblem<T> piece;
+      piece.points = pieces[r].xyz.data();
+      piece.numPoints = pieces[r].ids.size();
+      piece.ids = pieces[r].ids.data();
+      jz::HdbscanResult got;
+      jz::computeHdbscanDistributed(piece, options, comm, got, jz::Backend::CPU);
+      wrong[r] += got.numClusters != serial.numClusters;
+      for (std::size_t i = 0, k = 0; i < n; ++i)
+      {
+        if (owner[i] != r)
+          continue;
+        wrong[r] += got.clusterId[k] != serial.clusterId[i] ||
+          got.probability[k] != serial.probability[i] ||
+          !same(got.outlierScore[k], serial.outlierScore[i]) ||
+          got.coreDistance[k] != serial.coreDistance[i];
+        ++k;
+      }
+    });
+  int sum = 0;
+  for (int w : wrong)
+    sum += w;
+  JZ_CHECK_MSG(sum == 0, kind << " " << ranks << " ranks: " << sum << " points differ");
+  JZ_CHECK_MSG(serial.numClusters > 1, kind << ": a test that finds no clusters proves little");
+}
 } // namespace
+
+JZ_TEST(DistributedHdbscanEqualsSerial)
+{
+  for (int ranks : { 1, 2, 3, 4 })
+  {
+    checkHdbscan<double>("clustered", jz::ClusterSelection::ExcessOfMass, ranks);
+    checkHdbscan<float>("clustered", jz::ClusterSelection::Leaf, ranks);
+  }
+  checkHdbscan<double>("duplicates", jz::ClusterSelection::ExcessOfMass, 3);
+}
 
 JZ_TEST(DistributedEmstEqualsSerial)
 {

@@ -23,6 +23,7 @@
 
 #include "EmstBoruvkaEdge.h"
 #include "EmstLabelUnion.h"
+#include "../StageTimer.h"
 #include "EmstPhases.h"
 
 namespace jz
@@ -89,12 +90,53 @@ std::vector<V> allGatherCounted(Communicator& comm, const std::vector<V>& mine, 
   return out;
 }
 
+// An edge of this rank's own minimum spanning tree, in sorted indices.
+struct LocalTreeEdge
+{
+  Index a, b;
+  double weight2;
+};
+
+// The Euclidean tree (forest up to maxLength) of this rank's points alone,
+// by the single-process EMST with the global ids (so the same tie order).
+// The lightest edge from a component's local part to this rank's other
+// points crosses a cut of this rank's complete graph, so it is an edge of
+// this tree: a component's local candidate is the lightest tree edge it
+// touches, without a search.
+template <class T>
+std::vector<LocalTreeEdge> localTreeEdges(
+  const EmstRankPoints<T>& points, const EmstProblem<T>& piece, int threads)
+{
+  const Index n = Index(points.size());
+  std::vector<GlobalId> routeIds(n);
+  std::vector<Index> sortedOf(n);
+  for (Index i = 0; i < n; ++i)
+  {
+    routeIds[points.routeIndex(i)] = points.ids[i];
+    sortedOf[points.routeIndex(i)] = i;
+  }
+  EmstProblem<T> local = piece;
+  local.points = points.raw.data();
+  local.numPoints = n;
+  local.ids = routeIds.data();
+  local.metric = EmstMetric::Euclidean;
+  RunControl control;
+  control.numThreads = threads;
+  EmstEdges edges;
+  computeEmst(local, edges, Backend::CPU, control);
+  std::vector<LocalTreeEdge> out(edges.size());
+  for (std::size_t e = 0; e < edges.size(); ++e)
+    out[e] = LocalTreeEdge{ sortedOf[edges.from[e]], sortedOf[edges.to[e]], edges.weight2[e] };
+  return out;
+}
+
 template <class T>
 class DistributedBoruvka
 {
 public:
+  // localTree: this rank's own tree (Euclidean), or empty to search per point.
   DistributedBoruvka(const EmstRankPoints<T>& points, const double* core2, double maxBound2,
-    Communicator& comm, EmstTraffic& traffic)
+    std::vector<LocalTreeEdge> localTree, Communicator& comm, EmstTraffic& traffic)
     : points_(points)
     , core2_(core2)
     , maxBound2_(maxBound2)
@@ -105,7 +147,12 @@ public:
     , comp_(n_)
     , label_(points.ids)
     , spanning_(n_, 0)
-    , nodeComp_(points.tree.planes.size())
+    , nodeComp_(points.tree.planes.size() + points.coarse.size())
+    , localFound_(core2 ? n_ : 0)
+    , lowLocal_(core2 ? n_ : 0, 0.0f)
+    , lowForeign_(n_, 0.0f)
+    , useLocalTree_(!core2)
+    , localTree_(std::move(localTree))
   {
     std::iota(comp_.begin(), comp_.end(), Index(0));
   }
@@ -119,6 +166,7 @@ public:
     {
       const std::int64_t added = runRound();
       info.counters.emplace_back("components " + std::to_string(round), double(total - edges));
+      info.counters.emplace_back("boundary queries " + std::to_string(round), roundQueries_);
       if (added == 0)
       {
         if (maxBound2_ < kInfinity)
@@ -142,8 +190,8 @@ private:
 
   EmstSearchTree<T> searchTree() const
   {
-    return EmstSearchTree<T>{ points_.tree, points_.ids.data(), core2_, comp_.data(),
-      label_.data(), &nodeComp_ };
+    return EmstSearchTree<T>{ points_.tree, points_.coarse, points_.ids.data(), core2_,
+      comp_.data(), label_.data(), &nodeComp_ };
   }
 
   EdgeQuery<T> queryOf(Index i) const
@@ -160,8 +208,13 @@ private:
   std::int64_t runRound()
   {
     labelNodes();
-    seedBounds();
-    searchLocally();
+    if (useLocalTree_)
+      scanLocalTree();
+    else
+    {
+      seedBounds();
+      searchLocally();
+    }
     shareSpanningBounds();
     searchBoundary();
     std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
@@ -171,19 +224,18 @@ private:
   // Per plane and node: the local component of all its points, or mixed.
   void labelNodes()
   {
-    const ZTree<T>& tree = points_.tree;
-    for (std::size_t p = 0; p < tree.planes.size(); ++p)
+    const EmstSearchTree<T> st = searchTree();
+    for (int p = 0; p < st.numPlanes(); ++p)
     {
-      const TreePlane<T>& plane = tree.planes[p];
-      const Index nodes = plane.numNodes();
+      const Index nodes = st.numNodes(p);
       nodeComp_[p].resize(nodes);
-      const Index* split = p == 0 ? plane.sourceSplit.data() : plane.childSplit.data();
       const Index* below = p == 0 ? comp_.data() : nodeComp_[p - 1].data();
 #pragma omp parallel for schedule(static)
       for (long long j = 0; j < (long long)nodes; ++j)
       {
+        const auto [first, end] = st.range(p, Index(j));
         Index c = kEmptyTreeNode;
-        for (Index i = split[j]; i < split[j + 1] && c != kMixedNode; ++i)
+        for (Index i = first; i < end && c != kMixedNode; ++i)
           if (below[i] != kEmptyTreeNode)
             c = c == kEmptyTreeNode || c == below[i] ? below[i] : kMixedNode;
         nodeComp_[p][j] = c;
@@ -200,10 +252,23 @@ private:
     return core2_ ? std::max(w, std::max(core2_[a], core2_[b])) : w;
   }
 
-  // Neighbours in z-order from different components give first bounds.
+  // Neighbours in z-order from different components give first bounds, and
+  // so do the points whose local edge of the last round still leaves their
+  // component: that edge is still their lightest local one (the other
+  // components only shrank), so they are settled and do not search.
   void seedBounds()
   {
     bound_.assign(numComps(), maxBound2_);
+    for (Index i = 0; i < n_; ++i)
+    {
+      EdgeFound& f = localFound_[i];
+      if (!f.found())
+        continue;
+      if (comp_[f.point] == comp_[i])
+        f = EdgeFound{};
+      else
+        bound_[comp_[i]] = std::min(bound_[comp_[i]], f.weight2);
+    }
     for (Index i = 0; i + 1 < n_; ++i)
     {
       const Index a = comp_[i], b = comp_[i + 1];
@@ -215,9 +280,11 @@ private:
     }
   }
 
+  // The points that are not settled and whose lower bound does not exceed
+  // their component's bound search; what they find (or that nothing within
+  // the bound exists) raises their lower bound.
   void searchLocally()
   {
-    localFound_.assign(n_, EdgeFound{});
     const EmstSearchTree<T> st = searchTree();
 #pragma omp parallel
     {
@@ -225,12 +292,16 @@ private:
 #pragma omp for schedule(dynamic, 256)
       for (long long i = 0; i < (long long)n_; ++i)
       {
+        if (localFound_[i].found())
+          continue;
         double* slot = &bound_[comp_[i]];
         double b = loadDouble(slot);
         const EdgeQuery<T> q = queryOf(Index(i));
-        if (q.core2 > b)
+        if (q.core2 > b || double(lowLocal_[i]) > b)
           continue;
+        const double searched = b;
         const EdgeFound f = searchLightestEdge(st, q, b, stack);
+        lowLocal_[i] = std::max(lowLocal_[i], roundDownToFloat(f.found() ? f.weight2 : searched));
         if (f.found())
         {
           localFound_[i] = f;
@@ -238,6 +309,38 @@ private:
         }
       }
     }
+  }
+
+  // Per component the lightest edge of this rank's tree that leaves it; the
+  // edges inside a component are dropped for good.
+  void scanLocalTree()
+  {
+    bound_.assign(numComps(), maxBound2_);
+    treeBest_.assign(numComps(), kNoTreeEdge);
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < localTree_.size(); ++k)
+    {
+      const LocalTreeEdge e = localTree_[k];
+      const Index ca = comp_[e.a], cb = comp_[e.b];
+      if (ca == cb)
+        continue;
+      localTree_[kept] = e;
+      for (const Index c : { ca, cb })
+      {
+        std::size_t& best = treeBest_[c];
+        if (best == kNoTreeEdge || lighterTreeEdge(e, localTree_[best]))
+          best = kept;
+        bound_[c] = std::min(bound_[c], e.weight2);
+      }
+      ++kept;
+    }
+    localTree_.resize(kept);
+  }
+
+  bool lighterTreeEdge(const LocalTreeEdge& x, const LocalTreeEdge& y) const
+  {
+    const GlobalId* id = points_.ids.data();
+    return emstEdgeLess(x.weight2, id[x.a], id[x.b], y.weight2, id[y.a], id[y.b]);
   }
 
   // The bounds of components on several ranks: the least of the ranks'.
@@ -268,14 +371,19 @@ private:
     {
       const double b = bound_[comp_[i]];
       const EdgeQuery<T> q = queryOf(i);
-      if (q.core2 > b)
+      if (q.core2 > b || double(lowForeign_[i]) > b)
         continue;
       for (int r = 0; r < ranks; ++r)
         if (r != me_ && points_.cover.mayReach(q.p, r, b))
           ask[r].push_back(EdgeAsk<T>{ q, b, i });
+      // No other rank's point is within b but those the answers name.
+      lowForeign_[i] = std::max(lowForeign_[i], roundDownToFloat(b));
     }
+    double asks = 0;
     for (const auto& a : ask)
-      traffic_.boundaryQueries += double(a.size());
+      asks += double(a.size());
+    traffic_.boundaryQueries += asks;
+    roundQueries_ = asks;
     const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
     std::vector<std::vector<EdgeAnswer<T>>> answers(ranks);
     const EmstSearchTree<T> st = searchTree();
@@ -308,8 +416,12 @@ private:
           answers[r].push_back(a);
     }
     foreignFound_ = allToAllTyped(comm_, answers);
-    for (const auto& a : foreignFound_)
-      traffic_.bytesReceived += double(a.size() * sizeof(EdgeAnswer<T>));
+    for (const auto& list : foreignFound_)
+    {
+      traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
+      for (const EdgeAnswer<T>& a : list)
+        lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
+    }
   }
 
   BoruvkaEdge<T> edgeFromPoint(Index i) const
@@ -333,7 +445,23 @@ private:
       if (e.lighterThan(b))
         b = e;
     };
-    for (Index i = 0; i < n_; ++i)
+    for (std::size_t c = 0; c < treeBest_.size() && useLocalTree_; ++c)
+    {
+      if (treeBest_[c] == kNoTreeEdge)
+        continue;
+      const LocalTreeEdge& t = localTree_[treeBest_[c]];
+      const bool aHere = comp_[t.a] == Index(c);
+      BoruvkaEdge<T> e = edgeFromPoint(aHere ? t.a : t.b);
+      const Index other = aHere ? t.b : t.a;
+      e.weight2 = t.weight2;
+      e.idB = points_.ids[other];
+      e.labelB = label_[comp_[other]];
+      e.rankB = me_;
+      e.pointB = other;
+      raw(other, e.rawB);
+      offer(e);
+    }
+    for (Index i = 0; i < n_ && !useLocalTree_; ++i)
     {
       const EdgeFound& f = localFound_[i];
       if (!f.found())
@@ -524,24 +652,42 @@ private:
   std::vector<GlobalId> spanningLabels_; // the same on every rank, ascending
   std::vector<std::vector<Index>> nodeComp_;
   std::vector<double> bound_; // per local component
+  // Per sorted point: its lightest local edge out of its component (kept
+  // while it stays one), and lower bounds of its lightest local and foreign
+  // edges (rounded down; they only grow, as the other components shrink).
   std::vector<EdgeFound> localFound_;
+  std::vector<float> lowLocal_, lowForeign_;
+  // Euclidean: this rank's own tree (edges between components only), and
+  // per component the position of its lightest edge there.
+  static constexpr std::size_t kNoTreeEdge = std::size_t(-1);
+  bool useLocalTree_;
+  std::vector<LocalTreeEdge> localTree_;
+  std::vector<std::size_t> treeBest_;
   std::vector<std::vector<EdgeAnswer<T>>> foreignFound_;
   std::vector<BoruvkaEdge<T>> best_;
   std::vector<EmstEmitted<T>> emitted_;
+  double roundQueries_ = 0;
 };
 } // namespace
 
 template <class T>
 std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& points,
-  const double* core2, double maxBound2, int threads, Communicator& comm, EmstTraffic& traffic,
-  RunInfo& info)
+  const EmstProblem<T>& piece, const double* core2, double maxBound2, int threads,
+  Communicator& comm, EmstTraffic& traffic, RunInfo& info)
 {
-  (void)threads;
-  return DistributedBoruvka<T>(points, core2, maxBound2, comm, traffic).run(info);
+  std::vector<LocalTreeEdge> localTree;
+  if (!core2)
+  {
+    StageTimer timer(&info, "local tree");
+    localTree = localTreeEdges(points, piece, threads);
+  }
+  return DistributedBoruvka<T>(points, core2, maxBound2, std::move(localTree), comm, traffic)
+    .run(info);
 }
 
 template std::vector<EmstEmitted<float>> runDistributedBoruvka<float>(const EmstRankPoints<float>&,
-  const double*, double, int, Communicator&, EmstTraffic&, RunInfo&);
+  const EmstProblem<float>&, const double*, double, int, Communicator&, EmstTraffic&, RunInfo&);
 template std::vector<EmstEmitted<double>> runDistributedBoruvka<double>(
-  const EmstRankPoints<double>&, const double*, double, int, Communicator&, EmstTraffic&, RunInfo&);
+  const EmstRankPoints<double>&, const EmstProblem<double>&, const double*, double, int,
+  Communicator&, EmstTraffic&, RunInfo&);
 } // namespace jz

@@ -81,7 +81,7 @@ std::vector<double> emstCoreDistances(const EmstRankPoints<T>& points, int k, in
   (void)threads;
   const Index n = points.tree.sources.size();
   const int me = comm.rank(), ranks = comm.size();
-  const EmstSearchTree<T> st{ points.tree };
+  const EmstSearchTree<T> st{ points.tree, points.coarse };
   std::vector<double> core2(n, kInfinity);
 #pragma omp parallel
   {

@@ -97,8 +97,8 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   StageTimer roundsTimer(&info, "boruvka");
   // The serial search keeps a float bound rounded up: the same edges pass.
   const double maxBound2 = double(roundUpToFloat(piece.maxLength * piece.maxLength));
-  const std::vector<EmstEmitted<T>> edges = runDistributedBoruvka(
-    points, core2.empty() ? nullptr : core2.data(), maxBound2, threads, comm, traffic, info);
+  const std::vector<EmstEmitted<T>> edges = runDistributedBoruvka(points, piece,
+    core2.empty() ? nullptr : core2.data(), maxBound2, threads, comm, traffic, info);
   roundsTimer.stop();
   StageTimer homeTimer(&info, "edges home");
   sendEmstEdgesHome(points, edges, core2, piece, comm, out, traffic);

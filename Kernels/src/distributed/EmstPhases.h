@@ -20,6 +20,7 @@
 #include "jz/Tree.h"
 
 #include "Decomposition.h"
+#include "EmstPointSearch.h"
 #include "EmstRankCover.h"
 
 namespace jz
@@ -34,6 +35,7 @@ struct EmstRankPoints
   ZTree<T> tree;              // of raw (wrapped when periodic)
   std::vector<GlobalId> ids;  // per sorted point
   EmstRankCover<T> cover;     // where every rank's points lie
+  std::vector<CoarsePlane<T>> coarse; // above the tree's planes (EmstPointSearch.h)
   std::size_t size() const { return input.size(); }
   // Where sorted point i lives in route order.
   Index routeIndex(Index i) const { return tree.sources.inputIndex[i]; }
@@ -68,11 +70,12 @@ struct EmstEmitted
 };
 
 // The rounds: the edges of the tree (forest up to maxBound2) whose
-// smaller-id endpoint lies on this rank. core2: per sorted point, or null.
+// smaller-id endpoint lies on this rank. core2: per sorted point, or null
+// (Euclidean); piece: the box and maxLength.
 template <class T>
 std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& points,
-  const double* core2, double maxBound2, int threads, Communicator& comm, EmstTraffic& traffic,
-  RunInfo& info);
+  const EmstProblem<T>& piece, const double* core2, double maxBound2, int threads,
+  Communicator& comm, EmstTraffic& traffic, RunInfo& info);
 
 // The edges to the input ranks of their `from` points, and the core
 // distances home (when core2 is not empty). Collective.

@@ -31,6 +31,14 @@ inline float roundUpToFloat(double v)
   return f;
 }
 
+inline float roundDownToFloat(double v)
+{
+  float f = float(v);
+  if (double(f) > v)
+    f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+  return f;
+}
+
 // The edge order of the serial EMST: (weight, smaller id, larger id).
 inline bool emstEdgeLess(double w, GlobalId a, GlobalId b, double v, GlobalId c, GlobalId d)
 {
@@ -59,26 +67,83 @@ struct EdgeFound
   bool found() const { return point != Index(-1); }
 };
 
+// Planes above the tree's coarsest, each grouping kFan consecutive nodes of
+// the one below, up to one of at most kFan nodes: a single-point search then
+// starts from a few boxes instead of the coarsest plane's ~1000.
+template <class T>
+struct CoarsePlane
+{
+  static constexpr Index kFan = 8;
+  std::vector<Index> split; // children in the plane below
+  std::vector<Box<T>> box;
+};
+
+template <class T>
+std::vector<CoarsePlane<T>> coarsePlanes(std::vector<Box<T>> below)
+{
+  std::vector<CoarsePlane<T>> out;
+  while (Index(below.size()) > CoarsePlane<T>::kFan)
+  {
+    const Index count = Index(below.size());
+    CoarsePlane<T> c;
+    for (Index j = 0; j < count; j += CoarsePlane<T>::kFan)
+    {
+      c.split.push_back(j);
+      Box<T> b;
+      boxSetEmpty(b);
+      for (Index k = j; k < std::min(count, j + CoarsePlane<T>::kFan); ++k)
+        boxMerge(b, below[k]);
+      c.box.push_back(b);
+    }
+    c.split.push_back(count);
+    below = c.box;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+template <class T>
+std::vector<CoarsePlane<T>> coarsePlanes(const ZTree<T>& tree)
+{
+  return tree.planes.empty() ? std::vector<CoarsePlane<T>>()
+                             : coarsePlanes(tree.planes.back().sourceBox);
+}
+
 // The tree with the per-round state the edge search reads.
 template <class T>
 struct EmstSearchTree
 {
   const ZTree<T>& tree;
+  const std::vector<CoarsePlane<T>>& coarse;
   const GlobalId* ids = nullptr;      // per sorted point
   const double* core2 = nullptr;      // per sorted point; nullptr = Euclidean
   const Index* comp = nullptr;        // per sorted point: local component
   const GlobalId* label = nullptr;    // per local component: its global label
-  const std::vector<std::vector<Index>>* nodeComp = nullptr; // per plane and node
+  const std::vector<std::vector<Index>>* nodeComp = nullptr; // per plane (tree, then coarse)
 
+  int numPlanes() const { return int(tree.planes.size() + coarse.size()); }
+  Index numNodes(int p) const
+  {
+    const int t = int(tree.planes.size());
+    return p < t ? tree.planes[p].numNodes() : Index(coarse[p - t].box.size());
+  }
+  const Box<T>& box(int p, Index j) const
+  {
+    const int t = int(tree.planes.size());
+    return p < t ? tree.planes[p].sourceBox[j] : coarse[p - t].box[j];
+  }
   double low2(const T* q, int p, Index j) const
   {
-    return pointBoxDistance2(q, tree.planes[p].sourceBox[j], tree.periodicity);
+    return pointBoxDistance2(q, box(p, j), tree.periodicity);
   }
 
   // Children of node j of plane p > 0 in plane p - 1, or points of leaf j.
   std::pair<Index, Index> range(int p, Index j) const
   {
-    const std::vector<Index>& s = p == 0 ? tree.planes[0].sourceSplit : tree.planes[p].childSplit;
+    const int t = int(tree.planes.size());
+    const std::vector<Index>& s = p == 0 ? tree.planes[0].sourceSplit
+      : p < t                           ? tree.planes[p].childSplit
+                                        : coarse[p - t].split;
     return { s[j], s[j + 1] };
   }
 };
@@ -90,9 +155,8 @@ template <class T, class Keep, class Leaf, class Skip>
 void visitNearestFirst(const EmstSearchTree<T>& st, const T* q, const Keep& keep,
   const Skip& skip, const Leaf& leaf, std::vector<std::pair<double, std::pair<int, Index>>>& stack)
 {
-  const ZTree<T>& tree = st.tree;
   stack.clear();
-  const int top = int(tree.planes.size()) - 1;
+  const int top = st.numPlanes() - 1;
   if (top < 0)
     return;
   auto push = [&](int p, Index b, Index e)
@@ -110,7 +174,7 @@ void visitNearestFirst(const EmstSearchTree<T>& st, const T* q, const Keep& keep
     std::sort(stack.begin() + first, stack.end(),
       [](const auto& a, const auto& b) { return a.first > b.first; });
   };
-  push(top, 0, tree.planes[top].numNodes());
+  push(top, 0, st.numNodes(top));
   while (!stack.empty())
   {
     const auto [l, at] = stack.back();

@@ -1,8 +1,9 @@
-// Where every rank's points lie, known on every rank: per rank its bounding
-// box and the boxes of kParts runs of its points in z-order (a z-order range
-// is not convex, so its box alone would claim much of its neighbours'
-// space). A point needs another rank's answer only when one of that rank's
-// boxes lies within its search radius.
+// Where every rank's points lie, known on every rank: per rank the boxes of
+// its tree's coarsest plane (about 1000 compact cells: a z-order range is
+// not convex, so one box would claim much of its neighbours' space), with
+// coarser planes over them (EmstPointSearch.h) so that a test visits few
+// boxes. A point needs another rank's answer only when one of that rank's
+// cells lies within its search radius.
 #pragma once
 
 #include <algorithm>
@@ -12,80 +13,75 @@
 #include "jz/Geometry.h"
 #include "jz/Tree.h"
 
+#include "EmstPointSearch.h"
+
 namespace jz
 {
 template <class T>
 class EmstRankCover
 {
 public:
-  static constexpr Index kParts = 64;
-
   EmstRankCover() = default;
 
-  // Collective: every rank passes its tree (sorted points in z-order).
+  // Collective: every rank passes its tree.
   EmstRankCover(const ZTree<T>& tree, Communicator& comm)
     : per_(tree.periodicity)
   {
-    const SortedPoints<T>& s = tree.sources;
-    const Index n = s.size();
     std::vector<Box<T>> mine;
-    for (Index k = 0; k < std::min(kParts, n); ++k)
-    {
-      Box<T> b;
-      boxSetEmpty(b);
-      for (Index i = Index(std::size_t(n) * k / std::min(kParts, n));
-           i < Index(std::size_t(n) * (k + 1) / std::min(kParts, n)); ++i)
-      {
-        T p[3];
-        s.point(i, p);
-        boxExtend(b, p);
-      }
-      mine.push_back(b);
-    }
+    if (!tree.planes.empty())
+      for (const Box<T>& b : tree.planes.back().sourceBox)
+        if (!boxIsEmpty(b))
+          mine.push_back(b);
     const std::vector<std::vector<char>> all = comm.allGather(toBytes(mine));
-    parts_.resize(all.size());
-    whole_.resize(all.size());
+    cells_.resize(all.size());
+    above_.resize(all.size());
     for (std::size_t r = 0; r < all.size(); ++r)
     {
-      parts_[r] = fromBytes<Box<T>>(all[r]);
-      bytes_ += double(all[r].size());
-      boxSetEmpty(whole_[r]);
-      for (const Box<T>& b : parts_[r])
-        boxMerge(whole_[r], b);
+      cells_[r] = fromBytes<Box<T>>(all[r]);
+      above_[r] = coarsePlanes(cells_[r]);
+      if (int(r) != comm.rank())
+        bytes_ += double(all[r].size());
     }
-  }
-
-  // No point of rank r is nearer to p than this (kInfinity: r has none).
-  double low2(const T* p, int r) const
-  {
-    if (boxIsEmpty(whole_[r]))
-      return kInfinity;
-    double best = pointBoxDistance2(p, whole_[r], per_);
-    if (best > 0)
-      return best;
-    best = kInfinity;
-    for (const Box<T>& b : parts_[r])
-      best = std::min(best, pointBoxDistance2(p, b, per_));
-    return best;
   }
 
   // Whether some point of rank r may lie within sqrt(radius2) of p.
   bool mayReach(const T* p, int r, double radius2) const
   {
-    if (boxIsEmpty(whole_[r]) || pointBoxDistance2(p, whole_[r], per_) > radius2)
-      return false;
-    for (const Box<T>& b : parts_[r])
-      if (!(pointBoxDistance2(p, b, per_) > radius2))
+    const std::vector<CoarsePlane<T>>& above = above_[r];
+    std::vector<std::pair<int, Index>>& stack = stack_();
+    stack.clear();
+    const int top = int(above.size());
+    const Index topCount = top == 0 ? Index(cells_[r].size()) : Index(above.back().box.size());
+    for (Index j = 0; j < topCount; ++j)
+      stack.emplace_back(top, j);
+    while (!stack.empty())
+    {
+      const auto [level, j] = stack.back();
+      stack.pop_back();
+      const Box<T>& b = level == 0 ? cells_[r][j] : above[level - 1].box[j];
+      if (pointBoxDistance2(p, b, per_) > radius2)
+        continue;
+      if (level == 0)
         return true;
+      const std::vector<Index>& split = above[level - 1].split;
+      for (Index k = split[j]; k < split[j + 1]; ++k)
+        stack.emplace_back(level - 1, k);
+    }
     return false;
   }
 
   double bytes() const { return bytes_; }
 
 private:
+  static std::vector<std::pair<int, Index>>& stack_()
+  {
+    static thread_local std::vector<std::pair<int, Index>> s;
+    return s;
+  }
+
   Periodicity per_;
-  std::vector<Box<T>> whole_;
-  std::vector<std::vector<Box<T>>> parts_;
+  std::vector<std::vector<Box<T>>> cells_;               // per rank
+  std::vector<std::vector<CoarsePlane<T>>> above_;       // per rank
   double bytes_ = 0;
 };
 } // namespace jz

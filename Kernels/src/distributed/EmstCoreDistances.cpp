@@ -6,10 +6,12 @@
 // serial kNN walk finds (a multiset of distances: ids do not matter).
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "EmstPhases.h"
 #include "EmstPointSearch.h"
+#include "jz/Knn.h"
 
 namespace jz
 {
@@ -72,30 +74,59 @@ std::vector<std::vector<char>> answerCoreQueries(const EmstSearchTree<T>& st,
   }
   return answers;
 }
+
+
+// The k-th smallest squared distance among this rank's points, per sorted
+// point, by the single-process kNN walk (the serial EMST's own): its k-th
+// neighbour's squared distance, recomputed exactly (ties in distance do not
+// change the value). kInfinity when the rank has fewer than k points.
+template <class T>
+std::vector<double> localCoreDistances(const EmstRankPoints<T>& points, int k, int threads)
+{
+  const Index n = Index(points.size());
+  std::vector<double> core2(n, kInfinity);
+  if (n < Index(k))
+    return core2;
+  std::vector<GlobalId> routeIds(n);
+  std::iota(routeIds.begin(), routeIds.end(), GlobalId(0));
+  std::vector<Index> sortedOf(n);
+  for (Index i = 0; i < n; ++i)
+    sortedOf[points.routeIndex(i)] = i;
+  const Periodicity& per = points.tree.periodicity;
+  KnnProblem<T> problem;
+  problem.sources = points.raw.data();
+  problem.numSources = n;
+  problem.sourceIds = routeIds.data();
+  problem.k = k;
+  problem.periodic = per.enabled();
+  std::copy_n(points.boxLo, 3, problem.boxLo);
+  std::copy_n(points.boxHi, 3, problem.boxHi);
+  std::vector<GlobalId> neighbors(std::size_t(n) * std::size_t(k));
+  KnnResults<T> results;
+  results.neighborIds = neighbors.data();
+  RunControl control;
+  control.numThreads = threads;
+  computeKnn(problem, results, Backend::CPU, control);
+  for (Index r = 0; r < n; ++r)
+  {
+    const Index i = sortedOf[r], j = sortedOf[neighbors[std::size_t(r) * k + (k - 1)]];
+    T p[3], q[3];
+    points.tree.sources.point(i, p);
+    points.tree.sources.point(j, q);
+    core2[i] = distance2(p, q, per);
+  }
+  return core2;
+}
 } // namespace
 
 template <class T>
 std::vector<double> emstCoreDistances(const EmstRankPoints<T>& points, int k, int threads,
   Communicator& comm, EmstTraffic& traffic)
 {
-  (void)threads;
   const Index n = points.tree.sources.size();
   const int me = comm.rank(), ranks = comm.size();
   const EmstSearchTree<T> st{ points.tree, points.coarse };
-  std::vector<double> core2(n, kInfinity);
-#pragma omp parallel
-  {
-    SearchStack stack;
-    std::vector<double> vals;
-#pragma omp for schedule(dynamic, 256)
-    for (long long i = 0; i < (long long)n; ++i)
-    {
-      T p[3];
-      points.tree.sources.point(Index(i), p);
-      searchSmallestDistances(st, p, k, kInfinity, vals, stack);
-      core2[i] = int(vals.size()) == k ? vals[k - 1] : kInfinity;
-    }
-  }
+  std::vector<double> core2 = localCoreDistances(points, k, threads);
   if (ranks == 1)
     return core2;
 

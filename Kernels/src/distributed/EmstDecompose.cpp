@@ -41,6 +41,8 @@ EmstRankPoints<T> decomposeEmstPoints(
     buildTreeCpu(points.raw.data(), Index(n), static_cast<const T*>(nullptr), 0, per, piece.boxLo,
       TreeBuildOptions(), points.tree, RunControl());
   points.tree.periodicity = per;
+  std::copy_n(piece.boxLo, 3, points.boxLo);
+  std::copy_n(piece.boxHi, 3, points.boxHi);
   points.ids.resize(n);
   for (std::size_t i = 0; i < n; ++i)
     points.ids[i] = ids[points.tree.sources.inputIndex[i]];

@@ -36,6 +36,8 @@ struct EmstRankPoints
   std::vector<GlobalId> ids;  // per sorted point
   EmstRankCover<T> cover;     // where every rank's points lie
   std::vector<CoarsePlane<T>> coarse; // above the tree's planes (EmstPointSearch.h)
+  double boxLo[3] = { 0, 0, 0 };     // the input's periodic box
+  double boxHi[3] = { 1, 1, 1 };
   std::size_t size() const { return input.size(); }
   // Where sorted point i lives in route order.
   Index routeIndex(Index i) const { return tree.sources.inputIndex[i]; }

@@ -286,29 +286,58 @@ private:
   void searchLocally()
   {
     const EmstSearchTree<T> st = searchTree();
+    const TreePlane<T>& leaves = points_.tree.planes.empty() ? TreePlane<T>() : points_.tree.planes[0];
+    const Index numLeaves = leaves.numNodes();
 #pragma omp parallel
     {
-      SearchStack stack;
-#pragma omp for schedule(dynamic, 256)
-      for (long long i = 0; i < (long long)n_; ++i)
+      std::vector<std::pair<double, Index>> near;
+      std::vector<std::pair<int, Index>> stack;
+#pragma omp for schedule(dynamic, 16)
+      for (long long j = 0; j < (long long)numLeaves; ++j)
+        searchLeaf(st, Index(j), near, stack);
+    }
+  }
+
+  // The points of leaf j that search, against the leaves near it (the
+  // largest of their bounds), each under its component's bound.
+  void searchLeaf(const EmstSearchTree<T>& st, Index j, std::vector<std::pair<double, Index>>& near,
+    std::vector<std::pair<int, Index>>& stack)
+  {
+    const auto [first, end] = st.range(0, j);
+    double reach = -1;
+    for (Index i = first; i < end; ++i)
+      if (searches(i))
+        reach = std::max(reach, loadDouble(&bound_[comp_[i]]));
+    if (reach < 0)
+      return;
+    const Index c = nodeComp_[0][j];
+    leavesNear(st, points_.tree.planes[0].sourceBox[j], reach,
+      c == kMixedNode ? GlobalId(-1) : label_[c], near, stack);
+    for (Index i = first; i < end; ++i)
+    {
+      if (!searches(i))
+        continue;
+      double* slot = &bound_[comp_[i]];
+      double b = loadDouble(slot);
+      const double searched = b;
+      const EdgeFound f = searchLightestEdgeIn(st, queryOf(i), near, b);
+      lowLocal_[i] = std::max(lowLocal_[i], roundDownToFloat(f.found() ? f.weight2 : searched));
+      if (f.found())
       {
-        if (localFound_[i].found())
-          continue;
-        double* slot = &bound_[comp_[i]];
-        double b = loadDouble(slot);
-        const EdgeQuery<T> q = queryOf(Index(i));
-        if (q.core2 > b || double(lowLocal_[i]) > b)
-          continue;
-        const double searched = b;
-        const EdgeFound f = searchLightestEdge(st, q, b, stack);
-        lowLocal_[i] = std::max(lowLocal_[i], roundDownToFloat(f.found() ? f.weight2 : searched));
-        if (f.found())
-        {
-          localFound_[i] = f;
-          lowerDouble(slot, f.weight2);
-        }
+        localFound_[i] = f;
+        lowerDouble(slot, f.weight2);
       }
     }
+  }
+
+  // Whether point i searches: not settled, and its lower bound and core
+  // distance within its component's bound.
+  bool searches(Index i) const
+  {
+    if (localFound_[i].found())
+      return false;
+    const double b = loadDouble(&bound_[comp_[i]]);
+    return !(double(lowLocal_[i]) > b) && !(core2_ && core2_[i] > b);
   }
 
   // Per component the lightest edge of this rank's tree that leaves it; the

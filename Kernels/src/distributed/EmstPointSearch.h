@@ -192,6 +192,41 @@ void visitNearestFirst(const EmstSearchTree<T>& st, const T* q, const Keep& keep
   }
 }
 
+// q's lightest edge into leaf j (points of other components only, weight at
+// most bound2, ties by ids), merged into best; bound2 shrinks to its weight.
+template <class T>
+void scanLeafForEdge(
+  const EmstSearchTree<T>& st, const EdgeQuery<T>& q, Index j, double& bound2, EdgeFound& best)
+{
+  const SortedPoints<T>& pts = st.tree.sources;
+  const auto [b, e] = st.range(0, j);
+  for (Index t = b; t < e; ++t)
+  {
+    if (st.label[st.comp[t]] == q.label)
+      continue;
+    T pt[3];
+    pts.point(t, pt);
+    double w = distance2(q.p, pt, st.tree.periodicity);
+    if (st.core2)
+      w = std::max(w, std::max(q.core2, st.core2[t]));
+    if (w > bound2)
+      continue;
+    if (!best.found() || emstEdgeLess(w, q.id, st.ids[t], best.weight2, q.id, best.id))
+    {
+      best = EdgeFound{ t, w, st.ids[t] };
+      bound2 = w;
+    }
+  }
+}
+
+// Whether node j of plane p holds no point or only points of component `label`.
+template <class T>
+bool nodeSkipped(const EmstSearchTree<T>& st, int p, Index j, GlobalId label)
+{
+  const Index c = (*st.nodeComp)[p][j];
+  return c == kEmptyTreeNode || (c != kMixedNode && st.label[c] == label);
+}
+
 // The lightest edge from q to a point of another component with weight at
 // most bound2 (ties by ids); bound2 shrinks to the weight found.
 template <class T>
@@ -199,35 +234,60 @@ EdgeFound searchLightestEdge(const EmstSearchTree<T>& st, const EdgeQuery<T>& q,
   std::vector<std::pair<double, std::pair<int, Index>>>& stack)
 {
   EdgeFound best;
-  const SortedPoints<T>& pts = st.tree.sources;
   auto keep = [&](double l) { return !(std::max(l, q.core2) > bound2); };
-  auto skip = [&](int p, Index j)
-  {
-    const Index c = (*st.nodeComp)[p][j];
-    return c == kEmptyTreeNode || (c != kMixedNode && st.label[c] == q.label);
-  };
-  auto leaf = [&](Index j)
-  {
-    const auto [b, e] = st.range(0, j);
-    for (Index t = b; t < e; ++t)
-    {
-      if (st.label[st.comp[t]] == q.label)
-        continue;
-      T pt[3];
-      pts.point(t, pt);
-      double w = distance2(q.p, pt, st.tree.periodicity);
-      if (st.core2)
-        w = std::max(w, std::max(q.core2, st.core2[t]));
-      if (w > bound2)
-        continue;
-      if (!best.found() || emstEdgeLess(w, q.id, st.ids[t], best.weight2, q.id, best.id))
-      {
-        best = EdgeFound{ t, w, st.ids[t] };
-        bound2 = w;
-      }
-    }
-  };
+  auto skip = [&](int p, Index j) { return nodeSkipped(st, p, j, q.label); };
+  auto leaf = [&](Index j) { scanLeafForEdge(st, q, j, bound2, best); };
   visitNearestFirst(st, q.p, keep, skip, leaf, stack);
+  return best;
+}
+
+// The leaves within bound2 of box `near` (box to box), ascending by that
+// distance, without those wholly in component `label` (-1: none skipped):
+// the candidates of every point of a leaf, found once for all of them.
+template <class T>
+void leavesNear(const EmstSearchTree<T>& st, const Box<T>& near, double bound2, GlobalId label,
+  std::vector<std::pair<double, Index>>& out, std::vector<std::pair<int, Index>>& stack)
+{
+  out.clear();
+  stack.clear();
+  const int top = st.numPlanes() - 1;
+  for (Index j = 0; top >= 0 && j < st.numNodes(top); ++j)
+    stack.emplace_back(top, j);
+  while (!stack.empty())
+  {
+    const auto [p, j] = stack.back();
+    stack.pop_back();
+    if (nodeSkipped(st, p, j, label))
+      continue;
+    const double l = boxDistanceLow2(near, st.box(p, j), st.tree.periodicity);
+    if (l > bound2)
+      continue;
+    if (p == 0)
+    {
+      out.emplace_back(l, j);
+      continue;
+    }
+    const auto [b, e] = st.range(p, j);
+    for (Index k = b; k < e; ++k)
+      stack.emplace_back(p - 1, k);
+  }
+  std::sort(out.begin(), out.end());
+}
+
+// searchLightestEdge over the leaves of leavesNear (for a point of `near`).
+template <class T>
+EdgeFound searchLightestEdgeIn(const EmstSearchTree<T>& st, const EdgeQuery<T>& q,
+  const std::vector<std::pair<double, Index>>& leaves, double& bound2)
+{
+  EdgeFound best;
+  for (const auto& [l, j] : leaves)
+  {
+    if (std::max(l, q.core2) > bound2)
+      break;
+    if (nodeSkipped(st, 0, j, q.label) || std::max(st.low2(q.p, 0, j), q.core2) > bound2)
+      continue;
+    scanLeafForEdge(st, q, j, bound2, best);
+  }
   return best;
 }
 

@@ -77,8 +77,8 @@ int main(int argc, char** argv)
     ranks, perRank, kind.c_str(), mutual ? "mutual reachability" : "euclidean", meanBytes,
     maxBytes, meanQueries, counter(infos[0], "boruvka rounds"));
   for (const auto& [key, value] : infos[0].counters)
-    if (key.rfind("boundary queries ", 0) == 0 || key.rfind("components ", 0) == 0)
-      std::printf("  rank 0 %-20s %.0f\n", key.c_str(), value);
+    if (key.rfind("bytes received: ", 0) == 0)
+      std::printf("  rank 0 %-32s %.1f per local point\n", key.c_str(), value / local[0]);
   for (const auto& [stage, seconds] : infos[0].stageSeconds)
     std::printf("  rank 0 %-20s %.3f s\n", stage.c_str(), seconds);
   return 0;

@@ -453,26 +453,29 @@ private:
     }
   }
 
-  BoruvkaEdge<T> edgeFromPoint(Index i) const
+  // A component's lightest edge so far, compactly (40 bytes: round 0 has a
+  // component per point): end B is this rank's sorted point, or the answer
+  // `answer` from rank rankB.
+  struct Choice
   {
-    BoruvkaEdge<T> e;
-    e.idA = points_.ids[i];
-    e.labelA = label_[comp_[i]];
-    e.rankA = me_;
-    e.pointA = i;
-    raw(i, e.rawA);
-    return e;
-  }
+    double weight2 = kInfinity;
+    GlobalId idA = -1, idB = -1;
+    Index pointA = 0, pointB = 0;
+    std::int32_t rankB = -1;
+    Index answer = 0;
+    bool exists() const { return idA >= 0; }
+  };
 
   // Per local component its lightest edge from the local and the answers.
-  std::vector<BoruvkaEdge<T>> bestPerComponent() const
+  std::vector<Choice> bestPerComponent() const
   {
-    std::vector<BoruvkaEdge<T>> best(numComps());
-    auto offer = [&](const BoruvkaEdge<T>& e)
+    std::vector<Choice> best(numComps());
+    auto offer = [&](Index a, double w, GlobalId idB, Index b, int rankB, Index answer)
     {
-      BoruvkaEdge<T>& b = best[comp_[e.pointA]];
-      if (e.lighterThan(b))
-        b = e;
+      Choice& c = best[comp_[a]];
+      const GlobalId idA = points_.ids[a];
+      if (!c.exists() || emstEdgeLess(w, idA, idB, c.weight2, c.idA, c.idB))
+        c = Choice{ w, idA, idB, a, b, rankB, answer };
     };
     for (std::size_t c = 0; c < treeBest_.size() && useLocalTree_; ++c)
     {
@@ -480,43 +483,49 @@ private:
         continue;
       const LocalTreeEdge& t = localTree_[treeBest_[c]];
       const bool aHere = comp_[t.a] == Index(c);
-      BoruvkaEdge<T> e = edgeFromPoint(aHere ? t.a : t.b);
-      const Index other = aHere ? t.b : t.a;
-      e.weight2 = t.weight2;
-      e.idB = points_.ids[other];
-      e.labelB = label_[comp_[other]];
-      e.rankB = me_;
-      e.pointB = other;
-      raw(other, e.rawB);
-      offer(e);
+      const Index a = aHere ? t.a : t.b, b = aHere ? t.b : t.a;
+      offer(a, t.weight2, points_.ids[b], b, me_, 0);
     }
     for (Index i = 0; i < n_ && !useLocalTree_; ++i)
     {
       const EdgeFound& f = localFound_[i];
-      if (!f.found())
-        continue;
-      BoruvkaEdge<T> e = edgeFromPoint(i);
-      e.weight2 = f.weight2;
-      e.idB = f.id;
-      e.labelB = label_[comp_[f.point]];
-      e.rankB = me_;
-      e.pointB = f.point;
-      raw(f.point, e.rawB);
-      offer(e);
+      if (f.found())
+        offer(i, f.weight2, f.id, f.point, me_, 0);
     }
     for (int r = 0; r < int(foreignFound_.size()); ++r)
-      for (const EdgeAnswer<T>& a : foreignFound_[r])
+      for (std::size_t k = 0; k < foreignFound_[r].size(); ++k)
       {
-        BoruvkaEdge<T> e = edgeFromPoint(a.point);
-        e.weight2 = a.weight2;
-        e.idB = a.id;
-        e.labelB = a.label;
-        e.rankB = r;
-        e.pointB = a.found;
-        std::copy_n(a.raw, 3, e.rawB);
-        offer(e);
+        const EdgeAnswer<T>& a = foreignFound_[r][k];
+        offer(a.point, a.weight2, a.id, a.found, r, Index(k));
       }
     return best;
+  }
+
+  // A choice as it travels: labels, ranks and coordinates of both ends.
+  BoruvkaEdge<T> travelling(const Choice& c) const
+  {
+    BoruvkaEdge<T> e;
+    e.weight2 = c.weight2;
+    e.idA = c.idA;
+    e.idB = c.idB;
+    e.labelA = label_[comp_[c.pointA]];
+    e.rankA = me_;
+    e.pointA = c.pointA;
+    raw(c.pointA, e.rawA);
+    e.rankB = c.rankB;
+    e.pointB = c.pointB;
+    if (c.rankB == me_)
+    {
+      e.labelB = label_[comp_[c.pointB]];
+      raw(c.pointB, e.rawB);
+    }
+    else
+    {
+      const EdgeAnswer<T>& a = foreignFound_[c.rankB][c.answer];
+      e.labelB = a.label;
+      std::copy_n(a.raw, 3, e.rawB);
+    }
+    return e;
   }
 
   // Components on several ranks: the lightest of the ranks' edges, the same
@@ -527,7 +536,7 @@ private:
     std::vector<BoruvkaEdge<T>> mine;
     for (std::size_t c = 0; c < numComps(); ++c)
       if (spanning_[c] && best_[c].exists())
-        mine.push_back(best_[c]);
+        mine.push_back(travelling(best_[c]));
     std::vector<BoruvkaEdge<T>> all = allGatherCounted(comm_, mine, traffic_);
     std::sort(all.begin(), all.end(),
       [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
@@ -553,6 +562,19 @@ private:
     emitted_.push_back(out);
   }
 
+  // An edge between two of this rank's points.
+  void emitLocal(const Choice& c)
+  {
+    const bool aFirst = c.idA < c.idB;
+    EmstEmitted<T> out;
+    out.from = aFirst ? c.pointA : c.pointB;
+    out.fromId = std::min(c.idA, c.idB);
+    out.toId = std::max(c.idA, c.idB);
+    out.weight2 = c.weight2;
+    raw(aFirst ? c.pointB : c.pointA, out.toRaw);
+    emitted_.push_back(out);
+  }
+
   Index findLocal(std::vector<Index>& parent, Index c) const
   {
     while (parent[c] != c)
@@ -573,7 +595,7 @@ private:
     std::int64_t localAdded = 0;
     for (std::size_t c = 0; c < m; ++c)
     {
-      const BoruvkaEdge<T>& e = best_[c];
+      const Choice& e = best_[c];
       if (spanning_[c] || !e.exists())
         continue;
       if (e.rankB == me_ && !spanning_[comp_[e.pointB]])
@@ -582,11 +604,11 @@ private:
         if (a == b)
           continue;
         parent[std::max(a, b)] = std::min(a, b);
-        emit(e);
+        emitLocal(e);
         ++localAdded;
       }
       else
-        proposals.push_back(e);
+        proposals.push_back(travelling(e));
     }
     std::vector<BoruvkaEdge<T>> global = allGatherCounted(comm_, proposals, traffic_);
     global.insert(global.end(), spanningBest.begin(), spanningBest.end());
@@ -693,7 +715,7 @@ private:
   std::vector<LocalTreeEdge> localTree_;
   std::vector<std::size_t> treeBest_;
   std::vector<std::vector<EdgeAnswer<T>>> foreignFound_;
-  std::vector<BoruvkaEdge<T>> best_;
+  std::vector<Choice> best_;
   std::vector<EmstEmitted<T>> emitted_;
   double roundQueries_ = 0;
 };

@@ -88,22 +88,29 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   StageTimer decomposeTimer(&info, "decomposition+tree");
   const EmstRankPoints<T> points = decomposeEmstPoints(piece, comm, traffic);
   decomposeTimer.stop();
+  const double afterDecomposition = traffic.bytesReceived;
   std::vector<double> core2;
   if (piece.metric == EmstMetric::MutualReachability)
   {
     StageTimer timer(&info, "core distances");
     core2 = emstCoreDistances(points, piece.minSamples + 1, threads, comm, traffic);
   }
+  const double afterCores = traffic.bytesReceived;
   StageTimer roundsTimer(&info, "boruvka");
   // The serial search keeps a float bound rounded up: the same edges pass.
   const double maxBound2 = double(roundUpToFloat(piece.maxLength * piece.maxLength));
   const std::vector<EmstEmitted<T>> edges = runDistributedBoruvka(points, piece,
     core2.empty() ? nullptr : core2.data(), maxBound2, threads, comm, traffic, info);
   roundsTimer.stop();
+  const double afterRounds = traffic.bytesReceived;
   StageTimer homeTimer(&info, "edges home");
   sendEmstEdgesHome(points, edges, core2, piece, comm, out, traffic);
   homeTimer.stop();
   info.counters.emplace_back("bytes received", traffic.bytesReceived);
+  info.counters.emplace_back("bytes received: decomposition", afterDecomposition);
+  info.counters.emplace_back("bytes received: core distances", afterCores - afterDecomposition);
+  info.counters.emplace_back("bytes received: rounds", afterRounds - afterCores);
+  info.counters.emplace_back("bytes received: edges home", traffic.bytesReceived - afterRounds);
   info.counters.emplace_back("boundary queries", traffic.boundaryQueries);
   return info;
 }

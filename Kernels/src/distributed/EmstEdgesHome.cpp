@@ -14,12 +14,13 @@ namespace jz
 {
 namespace
 {
+// 32 bytes in float (the from id is the home rank's own input).
 template <class T>
 struct EdgeHome
 {
-  Index from; // input index at home
-  GlobalId fromId, toId;
   double weight2;
+  GlobalId toId;
+  Index from; // input index at home
   T toRaw[3];
 };
 
@@ -66,7 +67,7 @@ void sendEmstEdgesHome(const EmstRankPoints<T>& points, const std::vector<EmstEm
   for (const EmstEmitted<T>& e : edges)
   {
     const Index j = points.routeIndex(e.from);
-    EdgeHome<T> h{ points.input[j], e.fromId, e.toId, e.weight2, {} };
+    EdgeHome<T> h{ e.weight2, e.toId, points.input[j], {} };
     std::copy_n(e.toRaw, 3, h.toRaw);
     send[originRank(points.route, j)].push_back(h);
   }
@@ -78,17 +79,18 @@ void sendEmstEdgesHome(const EmstRankPoints<T>& points, const std::vector<EmstEm
       traffic.bytesReceived += double(got[r].size() * sizeof(EdgeHome<T>));
     mine.insert(mine.end(), got[r].begin(), got[r].end());
   }
+  auto fromId = [&](const EdgeHome<T>& h) { return piece.ids ? piece.ids[h.from] : GlobalId(h.from); };
   std::sort(mine.begin(), mine.end(),
-    [](const EdgeHome<T>& a, const EdgeHome<T>& b)
+    [&](const EdgeHome<T>& a, const EdgeHome<T>& b)
     {
       if (a.weight2 != b.weight2)
         return a.weight2 < b.weight2;
-      return a.fromId != b.fromId ? a.fromId < b.fromId : a.toId < b.toId;
+      return fromId(a) != fromId(b) ? fromId(a) < fromId(b) : a.toId < b.toId;
     });
   out = EmstRankEdges<T>{};
   for (const EdgeHome<T>& h : mine)
   {
-    out.fromId.push_back(h.fromId);
+    out.fromId.push_back(fromId(h));
     out.toId.push_back(h.toId);
     out.fromLocal.push_back(h.from);
     out.weight2.push_back(h.weight2);

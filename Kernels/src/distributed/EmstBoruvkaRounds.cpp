@@ -23,6 +23,7 @@
 
 #include "EmstBoruvkaEdge.h"
 #include "EmstLabelUnion.h"
+#include "EmstLocalTree.h"
 #include "../StageTimer.h"
 #include "EmstPhases.h"
 
@@ -87,46 +88,6 @@ std::vector<V> allGatherCounted(Communicator& comm, const std::vector<V>& mine, 
     const std::vector<V> part = fromBytes<V>(b);
     out.insert(out.end(), part.begin(), part.end());
   }
-  return out;
-}
-
-// An edge of this rank's own minimum spanning tree, in sorted indices.
-struct LocalTreeEdge
-{
-  Index a, b;
-  double weight2;
-};
-
-// The Euclidean tree (forest up to maxLength) of this rank's points alone,
-// by the single-process EMST with the global ids (so the same tie order).
-// The lightest edge from a component's local part to this rank's other
-// points crosses a cut of this rank's complete graph, so it is an edge of
-// this tree: a component's local candidate is the lightest tree edge it
-// touches, without a search.
-template <class T>
-std::vector<LocalTreeEdge> localTreeEdges(
-  const EmstRankPoints<T>& points, const EmstProblem<T>& piece, int threads)
-{
-  const Index n = Index(points.size());
-  std::vector<GlobalId> routeIds(n);
-  std::vector<Index> sortedOf(n);
-  for (Index i = 0; i < n; ++i)
-  {
-    routeIds[points.routeIndex(i)] = points.ids[i];
-    sortedOf[points.routeIndex(i)] = i;
-  }
-  EmstProblem<T> local = piece;
-  local.points = points.raw.data();
-  local.numPoints = n;
-  local.ids = routeIds.data();
-  local.metric = EmstMetric::Euclidean;
-  RunControl control;
-  control.numThreads = threads;
-  EmstEdges edges;
-  computeEmst(local, edges, Backend::CPU, control);
-  std::vector<LocalTreeEdge> out(edges.size());
-  for (std::size_t e = 0; e < edges.size(); ++e)
-    out[e] = LocalTreeEdge{ sortedOf[edges.from[e]], sortedOf[edges.to[e]], edges.weight2[e] };
   return out;
 }
 

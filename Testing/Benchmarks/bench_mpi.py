@@ -19,6 +19,7 @@ JZ_RUNINFO=1 (per-rank stage times and counters of the distributed kernels).
            wall times on free cores are best without it).
 
 Usage: bench_mpi.py [strong] [volume] [--kinds uniform clustered] [--filters knn fof]
+                    (strong also: emst, mrst, hdbscan; run EuclideanMST's two apart)
                     [--repeats N] [--size 1e7] [--no-threads-ref] [--yield]   (both parts by default)
 """
 import os
@@ -56,21 +57,24 @@ def run(P, threads, kind, size, filters="knn,fof"):
         print(p.stdout[-3000:])
         raise SystemExit("run failed")
     wall, stages, counters, cpu, own = {}, {}, {}, {}, {}
+    # Stage lines name the filter class; EuclideanMST is emst or mrst, whichever runs.
+    names = {"KNNDensity": "knn", "FriendsOfFriends": "fof", "HDBSCAN": "hdbscan",
+             "EuclideanMST": "mrst" if "mrst" in filters.split(",") else "emst"}
     # The ranks' lines reach mpiexec's output interleaved, sometimes two on
     # one line: search the whole output for the CPU, OWN and WALL figures.
     per_rank = {}
-    for m in re.finditer(r"CPU (knn|fof) (\d+) (\d+\.\d{3})", p.stdout):
+    for m in re.finditer(r"CPU (\w+) (\d+) (\d+\.\d{3})", p.stdout):
         per_rank.setdefault(m.group(1), {})[int(m.group(2))] = float(m.group(3))
     for f, ranks in per_rank.items():
         cpu[f] = sum(ranks.values()) if len(ranks) == P else float("nan")
-    for m in re.finditer(r"OWN (knn|fof) (\d+) (\d+\.\d{3})", p.stdout):
+    for m in re.finditer(r"OWN (\w+) (\d+) (\d+\.\d{3})", p.stdout):
         own.setdefault(m.group(1), {})[int(m.group(2))] = float(m.group(3))
-    for m in re.finditer(r"WALL (knn|fof) (\d+\.\d{3})", p.stdout):
+    for m in re.finditer(r"WALL (\w+) (\d+\.\d{3})", p.stdout):
         wall[m.group(1)] = float(m.group(2))
     for line in p.stdout.splitlines():
         m = re.match(r'JZRUNINFO (\w+) rank (\d+)/\d+ (seconds|counter) "([^"]+)" (\S+)', line)
         if m:
-            f = "knn" if m.group(1) == "KNNDensity" else "fof"
+            f = names.get(m.group(1), "fof")
             d = stages if m.group(3) == "seconds" else counters
             d.setdefault(f, {}).setdefault(int(m.group(2)), {})[m.group(4)] = float(m.group(5))
     return wall, stages, counters, cpu, own

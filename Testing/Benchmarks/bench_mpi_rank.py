@@ -1,9 +1,10 @@
 """One rank of bench_mpi.py (run under mpiexec pvbatch --symmetric): builds
-this rank's points, runs KNNDensity (K=16) and FriendsOfFriends (b=0.2) and
+this rank's points, runs KNNDensity (K=16) and FriendsOfFriends (b=0.2) (or
+EuclideanMST: emst, mrst with MinSamples 10; HDBSCAN: hdbscan) and
 prints rank 0's wall time and every rank's CPU time per filter; JZ_RUNINFO=1 makes the filters print
 their stage times and counters per rank.
 
-Usage: pvbatch --symmetric bench_mpi_rank.py uniform|clustered TOTAL|perrank:N [knn,fof]
+Usage: pvbatch --symmetric bench_mpi_rank.py uniform|clustered TOTAL|perrank:N [knn,fof,emst,mrst,hdbscan]
 """
 import os
 import sys
@@ -41,6 +42,12 @@ src = producer(polydata(pts))
 for name in filters:
     if name == "knn":
         f = jztest.KNNDensity(Input=src, NumberOfNeighbors=16, Periodic=1, Device="CPU")
+    elif name in ("emst", "mrst"):
+        # The distributed EMST (Euclidean, or mutual reachability, MinSamples 10).
+        extra = dict(Metric="Mutual Reachability", MinSamples=10) if name == "mrst" else {}
+        f = simple.EuclideanMST(Input=src, Periodic=1, Device="CPU", **extra)
+    elif name == "hdbscan":
+        f = simple.HDBSCAN(Input=src, MinClusterSize=25, Periodic=1, Device="CPU")
     else:
         FoF = getattr(simple, "FriendsOfFriends")
         f = FoF(Input=src, LinkingLength=0.2, MinimumGroupSize=20, Periodic=1, Device="CPU")

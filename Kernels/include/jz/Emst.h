@@ -88,8 +88,8 @@ struct EmstRankEdges
 };
 
 // Every rank passes its piece (ids required); the result equals the serial
-// tree of the union of the pieces. The pieces are gathered and each rank
-// computes the whole tree (memory grows with the global count).
+// tree of the union of the pieces. A distributed Borůvka: no rank gathers
+// the points (src/distributed/EmstPhases.h).
 template <class T>
 RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   EmstRankEdges<T>& out, Backend backend = Backend::Auto, const RunControl& control = {});

@@ -1,46 +1,117 @@
-// The distributed EMST: the ranks' pieces are gathered, every rank computes
-// the serial tree of the union (identical everywhere: the tree is unique
-// under the total edge order), and each rank keeps the edges whose
-// smaller-id endpoint is one of its own points, so each edge is output once.
-#include <algorithm>
+// The distributed EMST: a Borůvka over all ranks on the z-order
+// decomposition (EmstPhases.h). No rank holds more than its range of the
+// points and the few edges between components that span ranks; each edge
+// is output by the rank whose input holds its smaller-id endpoint. With one
+// rank it is the single-process tree.
+#include <string>
 #include <vector>
 
-#include "GatherPieces.h"
+#include <omp.h>
+
+#include "../StageTimer.h"
+#include "EmstPhases.h"
+#include "EmstPointSearch.h"
 #include "jz/Communicator.h"
 #include "jz/Emst.h"
 
 namespace jz
 {
+namespace
+{
+// The single-process tree as one rank's share (every edge is this rank's).
+template <class T>
+RunInfo emstOnOneRank(const EmstProblem<T>& piece, EmstRankEdges<T>& out, Backend backend,
+  const RunControl& control)
+{
+  EmstEdges edges;
+  const RunInfo info = computeEmst(piece, edges, backend, control);
+  auto id = [&](Index i) { return piece.ids ? piece.ids[i] : GlobalId(i); };
+  for (std::size_t e = 0; e < edges.size(); ++e)
+  {
+    const Index a = edges.from[e], b = edges.to[e];
+    out.fromId.push_back(id(a));
+    out.toId.push_back(id(b));
+    out.fromLocal.push_back(a);
+    out.weight2.push_back(edges.weight2[e]);
+    for (int d = 0; d < 3; ++d)
+    {
+      out.fromPoint.push_back(piece.points[3 * std::size_t(a) + d]);
+      out.toPoint.push_back(piece.points[3 * std::size_t(b) + d]);
+    }
+  }
+  out.core2 = std::move(edges.core2);
+  return info;
+}
+
+// The serial rules on every rank's piece, MinSamples against the global count.
+template <class T>
+void checkPieces(const EmstProblem<T>& piece, Backend backend, Communicator& comm)
+{
+  EmstProblem<T> local = piece;
+  local.metric = EmstMetric::Euclidean;
+  agreeOnErrors(comm, emstProblemError(local));
+  const std::int64_t total = allSum(comm, std::int64_t(piece.numPoints));
+  if (piece.metric == EmstMetric::MutualReachability && total > 0)
+  {
+    if (piece.minSamples < 1)
+      throw Error("MinSamples must be at least 1 (got " + std::to_string(piece.minSamples) + ")");
+    if (std::int64_t(piece.minSamples) >= total)
+      throw Error("MinSamples = " + std::to_string(piece.minSamples) +
+        " needs more points than the " + std::to_string(total) + " given");
+  }
+  if (backend == Backend::CUDA)
+    throw Error("the EMST has no CUDA backend yet: use Device CPU or Auto");
+}
+
+struct RestoreThreads
+{
+  int n;
+  ~RestoreThreads() { omp_set_num_threads(n); }
+};
+} // namespace
+
 template <class T>
 RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   EmstRankEdges<T>& out, Backend backend, const RunControl& control)
 {
   out = EmstRankEdges<T>{};
-  const GatheredPoints<T> gathered = gatherPieces(piece.points, piece.numPoints, piece.ids, comm);
-  const std::vector<T>& all = gathered.points;
-  const std::vector<GlobalId>& allIds = gathered.ids;
-  const std::size_t offset = gathered.offset;
-  EmstEdges edges;
-  const RunInfo info = computeEmst(gathered.whole(piece), edges, backend, control);
+  if (comm.size() == 1)
+    return emstOnOneRank(piece, out, backend, control);
+  checkPieces(piece, backend, comm);
+  RunInfo info;
+  info.backend = Backend::CPU;
+  const RestoreThreads restore{ omp_get_max_threads() };
+  const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  omp_set_num_threads(threads);
 
-  const std::size_t end = offset + piece.numPoints;
-  for (std::size_t e = 0; e < edges.size(); ++e)
+  EmstTraffic traffic;
+  StageTimer decomposeTimer(&info, "decomposition+tree");
+  const EmstRankPoints<T> points = decomposeEmstPoints(piece, comm, traffic);
+  decomposeTimer.stop();
+  const double afterDecomposition = traffic.bytesReceived;
+  std::vector<double> core2;
+  if (piece.metric == EmstMetric::MutualReachability)
   {
-    const Index a = edges.from[e], b = edges.to[e];
-    if (a < offset || a >= end)
-      continue;
-    out.fromId.push_back(allIds[a]);
-    out.toId.push_back(allIds[b]);
-    out.fromLocal.push_back(Index(a - offset));
-    out.weight2.push_back(edges.weight2[e]);
-    for (int d = 0; d < 3; ++d)
-    {
-      out.fromPoint.push_back(all[3 * std::size_t(a) + d]);
-      out.toPoint.push_back(all[3 * std::size_t(b) + d]);
-    }
+    StageTimer timer(&info, "core distances");
+    core2 = emstCoreDistances(points, piece.minSamples + 1, threads, comm, traffic);
   }
-  if (!edges.core2.empty())
-    out.core2.assign(edges.core2.begin() + offset, edges.core2.begin() + end);
+  const double afterCores = traffic.bytesReceived;
+  StageTimer roundsTimer(&info, "boruvka");
+  // The serial search keeps a float bound rounded up: the same edges pass.
+  const double maxBound2 = double(roundUpToFloat(piece.maxLength * piece.maxLength));
+  const std::vector<EmstEmitted<T>> edges = runDistributedBoruvka(points, piece,
+    core2.empty() ? nullptr : core2.data(), maxBound2, threads, comm, traffic, info);
+  roundsTimer.stop();
+  const double afterRounds = traffic.bytesReceived;
+  StageTimer homeTimer(&info, "edges home");
+  sendEmstEdgesHome(points, edges, core2, piece, comm, out, traffic);
+  homeTimer.stop();
+  info.counters.emplace_back("bytes received", traffic.bytesReceived);
+  info.counters.emplace_back("bytes received: decomposition", afterDecomposition);
+  info.counters.emplace_back("bytes received: core distances", afterCores - afterDecomposition);
+  info.counters.emplace_back("bytes received: rounds", afterRounds - afterCores);
+  info.counters.emplace_back("bytes received: edges home", traffic.bytesReceived - afterRounds);
+  info.counters.emplace_back("boundary queries", traffic.boundaryQueries);
   return info;
 }
 

@@ -6,7 +6,6 @@
 #include <numeric>
 #include <string>
 
-#include "../distributed/GatherPieces.h"
 #include "ClusterMembership.h"
 #include "ClusterSelection.h"
 #include "CondensedTree.h"
@@ -110,32 +109,8 @@ RunInfo computeHdbscan(const EmstProblem<T>& points, const HdbscanOptions& optio
   return info;
 }
 
-template <class T>
-RunInfo computeHdbscanDistributed(const EmstProblem<T>& piece, const HdbscanOptions& options,
-  Communicator& comm, HdbscanResult& result, Backend backend, const RunControl& control)
-{
-  const GatheredPoints<T> gathered = gatherPieces(piece.points, piece.numPoints, piece.ids, comm);
-  const std::size_t offset = gathered.offset;
-  HdbscanResult global;
-  const RunInfo info = computeHdbscan(gathered.whole(piece), options, global, backend, control);
-  const std::size_t end = offset + piece.numPoints;
-  result = HdbscanResult{};
-  result.numClusters = global.numClusters;
-  result.clusterId.assign(global.clusterId.begin() + offset, global.clusterId.begin() + end);
-  result.probability.assign(global.probability.begin() + offset, global.probability.begin() + end);
-  result.outlierScore.assign(
-    global.outlierScore.begin() + offset, global.outlierScore.begin() + end);
-  result.coreDistance.assign(
-    global.coreDistance.begin() + offset, global.coreDistance.begin() + end);
-  return info;
-}
-
 template RunInfo computeHdbscan<float>(
   const EmstProblem<float>&, const HdbscanOptions&, HdbscanResult&, Backend, const RunControl&);
 template RunInfo computeHdbscan<double>(
   const EmstProblem<double>&, const HdbscanOptions&, HdbscanResult&, Backend, const RunControl&);
-template RunInfo computeHdbscanDistributed<float>(const EmstProblem<float>&, const HdbscanOptions&,
-  Communicator&, HdbscanResult&, Backend, const RunControl&);
-template RunInfo computeHdbscanDistributed<double>(const EmstProblem<double>&,
-  const HdbscanOptions&, Communicator&, HdbscanResult&, Backend, const RunControl&);
 } // namespace jz

@@ -1,0 +1,85 @@
+// The distributed EMST on simulated ranks (threads): bytes received per
+// local point (mean and max over ranks: the decomposition, the covers, the
+// boundary queries and answers, the allgathered spanning candidates and
+// cross-rank edges, the edges home), boundary queries per local point,
+// Borůvka rounds, and rank 0's stage times. Volume does not depend on
+// timing, so threads stand in for MPI ranks.
+//   jz_bench_emst_distributed [ranks=4] [pointsPerRank=1e5] [kind=uniform|clustered]
+//                             [metric=euclidean|mutual] [minSamples=5]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "../tests/PointSets.h"
+#include "../tests/ThreadCommunicator.h"
+#include "jz/Emst.h"
+
+namespace
+{
+double counter(const jz::RunInfo& info, const std::string& name)
+{
+  for (const auto& [key, value] : info.counters)
+    if (key == name)
+      return value;
+  return 0;
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+  const int ranks = argc > 1 ? std::atoi(argv[1]) : 4;
+  const std::size_t perRank = argc > 2 ? std::size_t(std::atof(argv[2])) : 100000;
+  const std::string kind = argc > 3 ? argv[3] : "uniform";
+  const bool mutual = argc > 4 && std::string(argv[4]) == "mutual";
+  const int minSamples = argc > 5 ? std::atoi(argv[5]) : 5;
+  const std::size_t n = perRank * std::size_t(ranks);
+  std::vector<float> xyz = jztest::makePoints<float>(kind, n, 5);
+  std::vector<double> bytes(ranks), queries(ranks), local(ranks);
+  std::vector<jz::RunInfo> infos(ranks);
+  jztest::ThreadWorld world(ranks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      std::vector<float> mine; // input pieces: every ranks-th point
+      std::vector<jz::GlobalId> ids;
+      for (std::size_t i = r; i < n; i += ranks)
+      {
+        mine.insert(mine.end(), &xyz[3 * i], &xyz[3 * i] + 3);
+        ids.push_back(jz::GlobalId(i));
+      }
+      jz::EmstProblem<float> pr;
+      pr.points = mine.data();
+      pr.numPoints = ids.size();
+      pr.ids = ids.data();
+      pr.metric = mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
+      pr.minSamples = minSamples;
+      jz::RunControl one;
+      one.numThreads = 1;
+      jz::EmstRankEdges<float> out;
+      infos[r] = jz::computeEmstDistributed(pr, comm, out, jz::Backend::CPU, one);
+      bytes[r] = counter(infos[r], "bytes received");
+      queries[r] = counter(infos[r], "boundary queries");
+      local[r] = double(ids.size());
+    });
+  double meanBytes = 0, maxBytes = 0, meanQueries = 0;
+  for (int r = 0; r < ranks; ++r)
+  {
+    meanBytes += bytes[r] / local[r] / ranks;
+    maxBytes = std::max(maxBytes, bytes[r] / local[r]);
+    meanQueries += queries[r] / local[r] / ranks;
+  }
+  std::printf("ranks %d, %zu points per rank, %s, %s: bytes received per local point mean %.1f "
+              "max %.1f; boundary queries per local point %.3f; rounds %.0f\n",
+    ranks, perRank, kind.c_str(), mutual ? "mutual reachability" : "euclidean", meanBytes,
+    maxBytes, meanQueries, counter(infos[0], "boruvka rounds"));
+  for (const auto& [key, value] : infos[0].counters)
+    if (key.rfind("bytes received: ", 0) == 0)
+      std::printf("  rank 0 %-32s %.1f per local point\n", key.c_str(), value / local[0]);
+  for (const auto& [stage, seconds] : infos[0].stageSeconds)
+    std::printf("  rank 0 %-20s %.3f s\n", stage.c_str(), seconds);
+  return 0;
+}

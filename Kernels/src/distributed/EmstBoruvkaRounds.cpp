@@ -1,0 +1,705 @@
+// The distributed Borůvka rounds (phase "rounds" of EmstPhases.h). Each
+// round:
+//  1. every point searches this rank's tree for its lightest edge into
+//     another component, under its component's bound (the lightest edge
+//     found so far: first a z-order neighbour's, then the search's own);
+//  2. a point whose bound reaches another rank's cover asks that rank, which
+//     searches its tree for the same (the boundary queries);
+//  3. each component's lightest edge: on its rank, or, for a component that
+//     spans ranks, the lightest of the ranks' (allgathered: such components
+//     are joined by the few cross-rank edges);
+//  4. merges: an edge between two components that both lie on this rank only
+//     is united here; every other chosen edge is allgathered, and every rank
+//     runs the same union-find over labels, told by each rank which of its
+//     local merges the allgathered edges touch. New labels are the smallest
+//     global id of each component, so every rank agrees.
+// Borůvka under the strict edge order (weight, smaller id, larger id) adds
+// only edges of the unique minimum tree: the result is the serial edge set.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "EmstBoruvkaEdge.h"
+#include "EmstLabelUnion.h"
+#include "EmstLocalTree.h"
+#include "../StageTimer.h"
+#include "EmstPhases.h"
+
+namespace jz
+{
+namespace
+{
+using SearchStack = std::vector<std::pair<double, std::pair<int, Index>>>;
+
+inline double loadDouble(const double* slot)
+{
+  double v;
+  __atomic_load(slot, &v, __ATOMIC_RELAXED);
+  return v;
+}
+
+inline void lowerDouble(double* slot, double value)
+{
+  double seen = loadDouble(slot);
+  while (value < seen &&
+    !__atomic_compare_exchange(slot, &seen, &value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+  {
+  }
+}
+
+template <class T>
+struct EdgeAsk
+{
+  EdgeQuery<T> query;
+  double bound2;
+  Index point; // sorted index on the asking rank
+};
+
+template <class T>
+struct EdgeAnswer
+{
+  Index point;  // the asker's
+  Index found;  // sorted index on the answering rank
+  double weight2;
+  GlobalId id, label;
+  T raw[3];
+};
+
+// Everything gathered by allGather from other ranks, for the traffic count.
+double receivedBytes(const std::vector<std::vector<char>>& blocks, int me)
+{
+  double b = 0;
+  for (std::size_t r = 0; r < blocks.size(); ++r)
+    if (int(r) != me)
+      b += double(blocks[r].size());
+  return b;
+}
+
+template <class V>
+std::vector<V> allGatherCounted(Communicator& comm, const std::vector<V>& mine, EmstTraffic& traffic)
+{
+  const std::vector<std::vector<char>> all = comm.allGather(toBytes(mine));
+  traffic.bytesReceived += receivedBytes(all, comm.rank());
+  std::vector<V> out;
+  for (const auto& b : all)
+  {
+    const std::vector<V> part = fromBytes<V>(b);
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+template <class T>
+class DistributedBoruvka
+{
+public:
+  // localTree: this rank's own tree (Euclidean), or empty to search per point.
+  DistributedBoruvka(const EmstRankPoints<T>& points, const double* core2, double maxBound2,
+    std::vector<LocalTreeEdge> localTree, Communicator& comm, EmstTraffic& traffic)
+    : points_(points)
+    , core2_(core2)
+    , maxBound2_(maxBound2)
+    , comm_(comm)
+    , traffic_(traffic)
+    , me_(comm.rank())
+    , n_(points.tree.sources.size())
+    , comp_(n_)
+    , label_(points.ids)
+    , spanning_(n_, 0)
+    , nodeComp_(points.tree.planes.size() + points.coarse.size())
+    , localFound_(core2 ? n_ : 0)
+    , lowLocal_(core2 ? n_ : 0, 0.0f)
+    , lowForeign_(n_, 0.0f)
+    , useLocalTree_(!core2)
+    , localTree_(std::move(localTree))
+  {
+    std::iota(comp_.begin(), comp_.end(), Index(0));
+  }
+
+  std::vector<EmstEmitted<T>> run(RunInfo& info)
+  {
+    const std::int64_t total = allSum(comm_, std::int64_t(n_));
+    std::int64_t edges = 0;
+    int round = 0;
+    while (edges + 1 < total)
+    {
+      const std::int64_t added = runRound();
+      info.counters.emplace_back("components " + std::to_string(round), double(total - edges));
+      info.counters.emplace_back("boundary queries " + std::to_string(round), roundQueries_);
+      if (added == 0)
+      {
+        if (maxBound2_ < kInfinity)
+          break; // every component is final: the forest is complete
+        throw Error("distributed EMST: a Borůvka round added no edge (internal error)");
+      }
+      edges += added;
+      ++round;
+    }
+    info.counters.emplace_back("boruvka rounds", double(round));
+    return std::move(emitted_);
+  }
+
+private:
+  std::size_t numComps() const { return label_.size(); }
+
+  void raw(Index i, T* p) const
+  {
+    std::copy_n(points_.raw.data() + 3 * std::size_t(points_.routeIndex(i)), 3, p);
+  }
+
+  EmstSearchTree<T> searchTree() const
+  {
+    return EmstSearchTree<T>{ points_.tree, points_.coarse, points_.ids.data(), core2_,
+      comp_.data(), label_.data(), &nodeComp_ };
+  }
+
+  EdgeQuery<T> queryOf(Index i) const
+  {
+    EdgeQuery<T> q;
+    points_.tree.sources.point(i, q.p);
+    q.id = points_.ids[i];
+    q.label = label_[comp_[i]];
+    q.core2 = core2_ ? core2_[i] : 0.0;
+    return q;
+  }
+
+  // One round; returns the number of edges added over all ranks.
+  std::int64_t runRound()
+  {
+    labelNodes();
+    if (useLocalTree_)
+      scanLocalTree();
+    else
+    {
+      seedBounds();
+      searchLocally();
+    }
+    shareSpanningBounds();
+    searchBoundary();
+    std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
+    return merge(spanningBest);
+  }
+
+  // Per plane and node: the local component of all its points, or mixed.
+  void labelNodes()
+  {
+    const EmstSearchTree<T> st = searchTree();
+    for (int p = 0; p < st.numPlanes(); ++p)
+    {
+      const Index nodes = st.numNodes(p);
+      nodeComp_[p].resize(nodes);
+      const Index* below = p == 0 ? comp_.data() : nodeComp_[p - 1].data();
+#pragma omp parallel for schedule(static)
+      for (long long j = 0; j < (long long)nodes; ++j)
+      {
+        const auto [first, end] = st.range(p, Index(j));
+        Index c = kEmptyTreeNode;
+        for (Index i = first; i < end && c != kMixedNode; ++i)
+          if (below[i] != kEmptyTreeNode)
+            c = c == kEmptyTreeNode || c == below[i] ? below[i] : kMixedNode;
+        nodeComp_[p][j] = c;
+      }
+    }
+  }
+
+  double weight2(Index a, Index b) const
+  {
+    T pa[3], pb[3];
+    points_.tree.sources.point(a, pa);
+    points_.tree.sources.point(b, pb);
+    const double w = distance2(pa, pb, points_.tree.periodicity);
+    return core2_ ? std::max(w, std::max(core2_[a], core2_[b])) : w;
+  }
+
+  // Neighbours in z-order from different components give first bounds, and
+  // so do the points whose local edge of the last round still leaves their
+  // component: that edge is still their lightest local one (the other
+  // components only shrank), so they are settled and do not search.
+  void seedBounds()
+  {
+    bound_.assign(numComps(), maxBound2_);
+    for (Index i = 0; i < n_; ++i)
+    {
+      EdgeFound& f = localFound_[i];
+      if (!f.found())
+        continue;
+      if (comp_[f.point] == comp_[i])
+        f = EdgeFound{};
+      else
+        bound_[comp_[i]] = std::min(bound_[comp_[i]], f.weight2);
+    }
+    for (Index i = 0; i + 1 < n_; ++i)
+    {
+      const Index a = comp_[i], b = comp_[i + 1];
+      if (a == b)
+        continue;
+      const double w = weight2(i, i + 1);
+      bound_[a] = std::min(bound_[a], w);
+      bound_[b] = std::min(bound_[b], w);
+    }
+  }
+
+  // The points that are not settled and whose lower bound does not exceed
+  // their component's bound search; what they find (or that nothing within
+  // the bound exists) raises their lower bound.
+  void searchLocally()
+  {
+    const EmstSearchTree<T> st = searchTree();
+    const TreePlane<T>& leaves = points_.tree.planes.empty() ? TreePlane<T>() : points_.tree.planes[0];
+    const Index numLeaves = leaves.numNodes();
+#pragma omp parallel
+    {
+      std::vector<std::pair<double, Index>> near;
+      std::vector<std::pair<int, Index>> stack;
+#pragma omp for schedule(dynamic, 16)
+      for (long long j = 0; j < (long long)numLeaves; ++j)
+        searchLeaf(st, Index(j), near, stack);
+    }
+  }
+
+  // The points of leaf j that search, against the leaves near it (the
+  // largest of their bounds), each under its component's bound.
+  void searchLeaf(const EmstSearchTree<T>& st, Index j, std::vector<std::pair<double, Index>>& near,
+    std::vector<std::pair<int, Index>>& stack)
+  {
+    const auto [first, end] = st.range(0, j);
+    double reach = -1;
+    for (Index i = first; i < end; ++i)
+      if (searches(i))
+        reach = std::max(reach, loadDouble(&bound_[comp_[i]]));
+    if (reach < 0)
+      return;
+    const Index c = nodeComp_[0][j];
+    leavesNear(st, points_.tree.planes[0].sourceBox[j], reach,
+      c == kMixedNode ? GlobalId(-1) : label_[c], near, stack);
+    for (Index i = first; i < end; ++i)
+    {
+      if (!searches(i))
+        continue;
+      double* slot = &bound_[comp_[i]];
+      double b = loadDouble(slot);
+      const double searched = b;
+      const EdgeFound f = searchLightestEdgeIn(st, queryOf(i), near, b);
+      lowLocal_[i] = std::max(lowLocal_[i], roundDownToFloat(f.found() ? f.weight2 : searched));
+      if (f.found())
+      {
+        localFound_[i] = f;
+        lowerDouble(slot, f.weight2);
+      }
+    }
+  }
+
+  // Whether point i searches: not settled, and its lower bound and core
+  // distance within its component's bound.
+  bool searches(Index i) const
+  {
+    if (localFound_[i].found())
+      return false;
+    const double b = loadDouble(&bound_[comp_[i]]);
+    return !(double(lowLocal_[i]) > b) && !(core2_ && core2_[i] > b);
+  }
+
+  // Per component the lightest edge of this rank's tree that leaves it; the
+  // edges inside a component are dropped for good.
+  void scanLocalTree()
+  {
+    bound_.assign(numComps(), maxBound2_);
+    treeBest_.assign(numComps(), kNoTreeEdge);
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < localTree_.size(); ++k)
+    {
+      const LocalTreeEdge e = localTree_[k];
+      const Index ca = comp_[e.a], cb = comp_[e.b];
+      if (ca == cb)
+        continue;
+      localTree_[kept] = e;
+      for (const Index c : { ca, cb })
+      {
+        std::size_t& best = treeBest_[c];
+        if (best == kNoTreeEdge || lighterTreeEdge(e, localTree_[best]))
+          best = kept;
+        bound_[c] = std::min(bound_[c], e.weight2);
+      }
+      ++kept;
+    }
+    localTree_.resize(kept);
+  }
+
+  bool lighterTreeEdge(const LocalTreeEdge& x, const LocalTreeEdge& y) const
+  {
+    const GlobalId* id = points_.ids.data();
+    return emstEdgeLess(x.weight2, id[x.a], id[x.b], y.weight2, id[y.a], id[y.b]);
+  }
+
+  // The bounds of components on several ranks: the least of the ranks'.
+  void shareSpanningBounds()
+  {
+    std::vector<std::pair<GlobalId, double>> mine;
+    for (std::size_t c = 0; c < numComps(); ++c)
+      if (spanning_[c])
+        mine.emplace_back(label_[c], bound_[c]);
+    std::vector<std::pair<GlobalId, double>> all = allGatherCounted(comm_, mine, traffic_);
+    std::sort(all.begin(), all.end());
+    for (std::size_t c = 0; c < numComps(); ++c)
+      if (spanning_[c])
+      {
+        auto it = std::lower_bound(
+          all.begin(), all.end(), std::pair<GlobalId, double>(label_[c], -kInfinity));
+        bound_[c] = std::min(bound_[c], it->second);
+      }
+  }
+
+  // Points whose bound reaches another rank ask it; the answers that found
+  // an edge come back.
+  void searchBoundary()
+  {
+    const int ranks = comm_.size();
+    std::vector<std::vector<EdgeAsk<T>>> ask(ranks);
+    for (Index i = 0; i < n_; ++i)
+    {
+      const double b = bound_[comp_[i]];
+      const EdgeQuery<T> q = queryOf(i);
+      if (q.core2 > b || double(lowForeign_[i]) > b)
+        continue;
+      for (int r = 0; r < ranks; ++r)
+        if (r != me_ && points_.cover.mayReach(q.p, r, b))
+          ask[r].push_back(EdgeAsk<T>{ q, b, i });
+      // No other rank's point is within b but those the answers name.
+      lowForeign_[i] = std::max(lowForeign_[i], roundDownToFloat(b));
+    }
+    double asks = 0;
+    for (const auto& a : ask)
+      asks += double(a.size());
+    traffic_.boundaryQueries += asks;
+    roundQueries_ = asks;
+    const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
+    std::vector<std::vector<EdgeAnswer<T>>> answers(ranks);
+    const EmstSearchTree<T> st = searchTree();
+    for (int r = 0; r < ranks; ++r)
+    {
+      traffic_.bytesReceived += double(asked[r].size() * sizeof(EdgeAsk<T>));
+      std::vector<EdgeAnswer<T>> found(asked[r].size());
+#pragma omp parallel
+      {
+        SearchStack stack;
+#pragma omp for schedule(dynamic, 64)
+        for (long long j = 0; j < (long long)asked[r].size(); ++j)
+        {
+          const EdgeAsk<T>& a = asked[r][j];
+          double b = a.bound2;
+          const EdgeFound f = searchLightestEdge(st, a.query, b, stack);
+          EdgeAnswer<T>& out = found[j];
+          out.point = a.point;
+          out.found = f.point;
+          if (!f.found())
+            continue;
+          out.weight2 = f.weight2;
+          out.id = f.id;
+          out.label = label_[comp_[f.point]];
+          raw(f.point, out.raw);
+        }
+      }
+      for (const EdgeAnswer<T>& a : found)
+        if (a.found != Index(-1))
+          answers[r].push_back(a);
+    }
+    foreignFound_ = allToAllTyped(comm_, answers);
+    for (const auto& list : foreignFound_)
+    {
+      traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
+      for (const EdgeAnswer<T>& a : list)
+        lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
+    }
+  }
+
+  // A component's lightest edge so far, compactly (40 bytes: round 0 has a
+  // component per point): end B is this rank's sorted point, or the answer
+  // `answer` from rank rankB.
+  struct Choice
+  {
+    double weight2 = kInfinity;
+    GlobalId idA = -1, idB = -1;
+    Index pointA = 0, pointB = 0;
+    std::int32_t rankB = -1;
+    Index answer = 0;
+    bool exists() const { return idA >= 0; }
+  };
+
+  // Per local component its lightest edge from the local and the answers.
+  std::vector<Choice> bestPerComponent() const
+  {
+    std::vector<Choice> best(numComps());
+    auto offer = [&](Index a, double w, GlobalId idB, Index b, int rankB, Index answer)
+    {
+      Choice& c = best[comp_[a]];
+      const GlobalId idA = points_.ids[a];
+      if (!c.exists() || emstEdgeLess(w, idA, idB, c.weight2, c.idA, c.idB))
+        c = Choice{ w, idA, idB, a, b, rankB, answer };
+    };
+    for (std::size_t c = 0; c < treeBest_.size() && useLocalTree_; ++c)
+    {
+      if (treeBest_[c] == kNoTreeEdge)
+        continue;
+      const LocalTreeEdge& t = localTree_[treeBest_[c]];
+      const bool aHere = comp_[t.a] == Index(c);
+      const Index a = aHere ? t.a : t.b, b = aHere ? t.b : t.a;
+      offer(a, t.weight2, points_.ids[b], b, me_, 0);
+    }
+    for (Index i = 0; i < n_ && !useLocalTree_; ++i)
+    {
+      const EdgeFound& f = localFound_[i];
+      if (f.found())
+        offer(i, f.weight2, f.id, f.point, me_, 0);
+    }
+    for (int r = 0; r < int(foreignFound_.size()); ++r)
+      for (std::size_t k = 0; k < foreignFound_[r].size(); ++k)
+      {
+        const EdgeAnswer<T>& a = foreignFound_[r][k];
+        offer(a.point, a.weight2, a.id, a.found, r, Index(k));
+      }
+    return best;
+  }
+
+  // A choice as it travels: labels, ranks and coordinates of both ends.
+  BoruvkaEdge<T> travelling(const Choice& c) const
+  {
+    BoruvkaEdge<T> e;
+    e.weight2 = c.weight2;
+    e.idA = c.idA;
+    e.idB = c.idB;
+    e.labelA = label_[comp_[c.pointA]];
+    e.rankA = me_;
+    e.pointA = c.pointA;
+    raw(c.pointA, e.rawA);
+    e.rankB = c.rankB;
+    e.pointB = c.pointB;
+    if (c.rankB == me_)
+    {
+      e.labelB = label_[comp_[c.pointB]];
+      raw(c.pointB, e.rawB);
+    }
+    else
+    {
+      const EdgeAnswer<T>& a = foreignFound_[c.rankB][c.answer];
+      e.labelB = a.label;
+      std::copy_n(a.raw, 3, e.rawB);
+    }
+    return e;
+  }
+
+  // Components on several ranks: the lightest of the ranks' edges, the same
+  // list on every rank (by label).
+  std::vector<BoruvkaEdge<T>> reduceSpanning()
+  {
+    best_ = bestPerComponent();
+    std::vector<BoruvkaEdge<T>> mine;
+    for (std::size_t c = 0; c < numComps(); ++c)
+      if (spanning_[c] && best_[c].exists())
+        mine.push_back(travelling(best_[c]));
+    std::vector<BoruvkaEdge<T>> all = allGatherCounted(comm_, mine, traffic_);
+    std::sort(all.begin(), all.end(),
+      [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+      { return a.labelA != b.labelA ? a.labelA < b.labelA : a.lighterThan(b); });
+    std::vector<BoruvkaEdge<T>> out;
+    for (std::size_t k = 0; k < all.size(); ++k)
+      if (k == 0 || all[k].labelA != all[k - 1].labelA)
+        out.push_back(all[k]);
+    return out;
+  }
+
+  void emit(const BoruvkaEdge<T>& e)
+  {
+    const bool aFirst = e.idA < e.idB;
+    if ((aFirst ? e.rankA : e.rankB) != me_)
+      return;
+    EmstEmitted<T> out;
+    out.from = aFirst ? e.pointA : e.pointB;
+    out.fromId = e.low();
+    out.toId = e.high();
+    out.weight2 = e.weight2;
+    std::copy_n(aFirst ? e.rawB : e.rawA, 3, out.toRaw);
+    emitted_.push_back(out);
+  }
+
+  // An edge between two of this rank's points.
+  void emitLocal(const Choice& c)
+  {
+    const bool aFirst = c.idA < c.idB;
+    EmstEmitted<T> out;
+    out.from = aFirst ? c.pointA : c.pointB;
+    out.fromId = std::min(c.idA, c.idB);
+    out.toId = std::max(c.idA, c.idB);
+    out.weight2 = c.weight2;
+    raw(aFirst ? c.pointB : c.pointA, out.toRaw);
+    emitted_.push_back(out);
+  }
+
+  Index findLocal(std::vector<Index>& parent, Index c) const
+  {
+    while (parent[c] != c)
+    {
+      parent[c] = parent[parent[c]];
+      c = parent[c];
+    }
+    return c;
+  }
+
+  // The round's unions; returns the number of edges added over all ranks.
+  std::int64_t merge(const std::vector<BoruvkaEdge<T>>& spanningBest)
+  {
+    const std::size_t m = numComps();
+    std::vector<Index> parent(m);
+    std::iota(parent.begin(), parent.end(), Index(0));
+    std::vector<BoruvkaEdge<T>> proposals;
+    std::int64_t localAdded = 0;
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      const Choice& e = best_[c];
+      if (spanning_[c] || !e.exists())
+        continue;
+      if (e.rankB == me_ && !spanning_[comp_[e.pointB]])
+      {
+        Index a = findLocal(parent, Index(c)), b = findLocal(parent, comp_[e.pointB]);
+        if (a == b)
+          continue;
+        parent[std::max(a, b)] = std::min(a, b);
+        emitLocal(e);
+        ++localAdded;
+      }
+      else
+        proposals.push_back(travelling(e));
+    }
+    std::vector<BoruvkaEdge<T>> global = allGatherCounted(comm_, proposals, traffic_);
+    global.insert(global.end(), spanningBest.begin(), spanningBest.end());
+    std::sort(global.begin(), global.end(),
+      [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+      { return a.low() != b.low() ? a.low() < b.low() : a.high() < b.high(); });
+    global.erase(std::unique(global.begin(), global.end(),
+                   [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+                   { return a.low() == b.low() && a.high() == b.high(); }),
+      global.end());
+    for (const BoruvkaEdge<T>& e : global)
+      emit(e);
+    relabel(parent, global);
+    return allSum(comm_, localAdded) + std::int64_t(global.size());
+  }
+
+  // New labels: the local groups' smallest labels, joined over all ranks by
+  // the allgathered edges and each rank's pairs (label of a component that an
+  // allgathered edge touches, smallest label of its local group).
+  void relabel(std::vector<Index>& parent, const std::vector<BoruvkaEdge<T>>& global)
+  {
+    const std::size_t m = numComps();
+    std::vector<GlobalId> groupMin(m, GlobalId(-1));
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      GlobalId& g = groupMin[findLocal(parent, Index(c))];
+      g = g < 0 ? label_[c] : std::min(g, label_[c]);
+    }
+    std::vector<char> touched(m, 0);
+    for (const BoruvkaEdge<T>& e : global)
+    {
+      if (e.rankA == me_)
+        touched[comp_[e.pointA]] = 1;
+      if (e.rankB == me_)
+        touched[comp_[e.pointB]] = 1;
+    }
+    std::vector<std::pair<GlobalId, GlobalId>> pairs;
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      const GlobalId g = groupMin[findLocal(parent, Index(c))];
+      if (touched[c] && g != label_[c])
+        pairs.emplace_back(label_[c], g);
+    }
+    const std::vector<std::pair<GlobalId, GlobalId>> allPairs =
+      allGatherCounted(comm_, pairs, traffic_);
+    LabelUnion labels;
+    for (const GlobalId s : spanningLabels_)
+      labels.add(s);
+    for (const BoruvkaEdge<T>& e : global)
+      labels.unite(e.labelA, e.labelB);
+    for (const auto& p : allPairs)
+      labels.unite(p.first, p.second);
+
+    std::vector<GlobalId> next(m);
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      const GlobalId g = groupMin[findLocal(parent, Index(c))];
+      next[c] = labels.contains(g) ? labels.find(g) : g;
+    }
+    spanningLabels_ = labels.roots();
+    renumber(next);
+  }
+
+  // Components by ascending new label; the spanning ones flagged.
+  void renumber(const std::vector<GlobalId>& next)
+  {
+    std::vector<GlobalId> labels(next);
+    std::sort(labels.begin(), labels.end());
+    labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
+    std::vector<Index> index(next.size());
+    for (std::size_t c = 0; c < next.size(); ++c)
+      index[c] = Index(std::lower_bound(labels.begin(), labels.end(), next[c]) - labels.begin());
+    for (Index i = 0; i < n_; ++i)
+      comp_[i] = index[comp_[i]];
+    label_ = std::move(labels);
+    spanning_.assign(label_.size(), 0);
+    for (std::size_t c = 0; c < label_.size(); ++c)
+      spanning_[c] =
+        std::binary_search(spanningLabels_.begin(), spanningLabels_.end(), label_[c]) ? 1 : 0;
+  }
+
+  const EmstRankPoints<T>& points_;
+  const double* core2_;
+  double maxBound2_;
+  Communicator& comm_;
+  EmstTraffic& traffic_;
+  int me_;
+  Index n_;
+  std::vector<Index> comp_;      // per sorted point: local component
+  std::vector<GlobalId> label_;  // per local component: smallest global id
+  std::vector<char> spanning_;   // per local component: may lie on other ranks too
+  std::vector<GlobalId> spanningLabels_; // the same on every rank, ascending
+  std::vector<std::vector<Index>> nodeComp_;
+  std::vector<double> bound_; // per local component
+  // Per sorted point: its lightest local edge out of its component (kept
+  // while it stays one), and lower bounds of its lightest local and foreign
+  // edges (rounded down; they only grow, as the other components shrink).
+  std::vector<EdgeFound> localFound_;
+  std::vector<float> lowLocal_, lowForeign_;
+  // Euclidean: this rank's own tree (edges between components only), and
+  // per component the position of its lightest edge there.
+  static constexpr std::size_t kNoTreeEdge = std::size_t(-1);
+  bool useLocalTree_;
+  std::vector<LocalTreeEdge> localTree_;
+  std::vector<std::size_t> treeBest_;
+  std::vector<std::vector<EdgeAnswer<T>>> foreignFound_;
+  std::vector<Choice> best_;
+  std::vector<EmstEmitted<T>> emitted_;
+  double roundQueries_ = 0;
+};
+} // namespace
+
+template <class T>
+std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& points,
+  const EmstProblem<T>& piece, const double* core2, double maxBound2, int threads,
+  Communicator& comm, EmstTraffic& traffic, RunInfo& info)
+{
+  std::vector<LocalTreeEdge> localTree;
+  if (!core2)
+  {
+    StageTimer timer(&info, "local tree");
+    localTree = localTreeEdges(points, piece, threads);
+  }
+  return DistributedBoruvka<T>(points, core2, maxBound2, std::move(localTree), comm, traffic)
+    .run(info);
+}
+
+template std::vector<EmstEmitted<float>> runDistributedBoruvka<float>(const EmstRankPoints<float>&,
+  const EmstProblem<float>&, const double*, double, int, Communicator&, EmstTraffic&, RunInfo&);
+template std::vector<EmstEmitted<double>> runDistributedBoruvka<double>(
+  const EmstRankPoints<double>&, const EmstProblem<double>&, const double*, double, int,
+  Communicator&, EmstTraffic&, RunInfo&);
+} // namespace jz

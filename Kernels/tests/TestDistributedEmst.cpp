@@ -1,0 +1,319 @@
+// The distributed EMST and HDBSCAN* on simulated ranks (threads) against the
+// single-process ones: the union of the ranks' edges is the serial edge set
+// bit for bit (weights, ids, endpoint coordinates, each edge once), the
+// core distances and the clusters are the serial ones; for 1-4 ranks, float
+// and double, uniform, clustered, duplicate-heavy and periodic points, both
+// metrics, several partitions (random, slabs, an empty rank, all on one
+// rank); and bad input fails on every rank.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "PointSets.h"
+#include "TestHarness.h"
+#include "ThreadCommunicator.h"
+#include "jz/Emst.h"
+#include "jz/Hdbscan.h"
+
+namespace
+{
+using jz::GlobalId;
+using Edge = std::tuple<double, GlobalId, GlobalId>;
+
+std::vector<int> partition(const std::string& how, const double* xyz, std::size_t n, int ranks)
+{
+  std::vector<int> owner(n, 0);
+  std::mt19937 rng(5);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    if (how == "random")
+      owner[i] = int(rng() % ranks);
+    else if (how == "slabs")
+      owner[i] = std::min(ranks - 1, std::max(0, int(xyz[3 * i] * ranks)));
+    else if (how == "empty")
+      owner[i] = ranks == 1 ? 0 : 1 + int(rng() % (ranks - 1));
+    else
+      owner[i] = ranks - 1;
+  }
+  return owner;
+}
+
+template <class T>
+struct Piece
+{
+  std::vector<T> xyz;
+  std::vector<GlobalId> ids;
+};
+
+// Ids are scrambled (not the input order) so that ties test the id order.
+template <class T>
+std::vector<Piece<T>> split(const std::vector<T>& xyz, const std::vector<GlobalId>& ids,
+  const std::vector<int>& owner, int ranks)
+{
+  std::vector<Piece<T>> pieces(ranks);
+  for (std::size_t i = 0; i < owner.size(); ++i)
+  {
+    Piece<T>& p = pieces[owner[i]];
+    p.xyz.insert(p.xyz.end(), &xyz[3 * i], &xyz[3 * i] + 3);
+    p.ids.push_back(ids[i]);
+  }
+  return pieces;
+}
+
+struct Case
+{
+  std::string kind;
+  bool periodic = false;
+  bool mutual = false;
+  double maxLength = jz::kInfinity;
+};
+
+template <class T>
+jz::EmstProblem<T> problemOf(const Case& c)
+{
+  jz::EmstProblem<T> pr;
+  pr.metric = c.mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
+  pr.minSamples = 4;
+  pr.periodic = c.periodic;
+  pr.maxLength = c.maxLength;
+  return pr;
+}
+
+template <class T>
+void checkCase(const Case& c, std::size_t n, int ranks, const std::string& how)
+{
+  std::vector<T> xyz = jztest::makePoints<T>(c.kind, n, 7);
+  if (c.periodic) // some points outside the box: wrapped in
+    for (std::size_t i = 0; i < 3 * n; i += 11)
+      xyz[i] += T(1);
+  std::vector<GlobalId> ids(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ids[i] = GlobalId((i * 7919) % n) * 3 + 5;
+  jz::EmstProblem<T> pr = problemOf<T>(c);
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  pr.ids = ids.data();
+  jz::EmstEdges serial;
+  jz::computeEmst(pr, serial, jz::Backend::CPU);
+  std::vector<Edge> want;
+  for (std::size_t e = 0; e < serial.size(); ++e)
+    want.emplace_back(serial.weight2[e], ids[serial.from[e]], ids[serial.to[e]]);
+  std::sort(want.begin(), want.end());
+
+  std::vector<double> xyzD(xyz.begin(), xyz.end());
+  const std::vector<Piece<T>> pieces =
+    split(xyz, ids, partition(how, xyzD.data(), n, ranks), ranks);
+  std::vector<std::vector<Edge>> parts(ranks);
+  std::vector<int> bad(ranks, 0);
+  std::vector<std::vector<std::pair<GlobalId, double>>> cores(ranks);
+  jztest::ThreadWorld world(ranks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      const Piece<T>& p = pieces[r];
+      jz::EmstProblem<T> piece = problemOf<T>(c);
+      piece.points = p.xyz.data();
+      piece.numPoints = p.ids.size();
+      piece.ids = p.ids.data();
+      jz::EmstRankEdges<T> out;
+      jz::computeEmstDistributed(piece, comm, out, jz::Backend::CPU);
+      for (std::size_t e = 0; e < out.weight2.size(); ++e)
+      {
+        parts[r].emplace_back(out.weight2[e], out.fromId[e], out.toId[e]);
+        // The endpoints: `from` is this rank's point, both coordinates as input.
+        const std::size_t a = out.fromLocal[e];
+        bad[r] += a >= p.ids.size() || p.ids[a] != out.fromId[e] || out.fromId[e] >= out.toId[e];
+        for (int d = 0; d < 3 && a < p.ids.size(); ++d)
+          bad[r] += out.fromPoint[3 * e + d] != p.xyz[3 * a + d];
+        const std::size_t b = std::size_t(
+          std::find(ids.begin(), ids.end(), out.toId[e]) - ids.begin());
+        for (int d = 0; d < 3; ++d)
+          bad[r] += out.toPoint[3 * e + d] != xyz[3 * b + d];
+      }
+      for (std::size_t i = 0; i < out.core2.size(); ++i)
+        cores[r].emplace_back(p.ids[i], out.core2[i]);
+      bad[r] += c.mutual && out.core2.size() != p.ids.size();
+    });
+  std::vector<Edge> all;
+  for (auto& part : parts)
+    all.insert(all.end(), part.begin(), part.end());
+  std::sort(all.begin(), all.end());
+  int badCount = 0;
+  for (int b : bad)
+    badCount += b;
+  const std::string what = c.kind + (c.periodic ? " periodic" : "") +
+    (c.mutual ? " mutual" : "") + (c.maxLength < jz::kInfinity ? " forest" : "") + " " +
+    std::to_string(sizeof(T) * 8) + "-bit, " + std::to_string(ranks) + " ranks " + how;
+  JZ_CHECK_MSG(all == want, what << ": " << all.size() << " edges, want " << want.size());
+  JZ_CHECK_MSG(badCount == 0, what << ": " << badCount << " wrong endpoints");
+  if (c.mutual)
+  {
+    std::size_t wrong = 0;
+    for (const auto& part : cores)
+      for (const auto& [id, core2] : part)
+      {
+        const std::size_t i = std::size_t(std::find(ids.begin(), ids.end(), id) - ids.begin());
+        wrong += serial.core2[i] != core2;
+      }
+    JZ_CHECK_MSG(wrong == 0, what << ": " << wrong << " core distances differ");
+  }
+}
+
+// Equal, or both NaN (GLOSH gives 0/0 in blobs of identical points, serially too).
+bool same(double a, double b)
+{
+  return a == b || (std::isnan(a) && std::isnan(b));
+}
+
+// HDBSCAN* per point as the single-process run: cluster ids, probabilities,
+// outlier scores and core distances, bit for bit.
+template <class T>
+void checkHdbscan(const std::string& kind, jz::ClusterSelection selection, int ranks)
+{
+  const std::size_t n = 2000;
+  std::vector<T> xyz = jztest::makePoints<T>(kind, n, 3);
+  std::vector<GlobalId> ids(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ids[i] = GlobalId((i * 7919) % n) * 3 + 5;
+  jz::HdbscanOptions options;
+  options.minClusterSize = 15;
+  options.minSamples = 6;
+  options.selection = selection;
+  jz::EmstProblem<T> pr;
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  pr.ids = ids.data();
+  jz::HdbscanResult serial;
+  jz::computeHdbscan(pr, options, serial, jz::Backend::CPU);
+  std::vector<double> xyzD(xyz.begin(), xyz.end());
+  const std::vector<int> owner = partition("random", xyzD.data(), n, ranks);
+  const std::vector<Piece<T>> pieces = split(xyz, ids, owner, ranks);
+  std::vector<int> wrong(ranks, 0);
+  jztest::ThreadWorld world(ranks);
+  world.run(
+    [&](jz::Communicator& comm)
+    {
+      const int r = comm.rank();
+      jz::EmstProblem<T> piece;
+      piece.points = pieces[r].xyz.data();
+      piece.numPoints = pieces[r].ids.size();
+      piece.ids = pieces[r].ids.data();
+      jz::HdbscanResult got;
+      jz::computeHdbscanDistributed(piece, options, comm, got, jz::Backend::CPU);
+      wrong[r] += got.numClusters != serial.numClusters;
+      for (std::size_t i = 0, k = 0; i < n; ++i)
+      {
+        if (owner[i] != r)
+          continue;
+        wrong[r] += got.clusterId[k] != serial.clusterId[i] ||
+          got.probability[k] != serial.probability[i] ||
+          !same(got.outlierScore[k], serial.outlierScore[i]) ||
+          got.coreDistance[k] != serial.coreDistance[i];
+        ++k;
+      }
+    });
+  int sum = 0;
+  for (int w : wrong)
+    sum += w;
+  JZ_CHECK_MSG(sum == 0, kind << " " << ranks << " ranks: " << sum << " points differ");
+  JZ_CHECK_MSG(serial.numClusters > 1, kind << ": a test that finds no clusters proves little");
+}
+} // namespace
+
+JZ_TEST(DistributedHdbscanEqualsSerial)
+{
+  for (int ranks : { 1, 2, 3, 4 })
+  {
+    checkHdbscan<double>("clustered", jz::ClusterSelection::ExcessOfMass, ranks);
+    checkHdbscan<float>("clustered", jz::ClusterSelection::Leaf, ranks);
+  }
+  checkHdbscan<double>("duplicates", jz::ClusterSelection::ExcessOfMass, 3);
+}
+
+JZ_TEST(DistributedEmstEqualsSerial)
+{
+  for (const char* kind : { "uniform", "clustered", "duplicates" })
+    for (bool mutual : { false, true })
+      for (int ranks : { 1, 2, 3, 4 })
+      {
+        checkCase<double>(Case{ kind, false, mutual }, 1500, ranks, "random");
+        checkCase<float>(Case{ kind, false, mutual }, 1500, ranks, "slabs");
+      }
+}
+
+JZ_TEST(DistributedEmstPeriodic)
+{
+  for (bool mutual : { false, true })
+    for (int ranks : { 2, 3, 4 })
+    {
+      checkCase<double>(Case{ "uniform", true, mutual }, 1200, ranks, "slabs");
+      checkCase<float>(Case{ "clustered", true, mutual }, 1200, ranks, "random");
+    }
+}
+
+JZ_TEST(DistributedEmstPartitions)
+{
+  for (const char* how : { "empty", "one" })
+    for (int ranks : { 2, 4 })
+    {
+      checkCase<double>(Case{ "clustered", false, false }, 1000, ranks, how);
+      checkCase<double>(Case{ "duplicates", true, true }, 1000, ranks, how);
+    }
+  // Runs of identical points larger than a leaf, split over ranks by id only.
+  checkCase<double>(Case{ "runs", false, false }, 1500, 3, "random");
+  checkCase<double>(Case{ "lattice", false, false }, 1000, 3, "random");
+}
+
+JZ_TEST(DistributedEmstForest)
+{
+  for (bool mutual : { false, true })
+    for (int ranks : { 2, 3 })
+    {
+      checkCase<double>(Case{ "clustered", false, mutual, 0.02 }, 1500, ranks, "random");
+      checkCase<float>(Case{ "uniform", true, mutual, 0.05 }, 1500, ranks, "slabs");
+      checkCase<double>(Case{ "duplicates", false, mutual, 0.0 }, 1500, ranks, "random");
+    }
+}
+
+JZ_TEST(DistributedEmstBadInputFailsEveryRank)
+{
+  for (int which = 0; which < 2; ++which)
+  {
+    const int ranks = 3;
+    std::vector<int> threw(ranks, 0);
+    jztest::ThreadWorld world(ranks);
+    world.run(
+      [&](jz::Communicator& comm)
+      {
+        std::vector<double> xyz = jztest::makePoints<double>("uniform", 4, 9 + comm.rank());
+        if (which == 0 && comm.rank() == 1)
+          xyz[5] = std::nan("");
+        std::vector<GlobalId> ids(4);
+        for (int i = 0; i < 4; ++i)
+          ids[i] = GlobalId(4 * comm.rank() + i);
+        jz::EmstProblem<double> pr;
+        pr.points = xyz.data();
+        pr.numPoints = 4;
+        pr.ids = ids.data();
+        pr.metric = jz::EmstMetric::MutualReachability;
+        pr.minSamples = which == 1 ? 12 : 3; // 12 points in all
+        jz::EmstRankEdges<double> out;
+        try
+        {
+          jz::computeEmstDistributed(pr, comm, out, jz::Backend::CPU);
+        }
+        catch (const jz::Error&)
+        {
+          threw[comm.rank()] = out.weight2.empty() ? 1 : 2;
+        }
+      });
+    for (int r = 0; r < ranks; ++r)
+      JZ_CHECK_MSG(threw[r] == 1, "case " << which << " rank " << r);
+  }
+}
+
+JZ_TEST_MAIN()

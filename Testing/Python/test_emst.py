@@ -208,6 +208,30 @@ def section_hdbscan(c):
                 what + ": CoreDistance = MinSamples-th other point")
 
 
+def section_hdbscan_duplicates(c):
+    # Blobs of identical points die at lambda = inf: the points that leave a
+    # cluster above them at a finite lambda score 1 (the library's inf / inf is NaN).
+    rng = np.random.default_rng(1)
+    x = np.concatenate([np.repeat([[0.2, 0.2, 0.2]], 50, 0), np.repeat([[0.8, 0.8, 0.8]], 40, 0),
+                        0.5 + 0.01 * rng.standard_normal((30, 3)), rng.random((20, 3))])
+    out, errors = hdbscan(x, MinClusterSize=10)
+    if not c.check(not errors, "HDBSCAN on blobs of identical points: runs"):
+        return
+    glosh = point_array(out, "OutlierScore")
+    label = point_array(out, "ClusterId")
+    c.check(np.isfinite(glosh).all() and (glosh >= 0).all() and (glosh <= 1).all(),
+            "HDBSCAN duplicates: OutlierScore finite, in [0, 1] (%d NaN)" % np.isnan(glosh).sum())
+    c.check((glosh[:90] == 0).all() and (label[:50] == label[0]).all() and (label[50:90] == label[50]).all()
+            and label[0] >= 0 and label[50] >= 0 and label[0] != label[50],
+            "HDBSCAN duplicates: each blob one cluster, its points score 0")
+    want_label, _, _, want_glosh, _ = ref.hdbscan_star(x, 10, 10, "eom")
+    undefined = np.isnan(want_glosh)  # the formula's inf / inf
+    c.check(undefined.any() and (glosh[undefined] == 1).all(),
+            "HDBSCAN duplicates: points under an infinite death score 1 (%d)" % undefined.sum())
+    c.check(np.allclose(glosh[~undefined], want_glosh[~undefined], rtol=1e-12, atol=1e-15),
+            "HDBSCAN duplicates: the other scores as the reference's")
+
+
 def fof_outputs(proxy):
     alg, errors = jztest.update_collecting_errors(proxy)
     p, cat = alg.GetOutputDataObject(0), alg.GetOutputDataObject(1)
@@ -265,6 +289,7 @@ SECTIONS = {
     "names": section_names,
     "errors": section_errors,
     "hdbscan": section_hdbscan,
+    "hdbscan_duplicates": section_hdbscan_duplicates,
     "fofcut": section_fofcut,
 }
 

@@ -7,6 +7,21 @@
 
 namespace jz
 {
+namespace
+{
+// The library's (death - lambda) / death, except where its cluster dies at an
+// infinite lambda (a blob of identical points below it) and the point leaves
+// at a finite one: the library's inf / inf is NaN there; the limit is 1.
+double gloshScore(double death, double lambda)
+{
+  if (death == 0.0 || !std::isfinite(lambda))
+    return 0.0;
+  if (std::isinf(death))
+    return 1.0;
+  return (death - lambda) / death;
+}
+} // namespace
+
 std::vector<double> gloshScores(const std::vector<CondensedRow>& tree, std::size_t n)
 {
   std::vector<double> score(n, 0.0);
@@ -28,8 +43,7 @@ std::vector<double> gloshScores(const std::vector<CondensedRow>& tree, std::size
   {
     if (r.child >= n)
       continue;
-    const double d = death[r.parent - n];
-    score[r.child] = d == 0.0 || !std::isfinite(r.lambda) ? 0.0 : (d - r.lambda) / d;
+    score[r.child] = gloshScore(death[r.parent - n], r.lambda);
   }
   return score;
 }

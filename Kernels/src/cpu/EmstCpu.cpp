@@ -351,6 +351,30 @@ void publishEdges(FoundEdges& found, const GlobalId* ids, EmstEdges& out)
   }
 }
 
+// v[i] moved to v[input[i]] in place (a second array would add 8 B/point to
+// the peak, which is here): cycle by cycle, placed values marked by their
+// sign bit (the values are squares, never negative; -0.0 marks a 0).
+void toInputOrder(std::vector<double>& v, const Index* input)
+{
+  const Index n = Index(v.size());
+  for (Index start = 0; start < n; ++start)
+  {
+    if (std::signbit(v[start]))
+      continue;
+    double carry = v[start];
+    for (Index j = input[start];; j = input[j])
+    {
+      const double next = v[j];
+      v[j] = -carry;
+      if (j == start)
+        break;
+      carry = next;
+    }
+  }
+  for (double& x : v)
+    x = -x;
+}
+
 template <class T, class Metric>
 FoundEdges emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const Metric& metric,
   const SourceKeys& keys, int threads, EmstEdges& out, RunInfo& info, const RunControl& control)
@@ -379,9 +403,8 @@ FoundEdges emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const 
   }
   if (mutual)
   {
-    out.core2.resize(core2.size());
-    for (Index i = 0; i < tree.sources.size(); ++i)
-      out.core2[input[i]] = core2[i];
+    toInputOrder(core2, input);
+    out.core2 = std::move(core2);
   }
   return found;
 }

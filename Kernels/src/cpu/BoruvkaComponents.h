@@ -82,6 +82,9 @@ struct BoruvkaComponents
   // component's best edge skips its search. Euclidean only (empty under
   // mutual reachability, whose core distances already cost 8 B per point).
   std::vector<float> low2;
+  // Per plane and node: whether a point below it searches this round (set
+  // by markSearching; a node without one is no receiver of the walk).
+  std::vector<std::vector<unsigned char>> searching;
   Index count = 0;               // number of components
   double maxWeight2 = kInfinity; // heavier edges are left out (a forest)
 
@@ -122,15 +125,66 @@ struct BoruvkaComponents
   void relabel()
   {
     const Index n = Index(point.size());
-    count = 0;
-    for (Index i = 0; i < n; ++i)
+    Index roots = 0;
+    // Each point's link set to its root in parallel: a link read while
+    // another thread replaces it is the old parent or the root, an ancestor
+    // either way, and roots are never written.
+    Index* link = point.data();
+#pragma omp parallel for schedule(static) reduction(+ : roots)
+    for (long long i = 0; i < (long long)n; ++i)
     {
-      point[i] = find(i);
-      count += point[i] == i;
+      Index r = Index(i), up;
+      while ((up = __atomic_load_n(&link[r], __ATOMIC_RELAXED)) != r)
+        r = up;
+      __atomic_store_n(&link[i], r, __ATOMIC_RELAXED);
+      roots += r == Index(i);
     }
+    count = roots;
     for (std::size_t p = 0; p < tree.planes.size(); ++p)
       labelPlane(int(p));
     bound2.assign(n, roundUp(maxWeight2));
+  }
+
+  // After the bounds are seeded: a point searches unless it is settled
+  // (choice set) or no edge of it to another component can be lighter than
+  // its component's bound (which only shrinks during the round); bottom-up
+  // per node. Returns the number of searching points.
+  Index markSearching(const double* core2)
+  {
+    searching.resize(tree.planes.size());
+    Index total = 0;
+    for (std::size_t p = 0; p < tree.planes.size(); ++p)
+    {
+      const TreePlane<T>& plane = tree.planes[p];
+      const Index nodes = plane.numNodes();
+      searching[p].resize(nodes);
+      const Index* split = p == 0 ? plane.sourceSplit.data() : plane.childSplit.data();
+      const unsigned char* below = p == 0 ? nullptr : searching[p - 1].data();
+#pragma omp parallel for schedule(static) reduction(+ : total)
+      for (long long j = 0; j < (long long)nodes; ++j)
+      {
+        unsigned char any = 0;
+        for (Index i = split[j]; i < split[j + 1]; ++i)
+        {
+          const bool s = below ? below[i] != 0 : pointSearches(i, core2);
+          any |= s;
+          if (!below)
+            total += s;
+          else if (any)
+            break;
+        }
+        searching[p][j] = any;
+      }
+    }
+    return total;
+  }
+
+  bool pointSearches(Index q, const double* core2) const
+  {
+    if (choice[q] != kNoPoint)
+      return false;
+    const double b = bound2[point[q]];
+    return !((core2 && core2[q] > b) || (!low2.empty() && low2[q] > b));
   }
 
   // The bounds are not needed between a round's walk and the next relabel.

@@ -7,16 +7,24 @@
 // point skips its search when the lower bound of its lightest edge to another
 // component from its last search already exceeds its bound (the other
 // components only shrink).
-// Source leaves are visited once for all points of the receiving leaf. A
-// point's bound is the weight of its choice once it has one, so only the
-// other end is stored.
+// Source leaves are visited once for all points of the receiving leaf, in
+// the list's order (by lower bound) until it passes every point's bound;
+// the points near a source leaf's box, and the source points near a point,
+// are picked in the points' precision (vectorized, LeafDistances.h) with
+// bounds widened so that none is missed (FilterMargin), and exact weights
+// decide. A point's bound is the weight of its choice once it has one, so
+// only the other end is stored.
 #pragma once
 
+#include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../walk/PerThread.h"
 #include "BoruvkaNodePolicy.h"
 #include "CandidateBuffer.h"
+#include "LeafDistances.h"
 
 namespace jz
 {
@@ -43,8 +51,14 @@ public:
     : Base(tree, weights, comps)
     , keys_(keys)
     , choice_(comps.choice)
+    , margin_(FilterMargin::of(tree))
     , scratch_(numThreads)
+    , candidates_(numThreads)
+    , active_(numThreads)
+    , filters_(numThreads)
   {
+    for (int d = 0; d < 3; ++d)
+      periods_[d] = T(tree.periodicity.length[d]);
   }
 
   void consumeLeaf(Index c, const LeafList& list)
@@ -74,20 +88,7 @@ public:
       for (Index i = 0; i < nq; ++i)
         if (bound[i] >= 0)
           searchLeaf(q0 + i, c, bound[i]);
-    for (const LeafCandidate& entry : list)
-    {
-      const Index d = entry.node;
-      if (d == c)
-        continue;
-      const Index ld = this->comps_.node[0][d];
-      for (Index i = 0; i < nq; ++i)
-      {
-        const Index q = q0 + i;
-        if (entry.low2 > bound[i] || label[q] == ld || pointLow2(q, d) > bound[i])
-          continue;
-        searchLeaf(q, d, bound[i]);
-      }
-    }
+    searchList(c, list, bound);
     // bound[i]: the weight of q's choice, or no edge of q to another
     // component is that light: either way a lower bound for later rounds.
     for (Index i = 0; i < nq; ++i)
@@ -102,19 +103,72 @@ public:
   }
 
 private:
-  // No edge from point q into source leaf d is lighter than this.
-  double pointLow2(Index q, Index d) const
+  // The list's source leaves (sorted by lower bound) for the points near
+  // each one's box, until the list passes every point's bound.
+  void searchList(Index c, const LeafList& list, std::vector<double>& bound)
   {
-    Box<T> at;
-    this->tree_.sources.point(q, at.lo);
-    this->tree_.sources.point(q, at.hi);
-    const double l = this->weights_.metric.low2(at, this->tree_.planes[0].sourceBox[d]);
-    const double* core2 = this->weights_.core2;
-    return core2 ? std::max(l, std::max(core2[q], this->weights_.coreMin2[0][d])) : l;
+    const TreePlane<T>& leaves = this->tree_.planes[0];
+    const SortedPoints<T>& pts = this->tree_.sources;
+    const std::vector<Index>& label = this->comps_.point;
+    const Index q0 = leaves.sourceSplit[c], nq = leaves.sourceSplit[c + 1] - q0;
+    std::vector<T>& filter2 = filters_.mine();
+    std::vector<Index>& active = active_.mine();
+    if (filter2.size() < std::size_t(nq) + kSimdPadding)
+    {
+      filter2.resize(std::size_t(nq) + kSimdPadding);
+      active.resize(std::size_t(nq) + kSimdPadding);
+    }
+    for (Index i = 0; i < nq; ++i)
+      filter2[i] = filterOf(bound[i]);
+    double reach = -1;
+    for (Index i = 0; i < nq; ++i)
+      reach = std::max(reach, bound[i]);
+    const T* periods = Metric::kPeriodic ? periods_ : nullptr;
+    for (const LeafCandidate& entry : list)
+    {
+      if (entry.low2 > reach)
+        break;
+      const Index d = entry.node;
+      if (d == c)
+        continue;
+      const Index ld = this->comps_.node[0][d];
+      const Box<T>& box = leaves.sourceBox[d];
+      const Index near = queriesNearBox(pts.x.data() + q0, pts.y.data() + q0, pts.z.data() + q0,
+        nq, box.lo, box.hi, periods, filter2.data(), active.data());
+      bool lowered = false;
+      for (Index a = 0; a < near; ++a)
+      {
+        const Index i = active[a], q = q0 + i;
+        if (label[q] == ld || entry.low2 > bound[i])
+          continue;
+        const double before = bound[i];
+        searchLeaf(q, d, bound[i]);
+        if (bound[i] != before)
+        {
+          filter2[i] = filterOf(bound[i]);
+          lowered = true;
+        }
+      }
+      if (lowered)
+      {
+        reach = -1;
+        for (Index i = 0; i < nq; ++i)
+          reach = std::max(reach, bound[i]);
+      }
+    }
+  }
+
+  // The pre-filter threshold of a bound (negative: the point searches not).
+  T filterOf(double b) const
+  {
+    if (b < 0)
+      return T(-1);
+    return b < 1e30 ? T(margin_.widen(b)) : std::numeric_limits<T>::max();
   }
 
   // q's lightest edge into source leaf d, merged into choice_[q]; bound is
-  // the weight of choice_[q] once it is set.
+  // the weight of choice_[q] once it is set. Only the leaf's points within
+  // the widened bound are looked at (label, exact weight).
   void searchLeaf(Index q, Index d, double& bound)
   {
     const SortedPoints<T>& pts = this->tree_.sources;
@@ -122,12 +176,20 @@ private:
     const std::vector<Index>& label = this->comps_.point;
     const double* core2 = this->weights_.core2;
     const Index lq = label[q];
+    const Index s0 = leaves.sourceSplit[d], m = leaves.sourceSplit[d + 1] - s0;
+    std::vector<Index>& cand = candidates_.mine();
+    if (cand.size() < std::size_t(m) + kSimdPadding)
+      cand.resize(std::size_t(m) + kSimdPadding);
     T pq[3];
     pts.point(q, pq);
+    const T filter2 = filterOf(bound);
+    const Index found = leafCandidates(pts.x.data() + s0, pts.y.data() + s0, pts.z.data() + s0, m,
+      pq, Metric::kPeriodic ? periods_ : nullptr, filter2, cand.data());
     const double coreQ = core2 ? core2[q] : 0.0;
     Index& best = choice_[q];
-    for (Index t = leaves.sourceSplit[d]; t < leaves.sourceSplit[d + 1]; ++t)
+    for (Index j = 0; j < found; ++j)
     {
+      const Index t = s0 + cand[j];
       if (label[t] == lq)
         continue;
       T pt[3];
@@ -145,8 +207,14 @@ private:
     }
   }
 
+  using Metric = std::decay_t<decltype(std::declval<Weights>().metric)>;
+
   const SourceKeys& keys_;
   std::vector<Index>& choice_;
+  FilterMargin margin_;
+  T periods_[3] = {};
   PerThread<std::vector<double>> scratch_;
+  PerThread<std::vector<Index>> candidates_, active_;
+  PerThread<std::vector<T>> filters_;
 };
 } // namespace jz

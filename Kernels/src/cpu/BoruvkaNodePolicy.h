@@ -102,8 +102,8 @@ public:
         b[c] = std::min(b[c], loadBound(&comps_.bound2[label[c]]));
       else if (p == 0 && label[c] == kMixed)
         b[c] = std::min(b[c], leafComponentsBound2(c));
-      if (p == 0 && leafSettled(c))
-        b[c] = -1; // no point of the leaf searches this round
+      if (!comps_.searching[p][c])
+        b[c] = -1; // no point below c searches this round
       reach2 = std::max(reach2, b[c]);
     }
     for (std::size_t e = 0; e < parent.numEntries && !(parent.entryLow2(e) > reach2); ++e)
@@ -148,15 +148,6 @@ protected:
     for (Index q = split[c]; q < split[c + 1]; ++q)
       b = std::max(b, loadBound(&comps_.bound2[comps_.point[q]]));
     return b;
-  }
-
-  bool leafSettled(Index c) const
-  {
-    const std::vector<Index>& split = tree_.planes[0].sourceSplit;
-    for (Index q = split[c]; q < split[c + 1]; ++q)
-      if (comps_.choice[q] == kNoPoint)
-        return false;
-    return true;
   }
 
   // Source node d bounds receiver c when it surely holds a point of another

@@ -19,6 +19,7 @@
 #include "../walk/DualWalk.h"
 #include "BoruvkaLeafSearch.h"
 #include "KnnLeafSearch.h"
+#include "OrderRunsByKey.h"
 #include "jz/Tree.h"
 
 namespace jz
@@ -104,22 +105,6 @@ void joinDuplicates(const ZTree<T>& tree, const SourceKeys& keys, const double* 
     }
     b = e;
   }
-}
-
-// Within each leaf of coincident points, the sorted order by key, as the kNN
-// walk expects (KnnCpu.cpp's orderRunsByKey: a run offers its first K as its
-// K smallest keys; the nearest round relies on it). Only input indices move.
-template <class T>
-void orderCoincidentLeavesByKey(ZTree<T>& tree, const GlobalId* ids)
-{
-  const TreePlane<T>& leaves = tree.planes[0];
-  Index* in = tree.sources.inputIndex.data();
-  const SourceKeys keyOf{ ids, nullptr };
-#pragma omp parallel for schedule(dynamic, 64)
-  for (long long j = 0; j < (long long)leaves.numNodes(); ++j)
-    if (leaves.numSources(Index(j)) > 1 && boxIsPoint(leaves.sourceBox[j]))
-      std::sort(in + leaves.sourceSplit[j], in + leaves.sourceSplit[j + 1],
-        [&keyOf](Index a, Index b) { return keyOf.ofInput(a) < keyOf.ofInput(b); });
 }
 
 template <class T, class Metric>
@@ -449,7 +434,7 @@ void emstCpu(
         buildControl.progress = [&](double f) { return control.progress(0.2 * f); };
       buildTreeCpu(problem.points, Index(problem.numPoints), static_cast<const T*>(nullptr), 0, per,
         problem.boxLo, emstTreeOptions(), tree, buildControl);
-      orderCoincidentLeavesByKey(tree, problem.ids);
+      orderRunsByKey(tree, problem.ids); // as the kNN walk of the nearest round expects
     }
     const SourceKeys keys{ problem.ids, tree.sources.inputIndex.data() };
     found = withBoxMetric(per,

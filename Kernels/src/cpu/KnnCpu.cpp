@@ -24,6 +24,7 @@
 #include "../walk/DualWalk.h"
 #include "KnnCandidates.h"
 #include "KnnLeafSearch.h"
+#include "OrderRunsByKey.h"
 #include "jz/DensityKernels.h"
 #include "jz/Tree.h"
 
@@ -168,22 +169,6 @@ struct KnnOutputWriter
     return rho;
   }
 };
-
-// Within each run of duplicate sources (a leaf whose points coincide), the
-// sorted order by key, so that LeafToLeaf may take the run's first K as its K
-// smallest keys. The coordinates are equal, so only the input indices move.
-template <class T>
-void orderRunsByKey(ZTree<T>& tree, const GlobalId* ids)
-{
-  const TreePlane<T>& leaves = tree.planes[0];
-  Index* in = tree.sources.inputIndex.data();
-  const SourceKeys keyOf{ ids, nullptr };
-#pragma omp parallel for schedule(dynamic, 64)
-  for (long long j = 0; j < (long long)leaves.numNodes(); ++j)
-    if (leaves.numSources(Index(j)) > 1 && boxIsPoint(leaves.sourceBox[j]))
-      std::sort(in + leaves.sourceSplit[j], in + leaves.sourceSplit[j + 1],
-        [&keyOf](Index a, Index b) { return keyOf.ofInput(a) < keyOf.ofInput(b); });
-}
 
 // The CPU walk's tree: leaves of up to 3072 / K points, 48 to 192 (N_max^(0)
 // of §II-C; the results do not depend on it). Small K gain most from larger

@@ -81,11 +81,11 @@ double sumPotentialDirectCpu(const double* x, const double* y, const double* z, 
 void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z, const double* m,
   std::size_t n, double eps2, double* u);
 
-// The direct sum with the pair terms in single precision (theta > 0): each
-// offset source - query is taken in double, scaled and rounded, so a close
-// pair far from the origin keeps its relative accuracy; per-lane float
-// partial sums are added to sum in double. m: masses in float units; n a
-// multiple of kGravityFloatLanes; field false: U alone.
-void sumDirectFloatCpu(const double* x, const double* y, const double* z, const float* m,
-  std::size_t n, const double* q, const FloatUnits& units, bool field, GravitySum& sum);
+// The direct sum with the pair terms in single precision (theta > 0), all
+// in float units (FloatUnits) as offsets from one origin near the receiving
+// leaf (so a close pair far from the coordinates' origin keeps its relative
+// accuracy): per-lane float partial sums added to sum in double. n a
+// multiple of kGravityFloatLanes (massless padding); field false: U alone.
+void sumDirectFloatCpu(const float* x, const float* y, const float* z, const float* m,
+  std::size_t n, const float* q, const FloatUnits& units, bool field, GravitySum& sum);
 } // namespace jz

@@ -65,7 +65,7 @@ struct GravityPolicy : WalkPolicyDefaults
   struct Scratch
   {
     std::vector<double> x, y, z, m;
-    std::vector<float> mf;                             // m in float units (fast)
+    std::vector<float> sx, sy, sz, mf;                 // the same in float units (fast)
     std::vector<std::pair<Index, Index>> local;        // (c, d) M2L of this parent
     std::vector<std::pair<Index, Index>> accepted;     // (c, d) M2P of this parent
     std::vector<double> batchR, batchM, lanes;         // one M2L batch, lane-minor
@@ -180,32 +180,39 @@ struct GravityPolicy : WalkPolicyDefaults
     }
   }
 
-  // The open source leaves are gathered once into contiguous double arrays;
-  // each query point of c then streams through them, skipping itself.
+  // The open source leaves are gathered once into contiguous arrays (float
+  // offsets from c's first query at theta > 0, double at theta = 0); each
+  // query point of c then streams through them, skipping itself.
   void consumeLeaf(Index c, const LeafList& list)
   {
     Scratch& s = scratch.mine();
     const TreePlane<T>& leaves = tree.planes[0];
-    gather(list, s);
-    for (Index q = leaves.querySplit[c]; q < leaves.querySplit[c + 1]; ++q)
+    const Index q0 = leaves.querySplit[c];
+    const double origin[3] = { qx[q0], qy[q0], qz[q0] };
+    gather(list, origin, s);
+    for (Index q = q0; q < leaves.querySplit[c + 1]; ++q)
     {
-      const double x[3] = { qx[q], qy[q], qz[q] };
       // The query's own source is made massless for its sum: it adds 0.
       const std::size_t own = ownOffset(q, s);
-      s.direct += s.x.size();
       GravitySum sum;
       if (fast)
       {
+        s.direct += s.sx.size();
+        const float x[3] = { float((qx[q] - origin[0]) * units.invLength),
+          float((qy[q] - origin[1]) * units.invLength),
+          float((qz[q] - origin[2]) * units.invLength) };
         const float ownMass = own == std::size_t(-1) ? 0.0f : s.mf[own];
         if (own != std::size_t(-1))
           s.mf[own] = 0;
         sumDirectFloatCpu(
-          s.x.data(), s.y.data(), s.z.data(), s.mf.data(), s.x.size(), x, units, field, sum);
+          s.sx.data(), s.sy.data(), s.sz.data(), s.mf.data(), s.sx.size(), x, units, field, sum);
         if (own != std::size_t(-1))
           s.mf[own] = ownMass;
       }
       else
       {
+        s.direct += s.x.size();
+        const double x[3] = { qx[q], qy[q], qz[q] };
         const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
         if (own != std::size_t(-1))
           s.m[own] = 0;
@@ -315,39 +322,51 @@ private:
     }
   }
 
-  void gather(const LeafList& list, Scratch& s) const
+  void gather(const LeafList& list, const double* origin, Scratch& s) const
   {
     const TreePlane<T>& leaves = tree.planes[0];
     const SortedPoints<T>& src = tree.sources;
-    s.x.clear();
-    s.y.clear();
-    s.z.clear();
-    s.m.clear();
-    s.mf.clear();
     s.starts.clear();
+    std::size_t n = 0;
     for (const LeafCandidate& e : list)
     {
-      s.starts.emplace_back(e.node, s.x.size());
-      for (Index j = leaves.sourceSplit[e.node]; j < leaves.sourceSplit[e.node + 1]; ++j)
-      {
-        s.x.push_back(double(src.x[j]));
-        s.y.push_back(double(src.y[j]));
-        s.z.push_back(double(src.z[j]));
-        s.m.push_back(mass[j]);
-        if (fast)
-          s.mf.push_back(float(mass[j] * units.invMass));
-      }
+      s.starts.emplace_back(e.node, n);
+      n += leaves.numSources(e.node);
     }
     const std::size_t lanes = fast ? kGravityFloatLanes : kGravityLanes;
-    while (s.x.size() % lanes != 0) // massless padding
+    const std::size_t padded = (n + lanes - 1) / lanes * lanes; // massless padding
+    if (fast)
     {
-      s.x.push_back(0);
-      s.y.push_back(0);
-      s.z.push_back(0);
-      s.m.push_back(0);
-      if (fast)
-        s.mf.push_back(0);
+      s.sx.assign(padded, 0.0f);
+      s.sy.assign(padded, 0.0f);
+      s.sz.assign(padded, 0.0f);
+      s.mf.assign(padded, 0.0f);
     }
+    else
+    {
+      s.x.assign(padded, 0.0);
+      s.y.assign(padded, 0.0);
+      s.z.assign(padded, 0.0);
+      s.m.assign(padded, 0.0);
+    }
+    std::size_t i = 0;
+    for (const LeafCandidate& e : list)
+      for (Index j = leaves.sourceSplit[e.node]; j < leaves.sourceSplit[e.node + 1]; ++j, ++i)
+        if (fast)
+        {
+          const double L = units.invLength;
+          s.sx[i] = float((double(src.x[j]) - origin[0]) * L);
+          s.sy[i] = float((double(src.y[j]) - origin[1]) * L);
+          s.sz[i] = float((double(src.z[j]) - origin[2]) * L);
+          s.mf[i] = float(mass[j] * units.invMass);
+        }
+        else
+        {
+          s.x[i] = double(src.x[j]);
+          s.y[i] = double(src.y[j]);
+          s.z[i] = double(src.z[j]);
+          s.m[i] = mass[j];
+        }
   }
 
   // Where query q's own source lies in the gathered list, if it is there

@@ -68,6 +68,8 @@ struct GravityPolicy : WalkPolicyDefaults
     std::vector<float> sx, sy, sz, mf;                 // the same in float units (fast)
     std::vector<std::pair<Index, Index>> local;        // (c, d) M2L of this parent
     std::vector<std::pair<Index, Index>> accepted;     // (c, d) M2P of this parent
+    std::vector<std::pair<Index, Index>> grouped;      // either, grouped by child
+    std::vector<std::size_t> childStart;               // the grouping's offsets
     std::vector<double> batchR, batchM, lanes;         // one M2L batch, lane-minor
     std::vector<FloatMultipole> nodes;                 // M2P of one receiver
     std::vector<float> fx, fy, fz;                     // its queries, float offsets
@@ -165,17 +167,14 @@ struct GravityPolicy : WalkPolicyDefaults
   void endParent(const ParentView& parent)
   {
     Scratch& s = scratch.mine();
-    // By child, in the order accepted (deterministic for any thread count).
-    const auto byChild = [](const std::pair<Index, Index>& a, const std::pair<Index, Index>& b)
-    { return a.first < b.first; };
     if (!s.local.empty())
     {
-      std::stable_sort(s.local.begin(), s.local.end(), byChild);
+      groupByChild(parent, s.local, s);
       applyLocal(parent.plane, s);
     }
     if (!s.accepted.empty())
     {
-      std::stable_sort(s.accepted.begin(), s.accepted.end(), byChild);
+      groupByChild(parent, s.accepted, s);
       applyMultipoles(parent.plane, s);
     }
   }
@@ -228,6 +227,23 @@ struct GravityPolicy : WalkPolicyDefaults
   }
 
 private:
+  // The pairs (c, d) by child c, each child's in the order accepted (a
+  // stable counting sort: deterministic for any thread count).
+  static void groupByChild(
+    const ParentView& parent, std::vector<std::pair<Index, Index>>& pairs, Scratch& s)
+  {
+    const std::size_t children = std::size_t(parent.childEnd - parent.childBegin);
+    s.childStart.assign(children + 1, 0);
+    for (const auto& cd : pairs)
+      ++s.childStart[cd.first - parent.childBegin + 1];
+    for (std::size_t c = 0; c < children; ++c)
+      s.childStart[c + 1] += s.childStart[c];
+    s.grouped.resize(pairs.size());
+    for (const auto& cd : pairs)
+      s.grouped[s.childStart[cd.first - parent.childBegin]++] = cd;
+    pairs.swap(s.grouped);
+  }
+
   // The child's accepted M2L, kM2LLanes per batch, into its local expansion.
   void applyLocal(int p, Scratch& s)
   {
@@ -351,22 +367,39 @@ private:
     }
     std::size_t i = 0;
     for (const LeafCandidate& e : list)
-      for (Index j = leaves.sourceSplit[e.node]; j < leaves.sourceSplit[e.node + 1]; ++j, ++i)
-        if (fast)
+    {
+      const Index a = leaves.sourceSplit[e.node], b = leaves.sourceSplit[e.node + 1];
+      if (fast)
+        gatherFloat(src, a, b, origin, s.sx.data() + i, s.sy.data() + i, s.sz.data() + i,
+          s.mf.data() + i);
+      else
+        for (Index j = a; j < b; ++j)
         {
-          const double L = units.invLength;
-          s.sx[i] = float((double(src.x[j]) - origin[0]) * L);
-          s.sy[i] = float((double(src.y[j]) - origin[1]) * L);
-          s.sz[i] = float((double(src.z[j]) - origin[2]) * L);
-          s.mf[i] = float(mass[j] * units.invMass);
+          s.x[i + (j - a)] = double(src.x[j]);
+          s.y[i + (j - a)] = double(src.y[j]);
+          s.z[i + (j - a)] = double(src.z[j]);
+          s.m[i + (j - a)] = mass[j];
         }
-        else
-        {
-          s.x[i] = double(src.x[j]);
-          s.y[i] = double(src.y[j]);
-          s.z[i] = double(src.z[j]);
-          s.m[i] = mass[j];
-        }
+      i += b - a;
+    }
+  }
+
+  // Sources [a, b) as float offsets from origin, and their masses, in float
+  // units (one loop the compiler vectorizes).
+  void gatherFloat(const SortedPoints<T>& src, Index a, Index b, const double* origin,
+    float* __restrict x, float* __restrict y, float* __restrict z, float* __restrict m) const
+  {
+    const double L = units.invLength, M = units.invMass;
+    const T *sx = src.x.data() + a, *sy = src.y.data() + a, *sz = src.z.data() + a;
+    const double* w = mass.data() + a;
+    const double o0 = origin[0], o1 = origin[1], o2 = origin[2];
+    for (Index j = 0; j < b - a; ++j)
+    {
+      x[j] = float((double(sx[j]) - o0) * L);
+      y[j] = float((double(sy[j]) - o1) * L);
+      z[j] = float((double(sz[j]) - o2) * L);
+      m[j] = float(w[j] * M);
+    }
   }
 
   // Where query q's own source lies in the gathered list, if it is there

@@ -74,6 +74,8 @@ struct GravityPolicy : WalkPolicyDefaults
     std::vector<FloatMultipole> nodes;                 // M2P of one receiver
     std::vector<float> fx, fy, fz;                     // its queries, float offsets
     std::vector<std::pair<Index, std::size_t>> starts; // (leaf, offset in the gathered list)
+    Index ownLeaf = Index(-1);                         // ownOffset's last leaf, and its
+    std::size_t ownStart = 0;                          // offset (-1: not gathered)
     double m2l = 0, multipoles = 0, direct = 0;        // interactions, for RunInfo
   };
   PerThread<Scratch> scratch;
@@ -139,7 +141,7 @@ struct GravityPolicy : WalkPolicyDefaults
     {
       const double below = double(box.lo[k]) - n.com[k];
       const double above = n.com[k] - double(box.hi[k]);
-      const double gap = below > 0 ? below : (above > 0 ? above : 0.0);
+      const double gap = std::max(std::max(below, above), 0.0); // at most one is > 0: no branch
       dist2 += gap * gap;
     }
     return multipoleAcceptable(n, dist2, theta2) ? PairVerdict::Accept : PairVerdict::Keep;
@@ -343,6 +345,7 @@ private:
     const TreePlane<T>& leaves = tree.planes[0];
     const SortedPoints<T>& src = tree.sources;
     s.starts.clear();
+    s.ownLeaf = kNoSource; // the gathered list changes
     std::size_t n = 0;
     for (const LeafCandidate& e : list)
     {
@@ -405,7 +408,9 @@ private:
   // Where query q's own source lies in the gathered list, if it is there
   // (it always is when it exists: its leaf meets the query's leaf at
   // distance 0, which no multipole accepts).
-  std::size_t ownOffset(Index q, const Scratch& s) const
+  // The leaf found last is tried first: consecutive queries' own sources
+  // share a leaf (a self query's always: its receiving leaf).
+  std::size_t ownOffset(Index q, Scratch& s) const
   {
     if (ownSource.empty() && !tree.selfQuery)
       return std::size_t(-1);
@@ -413,11 +418,15 @@ private:
     if (own == kNoSource)
       return std::size_t(-1);
     const std::vector<Index>& split = tree.planes[0].sourceSplit;
-    const Index leaf = Index(std::upper_bound(split.begin(), split.end(), own) - split.begin() - 1);
-    for (const auto& st : s.starts)
-      if (st.first == leaf)
-        return st.second + (own - split[leaf]);
-    return std::size_t(-1);
+    if (!(s.ownLeaf != kNoSource && own >= split[s.ownLeaf] && own < split[s.ownLeaf + 1]))
+    {
+      s.ownLeaf = Index(std::upper_bound(split.begin(), split.end(), own) - split.begin() - 1);
+      s.ownStart = std::size_t(-1);
+      for (const auto& st : s.starts)
+        if (st.first == s.ownLeaf)
+          s.ownStart = st.second;
+    }
+    return s.ownStart == std::size_t(-1) ? s.ownStart : s.ownStart + (own - split[s.ownLeaf]);
   }
 };
 } // namespace jz

@@ -74,6 +74,7 @@ struct GravityPolicy : WalkPolicyDefaults
     std::vector<FloatMultipole> nodes;                 // M2P of one receiver
     std::vector<float> fx, fy, fz;                     // its queries, float offsets
     std::vector<std::pair<Index, std::size_t>> starts; // (leaf, offset in the gathered list)
+    std::vector<double> pointMass;                     // per query of a point-mass node
     Index ownLeaf = Index(-1);                         // ownOffset's last leaf, and its
     std::size_t ownStart = 0;                          // offset (-1: not gathered)
     double m2l = 0, multipoles = 0, direct = 0;        // interactions, for RunInfo
@@ -319,25 +320,25 @@ private:
 
   // Node d's points all sit at one position: each query gets them as one
   // mass there, less its own mass when it is one of them; at distance 0 with
-  // eps = 0 the pairs are skipped. O(1) per query however many duplicates.
+  // eps = 0 the pairs are skipped. O(1) per query however many duplicates
+  // (single-point nodes, many on clustered sets, are such nodes too), the
+  // queries' terms in one vectorized loop.
   void acceptPointMass(int p, Index c, Index d)
   {
+    Scratch& s = scratch.mine();
     const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
     const GravityMoments& n = moments[p][d];
     const Index s0 = tree.planes[p].sourceSplit[d], s1 = tree.planes[p].sourceSplit[d + 1];
-    for (Index q = q0; q < q1; ++q)
-    {
-      double m = n.mass;
-      const Index own = ownSource.empty() ? (tree.selfQuery ? q : kNoSource) : ownSource[q];
-      if (own != kNoSource && own >= s0 && own < s1)
-        m -= mass[own];
-      GravitySum sum;
-      addPointTerm(sum, n.com[0] - qx[q], n.com[1] - qy[q], n.com[2] - qz[q], m, eps2);
-      u[q] += sum.u;
-      gx[q] += sum.g[0];
-      gy[q] += sum.g[1];
-      gz[q] += sum.g[2];
-    }
+    s.pointMass.assign(q1 - q0, n.mass);
+    if (!ownSource.empty() || tree.selfQuery)
+      for (Index q = q0; q < q1; ++q)
+      {
+        const Index own = ownSource.empty() ? q : ownSource[q];
+        if (own != kNoSource && own >= s0 && own < s1)
+          s.pointMass[q - q0] = n.mass - mass[own];
+      }
+    addPointMassCpu(n.com, s.pointMass.data(), qx + q0, qy + q0, qz + q0, q1 - q0, eps2, u + q0,
+      gx + q0, gy + q0, gz + q0);
   }
 
   void gather(const LeafList& list, const double* origin, Scratch& s) const

@@ -161,7 +161,6 @@ struct GravityPolicy : WalkPolicyDefaults
       s.local.emplace_back(c, d);
       return;
     }
-    s.multipoles += double(tree.planes[p].numQueries(c));
     if (moments[p][d].radius2 == 0)
       return acceptPointMass(p, c, d);
     s.accepted.emplace_back(c, d);
@@ -301,6 +300,7 @@ private:
       for (; a < s.accepted.size() && s.accepted[a].first == c; ++a)
         s.nodes.push_back(floatMultipole(moments[p][s.accepted[a].second], origin, units));
       const std::size_t n = q1 - q0;
+      s.multipoles += double(n) * double(s.nodes.size()); // here, not per accept: no chain
       const std::size_t padded =
         (n + kGravityFloatLanes - 1) / kGravityFloatLanes * kGravityFloatLanes;
       s.fx.assign(padded, 0.0f);
@@ -329,6 +329,7 @@ private:
     const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
     const GravityMoments& n = moments[p][d];
     const Index s0 = tree.planes[p].sourceSplit[d], s1 = tree.planes[p].sourceSplit[d + 1];
+    s.multipoles += double(q1 - q0);
     s.pointMass.assign(q1 - q0, n.mass);
     if (!ownSource.empty() || tree.selfQuery)
       for (Index q = q0; q < q1; ++q)

@@ -72,6 +72,25 @@ double sumPotentialDirectCpu(const double* x, const double* y, const double* z, 
 }
 
 JZ_GRAVITY_CLONES
+void addPointMassCpu(const double* at, const double* m, const double* x, const double* y,
+  const double* z, std::size_t n, double eps2, double* __restrict u, double* __restrict gx,
+  double* __restrict gy, double* __restrict gz)
+{
+  const double a0 = at[0], a1 = at[1], a2 = at[2];
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const double dx = a0 - x[i], dy = a1 - y[i], dz = a2 - z[i];
+    const double inv = pairInverse(dx, dy, dz, eps2);
+    const double mi = m[i] * inv;
+    const double mi3 = mi * inv * inv;
+    u[i] += mi;
+    gx[i] += mi3 * dx;
+    gy[i] += mi3 * dy;
+    gz[i] += mi3 * dz;
+  }
+}
+
+JZ_GRAVITY_CLONES
 void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z, const double* m,
   std::size_t n, double eps2, double* u)
 {

@@ -74,6 +74,13 @@ void sumDirectCpu(const double* x, const double* y, const double* z, const doubl
 double sumPotentialDirectCpu(const double* x, const double* y, const double* z, const double* m,
   std::size_t n, const double* q, double eps2);
 
+// One point source at `at` on n query points (x, y, z), with mass m[i] as
+// seen from query i (its own mass left out where it is one of the points
+// there): U and grad U added to u, gx, gy, gz; a pair with s^2 = 0 is
+// skipped. The terms of addPointTerm (GravityTerms.h), bit for bit.
+void addPointMassCpu(const double* at, const double* m, const double* x, const double* y,
+  const double* z, std::size_t n, double eps2, double* u, double* gx, double* gy, double* gz);
+
 // U_i = sum_{j != i} m_j / sqrt(r_ij^2 + eps^2) for all n points at once,
 // each pair's square root taken once for both (points j > i in lanes, the
 // other end added to u[j]). The arrays hold n + kGravityLanes entries (the
@@ -81,11 +88,11 @@ double sumPotentialDirectCpu(const double* x, const double* y, const double* z, 
 void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z, const double* m,
   std::size_t n, double eps2, double* u);
 
-// The direct sum with the pair terms in single precision (theta > 0): each
-// offset source - query is taken in double, scaled and rounded, so a close
-// pair far from the origin keeps its relative accuracy; per-lane float
-// partial sums are added to sum in double. m: masses in float units; n a
-// multiple of kGravityFloatLanes; field false: U alone.
-void sumDirectFloatCpu(const double* x, const double* y, const double* z, const float* m,
-  std::size_t n, const double* q, const FloatUnits& units, bool field, GravitySum& sum);
+// The direct sum with the pair terms in single precision (theta > 0), all
+// in float units (FloatUnits) as offsets from one origin near the receiving
+// leaf (so a close pair far from the coordinates' origin keeps its relative
+// accuracy): per-lane float partial sums added to sum in double. n a
+// multiple of kGravityFloatLanes (massless padding); field false: U alone.
+void sumDirectFloatCpu(const float* x, const float* y, const float* z, const float* m,
+  std::size_t n, const float* q, const FloatUnits& units, bool field, GravitySum& sum);
 } // namespace jz

@@ -27,15 +27,6 @@ double enclosingRadius2(const Box<T>& box, const double* com)
   return r2;
 }
 
-template <class T>
-double largestSide2(const Box<T>& box)
-{
-  double side = 0;
-  for (int k = 0; k < 3; ++k)
-    side = std::max(side, double(box.hi[k]) - double(box.lo[k]));
-  return side * side;
-}
-
 // Centre of mass of a node with no mass: its box centre (never used by a
 // force, only by the opening test).
 template <class T>
@@ -123,7 +114,6 @@ std::vector<std::vector<GravityMoments>> gravityMoments(
         std::fill(n.second, n.second + 6, 0.0);
       }
       n.radius2 = enclosingRadius2(box, n.com);
-      n.size2 = largestSide2(plane.sourceBox[j]);
     }
   }
   return moments;

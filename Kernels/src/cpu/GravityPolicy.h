@@ -65,13 +65,18 @@ struct GravityPolicy : WalkPolicyDefaults
   struct Scratch
   {
     std::vector<double> x, y, z, m;
-    std::vector<float> mf;                             // m in float units (fast)
+    std::vector<float> sx, sy, sz, mf;                 // the same in float units (fast)
     std::vector<std::pair<Index, Index>> local;        // (c, d) M2L of this parent
     std::vector<std::pair<Index, Index>> accepted;     // (c, d) M2P of this parent
+    std::vector<std::pair<Index, Index>> grouped;      // either, grouped by child
+    std::vector<std::size_t> childStart;               // the grouping's offsets
     std::vector<double> batchR, batchM, lanes;         // one M2L batch, lane-minor
     std::vector<FloatMultipole> nodes;                 // M2P of one receiver
     std::vector<float> fx, fy, fz;                     // its queries, float offsets
     std::vector<std::pair<Index, std::size_t>> starts; // (leaf, offset in the gathered list)
+    std::vector<double> pointMass;                     // per query of a point-mass node
+    Index ownLeaf = Index(-1);                         // ownOffset's last leaf, and its
+    std::size_t ownStart = 0;                          // offset (-1: not gathered)
     double m2l = 0, multipoles = 0, direct = 0;        // interactions, for RunInfo
   };
   PerThread<Scratch> scratch;
@@ -137,7 +142,7 @@ struct GravityPolicy : WalkPolicyDefaults
     {
       const double below = double(box.lo[k]) - n.com[k];
       const double above = n.com[k] - double(box.hi[k]);
-      const double gap = below > 0 ? below : (above > 0 ? above : 0.0);
+      const double gap = std::max(std::max(below, above), 0.0); // at most one is > 0: no branch
       dist2 += gap * gap;
     }
     return multipoleAcceptable(n, dist2, theta2) ? PairVerdict::Accept : PairVerdict::Keep;
@@ -156,7 +161,6 @@ struct GravityPolicy : WalkPolicyDefaults
       s.local.emplace_back(c, d);
       return;
     }
-    s.multipoles += double(tree.planes[p].numQueries(c));
     if (moments[p][d].radius2 == 0)
       return acceptPointMass(p, c, d);
     s.accepted.emplace_back(c, d);
@@ -165,47 +169,51 @@ struct GravityPolicy : WalkPolicyDefaults
   void endParent(const ParentView& parent)
   {
     Scratch& s = scratch.mine();
-    // By child, in the order accepted (deterministic for any thread count).
-    const auto byChild = [](const std::pair<Index, Index>& a, const std::pair<Index, Index>& b)
-    { return a.first < b.first; };
     if (!s.local.empty())
     {
-      std::stable_sort(s.local.begin(), s.local.end(), byChild);
+      groupByChild(parent, s.local, s);
       applyLocal(parent.plane, s);
     }
     if (!s.accepted.empty())
     {
-      std::stable_sort(s.accepted.begin(), s.accepted.end(), byChild);
+      groupByChild(parent, s.accepted, s);
       applyMultipoles(parent.plane, s);
     }
   }
 
-  // The open source leaves are gathered once into contiguous double arrays;
-  // each query point of c then streams through them, skipping itself.
+  // The open source leaves are gathered once into contiguous arrays (float
+  // offsets from c's first query at theta > 0, double at theta = 0); each
+  // query point of c then streams through them, skipping itself.
   void consumeLeaf(Index c, const LeafList& list)
   {
     Scratch& s = scratch.mine();
     const TreePlane<T>& leaves = tree.planes[0];
-    gather(list, s);
-    for (Index q = leaves.querySplit[c]; q < leaves.querySplit[c + 1]; ++q)
+    const Index q0 = leaves.querySplit[c];
+    const double origin[3] = { qx[q0], qy[q0], qz[q0] };
+    gather(list, origin, s);
+    for (Index q = q0; q < leaves.querySplit[c + 1]; ++q)
     {
-      const double x[3] = { qx[q], qy[q], qz[q] };
       // The query's own source is made massless for its sum: it adds 0.
       const std::size_t own = ownOffset(q, s);
-      s.direct += s.x.size();
       GravitySum sum;
       if (fast)
       {
+        s.direct += s.sx.size();
+        const float x[3] = { float((qx[q] - origin[0]) * units.invLength),
+          float((qy[q] - origin[1]) * units.invLength),
+          float((qz[q] - origin[2]) * units.invLength) };
         const float ownMass = own == std::size_t(-1) ? 0.0f : s.mf[own];
         if (own != std::size_t(-1))
           s.mf[own] = 0;
         sumDirectFloatCpu(
-          s.x.data(), s.y.data(), s.z.data(), s.mf.data(), s.x.size(), x, units, field, sum);
+          s.sx.data(), s.sy.data(), s.sz.data(), s.mf.data(), s.sx.size(), x, units, field, sum);
         if (own != std::size_t(-1))
           s.mf[own] = ownMass;
       }
       else
       {
+        s.direct += s.x.size();
+        const double x[3] = { qx[q], qy[q], qz[q] };
         const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
         if (own != std::size_t(-1))
           s.m[own] = 0;
@@ -221,6 +229,23 @@ struct GravityPolicy : WalkPolicyDefaults
   }
 
 private:
+  // The pairs (c, d) by child c, each child's in the order accepted (a
+  // stable counting sort: deterministic for any thread count).
+  static void groupByChild(
+    const ParentView& parent, std::vector<std::pair<Index, Index>>& pairs, Scratch& s)
+  {
+    const std::size_t children = std::size_t(parent.childEnd - parent.childBegin);
+    s.childStart.assign(children + 1, 0);
+    for (const auto& cd : pairs)
+      ++s.childStart[cd.first - parent.childBegin + 1];
+    for (std::size_t c = 0; c < children; ++c)
+      s.childStart[c + 1] += s.childStart[c];
+    s.grouped.resize(pairs.size());
+    for (const auto& cd : pairs)
+      s.grouped[s.childStart[cd.first - parent.childBegin]++] = cd;
+    pairs.swap(s.grouped);
+  }
+
   // The child's accepted M2L, kM2LLanes per batch, into its local expansion.
   void applyLocal(int p, Scratch& s)
   {
@@ -275,6 +300,7 @@ private:
       for (; a < s.accepted.size() && s.accepted[a].first == c; ++a)
         s.nodes.push_back(floatMultipole(moments[p][s.accepted[a].second], origin, units));
       const std::size_t n = q1 - q0;
+      s.multipoles += double(n) * double(s.nodes.size()); // here, not per accept: no chain
       const std::size_t padded =
         (n + kGravityFloatLanes - 1) / kGravityFloatLanes * kGravityFloatLanes;
       s.fx.assign(padded, 0.0f);
@@ -294,66 +320,99 @@ private:
 
   // Node d's points all sit at one position: each query gets them as one
   // mass there, less its own mass when it is one of them; at distance 0 with
-  // eps = 0 the pairs are skipped. O(1) per query however many duplicates.
+  // eps = 0 the pairs are skipped. O(1) per query however many duplicates
+  // (single-point nodes, many on clustered sets, are such nodes too), the
+  // queries' terms in one vectorized loop.
   void acceptPointMass(int p, Index c, Index d)
   {
+    Scratch& s = scratch.mine();
     const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
     const GravityMoments& n = moments[p][d];
     const Index s0 = tree.planes[p].sourceSplit[d], s1 = tree.planes[p].sourceSplit[d + 1];
-    for (Index q = q0; q < q1; ++q)
-    {
-      double m = n.mass;
-      const Index own = ownSource.empty() ? (tree.selfQuery ? q : kNoSource) : ownSource[q];
-      if (own != kNoSource && own >= s0 && own < s1)
-        m -= mass[own];
-      GravitySum sum;
-      addPointTerm(sum, n.com[0] - qx[q], n.com[1] - qy[q], n.com[2] - qz[q], m, eps2);
-      u[q] += sum.u;
-      gx[q] += sum.g[0];
-      gy[q] += sum.g[1];
-      gz[q] += sum.g[2];
-    }
+    s.multipoles += double(q1 - q0);
+    s.pointMass.assign(q1 - q0, n.mass);
+    if (!ownSource.empty() || tree.selfQuery)
+      for (Index q = q0; q < q1; ++q)
+      {
+        const Index own = ownSource.empty() ? q : ownSource[q];
+        if (own != kNoSource && own >= s0 && own < s1)
+          s.pointMass[q - q0] = n.mass - mass[own];
+      }
+    addPointMassCpu(n.com, s.pointMass.data(), qx + q0, qy + q0, qz + q0, q1 - q0, eps2, u + q0,
+      gx + q0, gy + q0, gz + q0);
   }
 
-  void gather(const LeafList& list, Scratch& s) const
+  void gather(const LeafList& list, const double* origin, Scratch& s) const
   {
     const TreePlane<T>& leaves = tree.planes[0];
     const SortedPoints<T>& src = tree.sources;
-    s.x.clear();
-    s.y.clear();
-    s.z.clear();
-    s.m.clear();
-    s.mf.clear();
     s.starts.clear();
+    s.ownLeaf = kNoSource; // the gathered list changes
+    std::size_t n = 0;
     for (const LeafCandidate& e : list)
     {
-      s.starts.emplace_back(e.node, s.x.size());
-      for (Index j = leaves.sourceSplit[e.node]; j < leaves.sourceSplit[e.node + 1]; ++j)
-      {
-        s.x.push_back(double(src.x[j]));
-        s.y.push_back(double(src.y[j]));
-        s.z.push_back(double(src.z[j]));
-        s.m.push_back(mass[j]);
-        if (fast)
-          s.mf.push_back(float(mass[j] * units.invMass));
-      }
+      s.starts.emplace_back(e.node, n);
+      n += leaves.numSources(e.node);
     }
     const std::size_t lanes = fast ? kGravityFloatLanes : kGravityLanes;
-    while (s.x.size() % lanes != 0) // massless padding
+    const std::size_t padded = (n + lanes - 1) / lanes * lanes; // massless padding
+    if (fast)
     {
-      s.x.push_back(0);
-      s.y.push_back(0);
-      s.z.push_back(0);
-      s.m.push_back(0);
+      s.sx.assign(padded, 0.0f);
+      s.sy.assign(padded, 0.0f);
+      s.sz.assign(padded, 0.0f);
+      s.mf.assign(padded, 0.0f);
+    }
+    else
+    {
+      s.x.assign(padded, 0.0);
+      s.y.assign(padded, 0.0);
+      s.z.assign(padded, 0.0);
+      s.m.assign(padded, 0.0);
+    }
+    std::size_t i = 0;
+    for (const LeafCandidate& e : list)
+    {
+      const Index a = leaves.sourceSplit[e.node], b = leaves.sourceSplit[e.node + 1];
       if (fast)
-        s.mf.push_back(0);
+        gatherFloat(src, a, b, origin, s.sx.data() + i, s.sy.data() + i, s.sz.data() + i,
+          s.mf.data() + i);
+      else
+        for (Index j = a; j < b; ++j)
+        {
+          s.x[i + (j - a)] = double(src.x[j]);
+          s.y[i + (j - a)] = double(src.y[j]);
+          s.z[i + (j - a)] = double(src.z[j]);
+          s.m[i + (j - a)] = mass[j];
+        }
+      i += b - a;
+    }
+  }
+
+  // Sources [a, b) as float offsets from origin, and their masses, in float
+  // units (one loop the compiler vectorizes).
+  void gatherFloat(const SortedPoints<T>& src, Index a, Index b, const double* origin,
+    float* __restrict x, float* __restrict y, float* __restrict z, float* __restrict m) const
+  {
+    const double L = units.invLength, M = units.invMass;
+    const T *sx = src.x.data() + a, *sy = src.y.data() + a, *sz = src.z.data() + a;
+    const double* w = mass.data() + a;
+    const double o0 = origin[0], o1 = origin[1], o2 = origin[2];
+    for (Index j = 0; j < b - a; ++j)
+    {
+      x[j] = float((double(sx[j]) - o0) * L);
+      y[j] = float((double(sy[j]) - o1) * L);
+      z[j] = float((double(sz[j]) - o2) * L);
+      m[j] = float(w[j] * M);
     }
   }
 
   // Where query q's own source lies in the gathered list, if it is there
   // (it always is when it exists: its leaf meets the query's leaf at
   // distance 0, which no multipole accepts).
-  std::size_t ownOffset(Index q, const Scratch& s) const
+  // The leaf found last is tried first: consecutive queries' own sources
+  // share a leaf (a self query's always: its receiving leaf).
+  std::size_t ownOffset(Index q, Scratch& s) const
   {
     if (ownSource.empty() && !tree.selfQuery)
       return std::size_t(-1);
@@ -361,11 +420,15 @@ private:
     if (own == kNoSource)
       return std::size_t(-1);
     const std::vector<Index>& split = tree.planes[0].sourceSplit;
-    const Index leaf = Index(std::upper_bound(split.begin(), split.end(), own) - split.begin() - 1);
-    for (const auto& st : s.starts)
-      if (st.first == leaf)
-        return st.second + (own - split[leaf]);
-    return std::size_t(-1);
+    if (!(s.ownLeaf != kNoSource && own >= split[s.ownLeaf] && own < split[s.ownLeaf + 1]))
+    {
+      s.ownLeaf = Index(std::upper_bound(split.begin(), split.end(), own) - split.begin() - 1);
+      s.ownStart = std::size_t(-1);
+      for (const auto& st : s.starts)
+        if (st.first == s.ownLeaf)
+          s.ownStart = st.second;
+    }
+    return s.ownStart == std::size_t(-1) ? s.ownStart : s.ownStart + (own - split[s.ownLeaf]);
   }
 };
 } // namespace jz

@@ -204,7 +204,7 @@ LocallyEssentialTree<T> letFor(const ZTree<T>& tree,
       // Accepted when the node and its pseudo-particles both pass the
       // criterion for the nearest point of the receiving rank.
       const double dist2 = let_detail::nearestBox2(n.com, boxes);
-      if (multipoleAcceptable(n, dist2, theta2) && pseudoSpread2(n) < 0.75 * theta2 * dist2)
+      if (multipoleAcceptable(n, dist2, theta2) && pseudoSpread2(n) < kOpeningRadiusFactor2 * theta2 * dist2)
       {
         LetNode node;
         node.mass = n.mass;

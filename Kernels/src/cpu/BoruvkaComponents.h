@@ -14,6 +14,7 @@
 
 #include <omp.h>
 
+#include "FloatBounds.h"
 #include "jz/Tree.h"
 
 namespace jz
@@ -25,24 +26,6 @@ constexpr Index kNoPoint = Index(-1);
 constexpr Index kFinished = Index(-3);
 constexpr Index kEmptyNode = Index(-2); // no points: neither pure nor mixed
 
-// A component's bound is kept as a float rounded up (4 bytes per point
-// instead of 8): it only prunes, and a larger bound prunes less, never wrongly.
-inline float roundUp(double v)
-{
-  float f = float(v);
-  if (double(f) < v)
-    f = std::nextafter(f, std::numeric_limits<float>::infinity());
-  return f;
-}
-
-inline float roundDown(double v)
-{
-  float f = float(v);
-  if (double(f) > v)
-    f = std::nextafter(f, -std::numeric_limits<float>::infinity());
-  return f;
-}
-
 // Atomic minimum of a non-negative bound shared by threads.
 inline double loadBound(const float* slot)
 {
@@ -52,7 +35,7 @@ inline double loadBound(const float* slot)
 }
 inline void lowerBound(float* slot, double value)
 {
-  float up = roundUp(value);
+  float up = roundUpToFloat(value);
   float seen;
   __atomic_load(slot, &seen, __ATOMIC_RELAXED);
   while (up < seen &&
@@ -142,7 +125,7 @@ struct BoruvkaComponents
     count = roots;
     for (std::size_t p = 0; p < tree.planes.size(); ++p)
       labelPlane(int(p));
-    bound2.assign(n, roundUp(maxWeight2));
+    bound2.assign(n, roundUpToFloat(maxWeight2));
   }
 
   // After the bounds are seeded: a point searches unless it is settled

@@ -24,22 +24,11 @@
 #include "../walk/PerThread.h"
 #include "BoruvkaNodePolicy.h"
 #include "CandidateBuffer.h"
+#include "EmstEdgeOrder.h"
 #include "LeafDistances.h"
 
 namespace jz
 {
-// Whether edge (w, a, b) precedes (v, c, d) in the total order of weights,
-// then the smaller and the larger key of the endpoints.
-inline bool edgeLess(double w, GlobalId a, GlobalId b, double v, GlobalId c, GlobalId d)
-{
-  if (w != v)
-    return w < v;
-  const GlobalId lo1 = std::min(a, b), lo2 = std::min(c, d);
-  if (lo1 != lo2)
-    return lo1 < lo2;
-  return std::max(a, b) < std::max(c, d);
-}
-
 template <class T, class Weights>
 class BoruvkaLeafSearch : public BoruvkaNodePolicy<T, Weights>
 {
@@ -96,7 +85,7 @@ public:
       {
         const Index q = q0 + i;
         if (!low2.empty())
-          low2[q] = std::max(low2[q], roundDown(bound[i]));
+          low2[q] = std::max(low2[q], roundDownToFloat(bound[i]));
         if (choice_[q] != kNoPoint)
           lowerBound(&this->comps_.bound2[label[q]], bound[i]);
       }
@@ -199,7 +188,7 @@ private:
         w = std::max(w, std::max(coreQ, core2[t]));
       if (w > bound)
         continue;
-      if (best == kNoPoint || edgeLess(w, keys_[q], keys_[t], bound, keys_[q], keys_[best]))
+      if (best == kNoPoint || emstEdgeLess(w, keys_[q], keys_[t], bound, keys_[q], keys_[best]))
       {
         best = t;
         bound = w;

@@ -199,10 +199,10 @@ private:
         {
           if (nb.d2(i) <= maxWeight2)
             choice[q] = nb.src(i);
-          low2[q] = roundDown(nb.d2(i));
+          low2[q] = roundDownToFloat(nb.d2(i));
           return;
         }
-      low2[q] = roundDown(nb.d2(kNearestRound - 1));
+      low2[q] = roundDownToFloat(nb.d2(kNearestRound - 1));
     };
     using Policy = KnnLeafSearch<T, Metric, decltype(store)>;
     Policy policy(tree_, kNearestRound, weights_.metric, threads_, &keys_, Index(-1), store);
@@ -271,7 +271,7 @@ private:
       const double wq = weight2(q, choice[q]);
       Index w = __atomic_load_n(slot, __ATOMIC_RELAXED);
       while (w == kNoPoint ||
-        edgeLess(wq, keys_[q], keys_[choice[q]], weight2(w, choice[w]), keys_[w], keys_[choice[w]]))
+        emstEdgeLess(wq, keys_[q], keys_[choice[q]], weight2(w, choice[w]), keys_[w], keys_[choice[w]]))
         if (__atomic_compare_exchange_n(slot, &w, q, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
           break;
     }

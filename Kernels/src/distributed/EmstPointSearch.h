@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "../cpu/EmstEdgeOrder.h"
+#include "../cpu/FloatBounds.h"
 #include "jz/Geometry.h"
 #include "jz/Tree.h"
 
@@ -21,32 +23,6 @@ namespace jz
 {
 constexpr Index kMixedNode = Index(-1);
 constexpr Index kEmptyTreeNode = Index(-2);
-
-// A bound as the serial EMST keeps it: a float rounded up.
-inline float roundUpToFloat(double v)
-{
-  float f = float(v);
-  if (double(f) < v)
-    f = std::nextafter(f, std::numeric_limits<float>::infinity());
-  return f;
-}
-
-inline float roundDownToFloat(double v)
-{
-  float f = float(v);
-  if (double(f) > v)
-    f = std::nextafter(f, -std::numeric_limits<float>::infinity());
-  return f;
-}
-
-// The edge order of the serial EMST: (weight, smaller id, larger id).
-inline bool emstEdgeLess(double w, GlobalId a, GlobalId b, double v, GlobalId c, GlobalId d)
-{
-  if (w != v)
-    return w < v;
-  const GlobalId lo1 = std::min(a, b), lo2 = std::min(c, d);
-  return lo1 != lo2 ? lo1 < lo2 : std::max(a, b) < std::max(c, d);
-}
 
 // A query for the lightest edge into another component.
 template <class T>

@@ -85,7 +85,7 @@ std::vector<V> fromBytes(const std::vector<char>& bytes)
 {
   std::vector<V> v(bytes.size() / sizeof(V));
   if (!v.empty())
-    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(V));
+    std::memcpy(static_cast<void*>(v.data()), bytes.data(), v.size() * sizeof(V)); // plain records (std::pair too)
   return v;
 }
 

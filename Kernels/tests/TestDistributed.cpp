@@ -11,32 +11,13 @@
 #include <vector>
 
 #include "PointSets.h"
+#include "RankPartitions.h"
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "jz/Distributed.h"
 
 namespace
 {
-// Rank of every point under the named partition.
-std::vector<int> partition(const std::string& how, const std::vector<double>& xyz, int ranks)
-{
-  const std::size_t n = xyz.size() / 3;
-  std::vector<int> owner(n, 0);
-  std::mt19937 rng(3);
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    if (how == "random")
-      owner[i] = int(rng() % ranks);
-    else if (how == "slabs")
-      owner[i] = std::min(ranks - 1, std::max(0, int(xyz[3 * i] * ranks)));
-    else if (how == "empty")
-      owner[i] = 1 + int(rng() % (ranks - 1)); // rank 0 holds nothing
-    else if (how == "one")
-      owner[i] = ranks - 1;
-  }
-  return owner;
-}
-
 struct Piece
 {
   std::vector<double> xyz, mass, vel;
@@ -89,7 +70,7 @@ void knnCase(const std::string& kind, const std::string& how, int ranks, int k, 
   res.density = rho.data();
   jz::computeKnn(serial, res, jz::Backend::CPU);
 
-  const std::vector<int> owner = partition(how, xyz, ranks);
+  const std::vector<int> owner = partitionPoints(how, xyz.data(), xyz.size() / 3, ranks, 3);
   std::vector<Piece> pieces = split(xyz, owner, ranks);
   jztest::ThreadWorld world(ranks);
   std::vector<int> bad(ranks, 0);
@@ -135,7 +116,7 @@ void fofCase(const std::string& kind, const std::string& how, int ranks, double 
 {
   std::vector<double> xyz = jztest::makePoints<double>(kind, 8000, 23);
   const std::size_t n = xyz.size() / 3;
-  const std::vector<int> owner = partition(how, xyz, ranks);
+  const std::vector<int> owner = partitionPoints(how, xyz.data(), xyz.size() / 3, ranks, 3);
   std::vector<Piece> pieces = split(xyz, owner, ranks);
   std::vector<double> mass(n), vel(3 * n);
   std::vector<jz::GlobalId> gids(n);

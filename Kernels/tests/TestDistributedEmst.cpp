@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "PointSets.h"
+#include "RankPartitions.h"
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "jz/Emst.h"
@@ -22,24 +23,6 @@ namespace
 {
 using jz::GlobalId;
 using Edge = std::tuple<double, GlobalId, GlobalId>;
-
-std::vector<int> partition(const std::string& how, const double* xyz, std::size_t n, int ranks)
-{
-  std::vector<int> owner(n, 0);
-  std::mt19937 rng(5);
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    if (how == "random")
-      owner[i] = int(rng() % ranks);
-    else if (how == "slabs")
-      owner[i] = std::min(ranks - 1, std::max(0, int(xyz[3 * i] * ranks)));
-    else if (how == "empty")
-      owner[i] = ranks == 1 ? 0 : 1 + int(rng() % (ranks - 1));
-    else
-      owner[i] = ranks - 1;
-  }
-  return owner;
-}
 
 template <class T>
 struct Piece
@@ -105,7 +88,7 @@ void checkCase(const Case& c, std::size_t n, int ranks, const std::string& how)
 
   std::vector<double> xyzD(xyz.begin(), xyz.end());
   const std::vector<Piece<T>> pieces =
-    split(xyz, ids, partition(how, xyzD.data(), n, ranks), ranks);
+    split(xyz, ids, partitionPoints(how, xyzD.data(), n, ranks, 5), ranks);
   std::vector<std::vector<Edge>> parts(ranks);
   std::vector<int> bad(ranks, 0);
   std::vector<std::vector<std::pair<GlobalId, double>>> cores(ranks);
@@ -190,7 +173,7 @@ void checkHdbscan(const std::string& kind, jz::ClusterSelection selection, int r
   jz::HdbscanResult serial;
   jz::computeHdbscan(pr, options, serial, jz::Backend::CPU);
   std::vector<double> xyzD(xyz.begin(), xyz.end());
-  const std::vector<int> owner = partition("random", xyzD.data(), n, ranks);
+  const std::vector<int> owner = partitionPoints("random", xyzD.data(), n, ranks, 5);
   const std::vector<Piece<T>> pieces = split(xyz, ids, owner, ranks);
   std::vector<int> wrong(ranks, 0);
   jztest::ThreadWorld world(ranks);

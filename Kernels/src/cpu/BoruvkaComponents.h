@@ -14,6 +14,7 @@
 
 #include <omp.h>
 
+#include "../AtomicMin.h"
 #include "FloatBounds.h"
 #include "jz/Tree.h"
 
@@ -26,23 +27,9 @@ constexpr Index kNoPoint = Index(-1);
 constexpr Index kFinished = Index(-3);
 constexpr Index kEmptyNode = Index(-2); // no points: neither pure nor mixed
 
-// Atomic minimum of a non-negative bound shared by threads.
-inline double loadBound(const float* slot)
-{
-  float v;
-  __atomic_load(slot, &v, __ATOMIC_RELAXED);
-  return v;
-}
-inline void lowerBound(float* slot, double value)
-{
-  float up = roundUpToFloat(value);
-  float seen;
-  __atomic_load(slot, &seen, __ATOMIC_RELAXED);
-  while (up < seen &&
-    !__atomic_compare_exchange(slot, &seen, &up, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-  {
-  }
-}
+// The shared bounds, stored as floats rounded up (AtomicMin.h).
+inline double loadBound(const float* slot) { return atomicLoadRelaxed(slot); }
+inline void lowerBound(float* slot, double value) { atomicMin(slot, roundUpToFloat(value)); }
 
 template <class T>
 struct BoruvkaComponents

@@ -16,6 +16,7 @@
 
 #include <omp.h>
 
+#include "../AtomicMin.h"
 #include "../FofBackends.h"
 #include "../FofThreads.h"
 #include "../StageTimer.h"
@@ -35,15 +36,6 @@ void reportProgress(const RunControl& control, double fraction)
 {
   if (control.progress && !control.progress(fraction))
     throw Aborted();
-}
-
-inline void atomicMin(GlobalId* slot, GlobalId v)
-{
-  GlobalId cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
-  while (v < cur &&
-    !__atomic_compare_exchange_n(slot, &cur, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-  {
-  }
 }
 
 // The point phase over the leaves' list (receiver a, sources b >= a).

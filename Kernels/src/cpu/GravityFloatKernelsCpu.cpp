@@ -22,6 +22,25 @@ namespace jz
 {
 namespace
 {
+// The float sums of the query lanes from i0 on added to their double outputs,
+// scaled back to the caller's units.
+template <bool kField>
+__attribute__((always_inline)) inline void addLanes(const float* su, const float* sx,
+  const float* sy, const float* sz, std::size_t i0, std::size_t lanes, const FloatUnits& units,
+  double* __restrict u, double* __restrict gx, double* __restrict gy, double* __restrict gz)
+{
+  for (std::size_t l = 0; l < lanes; ++l)
+  {
+    u[i0 + l] += units.uBack * double(su[l]);
+    if (kField)
+    {
+      gx[i0 + l] += units.gBack * double(sx[l]);
+      gy[i0 + l] += units.gBack * double(sy[l]);
+      gz[i0 + l] += units.gBack * double(sz[l]);
+    }
+  }
+}
+
 // The loops for U alone (kField false) or U and grad U; inlined into each
 // clone below, so compiled for its instruction set.
 template <bool kField>
@@ -63,17 +82,7 @@ __attribute__((always_inline)) inline void multipoles(const FloatMultipole* node
         }
       }
     }
-    const std::size_t lanes = n - i0 < W ? n - i0 : W;
-    for (std::size_t l = 0; l < lanes; ++l)
-    {
-      u[i0 + l] += units.uBack * double(su[l]);
-      if (kField)
-      {
-        gx[i0 + l] += units.gBack * double(sx[l]);
-        gy[i0 + l] += units.gBack * double(sy[l]);
-        gz[i0 + l] += units.gBack * double(sz[l]);
-      }
-    }
+    addLanes<kField>(su, sx, sy, sz, i0, n - i0 < W ? n - i0 : W, units, u, gx, gy, gz);
   }
 }
 
@@ -234,17 +243,7 @@ JZ_AVX512 void multipolesAvx512(const FloatMultipole* nodes, std::size_t k, cons
     _mm512_store_ps(fx, sx);
     _mm512_store_ps(fy, sy);
     _mm512_store_ps(fz, sz);
-    const std::size_t lanes = n - i0 < W ? n - i0 : W;
-    for (std::size_t l = 0; l < lanes; ++l)
-    {
-      u[i0 + l] += units.uBack * double(fu[l]);
-      if (kField)
-      {
-        gx[i0 + l] += units.gBack * double(fx[l]);
-        gy[i0 + l] += units.gBack * double(fy[l]);
-        gz[i0 + l] += units.gBack * double(fz[l]);
-      }
-    }
+    addLanes<kField>(fu, fx, fy, fz, i0, n - i0 < W ? n - i0 : W, units, u, gx, gy, gz);
   }
 }
 

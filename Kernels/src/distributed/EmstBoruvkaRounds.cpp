@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../AtomicMin.h"
 #include "EmstBoruvkaEdge.h"
 #include "EmstLabelUnion.h"
 #include "EmstLocalTree.h"
@@ -32,22 +33,6 @@ namespace jz
 namespace
 {
 using SearchStack = std::vector<std::pair<double, std::pair<int, Index>>>;
-
-inline double loadDouble(const double* slot)
-{
-  double v;
-  __atomic_load(slot, &v, __ATOMIC_RELAXED);
-  return v;
-}
-
-inline void lowerDouble(double* slot, double value)
-{
-  double seen = loadDouble(slot);
-  while (value < seen &&
-    !__atomic_compare_exchange(slot, &seen, &value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-  {
-  }
-}
 
 template <class T>
 struct EdgeAsk
@@ -268,7 +253,7 @@ private:
     double reach = -1;
     for (Index i = first; i < end; ++i)
       if (searches(i))
-        reach = std::max(reach, loadDouble(&bound_[comp_[i]]));
+        reach = std::max(reach, atomicLoadRelaxed(&bound_[comp_[i]]));
     if (reach < 0)
       return;
     const Index c = nodeComp_[0][j];
@@ -279,14 +264,14 @@ private:
       if (!searches(i))
         continue;
       double* slot = &bound_[comp_[i]];
-      double b = loadDouble(slot);
+      double b = atomicLoadRelaxed(slot);
       const double searched = b;
       const EdgeFound f = searchLightestEdgeIn(st, queryOf(i), near, b);
       lowLocal_[i] = std::max(lowLocal_[i], roundDownToFloat(f.found() ? f.weight2 : searched));
       if (f.found())
       {
         localFound_[i] = f;
-        lowerDouble(slot, f.weight2);
+        atomicMin(slot, f.weight2);
       }
     }
   }
@@ -297,7 +282,7 @@ private:
   {
     if (localFound_[i].found())
       return false;
-    const double b = loadDouble(&bound_[comp_[i]]);
+    const double b = atomicLoadRelaxed(&bound_[comp_[i]]);
     return !(double(lowLocal_[i]) > b) && !(core2_ && core2_[i] > b);
   }
 

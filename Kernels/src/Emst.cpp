@@ -8,6 +8,18 @@
 
 namespace jz
 {
+std::string minSamplesError(int minSamples, std::size_t totalPoints)
+{
+  if (totalPoints == 0)
+    return {};
+  if (minSamples < 1)
+    return "MinSamples must be at least 1 (got " + std::to_string(minSamples) + ")";
+  if (std::size_t(minSamples) >= totalPoints)
+    return "MinSamples = " + std::to_string(minSamples) + " needs more points than the " +
+      std::to_string(totalPoints) + " given";
+  return {};
+}
+
 // The shared rules of jz/Validate.h (box, point count, finite coordinates),
 // plus MinSamples.
 template <class T>
@@ -16,14 +28,8 @@ std::string emstProblemError(const EmstProblem<T>& problem)
   std::string error = pointCountError(problem.numPoints);
   if (error.empty())
     error = periodicBoxError(problem.periodic, problem.boxLo, problem.boxHi);
-  if (error.empty() && problem.metric == EmstMetric::MutualReachability && problem.numPoints > 0)
-  {
-    if (problem.minSamples < 1)
-      error = "MinSamples must be at least 1 (got " + std::to_string(problem.minSamples) + ")";
-    else if (std::size_t(problem.minSamples) >= problem.numPoints)
-      error = "MinSamples = " + std::to_string(problem.minSamples) +
-        " needs more points than the " + std::to_string(problem.numPoints) + " given";
-  }
+  if (error.empty() && problem.metric == EmstMetric::MutualReachability)
+    error = minSamplesError(problem.minSamples, problem.numPoints);
   if (error.empty() && !(problem.maxLength >= 0))
     error =
       "the maximum edge length must be at least 0 (got " + std::to_string(problem.maxLength) + ")";

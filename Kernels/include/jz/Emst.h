@@ -73,6 +73,9 @@ RunInfo computeEmst(const EmstProblem<T>& problem, EmstEdges& edges,
 template <class T>
 std::string emstProblemError(const EmstProblem<T>& problem);
 
+// The MinSamples rule of mutual reachability over totalPoints (all ranks'), or "".
+std::string minSamplesError(int minSamples, std::size_t totalPoints);
+
 // One rank's share of a distributed tree: this rank's points (with global
 // ids, required) and the edges whose smaller-id endpoint is one of them, so
 // that every edge is output by exactly one rank. Endpoint coordinates are

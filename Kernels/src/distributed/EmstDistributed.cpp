@@ -51,13 +51,11 @@ void checkPieces(const EmstProblem<T>& piece, Backend backend, Communicator& com
   local.metric = EmstMetric::Euclidean;
   agreeOnErrors(comm, emstProblemError(local));
   const std::int64_t total = allSum(comm, std::int64_t(piece.numPoints));
-  if (piece.metric == EmstMetric::MutualReachability && total > 0)
+  if (piece.metric == EmstMetric::MutualReachability)
   {
-    if (piece.minSamples < 1)
-      throw Error("MinSamples must be at least 1 (got " + std::to_string(piece.minSamples) + ")");
-    if (std::int64_t(piece.minSamples) >= total)
-      throw Error("MinSamples = " + std::to_string(piece.minSamples) +
-        " needs more points than the " + std::to_string(total) + " given");
+    const std::string error = minSamplesError(piece.minSamples, std::size_t(total));
+    if (!error.empty())
+      throw Error(error);
   }
   if (backend == Backend::CUDA)
     throw Error("the EMST has no CUDA backend yet: use Device CPU or Auto");

@@ -61,10 +61,50 @@ __global__ void writeResultsKernel(const Index* qInput, Index n, const double* u
   }
 }
 
+// Device asserts: every query saw the total mass less its own (every
+// source counted exactly once); flags the first query that did not.
+__global__ void checkMassSeenKernel(const double* seen, Index n, const double* mass,
+  const Index* ownSource, bool self, double total, unsigned long long* bad)
+{
+  const Index q = Index(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q >= n)
+    return;
+  const Index own = ownSource ? ownSource[q] : (self ? q : 0xFFFFFFFFu);
+  const double expected = total - (own != 0xFFFFFFFFu ? mass[own] : 0.0);
+  if (!(fabs(seen[q] - expected) <= 1e-9 * total))
+    atomicMin(bad, (unsigned long long)q);
+}
+
 void progress(const RunControl& control, double f)
 {
   if (control.progress && !control.progress(f))
     throw Aborted();
+}
+
+// Device asserts: the walk's post-condition (checkMassSeenKernel); throws
+// naming the first query whose sums missed or repeated a source.
+template <class T>
+void checkMassSeen(const GravityProblem<T>& problem, const DeviceTree<T>& tree,
+  const GravityWalkInputs& in, cudaStream_t st)
+{
+  double total = 0;
+  for (std::size_t i = 0; i < problem.numSources; ++i)
+    total += problem.sourceMasses ? problem.sourceMasses[i] : 1.0;
+  const unsigned long long none = ~0ull;
+  DeviceBuffer<unsigned long long> bad(1, st, "a flag");
+  JZ_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0xFF, sizeof(unsigned long long), st)); // none
+  checkMassSeenKernel<<<blocksFor(tree.numQueries, 256), 256, 0, st>>>(
+    in.massSeen, tree.numQueries, in.mass, in.ownSource, tree.self, total, bad.get());
+  JZ_CUDA_LAUNCH_CHECK("checkMassSeenKernel");
+  const unsigned long long q = fetchValue(bad.get(), st);
+  if (q != none)
+  {
+    double seen = 0;
+    download(&seen, in.massSeen + q, 1, st);
+    throw Error("internal error: CUDA gravity's sorted query " + std::to_string(q) +
+      " summed sources of mass " + std::to_string(seen) + " of " + std::to_string(total) +
+      " (every source must count once)");
+  }
 }
 } // namespace
 } // namespace cuda
@@ -135,9 +175,18 @@ void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results
   in.gy = sums.get() + 2 * std::size_t(nq);
   in.gz = sums.get() + 3 * std::size_t(nq);
   const int numPlanes = int(tree.planes.size());
+  DeviceBuffer<double> massSeen;
+  if (kDeviceAsserts)
+  {
+    massSeen.allocate(nq, st, "the mass check");
+    JZ_CUDA_CHECK(cudaMemsetAsync(massSeen.get(), 0, nq * sizeof(double), st));
+    in.massSeen = massSeen.get();
+  }
   gravityWalkCuda(tree, moments, in, st, temp, info,
     [&](int p) { progress(control, 0.2 + 0.7 * double(numPlanes - p) / double(numPlanes)); });
   timer.mark("walk");
+  if (kDeviceAsserts)
+    checkMassSeen(problem, tree, in, st);
 
   DeviceBuffer<double> potential, acceleration;
   if (results.potential)

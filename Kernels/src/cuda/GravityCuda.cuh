@@ -39,6 +39,10 @@ struct GravityWalkInputs
   double* gx = nullptr;
   double* gy = nullptr;
   double* gz = nullptr;
+  // Device asserts only (kDeviceAsserts), else null: per sorted query, the
+  // mass of every source term added (zeroed, summed into), which must be
+  // the total mass less the query's own (every source counted once).
+  double* massSeen = nullptr;
 };
 
 // The walk (GravityWalkCuda.cu): the engine's planes from the super nodes

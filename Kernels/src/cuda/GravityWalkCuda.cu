@@ -152,7 +152,8 @@ __device__ __forceinline__ unsigned long long firstAccepted(
 // An accepted node at query point x: an exact point mass (less the query's
 // own mass when it is one of its points; a pair at s = 0 is skipped), or its
 // quadrupole. The CPU's acceptPointMass and M2P terms, in double.
-__device__ __forceinline__ void addNode(GravitySum& sum, const GravityMoments& n, Index first,
+// Returns the mass it added (for the device asserts' check).
+__device__ __forceinline__ double addNode(GravitySum& sum, const GravityMoments& n, Index first,
   Index end, Index own, const double* x, const GravityWalkInputs& in)
 {
   if (n.radius2 == 0)
@@ -161,11 +162,10 @@ __device__ __forceinline__ void addNode(GravitySum& sum, const GravityMoments& n
     if (own != kNoSource && own >= first && own < end)
       m -= in.mass[own];
     addPointTerm(sum, n.com[0] - x[0], n.com[1] - x[1], n.com[2] - x[2], m, in.eps2);
+    return m;
   }
-  else
-  {
-    addMultipoleTerm(sum, n, x, in.eps2);
-  }
+  addMultipoleTerm(sum, n, x, in.eps2);
+  return n.mass;
 }
 
 // The leaf kernel of the engine (blockLeafPass): a block per receiver, a
@@ -214,6 +214,7 @@ struct ReceiverTerms
         own = a.in.ownSource ? a.in.ownSource[q] : (a.self ? q : kNoSource);
       }
       GravitySum sum;
+      double seen = 0; // the mass of the terms added (device asserts)
       // P2P: the open source leaves' points (leaves only).
       for (unsigned long long e = e0; e < eDirectEnd; ++e)
       {
@@ -233,7 +234,10 @@ struct ReceiverTerms
           if (active)
             for (Index j = 0; j < m; ++j)
               if (c0 + j != own) // the query's own source adds nothing
+              {
                 addPointTerm(sum, shx[j] - x[0], shy[j] - x[1], shz[j] - x[2], shm[j], a.in.eps2);
+                seen += shm[j];
+              }
           block.sync();
         }
       }
@@ -251,7 +255,7 @@ struct ReceiverTerms
         block.sync();
         if (active)
           for (int j = 0; j < m; ++j)
-            addNode(sum, nodes[j], nodeFirst[j], nodeEnd[j], own, x, a.in);
+            seen += addNode(sum, nodes[j], nodeFirst[j], nodeEnd[j], own, x, a.in);
         block.sync();
       }
       if (active)
@@ -260,6 +264,8 @@ struct ReceiverTerms
         a.in.gx[q] += sum.g[0];
         a.in.gy[q] += sum.g[1];
         a.in.gz[q] += sum.g[2];
+        if (a.in.massSeen)
+          a.in.massSeen[q] += seen;
       }
     }
   }

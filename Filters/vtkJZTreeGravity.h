@@ -22,7 +22,7 @@
  *
  * Errors (vtkErrorMacro, empty output): non-finite coordinates, negative or
  * non-finite masses, OpeningAngle < 0, Softening < 0, a mass array with the
- * wrong number of tuples, Device CUDA (no GPU gravity yet). An empty Input
+ * wrong number of tuples, Device CUDA without a usable GPU. An empty Input
  * gives an empty output.
  *
  * Parallel runs: every rank evaluates its own points against the particles

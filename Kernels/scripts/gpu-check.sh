@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Builds jz-tree's kernels standalone with CUDA on a GPU machine (device-side
 # post-conditions on) and runs: every kernel test, the GPU instantiations of
-# the kNN and FoF tests (which must run, not skip), compute-sanitizer's
-# memcheck, racecheck, synccheck and initcheck on both, and the GPU
-# benchmarks against their targets. Needs only nvcc, CMake >= 3.20, ninja (or
+# the kNN, FoF and gravity tests (which must run, not skip), compute-sanitizer's
+# memcheck, racecheck, synccheck and initcheck on all three, and the GPU
+# benchmarks against their targets (gravity: accuracy on a sample against
+# direct sums; no time target yet, it has never run on a GPU). Needs only nvcc, CMake >= 3.20, ninja (or
 # make) and a C++17 compiler with OpenMP: no ParaView, no package registry, no
 # GoogleTest. Runs everything, then exits 1 if any step failed or a benchmark
 # missed its target (the failures are listed last).
 #   Kernels/scripts/gpu-check.sh [build-dir]      (default /tmp/jz-kernels-gpu)
 # Environment: JZ_BENCH_N (default 1e7), JZ_BENCH_K (16), JZ_BENCH_FOF_N (512^3),
+# JZ_BENCH_GRAVITY_N (1e7), JZ_ONLY_GRAVITY=1 (the gravity steps alone: its
+# tests, sanitizer cases and benchmark),
 # JZ_SKIP_TESTS=1, JZ_SKIP_SANITIZER=1, JZ_SKIP_BENCH=1, CUDACXX (path to nvcc,
 # default /usr/local/cuda/bin/nvcc), CUDAARCHS (default 80;90), JZ_JZTREE_PATH
 # (PYTHONPATH of a jz-tree reference built by build-jztree-reference.sh: the
@@ -33,6 +36,20 @@ step() {
   return 0
 }
 
+# With JZ_JZTREE_PATH set: `dump NAME` is the benchmark flag that writes the
+# points to $build/NAME.f32, and `reference MODE FILE ARGS...` times the
+# jz-tree reference on them (bench/jztree_reference.py); both do nothing
+# otherwise. (Used below since e587b20 but never defined until now.)
+dump() {
+  if [ -n "${JZ_JZTREE_PATH:-}" ]; then echo "--dump $build/$1.f32"; fi
+}
+reference() {
+  if [ -n "${JZ_JZTREE_PATH:-}" ]; then
+    step env PYTHONPATH="$JZ_JZTREE_PATH" python3 "$src/bench/jztree_reference.py" "$@"
+  fi
+  return 0
+}
+
 echo "== GPU"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "(nvidia-smi not found)"
 
@@ -42,15 +59,19 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 echo "== configure and build ($build)"
 cmake -S "$src" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DJZ_ENABLE_CUDA=ON \
   -DJZ_CUDA_ASSERTS=ON || exit 1
-cmake --build "$build" --parallel "$(nproc)" || exit 1
+targets=()
+if [ "${JZ_ONLY_GRAVITY:-0}" = 1 ]; then targets=(--target TestGravity jz_bench_gravity_cuda); fi
+cmake --build "$build" --parallel "$(nproc)" "${targets[@]}" || exit 1
 
 if [ "${JZ_SKIP_TESTS:-0}" != 1 ]; then
   echo "== kernel tests (labels kernels and gpu)"
-  step ctest --test-dir "$build" --output-on-failure -LE long --parallel 4
+  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || step ctest --test-dir "$build" --output-on-failure -LE long --parallel 4
   # The GPU instantiations must have run, not been skipped (77: no usable GPU).
-  for t in TestKnn TestFof; do
+  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || for t in TestKnn TestFof; do
     step "$build/tests/$t" --backend=cuda AutoBackend
   done
+  # The CUDA gravity cases (compiled before any GPU ran them): all of them.
+  step "$build/tests/TestGravity" --backend=cuda Cuda
 fi
 
 if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
@@ -60,6 +81,10 @@ if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
   # global memory), leaf batches, separate queries; FoF at every plane.
   knn_cases=(KnnSmallSizesAndKEqualsN KnnLeafBatches KnnVeryLargeK)
   fof_cases=(FofMatchesBruteForceFloat FofLatticeAtLinkingLength FofPeriodicChains)
+  # Gravity: two planes, point masses, direct sums, queries from sources,
+  # leaf batches; and bulk duplicates with the repeatability check.
+  gravity_cases=(CudaSanitizerSmall CudaBulkDuplicatesAndRepeatability)
+  if [ "${JZ_ONLY_GRAVITY:-0}" = 1 ]; then knn_cases=(); fof_cases=(); fi
   # One tool's cases in sequence; the four tools run side by side, each with
   # its own log (racecheck alone takes minutes).
   run_tool() {
@@ -71,6 +96,10 @@ if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
     for c in "${fof_cases[@]}"; do
       echo "-- $1 TestFof $c"
       "$sanitizer" --tool "$1" --error-exitcode 3 "$build/tests/TestFof" --backend=cuda "$c" || rc=1
+    done
+    for c in "${gravity_cases[@]}"; do
+      echo "-- $1 TestGravity $c"
+      "$sanitizer" --tool "$1" --error-exitcode 3 "$build/tests/TestGravity" --backend=cuda "$c" || rc=1
     done
     return $rc
   }
@@ -88,6 +117,15 @@ if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
 fi
 
 if [ "${JZ_SKIP_BENCH:-0}" != 1 ]; then
+  gn="${JZ_BENCH_GRAVITY_N:-1e7}"
+  # Exit 1: the sample broke the accuracy contract; 77: no GPU (a failure here).
+  echo "== GPU gravity benchmark N=$gn theta 0.5 (stage times; p99 errors at 1000 particles vs direct sums)"
+  step "$build/bench/jz_bench_gravity_cuda" 1e6 clustered 3 0.5 1e-4 1000 --verify
+  step "$build/bench/jz_bench_gravity_cuda" "$gn" uniform 3 0.5 0 1000 --pinned
+  step "$build/bench/jz_bench_gravity_cuda" "$gn" clustered 3 0.5 1e-4 1000 --pinned
+fi
+
+if [ "${JZ_SKIP_BENCH:-0}" != 1 ] && [ "${JZ_ONLY_GRAVITY:-0}" != 1 ]; then
   n="${JZ_BENCH_N:-1e7}"
   k="${JZ_BENCH_K:-16}"
   # Targets apply to page-locked host arrays (transfers at the bus's speed);

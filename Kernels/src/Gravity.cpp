@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "CudaFallback.h"
 #include "GravityBackends.h"
 #include "jz/Gravity.h"
 #include "jz/Validate.h"
@@ -72,14 +73,15 @@ RunInfo computeGravity(const GravityProblem<T>& problem, const GravityResults& r
     }
     return info;
   }
-  if (info.backend == Backend::CUDA)
-  {
-    // No GPU gravity yet (README, "Tree Gravity"): the CPU runs it.
-    if (backend == Backend::CUDA)
-      throw Error("TreeGravity has no CUDA backend yet; choose Device Auto or CPU");
-    info.note = "gravity ran on the CPU: no CUDA gravity kernel in this build";
-    info.backend = Backend::CPU;
-  }
+#if defined(JZ_WITH_CUDA)
+  // The results are written at the end only: a failed GPU run leaves the
+  // CPU nothing to undo.
+  const bool ranOnGpu = runOnCudaOrFallBack(
+    backend, info, [&] { gravityCuda(problem, results, info, control); }, [] {});
+  if (ranOnGpu)
+    return info;
+#endif
+  info.backend = Backend::CPU;
   gravityCpu(problem, results, info, control);
   return info;
 }

@@ -9,4 +9,11 @@ namespace jz
 template <class T>
 void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results, RunInfo& info,
   const RunControl& control);
+
+#if defined(JZ_WITH_CUDA)
+// The GPU's group walk (cuda/GravityCuda.cu): compiled, not yet run on a GPU.
+template <class T>
+void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results, RunInfo& info,
+  const RunControl& control);
+#endif
 } // namespace jz

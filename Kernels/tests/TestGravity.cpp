@@ -5,6 +5,7 @@
 // separate queries, one and several simulated ranks; bad input fails.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -641,6 +642,297 @@ JZ_TEST(DistributedBadInputAgreed)
       "rank " << r << ": " << messages[r]);
     JZ_CHECK(untouched[r]);
   }
+}
+
+// --- CUDA gravity (cudagrav9) ------------------------------------------------
+// The GPU backend (src/cuda/Gravity*Cuda.cu) against the same independent
+// references: float64 direct sums (above) and the CPU backend, within the
+// accuracy contract; theta = 0 exact. They run with --backend=cuda (CTest's
+// kernels.TestGravityCuda, Kernels/scripts/gpu-check.sh) and say "skipped"
+// on the CPU backend: a CPU run checks only the Device rules without a GPU.
+namespace
+{
+// Whether the case runs here; prints why not.
+bool gpuUnderTest()
+{
+  if (jztest::onGpu())
+    return true;
+  std::printf("  skipped: no GPU under test (CUDA case: run TestGravity --backend=cuda)\n");
+  return false;
+}
+
+// The problem on the GPU, which must really have run there.
+template <class T>
+Field runGpu(const jz::GravityProblem<T>& p, bool field = true, jz::RunInfo* infoOut = nullptr)
+{
+  const std::size_t nq = p.queries ? p.numQueries : p.numSources;
+  Field f{ std::vector<double>(nq, 0.0), std::vector<double>(field ? 3 * nq : 0, 0.0) };
+  const jz::RunInfo info = jz::computeGravity(
+    p, jz::GravityResults{ f.phi.data(), field ? f.acc.data() : nullptr }, jz::Backend::CUDA);
+  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA,
+    "ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
+  if (infoOut)
+    *infoOut = info;
+  return f;
+}
+
+// GPU against the float64 direct sums (every stride-th query) and against
+// the CPU backend (all queries), both within the bounds.
+template <class T>
+void checkGpu(const std::string& what, const jz::GravityProblem<T>& p, const Field& ref,
+  std::size_t stride, double accBound, double phiBound)
+{
+  const Field gpu = runGpu(p);
+  const Field cpu = run(p);
+  double ea, ep, ca, cp;
+  errors(gpu, ref, stride, ea, ep);
+  errors(gpu, cpu, 1, ca, cp);
+  std::printf("  %s: GPU vs direct p99 acc %.2e phi %.2e; GPU vs CPU p99 acc %.2e phi %.2e\n",
+    what.c_str(), ea, ep, ca, cp);
+  JZ_CHECK_MSG(ea <= accBound && ep <= phiBound, what << " vs direct: acc " << ea << " phi " << ep);
+  JZ_CHECK_MSG(ca <= accBound && cp <= phiBound, what << " vs CPU: acc " << ca << " phi " << cp);
+}
+
+template <class T>
+void checkGpuSelf(const std::string& kind, double theta, double eps, double accBound,
+  double phiBound, std::size_t n)
+{
+  const std::size_t stride = n > 20000 ? 97 : 7;
+  const std::vector<T> xyz = jztest::makePoints<T>(kind, n, 5);
+  const std::vector<double> m = masses(n, false);
+  jz::GravityProblem<T> p = selfProblem(xyz, m, theta, eps);
+  p.gravitationalConstant = 2.5;
+  const Field ref = direct(xyz, m, xyz, 0, eps, 2.5, stride);
+  char what[160];
+  std::snprintf(what, sizeof what, "%s %s n %zu theta %.2f eps %g", kind.c_str(),
+    sizeof(T) == 4 ? "float" : "double", n, theta, eps);
+  checkGpu(what, p, ref, stride, accBound, phiBound);
+}
+} // namespace
+
+JZ_TEST(CudaDirectAtThetaZero)
+{
+  if (!gpuUnderTest())
+    return;
+  for (const char* kind : { "uniform", "clustered", "duplicates", "lattice" })
+    for (double eps : { 0.0, 1e-3 })
+    {
+      checkGpuSelf<double>(kind, 0.0, eps, 1e-12, 1e-12, 3000);
+      checkGpuSelf<float>(kind, 0.0, eps, 1e-12, 1e-12, 3000);
+    }
+}
+
+JZ_TEST(CudaContractAtThetaHalf)
+{
+  if (!gpuUnderTest())
+    return;
+  for (const char* kind : { "uniform", "clustered", "duplicates", "lattice", "outliers" })
+  {
+    checkGpuSelf<double>(kind, 0.5, 0.0, 1e-3, 1e-4, 12000);
+    checkGpuSelf<float>(kind, 0.5, 1e-3, 1e-3, 1e-4, 12000);
+  }
+  // Deeper trees (more planes of node-plane M2P), a sample of the queries.
+  checkGpuSelf<float>("clustered", 0.5, 1e-3, 1e-3, 1e-4, 200000);
+  checkGpuSelf<double>("uniform", 0.5, 0.0, 1e-3, 1e-4, 200000);
+}
+
+// The multipoles are really used: the error grows with theta (a GPU that
+// summed everything directly would pass the contract cases).
+JZ_TEST(CudaErrorGrowsWithOpeningAngle)
+{
+  if (!gpuUnderTest())
+    return;
+  const std::size_t n = 8000, stride = 5;
+  const std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 3);
+  const std::vector<double> m = masses(n, true);
+  const Field ref = direct(xyz, m, xyz, 0, 0.0, 1.0, stride);
+  double last = 0;
+  for (double theta : { 0.3, 0.6, 1.0 })
+  {
+    const Field got = runGpu(selfProblem(xyz, m, theta, 0.0));
+    double ea, ep;
+    errors(got, ref, stride, ea, ep);
+    std::printf("  theta %.1f: p99 acc %.2e phi %.2e\n", theta, ea, ep);
+    JZ_CHECK_MSG(ea > last, "theta " << theta << " acc " << ea << " not above " << last);
+    last = ea;
+  }
+  JZ_CHECK(last > 1e-5);
+}
+
+// Separate queries (a grid and points at particles), the queries that are
+// sources (queriesFromSource: each excludes itself), potentials alone.
+JZ_TEST(CudaSeparateQueries)
+{
+  if (!gpuUnderTest())
+    return;
+  const std::size_t n = 6000;
+  const std::vector<float> xyz = jztest::makePoints<float>("clustered", n, 9);
+  const std::vector<double> m = masses(n, false);
+  const std::vector<float> grid = gridAndParticles(xyz);
+  for (double eps : { 0.0, 0.01 })
+    for (double theta : { 0.0, 0.5 })
+    {
+      jz::GravityProblem<float> p;
+      p.sources = xyz.data();
+      p.numSources = n;
+      p.sourceMasses = m.data();
+      p.queries = grid.data();
+      p.numQueries = grid.size() / 3;
+      p.openingAngle = theta;
+      p.softening = eps;
+      const Field ref = direct(xyz, m, grid, -1, eps, 1.0);
+      char what[96];
+      std::snprintf(what, sizeof what, "grid theta %.1f eps %g", theta, eps);
+      checkGpu(what, p, ref, 1, theta == 0 ? 1e-12 : 1e-3, theta == 0 ? 1e-12 : 1e-4);
+      // Potentials alone: the same potentials as with the field.
+      const Field full = runGpu(p);
+      const Field alone = runGpu(p, false);
+      JZ_CHECK_MSG(alone.phi == full.phi, "potential alone differs, theta " << theta);
+    }
+  // The last 2000 sources query as separate points, each excluding itself.
+  for (double theta : { 0.0, 0.5 })
+  {
+    const std::size_t from = n - 2000;
+    const std::vector<float> tail(xyz.begin() + 3 * from, xyz.end());
+    jz::GravityProblem<float> p;
+    p.sources = xyz.data();
+    p.numSources = n;
+    p.sourceMasses = m.data();
+    p.queries = tail.data();
+    p.numQueries = 2000;
+    p.queriesFromSource = from;
+    p.openingAngle = theta;
+    p.softening = 1e-3;
+    const Field ref = direct(xyz, m, tail, (long long)from, 1e-3, 1.0);
+    checkGpu(theta == 0 ? "queries from sources theta 0" : "queries from sources theta 0.5", p,
+      ref, 1, theta == 0 ? 1e-12 : 1e-3, theta == 0 ? 1e-12 : 1e-4);
+  }
+}
+
+// Many leaf batches (a small budget: JZ_CUDA_LEAF_BATCH_ENTRIES) give the
+// results of one batch, bit for bit.
+JZ_TEST(CudaLeafBatches)
+{
+  if (!gpuUnderTest())
+    return;
+  const std::size_t n = 20000;
+  const std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 4);
+  const std::vector<double> m = masses(n, false);
+  const jz::GravityProblem<double> p = selfProblem(xyz, m, 0.5, 1e-3);
+  jz::RunInfo one, many;
+  const Field whole = runGpu(p, true, &one);
+  setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", "3000", 1);
+  const Field batched = runGpu(p, true, &many);
+  unsetenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
+  double batches = 0;
+  for (const auto& c : many.counters)
+    if (c.first == "gpu leaf batches")
+      batches = c.second;
+  JZ_CHECK_MSG(batches > 5, "leaf batches " << batches);
+  JZ_CHECK(batched.phi == whole.phi && batched.acc == whole.acc);
+}
+
+// Bulk duplicates at eps = 0 (point-mass nodes, every coincident pair
+// skipped), and the same results on a second run (no races: every sum is
+// one thread's, in an order fixed by the tree).
+JZ_TEST(CudaBulkDuplicatesAndRepeatability)
+{
+  if (!gpuUnderTest())
+    return;
+  std::vector<double> xyz;
+  for (int i = 0; i < 5000; ++i)
+    xyz.insert(xyz.end(), { 0.5, 0.5, 0.5 });
+  for (int i = 0; i < 5000; ++i)
+    xyz.insert(xyz.end(), { 1.5, 0.5, 0.5 });
+  jz::GravityProblem<double> p;
+  p.sources = xyz.data();
+  p.numSources = xyz.size() / 3;
+  for (double theta : { 0.0, 0.5 })
+  {
+    p.openingAngle = theta;
+    const Field got = runGpu(p);
+    for (std::size_t i = 0; i < got.phi.size(); ++i)
+    {
+      JZ_CHECK(std::abs(got.phi[i] + 5000.0) < 1e-9);
+      JZ_CHECK(std::abs(std::abs(got.acc[3 * i]) - 5000.0) < 1e-9);
+    }
+  }
+  const std::vector<float> pts = jztest::makePoints<float>("clustered", 50000, 8);
+  const std::vector<double> m = masses(50000, false);
+  const jz::GravityProblem<float> q = selfProblem(pts, m, 0.6, 1e-3);
+  const Field a = runGpu(q), b = runGpu(q);
+  JZ_CHECK(a.phi == b.phi && a.acc == b.acc);
+}
+
+// Bad input fails before the GPU runs, with no output; Device CUDA without
+// a usable GPU is a clear error (this part runs on every machine).
+JZ_TEST(CudaDeviceRulesAndBadInput)
+{
+  std::vector<double> xyz = jztest::makePoints<double>("uniform", 100, 1);
+  std::vector<double> m(100, 1.0);
+  jz::GravityProblem<double> p;
+  p.sources = xyz.data();
+  p.numSources = 100;
+  p.sourceMasses = m.data();
+  std::vector<double> phi(100, 7.0);
+  std::string why;
+  if (!jz::cudaUsable(&why))
+  {
+    std::printf("  no GPU (%s): Device CUDA must fail, Auto runs on the CPU\n", why.c_str());
+    try
+    {
+      jz::computeGravity(p, jz::GravityResults{ phi.data(), nullptr }, jz::Backend::CUDA);
+      JZ_CHECK_MSG(false, "Device CUDA ran without a GPU");
+    }
+    catch (const jz::Error& e)
+    {
+      JZ_CHECK_MSG(std::string(e.what()).find("no usable GPU") != std::string::npos, e.what());
+    }
+    JZ_CHECK(phi[0] == 7.0);
+    const jz::RunInfo info =
+      jz::computeGravity(p, jz::GravityResults{ phi.data(), nullptr }, jz::Backend::Auto);
+    JZ_CHECK(info.backend == jz::Backend::CPU);
+    return;
+  }
+  const jz::RunInfo info =
+    jz::computeGravity(p, jz::GravityResults{ phi.data(), nullptr }, jz::Backend::Auto);
+  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA, "Auto ran on " << jz::backendName(info.backend)
+                                                                   << " (" << info.note << ")");
+  std::fill(phi.begin(), phi.end(), 7.0);
+  m[17] = -1;
+  JZ_CHECK_THROWS(
+    jz::computeGravity(p, jz::GravityResults{ phi.data(), nullptr }, jz::Backend::CUDA));
+  m[17] = 1;
+  xyz[3 * 42 + 1] = NAN;
+  JZ_CHECK_THROWS(
+    jz::computeGravity(p, jz::GravityResults{ phi.data(), nullptr }, jz::Backend::CUDA));
+  JZ_CHECK(phi[0] == 7.0);
+}
+
+// A small case that reaches every kernel (two planes: M2P on the node plane
+// and at the leaves, point masses, direct sums; queries from sources; many
+// leaf batches), for compute-sanitizer (Kernels/scripts/gpu-check.sh).
+JZ_TEST(CudaSanitizerSmall)
+{
+  if (!gpuUnderTest())
+    return;
+  const std::size_t n = 40000; // 2 planes (1500 leaves, 284 nodes)
+  std::vector<float> xyz = jztest::makePoints<float>("clustered", n, 8);
+  for (std::size_t i = 0; i < 300; ++i) // a bulk duplicate: a point-mass node
+    for (int k = 0; k < 3; ++k)
+      xyz[3 * (7 * i) + k] = 0.25f;
+  const std::vector<double> m = masses(n, false);
+  const Field ref = direct(xyz, m, xyz, 0, 1e-3, 1.0, 401);
+  checkGpu("clustered float theta 0.5", selfProblem(xyz, m, 0.5, 1e-3), ref, 401, 1e-3, 1e-4);
+  const std::vector<float> some(xyz.begin() + 3 * 1000, xyz.begin() + 3 * 1500);
+  jz::GravityProblem<float> q = selfProblem(xyz, m, 0.5, 1e-3);
+  q.queries = some.data();
+  q.numQueries = 500;
+  q.queriesFromSource = 1000;
+  const Field refSome = direct(xyz, m, some, 1000, 1e-3, 1.0);
+  setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", "2000", 1);
+  checkGpu("queries from sources theta 0.5, leaf batches", q, refSome, 1, 1e-3, 1e-4);
+  unsetenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
 }
 
 int main(int argc, char** argv)

@@ -15,7 +15,7 @@ namespace gravity_detail
 {
 // The squared distance from the centre of mass to the farthest box corner.
 template <class T>
-double enclosingRadius2(const Box<T>& box, const double* com)
+JZ_HD double enclosingRadius2(const Box<T>& box, const double* com)
 {
   double r2 = 0;
   for (int k = 0; k < 3; ++k)
@@ -30,7 +30,7 @@ double enclosingRadius2(const Box<T>& box, const double* com)
 // Centre of mass of a node with no mass: its box centre (never used by a
 // force, only by the opening test).
 template <class T>
-void boxCentre(const Box<T>& box, double* c)
+JZ_HD void boxCentre(const Box<T>& box, double* c)
 {
   for (int k = 0; k < 3; ++k)
     c[k] = 0.5 * (double(box.lo[k]) + double(box.hi[k]));

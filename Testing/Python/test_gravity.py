@@ -3,7 +3,8 @@ here, sharing no code with the kernels): theta = 0 exact, theta = 0.5 within
 the accuracy contract (99th percentiles: 1e-3 relative acceleration, 1e-4
 potential) on uniform and clustered (../shared/anchors/halos.py) sets, float
 and double, with masses, softening and G; a Query grid; duplicates; bad input
-(a clear error and no output); empty input; the pvpython name.
+(a clear error and no output); empty input; the pvpython name; Device (CUDA
+when a GPU is usable, else a clear error).
 
 Usage: pvpython test_gravity.py SECTION   (see SECTIONS at the bottom)
 """
@@ -50,6 +51,18 @@ def gravity(data, query=None, **props):
     return GravRun(out, errors)
 
 
+_gpu = []
+
+
+def gpu_usable():
+    """Whether Device CUDA runs here (probed once with a small set): Auto then
+    takes the GPU, so the contract sections below test whichever device ran."""
+    if not _gpu:
+        pts = np.random.default_rng(11).random((64, 3))
+        _gpu.append(not gravity(polydata(pts), Device="CUDA").errors)
+    return _gpu[0]
+
+
 def p99(got, ref):
     got = np.asarray(got, dtype=np.float64).reshape(ref.shape)
     if ref.ndim == 2:
@@ -80,7 +93,8 @@ def check_set(c, pts, label, theta, acc_bound, phi_bound, masses=True, eps=1e-3,
     ea, ep = p99(acc, ref_acc), p99(phi, ref_phi)
     c.check(ea <= acc_bound, f"{label}: p99 acceleration error {ea:.2e} <= {acc_bound:g}")
     c.check(ep <= phi_bound, f"{label}: p99 potential error {ep:.2e} <= {phi_bound:g}")
-    c.check(run.device() == "CPU", f"{label}: JZDevice CPU")
+    want = "CUDA" if gpu_usable() else "CPU"
+    c.check(run.device() == want, f"{label}: JZDevice {want} (Device Auto)")
 
 
 def section_direct(c):
@@ -186,6 +200,28 @@ def section_errors(c):
     c.check(run.output.GetNumberOfPoints() == 0, "non-finite point: no output")
 
 
+def section_device(c):
+    """Device CUDA: within the contract on a GPU, else a clear error and no
+    output; Device CPU always runs on the CPU."""
+    rng = np.random.default_rng(12)  # Gaussian blobs of several widths on a background
+    centres, widths = rng.random((6, 3)), 10.0 ** rng.uniform(-3, -1.5, 6)
+    blobs = [centres[i] + widths[i] * rng.standard_normal((1500, 3)) for i in range(6)]
+    pts = np.concatenate(blobs + [rng.random((3000, 3))])
+    m = 0.5 + rng.random(len(pts))
+    ref_phi, ref_acc = direct(pts, m, pts, 1e-3, 1.0, True)
+    for dev in ("CUDA", "CPU"):
+        run = gravity(polydata(pts, {"Mass": m}), Device=dev, Softening=1e-3,
+                      MassArray=["POINTS", "Mass"])
+        if dev == "CUDA" and not gpu_usable():
+            c.check(len(run.errors) > 0 and run.output.GetNumberOfPoints() == 0,
+                    f"Device CUDA without a usable GPU: error, no output ({run.errors[:1]})")
+            continue
+        c.check(not run.errors and run.device() == dev, f"Device {dev}: runs, JZDevice {dev}")
+        ea, ep = p99(run.array("Acceleration"), ref_acc), p99(run.array("Potential"), ref_phi)
+        c.check(ea <= 1e-3 and ep <= 1e-4,
+                f"Device {dev} clustered theta 0.5: p99 errors {ea:.2e} / {ep:.2e} within the contract")
+
+
 def section_empty(c):
     run = gravity(polydata(np.zeros((0, 3))))
     c.check(not run.errors and run.output.GetNumberOfPoints() == 0, "empty input: empty output, no error")
@@ -202,7 +238,8 @@ def section_name(c):
 
 SECTIONS = dict(direct=section_direct, uniform=section_uniform, clustered=section_clustered,
                 query=section_query, duplicates=section_duplicates, errors=section_errors,
-                empty=section_empty, name=section_name)
+                empty=section_empty, name=section_name,
+                device=section_device)
 
 if __name__ == "__main__":
     run_section(SECTIONS).finish()

@@ -145,8 +145,8 @@ FloatMultipole floatMultipole(
     f.com[k] = float((node.com[k] - origin[k]) * L);
   f.mass = float(node.mass * units.invMass);
   for (int k = 0; k < 6; ++k)
-    f.second[k] = float(node.second[k] * I2);
-  f.trace = f.second[0] + f.second[1] + f.second[2];
+    f.second[k] = float(1.5 * node.second[k] * I2);
+  f.halfTrace = float(0.5 * (node.second[0] + node.second[1] + node.second[2]) * I2);
   return f;
 }
 

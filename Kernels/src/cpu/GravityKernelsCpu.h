@@ -89,6 +89,16 @@ void addPointMassCpu(const double* at, const double* m, const double* x, const d
 void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z, const double* m,
   std::size_t n, double eps2, double* u);
 
+// Points (x, y, z) and masses m as float offsets from origin and float
+// masses in `units` (fx... fm: n each), the direct sum's gathered sources;
+// one home of the conversion, exact IEEE operations in every clone.
+void toFloatUnitsCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz,
+  float* fm);
+void toFloatUnitsCpu(const float* x, const float* y, const float* z, const double* m,
+  std::size_t n, const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz,
+  float* fm);
+
 // The direct sum with the pair terms in single precision (theta > 0), all
 // in float units (FloatUnits) as offsets from one origin near the receiving
 // leaf (so a close pair far from the coordinates' origin keeps its relative

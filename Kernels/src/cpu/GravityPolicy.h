@@ -407,21 +407,12 @@ private:
   }
 
   // Sources [a, b) as float offsets from origin, and their masses, in float
-  // units (one loop the compiler vectorizes).
-  void gatherFloat(const SortedPoints<T>& src, Index a, Index b, const double* origin,
-    float* __restrict x, float* __restrict y, float* __restrict z, float* __restrict m) const
+  // units (vectorized per instruction set: GravityKernelsCpu.h).
+  void gatherFloat(const SortedPoints<T>& src, Index a, Index b, const double* origin, float* x,
+    float* y, float* z, float* m) const
   {
-    const double L = units.invLength, M = units.invMass;
-    const T *sx = src.x.data() + a, *sy = src.y.data() + a, *sz = src.z.data() + a;
-    const double* w = mass.data() + a;
-    const double o0 = origin[0], o1 = origin[1], o2 = origin[2];
-    for (Index j = 0; j < b - a; ++j)
-    {
-      x[j] = float((double(sx[j]) - o0) * L);
-      y[j] = float((double(sy[j]) - o1) * L);
-      z[j] = float((double(sz[j]) - o2) * L);
-      m[j] = float(w[j] * M);
-    }
+    toFloatUnitsCpu(src.x.data() + a, src.y.data() + a, src.z.data() + a, mass.data() + a,
+      std::size_t(b - a), origin, units, x, y, z, m);
   }
 
   // Where query q's own source lies in the gathered list, if it is there

@@ -1,7 +1,8 @@
 // The tables and loops of the Cartesian expansions (GravityExpansion.h).
 // M2L, the hot loop, runs kM2LLanes sources per call with every row of the
 // tables applied to a whole lane vector, compiled per instruction set
-// (JZ_GRAVITY_CLONES); the shifts and L2P run once per node or point.
+// (JZ_GRAVITY_CLONES); so do P2M (kM2LLanes points per call) and L2P; the
+// shifts run once per node.
 #include "GravityExpansion.h"
 
 #include <algorithm>

@@ -35,13 +35,10 @@ int main(int argc, char** argv)
     std::fprintf(stderr, "usage: %s POINTS.f64 THETA[,THETA...] [EPS] [THREADS] [TARGETS]\n", argv[0]);
     return 2;
   }
-  std::ifstream in(argv[1], std::ios::binary);
-  std::vector<double> xyz((std::istreambuf_iterator<char>(in)), {});
-  std::vector<double> pts(xyz.size() / 8);
-  {
-    std::ifstream again(argv[1], std::ios::binary);
-    again.read(reinterpret_cast<char*>(pts.data()), std::streamsize(pts.size() * 8));
-  }
+  std::ifstream in(argv[1], std::ios::binary | std::ios::ate);
+  std::vector<double> pts(std::size_t(in.tellg()) / 8);
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(pts.data()), std::streamsize(pts.size() * 8));
   const std::size_t n = pts.size() / 3;
   const double eps = argc > 3 ? std::atof(argv[3]) : 1e-3;
   jz::RunControl control;

@@ -181,6 +181,29 @@ JZ_TEST(ShiftsAreExact)
   e.addPoint(w, 1.0, one.data());
   const int k = e.index(2, 1, 1);
   JZ_CHECK(std::abs(one[std::size_t(k)] - (0.25 * 2.0 * -1.5) / 2.0) < 1e-15);
+  // The lane-wise P2M (the last batch with massless padding lanes) equals
+  // the one-point P2M, on the cluster's first 37 points about z0.
+  {
+    const std::size_t W = jz::kM2LLanes, N = M0.size(), n = 37;
+    std::vector<double> lanes(N * W, 0.0), batched(N, 0.0), ref(N, 0.0);
+    for (std::size_t i0 = 0; i0 < n; i0 += W)
+    {
+      std::vector<double> wl(3 * W, 0.0), ml(W, 0.0);
+      for (std::size_t l = 0; l < W && i0 + l < n; ++l)
+      {
+        for (int d = 0; d < 3; ++d)
+          wl[std::size_t(d) * W + l] = c.x[3 * (i0 + l) + std::size_t(d)] - z0[d];
+        ml[l] = c.m[i0 + l];
+        const double wi[3] = { wl[l], wl[W + l], wl[2 * W + l] };
+        e.addPoint(wi, c.m[i0 + l], ref.data());
+      }
+      e.addPointsLanes(wl.data(), ml.data(), lanes.data());
+    }
+    e.addLanes(lanes.data(), batched.data());
+    for (std::size_t k2 = 0; k2 < N; ++k2)
+      JZ_CHECK_MSG(std::abs(batched[k2] - ref[k2]) <= 1e-12 * (1 + std::abs(ref[k2])),
+        "P2M lanes coefficient " << k2 << ": " << batched[k2] << " vs " << ref[k2]);
+  }
   // L2L: any polynomial local, evaluated at x about z0 and about z1.
   std::vector<double> L(M0.size()), L1(M0.size(), 0.0);
   for (std::size_t i = 0; i < L.size(); ++i)

@@ -13,6 +13,7 @@
 #include "../GravityBackends.h"
 #include "../StageTimer.h"
 #include "../walk/DualWalk.h"
+#include "jz/HugePages.h"
 #include "GravityExpansion.h"
 #include "GravityMoments.h"
 #include "GravityNodes.h"
@@ -154,12 +155,18 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
       buildControl);
   }
 
-  std::vector<double> mass(tree.sources.size());
+  std::vector<double> mass;
+  resizeHugePages(mass, tree.sources.size()); // fresh 4 KiB pages: one fault each
   std::vector<std::vector<GravityMoments>> moments;
   {
     StageTimer timer(&info, "multipoles");
-    for (Index i = 0; i < tree.sources.size(); ++i)
+    // Parallel: a gather through the sort order, one cache miss per point.
+#pragma omp parallel for num_threads(threads)
+    for (long long ii = 0; ii < (long long)tree.sources.size(); ++ii)
+    {
+      const Index i = Index(ii);
       mass[i] = problem.sourceMasses ? problem.sourceMasses[tree.sources.inputIndex[i]] : 1.0;
+    }
     moments = gravityMoments(tree, mass, threads);
   }
 
@@ -192,7 +199,8 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
     StageTimer timer(&info, "expansions");
     nodes = gravityPlaneNodes(tree, moments, mass, q, expansion, kGravityLocalFromPlane, threads);
   }
-  std::vector<double> sumStore(4 * nq, 0.0); // U, grad U per sorted query
+  std::vector<double> sumStore; // U, grad U per sorted query
+  assignOnHugePages(sumStore, 4 * nq, 0.0);
   double* const sum[4] = { sumStore.data(), sumStore.data() + nq, sumStore.data() + 2 * nq,
     sumStore.data() + 3 * nq };
   const std::vector<Index> own = ownSources(problem, tree);

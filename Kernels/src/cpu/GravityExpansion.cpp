@@ -1,7 +1,8 @@
 // The tables and loops of the Cartesian expansions (GravityExpansion.h).
 // M2L, the hot loop, runs kM2LLanes sources per call with every row of the
 // tables applied to a whole lane vector, compiled per instruction set
-// (JZ_GRAVITY_CLONES); the shifts and L2P run once per node or point.
+// (JZ_GRAVITY_CLONES); so do P2M (kM2LLanes points per call) and L2P; the
+// shifts run once per node.
 #include "GravityExpansion.h"
 
 #include <algorithm>
@@ -22,8 +23,7 @@ int orderOf(const std::array<int, 3>& n)
   return n[0] + n[1] + n[2];
 }
 
-constexpr int kMaxCoefficients =
-  (kMaxGravityOrder + 1) * (kMaxGravityOrder + 2) * (kMaxGravityOrder + 3) / 6;
+constexpr int kMaxCoefficients = kMaxGravityCoefficients;
 
 // One lane vector (GCC's vector extension: a register of each clone's
 // instruction set, or two or four of them), unaligned loads allowed.
@@ -110,6 +110,26 @@ void l2pBatch(
     gv[1] = g1;
     gv[2] = g2;
   }
+}
+// P2M of kM2LLanes points at once (w: 3 x lanes, lane-minor; m: lanes):
+// each lane's m (-w)^n / n! added to acc (size() x lanes, lane-minor). The
+// monomial chain runs once per lane vector, not once per point.
+JZ_GRAVITY_CLONES
+void p2mBatch(const GravityExpansion& e, const double* w, const double* m, double* acc)
+{
+  const Lanes* wv = reinterpret_cast<const Lanes*>(w);
+  const Lanes minus[3] = { -wv[0], -wv[1], -wv[2] };
+  Lanes mono[kMaxCoefficients];
+  mono[0] = *reinterpret_cast<const Lanes*>(m);
+  const int size = e.size();
+  const int* prev = e.previous().data();
+  const int* axis = e.axes().data();
+  const double* inverse = e.inverses().data();
+  for (int k = 1; k < size; ++k)
+    mono[k] = mono[prev[k]] * minus[axis[k]] * inverse[k];
+  Lanes* out = reinterpret_cast<Lanes*>(acc);
+  for (int k = 0; k < size; ++k)
+    out[k] += mono[k];
 }
 } // namespace
 
@@ -284,6 +304,11 @@ void GravityExpansion::multipolesToLocal(
   const double* R, const double* M, double eps2, double* lanes) const
 {
   m2lBatch(*this, R, M, eps2, lanes);
+}
+
+void GravityExpansion::addPointsLanes(const double* w, const double* m, double* lanes) const
+{
+  p2mBatch(*this, w, m, lanes);
 }
 
 void GravityExpansion::evaluateLocalLanes(

@@ -29,6 +29,9 @@ namespace jz
 {
 // The highest order the tables are built for.
 constexpr int kMaxGravityOrder = 8;
+// The coefficients of an expansion of that order.
+constexpr int kMaxGravityCoefficients =
+  (kMaxGravityOrder + 1) * (kMaxGravityOrder + 2) * (kMaxGravityOrder + 3) / 6;
 
 // Source lanes of one M2L batch (8 doubles: one AVX-512 register).
 constexpr std::size_t kM2LLanes = 8;
@@ -49,6 +52,10 @@ public:
   void monomials(const double* v, bool negate, double* out) const;
   // P2M: M += m (-w)^n / n!.
   void addPoint(const double* w, double m, double* M) const;
+  // P2M of kM2LLanes points at once: w (3 x kM2LLanes, lane-minor) and m
+  // (kM2LLanes; unused lanes massless), each lane's m (-w)^n / n! added to
+  // `lanes` (size() x kM2LLanes, lane-minor); addLanes sums them into M.
+  void addPointsLanes(const double* w, const double* m, double* lanes) const;
   // M2M: a child's multipole about z' added to its parent's about z, t = z' - z.
   void shiftMultipole(const double* child, const double* t, double* parent) const;
   // L2L: a parent's local about z added to its child's about z', t = z' - z.

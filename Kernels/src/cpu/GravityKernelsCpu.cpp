@@ -43,6 +43,42 @@ inline __attribute__((always_inline)) void directLanes(const double* x, const do
 }
 } // namespace
 
+namespace
+{
+template <class T>
+__attribute__((always_inline)) inline void toFloatUnits(const T* __restrict x,
+  const T* __restrict y, const T* __restrict z, const double* __restrict m, std::size_t n,
+  const double* origin, const FloatUnits& units, float* __restrict fx, float* __restrict fy,
+  float* __restrict fz, float* __restrict fm)
+{
+  const double L = units.invLength, M = units.invMass;
+  const double o0 = origin[0], o1 = origin[1], o2 = origin[2];
+  for (std::size_t j = 0; j < n; ++j)
+  {
+    fx[j] = float((double(x[j]) - o0) * L);
+    fy[j] = float((double(y[j]) - o1) * L);
+    fz[j] = float((double(z[j]) - o2) * L);
+    fm[j] = float(m[j] * M);
+  }
+}
+} // namespace
+
+JZ_GRAVITY_CLONES
+void toFloatUnitsCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz,
+  float* fm)
+{
+  toFloatUnits(x, y, z, m, n, origin, units, fx, fy, fz, fm);
+}
+
+JZ_GRAVITY_CLONES
+void toFloatUnitsCpu(const float* x, const float* y, const float* z, const double* m,
+  std::size_t n, const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz,
+  float* fm)
+{
+  toFloatUnits(x, y, z, m, n, origin, units, fx, fy, fz, fm);
+}
+
 JZ_GRAVITY_CLONES
 void sumDirectCpu(const double* x, const double* y, const double* z, const double* m, std::size_t n,
   const double* q, double eps2, GravitySum& sum)
@@ -145,8 +181,8 @@ FloatMultipole floatMultipole(
     f.com[k] = float((node.com[k] - origin[k]) * L);
   f.mass = float(node.mass * units.invMass);
   for (int k = 0; k < 6; ++k)
-    f.second[k] = float(node.second[k] * I2);
-  f.trace = f.second[0] + f.second[1] + f.second[2];
+    f.second[k] = float(1.5 * node.second[k] * I2);
+  f.halfTrace = float(0.5 * (node.second[0] + node.second[1] + node.second[2]) * I2);
   return f;
 }
 

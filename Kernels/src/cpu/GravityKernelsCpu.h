@@ -36,13 +36,14 @@ struct FloatUnits
 constexpr std::size_t kGravityFloatLanes = 16;
 
 // A multipole in float units (FloatUnits), its centre of mass relative to
-// the receiver's origin.
+// the receiver's origin; its second moments pre-scaled for the kernels'
+// factored form (GravityFloatKernelsCpu.cpp).
 struct FloatMultipole
 {
   float com[3];
   float mass;
-  float second[6]; // xx yy zz xy xz yz
-  float trace;
+  float second[6]; // 1.5 I: xx yy zz xy xz yz
+  float halfTrace; // tr I / 2
 };
 
 // The multipole of `node` in float units, relative to `origin`.
@@ -88,11 +89,25 @@ void addPointMassCpu(const double* at, const double* m, const double* x, const d
 void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z, const double* m,
   std::size_t n, double eps2, double* u);
 
+// Points (x, y, z) and masses m as float offsets from origin and float
+// masses in `units` (fx... fm: n each), the direct sum's gathered sources;
+// one home of the conversion, exact IEEE operations in every clone.
+void toFloatUnitsCpu(const double* x, const double* y, const double* z, const double* m,
+  std::size_t n, const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz,
+  float* fm);
+void toFloatUnitsCpu(const float* x, const float* y, const float* z, const double* m,
+  std::size_t n, const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz,
+  float* fm);
+
 // The direct sum with the pair terms in single precision (theta > 0), all
 // in float units (FloatUnits) as offsets from one origin near the receiving
 // leaf (so a close pair far from the coordinates' origin keeps its relative
-// accuracy): per-lane float partial sums added to sum in double. n a
-// multiple of kGravityFloatLanes (massless padding); field false: U alone.
+// accuracy), for numQueries query points at once (q: xyz of each; each
+// source block is loaded once for several of them): per-lane float partial
+// sums added to sum[i] in double. Query i leaves out the source at offset
+// own[i] (its own; npos: none). n a multiple of kGravityFloatLanes
+// (massless padding); field false: U alone.
 void sumDirectFloatCpu(const float* x, const float* y, const float* z, const float* m,
-  std::size_t n, const float* q, const FloatUnits& units, bool field, GravitySum& sum);
+  std::size_t n, const float* q, const std::size_t* own, std::size_t numQueries,
+  const FloatUnits& units, bool field, GravitySum* sum);
 } // namespace jz

@@ -82,12 +82,23 @@ std::vector<GravityPlaneNodes> gravityPlaneNodes(const ZTree<T>& tree,
         if (fromPoints)
         {
           const Index a = plane.sourceSplit[j], b = plane.sourceSplit[j + 1];
-          for (Index i = a; i < b; ++i)
+          constexpr std::size_t W = kM2LLanes;
+          double w[3 * W], m[W], lanes[kMaxGravityCoefficients * W];
+          std::fill(lanes, lanes + std::size_t(N) * W, 0.0);
+          for (Index i0 = a; i0 < b; i0 += Index(W))
           {
-            const double w[3] = { double(s.x[i]) - com[0], double(s.y[i]) - com[1],
-              double(s.z[i]) - com[2] };
-            e.addPoint(w, mass[i], M);
+            for (std::size_t l = 0; l < W; ++l)
+            {
+              const Index i = i0 + Index(l);
+              const bool in = i < b; // padding: massless at the centre
+              w[l] = in ? double(s.x[i]) - com[0] : 0.0;
+              w[W + l] = in ? double(s.y[i]) - com[1] : 0.0;
+              w[2 * W + l] = in ? double(s.z[i]) - com[2] : 0.0;
+              m[l] = in ? mass[i] : 0.0;
+            }
+            e.addPointsLanes(w, m, lanes);
           }
+          e.addLanes(lanes, M);
           radius = std::min(radius, farthest(s.x.data(), s.y.data(), s.z.data(), a, b, com));
         }
         else

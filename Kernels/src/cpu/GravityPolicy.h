@@ -66,6 +66,9 @@ struct GravityPolicy : WalkPolicyDefaults
   {
     std::vector<double> x, y, z, m;
     std::vector<float> sx, sy, sz, mf;                 // the same in float units (fast)
+    std::vector<float> queryAt;                        // a leaf's queries, xyz in float units,
+    std::vector<std::size_t> queryOwn;                 // their own sources' offsets in sx...,
+    std::vector<GravitySum> sums;                      // and their direct sums
     std::vector<std::pair<Index, Index>> local;        // (c, d) M2L of this parent
     std::vector<std::pair<Index, Index>> accepted;     // (c, d) M2P of this parent
     std::vector<std::pair<Index, Index>> grouped;      // either, grouped by child
@@ -182,53 +185,67 @@ struct GravityPolicy : WalkPolicyDefaults
   }
 
   // The open source leaves are gathered once into contiguous arrays (float
-  // offsets from c's first query at theta > 0, double at theta = 0); each
-  // query point of c then streams through them, skipping itself.
+  // offsets from c's first query at theta > 0, double at theta = 0); c's
+  // query points then stream through them, several at a time in float,
+  // each skipping itself.
   void consumeLeaf(Index c, const LeafList& list)
   {
     Scratch& s = scratch.mine();
     const TreePlane<T>& leaves = tree.planes[0];
-    const Index q0 = leaves.querySplit[c];
+    const Index q0 = leaves.querySplit[c], q1 = leaves.querySplit[c + 1];
     const double origin[3] = { qx[q0], qy[q0], qz[q0] };
     gather(list, origin, s);
-    for (Index q = q0; q < leaves.querySplit[c + 1]; ++q)
+    if (fast)
+      return directFloat(q0, q1, origin, s);
+    for (Index q = q0; q < q1; ++q)
     {
       // The query's own source is made massless for its sum: it adds 0.
       const std::size_t own = ownOffset(q, s);
       GravitySum sum;
-      if (fast)
-      {
-        s.direct += s.sx.size();
-        const float x[3] = { float((qx[q] - origin[0]) * units.invLength),
-          float((qy[q] - origin[1]) * units.invLength),
-          float((qz[q] - origin[2]) * units.invLength) };
-        const float ownMass = own == std::size_t(-1) ? 0.0f : s.mf[own];
-        if (own != std::size_t(-1))
-          s.mf[own] = 0;
-        sumDirectFloatCpu(
-          s.sx.data(), s.sy.data(), s.sz.data(), s.mf.data(), s.sx.size(), x, units, field, sum);
-        if (own != std::size_t(-1))
-          s.mf[own] = ownMass;
-      }
-      else
-      {
-        s.direct += s.x.size();
-        const double x[3] = { qx[q], qy[q], qz[q] };
-        const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
-        if (own != std::size_t(-1))
-          s.m[own] = 0;
-        sumDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), s.x.size(), x, eps2, sum);
-        if (own != std::size_t(-1))
-          s.m[own] = ownMass;
-      }
-      u[q] += sum.u;
-      gx[q] += sum.g[0];
-      gy[q] += sum.g[1];
-      gz[q] += sum.g[2];
+      s.direct += s.x.size();
+      const double x[3] = { qx[q], qy[q], qz[q] };
+      const double ownMass = own == std::size_t(-1) ? 0.0 : s.m[own];
+      if (own != std::size_t(-1))
+        s.m[own] = 0;
+      sumDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), s.x.size(), x, eps2, sum);
+      if (own != std::size_t(-1))
+        s.m[own] = ownMass;
+      addSum(q, sum);
     }
   }
 
 private:
+  // Queries [q0, q1) of one leaf on the gathered sources in float, all in
+  // one call (the kernel takes several queries per pass over the sources).
+  void directFloat(Index q0, Index q1, const double* origin, Scratch& s)
+  {
+    const std::size_t n = q1 - q0;
+    s.direct += double(s.sx.size()) * double(n);
+    s.queryAt.resize(3 * n);
+    s.queryOwn.resize(n);
+    s.sums.assign(n, GravitySum());
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      const Index q = q0 + Index(i);
+      s.queryAt[3 * i] = float((qx[q] - origin[0]) * units.invLength);
+      s.queryAt[3 * i + 1] = float((qy[q] - origin[1]) * units.invLength);
+      s.queryAt[3 * i + 2] = float((qz[q] - origin[2]) * units.invLength);
+      s.queryOwn[i] = ownOffset(q, s);
+    }
+    sumDirectFloatCpu(s.sx.data(), s.sy.data(), s.sz.data(), s.mf.data(), s.sx.size(),
+      s.queryAt.data(), s.queryOwn.data(), n, units, field, s.sums.data());
+    for (std::size_t i = 0; i < n; ++i)
+      addSum(q0 + Index(i), s.sums[i]);
+  }
+
+  void addSum(Index q, const GravitySum& sum)
+  {
+    u[q] += sum.u;
+    gx[q] += sum.g[0];
+    gy[q] += sum.g[1];
+    gz[q] += sum.g[2];
+  }
+
   // The pairs (c, d) by child c, each child's in the order accepted (a
   // stable counting sort: deterministic for any thread count).
   static void groupByChild(
@@ -390,21 +407,12 @@ private:
   }
 
   // Sources [a, b) as float offsets from origin, and their masses, in float
-  // units (one loop the compiler vectorizes).
-  void gatherFloat(const SortedPoints<T>& src, Index a, Index b, const double* origin,
-    float* __restrict x, float* __restrict y, float* __restrict z, float* __restrict m) const
+  // units (vectorized per instruction set: GravityKernelsCpu.h).
+  void gatherFloat(const SortedPoints<T>& src, Index a, Index b, const double* origin, float* x,
+    float* y, float* z, float* m) const
   {
-    const double L = units.invLength, M = units.invMass;
-    const T *sx = src.x.data() + a, *sy = src.y.data() + a, *sz = src.z.data() + a;
-    const double* w = mass.data() + a;
-    const double o0 = origin[0], o1 = origin[1], o2 = origin[2];
-    for (Index j = 0; j < b - a; ++j)
-    {
-      x[j] = float((double(sx[j]) - o0) * L);
-      y[j] = float((double(sy[j]) - o1) * L);
-      z[j] = float((double(sz[j]) - o2) * L);
-      m[j] = float(w[j] * M);
-    }
+    toFloatUnitsCpu(src.x.data() + a, src.y.data() + a, src.z.data() + a, mass.data() + a,
+      std::size_t(b - a), origin, units, x, y, z, m);
   }
 
   // Where query q's own source lies in the gathered list, if it is there

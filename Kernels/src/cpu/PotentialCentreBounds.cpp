@@ -60,6 +60,7 @@ struct BoundNode
   double rCom;     // largest distance from com to the box
   double qPerMass; // q / mass (0 when massless)
   double nn2 = 0;  // no two members, one of them here, are closer than sqrt(nn2)
+  double peak = 0; // the largest U the members make anywhere (infinite without softening)
   std::uint32_t begin, end;
   std::int32_t left = -1, right = -1;
   bool leaf() const { return left < 0; }
@@ -74,6 +75,7 @@ struct alignas(64) HotNode
 {
   float lo[3], hi[3], com[3];
   float qPerMass, rCom, massUp;
+  float peakUp; // peak rounded up
   std::int32_t left, right;
   bool leaf() const { return left < 0; }
 };
@@ -102,6 +104,7 @@ HotNode hotNode(const BoundNode& nd)
   h.qPerMass = float(nd.qPerMass);
   h.rCom = float(nd.rCom);
   h.massUp = roundedUp(nd.mass);
+  h.peakUp = roundedUp(nd.peak);
   h.left = nd.left;
   h.right = nd.right;
   return h;
@@ -291,9 +294,6 @@ public:
       order_[t] = pts_[t].i;
       std::copy(pts_[t].p, pts_[t].p + 3, &xs_[3 * t]);
     }
-    hot_.reserve(nodes_.size());
-    for (const BoundNode& nd : nodes_)
-      hot_.push_back(hotNode(nd));
     // Members in tree order for the per-member sums.
     tx_.resize(n);
     ty_.resize(n);
@@ -307,6 +307,10 @@ public:
       tz_[t] = z[i];
       tm_[t] = m[i];
     }
+    peaks();
+    hot_.reserve(nodes_.size());
+    for (const BoundNode& nd : nodes_)
+      hot_.push_back(hotNode(nd));
     if (softeningIsSmall())
       nearestDistances();
     else
@@ -324,6 +328,7 @@ private:
   double nearSum(const double* q, std::uint32_t p) const;
   void seedBest();
   void nearestDistances();
+  void peaks();
   bool softeningIsSmall() const;
 
   std::size_t n_ = 0;
@@ -502,7 +507,7 @@ void CentreSearch::evaluateLeaf(
         g2 += d * d;
       }
       g2 = std::max(g2, nn2_[p]) + eps2_;
-      coarse += g2 > 0 ? s.mass / std::sqrt(g2) : std::numeric_limits<double>::infinity();
+      coarse += g2 > 0 ? std::min(s.mass / std::sqrt(g2), s.peak) : s.peak;
     }
     if (coarse + lin + t.e < best_ * keep)
       continue;
@@ -567,6 +572,43 @@ double CentreSearch::nearSum(const double* q, std::uint32_t p) const
   for (std::size_t l = 0; l < kLanes; ++l)
     u += lane[l];
   return u;
+}
+
+// Every node's peak: the largest U its members can make at any point x.
+// With i the member nearest to x, every other member j is at least
+// |x_i - x_j| / 2 from x, so U_S(x) <= max_i (m_i / eps + sum_{j != i} m_j /
+// sqrt(|x_i - x_j|^2 / 4 + eps^2)) for a leaf (its members summed in pairs);
+// a parent's is at most the sum of its children's, and never above M / eps.
+// Raised by 1e-9 over the rounding of these sums. Without softening a
+// source's peak is infinite and the bounds keep M_S / s_S.
+void CentreSearch::peaks()
+{
+  const double inf = std::numeric_limits<double>::infinity();
+  const double eps = std::sqrt(eps2_);
+  for (std::size_t k = nodes_.size(); k-- > 0;) // children after their parents
+  {
+    BoundNode& nd = nodes_[k];
+    if (!(eps > 0))
+      nd.peak = inf;
+    else if (!nd.leaf())
+      nd.peak = std::min(nodes_[std::size_t(nd.left)].peak + nodes_[std::size_t(nd.right)].peak,
+        nd.mass / eps * (1 + 1e-9));
+    else
+    {
+      double peak = 0;
+      for (std::uint32_t p = nd.begin; p < nd.end; ++p)
+      {
+        double u = tm_[p] / eps;
+        for (std::uint32_t j = nd.begin; j < nd.end; ++j)
+        {
+          const double dx = tx_[j] - tx_[p], dy = ty_[j] - ty_[p], dz = tz_[j] - tz_[p];
+          u += j != p ? tm_[j] / std::sqrt(0.25 * (dx * dx + dy * dy + dz * dz) + eps2_) : 0.0;
+        }
+        peak = std::max(peak, u);
+      }
+      nd.peak = std::min(peak, nd.mass / eps) * (1 + 1e-9);
+    }
+  }
 }
 
 // Whether the nearest-neighbour distances are worth their search (about as
@@ -773,7 +815,10 @@ bool CentreSearch::run(
       else
       {
         kept.push_back(sId);
-        batch_.keep(s.massUp, std::max(gap2, b.nn2) + eps2_);
+        const double s2 = std::max(gap2, b.nn2) + eps2_;
+        // A touching source weighs at most its peak (the same s2, a smaller mass).
+        batch_.keep(
+          s2 > 0 ? std::min(double(s.massUp), double(s.peakUp) * std::sqrt(s2)) : s.massUp, s2);
       }
     };
     // The parent's list in place, then the children of the sources opened.

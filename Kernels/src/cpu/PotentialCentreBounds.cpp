@@ -17,8 +17,11 @@
 // sum m_j d_j = M_S (x - b) and sum m_j |d_j|^2 = M_S |x - b|^2 + Q_S.
 // The bound holds for any disjoint boxes; a source is accepted where its E_S
 // is at most kBoundTheta M_S / |b - c_S| (a choice of slack, not of
-// validity). Sources not (yet) accepted add at most M_S / s_S (0 to a lower
-// bound). Children inherit the form, re-centred (exact algebra).
+// validity). Sources not (yet) accepted add at most M_S / s_S, and never
+// more than their peak (CentreSearch::peaks; 0 to a lower bound). Children
+// inherit the form, re-centred (exact algebra), and the remainders as a
+// function of x (Remainder: |x - b|^2 about each accepting target's centre,
+// not its r_B^2, which a member or a smaller box deep inside rarely reaches).
 //
 // Discard rule: a node whose upper bound over its box is below L (1 -
 // margin), L the best lower bound of one member's U, holds no member within
@@ -124,11 +127,62 @@ double boxGap2(const BoundNode& a, const HotNode& b)
   return d2;
 }
 
+// The remainder bound of the sources accepted so far as a function of the
+// point x: sum over the targets l (this node and its ancestors) that
+// accepted sources of alpha_l |x - b_l|^2 + beta_l, alpha_l = sum M_S / s_S^3,
+// beta_l = sum Q_S / s_S^3, b_l the target's box centre (each source's
+// remainder (M_S |x - b_l|^2 + Q_S) / s_S^3 holds for every x in l's box,
+// so in its descendants'). Kept as A |x - c|^2 + V + beta, A = sum alpha_l,
+// c the alpha-weighted mean of the b_l, V = sum alpha_l |b_l - c|^2 (West's
+// update: no cancellation). At most the former sum of alpha_l r_l^2 +
+// beta_l with r_l each target's half diagonal, and near the centres of
+// the targets far less.
+struct Remainder
+{
+  double A = 0, c[3] = { 0, 0, 0 }, V = 0, beta = 0;
+  void add(double alpha, const double* b, double betaAdd)
+  {
+    beta += betaAdd;
+    if (!(alpha > 0))
+      return;
+    const double total = A + alpha;
+    double v = 0;
+    for (int k = 0; k < 3; ++k)
+    {
+      const double d = b[k] - c[k];
+      const double cNew = c[k] + alpha / total * d;
+      v += d * (b[k] - cNew);
+      c[k] = cNew;
+    }
+    V += alpha * v;
+    A = total;
+  }
+  double at(const double* x) const
+  {
+    double d2 = 0;
+    for (int k = 0; k < 3; ++k)
+      d2 += (x[k] - c[k]) * (x[k] - c[k]);
+    return A * d2 + V + beta;
+  }
+  // The largest over a box (its farthest corner from c).
+  double maxOver(const double* lo, const double* hi) const
+  {
+    double d2 = 0;
+    for (int k = 0; k < 3; ++k)
+    {
+      const double d = std::max(c[k] - lo[k], hi[k] - c[k]);
+      d2 += d * d;
+    }
+    return A * d2 + V + beta;
+  }
+};
+
 struct Task
 {
   double key; // an upper bound of U over the node (the parent's)
   std::int32_t node;
-  double a, g[3], e; // the accepted sources' form, about the node's box centre
+  double a, g[3]; // the accepted sources' form, about the node's box centre
+  Remainder e;    // and its remainder
   std::size_t listBegin, listEnd;
   bool operator<(const Task& o) const { return key < o.key; }
 };
@@ -205,8 +259,8 @@ double SourceBatch::apply(const Geometry& gb, double eps2, Task& t)
     q.push_back(0);
     s2.push_back(1);
   }
-  double a[kLanes] = {}, g0[kLanes] = {}, g1[kLanes] = {}, g2[kLanes] = {}, e[kLanes] = {};
-  const double r2b = gb.radius * gb.radius;
+  double a[kLanes] = {}, g0[kLanes] = {}, g1[kLanes] = {}, g2[kLanes] = {}, alpha[kLanes] = {},
+         beta[kLanes] = {};
   for (std::size_t i0 = 0; i0 < m.size(); i0 += kLanes)
     for (std::size_t l = 0; l < kLanes; ++l)
     {
@@ -218,7 +272,9 @@ double SourceBatch::apply(const Geometry& gb, double eps2, Task& t)
       g0[l] -= mi3 * dx;
       g1[l] -= mi3 * dy;
       g2[l] -= mi3 * dz;
-      e[l] += (m[i] * r2b + q[i]) / (s2[i] * std::sqrt(s2[i]));
+      const double inv3 = 1 / (s2[i] * std::sqrt(s2[i]));
+      alpha[l] += m[i] * inv3;
+      beta[l] += q[i] * inv3;
     }
   for (std::size_t l = 0; l < kLanes; ++l)
   {
@@ -226,8 +282,14 @@ double SourceBatch::apply(const Geometry& gb, double eps2, Task& t)
     t.g[0] += g0[l];
     t.g[1] += g1[l];
     t.g[2] += g2[l];
-    t.e += e[l];
   }
+  double alphaSum = 0, betaSum = 0;
+  for (std::size_t l = 0; l < kLanes; ++l)
+  {
+    alphaSum += alpha[l];
+    betaSum += beta[l];
+  }
+  t.e.add(alphaSum, gb.centre, betaSum);
   double open[kLanes] = {};
   bool touching = false;
   while (keptMass.size() % kLanes)
@@ -509,7 +571,8 @@ void CentreSearch::evaluateLeaf(
       g2 = std::max(g2, nn2_[p]) + eps2_;
       coarse += g2 > 0 ? std::min(s.mass / std::sqrt(g2), s.peak) : s.peak;
     }
-    if (coarse + lin + t.e < best_ * keep)
+    const double e = t.e.at(qs);
+    if (coarse + lin + e < best_ * keep)
       continue;
     if (!gathered)
     {
@@ -520,8 +583,8 @@ void CentreSearch::evaluateLeaf(
     stats_.nearPairs += double(nx_.size());
     work_ += double(nx_.size());
     const double u = nearSum(q, p);
-    best_ = std::max(best_, u + lin - t.e);
-    candidates_.emplace_back(u + lin + t.e, i);
+    best_ = std::max(best_, u + lin - e);
+    candidates_.emplace_back(u + lin + e, i);
   }
 }
 
@@ -771,7 +834,8 @@ bool CentreSearch::run(
   lists.assign(1, 0);
   lists.reserve(48 * nodes_.size()); // about what a cusp-like group fills
   std::vector<Task>& queue = queue_;
-  queue.assign(1, Task{ std::numeric_limits<double>::infinity(), 0, 0, { 0, 0, 0 }, 0, 0, 1 });
+  queue.assign(
+    1, Task{ std::numeric_limits<double>::infinity(), 0, 0, { 0, 0, 0 }, Remainder(), 0, 1 });
   std::vector<std::int32_t>& work = open_;
   std::vector<std::int32_t>& kept = kept_;
   const double keep = 1 - kCentreBoundMargin;
@@ -837,7 +901,7 @@ bool CentreSearch::run(
     double open = batch_.apply(gb, eps2_, t); // sources kept: at most M_S / s_S each
     auto upperBound = [&]
     {
-      double u = t.a + t.e + open;
+      double u = t.a + t.e.maxOver(b.lo, b.hi) + open;
       for (int k = 0; k < 3; ++k)
         u += std::abs(t.g[k]) * gb.half[k];
       return u;

@@ -719,10 +719,11 @@ SoResult soFromUnsortedProfile(
     *failed = soWalk(profile, 0, n, threshold, mass, best);
     return best;
   }
-  // A thread's buffers, kept for its next profiles.
-  thread_local std::vector<std::uint32_t> binOf, start;
+  // A thread's buffers, kept for its next profiles of up to 2^22 entries.
+  thread_local std::vector<std::uint32_t> binOf;
+  thread_local std::vector<std::size_t> start;
   thread_local std::vector<std::pair<double, double>> sorted;
-  const std::size_t bins = n / 4;
+  const std::size_t bins = std::min<std::size_t>(n / 4, std::uint32_t(-1));
   const double perR = double(bins) / std::sqrt(r2max);
   binOf.resize(n);
   start.assign(bins + 1, 0);
@@ -738,17 +739,16 @@ SoResult soFromUnsortedProfile(
   for (std::size_t i = 0; i < n; ++i)
     sorted[start[binOf[i]]++] = profile[i];
   // start[k] is now the end of bin k.
-  std::size_t begin = 0;
-  for (std::size_t k = 0; k < bins; ++k)
+  for (std::size_t k = 0, begin = 0; k < bins && !*failed; begin = start[k++])
   {
-    const std::size_t end = start[k];
-    std::sort(sorted.begin() + std::ptrdiff_t(begin), sorted.begin() + std::ptrdiff_t(end));
-    if (soWalk(sorted, begin, end, threshold, mass, best))
-    {
-      *failed = true;
-      return best;
-    }
-    begin = end;
+    std::sort(sorted.begin() + std::ptrdiff_t(begin), sorted.begin() + std::ptrdiff_t(start[k]));
+    *failed = soWalk(sorted, begin, start[k], threshold, mass, best);
+  }
+  if (n > (std::size_t(1) << 22))
+  {
+    binOf = std::vector<std::uint32_t>();
+    start = std::vector<std::size_t>();
+    sorted = std::vector<std::pair<double, double>>();
   }
   return best;
 }

@@ -55,9 +55,10 @@ public:
     }
     // A counting sort by cell, parallel and stable: each thread counts and
     // then places a contiguous part of the particles, after the earlier
-    // parts' particles of the same cell (the order of a serial sort).
-    const int parts =
-      int(std::max<std::size_t>(1, std::min<std::size_t>(std::size_t(threads), n / 65536)));
+    // parts' particles of the same cell (the order of a serial sort). The
+    // parts' counts take at most 4 bytes per particle.
+    const int parts = int(std::max<std::size_t>(
+      1, std::min({ std::size_t(threads), n / 65536, n / std::max<std::size_t>(total, 1) })));
     std::vector<std::vector<std::uint32_t>> count;
     count.resize(std::size_t(parts));
     auto partBegin = [&](int t) { return n * std::size_t(t) / std::size_t(parts); };

@@ -10,9 +10,9 @@
 // 1x FoF), the stage times, where the centres' time goes and a digest of
 // the outputs (equal digests: bit-identical outputs, to compare builds).
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <string>

@@ -1,14 +1,16 @@
 // The halo catalogue additions against friends-of-friends, side by side in one
 // run: FoF (groups + labels + catalogue) and then centres of potential and
 // spherical overdensity (Delta 200, mean density) on the same points.
-// Periodic unit box, b = 0.2, masses 1/N.
+// Periodic unit box, b = 0.2, masses 1/N (or spread over 0.5/N to 1.5/N).
 //
 // Usage: jz_bench_halo_properties [N=1000000] [uniform|clustered] [threads=2] [repeats=2]
-//   [softening=1e-4]
+//   [softening=1e-4] [equal|unequal masses]
 // Prints the wall and CPU time (all threads, std::clock) of each, their
 // ratios (issue 12's target: FoF + additions <= 2x FoF, i.e. additions <=
-// 1x FoF), the stage times and where the centres' time goes.
+// 1x FoF), the stage times, where the centres' time goes and a digest of
+// the outputs (equal digests: bit-identical outputs, to compare builds).
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,27 @@
 #include "jz/Fof.h"
 #include "jz/HaloProperties.h"
 
+namespace
+{
+// FNV-1a over the bytes of every output column: equal digests, bit-identical outputs.
+std::uint64_t digest(const jz::HaloProperties& out)
+{
+  std::uint64_t h = 1469598103934665603ull;
+  auto add = [&](const auto& column)
+  {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(column.data());
+    for (std::size_t i = 0; i < column.size() * sizeof(column[0]); ++i)
+      h = (h ^ bytes[i]) * 1099511628211ull;
+  };
+  add(out.centreOfPotential);
+  add(out.mostBoundId);
+  add(out.soRadius);
+  add(out.soMass);
+  add(out.soCount);
+  return h;
+}
+} // namespace
+
 int main(int argc, char** argv)
 {
   const std::size_t n = argc > 1 ? std::size_t(std::atof(argv[1])) : 1000000;
@@ -30,7 +53,10 @@ int main(int argc, char** argv)
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 2;
   const double softening = argc > 5 ? std::atof(argv[5]) : 1e-4;
   const std::vector<float> xyz = jzbench::makePoints<float>(n, clustered, 12345);
-  const std::vector<double> mass(n, 1.0 / double(n));
+  const bool unequal = argc > 6 && std::strcmp(argv[6], "unequal") == 0;
+  std::vector<double> mass(n, 1.0 / double(n));
+  for (std::size_t i = 0; unequal && i < n; ++i) // a fixed spread, no round values
+    mass[i] *= 0.5 + double((i * 2654435761u) % 1000) / 999.0;
   double bestFof = 1e30, bestAdd = 1e30, bestFofCpu = 1e30, bestAddCpu = 1e30;
   auto cpuSeconds = [] { return double(std::clock()) / CLOCKS_PER_SEC; };
   for (int rep = 0; rep < repeats; ++rep)
@@ -109,6 +135,8 @@ int main(int argc, char** argv)
     for (const auto& c : info.counters)
       std::printf(" [%s %.0f]", c.first.c_str(), c.second);
     std::printf("\n");
+    if (rep == 0)
+      std::printf("output digest %016llx\n", (unsigned long long)digest(out));
   }
   std::printf("N=%zu %s threads=%d: FoF %.3f s (CPU %.3f), centres + SO %.3f s (CPU %.3f); "
               "(FoF + additions) / FoF: wall %.2f, CPU %.2f (target <= 2)\n",

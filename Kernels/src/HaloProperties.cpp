@@ -15,6 +15,7 @@
 //     thread's buffer (soOnGrid: no profile kept per centre).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -696,10 +697,12 @@ bool soWalk(const std::vector<std::pair<double, double>>& profile, std::size_t i
   return false;
 }
 
-// soFromProfile on an unsorted profile, sorted only as far as the walk goes:
-// chunks of the nearest remaining entries (nth_element, doubling), each
-// sorted and walked up to the first distance that may continue past it. The
-// same entries in the same order as a full sort, so the same sums.
+// soFromProfile on an unsorted profile: the entries bucketed by distance
+// (bins of equal width in r: a bin's index never falls as r^2 grows, so the
+// bins, each sorted on its own, concatenate to the sorted profile), then
+// walked bin by bin, each sorted only when the walk reaches it. The same
+// entries in the same order as a full sort, so the same sums; about 3x
+// cheaper than sorting chunks of nearest entries (nth_element).
 SoResult soFromUnsortedProfile(
   std::vector<std::pair<double, double>>& profile, double threshold, bool* failed)
 {
@@ -707,38 +710,45 @@ SoResult soFromUnsortedProfile(
   double mass = 0;
   *failed = false;
   const std::size_t n = profile.size();
-  std::size_t i = 0, chunk = std::max<std::size_t>(256, n / 4);
-  while (i < n)
+  double r2max = 0;
+  for (const auto& e : profile)
+    r2max = std::max(r2max, e.first);
+  if (n <= 64 || !(r2max > 0))
   {
-    std::size_t end = n;
-    if (i + chunk < n)
-    {
-      const auto first = profile.begin() + std::ptrdiff_t(i);
-      const auto nth = profile.begin() + std::ptrdiff_t(i + chunk);
-      std::nth_element(first, nth, profile.end());
-      const double pivot = nth->first; // nothing beyond nth is nearer
-      std::sort(first, nth);
-      end =
-        std::size_t(std::lower_bound(first, nth, pivot,
-                      [](const std::pair<double, double>& e, double v) { return e.first < v; }) -
-          profile.begin());
-      if (end == i) // the whole chunk at the pivot's distance: that group entire
-      {
-        const auto mid = std::partition(first, profile.end(),
-          [&](const std::pair<double, double>& e) { return e.first == pivot; });
-        std::sort(first, mid);
-        end = std::size_t(mid - profile.begin());
-      }
-      chunk *= 2;
-    }
-    else
-      std::sort(profile.begin() + std::ptrdiff_t(i), profile.end());
-    if (soWalk(profile, i, end, threshold, mass, best))
-    {
-      *failed = true;
-      return best;
-    }
-    i = end;
+    std::sort(profile.begin(), profile.end());
+    *failed = soWalk(profile, 0, n, threshold, mass, best);
+    return best;
+  }
+  // A thread's buffers, kept for its next profiles of up to 2^22 entries.
+  thread_local std::vector<std::uint32_t> binOf;
+  thread_local std::vector<std::size_t> start;
+  thread_local std::vector<std::pair<double, double>> sorted;
+  const std::size_t bins = std::min<std::size_t>(n / 4, std::uint32_t(-1));
+  const double perR = double(bins) / std::sqrt(r2max);
+  binOf.resize(n);
+  start.assign(bins + 1, 0);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const std::size_t bin = std::min(bins - 1, std::size_t(std::sqrt(profile[i].first) * perR));
+    binOf[i] = std::uint32_t(bin);
+    ++start[bin + 1];
+  }
+  for (std::size_t k = 0; k < bins; ++k)
+    start[k + 1] += start[k];
+  sorted.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    sorted[start[binOf[i]]++] = profile[i];
+  // start[k] is now the end of bin k.
+  for (std::size_t k = 0, begin = 0; k < bins && !*failed; begin = start[k++])
+  {
+    std::sort(sorted.begin() + std::ptrdiff_t(begin), sorted.begin() + std::ptrdiff_t(start[k]));
+    *failed = soWalk(sorted, begin, start[k], threshold, mass, best);
+  }
+  if (n > (std::size_t(1) << 22))
+  {
+    binOf = std::vector<std::uint32_t>();
+    start = std::vector<std::size_t>();
+    sorted = std::vector<std::pair<double, double>>();
   }
   return best;
 }

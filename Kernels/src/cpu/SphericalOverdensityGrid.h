@@ -53,19 +53,42 @@ public:
         c[k] = std::clamp(int(std::floor((double(y[k]) - lo_[k]) / width_[k])), 0, cells_ - 1);
       cellOf[j] = std::uint32_t(index(c[0], c[1], c[2]));
     }
+    // A counting sort by cell, parallel and stable: each thread counts and
+    // then places a contiguous part of the particles, after the earlier
+    // parts' particles of the same cell (the order of a serial sort). The
+    // parts' counts take at most 4 bytes per particle.
+    const int parts = int(std::max<std::size_t>(
+      1, std::min({ std::size_t(threads), n / 65536, n / std::max<std::size_t>(total, 1) })));
+    std::vector<std::vector<std::uint32_t>> count;
+    count.resize(std::size_t(parts));
+    auto partBegin = [&](int t) { return n * std::size_t(t) / std::size_t(parts); };
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int t = 0; t < parts; ++t)
+    {
+      assignOnHugePages(count[std::size_t(t)], total, std::uint32_t(0));
+      for (std::size_t j = partBegin(t); j < partBegin(t + 1); ++j)
+        ++count[std::size_t(t)][cellOf[j]];
+    }
     assignOnHugePages(start_, total + 1, std::size_t(0));
-    for (std::size_t j = 0; j < n; ++j)
-      ++start_[cellOf[j] + 1];
     for (std::size_t c = 0; c < total; ++c)
-      start_[c + 1] += start_[c];
-    std::vector<std::size_t> next(start_.begin(), start_.end() - 1);
+    {
+      std::size_t at = start_[c];
+      for (auto& part : count) // becomes the part's first slot in the cell
+        at += std::exchange(part[c], std::uint32_t(at - start_[c]));
+      start_[c + 1] = at;
+    }
     resizeHugePages(xyz_, 3 * n);
     resizeHugePages(mass_, n);
-    for (std::size_t j = 0; j < n; ++j)
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int t = 0; t < parts; ++t)
     {
-      const std::size_t s = next[cellOf[j]]++;
-      wrapped(points, j, boxLo, &xyz_[3 * s]);
-      mass_[s] = masses ? masses[j] : 1.0;
+      std::vector<std::uint32_t>& next = count[std::size_t(t)];
+      for (std::size_t j = partBegin(t); j < partBegin(t + 1); ++j)
+      {
+        const std::size_t s = start_[cellOf[j]] + next[cellOf[j]]++;
+        wrapped(points, j, boxLo, &xyz_[3 * s]);
+        mass_[s] = masses ? masses[j] : 1.0;
+      }
     }
   }
 

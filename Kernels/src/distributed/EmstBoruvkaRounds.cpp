@@ -15,24 +15,30 @@
 //     global id of each component, so every rank agrees.
 // Borůvka under the strict edge order (weight, smaller id, larger id) adds
 // only edges of the unique minimum tree: the result is the serial edge set.
+// Both searches are policies of the walk engine: step 1 is the serial
+// Borůvka round's (cpu/BoruvkaLeafSearch.h) on this rank's tree, step 2 the
+// foreign queries' (EmstBoundarySearch.h).
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
-#include "../AtomicMin.h"
+#include "../cpu/BoruvkaLeafSearch.h"
+#include "../StageTimer.h"
+#include "../walk/BoxMetric.h"
+#include "../walk/DualWalk.h"
 #include "EmstBoruvkaEdge.h"
+#include "EmstBoundarySearch.h"
 #include "EmstLabelUnion.h"
 #include "EmstLocalTree.h"
-#include "../StageTimer.h"
 #include "EmstPhases.h"
 
 namespace jz
 {
 namespace
 {
-using SearchStack = std::vector<std::pair<double, std::pair<int, Index>>>;
 
 template <class T>
 struct EdgeAsk
@@ -82,10 +88,11 @@ class DistributedBoruvka
 public:
   // localTree: this rank's own tree (Euclidean), or empty to search per point.
   DistributedBoruvka(const EmstRankPoints<T>& points, const double* core2, double maxBound2,
-    std::vector<LocalTreeEdge> localTree, Communicator& comm, EmstTraffic& traffic)
+    std::vector<LocalTreeEdge> localTree, int threads, Communicator& comm, EmstTraffic& traffic)
     : points_(points)
     , core2_(core2)
     , maxBound2_(maxBound2)
+    , threads_(std::max(1, threads))
     , comm_(comm)
     , traffic_(traffic)
     , me_(comm.rank())
@@ -93,14 +100,19 @@ public:
     , comp_(n_)
     , label_(points.ids)
     , spanning_(n_, 0)
-    , nodeComp_(points.tree.planes.size() + points.coarse.size())
-    , localFound_(core2 ? n_ : 0)
-    , lowLocal_(core2 ? n_ : 0, 0.0f)
     , lowForeign_(n_, 0.0f)
     , useLocalTree_(!core2)
     , localTree_(std::move(localTree))
   {
     std::iota(comp_.begin(), comp_.end(), Index(0));
+    if (core2)
+    {
+      routeIds_.resize(n_);
+      for (Index i = 0; i < n_; ++i)
+        routeIds_[points.routeIndex(i)] = points.ids[i];
+      comps_ = std::make_unique<BoruvkaComponents<T>>(points.tree);
+      comps_->maxWeight2 = maxBound2;
+    }
   }
 
   std::vector<EmstEmitted<T>> run(RunInfo& info)
@@ -134,10 +146,9 @@ private:
     std::copy_n(points_.raw.data() + 3 * std::size_t(points_.routeIndex(i)), 3, p);
   }
 
-  EmstSearchTree<T> searchTree() const
+  EmstLocalSide localSide() const
   {
-    return EmstSearchTree<T>{ points_.tree, points_.coarse, points_.ids.data(), core2_,
-      comp_.data(), label_.data(), &nodeComp_ };
+    return EmstLocalSide{ points_.ids.data(), comp_.data(), label_.data(), core2_ };
   }
 
   EdgeQuery<T> queryOf(Index i) const
@@ -153,40 +164,14 @@ private:
   // One round; returns the number of edges added over all ranks.
   std::int64_t runRound()
   {
-    labelNodes();
     if (useLocalTree_)
       scanLocalTree();
     else
-    {
-      seedBounds();
       searchLocally();
-    }
     shareSpanningBounds();
     searchBoundary();
     std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
     return merge(spanningBest);
-  }
-
-  // Per plane and node: the local component of all its points, or mixed.
-  void labelNodes()
-  {
-    const EmstSearchTree<T> st = searchTree();
-    for (int p = 0; p < st.numPlanes(); ++p)
-    {
-      const Index nodes = st.numNodes(p);
-      nodeComp_[p].resize(nodes);
-      const Index* below = p == 0 ? comp_.data() : nodeComp_[p - 1].data();
-#pragma omp parallel for schedule(static)
-      for (long long j = 0; j < (long long)nodes; ++j)
-      {
-        const auto [first, end] = st.range(p, Index(j));
-        Index c = kEmptyTreeNode;
-        for (Index i = first; i < end && c != kMixedNode; ++i)
-          if (below[i] != kEmptyTreeNode)
-            c = c == kEmptyTreeNode || c == below[i] ? below[i] : kMixedNode;
-        nodeComp_[p][j] = c;
-      }
-    }
   }
 
   double weight2(Index a, Index b) const
@@ -198,22 +183,53 @@ private:
     return core2_ ? std::max(w, std::max(core2_[a], core2_[b])) : w;
   }
 
+  // Mutual reachability: one round of the serial Borůvka walk on this
+  // rank's tree (BoruvkaLeafSearch) under this rank's components, seeded as
+  // the serial round is: each searching point's lightest local edge out of
+  // its component, per component the lightest (bound_).
+  void searchLocally()
+  {
+    BoruvkaComponents<T>& cs = *comps_;
+    rootOf_.assign(numComps(), kNoPoint);
+    for (Index i = 0; i < n_; ++i)
+      if (rootOf_[comp_[i]] == kNoPoint)
+        rootOf_[comp_[i]] = i;
+    for (Index i = 0; i < n_; ++i)
+      cs.point[i] = rootOf_[comp_[i]]; // a flat union-find forest
+    cs.relabel();
+    seedBounds();
+    if (cs.markSearching(core2_) > 0)
+      withBoxMetric(points_.tree.periodicity,
+        [&](const auto& metric)
+        {
+          using Weights = BoruvkaWeights<T, std::decay_t<decltype(metric)>>;
+          const Weights weights(points_.tree, metric, core2_);
+          const SourceKeys keys{ routeIds_.data(), points_.tree.sources.inputIndex.data() };
+          BoruvkaLeafSearch<T, Weights> policy(points_.tree, weights, cs, keys, threads_);
+          DualWalk<T, BoruvkaLeafSearch<T, Weights>> walk(points_.tree, policy, threads_);
+          walk.leafPass(walk.walkDownTo(1));
+        });
+    for (Index i = 0; i < n_; ++i)
+      if (cs.choice[i] != kNoPoint)
+        bound_[comp_[i]] = std::min(bound_[comp_[i]], weight2(i, cs.choice[i]));
+  }
+
   // Neighbours in z-order from different components give first bounds, and
   // so do the points whose local edge of the last round still leaves their
   // component: that edge is still their lightest local one (the other
   // components only shrank), so they are settled and do not search.
   void seedBounds()
   {
+    std::vector<Index>& choice = comps_->choice;
     bound_.assign(numComps(), maxBound2_);
     for (Index i = 0; i < n_; ++i)
     {
-      EdgeFound& f = localFound_[i];
-      if (!f.found())
+      if (choice[i] == kNoPoint)
         continue;
-      if (comp_[f.point] == comp_[i])
-        f = EdgeFound{};
+      if (comp_[choice[i]] == comp_[i])
+        choice[i] = kNoPoint;
       else
-        bound_[comp_[i]] = std::min(bound_[comp_[i]], f.weight2);
+        bound_[comp_[i]] = std::min(bound_[comp_[i]], weight2(i, choice[i]));
     }
     for (Index i = 0; i + 1 < n_; ++i)
     {
@@ -224,66 +240,8 @@ private:
       bound_[a] = std::min(bound_[a], w);
       bound_[b] = std::min(bound_[b], w);
     }
-  }
-
-  // The points that are not settled and whose lower bound does not exceed
-  // their component's bound search; what they find (or that nothing within
-  // the bound exists) raises their lower bound.
-  void searchLocally()
-  {
-    const EmstSearchTree<T> st = searchTree();
-    const TreePlane<T>& leaves = points_.tree.planes.empty() ? TreePlane<T>() : points_.tree.planes[0];
-    const Index numLeaves = leaves.numNodes();
-#pragma omp parallel
-    {
-      std::vector<std::pair<double, Index>> near;
-      std::vector<std::pair<int, Index>> stack;
-#pragma omp for schedule(dynamic, 16)
-      for (long long j = 0; j < (long long)numLeaves; ++j)
-        searchLeaf(st, Index(j), near, stack);
-    }
-  }
-
-  // The points of leaf j that search, against the leaves near it (the
-  // largest of their bounds), each under its component's bound.
-  void searchLeaf(const EmstSearchTree<T>& st, Index j, std::vector<std::pair<double, Index>>& near,
-    std::vector<std::pair<int, Index>>& stack)
-  {
-    const auto [first, end] = st.range(0, j);
-    double reach = -1;
-    for (Index i = first; i < end; ++i)
-      if (searches(i))
-        reach = std::max(reach, atomicLoadRelaxed(&bound_[comp_[i]]));
-    if (reach < 0)
-      return;
-    const Index c = nodeComp_[0][j];
-    leavesNear(st, points_.tree.planes[0].sourceBox[j], reach,
-      c == kMixedNode ? GlobalId(-1) : label_[c], near, stack);
-    for (Index i = first; i < end; ++i)
-    {
-      if (!searches(i))
-        continue;
-      double* slot = &bound_[comp_[i]];
-      double b = atomicLoadRelaxed(slot);
-      const double searched = b;
-      const EdgeFound f = searchLightestEdgeIn(st, queryOf(i), near, b);
-      lowLocal_[i] = std::max(lowLocal_[i], roundDownToFloat(f.found() ? f.weight2 : searched));
-      if (f.found())
-      {
-        localFound_[i] = f;
-        atomicMin(slot, f.weight2);
-      }
-    }
-  }
-
-  // Whether point i searches: not settled, and its lower bound and core
-  // distance within its component's bound.
-  bool searches(Index i) const
-  {
-    if (localFound_[i].found())
-      return false;
-    const double b = atomicLoadRelaxed(&bound_[comp_[i]]);
-    return !(double(lowLocal_[i]) > b) && !(core2_ && core2_[i] > b);
+    for (std::size_t c = 0; c < numComps(); ++c)
+      lowerBound(&comps_->bound2[rootOf_[c]], bound_[c]);
   }
 
   // Per component the lightest edge of this rank's tree that leaves it; the
@@ -360,43 +318,51 @@ private:
     traffic_.boundaryQueries += asks;
     roundQueries_ = asks;
     const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
-    std::vector<std::vector<EdgeAnswer<T>>> answers(ranks);
-    const EmstSearchTree<T> st = searchTree();
-    for (int r = 0; r < ranks; ++r)
-    {
-      traffic_.bytesReceived += double(asked[r].size() * sizeof(EdgeAsk<T>));
-      std::vector<EdgeAnswer<T>> found(asked[r].size());
-#pragma omp parallel
-      {
-        SearchStack stack;
-#pragma omp for schedule(dynamic, 64)
-        for (long long j = 0; j < (long long)asked[r].size(); ++j)
-        {
-          const EdgeAsk<T>& a = asked[r][j];
-          double b = a.bound2;
-          const EdgeFound f = searchLightestEdge(st, a.query, b, stack);
-          EdgeAnswer<T>& out = found[j];
-          out.point = a.point;
-          out.found = f.point;
-          if (!f.found())
-            continue;
-          out.weight2 = f.weight2;
-          out.id = f.id;
-          out.label = label_[comp_[f.point]];
-          raw(f.point, out.raw);
-        }
-      }
-      for (const EdgeAnswer<T>& a : found)
-        if (a.found != Index(-1))
-          answers[r].push_back(a);
-    }
-    foreignFound_ = allToAllTyped(comm_, answers);
+    foreignFound_ = allToAllTyped(comm_, answerAsked(asked));
     for (const auto& list : foreignFound_)
     {
       traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
       for (const EdgeAnswer<T>& a : list)
         lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
     }
+  }
+
+  // Every rank's asks searched at once (one query tree); per asking rank
+  // the answers that found an edge.
+  std::vector<std::vector<EdgeAnswer<T>>> answerAsked(
+    const std::vector<std::vector<EdgeAsk<T>>>& asked)
+  {
+    std::vector<EdgeQuery<T>> queries;
+    std::vector<double> bound2;
+    for (const std::vector<EdgeAsk<T>>& list : asked)
+    {
+      traffic_.bytesReceived += double(list.size() * sizeof(EdgeAsk<T>));
+      for (const EdgeAsk<T>& a : list)
+      {
+        queries.push_back(a.query);
+        bound2.push_back(a.bound2);
+      }
+    }
+    const std::vector<ForeignEdge> found =
+      searchBoundaryEdges(points_, localSide(), queries, bound2, threads_);
+    std::vector<std::vector<EdgeAnswer<T>>> answers(asked.size());
+    std::size_t at = 0;
+    for (std::size_t r = 0; r < asked.size(); ++r)
+      for (const EdgeAsk<T>& a : asked[r])
+      {
+        const ForeignEdge& f = found[at++];
+        if (!f.found())
+          continue;
+        EdgeAnswer<T> out;
+        out.point = a.point;
+        out.found = f.source;
+        out.weight2 = f.weight2;
+        out.id = points_.ids[f.source];
+        out.label = label_[comp_[f.source]];
+        raw(f.source, out.raw);
+        answers[r].push_back(out);
+      }
+    return answers;
   }
 
   // A component's lightest edge so far, compactly (40 bytes: round 0 has a
@@ -434,9 +400,9 @@ private:
     }
     for (Index i = 0; i < n_ && !useLocalTree_; ++i)
     {
-      const EdgeFound& f = localFound_[i];
-      if (f.found())
-        offer(i, f.weight2, f.id, f.point, me_, 0);
+      const Index other = comps_->choice[i];
+      if (other != kNoPoint)
+        offer(i, weight2(i, other), points_.ids[other], other, me_, 0);
     }
     for (int r = 0; r < int(foreignFound_.size()); ++r)
       for (std::size_t k = 0; k < foreignFound_[r].size(); ++k)
@@ -639,6 +605,7 @@ private:
   const EmstRankPoints<T>& points_;
   const double* core2_;
   double maxBound2_;
+  int threads_;
   Communicator& comm_;
   EmstTraffic& traffic_;
   int me_;
@@ -647,13 +614,16 @@ private:
   std::vector<GlobalId> label_;  // per local component: smallest global id
   std::vector<char> spanning_;   // per local component: may lie on other ranks too
   std::vector<GlobalId> spanningLabels_; // the same on every rank, ascending
-  std::vector<std::vector<Index>> nodeComp_;
   std::vector<double> bound_; // per local component
-  // Per sorted point: its lightest local edge out of its component (kept
-  // while it stays one), and lower bounds of its lightest local and foreign
-  // edges (rounded down; they only grow, as the other components shrink).
-  std::vector<EdgeFound> localFound_;
-  std::vector<float> lowLocal_, lowForeign_;
+  // Mutual reachability: the serial round's state on this rank's tree (per
+  // sorted point its lightest local edge out of its component, kept while it
+  // stays one), the ids by route index, and per component its first point.
+  std::unique_ptr<BoruvkaComponents<T>> comps_;
+  std::vector<GlobalId> routeIds_;
+  std::vector<Index> rootOf_;
+  // Per sorted point: a lower bound of its lightest foreign edge (rounded
+  // down; it only grows, as the other components shrink).
+  std::vector<float> lowForeign_;
   // Euclidean: this rank's own tree (edges between components only), and
   // per component the position of its lightest edge there.
   static constexpr std::size_t kNoTreeEdge = std::size_t(-1);
@@ -678,7 +648,8 @@ std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& point
     StageTimer timer(&info, "local tree");
     localTree = localTreeEdges(points, piece, threads);
   }
-  return DistributedBoruvka<T>(points, core2, maxBound2, std::move(localTree), comm, traffic)
+  return DistributedBoruvka<T>(
+    points, core2, maxBound2, std::move(localTree), threads, comm, traffic)
     .run(info);
 }
 

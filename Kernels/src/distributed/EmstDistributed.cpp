@@ -9,8 +9,8 @@
 #include <omp.h>
 
 #include "../StageTimer.h"
+#include "../cpu/FloatBounds.h"
 #include "EmstPhases.h"
-#include "EmstPointSearch.h"
 #include "jz/Communicator.h"
 #include "jz/Emst.h"
 

@@ -20,7 +20,6 @@
 #include "jz/Tree.h"
 
 #include "Decomposition.h"
-#include "EmstPointSearch.h"
 #include "EmstRankCover.h"
 
 namespace jz
@@ -35,7 +34,6 @@ struct EmstRankPoints
   ZTree<T> tree;              // of raw (wrapped when periodic)
   std::vector<GlobalId> ids;  // per sorted point
   EmstRankCover<T> cover;     // where every rank's points lie
-  std::vector<CoarsePlane<T>> coarse; // above the tree's planes (EmstPointSearch.h)
   double boxLo[3] = { 0, 0, 0 };     // the input's periodic box
   double boxHi[3] = { 1, 1, 1 };
   std::size_t size() const { return input.size(); }

@@ -6,13 +6,14 @@
 //  2. a point whose bound reaches another rank's cover asks that rank, which
 //     searches its tree for the same (the boundary queries);
 //  3. each component's lightest edge: on its rank, or, for a component that
-//     spans ranks, the lightest of the ranks' (allgathered: such components
-//     are joined by the few cross-rank edges);
+//     spans ranks, the lightest of the ranks' (reduced on the component's
+//     owner rank, label modulo ranks, as its bound before step 2);
 //  4. merges: an edge between two components that both lie on this rank only
-//     is united here; every other chosen edge is allgathered, and every rank
-//     runs the same union-find over labels, told by each rank which of its
-//     local merges the allgathered edges touch. New labels are the smallest
-//     global id of each component, so every rank agrees.
+//     is united here; every other chosen edge goes to the ranks of its two
+//     ends, and its two labels to every rank (16 bytes per merge), where the
+//     same union-find over labels runs, told by each rank which of its local
+//     merges those edges touch. New labels are the smallest global id of
+//     each component, so every rank agrees.
 // Borůvka under the strict edge order (weight, smaller id, larger id) adds
 // only edges of the unique minimum tree: the result is the serial edge set.
 // Both searches are policies of the walk engine: step 1 is the serial
@@ -82,6 +83,25 @@ std::vector<V> allGatherCounted(Communicator& comm, const std::vector<V>& mine, 
   return out;
 }
 
+// allToAllTyped, counting the bytes received from other ranks.
+template <class V>
+std::vector<std::vector<V>> allToAllCounted(
+  Communicator& comm, const std::vector<std::vector<V>>& send, EmstTraffic& traffic)
+{
+  std::vector<std::vector<V>> got = allToAllTyped(comm, send);
+  for (std::size_t r = 0; r < got.size(); ++r)
+    if (int(r) != comm.rank())
+      traffic.bytesReceived += double(got[r].size() * sizeof(V));
+  return got;
+}
+
+// Two components' labels joined by a chosen edge: all that every rank needs
+// of the cross-rank merges (the edge itself goes to its two ends' ranks).
+struct LabelPair
+{
+  GlobalId a, b;
+};
+
 template <class T>
 class DistributedBoruvka
 {
@@ -135,6 +155,7 @@ public:
       ++round;
     }
     info.counters.emplace_back("boruvka rounds", double(round));
+    info.counters.emplace_back("bytes received: rounds' boundary queries", boundaryBytes_);
     return std::move(emitted_);
   }
 
@@ -169,7 +190,9 @@ private:
     else
       searchLocally();
     shareSpanningBounds();
+    const double before = traffic_.bytesReceived;
     searchBoundary();
+    boundaryBytes_ += traffic_.bytesReceived - before;
     std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
     return merge(spanningBest);
   }
@@ -276,21 +299,37 @@ private:
     return emstEdgeLess(x.weight2, id[x.a], id[x.b], y.weight2, id[y.a], id[y.b]);
   }
 
-  // The bounds of components on several ranks: the least of the ranks'.
+  // The rank that reduces a spanning component's bounds and candidates.
+  int ownerOf(GlobalId label) const { return int(label % GlobalId(comm_.size())); }
+
+  // The bounds of components on several ranks: the least of the ranks',
+  // reduced on each component's owner rank and sent back to the ranks that
+  // sent one.
   void shareSpanningBounds()
   {
-    std::vector<std::pair<GlobalId, double>> mine;
+    const int ranks = comm_.size();
+    std::vector<std::vector<std::pair<GlobalId, double>>> toOwner(ranks);
     for (std::size_t c = 0; c < numComps(); ++c)
       if (spanning_[c])
-        mine.emplace_back(label_[c], bound_[c]);
-    std::vector<std::pair<GlobalId, double>> all = allGatherCounted(comm_, mine, traffic_);
-    std::sort(all.begin(), all.end());
+        toOwner[ownerOf(label_[c])].emplace_back(label_[c], bound_[c]);
+    std::vector<std::vector<std::pair<GlobalId, double>>> got =
+      allToAllCounted(comm_, toOwner, traffic_);
+    std::vector<std::pair<GlobalId, double>> least;
+    for (const auto& list : got)
+      least.insert(least.end(), list.begin(), list.end());
+    std::sort(least.begin(), least.end()); // per label its least bound first
+    for (auto& list : got)
+      for (auto& [label, bound] : list)
+        bound = std::lower_bound(least.begin(), least.end(),
+          std::pair<GlobalId, double>(label, -kInfinity))->second;
+    const std::vector<std::vector<std::pair<GlobalId, double>>> back =
+      allToAllCounted(comm_, got, traffic_);
+    std::vector<std::size_t> at(ranks, 0);
     for (std::size_t c = 0; c < numComps(); ++c)
       if (spanning_[c])
       {
-        auto it = std::lower_bound(
-          all.begin(), all.end(), std::pair<GlobalId, double>(label_[c], -kInfinity));
-        bound_[c] = std::min(bound_[c], it->second);
+        const int o = ownerOf(label_[c]);
+        bound_[c] = std::min(bound_[c], back[o][at[o]++].second);
       }
   }
 
@@ -440,16 +479,18 @@ private:
     return e;
   }
 
-  // Components on several ranks: the lightest of the ranks' edges, the same
-  // list on every rank (by label).
+  // Components on several ranks: the lightest of the ranks' edges, on the
+  // component's owner rank (one per component, there only).
   std::vector<BoruvkaEdge<T>> reduceSpanning()
   {
     best_ = bestPerComponent();
-    std::vector<BoruvkaEdge<T>> mine;
+    std::vector<std::vector<BoruvkaEdge<T>>> toOwner(comm_.size());
     for (std::size_t c = 0; c < numComps(); ++c)
       if (spanning_[c] && best_[c].exists())
-        mine.push_back(travelling(best_[c]));
-    std::vector<BoruvkaEdge<T>> all = allGatherCounted(comm_, mine, traffic_);
+        toOwner[ownerOf(label_[c])].push_back(travelling(best_[c]));
+    std::vector<BoruvkaEdge<T>> all;
+    for (const auto& list : allToAllCounted(comm_, toOwner, traffic_))
+      all.insert(all.end(), list.begin(), list.end());
     std::sort(all.begin(), all.end(),
       [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
       { return a.labelA != b.labelA ? a.labelA < b.labelA : a.lighterThan(b); });
@@ -460,11 +501,12 @@ private:
     return out;
   }
 
-  void emit(const BoruvkaEdge<T>& e)
+  // Outputs e when its smaller-id end lies on this rank; returns whether.
+  bool emit(const BoruvkaEdge<T>& e)
   {
     const bool aFirst = e.idA < e.idB;
     if ((aFirst ? e.rankA : e.rankB) != me_)
-      return;
+      return false;
     EmstEmitted<T> out;
     out.from = aFirst ? e.pointA : e.pointB;
     out.fromId = e.low();
@@ -472,6 +514,7 @@ private:
     out.weight2 = e.weight2;
     std::copy_n(aFirst ? e.rawB : e.rawA, 3, out.toRaw);
     emitted_.push_back(out);
+    return true;
   }
 
   // An edge between two of this rank's points.
@@ -522,25 +565,40 @@ private:
       else
         proposals.push_back(travelling(e));
     }
-    std::vector<BoruvkaEdge<T>> global = allGatherCounted(comm_, proposals, traffic_);
-    global.insert(global.end(), spanningBest.begin(), spanningBest.end());
-    std::sort(global.begin(), global.end(),
+    proposals.insert(proposals.end(), spanningBest.begin(), spanningBest.end());
+    // Each chosen edge to the ranks of its ends (one copy per edge there),
+    // and only its labels to every rank.
+    std::vector<std::vector<BoruvkaEdge<T>>> toEnds(comm_.size());
+    std::vector<LabelPair> labels;
+    for (const BoruvkaEdge<T>& e : proposals)
+    {
+      toEnds[e.rankA].push_back(e);
+      if (e.rankB != e.rankA)
+        toEnds[e.rankB].push_back(e);
+      labels.push_back(LabelPair{ e.labelA, e.labelB });
+    }
+    std::vector<BoruvkaEdge<T>> mine;
+    for (const auto& list : allToAllCounted(comm_, toEnds, traffic_))
+      mine.insert(mine.end(), list.begin(), list.end());
+    std::sort(mine.begin(), mine.end(),
       [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
       { return a.low() != b.low() ? a.low() < b.low() : a.high() < b.high(); });
-    global.erase(std::unique(global.begin(), global.end(),
-                   [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
-                   { return a.low() == b.low() && a.high() == b.high(); }),
-      global.end());
-    for (const BoruvkaEdge<T>& e : global)
-      emit(e);
-    relabel(parent, global);
-    return allSum(comm_, localAdded) + std::int64_t(global.size());
+    mine.erase(std::unique(mine.begin(), mine.end(),
+                 [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+                 { return a.low() == b.low() && a.high() == b.high(); }),
+      mine.end());
+    for (const BoruvkaEdge<T>& e : mine)
+      localAdded += emit(e) ? 1 : 0;
+    relabel(parent, mine, allGatherCounted(comm_, labels, traffic_));
+    return allSum(comm_, localAdded);
   }
 
   // New labels: the local groups' smallest labels, joined over all ranks by
-  // the allgathered edges and each rank's pairs (label of a component that an
-  // allgathered edge touches, smallest label of its local group).
-  void relabel(std::vector<Index>& parent, const std::vector<BoruvkaEdge<T>>& global)
+  // the chosen cross-rank merges (`joined`, every rank's) and each rank's
+  // pairs (label of a component that one of its chosen edges, `mine`,
+  // touches; smallest label of its local group).
+  void relabel(std::vector<Index>& parent, const std::vector<BoruvkaEdge<T>>& mine,
+    const std::vector<LabelPair>& joined)
   {
     const std::size_t m = numComps();
     std::vector<GlobalId> groupMin(m, GlobalId(-1));
@@ -550,7 +608,7 @@ private:
       g = g < 0 ? label_[c] : std::min(g, label_[c]);
     }
     std::vector<char> touched(m, 0);
-    for (const BoruvkaEdge<T>& e : global)
+    for (const BoruvkaEdge<T>& e : mine)
     {
       if (e.rankA == me_)
         touched[comp_[e.pointA]] = 1;
@@ -569,8 +627,8 @@ private:
     LabelUnion labels;
     for (const GlobalId s : spanningLabels_)
       labels.add(s);
-    for (const BoruvkaEdge<T>& e : global)
-      labels.unite(e.labelA, e.labelB);
+    for (const LabelPair& j : joined)
+      labels.unite(j.a, j.b);
     for (const auto& p : allPairs)
       labels.unite(p.first, p.second);
 
@@ -634,6 +692,7 @@ private:
   std::vector<Choice> best_;
   std::vector<EmstEmitted<T>> emitted_;
   double roundQueries_ = 0;
+  double boundaryBytes_ = 0; // received by the boundary queries and answers
 };
 } // namespace
 

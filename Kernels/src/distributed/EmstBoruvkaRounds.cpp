@@ -135,13 +135,17 @@ public:
     }
   }
 
-  std::vector<EmstEmitted<T>> run(RunInfo& info)
+  // stopped: this rank was told to stop before the rounds (its local tree).
+  std::vector<EmstEmitted<T>> run(const RunControl& control, bool stopped, RunInfo& info)
   {
     const std::int64_t total = allSum(comm_, std::int64_t(n_));
     std::int64_t edges = 0;
     int round = 0;
+    agreeOnProgress(control, 0.4, comm_, stopped);
     while (edges + 1 < total)
     {
+      if (round > 0)
+        agreeOnProgress(control, 0.4 + 0.5 * double(edges) / double(total), comm_);
       const std::int64_t added = runRound();
       info.counters.emplace_back("components " + std::to_string(round), double(total - edges));
       info.counters.emplace_back("boundary queries " + std::to_string(round), roundQueries_);
@@ -699,22 +703,34 @@ private:
 template <class T>
 std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& points,
   const EmstProblem<T>& piece, const double* core2, double maxBound2, int threads,
-  Communicator& comm, EmstTraffic& traffic, RunInfo& info)
+  const RunControl& control, Communicator& comm, EmstTraffic& traffic, RunInfo& info)
 {
   std::vector<LocalTreeEdge> localTree;
+  bool stopped = false;
   if (!core2)
   {
     StageTimer timer(&info, "local tree");
-    localTree = localTreeEdges(points, piece, threads);
+    std::function<bool(double)> progress;
+    if (control.progress)
+      progress = [&control](double f) { return control.progress(0.2 + 0.2 * f); };
+    try
+    {
+      localTree = localTreeEdges(points, piece, threads, progress);
+    }
+    catch (const Aborted&)
+    {
+      stopped = true; // told to every rank at the rounds' first agreement
+    }
   }
   return DistributedBoruvka<T>(
     points, core2, maxBound2, std::move(localTree), threads, comm, traffic)
-    .run(info);
+    .run(control, stopped, info);
 }
 
 template std::vector<EmstEmitted<float>> runDistributedBoruvka<float>(const EmstRankPoints<float>&,
-  const EmstProblem<float>&, const double*, double, int, Communicator&, EmstTraffic&, RunInfo&);
+  const EmstProblem<float>&, const double*, double, int, const RunControl&, Communicator&,
+  EmstTraffic&, RunInfo&);
 template std::vector<EmstEmitted<double>> runDistributedBoruvka<double>(
   const EmstRankPoints<double>&, const EmstProblem<double>&, const double*, double, int,
-  Communicator&, EmstTraffic&, RunInfo&);
+  const RunControl&, Communicator&, EmstTraffic&, RunInfo&);
 } // namespace jz

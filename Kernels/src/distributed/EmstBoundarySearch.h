@@ -1,6 +1,6 @@
 // The distributed Borůvka's boundary search on the answering rank: the edge
 // queries that other ranks sent this round form the queries of one tree
-// whose sources are this rank's points within their bounds (selectGhosts),
+// whose sources are this rank's points within their bounds (pointsNear),
 // and the walk engine runs the Borůvka policy for foreign queries
 // (cpu/BoruvkaForeignSearch.h) on it.
 #pragma once
@@ -12,7 +12,7 @@
 #include "../walk/BoxMetric.h"
 #include "../walk/DualWalk.h"
 #include "EmstPhases.h"
-#include "GhostSelection.h"
+#include "EmstPointsNear.h"
 
 namespace jz
 {
@@ -35,29 +35,6 @@ struct EmstLocalSide
   const double* core2;    // nullptr: Euclidean
 };
 
-namespace boundary_search
-{
-// This rank's sorted points within bound2 of any query (a little more:
-// selection in the points' precision may not miss an edge of weight
-// exactly bound2; the policy decides by exact weights).
-template <class T>
-std::vector<Index> nearSources(const ZTree<T>& tree, const std::vector<EdgeQuery<T>>& queries,
-  const std::vector<double>& bound2)
-{
-  std::vector<std::vector<Region<T>>> regions(1);
-  regions[0].reserve(queries.size());
-  for (std::size_t j = 0; j < queries.size(); ++j)
-  {
-    Region<T> r;
-    for (int d = 0; d < 3; ++d)
-      r.box.lo[d] = r.box.hi[d] = queries[j].p[d];
-    r.radius2 = bound2[j] + bound2[j] * 1e-6;
-    regions[0].push_back(r);
-  }
-  return selectGhosts(tree, regions, -1)[0];
-}
-} // namespace boundary_search
-
 // Per query (bound2: its bound, inclusive) the sorted index on this rank of
 // the other end of its lightest edge, and the weight; none when no edge to
 // another component is that light.
@@ -69,15 +46,15 @@ std::vector<ForeignEdge> searchBoundaryEdges(const EmstRankPoints<T>& points,
   std::vector<ForeignEdge> out(queries.size());
   if (queries.empty() || points.size() == 0)
     return out;
-  const std::vector<Index> near = boundary_search::nearSources(points.tree, queries, bound2);
-  if (near.empty())
-    return out;
-  const SortedPoints<T>& pts = points.tree.sources;
-  std::vector<T> src(3 * near.size()), qry(3 * queries.size());
-  for (std::size_t k = 0; k < near.size(); ++k)
-    pts.point(near[k], &src[3 * k]);
+  std::vector<T> qry(3 * queries.size());
   for (std::size_t j = 0; j < queries.size(); ++j)
     std::copy_n(queries[j].p, 3, &qry[3 * j]);
+  const std::vector<Index> near = pointsNear(points.tree, qry.data(), queries.size(), bound2.data());
+  if (near.empty())
+    return out;
+  std::vector<T> src(3 * near.size());
+  for (std::size_t k = 0; k < near.size(); ++k)
+    points.tree.sources.point(near[k], &src[3 * k]);
   ZTree<T> tree;
   RunControl control;
   control.numThreads = threads;

@@ -6,13 +6,17 @@
 // finds (a multiset of distances: ids do not matter). Both searches are the
 // single-process kNN walk (computeKnn): the rank's points query themselves,
 // and the points sent by other ranks are the queries of one tree whose
-// sources are the rank's points.
+// sources are the rank's points within their radii (pointsNear). Every
+// answered value is the distance to a distinct real point, and each rank's
+// share of the k smallest overall lies within the radius, so it is answered:
+// the k-th smallest of the merged lists is the global one.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <vector>
 
 #include "EmstPhases.h"
+#include "EmstPointsNear.h"
 #include "jz/Knn.h"
 
 namespace jz
@@ -45,29 +49,36 @@ std::vector<std::vector<Index>> boundaryPoints(
   return to;
 }
 
-// The k nearest of this rank's points (at most all of them) to each of
-// `queries` (xyz; nullptr: the rank's points themselves), by the
+// The k nearest of this rank's points, or of its sorted points `among`, to
+// each of `queries` (xyz; nullptr: the rank's points themselves), by the
 // single-process kNN walk: per query k sorted indices, nearest first
-// (Index(-1) where the rank has fewer than k points).
+// (Index(-1) where there are fewer than k points).
 template <class T>
-std::vector<Index> nearestOnRank(
-  const EmstRankPoints<T>& points, const T* queries, std::size_t numQueries, int k, int threads)
+std::vector<Index> nearestOnRank(const EmstRankPoints<T>& points, const std::vector<Index>* among,
+  const T* queries, std::size_t numQueries, int k, int threads)
 {
-  const Index n = Index(points.size());
+  const Index n = among ? Index(among->size()) : Index(points.size());
   const std::size_t kk = std::size_t(k);
   std::vector<Index> out(numQueries * kk, Index(-1));
   const int found = std::min(k, int(n));
   if (found == 0 || numQueries == 0)
     return out;
-  std::vector<GlobalId> routeIds(n); // route positions: no tie is left to ids
-  std::iota(routeIds.begin(), routeIds.end(), GlobalId(0));
+  std::vector<GlobalId> sourceIds(n); // source positions: no tie is left to ids
+  std::iota(sourceIds.begin(), sourceIds.end(), GlobalId(0));
   std::vector<Index> sortedOf(n);
+  std::vector<T> subset(among ? 3 * std::size_t(n) : 0);
   for (Index i = 0; i < n; ++i)
-    sortedOf[points.routeIndex(i)] = i;
+    if (among)
+    {
+      sortedOf[i] = (*among)[i];
+      points.tree.sources.point(sortedOf[i], &subset[3 * std::size_t(i)]);
+    }
+    else
+      sortedOf[points.routeIndex(i)] = i;
   KnnProblem<T> problem;
-  problem.sources = points.raw.data();
+  problem.sources = among ? subset.data() : points.raw.data();
   problem.numSources = n;
-  problem.sourceIds = routeIds.data();
+  problem.sourceIds = sourceIds.data();
   problem.queries = queries;
   problem.numQueries = queries ? numQueries : 0;
   problem.k = found;
@@ -115,9 +126,15 @@ std::vector<std::vector<char>> answerCoreQueries(const EmstRankPoints<T>& points
     all.insert(all.end(), qs.begin(), qs.end());
   }
   std::vector<T> xyz(3 * all.size());
+  std::vector<double> radius2(all.size());
   for (std::size_t j = 0; j < all.size(); ++j)
+  {
     std::copy_n(all[j].p, 3, &xyz[3 * j]);
-  const std::vector<Index> near = nearestOnRank(points, xyz.data(), all.size(), k, threads);
+    radius2[j] = all[j].radius2;
+  }
+  // Only the points within a query's radius can be among its k smallest.
+  const std::vector<Index> within = pointsNear(points.tree, xyz.data(), all.size(), radius2.data());
+  const std::vector<Index> near = nearestOnRank(points, &within, xyz.data(), all.size(), k, threads);
   std::vector<std::vector<char>> answers(asked.size());
   std::vector<double> vals(k);
   std::size_t at = 0;
@@ -145,7 +162,8 @@ std::vector<double> emstCoreDistances(const EmstRankPoints<T>& points, int k, in
   const int me = comm.rank(), ranks = comm.size();
   const std::size_t kk = std::size_t(k);
   // The rank's own k nearest per route position, and so per sorted point.
-  const std::vector<Index> local = nearestOnRank(points, static_cast<const T*>(nullptr), n, k, threads);
+  const std::vector<Index> local =
+    nearestOnRank(points, nullptr, static_cast<const T*>(nullptr), n, k, threads);
   std::vector<double> core2(n, kInfinity);
   if (n >= Index(k))
     for (Index i = 0; i < n; ++i)

@@ -112,7 +112,7 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   {
     agreeOnProgress(control, 1.0, comm);
   }
-  catch (const Error&)
+  catch (const Aborted&)
   {
     out = EmstRankEdges<T>{}; // no partial output
     throw;

@@ -42,13 +42,15 @@ struct EmstRankPoints
 };
 
 // Reports `fraction` done to this rank's RunControl; when it asks to stop on
-// any rank (or `stopHere`), every rank throws the same Error here, so that
-// all end together and none hangs in a later collective. Collective.
+// any rank (or `stopHere`), every rank throws Aborted here (an abort, not an
+// error, as on one process), so that all end together and none hangs in a
+// later collective. Collective.
 inline void agreeOnProgress(
   const RunControl& control, double fraction, Communicator& comm, bool stopHere = false)
 {
   const bool stop = stopHere || (control.progress && !control.progress(fraction));
-  agreeOnErrors(comm, stop ? "aborted by the user" : "");
+  if (allSum(comm, stop ? 1 : 0) > 0)
+    throw Aborted();
 }
 
 // Counts of the exchange, for the report (bytes received by this rank).

@@ -1,8 +1,10 @@
 // The distributed Borůvka rounds (phase "rounds" of EmstPhases.h). Each
 // round:
-//  1. every point searches this rank's tree for its lightest edge into
-//     another component, under its component's bound (the lightest edge
-//     found so far: first a z-order neighbour's, then the search's own);
+//  1. each component's lightest edge to this rank's other points: under the
+//     Euclidean metric the lightest edge of the rank's own tree that leaves
+//     it (EmstLocalTree.h); under mutual reachability every point searches
+//     this rank's tree under its component's bound (the lightest edge found
+//     so far: first a z-order neighbour's, then the search's own);
 //  2. a point whose bound reaches another rank's cover asks that rank, which
 //     searches its tree for the same (the boundary queries);
 //  3. each component's lightest edge: on its rank, or, for a component that
@@ -16,9 +18,9 @@
 //     each component, so every rank agrees.
 // Borůvka under the strict edge order (weight, smaller id, larger id) adds
 // only edges of the unique minimum tree: the result is the serial edge set.
-// Both searches are policies of the walk engine: step 1 is the serial
-// Borůvka round's (cpu/BoruvkaLeafSearch.h) on this rank's tree, step 2 the
-// foreign queries' (EmstBoundarySearch.h).
+// Both searches are policies of the walk engine: step 1's is the serial
+// Borůvka round's (cpu/BoruvkaLeafSearch.h) on this rank's tree, step 2's
+// the foreign queries' (cpu/BoruvkaForeignSearch.h, EmstBoundarySearch.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>

@@ -14,8 +14,9 @@ namespace jz
 // The sorted indices into tree.sources of the points within radius2[j] of
 // at[3j..3j+2] for some j, ascending (a superset: consecutive points, near
 // each other when they come in z-order as the asking ranks send them, share
-// a region, their box with their largest radius, while the box stays within
-// that radius and the radii within a factor 4, so the selection descends
+// a region, their box with their largest radius, while the box's diagonal
+// stays within twice the least radius and the radii within a factor 4 (up
+// to 32 points), so the selection descends
 // the tree once per region, and the superset stays close). The radii are
 // widened a little, so that selection in the points' precision misses no
 // point at exactly the radius; the searches decide by exact weights.
@@ -23,7 +24,7 @@ template <class T>
 std::vector<Index> pointsNear(
   const ZTree<T>& tree, const T* at, std::size_t count, const double* radius2)
 {
-  constexpr std::size_t kRun = 16;
+  constexpr std::size_t kRun = 32;
   std::vector<std::vector<Region<T>>> regions(1);
   std::vector<Region<T>>& out = regions[0];
   std::size_t inRun = 0;
@@ -43,7 +44,7 @@ std::vector<Index> pointsNear(
         extent2 += side * side;
       }
       const double low2 = std::min(least2, r2);
-      if (extent2 <= low2 && grown.radius2 <= 16 * low2)
+      if (extent2 <= 4 * low2 && grown.radius2 <= 16 * low2)
       {
         out.back() = grown;
         least2 = low2;

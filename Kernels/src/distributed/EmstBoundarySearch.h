@@ -35,6 +35,43 @@ struct EmstLocalSide
   const double* core2;    // nullptr: Euclidean
 };
 
+// The ids, labels and core distances of the query tree's two sides, in its
+// sorted orders: the queries', and this rank's points `near` (the tree's
+// sources, by their index into near); per sorted query its bound.
+template <class T>
+void foreignSides(const ZTree<T>& tree, const std::vector<EdgeQuery<T>>& queries,
+  const std::vector<double>& bound2, const std::vector<Index>& near, const EmstLocalSide& local,
+  ForeignSide& q, ForeignSide& s, std::vector<double>& qBound2)
+{
+  const bool mutual = local.core2 != nullptr;
+  auto sized = [mutual](ForeignSide& side, Index n)
+  {
+    side.id.resize(n);
+    side.label.resize(n);
+    side.core2.resize(mutual ? n : 0);
+  };
+  sized(q, tree.queries.size());
+  sized(s, tree.sources.size());
+  qBound2.resize(tree.queries.size());
+  for (Index i = 0; i < tree.queries.size(); ++i)
+  {
+    const EdgeQuery<T>& e = queries[tree.queries.inputIndex[i]];
+    q.id[i] = e.id;
+    q.label[i] = e.label;
+    if (mutual)
+      q.core2[i] = e.core2;
+    qBound2[i] = bound2[tree.queries.inputIndex[i]];
+  }
+  for (Index i = 0; i < tree.sources.size(); ++i)
+  {
+    const Index t = near[tree.sources.inputIndex[i]];
+    s.id[i] = local.id[t];
+    s.label[i] = local.label[local.comp[t]];
+    if (mutual)
+      s.core2[i] = local.core2[t];
+  }
+}
+
 // Per query (bound2: its bound, inclusive) the sorted index on this rank of
 // the other end of its lightest edge, and the weight; none when no edge to
 // another component is that light.
@@ -61,35 +98,9 @@ std::vector<ForeignEdge> searchBoundaryEdges(const EmstRankPoints<T>& points,
   buildTreeCpu(src.data(), Index(near.size()), qry.data(), Index(queries.size()),
     points.tree.periodicity, points.boxLo, TreeBuildOptions(), tree, control);
   tree.periodicity = points.tree.periodicity;
-
-  const bool mutual = local.core2 != nullptr;
   ForeignSide q, s;
-  std::vector<double> qBound2(queries.size());
-  auto sized = [mutual](ForeignSide& side, Index n)
-  {
-    side.id.resize(n);
-    side.label.resize(n);
-    side.core2.resize(mutual ? n : 0);
-  };
-  sized(q, tree.queries.size());
-  sized(s, tree.sources.size());
-  for (Index i = 0; i < tree.queries.size(); ++i)
-  {
-    const EdgeQuery<T>& e = queries[tree.queries.inputIndex[i]];
-    q.id[i] = e.id;
-    q.label[i] = e.label;
-    if (mutual)
-      q.core2[i] = e.core2;
-    qBound2[i] = bound2[tree.queries.inputIndex[i]];
-  }
-  for (Index i = 0; i < tree.sources.size(); ++i)
-  {
-    const Index t = near[tree.sources.inputIndex[i]];
-    s.id[i] = local.id[t];
-    s.label[i] = local.label[local.comp[t]];
-    if (mutual)
-      s.core2[i] = local.core2[t];
-  }
+  std::vector<double> qBound2;
+  foreignSides(tree, queries, bound2, near, local, q, s, qBound2);
   std::vector<ForeignEdge> found;
   withBoxMetric(tree.periodicity,
     [&](const auto& metric)

@@ -5,7 +5,8 @@
 // Borůvka rounds, and rank 0's stage times. Volume does not depend on
 // timing, so threads stand in for MPI ranks.
 //   jz_bench_emst_distributed [ranks=4] [pointsPerRank=1e5] [kind=uniform|clustered]
-//                             [metric=euclidean|mutual] [minSamples=5]
+//                             [metric=euclidean|mutual] [minSamples=5] [periodic]
+// (periodic: the unit box, as bench_mpi.py's filters run)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -35,6 +36,7 @@ int main(int argc, char** argv)
   const std::string kind = argc > 3 ? argv[3] : "uniform";
   const bool mutual = argc > 4 && std::string(argv[4]) == "mutual";
   const int minSamples = argc > 5 ? std::atoi(argv[5]) : 5;
+  const bool periodic = argc > 6 && std::string(argv[6]) == "periodic";
   const std::size_t n = perRank * std::size_t(ranks);
   std::vector<float> xyz = jztest::makePoints<float>(kind, n, 5);
   std::vector<double> bytes(ranks), queries(ranks), local(ranks);
@@ -57,6 +59,7 @@ int main(int argc, char** argv)
       pr.ids = ids.data();
       pr.metric = mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
       pr.minSamples = minSamples;
+      pr.periodic = periodic;
       jz::RunControl one;
       one.numThreads = 1;
       jz::EmstRankEdges<float> out;

@@ -299,4 +299,70 @@ JZ_TEST(DistributedEmstBadInputFailsEveryRank)
   }
 }
 
+// An abort on one rank (its RunControl's progress says stop at its n-th
+// call: the decomposition, the local tree, a round, the end) ends every rank
+// with Aborted and no output, and no rank hangs; progress runs from 0 to 1
+// on a run that is not stopped.
+JZ_TEST(DistributedEmstAbortEndsEveryRank)
+{
+  const int ranks = 3;
+  const std::size_t n = 3000;
+  std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 11);
+  std::vector<GlobalId> ids(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ids[i] = GlobalId((i * 7919) % n);
+  std::vector<double> xyzD(xyz.begin(), xyz.end());
+  const std::vector<Piece<double>> pieces =
+    split(xyz, ids, partitionPoints("random", xyzD.data(), n, ranks, 5), ranks);
+  for (const bool mutual : { false, true })
+    for (const int stopAt : { 0, 1, 2, 3, 6, 1000000 })
+    {
+      std::vector<int> outcome(ranks, 0); // 1: Aborted without output, 2: finished
+      std::vector<int> calls(ranks, 0);
+      std::vector<double> last(ranks, -1);
+      std::vector<int> backwards(ranks, 0);
+      jztest::ThreadWorld world(ranks);
+      world.run(
+        [&](jz::Communicator& comm)
+        {
+          const int r = comm.rank();
+          jz::EmstProblem<double> pr = problemOf<double>(Case{ "clustered", false, mutual });
+          pr.points = pieces[r].xyz.data();
+          pr.numPoints = pieces[r].ids.size();
+          pr.ids = pieces[r].ids.data();
+          jz::RunControl control;
+          control.numThreads = 1;
+          control.progress = [&, r](double f)
+          {
+            backwards[r] |= f < last[r] || f > 1.0 ? 1 : 0;
+            last[r] = f;
+            return !(r == 1 && calls[r]++ == stopAt);
+          };
+          jz::EmstRankEdges<double> out;
+          try
+          {
+            jz::computeEmstDistributed(pr, comm, out, jz::Backend::CPU, control);
+            outcome[r] = 2;
+          }
+          catch (const jz::Aborted&)
+          {
+            outcome[r] = out.weight2.empty() && out.fromId.empty() ? 1 : 3;
+          }
+          catch (const jz::Error&)
+          {
+            outcome[r] = 4;
+          }
+        });
+      const bool finishes = stopAt == 1000000;
+      for (int r = 0; r < ranks; ++r)
+      {
+        JZ_CHECK_MSG(outcome[r] == (finishes ? 2 : 1),
+          "mutual " << mutual << " stop at " << stopAt << " rank " << r << ": " << outcome[r]);
+        JZ_CHECK_MSG(!backwards[r], "progress not in [0, 1] ascending on rank " << r);
+        if (finishes)
+          JZ_CHECK_MSG(last[r] == 1.0, "progress ends at " << last[r] << " on rank " << r);
+      }
+    }
+}
+
 JZ_TEST_MAIN()

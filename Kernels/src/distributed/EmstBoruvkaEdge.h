@@ -8,7 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "EmstPointSearch.h"
+#include "../cpu/EmstEdgeOrder.h"
+#include "jz/Config.h"
 
 namespace jz
 {

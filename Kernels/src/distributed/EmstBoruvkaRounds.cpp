@@ -1,38 +1,47 @@
 // The distributed Borůvka rounds (phase "rounds" of EmstPhases.h). Each
 // round:
-//  1. every point searches this rank's tree for its lightest edge into
-//     another component, under its component's bound (the lightest edge
-//     found so far: first a z-order neighbour's, then the search's own);
+//  1. each component's lightest edge to this rank's other points: under the
+//     Euclidean metric the lightest edge of the rank's own tree that leaves
+//     it (EmstLocalTree.h); under mutual reachability every point searches
+//     this rank's tree under its component's bound (the lightest edge found
+//     so far: first a z-order neighbour's, then the search's own);
 //  2. a point whose bound reaches another rank's cover asks that rank, which
 //     searches its tree for the same (the boundary queries);
 //  3. each component's lightest edge: on its rank, or, for a component that
-//     spans ranks, the lightest of the ranks' (allgathered: such components
-//     are joined by the few cross-rank edges);
+//     spans ranks, the lightest of the ranks' (reduced on the component's
+//     owner rank, label modulo ranks, as its bound before step 2);
 //  4. merges: an edge between two components that both lie on this rank only
-//     is united here; every other chosen edge is allgathered, and every rank
-//     runs the same union-find over labels, told by each rank which of its
-//     local merges the allgathered edges touch. New labels are the smallest
-//     global id of each component, so every rank agrees.
+//     is united here; every other chosen edge goes to the ranks of its two
+//     ends, and its two labels to every rank (16 bytes per merge), where the
+//     same union-find over labels runs, told by each rank which of its local
+//     merges those edges touch. New labels are the smallest global id of
+//     each component, so every rank agrees.
 // Borůvka under the strict edge order (weight, smaller id, larger id) adds
 // only edges of the unique minimum tree: the result is the serial edge set.
+// Both searches are policies of the walk engine: step 1's is the serial
+// Borůvka round's (cpu/BoruvkaLeafSearch.h) on this rank's tree, step 2's
+// the foreign queries' (cpu/BoruvkaForeignSearch.h, EmstBoundarySearch.h).
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
-#include "../AtomicMin.h"
+#include "../cpu/BoruvkaLeafSearch.h"
+#include "../StageTimer.h"
+#include "../walk/BoxMetric.h"
+#include "../walk/DualWalk.h"
 #include "EmstBoruvkaEdge.h"
+#include "EmstBoundarySearch.h"
 #include "EmstLabelUnion.h"
 #include "EmstLocalTree.h"
-#include "../StageTimer.h"
 #include "EmstPhases.h"
 
 namespace jz
 {
 namespace
 {
-using SearchStack = std::vector<std::pair<double, std::pair<int, Index>>>;
 
 template <class T>
 struct EdgeAsk
@@ -76,16 +85,36 @@ std::vector<V> allGatherCounted(Communicator& comm, const std::vector<V>& mine, 
   return out;
 }
 
+// allToAllTyped, counting the bytes received from other ranks.
+template <class V>
+std::vector<std::vector<V>> allToAllCounted(
+  Communicator& comm, const std::vector<std::vector<V>>& send, EmstTraffic& traffic)
+{
+  std::vector<std::vector<V>> got = allToAllTyped(comm, send);
+  for (std::size_t r = 0; r < got.size(); ++r)
+    if (int(r) != comm.rank())
+      traffic.bytesReceived += double(got[r].size() * sizeof(V));
+  return got;
+}
+
+// Two components' labels joined by a chosen edge: all that every rank needs
+// of the cross-rank merges (the edge itself goes to its two ends' ranks).
+struct LabelPair
+{
+  GlobalId a, b;
+};
+
 template <class T>
 class DistributedBoruvka
 {
 public:
   // localTree: this rank's own tree (Euclidean), or empty to search per point.
   DistributedBoruvka(const EmstRankPoints<T>& points, const double* core2, double maxBound2,
-    std::vector<LocalTreeEdge> localTree, Communicator& comm, EmstTraffic& traffic)
+    std::vector<LocalTreeEdge> localTree, int threads, Communicator& comm, EmstTraffic& traffic)
     : points_(points)
     , core2_(core2)
     , maxBound2_(maxBound2)
+    , threads_(std::max(1, threads))
     , comm_(comm)
     , traffic_(traffic)
     , me_(comm.rank())
@@ -93,23 +122,32 @@ public:
     , comp_(n_)
     , label_(points.ids)
     , spanning_(n_, 0)
-    , nodeComp_(points.tree.planes.size() + points.coarse.size())
-    , localFound_(core2 ? n_ : 0)
-    , lowLocal_(core2 ? n_ : 0, 0.0f)
     , lowForeign_(n_, 0.0f)
     , useLocalTree_(!core2)
     , localTree_(std::move(localTree))
   {
     std::iota(comp_.begin(), comp_.end(), Index(0));
+    if (core2)
+    {
+      routeIds_.resize(n_);
+      for (Index i = 0; i < n_; ++i)
+        routeIds_[points.routeIndex(i)] = points.ids[i];
+      comps_ = std::make_unique<BoruvkaComponents<T>>(points.tree);
+      comps_->maxWeight2 = maxBound2;
+    }
   }
 
-  std::vector<EmstEmitted<T>> run(RunInfo& info)
+  // stopped: this rank was told to stop before the rounds (its local tree).
+  std::vector<EmstEmitted<T>> run(const RunControl& control, bool stopped, RunInfo& info)
   {
     const std::int64_t total = allSum(comm_, std::int64_t(n_));
     std::int64_t edges = 0;
     int round = 0;
+    agreeOnProgress(control, 0.4, comm_, stopped);
     while (edges + 1 < total)
     {
+      if (round > 0)
+        agreeOnProgress(control, 0.4 + 0.5 * double(edges) / double(total), comm_);
       const std::int64_t added = runRound();
       info.counters.emplace_back("components " + std::to_string(round), double(total - edges));
       info.counters.emplace_back("boundary queries " + std::to_string(round), roundQueries_);
@@ -123,6 +161,7 @@ public:
       ++round;
     }
     info.counters.emplace_back("boruvka rounds", double(round));
+    info.counters.emplace_back("bytes received: rounds' boundary queries", boundaryBytes_);
     return std::move(emitted_);
   }
 
@@ -134,10 +173,9 @@ private:
     std::copy_n(points_.raw.data() + 3 * std::size_t(points_.routeIndex(i)), 3, p);
   }
 
-  EmstSearchTree<T> searchTree() const
+  EmstLocalSide localSide() const
   {
-    return EmstSearchTree<T>{ points_.tree, points_.coarse, points_.ids.data(), core2_,
-      comp_.data(), label_.data(), &nodeComp_ };
+    return EmstLocalSide{ points_.ids.data(), comp_.data(), label_.data(), core2_ };
   }
 
   EdgeQuery<T> queryOf(Index i) const
@@ -153,40 +191,16 @@ private:
   // One round; returns the number of edges added over all ranks.
   std::int64_t runRound()
   {
-    labelNodes();
     if (useLocalTree_)
       scanLocalTree();
     else
-    {
-      seedBounds();
       searchLocally();
-    }
     shareSpanningBounds();
+    const double before = traffic_.bytesReceived;
     searchBoundary();
+    boundaryBytes_ += traffic_.bytesReceived - before;
     std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
     return merge(spanningBest);
-  }
-
-  // Per plane and node: the local component of all its points, or mixed.
-  void labelNodes()
-  {
-    const EmstSearchTree<T> st = searchTree();
-    for (int p = 0; p < st.numPlanes(); ++p)
-    {
-      const Index nodes = st.numNodes(p);
-      nodeComp_[p].resize(nodes);
-      const Index* below = p == 0 ? comp_.data() : nodeComp_[p - 1].data();
-#pragma omp parallel for schedule(static)
-      for (long long j = 0; j < (long long)nodes; ++j)
-      {
-        const auto [first, end] = st.range(p, Index(j));
-        Index c = kEmptyTreeNode;
-        for (Index i = first; i < end && c != kMixedNode; ++i)
-          if (below[i] != kEmptyTreeNode)
-            c = c == kEmptyTreeNode || c == below[i] ? below[i] : kMixedNode;
-        nodeComp_[p][j] = c;
-      }
-    }
   }
 
   double weight2(Index a, Index b) const
@@ -198,22 +212,53 @@ private:
     return core2_ ? std::max(w, std::max(core2_[a], core2_[b])) : w;
   }
 
+  // Mutual reachability: one round of the serial Borůvka walk on this
+  // rank's tree (BoruvkaLeafSearch) under this rank's components, seeded as
+  // the serial round is: each searching point's lightest local edge out of
+  // its component, per component the lightest (bound_).
+  void searchLocally()
+  {
+    BoruvkaComponents<T>& cs = *comps_;
+    rootOf_.assign(numComps(), kNoPoint);
+    for (Index i = 0; i < n_; ++i)
+      if (rootOf_[comp_[i]] == kNoPoint)
+        rootOf_[comp_[i]] = i;
+    for (Index i = 0; i < n_; ++i)
+      cs.point[i] = rootOf_[comp_[i]]; // a flat union-find forest
+    cs.relabel();
+    seedBounds();
+    if (cs.markSearching(core2_) > 0)
+      withBoxMetric(points_.tree.periodicity,
+        [&](const auto& metric)
+        {
+          using Weights = BoruvkaWeights<T, std::decay_t<decltype(metric)>>;
+          const Weights weights(points_.tree, metric, core2_);
+          const SourceKeys keys{ routeIds_.data(), points_.tree.sources.inputIndex.data() };
+          BoruvkaLeafSearch<T, Weights> policy(points_.tree, weights, cs, keys, threads_);
+          DualWalk<T, BoruvkaLeafSearch<T, Weights>> walk(points_.tree, policy, threads_);
+          walk.leafPass(walk.walkDownTo(1));
+        });
+    for (Index i = 0; i < n_; ++i)
+      if (cs.choice[i] != kNoPoint)
+        bound_[comp_[i]] = std::min(bound_[comp_[i]], weight2(i, cs.choice[i]));
+  }
+
   // Neighbours in z-order from different components give first bounds, and
   // so do the points whose local edge of the last round still leaves their
   // component: that edge is still their lightest local one (the other
   // components only shrank), so they are settled and do not search.
   void seedBounds()
   {
+    std::vector<Index>& choice = comps_->choice;
     bound_.assign(numComps(), maxBound2_);
     for (Index i = 0; i < n_; ++i)
     {
-      EdgeFound& f = localFound_[i];
-      if (!f.found())
+      if (choice[i] == kNoPoint)
         continue;
-      if (comp_[f.point] == comp_[i])
-        f = EdgeFound{};
+      if (comp_[choice[i]] == comp_[i])
+        choice[i] = kNoPoint;
       else
-        bound_[comp_[i]] = std::min(bound_[comp_[i]], f.weight2);
+        bound_[comp_[i]] = std::min(bound_[comp_[i]], weight2(i, choice[i]));
     }
     for (Index i = 0; i + 1 < n_; ++i)
     {
@@ -224,66 +269,8 @@ private:
       bound_[a] = std::min(bound_[a], w);
       bound_[b] = std::min(bound_[b], w);
     }
-  }
-
-  // The points that are not settled and whose lower bound does not exceed
-  // their component's bound search; what they find (or that nothing within
-  // the bound exists) raises their lower bound.
-  void searchLocally()
-  {
-    const EmstSearchTree<T> st = searchTree();
-    const TreePlane<T>& leaves = points_.tree.planes.empty() ? TreePlane<T>() : points_.tree.planes[0];
-    const Index numLeaves = leaves.numNodes();
-#pragma omp parallel
-    {
-      std::vector<std::pair<double, Index>> near;
-      std::vector<std::pair<int, Index>> stack;
-#pragma omp for schedule(dynamic, 16)
-      for (long long j = 0; j < (long long)numLeaves; ++j)
-        searchLeaf(st, Index(j), near, stack);
-    }
-  }
-
-  // The points of leaf j that search, against the leaves near it (the
-  // largest of their bounds), each under its component's bound.
-  void searchLeaf(const EmstSearchTree<T>& st, Index j, std::vector<std::pair<double, Index>>& near,
-    std::vector<std::pair<int, Index>>& stack)
-  {
-    const auto [first, end] = st.range(0, j);
-    double reach = -1;
-    for (Index i = first; i < end; ++i)
-      if (searches(i))
-        reach = std::max(reach, atomicLoadRelaxed(&bound_[comp_[i]]));
-    if (reach < 0)
-      return;
-    const Index c = nodeComp_[0][j];
-    leavesNear(st, points_.tree.planes[0].sourceBox[j], reach,
-      c == kMixedNode ? GlobalId(-1) : label_[c], near, stack);
-    for (Index i = first; i < end; ++i)
-    {
-      if (!searches(i))
-        continue;
-      double* slot = &bound_[comp_[i]];
-      double b = atomicLoadRelaxed(slot);
-      const double searched = b;
-      const EdgeFound f = searchLightestEdgeIn(st, queryOf(i), near, b);
-      lowLocal_[i] = std::max(lowLocal_[i], roundDownToFloat(f.found() ? f.weight2 : searched));
-      if (f.found())
-      {
-        localFound_[i] = f;
-        atomicMin(slot, f.weight2);
-      }
-    }
-  }
-
-  // Whether point i searches: not settled, and its lower bound and core
-  // distance within its component's bound.
-  bool searches(Index i) const
-  {
-    if (localFound_[i].found())
-      return false;
-    const double b = atomicLoadRelaxed(&bound_[comp_[i]]);
-    return !(double(lowLocal_[i]) > b) && !(core2_ && core2_[i] > b);
+    for (std::size_t c = 0; c < numComps(); ++c)
+      lowerBound(&comps_->bound2[rootOf_[c]], bound_[c]);
   }
 
   // Per component the lightest edge of this rank's tree that leaves it; the
@@ -318,21 +305,37 @@ private:
     return emstEdgeLess(x.weight2, id[x.a], id[x.b], y.weight2, id[y.a], id[y.b]);
   }
 
-  // The bounds of components on several ranks: the least of the ranks'.
+  // The rank that reduces a spanning component's bounds and candidates.
+  int ownerOf(GlobalId label) const { return int(label % GlobalId(comm_.size())); }
+
+  // The bounds of components on several ranks: the least of the ranks',
+  // reduced on each component's owner rank and sent back to the ranks that
+  // sent one.
   void shareSpanningBounds()
   {
-    std::vector<std::pair<GlobalId, double>> mine;
+    const int ranks = comm_.size();
+    std::vector<std::vector<std::pair<GlobalId, double>>> toOwner(ranks);
     for (std::size_t c = 0; c < numComps(); ++c)
       if (spanning_[c])
-        mine.emplace_back(label_[c], bound_[c]);
-    std::vector<std::pair<GlobalId, double>> all = allGatherCounted(comm_, mine, traffic_);
-    std::sort(all.begin(), all.end());
+        toOwner[ownerOf(label_[c])].emplace_back(label_[c], bound_[c]);
+    std::vector<std::vector<std::pair<GlobalId, double>>> got =
+      allToAllCounted(comm_, toOwner, traffic_);
+    std::vector<std::pair<GlobalId, double>> least;
+    for (const auto& list : got)
+      least.insert(least.end(), list.begin(), list.end());
+    std::sort(least.begin(), least.end()); // per label its least bound first
+    for (auto& list : got)
+      for (auto& [label, bound] : list)
+        bound = std::lower_bound(least.begin(), least.end(),
+          std::pair<GlobalId, double>(label, -kInfinity))->second;
+    const std::vector<std::vector<std::pair<GlobalId, double>>> back =
+      allToAllCounted(comm_, got, traffic_);
+    std::vector<std::size_t> at(ranks, 0);
     for (std::size_t c = 0; c < numComps(); ++c)
       if (spanning_[c])
       {
-        auto it = std::lower_bound(
-          all.begin(), all.end(), std::pair<GlobalId, double>(label_[c], -kInfinity));
-        bound_[c] = std::min(bound_[c], it->second);
+        const int o = ownerOf(label_[c]);
+        bound_[c] = std::min(bound_[c], back[o][at[o]++].second);
       }
   }
 
@@ -360,43 +363,51 @@ private:
     traffic_.boundaryQueries += asks;
     roundQueries_ = asks;
     const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
-    std::vector<std::vector<EdgeAnswer<T>>> answers(ranks);
-    const EmstSearchTree<T> st = searchTree();
-    for (int r = 0; r < ranks; ++r)
-    {
-      traffic_.bytesReceived += double(asked[r].size() * sizeof(EdgeAsk<T>));
-      std::vector<EdgeAnswer<T>> found(asked[r].size());
-#pragma omp parallel
-      {
-        SearchStack stack;
-#pragma omp for schedule(dynamic, 64)
-        for (long long j = 0; j < (long long)asked[r].size(); ++j)
-        {
-          const EdgeAsk<T>& a = asked[r][j];
-          double b = a.bound2;
-          const EdgeFound f = searchLightestEdge(st, a.query, b, stack);
-          EdgeAnswer<T>& out = found[j];
-          out.point = a.point;
-          out.found = f.point;
-          if (!f.found())
-            continue;
-          out.weight2 = f.weight2;
-          out.id = f.id;
-          out.label = label_[comp_[f.point]];
-          raw(f.point, out.raw);
-        }
-      }
-      for (const EdgeAnswer<T>& a : found)
-        if (a.found != Index(-1))
-          answers[r].push_back(a);
-    }
-    foreignFound_ = allToAllTyped(comm_, answers);
+    foreignFound_ = allToAllTyped(comm_, answerAsked(asked));
     for (const auto& list : foreignFound_)
     {
       traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
       for (const EdgeAnswer<T>& a : list)
         lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
     }
+  }
+
+  // Every rank's asks searched at once (one query tree); per asking rank
+  // the answers that found an edge.
+  std::vector<std::vector<EdgeAnswer<T>>> answerAsked(
+    const std::vector<std::vector<EdgeAsk<T>>>& asked)
+  {
+    std::vector<EdgeQuery<T>> queries;
+    std::vector<double> bound2;
+    for (const std::vector<EdgeAsk<T>>& list : asked)
+    {
+      traffic_.bytesReceived += double(list.size() * sizeof(EdgeAsk<T>));
+      for (const EdgeAsk<T>& a : list)
+      {
+        queries.push_back(a.query);
+        bound2.push_back(a.bound2);
+      }
+    }
+    const std::vector<ForeignEdge> found =
+      searchBoundaryEdges(points_, localSide(), queries, bound2, threads_);
+    std::vector<std::vector<EdgeAnswer<T>>> answers(asked.size());
+    std::size_t at = 0;
+    for (std::size_t r = 0; r < asked.size(); ++r)
+      for (const EdgeAsk<T>& a : asked[r])
+      {
+        const ForeignEdge& f = found[at++];
+        if (!f.found())
+          continue;
+        EdgeAnswer<T> out;
+        out.point = a.point;
+        out.found = f.source;
+        out.weight2 = f.weight2;
+        out.id = points_.ids[f.source];
+        out.label = label_[comp_[f.source]];
+        raw(f.source, out.raw);
+        answers[r].push_back(out);
+      }
+    return answers;
   }
 
   // A component's lightest edge so far, compactly (40 bytes: round 0 has a
@@ -434,9 +445,9 @@ private:
     }
     for (Index i = 0; i < n_ && !useLocalTree_; ++i)
     {
-      const EdgeFound& f = localFound_[i];
-      if (f.found())
-        offer(i, f.weight2, f.id, f.point, me_, 0);
+      const Index other = comps_->choice[i];
+      if (other != kNoPoint)
+        offer(i, weight2(i, other), points_.ids[other], other, me_, 0);
     }
     for (int r = 0; r < int(foreignFound_.size()); ++r)
       for (std::size_t k = 0; k < foreignFound_[r].size(); ++k)
@@ -474,16 +485,18 @@ private:
     return e;
   }
 
-  // Components on several ranks: the lightest of the ranks' edges, the same
-  // list on every rank (by label).
+  // Components on several ranks: the lightest of the ranks' edges, on the
+  // component's owner rank (one per component, there only).
   std::vector<BoruvkaEdge<T>> reduceSpanning()
   {
     best_ = bestPerComponent();
-    std::vector<BoruvkaEdge<T>> mine;
+    std::vector<std::vector<BoruvkaEdge<T>>> toOwner(comm_.size());
     for (std::size_t c = 0; c < numComps(); ++c)
       if (spanning_[c] && best_[c].exists())
-        mine.push_back(travelling(best_[c]));
-    std::vector<BoruvkaEdge<T>> all = allGatherCounted(comm_, mine, traffic_);
+        toOwner[ownerOf(label_[c])].push_back(travelling(best_[c]));
+    std::vector<BoruvkaEdge<T>> all;
+    for (const auto& list : allToAllCounted(comm_, toOwner, traffic_))
+      all.insert(all.end(), list.begin(), list.end());
     std::sort(all.begin(), all.end(),
       [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
       { return a.labelA != b.labelA ? a.labelA < b.labelA : a.lighterThan(b); });
@@ -494,11 +507,12 @@ private:
     return out;
   }
 
-  void emit(const BoruvkaEdge<T>& e)
+  // Outputs e when its smaller-id end lies on this rank; returns whether.
+  bool emit(const BoruvkaEdge<T>& e)
   {
     const bool aFirst = e.idA < e.idB;
     if ((aFirst ? e.rankA : e.rankB) != me_)
-      return;
+      return false;
     EmstEmitted<T> out;
     out.from = aFirst ? e.pointA : e.pointB;
     out.fromId = e.low();
@@ -506,6 +520,7 @@ private:
     out.weight2 = e.weight2;
     std::copy_n(aFirst ? e.rawB : e.rawA, 3, out.toRaw);
     emitted_.push_back(out);
+    return true;
   }
 
   // An edge between two of this rank's points.
@@ -556,25 +571,40 @@ private:
       else
         proposals.push_back(travelling(e));
     }
-    std::vector<BoruvkaEdge<T>> global = allGatherCounted(comm_, proposals, traffic_);
-    global.insert(global.end(), spanningBest.begin(), spanningBest.end());
-    std::sort(global.begin(), global.end(),
+    proposals.insert(proposals.end(), spanningBest.begin(), spanningBest.end());
+    // Each chosen edge to the ranks of its ends (one copy per edge there),
+    // and only its labels to every rank.
+    std::vector<std::vector<BoruvkaEdge<T>>> toEnds(comm_.size());
+    std::vector<LabelPair> labels;
+    for (const BoruvkaEdge<T>& e : proposals)
+    {
+      toEnds[e.rankA].push_back(e);
+      if (e.rankB != e.rankA)
+        toEnds[e.rankB].push_back(e);
+      labels.push_back(LabelPair{ e.labelA, e.labelB });
+    }
+    std::vector<BoruvkaEdge<T>> mine;
+    for (const auto& list : allToAllCounted(comm_, toEnds, traffic_))
+      mine.insert(mine.end(), list.begin(), list.end());
+    std::sort(mine.begin(), mine.end(),
       [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
       { return a.low() != b.low() ? a.low() < b.low() : a.high() < b.high(); });
-    global.erase(std::unique(global.begin(), global.end(),
-                   [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
-                   { return a.low() == b.low() && a.high() == b.high(); }),
-      global.end());
-    for (const BoruvkaEdge<T>& e : global)
-      emit(e);
-    relabel(parent, global);
-    return allSum(comm_, localAdded) + std::int64_t(global.size());
+    mine.erase(std::unique(mine.begin(), mine.end(),
+                 [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+                 { return a.low() == b.low() && a.high() == b.high(); }),
+      mine.end());
+    for (const BoruvkaEdge<T>& e : mine)
+      localAdded += emit(e) ? 1 : 0;
+    relabel(parent, mine, allGatherCounted(comm_, labels, traffic_));
+    return allSum(comm_, localAdded);
   }
 
   // New labels: the local groups' smallest labels, joined over all ranks by
-  // the allgathered edges and each rank's pairs (label of a component that an
-  // allgathered edge touches, smallest label of its local group).
-  void relabel(std::vector<Index>& parent, const std::vector<BoruvkaEdge<T>>& global)
+  // the chosen cross-rank merges (`joined`, every rank's) and each rank's
+  // pairs (label of a component that one of its chosen edges, `mine`,
+  // touches; smallest label of its local group).
+  void relabel(std::vector<Index>& parent, const std::vector<BoruvkaEdge<T>>& mine,
+    const std::vector<LabelPair>& joined)
   {
     const std::size_t m = numComps();
     std::vector<GlobalId> groupMin(m, GlobalId(-1));
@@ -584,7 +614,7 @@ private:
       g = g < 0 ? label_[c] : std::min(g, label_[c]);
     }
     std::vector<char> touched(m, 0);
-    for (const BoruvkaEdge<T>& e : global)
+    for (const BoruvkaEdge<T>& e : mine)
     {
       if (e.rankA == me_)
         touched[comp_[e.pointA]] = 1;
@@ -603,8 +633,8 @@ private:
     LabelUnion labels;
     for (const GlobalId s : spanningLabels_)
       labels.add(s);
-    for (const BoruvkaEdge<T>& e : global)
-      labels.unite(e.labelA, e.labelB);
+    for (const LabelPair& j : joined)
+      labels.unite(j.a, j.b);
     for (const auto& p : allPairs)
       labels.unite(p.first, p.second);
 
@@ -639,6 +669,7 @@ private:
   const EmstRankPoints<T>& points_;
   const double* core2_;
   double maxBound2_;
+  int threads_;
   Communicator& comm_;
   EmstTraffic& traffic_;
   int me_;
@@ -647,13 +678,16 @@ private:
   std::vector<GlobalId> label_;  // per local component: smallest global id
   std::vector<char> spanning_;   // per local component: may lie on other ranks too
   std::vector<GlobalId> spanningLabels_; // the same on every rank, ascending
-  std::vector<std::vector<Index>> nodeComp_;
   std::vector<double> bound_; // per local component
-  // Per sorted point: its lightest local edge out of its component (kept
-  // while it stays one), and lower bounds of its lightest local and foreign
-  // edges (rounded down; they only grow, as the other components shrink).
-  std::vector<EdgeFound> localFound_;
-  std::vector<float> lowLocal_, lowForeign_;
+  // Mutual reachability: the serial round's state on this rank's tree (per
+  // sorted point its lightest local edge out of its component, kept while it
+  // stays one), the ids by route index, and per component its first point.
+  std::unique_ptr<BoruvkaComponents<T>> comps_;
+  std::vector<GlobalId> routeIds_;
+  std::vector<Index> rootOf_;
+  // Per sorted point: a lower bound of its lightest foreign edge (rounded
+  // down; it only grows, as the other components shrink).
+  std::vector<float> lowForeign_;
   // Euclidean: this rank's own tree (edges between components only), and
   // per component the position of its lightest edge there.
   static constexpr std::size_t kNoTreeEdge = std::size_t(-1);
@@ -664,27 +698,41 @@ private:
   std::vector<Choice> best_;
   std::vector<EmstEmitted<T>> emitted_;
   double roundQueries_ = 0;
+  double boundaryBytes_ = 0; // received by the boundary queries and answers
 };
 } // namespace
 
 template <class T>
 std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& points,
   const EmstProblem<T>& piece, const double* core2, double maxBound2, int threads,
-  Communicator& comm, EmstTraffic& traffic, RunInfo& info)
+  const RunControl& control, Communicator& comm, EmstTraffic& traffic, RunInfo& info)
 {
   std::vector<LocalTreeEdge> localTree;
+  bool stopped = false;
   if (!core2)
   {
     StageTimer timer(&info, "local tree");
-    localTree = localTreeEdges(points, piece, threads);
+    std::function<bool(double)> progress;
+    if (control.progress)
+      progress = [&control](double f) { return control.progress(0.2 + 0.2 * f); };
+    try
+    {
+      localTree = localTreeEdges(points, piece, threads, progress);
+    }
+    catch (const Aborted&)
+    {
+      stopped = true; // told to every rank at the rounds' first agreement
+    }
   }
-  return DistributedBoruvka<T>(points, core2, maxBound2, std::move(localTree), comm, traffic)
-    .run(info);
+  return DistributedBoruvka<T>(
+    points, core2, maxBound2, std::move(localTree), threads, comm, traffic)
+    .run(control, stopped, info);
 }
 
 template std::vector<EmstEmitted<float>> runDistributedBoruvka<float>(const EmstRankPoints<float>&,
-  const EmstProblem<float>&, const double*, double, int, Communicator&, EmstTraffic&, RunInfo&);
+  const EmstProblem<float>&, const double*, double, int, const RunControl&, Communicator&,
+  EmstTraffic&, RunInfo&);
 template std::vector<EmstEmitted<double>> runDistributedBoruvka<double>(
   const EmstRankPoints<double>&, const EmstProblem<double>&, const double*, double, int,
-  Communicator&, EmstTraffic&, RunInfo&);
+  const RunControl&, Communicator&, EmstTraffic&, RunInfo&);
 } // namespace jz

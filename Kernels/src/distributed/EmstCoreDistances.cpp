@@ -2,23 +2,27 @@
 // every point's k-th smallest squared distance among this rank's points is
 // an upper bound of its global one; a point whose bound reaches another
 // rank's cover is sent there, and that rank answers its k smallest squared
-// distances within the bound. The k smallest of all lists is the value the
-// serial kNN walk finds (a multiset of distances: ids do not matter).
+// distances. The k smallest of all lists is the value the serial kNN walk
+// finds (a multiset of distances: ids do not matter). Both searches are the
+// single-process kNN walk (computeKnn): the rank's points query themselves,
+// and the points sent by other ranks are the queries of one tree whose
+// sources are the rank's points within their radii (pointsNear). Every
+// answered value is the distance to a distinct real point, and each rank's
+// share of the k smallest overall lies within the radius, so it is answered:
+// the k-th smallest of the merged lists is the global one.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <vector>
 
 #include "EmstPhases.h"
-#include "EmstPointSearch.h"
+#include "EmstPointsNear.h"
 #include "jz/Knn.h"
 
 namespace jz
 {
 namespace
 {
-using SearchStack = std::vector<std::pair<double, std::pair<int, Index>>>;
-
 template <class T>
 struct CoreQuery
 {
@@ -45,77 +49,108 @@ std::vector<std::vector<Index>> boundaryPoints(
   return to;
 }
 
-// Answers the queries of every rank: per query its index and k squared
-// distances (kInfinity where fewer are within its radius).
+// The k nearest of this rank's points, or of its sorted points `among`, to
+// each of `queries` (xyz; nullptr: the rank's points themselves), by the
+// single-process kNN walk: per query k sorted indices, nearest first
+// (Index(-1) where there are fewer than k points).
 template <class T>
-std::vector<std::vector<char>> answerCoreQueries(const EmstSearchTree<T>& st,
-  const std::vector<std::vector<char>>& asked, int k, std::size_t answerBytes)
+std::vector<Index> nearestOnRank(const EmstRankPoints<T>& points, const std::vector<Index>* among,
+  const T* queries, std::size_t numQueries, int k, int threads)
 {
-  std::vector<std::vector<char>> answers(asked.size());
-  for (std::size_t r = 0; r < asked.size(); ++r)
-  {
-    const std::vector<CoreQuery<T>> qs = fromBytes<CoreQuery<T>>(asked[r]);
-    answers[r].resize(qs.size() * answerBytes);
-    char* out = answers[r].data();
-#pragma omp parallel
-    {
-      SearchStack stack;
-      std::vector<double> vals;
-#pragma omp for schedule(dynamic, 64)
-      for (long long j = 0; j < (long long)qs.size(); ++j)
-      {
-        searchSmallestDistances(st, qs[j].p, k, qs[j].radius2, vals, stack);
-        vals.resize(k, kInfinity);
-        char* a = out + std::size_t(j) * answerBytes;
-        std::memcpy(a, &qs[j].point, sizeof(Index));
-        std::memcpy(a + sizeof(Index), vals.data(), k * sizeof(double));
-      }
-    }
-  }
-  return answers;
-}
-
-
-// The k-th smallest squared distance among this rank's points, per sorted
-// point, by the single-process kNN walk (the serial EMST's own): its k-th
-// neighbour's squared distance, recomputed exactly (ties in distance do not
-// change the value). kInfinity when the rank has fewer than k points.
-template <class T>
-std::vector<double> localCoreDistances(const EmstRankPoints<T>& points, int k, int threads)
-{
-  const Index n = Index(points.size());
-  std::vector<double> core2(n, kInfinity);
-  if (n < Index(k))
-    return core2;
-  std::vector<GlobalId> routeIds(n);
-  std::iota(routeIds.begin(), routeIds.end(), GlobalId(0));
+  const Index n = among ? Index(among->size()) : Index(points.size());
+  const std::size_t kk = std::size_t(k);
+  std::vector<Index> out(numQueries * kk, Index(-1));
+  const int found = std::min(k, int(n));
+  if (found == 0 || numQueries == 0)
+    return out;
+  std::vector<GlobalId> sourceIds(n); // source positions: no tie is left to ids
+  std::iota(sourceIds.begin(), sourceIds.end(), GlobalId(0));
   std::vector<Index> sortedOf(n);
+  std::vector<T> subset(among ? 3 * std::size_t(n) : 0);
   for (Index i = 0; i < n; ++i)
-    sortedOf[points.routeIndex(i)] = i;
-  const Periodicity& per = points.tree.periodicity;
+    if (among)
+    {
+      sortedOf[i] = (*among)[i];
+      points.tree.sources.point(sortedOf[i], &subset[3 * std::size_t(i)]);
+    }
+    else
+      sortedOf[points.routeIndex(i)] = i;
   KnnProblem<T> problem;
-  problem.sources = points.raw.data();
+  problem.sources = among ? subset.data() : points.raw.data();
   problem.numSources = n;
-  problem.sourceIds = routeIds.data();
-  problem.k = k;
-  problem.periodic = per.enabled();
+  problem.sourceIds = sourceIds.data();
+  problem.queries = queries;
+  problem.numQueries = queries ? numQueries : 0;
+  problem.k = found;
+  problem.periodic = points.tree.periodicity.enabled();
   std::copy_n(points.boxLo, 3, problem.boxLo);
   std::copy_n(points.boxHi, 3, problem.boxHi);
-  std::vector<GlobalId> neighbors(std::size_t(n) * std::size_t(k));
+  std::vector<GlobalId> neighbors(numQueries * std::size_t(found));
   KnnResults<T> results;
   results.neighborIds = neighbors.data();
   RunControl control;
   control.numThreads = threads;
   computeKnn(problem, results, Backend::CPU, control);
-  for (Index r = 0; r < n; ++r)
+  for (std::size_t q = 0; q < numQueries; ++q)
+    for (int j = 0; j < found; ++j)
+      out[q * kk + j] = sortedOf[neighbors[q * std::size_t(found) + j]];
+  return out;
+}
+
+// The squared distances from p to the rank's sorted points `near` (k of
+// them), exactly as the serial EMST computes them; kInfinity for none.
+template <class T>
+void distancesTo(const EmstRankPoints<T>& points, const T* p, const Index* near, int k, double* out)
+{
+  for (int j = 0; j < k; ++j)
   {
-    const Index i = sortedOf[r], j = sortedOf[neighbors[std::size_t(r) * k + (k - 1)]];
-    T p[3], q[3];
-    points.tree.sources.point(i, p);
-    points.tree.sources.point(j, q);
-    core2[i] = distance2(p, q, per);
+    out[j] = kInfinity;
+    if (near[j] == Index(-1))
+      continue;
+    T q[3];
+    points.tree.sources.point(near[j], q);
+    out[j] = distance2(p, q, points.tree.periodicity);
   }
-  return core2;
+}
+
+// Answers the queries of every rank: per query its index and k squared
+// distances (kInfinity where the rank has fewer than k points).
+template <class T>
+std::vector<std::vector<char>> answerCoreQueries(const EmstRankPoints<T>& points,
+  const std::vector<std::vector<char>>& asked, int k, int threads, std::size_t answerBytes)
+{
+  std::vector<CoreQuery<T>> all;
+  for (const std::vector<char>& block : asked)
+  {
+    const std::vector<CoreQuery<T>> qs = fromBytes<CoreQuery<T>>(block);
+    all.insert(all.end(), qs.begin(), qs.end());
+  }
+  std::vector<T> xyz(3 * all.size());
+  std::vector<double> radius2(all.size());
+  for (std::size_t j = 0; j < all.size(); ++j)
+  {
+    std::copy_n(all[j].p, 3, &xyz[3 * j]);
+    radius2[j] = all[j].radius2;
+  }
+  // Only the points within a query's radius can be among its k smallest.
+  const std::vector<Index> within = pointsNear(points.tree, xyz.data(), all.size(), radius2.data());
+  const std::vector<Index> near = nearestOnRank(points, &within, xyz.data(), all.size(), k, threads);
+  std::vector<std::vector<char>> answers(asked.size());
+  std::vector<double> vals(k);
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < asked.size(); ++r)
+  {
+    const std::size_t count = asked[r].size() / sizeof(CoreQuery<T>);
+    answers[r].resize(count * answerBytes);
+    for (std::size_t j = 0; j < count; ++j, ++at)
+    {
+      distancesTo(points, all[at].p, &near[at * std::size_t(k)], k, vals.data());
+      char* a = answers[r].data() + j * answerBytes;
+      std::memcpy(a, &all[at].point, sizeof(Index));
+      std::memcpy(a + sizeof(Index), vals.data(), std::size_t(k) * sizeof(double));
+    }
+  }
+  return answers;
 }
 } // namespace
 
@@ -125,8 +160,18 @@ std::vector<double> emstCoreDistances(const EmstRankPoints<T>& points, int k, in
 {
   const Index n = points.tree.sources.size();
   const int me = comm.rank(), ranks = comm.size();
-  const EmstSearchTree<T> st{ points.tree, points.coarse };
-  std::vector<double> core2 = localCoreDistances(points, k, threads);
+  const std::size_t kk = std::size_t(k);
+  // The rank's own k nearest per route position, and so per sorted point.
+  const std::vector<Index> local =
+    nearestOnRank(points, nullptr, static_cast<const T*>(nullptr), n, k, threads);
+  std::vector<double> core2(n, kInfinity);
+  if (n >= Index(k))
+    for (Index i = 0; i < n; ++i)
+    {
+      T p[3];
+      points.tree.sources.point(i, p);
+      distancesTo(points, p, &local[std::size_t(points.routeIndex(i)) * kk + (kk - 1)], 1, &core2[i]);
+    }
   if (ranks == 1)
     return core2;
 
@@ -145,9 +190,9 @@ std::vector<double> emstCoreDistances(const EmstRankPoints<T>& points, int k, in
     traffic.boundaryQueries += double(qs.size());
   }
   const std::vector<std::vector<char>> asked = comm.allToAll(ask);
-  const std::size_t answerBytes = sizeof(Index) + std::size_t(k) * sizeof(double);
+  const std::size_t answerBytes = sizeof(Index) + kk * sizeof(double);
   const std::vector<std::vector<char>> answers =
-    comm.allToAll(answerCoreQueries(st, asked, k, answerBytes));
+    comm.allToAll(answerCoreQueries(points, asked, k, threads, answerBytes));
   for (int r = 0; r < ranks; ++r)
     traffic.bytesReceived += double(asked[r].size() + answers[r].size());
 
@@ -159,19 +204,18 @@ std::vector<double> emstCoreDistances(const EmstRankPoints<T>& points, int k, in
       Index i;
       std::memcpy(&i, block.data() + at, sizeof(Index));
       const std::size_t old = lists[i].size();
-      lists[i].resize(old + k);
-      std::memcpy(lists[i].data() + old, block.data() + at + sizeof(Index), k * sizeof(double));
+      lists[i].resize(old + kk);
+      std::memcpy(lists[i].data() + old, block.data() + at + sizeof(Index), kk * sizeof(double));
     }
-  SearchStack stack;
-  std::vector<double> vals;
   for (Index i = 0; i < n; ++i)
   {
     if (lists[i].empty())
       continue;
     T p[3];
     points.tree.sources.point(i, p);
-    searchSmallestDistances(st, p, k, kInfinity, vals, stack);
-    lists[i].insert(lists[i].end(), vals.begin(), vals.end());
+    const std::size_t old = lists[i].size();
+    lists[i].resize(old + kk);
+    distancesTo(points, p, &local[std::size_t(points.routeIndex(i)) * kk], k, &lists[i][old]);
     std::nth_element(lists[i].begin(), lists[i].begin() + (k - 1), lists[i].end());
     core2[i] = lists[i][k - 1];
   }

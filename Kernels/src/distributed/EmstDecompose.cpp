@@ -46,7 +46,6 @@ EmstRankPoints<T> decomposeEmstPoints(
   points.ids.resize(n);
   for (std::size_t i = 0; i < n; ++i)
     points.ids[i] = ids[points.tree.sources.inputIndex[i]];
-  points.coarse = coarsePlanes(points.tree);
   points.cover = EmstRankCover<T>(points.tree, comm);
   traffic.bytesReceived += points.cover.bytes();
   return points;

@@ -9,8 +9,8 @@
 #include <omp.h>
 
 #include "../StageTimer.h"
+#include "../cpu/FloatBounds.h"
 #include "EmstPhases.h"
-#include "EmstPointSearch.h"
 #include "jz/Communicator.h"
 #include "jz/Emst.h"
 
@@ -86,24 +86,37 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   StageTimer decomposeTimer(&info, "decomposition+tree");
   const EmstRankPoints<T> points = decomposeEmstPoints(piece, comm, traffic);
   decomposeTimer.stop();
+  agreeOnProgress(control, 0.1, comm);
   const double afterDecomposition = traffic.bytesReceived;
   std::vector<double> core2;
   if (piece.metric == EmstMetric::MutualReachability)
   {
     StageTimer timer(&info, "core distances");
     core2 = emstCoreDistances(points, piece.minSamples + 1, threads, comm, traffic);
+    timer.stop();
+    agreeOnProgress(control, 0.2, comm);
   }
   const double afterCores = traffic.bytesReceived;
   StageTimer roundsTimer(&info, "boruvka");
   // The serial search keeps a float bound rounded up: the same edges pass.
   const double maxBound2 = double(roundUpToFloat(piece.maxLength * piece.maxLength));
   const std::vector<EmstEmitted<T>> edges = runDistributedBoruvka(points, piece,
-    core2.empty() ? nullptr : core2.data(), maxBound2, threads, comm, traffic, info);
+    core2.empty() ? nullptr : core2.data(), maxBound2, threads, control, comm, traffic, info);
   roundsTimer.stop();
+  agreeOnProgress(control, 0.9, comm);
   const double afterRounds = traffic.bytesReceived;
   StageTimer homeTimer(&info, "edges home");
   sendEmstEdgesHome(points, edges, core2, piece, comm, out, traffic);
   homeTimer.stop();
+  try
+  {
+    agreeOnProgress(control, 1.0, comm);
+  }
+  catch (const Aborted&)
+  {
+    out = EmstRankEdges<T>{}; // no partial output
+    throw;
+  }
   info.counters.emplace_back("bytes received", traffic.bytesReceived);
   info.counters.emplace_back("bytes received: decomposition", afterDecomposition);
   info.counters.emplace_back("bytes received: core distances", afterCores - afterDecomposition);

@@ -4,8 +4,8 @@
 namespace jz
 {
 template <class T>
-std::vector<LocalTreeEdge> localTreeEdges(
-  const EmstRankPoints<T>& points, const EmstProblem<T>& piece, int threads)
+std::vector<LocalTreeEdge> localTreeEdges(const EmstRankPoints<T>& points,
+  const EmstProblem<T>& piece, int threads, const std::function<bool(double)>& progress)
 {
   const Index n = Index(points.size());
   std::vector<GlobalId> routeIds(n);
@@ -22,6 +22,7 @@ std::vector<LocalTreeEdge> localTreeEdges(
   local.metric = EmstMetric::Euclidean;
   RunControl control;
   control.numThreads = threads;
+  control.progress = progress;
   EmstEdges edges;
   computeEmst(local, edges, Backend::CPU, control);
   std::vector<LocalTreeEdge> out(edges.size());
@@ -30,8 +31,8 @@ std::vector<LocalTreeEdge> localTreeEdges(
   return out;
 }
 
-template std::vector<LocalTreeEdge> localTreeEdges<float>(
-  const EmstRankPoints<float>&, const EmstProblem<float>&, int);
-template std::vector<LocalTreeEdge> localTreeEdges<double>(
-  const EmstRankPoints<double>&, const EmstProblem<double>&, int);
+template std::vector<LocalTreeEdge> localTreeEdges<float>(const EmstRankPoints<float>&,
+  const EmstProblem<float>&, int, const std::function<bool(double)>&);
+template std::vector<LocalTreeEdge> localTreeEdges<double>(const EmstRankPoints<double>&,
+  const EmstProblem<double>&, int, const std::function<bool(double)>&);
 } // namespace jz

@@ -2,6 +2,7 @@
 // Borůvka's local candidates (EmstBoruvkaRounds.cpp).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "EmstPhases.h"
@@ -21,7 +22,8 @@ struct LocalTreeEdge
 // points crosses a cut of this rank's complete graph, so it is an edge of
 // this tree: a component's local candidate is the lightest tree edge it
 // touches, without a search.
+// `progress` is handed to computeEmst (which throws Aborted when it says stop).
 template <class T>
-std::vector<LocalTreeEdge> localTreeEdges(
-  const EmstRankPoints<T>& points, const EmstProblem<T>& piece, int threads);
+std::vector<LocalTreeEdge> localTreeEdges(const EmstRankPoints<T>& points,
+  const EmstProblem<T>& piece, int threads, const std::function<bool(double)>& progress);
 } // namespace jz

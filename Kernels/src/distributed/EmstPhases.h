@@ -20,7 +20,6 @@
 #include "jz/Tree.h"
 
 #include "Decomposition.h"
-#include "EmstPointSearch.h"
 #include "EmstRankCover.h"
 
 namespace jz
@@ -35,13 +34,24 @@ struct EmstRankPoints
   ZTree<T> tree;              // of raw (wrapped when periodic)
   std::vector<GlobalId> ids;  // per sorted point
   EmstRankCover<T> cover;     // where every rank's points lie
-  std::vector<CoarsePlane<T>> coarse; // above the tree's planes (EmstPointSearch.h)
   double boxLo[3] = { 0, 0, 0 };     // the input's periodic box
   double boxHi[3] = { 1, 1, 1 };
   std::size_t size() const { return input.size(); }
   // Where sorted point i lives in route order.
   Index routeIndex(Index i) const { return tree.sources.inputIndex[i]; }
 };
+
+// Reports `fraction` done to this rank's RunControl; when it asks to stop on
+// any rank (or `stopHere`), every rank throws Aborted here (an abort, not an
+// error, as on one process), so that all end together and none hangs in a
+// later collective. Collective.
+inline void agreeOnProgress(
+  const RunControl& control, double fraction, Communicator& comm, bool stopHere = false)
+{
+  const bool stop = stopHere || (control.progress && !control.progress(fraction));
+  if (allSum(comm, stop ? 1 : 0) > 0)
+    throw Aborted();
+}
 
 // Counts of the exchange, for the report (bytes received by this rank).
 struct EmstTraffic
@@ -73,11 +83,12 @@ struct EmstEmitted
 
 // The rounds: the edges of the tree (forest up to maxBound2) whose
 // smaller-id endpoint lies on this rank. core2: per sorted point, or null
-// (Euclidean); piece: the box and maxLength.
+// (Euclidean); piece: the box and maxLength. Progress from 0.2 to 0.9 of
+// control's (agreeOnProgress at every round).
 template <class T>
 std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& points,
   const EmstProblem<T>& piece, const double* core2, double maxBound2, int threads,
-  Communicator& comm, EmstTraffic& traffic, RunInfo& info);
+  const RunControl& control, Communicator& comm, EmstTraffic& traffic, RunInfo& info);
 
 // The edges to the input ranks of their `from` points, and the core
 // distances home (when core2 is not empty). Collective.

@@ -1,7 +1,7 @@
 // Where every rank's points lie, known on every rank: per rank the boxes of
 // its tree's coarsest plane (about 1000 compact cells: a z-order range is
 // not convex, so one box would claim much of its neighbours' space), with
-// coarser planes over them (EmstPointSearch.h) so that a test visits few
+// coarser planes over them (CoarsePlane) so that a test visits few
 // boxes. A point needs another rank's answer only when one of that rank's
 // cells lies within its search radius.
 #pragma once
@@ -13,10 +13,43 @@
 #include "jz/Geometry.h"
 #include "jz/Tree.h"
 
-#include "EmstPointSearch.h"
-
 namespace jz
 {
+// Planes above the tree's coarsest, each grouping kFan consecutive nodes of
+// the one below, up to one of at most kFan nodes: a test (mayReach) then
+// starts from a few boxes instead of the coarsest plane's ~1000.
+template <class T>
+struct CoarsePlane
+{
+  static constexpr Index kFan = 8;
+  std::vector<Index> split; // children in the plane below
+  std::vector<Box<T>> box;
+};
+
+template <class T>
+std::vector<CoarsePlane<T>> coarsePlanes(std::vector<Box<T>> below)
+{
+  std::vector<CoarsePlane<T>> out;
+  while (Index(below.size()) > CoarsePlane<T>::kFan)
+  {
+    const Index count = Index(below.size());
+    CoarsePlane<T> c;
+    for (Index j = 0; j < count; j += CoarsePlane<T>::kFan)
+    {
+      c.split.push_back(j);
+      Box<T> b;
+      boxSetEmpty(b);
+      for (Index k = j; k < std::min(count, j + CoarsePlane<T>::kFan); ++k)
+        boxMerge(b, below[k]);
+      c.box.push_back(b);
+    }
+    c.split.push_back(count);
+    below = c.box;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 template <class T>
 class EmstRankCover
 {

@@ -1,7 +1,7 @@
 // Tree gravity's multipoles on the GPU, plane by plane from the leaves up:
-// one thread per node, the terms and their order those of the CPU's
-// gravityMoments (cpu/GravityMoments.h: its helpers, addSecond of
-// GravityTerms.h), so with --fmad=false the moments are the CPU's bit for bit.
+// one thread per node, through the CPU's own functions (cpu/GravityMoments.h:
+// leafMoments, parentMoments, finishMoments), so with --fmad=false the
+// moments are the CPU's bit for bit.
 #include "../cpu/GravityMoments.h"
 #include "GravityCuda.cuh"
 
@@ -11,21 +11,6 @@ namespace cuda
 {
 namespace
 {
-// The end of one node's moments (either plane): all points at one position
-// make an exact point mass there; the enclosing radius from its box.
-template <class T>
-__device__ void finishNode(const Box<T>& box, GravityMoments& n)
-{
-  if (box.lo[0] == box.hi[0] && box.lo[1] == box.hi[1] && box.lo[2] == box.hi[2])
-  {
-    for (int k = 0; k < 3; ++k)
-      n.com[k] = double(box.lo[k]);
-    for (int k = 0; k < 6; ++k)
-      n.second[k] = 0.0;
-  }
-  n.radius2 = gravity_detail::enclosingRadius2(box, n.com);
-}
-
 // Leaves from their points: centre of mass, then the moments about it.
 template <class T>
 __global__ void leafMomentsKernel(Index numNodes, const Index* sourceSplit, const Box<T>* box,
@@ -38,25 +23,8 @@ __global__ void leafMomentsKernel(Index numNodes, const Index* sourceSplit, cons
   const Index a = sourceSplit[j], b = sourceSplit[j + 1];
   if (a < b)
   {
-    for (Index i = a; i < b; ++i)
-    {
-      n.mass += mass[i];
-      n.com[0] += mass[i] * double(x[i]);
-      n.com[1] += mass[i] * double(y[i]);
-      n.com[2] += mass[i] * double(z[i]);
-    }
-    if (n.mass > 0)
-      for (int k = 0; k < 3; ++k)
-        n.com[k] /= n.mass;
-    else
-      gravity_detail::boxCentre(box[j], n.com);
-    for (Index i = a; i < b; ++i)
-    {
-      const double w[3] = { double(x[i]) - n.com[0], double(y[i]) - n.com[1],
-        double(z[i]) - n.com[2] };
-      addSecond(n.second, w, mass[i]);
-    }
-    finishNode(box[j], n);
+    n = gravity_detail::leafMoments(a, b, x, y, z, mass, box[j]);
+    gravity_detail::finishMoments(box[j], n);
   }
   out[j] = n;
 }
@@ -74,26 +42,8 @@ __global__ void parentMomentsKernel(Index numNodes, const Index* sourceSplit,
   if (sourceSplit[j] < sourceSplit[j + 1])
   {
     const Index a = childSplit[j], b = childSplit[j + 1] < numBelow ? childSplit[j + 1] : numBelow;
-    for (Index c = a; c < b; ++c)
-    {
-      n.mass += below[c].mass;
-      for (int k = 0; k < 3; ++k)
-        n.com[k] += below[c].mass * below[c].com[k];
-    }
-    if (n.mass > 0)
-      for (int k = 0; k < 3; ++k)
-        n.com[k] /= n.mass;
-    else
-      gravity_detail::boxCentre(box[j], n.com);
-    for (Index c = a; c < b; ++c)
-    {
-      const double d[3] = { below[c].com[0] - n.com[0], below[c].com[1] - n.com[1],
-        below[c].com[2] - n.com[2] };
-      for (int k = 0; k < 6; ++k)
-        n.second[k] += below[c].second[k];
-      addSecond(n.second, d, below[c].mass);
-    }
-    finishNode(box[j], n);
+    n = gravity_detail::parentMoments(a, b, below, box[j]);
+    gravity_detail::finishMoments(box[j], n);
   }
   out[j] = n;
 }

@@ -120,6 +120,17 @@ jz::GravityProblem<T> selfProblem(
   return p;
 }
 
+// The sources with masses m, queried at separate points.
+template <class T>
+jz::GravityProblem<T> queryProblem(const std::vector<T>& xyz, const std::vector<double>& m,
+  const std::vector<T>& queries, double theta, double eps)
+{
+  jz::GravityProblem<T> p = selfProblem(xyz, m, theta, eps);
+  p.queries = queries.data();
+  p.numQueries = queries.size() / 3;
+  return p;
+}
+
 // Separate queries: a 12^3 grid over the points and beyond, and 100
 // particle positions (nothing is excluded there; at eps = 0 the coincident
 // pair is skipped).
@@ -264,14 +275,7 @@ JZ_TEST(SeparateQueries)
   for (double eps : { 0.0, 0.01 })
     for (double theta : { 0.0, 0.5 })
     {
-      jz::GravityProblem<float> p;
-      p.sources = xyz.data();
-      p.numSources = n;
-      p.sourceMasses = m.data();
-      p.queries = grid.data();
-      p.numQueries = grid.size() / 3;
-      p.openingAngle = theta;
-      p.softening = eps;
+      const jz::GravityProblem<float> p = queryProblem(xyz, m, grid, theta, eps);
       const Field got = run(p);
       const Field ref = direct(xyz, m, grid, -1, eps, 1.0);
       double ea, ep;
@@ -772,14 +776,7 @@ JZ_TEST(CudaSeparateQueries)
   for (double eps : { 0.0, 0.01 })
     for (double theta : { 0.0, 0.5 })
     {
-      jz::GravityProblem<float> p;
-      p.sources = xyz.data();
-      p.numSources = n;
-      p.sourceMasses = m.data();
-      p.queries = grid.data();
-      p.numQueries = grid.size() / 3;
-      p.openingAngle = theta;
-      p.softening = eps;
+      const jz::GravityProblem<float> p = queryProblem(xyz, m, grid, theta, eps);
       const Field ref = direct(xyz, m, grid, -1, eps, 1.0);
       char what[96];
       std::snprintf(what, sizeof what, "grid theta %.1f eps %g", theta, eps);
@@ -794,15 +791,8 @@ JZ_TEST(CudaSeparateQueries)
   {
     const std::size_t from = n - 2000;
     const std::vector<float> tail(xyz.begin() + 3 * from, xyz.end());
-    jz::GravityProblem<float> p;
-    p.sources = xyz.data();
-    p.numSources = n;
-    p.sourceMasses = m.data();
-    p.queries = tail.data();
-    p.numQueries = 2000;
+    jz::GravityProblem<float> p = queryProblem(xyz, m, tail, theta, 1e-3);
     p.queriesFromSource = from;
-    p.openingAngle = theta;
-    p.softening = 1e-3;
     const Field ref = direct(xyz, m, tail, (long long)from, 1e-3, 1.0);
     checkGpu(theta == 0 ? "queries from sources theta 0" : "queries from sources theta 0.5", p,
       ref, 1, theta == 0 ? 1e-12 : 1e-3, theta == 0 ? 1e-12 : 1e-4);

@@ -95,34 +95,13 @@ int main(int argc, char** argv)
   pr.softening = eps;
   const jz::GravityResults res{ phi.data(), acc.data() };
 
-  double best = 1e30;
-  std::vector<std::pair<std::string, double>> bestStages;
-  for (int rep = 0; rep <= reps; ++rep) // rep 0 warms up (context, module load)
-  {
-    const StageTimer t0(nullptr, "");
-    const jz::RunInfo info = jz::computeGravity(pr, res, jz::Backend::CUDA);
-    const double t = t0.seconds();
-    double gpuSum = 0;
-    for (auto& s : info.stageSeconds)
-      gpuSum += s.second;
-    std::printf(
-      "  %s: wall %.4f s, stages sum %.4f s (", rep == 0 ? "warm-up" : "run    ", t, gpuSum);
-    for (auto& s : info.stageSeconds)
-      std::printf(" %s %.4f", s.first.c_str(), s.second);
-    std::printf(" )\n");
-    if (rep == 0)
-      jzbench::printCounters(info, n, "    ");
-    if (rep > 0 && t < best)
-    {
-      best = t;
-      bestStages = info.stageSeconds;
-    }
-  }
+  const jzbench::BestGpuRun bestRun =
+    jzbench::timeGpuRuns(reps, n, [&] { return jz::computeGravity(pr, res, jz::Backend::CUDA); });
+  const double best = bestRun.seconds;
   std::printf("RESULT GPU gravity N=%zu %s theta %.2f%s best wall %.4f s", n, kind.c_str(), theta,
     o.pinned ? " pinned" : "", best);
   const int verdict = jzbench::finishResult(best, o.target);
-  for (auto& s : bestStages)
-    std::printf("  stage %-16s %8.2f ms\n", s.first.c_str(), 1e3 * s.second);
+  jzbench::printStages(bestRun);
 
   // Accuracy at a sample of particles against float64 direct sums.
   const std::vector<double> xyz64(xyz.begin(), xyz.end());

@@ -82,34 +82,13 @@ int main(int argc, char** argv)
     res.neighborDistances = dist.data();
   }
 
-  double best = 1e30;
-  std::vector<std::pair<std::string, double>> bestStages;
-  for (int rep = 0; rep <= reps; ++rep) // rep 0 warms up (context, module load)
-  {
-    const StageTimer t0(nullptr, "");
-    jz::RunInfo info = jz::computeKnn(pr, res, jz::Backend::CUDA);
-    const double t = t0.seconds();
-    double gpuSum = 0;
-    for (auto& s : info.stageSeconds)
-      gpuSum += s.second;
-    std::printf(
-      "  %s: wall %.4f s, stages sum %.4f s (", rep == 0 ? "warm-up" : "run    ", t, gpuSum);
-    for (auto& s : info.stageSeconds)
-      std::printf(" %s %.4f", s.first.c_str(), s.second);
-    std::printf(" )\n");
-    if (rep == 0)
-      jzbench::printCounters(info, n, "    ");
-    if (rep > 0 && t < best)
-    {
-      best = t;
-      bestStages = info.stageSeconds;
-    }
-  }
+  const jzbench::BestGpuRun bestRun =
+    jzbench::timeGpuRuns(reps, n, [&] { return jz::computeKnn(pr, res, jz::Backend::CUDA); });
+  const double best = bestRun.seconds;
   std::printf("RESULT GPU N=%zu K=%d %s%s best wall %.4f s", n, k, kind.c_str(),
     o.pinned ? " pinned" : "", best);
   const int verdict = jzbench::finishResult(best, o.target);
-  for (auto& s : bestStages)
-    std::printf("  stage %-16s %8.2f ms\n", s.first.c_str(), 1e3 * s.second);
+  jzbench::printStages(bestRun);
 
   if (o.verify)
   {

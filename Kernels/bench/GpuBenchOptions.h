@@ -1,5 +1,6 @@
-// What the two GPU benchmarks share: their command-line flags, page-locking
-// of host arrays, and how a run's counters and the target are printed.
+// What the GPU benchmarks share: their command-line flags, page-locking of
+// host arrays, the timed repeats, and how a run's counters and the target
+// are printed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/StageTimer.h"
 #include "jz/Backend.h"
 
 namespace jzbench
@@ -77,6 +79,48 @@ inline void printCounters(const jz::RunInfo& info, std::size_t n, const char* in
   for (auto& c : info.counters)
     if (c.first == "gpu peak bytes")
       std::printf("%sGPU memory: %.1f bytes per point at peak\n", indent, c.second / double(n));
+}
+
+// The best of `reps` timed runs and its stages.
+struct BestGpuRun
+{
+  double seconds = 1e30;
+  std::vector<std::pair<std::string, double>> stages;
+};
+
+// Runs `run` (returning its RunInfo) once to warm up (context, module load)
+// and `reps` times timed, printing each run's wall time and stages and the
+// warm-up's counters.
+template <class Run>
+BestGpuRun timeGpuRuns(int reps, std::size_t n, Run&& run)
+{
+  BestGpuRun best;
+  for (int rep = 0; rep <= reps; ++rep)
+  {
+    const jz::StageTimer t0(nullptr, "");
+    const jz::RunInfo info = run();
+    const double t = t0.seconds();
+    double gpuSum = 0;
+    for (auto& s : info.stageSeconds)
+      gpuSum += s.second;
+    std::printf(
+      "  %s: wall %.4f s, stages sum %.4f s (", rep == 0 ? "warm-up" : "run    ", t, gpuSum);
+    for (auto& s : info.stageSeconds)
+      std::printf(" %s %.4f", s.first.c_str(), s.second);
+    std::printf(" )\n");
+    if (rep == 0)
+      printCounters(info, n, "    ");
+    if (rep > 0 && t < best.seconds)
+      best = BestGpuRun{ t, info.stageSeconds };
+  }
+  return best;
+}
+
+// The best run's stages, one line each.
+inline void printStages(const BestGpuRun& best)
+{
+  for (auto& s : best.stages)
+    std::printf("  stage %-16s %8.2f ms\n", s.first.c_str(), 1e3 * s.second);
 }
 
 // Ends a RESULT line with the target's verdict; the exit code for main.

@@ -128,27 +128,34 @@ struct GravityPolicy : WalkPolicyDefaults
     const double R =
       gravity_detail::distance(n.receiverCentre.data() + 3 * std::size_t(c), moments[p][d].com);
     const double reach = n.receiverRadius[c] + n.sourceRadius[d];
-    return reach < thetaLocal * R && reach < R;
+    return (reach < thetaLocal * R) & (reach < R);
   }
 
+  // The three tests all computed and combined without branches: on
+  // clustered points each verdict is close to a coin flip, and the early
+  // returns cost more in mispredictions than the tests themselves. The
+  // verdicts are those of the sequential tests: prune the massless, else
+  // accept a point mass, an expandable pair or an acceptable multipole.
   template <class C>
   PairVerdict testPair(int p, Index c, Index d, const C&, double& /*low2*/) const
   {
     const GravityMoments& n = moments[p][d];
-    if (!(n.mass > 0))
-      return PairVerdict::Prune; // massless: contributes exactly nothing
-    if (n.radius2 == 0 || expandable(p, c, d))
-      return PairVerdict::Accept; // a point mass exact at any distance, or M2L (accept())
     const Box<T>& box = tree.queryBox(p, c);
     double dist2 = 0;
     for (int k = 0; k < 3; ++k)
     {
       const double below = double(box.lo[k]) - n.com[k];
       const double above = n.com[k] - double(box.hi[k]);
-      const double gap = std::max(std::max(below, above), 0.0); // at most one is > 0: no branch
+      const double gap = gravity_detail::maxNoBranch(gravity_detail::maxNoBranch(below, above), 0.0);
       dist2 += gap * gap;
     }
-    return multipoleAcceptable(n, dist2, theta2) ? PairVerdict::Accept : PairVerdict::Keep;
+    const bool accept =
+      (n.radius2 == 0) | expandable(p, c, d) | multipoleAcceptable(n, dist2, theta2);
+    const bool massive = n.mass > 0; // else massless: contributes exactly nothing
+    static_assert(int(PairVerdict::Prune) == 0 && int(PairVerdict::Accept) == 1 &&
+        int(PairVerdict::Keep) == 2,
+      "the verdict is computed from these values");
+    return PairVerdict((2 - int(accept)) * int(massive));
   }
 
   // c belongs to this thread: its local expansion and its queries' sums need

@@ -320,9 +320,12 @@ private:
       const Index c = s.accepted[a].first;
       const Index q0 = plane.querySplit[c], q1 = plane.querySplit[c + 1];
       const double origin[3] = { qx[q0], qy[q0], qz[q0] };
-      s.nodes.clear();
-      for (; a < s.accepted.size() && s.accepted[a].first == c; ++a)
-        s.nodes.push_back(floatMultipole(moments[p][s.accepted[a].second], origin, units));
+      std::size_t b = a;
+      while (b < s.accepted.size() && s.accepted[b].first == c)
+        ++b;
+      s.nodes.resize(b - a);
+      for (std::size_t i = 0; a < b; ++a, ++i)
+        floatMultipole(moments[p][s.accepted[a].second], origin, units, s.nodes[i]);
       const std::size_t n = q1 - q0;
       s.multipoles += double(n) * double(s.nodes.size()); // here, not per accept: no chain
       const std::size_t padded =

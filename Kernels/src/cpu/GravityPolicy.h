@@ -330,9 +330,8 @@ private:
       s.multipoles += double(n) * double(s.nodes.size()); // here, not per accept: no chain
       const std::size_t padded =
         (n + kGravityFloatLanes - 1) / kGravityFloatLanes * kGravityFloatLanes;
-      s.fx.assign(padded, 0.0f);
-      s.fy.assign(padded, 0.0f);
-      s.fz.assign(padded, 0.0f);
+      for (std::vector<float>* v : { &s.fx, &s.fy, &s.fz })
+        resizePadded(*v, n, padded);
       for (std::size_t i = 0; i < n; ++i)
       {
         s.fx[i] = float((qx[q0 + i] - origin[0]) * units.invLength);
@@ -369,6 +368,14 @@ private:
       gx + q0, gy + q0, gz + q0);
   }
 
+  // Room for n values that the caller writes, then zeros up to `padded`
+  // (massless, at the origin): the n are not zeroed first.
+  static void resizePadded(std::vector<float>& v, std::size_t n, std::size_t padded)
+  {
+    v.resize(padded);
+    std::fill(v.begin() + std::ptrdiff_t(n), v.end(), 0.0f);
+  }
+
   void gather(const LeafList& list, const double* origin, Scratch& s) const
   {
     const TreePlane<T>& leaves = tree.planes[0];
@@ -385,10 +392,8 @@ private:
     const std::size_t padded = (n + lanes - 1) / lanes * lanes; // massless padding
     if (fast)
     {
-      s.sx.assign(padded, 0.0f);
-      s.sy.assign(padded, 0.0f);
-      s.sz.assign(padded, 0.0f);
-      s.mf.assign(padded, 0.0f);
+      for (std::vector<float>* v : { &s.sx, &s.sy, &s.sz, &s.mf })
+        resizePadded(*v, n, padded);
     }
     else
     {

@@ -146,14 +146,15 @@ struct GravityPolicy : WalkPolicyDefaults
     {
       const double below = double(box.lo[k]) - n.com[k];
       const double above = n.com[k] - double(box.hi[k]);
-      const double gap = gravity_detail::maxNoBranch(gravity_detail::maxNoBranch(below, above), 0.0);
+      const double gap =
+        gravity_detail::maxNoBranch(gravity_detail::maxNoBranch(below, above), 0.0);
       dist2 += gap * gap;
     }
     const bool accept =
       (n.radius2 == 0) | expandable(p, c, d) | multipoleAcceptable(n, dist2, theta2);
     const bool massive = n.mass > 0; // else massless: contributes exactly nothing
-    static_assert(int(PairVerdict::Prune) == 0 && int(PairVerdict::Accept) == 1 &&
-        int(PairVerdict::Keep) == 2,
+    static_assert(
+      int(PairVerdict::Prune) == 0 && int(PairVerdict::Accept) == 1 && int(PairVerdict::Keep) == 2,
       "the verdict is computed from these values");
     return PairVerdict((2 - int(accept)) * int(massive));
   }

@@ -172,18 +172,4 @@ FloatUnits::FloatUnits(double extent, double maxMass, double eps2_)
   gBack = mass * invLength * invLength;
 }
 
-FloatMultipole floatMultipole(
-  const GravityMoments& node, const double* origin, const FloatUnits& units)
-{
-  const double L = units.invLength, I2 = units.invMass * L * L;
-  FloatMultipole f;
-  for (int k = 0; k < 3; ++k)
-    f.com[k] = float((node.com[k] - origin[k]) * L);
-  f.mass = float(node.mass * units.invMass);
-  for (int k = 0; k < 6; ++k)
-    f.second[k] = float(1.5 * node.second[k] * I2);
-  f.halfTrace = float(0.5 * (node.second[0] + node.second[1] + node.second[2]) * I2);
-  return f;
-}
-
 } // namespace jz

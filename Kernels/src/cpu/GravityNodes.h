@@ -9,6 +9,10 @@
 #include <cmath>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "GravityExpansion.h"
 #include "GravityMoments.h"
 #include "jz/Tree.h"
@@ -26,6 +30,18 @@ struct GravityPlaneNodes
 
 namespace gravity_detail
 {
+// max(a, b) as one instruction where there is one (the compiler may
+// otherwise turn a max with 0 into a branch). Ties and signed zeros aside
+// (which the callers square), std::max(a, b).
+inline double maxNoBranch(double a, double b)
+{
+#if defined(__SSE2__)
+  return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(a), _mm_set_sd(b)));
+#else
+  return a > b ? a : b;
+#endif
+}
+
 inline double distance(const double* a, const double* b)
 {
   const double d0 = a[0] - b[0], d1 = a[1] - b[1], d2 = a[2] - b[2];

@@ -128,27 +128,35 @@ struct GravityPolicy : WalkPolicyDefaults
     const double R =
       gravity_detail::distance(n.receiverCentre.data() + 3 * std::size_t(c), moments[p][d].com);
     const double reach = n.receiverRadius[c] + n.sourceRadius[d];
-    return reach < thetaLocal * R && reach < R;
+    return (reach < thetaLocal * R) & (reach < R);
   }
 
+  // The three tests all computed and combined without branches: on
+  // clustered points each verdict is close to a coin flip, and the early
+  // returns cost more in mispredictions than the tests themselves. The
+  // verdicts are those of the sequential tests: prune the massless, else
+  // accept a point mass, an expandable pair or an acceptable multipole.
   template <class C>
   PairVerdict testPair(int p, Index c, Index d, const C&, double& /*low2*/) const
   {
     const GravityMoments& n = moments[p][d];
-    if (!(n.mass > 0))
-      return PairVerdict::Prune; // massless: contributes exactly nothing
-    if (n.radius2 == 0 || expandable(p, c, d))
-      return PairVerdict::Accept; // a point mass exact at any distance, or M2L (accept())
     const Box<T>& box = tree.queryBox(p, c);
     double dist2 = 0;
     for (int k = 0; k < 3; ++k)
     {
       const double below = double(box.lo[k]) - n.com[k];
       const double above = n.com[k] - double(box.hi[k]);
-      const double gap = std::max(std::max(below, above), 0.0); // at most one is > 0: no branch
+      const double gap =
+        gravity_detail::maxNoBranch(gravity_detail::maxNoBranch(below, above), 0.0);
       dist2 += gap * gap;
     }
-    return multipoleAcceptable(n, dist2, theta2) ? PairVerdict::Accept : PairVerdict::Keep;
+    const bool accept =
+      (n.radius2 == 0) | expandable(p, c, d) | multipoleAcceptable(n, dist2, theta2);
+    const bool massive = n.mass > 0; // else massless: contributes exactly nothing
+    static_assert(
+      int(PairVerdict::Prune) == 0 && int(PairVerdict::Accept) == 1 && int(PairVerdict::Keep) == 2,
+      "the verdict is computed from these values");
+    return PairVerdict((2 - int(accept)) * int(massive));
   }
 
   // c belongs to this thread: its local expansion and its queries' sums need
@@ -313,16 +321,18 @@ private:
       const Index c = s.accepted[a].first;
       const Index q0 = plane.querySplit[c], q1 = plane.querySplit[c + 1];
       const double origin[3] = { qx[q0], qy[q0], qz[q0] };
-      s.nodes.clear();
-      for (; a < s.accepted.size() && s.accepted[a].first == c; ++a)
-        s.nodes.push_back(floatMultipole(moments[p][s.accepted[a].second], origin, units));
+      std::size_t b = a;
+      while (b < s.accepted.size() && s.accepted[b].first == c)
+        ++b;
+      s.nodes.resize(b - a);
+      for (std::size_t i = 0; a < b; ++a, ++i)
+        floatMultipole(moments[p][s.accepted[a].second], origin, units, s.nodes[i]);
       const std::size_t n = q1 - q0;
       s.multipoles += double(n) * double(s.nodes.size()); // here, not per accept: no chain
       const std::size_t padded =
         (n + kGravityFloatLanes - 1) / kGravityFloatLanes * kGravityFloatLanes;
-      s.fx.assign(padded, 0.0f);
-      s.fy.assign(padded, 0.0f);
-      s.fz.assign(padded, 0.0f);
+      for (std::vector<float>* v : { &s.fx, &s.fy, &s.fz })
+        resizePadded(*v, n, padded);
       for (std::size_t i = 0; i < n; ++i)
       {
         s.fx[i] = float((qx[q0 + i] - origin[0]) * units.invLength);
@@ -359,6 +369,14 @@ private:
       gx + q0, gy + q0, gz + q0);
   }
 
+  // Room for n values that the caller writes, then zeros up to `padded`
+  // (massless, at the origin): the n are not zeroed first.
+  static void resizePadded(std::vector<float>& v, std::size_t n, std::size_t padded)
+  {
+    v.resize(padded);
+    std::fill(v.begin() + std::ptrdiff_t(n), v.end(), 0.0f);
+  }
+
   void gather(const LeafList& list, const double* origin, Scratch& s) const
   {
     const TreePlane<T>& leaves = tree.planes[0];
@@ -375,10 +393,8 @@ private:
     const std::size_t padded = (n + lanes - 1) / lanes * lanes; // massless padding
     if (fast)
     {
-      s.sx.assign(padded, 0.0f);
-      s.sy.assign(padded, 0.0f);
-      s.sz.assign(padded, 0.0f);
-      s.mf.assign(padded, 0.0f);
+      for (std::vector<float>* v : { &s.sx, &s.sy, &s.sz, &s.mf })
+        resizePadded(*v, n, padded);
     }
     else
     {

@@ -143,4 +143,15 @@ inline void agreeOnErrors(Communicator& comm, const std::string& localError)
     }
   }
 }
+
+// Ends a step that may have been aborted or failed on some ranks: when any
+// rank was aborted, every rank throws Aborted (an abort, not an error, as on
+// one process: the filters empty their outputs with a warning); otherwise as
+// agreeOnErrors. Collective.
+inline void agreeOnAbortsAndErrors(Communicator& comm, bool aborted, const std::string& localError)
+{
+  if (allSum(comm, aborted ? 1 : 0) > 0)
+    throw Aborted();
+  agreeOnErrors(comm, localError);
+}
 } // namespace jz

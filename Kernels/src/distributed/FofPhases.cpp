@@ -255,6 +255,7 @@ FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& gh
   RunInfo& info)
 {
   FofGroups groups;
+  bool aborted = false;
   std::string runError;
   try
   {
@@ -293,11 +294,15 @@ FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& gh
     for (auto& s : localInfo.stageSeconds)
       info.stageSeconds.push_back(s);
   }
+  catch (const Aborted&)
+  {
+    aborted = true;
+  }
   catch (const std::exception& e)
   {
     runError = e.what();
   }
-  agreeOnErrors(comm, runError);
+  agreeOnAbortsAndErrors(comm, aborted, runError);
   return groups;
 }
 

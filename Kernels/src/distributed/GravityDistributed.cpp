@@ -276,6 +276,7 @@ std::vector<double> gravityLocally(const GravityRankPoints<T>& points,
 {
   const std::size_t nq = points.numQueries();
   std::vector<double> out(4 * nq, 0.0);
+  bool aborted = false;
   std::string runError;
   try
   {
@@ -301,13 +302,13 @@ std::vector<double> gravityLocally(const GravityRankPoints<T>& points,
   }
   catch (const Aborted&)
   {
-    runError = "aborted by the user";
+    aborted = true;
   }
   catch (const std::exception& e)
   {
     runError = e.what();
   }
-  agreeOnErrors(comm, runError);
+  agreeOnAbortsAndErrors(comm, aborted, runError);
   return out;
 }
 

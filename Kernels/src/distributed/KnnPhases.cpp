@@ -199,11 +199,12 @@ KnnResults<T> sizeResults(KnnLocalResults<T>& out, std::size_t n, int k, const K
   return res;
 }
 
-// Runs f; an error on any rank (abort, bad GPU) becomes the same Error on
-// every rank. Collective.
+// Runs f; an abort on any rank becomes Aborted on every rank, an error (bad
+// GPU) the same Error on every rank. Collective.
 template <class F>
 void agreeOnRunErrors(Communicator& comm, F&& f)
 {
+  bool aborted = false;
   std::string runError;
   try
   {
@@ -211,13 +212,13 @@ void agreeOnRunErrors(Communicator& comm, F&& f)
   }
   catch (const Aborted&)
   {
-    runError = "aborted by the user";
+    aborted = true;
   }
   catch (const std::exception& e)
   {
     runError = e.what();
   }
-  agreeOnErrors(comm, runError);
+  agreeOnAbortsAndErrors(comm, aborted, runError);
 }
 
 // Queries per ghost region: a leaf's queries in runs of this many, each with

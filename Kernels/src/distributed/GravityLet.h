@@ -33,6 +33,10 @@ namespace jz
 // 3.6e-4), for 4.4, 6.0, 6.7 and 7.6 bytes per point (doc/BENCHMARKS.md,
 // "Distributed tree gravity").
 constexpr double kLetThetaFactor = 0.5;
+// The pseudo-particles' largest offset must also pass b^2 < 0.6 theta^2 d^2
+// (the radius factor of the opening criterion before grav11, kept: the
+// pseudo-particles are points the receiver's walk may meet at that distance).
+constexpr double kLetPseudoSpreadFactor2 = 0.6;
 
 // A source the LET sends: coordinates in the tree's precision, mass.
 template <class T>
@@ -204,7 +208,8 @@ LocallyEssentialTree<T> letFor(const ZTree<T>& tree,
       // Accepted when the node and its pseudo-particles both pass the
       // criterion for the nearest point of the receiving rank.
       const double dist2 = let_detail::nearestBox2(n.com, boxes);
-      if (multipoleAcceptable(n, dist2, theta2) && pseudoSpread2(n) < kOpeningRadiusFactor2 * theta2 * dist2)
+      if (multipoleAcceptable(n, dist2, theta2) &&
+        pseudoSpread2(n) < kLetPseudoSpreadFactor2 * theta2 * dist2)
       {
         LetNode node;
         node.mass = n.mass;

@@ -2,8 +2,9 @@
 // each group's own members, and spherical-overdensity masses over all
 // particles, with the same steps for one rank and for several:
 //  1. every group's members travel to the rank that owns its catalogue row,
-//     which sums their potentials (directly, or by tree gravity for large
-//     groups, the lowest candidates then summed directly);
+//     which sums their potentials (directly for small groups; else only for
+//     the candidates a filter over leaves, or for the largest groups a
+//     branch and bound, leaves);
 //  2. the centres go to every rank; each rank collects its particles within a
 //     trial radius of each centre (periodic: from a grid of cells sorted once
 //     for all rounds, SphericalOverdensityGrid.h, unless the particles crowd
@@ -25,6 +26,7 @@
 #include "StageTimer.h"
 #include "cpu/GravityKernelsCpu.h"
 #include "cpu/PotentialCentreBounds.h"
+#include "cpu/PotentialCentreFilter.h"
 #include "cpu/RangeCollectPolicy.h"
 #include "cpu/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
@@ -193,30 +195,50 @@ bool bestOfCandidates(const MemberArrays& arrays,
 // group has no pronounced minimum, and the tree ranking takes over.
 constexpr std::size_t kMaxCentreSums = 1024;
 
+// Groups of more members than this, up to kFilterCentreTo, are filtered by
+// leaves (PotentialCentreFilter.h) before any exact sum; below it the
+// symmetric all-pairs pass costs less (measured per group at 1e6
+// clustered, against the all-pairs pass or the branch and bound: the filter
+// 1.3x cheaper at 1,025-2,047 members, 2.4x at 2,048-7,167, 2.9x at
+// 7,168-30,000, 1.5x at 38,000-45,600; 1.7x dearer at 512-1,024, 3.4x
+// below). Above kFilterCentreTo its (n / 20)^2 leaf pairs would cost more
+// than the branch and bound.
+constexpr std::size_t kFilterCentreFrom = 1024;
+constexpr std::size_t kFilterCentreTo = 65536;
+
 // The member with the lowest potential (ties: the smaller id; members are
 // sorted by id and unwrapped around the first): exact direct sums for every
-// member of a small group; for a larger one only for the candidates a branch
-// and bound leaves (PotentialCentreBounds.h); where that would cost too much
-// (no pronounced minimum), the tree ranking.
+// member of a small group; for a larger one only for the candidates a
+// filter over leaves (PotentialCentreFilter.h) or, for the largest groups
+// or where the filter leaves too many, a branch and bound leaves
+// (PotentialCentreBounds.h); where that would cost too much (no pronounced
+// minimum), the tree ranking.
 std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads,
   PotentialCentreStats* stats)
 {
   const double eps2 = o.softening * o.softening;
   const double G = o.gravitationalConstant;
   const MemberArrays arrays(mem);
+  std::vector<std::pair<double, std::size_t>> candidates;
+  std::size_t best = 0;
+  if (mem.size() > kFilterCentreFrom && mem.size() <= kFilterCentreTo &&
+    potentialCentreCandidatesByLeaves(arrays.x.data(), arrays.y.data(), arrays.z.data(),
+      arrays.m.data(), mem.size(), eps2, std::min(mem.size() / 8, kMaxCentreSums), candidates,
+      stats) &&
+    !candidates.empty() && // never (the best member is one), but no index past the end
+    bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
+    return best;
   if (mem.size() <= kDirectCentreLimit)
   {
     std::vector<double> u(arrays.x.size());
     sumPotentialsSymmetricCpu(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
       mem.size(), eps2, u.data());
-    std::size_t best = 0;
+    best = 0;
     for (std::size_t i = 1; i < mem.size(); ++i)
       if (-G * u[i] < -G * u[best]) // ties keep the smaller id
         best = i;
     return best;
   }
-  std::vector<std::pair<double, std::size_t>> candidates;
-  std::size_t best = 0;
   if (potentialCentreCandidates(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
         mem.size(), eps2, candidates, stats) &&
     bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
@@ -226,6 +248,10 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
     best, stats->exact);
   return best;
 }
+
+// Groups up to this many members are timed together (the benchmark's
+// counters), larger ones one by one.
+constexpr std::size_t kTimedCentreFrom = 512;
 
 // Groups above this many members are solved with all threads, one at a time.
 constexpr std::size_t kTeamCentreLimit = 200000;
@@ -299,7 +325,8 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     const std::size_t n = groupSize(r);
     if (n == 0)
       return;
-    const double cpu0 = threadCpuSeconds();
+    const bool timed = n > kTimedCentreFrom;
+    const double cpu0 = timed ? threadCpuSeconds() : 0.0;
     thread_local std::vector<Member> mem, unwrapped; // a thread's, for all its groups
     mem.resize(n);
     for (std::size_t k = 0; k < n; ++k)
@@ -316,7 +343,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     out.mostBoundId[r] = mem[b].id;
     if (mem.capacity() > (std::size_t(1) << 16)) // kept for groups up to 65,536 (6 MB)
       mem = unwrapped = std::vector<Member>();
-    seconds[r] = threadCpuSeconds() - cpu0;
+    seconds[r] = timed ? threadCpuSeconds() - cpu0 : 0.0;
   };
   // One thread per group, largest first so that no thread is left with a
   // big group at the end (a group per parallel region would leave the other
@@ -328,14 +355,28 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
       order.push_back(r);
   std::sort(order.begin(), order.end(),
     [&](std::size_t a, std::size_t b) { return groupSize(a) > groupSize(b); });
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (long long i = 0; i < (long long)order.size(); ++i)
-    solve(order[i], 1);
+  // The small groups come last in every thread's share (largest first):
+  // timed per thread from its first one (a thread CPU clock per group is
+  // a system call, 8 ms over the 3,500 small groups at 1e6 clustered).
+  double smallSeconds = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : smallSeconds)
+  {
+    double smallFrom = -1;
+#pragma omp for schedule(dynamic, 1) nowait
+    for (long long i = 0; i < (long long)order.size(); ++i)
+    {
+      if (smallFrom < 0 && groupSize(order[i]) <= kTimedCentreFrom)
+        smallFrom = threadCpuSeconds();
+      solve(order[i], 1);
+    }
+    if (smallFrom >= 0)
+      smallSeconds += threadCpuSeconds() - smallFrom;
+  }
   for (std::size_t r = 0; r < rows; ++r)
     if (groupSize(r) > kTeamCentreLimit)
       solve(r, threads);
   // Where the time goes: the groups summed directly and the bounded ones.
-  double direct = 0, bounded = 0;
+  double direct = smallSeconds, bounded = 0;
   PotentialCentreStats sum;
   for (std::size_t r = 0; r < rows; ++r)
   {
@@ -485,9 +526,21 @@ std::vector<std::vector<std::pair<double, double>>> collectWithin(const HaloProp
 SoResult soFromUnsortedProfile(
   std::vector<std::pair<double, double>>& profile, double threshold, bool* failed);
 
+// A walk to be continued with the entries beyond the ones it has seen (all
+// nearer than them): its mass and result so far, and how many it has seen.
+struct SoWalkState
+{
+  double mass = 0;
+  SoResult best;
+  GlobalId base = 0;
+};
+SoResult soFromUnsortedProfile(std::vector<std::pair<double, double>>& profile, double threshold,
+  bool* failed, SoWalkState& state);
+
 // One rank with the grid: every centre's profile collected and decided in
 // its thread's buffer (no profile per centre: fresh memory costs more than
-// the search), retried there with three times the radius: the radii and
+// the search), retried there with three times the radius (the shell beyond
+// the last radius only, the walk continued): the radii and
 // the sets of the rounds in sphericalOverdensity, so the same results.
 // False (nothing done) where the grid's cells are too crowded.
 template <class T>
@@ -512,12 +565,17 @@ bool soOnGrid(const HaloPropertiesInput<T>& in, const SphericalOverdensityGrid<T
     for (long long i = 0; i < (long long)rows; ++i)
     {
       const std::size_t r = std::size_t(i);
-      for (double R = radius[r];; R = std::min(3 * R, rMax), ++retries)
+      // A retry collects and walks only the shell beyond the last radius,
+      // continuing the walk: the sorted profile is the inner one followed by
+      // the shell's, so the same sums.
+      SoWalkState state;
+      double inner2 = -1;
+      for (double R = radius[r];; inner2 = R * R, R = std::min(3 * R, rMax), ++retries)
       {
         profile.clear();
-        grid.collectOne(&centres[3 * r], R * R, profile);
+        grid.collectOne(&centres[3 * r], R * R, profile, inner2);
         bool failed = false;
-        const SoResult so = soFromUnsortedProfile(profile, threshold, &failed);
+        const SoResult so = soFromUnsortedProfile(profile, threshold, &failed, state);
         // Decided as in the rounds: below inside R, or nothing beyond R can pass.
         if (failed || R >= rMax || R * R >= halfDiagonal2)
         {
@@ -669,11 +727,11 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
 namespace
 {
 // The discrete SO definition's walk (one home): the sorted entries [i, end)
-// of a profile, continuing from `mass` and `best`; true at the first
-// crossing. Particles at the same distance enter together (a group must not
-// straddle `end`).
+// of a profile, continuing from `mass` and `best` after `base` entries
+// nearer than them; true at the first crossing. Particles at the same
+// distance enter together (a group must not straddle `end`).
 bool soWalk(const std::vector<std::pair<double, double>>& profile, std::size_t i, std::size_t end,
-  double threshold, double& mass, SoResult& best)
+  double threshold, double& mass, SoResult& best, GlobalId base = 0)
 {
   while (i < end)
   {
@@ -691,7 +749,7 @@ bool soWalk(const std::vector<std::pair<double, double>>& profile, std::size_t i
     mass = m;
     best.radius = std::sqrt(r2);
     best.mass = m;
-    best.count = GlobalId(j);
+    best.count = base + GlobalId(j);
     i = j;
   }
   return false;
@@ -706,8 +764,17 @@ bool soWalk(const std::vector<std::pair<double, double>>& profile, std::size_t i
 SoResult soFromUnsortedProfile(
   std::vector<std::pair<double, double>>& profile, double threshold, bool* failed)
 {
-  SoResult best;
-  double mass = 0;
+  SoWalkState state;
+  return soFromUnsortedProfile(profile, threshold, failed, state);
+}
+
+SoResult soFromUnsortedProfile(std::vector<std::pair<double, double>>& profile, double threshold,
+  bool* failed, SoWalkState& state)
+{
+  SoResult& best = state.best;
+  double& mass = state.mass;
+  const GlobalId base = state.base;
+  state.base += GlobalId(profile.size());
   *failed = false;
   const std::size_t n = profile.size();
   double r2max = 0;
@@ -716,7 +783,7 @@ SoResult soFromUnsortedProfile(
   if (n <= 64 || !(r2max > 0))
   {
     std::sort(profile.begin(), profile.end());
-    *failed = soWalk(profile, 0, n, threshold, mass, best);
+    *failed = soWalk(profile, 0, n, threshold, mass, best, base);
     return best;
   }
   // A thread's buffers, kept for its next profiles of up to 2^22 entries.
@@ -742,7 +809,7 @@ SoResult soFromUnsortedProfile(
   for (std::size_t k = 0, begin = 0; k < bins && !*failed; begin = start[k++])
   {
     std::sort(sorted.begin() + std::ptrdiff_t(begin), sorted.begin() + std::ptrdiff_t(start[k]));
-    *failed = soWalk(sorted, begin, start[k], threshold, mass, best);
+    *failed = soWalk(sorted, begin, start[k], threshold, mass, best, base);
   }
   if (n > (std::size_t(1) << 22))
   {

@@ -1,9 +1,10 @@
-// The centres' branch and bound (src/cpu/PotentialCentreBounds.h) against
-// long-double direct sums of every member's U: every member within the
-// margin of the largest U must be a candidate, with a bound at or above its
-// U, on groups built for near and exact ties (mirror-image subclumps, a
-// lattice, duplicates in bulk, all points equal), a cusp like a halo's, with
-// and without softening, far from the origin.
+// The centres' branch and bound (src/cpu/PotentialCentreBounds.h) and leaf
+// filter (src/cpu/PotentialCentreFilter.h) against long-double direct sums
+// of every member's U: every member within the margin of the largest U must
+// be a candidate, with a bound at or above its U, on groups built for near
+// and exact ties (mirror-image subclumps, a lattice, duplicates in bulk, all
+// points equal), a cusp like a halo's, with and without softening, far from
+// the origin.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -13,6 +14,7 @@
 
 #include "TestHarness.h"
 #include "cpu/PotentialCentreBounds.h"
+#include "cpu/PotentialCentreFilter.h"
 
 namespace
 {
@@ -44,23 +46,39 @@ std::vector<long double> directU(const Group& g, double eps)
   return u;
 }
 
+// The candidates of one search (false: it gave up).
+using Search = bool (*)(const Group&, double eps, std::vector<std::pair<double, std::size_t>>&,
+  jz::PotentialCentreStats&);
+
+bool byBounds(const Group& g, double eps, std::vector<std::pair<double, std::size_t>>& cand,
+  jz::PotentialCentreStats& stats)
+{
+  return jz::potentialCentreCandidates(
+    g.x.data(), g.y.data(), g.z.data(), g.m.data(), g.x.size(), eps * eps, cand, &stats);
+}
+
+bool byLeaves(const Group& g, double eps, std::vector<std::pair<double, std::size_t>>& cand,
+  jz::PotentialCentreStats& stats)
+{
+  return jz::potentialCentreCandidatesByLeaves(g.x.data(), g.y.data(), g.z.data(), g.m.data(),
+    g.x.size(), eps * eps, g.x.size(), cand, &stats);
+}
+
 // mustFinish: the group has a pronounced minimum, and the search must not
 // give up on it.
-void check(const std::string& name, const Group& g, double eps, bool mustFinish = false)
+void checkSearch(const std::string& name, const Group& g, double eps,
+  const std::vector<long double>& u, Search search, bool mustFinish)
 {
   const std::size_t n = g.x.size();
   jz::PotentialCentreStats stats;
   std::vector<std::pair<double, std::size_t>> cand;
-  const bool finished = jz::potentialCentreCandidates(
-    g.x.data(), g.y.data(), g.z.data(), g.m.data(), n, eps * eps, cand, &stats);
-  if (!finished)
+  if (!search(g, eps, cand, stats))
   {
     JZ_CHECK_MSG(!mustFinish, name << ": gave up");
     JZ_CHECK(cand.empty());
     std::printf("%s: n %zu, gave up after %.0f nodes\n", name.c_str(), n, stats.nodes);
     return;
   }
-  const std::vector<long double> u = directU(g, eps);
   const long double best = *std::max_element(u.begin(), u.end());
   std::vector<double> bound(n, -1.0);
   for (std::size_t c = 0; c < cand.size(); ++c)
@@ -85,6 +103,15 @@ void check(const std::string& name, const Group& g, double eps, bool mustFinish 
   }
   std::printf("%s: n %zu, candidates %zu (within the margin %zu), nodes %.0f, leaves %.0f\n",
     name.c_str(), n, cand.size(), close, stats.nodes, stats.leaves);
+}
+
+// Both searches on one group (the filter never gives up here: it may leave
+// every member).
+void check(const std::string& name, const Group& g, double eps, bool mustFinish = false)
+{
+  const std::vector<long double> u = directU(g, eps);
+  checkSearch(name + " (bounds)", g, eps, u, byBounds, mustFinish);
+  checkSearch(name + " (leaves)", g, eps, u, byLeaves, true);
 }
 
 // A displacement of length r in a random direction (normal deviates drawn
@@ -163,7 +190,7 @@ JZ_TEST(LatticesAndDuplicates)
 
 // A nearly uniform group (no pronounced minimum): the search gives up
 // within its budget instead of approaching n^2 (HaloProperties.cpp then
-// ranks by tree potentials).
+// ranks by tree potentials), the filter with too many candidates.
 JZ_TEST(UniformGroupGivesUp)
 {
   Group g;
@@ -175,6 +202,15 @@ JZ_TEST(UniformGroupGivesUp)
   jz::PotentialCentreStats stats;
   JZ_CHECK(!jz::potentialCentreCandidates(
     g.x.data(), g.y.data(), g.z.data(), g.m.data(), g.x.size(), 1e-6, cand, &stats));
+  JZ_CHECK(cand.empty());
+  // The filter: more candidates than allowed.
+  JZ_CHECK(jz::potentialCentreCandidatesByLeaves(
+    g.x.data(), g.y.data(), g.z.data(), g.m.data(), g.x.size(), 1e-6, g.x.size(), cand, &stats));
+  const std::size_t found = cand.size();
+  std::printf("uniform (leaves): n %zu, candidates %zu\n", g.x.size(), found);
+  JZ_CHECK(found > 1);
+  JZ_CHECK(!jz::potentialCentreCandidatesByLeaves(
+    g.x.data(), g.y.data(), g.z.data(), g.m.data(), g.x.size(), 1e-6, found - 1, cand, &stats));
   JZ_CHECK(cand.empty());
 }
 

@@ -76,12 +76,15 @@ struct HaloProperties
 };
 
 // Groups up to this size get exact direct-summation potentials for every
-// member; larger ones only for the members a branch and bound over the
-// group's kd-tree cannot rule out (src/cpu/PotentialCentreBounds.h): the
-// exact argmin. A large group without a pronounced minimum (the bounds' work
-// budget runs out) is ranked by tree potentials, its 64 lowest summed.
-// 7168: the measured crossover on halo-like groups (the symmetric pass takes
-// n^2 / 2 pair terms; the bounds about 10-14 ms per group of 5,000-8,000).
+// member where nothing cheaper applies (up to 1,024 members always; above
+// that only the members a filter over the group's leaves cannot rule out
+// are summed, src/cpu/PotentialCentreFilter.h, unless it leaves too many);
+// larger ones only the members that filter (up to 65,536 members) or a
+// branch and bound over the group's kd-tree (src/cpu/PotentialCentreBounds.h)
+// cannot rule out: the exact argmin. A large group without a pronounced
+// minimum (the bounds' work budget runs out) is ranked by tree potentials,
+// its 64 lowest summed. 7168: the measured crossover between the symmetric
+// pass (n^2 / 2 pair terms) and the branch and bound on halo-like groups.
 constexpr std::size_t kDirectCentreLimit = 7168;
 
 // Collective over comm. Throws Error on bad options (Delta <= 0, rho_ref <= 0,

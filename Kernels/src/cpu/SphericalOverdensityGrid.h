@@ -43,14 +43,17 @@ public:
     // huge pages (4 KiB faults would cost more than the sort).
     std::vector<std::uint32_t> cellOf;
     resizeHugePages(cellOf, n);
+    const double perWidth[3] = { 1 / width_[0], 1 / width_[1], 1 / width_[2] };
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (long long j = 0; j < (long long)n; ++j)
     {
       T y[3];
       wrapped(points, std::size_t(j), boxLo, y);
       int c[3];
+      // Times the inverse width: a particle on a cell's edge may land in
+      // the next cell, inside forEachCell's widening of the cell boxes.
       for (int k = 0; k < 3; ++k)
-        c[k] = std::clamp(int(std::floor((double(y[k]) - lo_[k]) / width_[k])), 0, cells_ - 1);
+        c[k] = std::clamp(int(std::floor((double(y[k]) - lo_[k]) * perWidth[k])), 0, cells_ - 1);
       cellOf[j] = std::uint32_t(index(c[0], c[1], c[2]));
     }
     // A counting sort by cell, parallel and stable: each thread counts and
@@ -115,8 +118,10 @@ public:
   }
 
   // (r^2, m) of the particles within sqrt(r2max) of one centre c (wrapped
-  // into the box), appended to out.
-  void collectOne(const double* c, double r2max, std::vector<std::pair<double, double>>& out) const
+  // into the box), beyond sqrt(r2min) (r2min < 0: from the centre on),
+  // appended to out.
+  void collectOne(const double* c, double r2max, std::vector<std::pair<double, double>>& out,
+    double r2min = -1) const
   {
     const BoxMetric<true> metric{ per_ };
     forEachCell(c, r2max,
@@ -127,18 +132,19 @@ public:
           const double y[3] = { double(xyz_[3 * s]), double(xyz_[3 * s + 1]),
             double(xyz_[3 * s + 2]) };
           const double r2 = metric.point2(c, y);
-          if (r2 <= r2max)
+          if (r2 <= r2max && r2 > r2min)
             out.emplace_back(r2, mass_[s]);
         }
       });
   }
 
 private:
-  // Wrapped as the tree build wraps them (see scanWithin).
+  // Wrapped as the tree build wraps them (see scanWithin; treeCoordinate is
+  // wrapIntoBox bit for bit, without its division inside the box).
   void wrapped(const T* points, std::size_t j, const double* boxLo, T* y) const
   {
     for (int k = 0; k < 3; ++k)
-      y[k] = wrapIntoBox(points[3 * j + k], boxLo[k], per_.length[k]);
+      y[k] = treeCoordinate(points[3 * j + k], boxLo[k], per_.length[k]);
   }
 
   std::size_t index(int x, int y, int z) const

@@ -1,0 +1,718 @@
+// The leaf filter of PotentialCentreFilter.h. The members are cut into
+// leaves of at most 32 (a kd-tree's, boxes widened by the coordinates'
+// rounding). For a member i of leaf T:
+//   U_i <= F_T + sum_{S near T, S != T} M_S / sqrt(gap(x_i, S)^2 + eps^2) + own_i,
+// F_T = sum_{S far from T} M_S / sqrt(gap(T, S)^2 + eps^2) (every member of
+// S is at least the box gap from every point of T), own_i its own leaf's
+// terms summed directly; S is near T when gap(T, S) is below T's half
+// diagonal (and 1e-6 of the group's extent). Where that bound reaches the
+// best lower bound L, the near leaves are summed directly (N_i), and where
+// F_T + N_i >= U_i still reaches L, the far leaves are bounded again at x_i
+// itself by their moments (memberFarSums: G_i above, G'_i below;
+// min(F_T, G_i) + N_i >= U_i >= G'_i + N_i), and where that still reaches
+// L, once more with the leaves within 3 half diagonals summed directly (the
+// nearest far leaves' remainders weigh most). What is left is a candidate; every lower
+// bound raises L, which starts at the exact U of the member nearest the
+// centre of mass of the densest leaf. Sums are rounded outward by far more
+// than their rounding (1e-10 relative; 1e-7 where a leaf's centre of mass
+// enters), far inside the margin. Each leaf against all leaves: (n / 20)^2
+// box gaps; per member about 20 point-box gaps and 32 pairs; for the
+// members close to the best their near sums and n / 20 far leaves.
+#include "PotentialCentreFilter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include "GravityKernelsCpu.h"
+
+namespace jz
+{
+namespace
+{
+constexpr std::size_t kLeafSize = 32;
+constexpr std::size_t kLanes = 8;
+// Near: the box gap below this many half diagonals of the target leaf.
+constexpr double kNearReach = 1.0;
+// The candidates' second look: the box gap below this many half diagonals.
+constexpr double kWideReach = 3.0;
+constexpr double kRoundUp = 1 + 1e-10, kRoundDown = 1 - 1e-10;
+// A leaf's centre of mass is off by about 40 roundings of the extent: at a
+// gap of 1e-6 of the extent or more its monopole is within 1e-8.
+constexpr double kMomentsUp = 1 + 1e-7, kMomentsDown = 1 - 1e-7;
+constexpr double kFarFloor = 1e-6;
+
+// The leaves' boxes and masses, one array per field (the gap loop vectorizes).
+struct LeafBoxes
+{
+  std::vector<double> lo[3], hi[3], mass;
+  std::vector<double> com[3], q; // centre of mass, sum m |x - com|^2 (rounded up)
+  std::vector<std::uint32_t> begin, end;
+  std::size_t size() const { return mass.size(); }
+};
+
+// The leaves farther than sqrt(near2) from box (a, b): an upper bound of
+// their potential anywhere in the box (masses over the box gap; a lower
+// bound here, over the largest distance, cost 10 % of the filter and never
+// raised the best on the halo benchmark: the seed is the best); gap2 gets
+// every leaf's squared gap, nearCount the number of the others in every
+// block of kLanes leaves. The leaves are padded to whole lanes (massless,
+// far away).
+JZ_GRAVITY_CLONES
+void farSums(const LeafBoxes& leaves, const double* a, const double* b, double near2, double eps2,
+  double* __restrict gap2, double* __restrict nearCount, double& up)
+{
+  const std::size_t n = leaves.size();
+  const double *lo0 = leaves.lo[0].data(), *lo1 = leaves.lo[1].data(), *lo2 = leaves.lo[2].data();
+  const double *hi0 = leaves.hi[0].data(), *hi1 = leaves.hi[1].data(), *hi2 = leaves.hi[2].data();
+  const double* mass = leaves.mass.data();
+  double u[kLanes] = {};
+  const double a0 = a[0], a1 = a[1], a2 = a[2], b0 = b[0], b1 = b[1], b2 = b[2];
+  // Squared gap along one axis.
+  auto gap = [](double a, double b, double lo, double hi)
+  {
+    const double e = std::max(std::max(a - hi, lo - b), 0.0);
+    return e * e;
+  };
+  for (std::size_t s0 = 0; s0 < n; s0 += kLanes)
+  {
+    double nearHere = 0;
+    for (std::size_t l = 0; l < kLanes; ++l)
+    {
+      const std::size_t s = s0 + l;
+      const double g =
+        gap(a0, b0, lo0[s], hi0[s]) + gap(a1, b1, lo1[s], hi1[s]) + gap(a2, b2, lo2[s], hi2[s]);
+      gap2[s] = g;
+      // Near leaves (and the massless padding) add nothing here.
+      // 1 when far (then g + eps2 > 0), else 0: arithmetic, not a branch
+      // (the loop vectorizes).
+      const double far = double(g > near2);
+      const double w = mass[s] * far;
+      u[l] += w / std::sqrt(g + eps2 + (1 - far));
+      nearHere += 1 - far;
+    }
+    nearCount[s0 / kLanes] = nearHere;
+  }
+  up = 0;
+  for (std::size_t l = 0; l < kLanes; ++l)
+    up += u[l];
+}
+
+// The far leaves (T's gap to them above sqrt(near2), gapT2) at one point
+// q: each leaf's mass at its centre of mass, within Q_S / s^3 (s^2 = q's
+// gap to the box squared + eps^2; the second-order remainder of
+// PotentialCentreBounds.cpp, here about a point: the dipole vanishes about
+// the centre of mass), and never above M_S / s or below M_S over the
+// largest distance. Upper and lower sums into up, down.
+JZ_GRAVITY_CLONES
+void memberFarSums(const LeafBoxes& leaves, const double* gapT2, double near2, const double* q,
+  double eps2, double& up, double& down)
+{
+  const std::size_t n = leaves.size();
+  const double *lo0 = leaves.lo[0].data(), *lo1 = leaves.lo[1].data(), *lo2 = leaves.lo[2].data();
+  const double *hi0 = leaves.hi[0].data(), *hi1 = leaves.hi[1].data(), *hi2 = leaves.hi[2].data();
+  const double *c0 = leaves.com[0].data(), *c1 = leaves.com[1].data(), *c2 = leaves.com[2].data();
+  const double *mass = leaves.mass.data(), *qs = leaves.q.data();
+  const double q0 = q[0], q1 = q[1], q2 = q[2];
+  auto gap = [](double q, double lo, double hi)
+  {
+    const double e = std::max(std::max(lo - q, q - hi), 0.0);
+    return e * e;
+  };
+  auto span = [](double q, double lo, double hi)
+  {
+    const double w = std::max(q - lo, hi - q);
+    return w * w;
+  };
+  double u[kLanes] = {}, d[kLanes] = {};
+  for (std::size_t s0 = 0; s0 < n; s0 += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l)
+    {
+      const std::size_t s = s0 + l;
+      const double far = double(gapT2[s] > near2); // then every s2 below > 0
+      const double s2 = gap(q0, lo0[s], hi0[s]) + gap(q1, lo1[s], hi1[s]) +
+        gap(q2, lo2[s], hi2[s]) + eps2 + (1 - far);
+      const double f2 = span(q0, lo0[s], hi0[s]) + span(q1, lo1[s], hi1[s]) +
+        span(q2, lo2[s], hi2[s]) + eps2 + (1 - far);
+      const double dx = q0 - c0[s], dy = q1 - c1[s], dz = q2 - c2[s];
+      const double r2 = dx * dx + dy * dy + dz * dz + eps2 + (1 - far);
+      const double m = mass[s] * far;
+      const double is = 1 / std::sqrt(s2);
+      const double mono = m / std::sqrt(r2), rem = qs[s] * far * is * is * is;
+      u[l] += std::min(m * is, mono + rem);
+      d[l] += std::max(m / std::sqrt(f2), mono - rem);
+    }
+  up = down = 0;
+  for (std::size_t l = 0; l < kLanes; ++l)
+  {
+    up += u[l];
+    down += d[l];
+  }
+}
+
+// Upper bound of the potential at q of near leaves (boxes lo/hi, masses m;
+// count of them, padded to whole lanes): each mass over q's gap to its box.
+JZ_GRAVITY_CLONES
+double pointBoxSum(const double* q, const double* const* lo, const double* const* hi,
+  const double* m, std::size_t count, double eps2)
+{
+  double u[kLanes] = {};
+  const double *lo0 = lo[0], *lo1 = lo[1], *lo2 = lo[2], *hi0 = hi[0], *hi1 = hi[1], *hi2 = hi[2];
+  auto gap = [](double q, double lo, double hi)
+  {
+    const double e = std::max(std::max(lo - q, q - hi), 0.0);
+    return e * e;
+  };
+  for (std::size_t s0 = 0; s0 < count; s0 += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l)
+    {
+      const std::size_t s = s0 + l;
+      const double g2 =
+        eps2 + gap(q[0], lo0[s], hi0[s]) + gap(q[1], lo1[s], hi1[s]) + gap(q[2], lo2[s], hi2[s]);
+      u[l] += m[s] / std::sqrt(g2); // +inf touching (NaN: massless, touching)
+    }
+  double sum = 0;
+  for (std::size_t l = 0; l < kLanes; ++l)
+    sum += u[l];
+  return sum;
+}
+
+// Each of a leaf's members' sums over the others (the leaf copied into
+// kLeafSize slots, massless beyond count).
+JZ_GRAVITY_CLONES
+void ownSums(const double* x, const double* y, const double* z, const double* m, std::size_t count,
+  double eps2, double* out)
+{
+  for (std::size_t p = 0; p < count; ++p)
+  {
+    double u[kLanes] = {};
+    for (std::size_t j0 = 0; j0 < kLeafSize; j0 += kLanes)
+      for (std::size_t l = 0; l < kLanes; ++l)
+      {
+        const std::size_t j = j0 + l;
+        const double dx = x[j] - x[p], dy = y[j] - y[p], dz = z[j] - z[p];
+        const double s2 = dx * dx + dy * dy + dz * dz + eps2;
+        u[l] += (j != p) & (s2 > 0) ? m[j] / std::sqrt(s2) : 0.0;
+      }
+    double sum = 0;
+    for (std::size_t l = 0; l < kLanes; ++l)
+      sum += u[l];
+    out[p] = sum;
+  }
+}
+
+// sum_j m_j / sqrt(|q - x_j|^2 + eps^2) over the j with a positive distance
+// (n a multiple of kLanes, massless padding; the caller zeroes q's own mass).
+JZ_GRAVITY_CLONES
+double pairSum(const double* x, const double* y, const double* z, const double* m, std::size_t n,
+  const double* q, double eps2)
+{
+  double lane[kLanes] = {};
+  for (std::size_t j0 = 0; j0 < n; j0 += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l)
+    {
+      const std::size_t j = j0 + l;
+      const double dx = x[j] - q[0], dy = y[j] - q[1], dz = z[j] - q[2];
+      const double s2 = dx * dx + dy * dy + dz * dz + eps2;
+      lane[l] += s2 > 0 ? m[j] / std::sqrt(s2) : 0.0;
+    }
+  double u = 0;
+  for (std::size_t l = 0; l < kLanes; ++l)
+    u += lane[l];
+  return u;
+}
+
+// The leaves [0, count) with gap2 at most near2 (n, a multiple of kLanes,
+// entries in all), appended to near: a lane block at a time, most of them
+// without any.
+JZ_GRAVITY_CLONES
+void collectNear(const double* gap2, std::size_t n, std::size_t count, double near2,
+  std::vector<std::uint32_t>& near)
+{
+  for (std::size_t s0 = 0; s0 < n; s0 += kLanes)
+  {
+    double any = 0; // arithmetic, not a branch: the block's test vectorizes
+    for (std::size_t l = 0; l < kLanes; ++l)
+      any += double(gap2[s0 + l] <= near2);
+    if (any > 0)
+      for (std::size_t s = s0; s < std::min(s0 + kLanes, count); ++s)
+        if (!(gap2[s] > near2))
+          near.push_back(std::uint32_t(s));
+  }
+}
+
+// The members of a target's near leaves, padded with massless points to
+// whole lanes; the target leaf's first member among them.
+struct NearMembers
+{
+  std::vector<double> x, y, z, m;
+  std::size_t selfAt = 0;
+  // U at the target's member p (position q; its own mass left out).
+  double sumAt(const double* q, std::size_t p, double eps2)
+  {
+    const double own = std::exchange(m[selfAt + p], 0.0);
+    const double u = pairSum(x.data(), y.data(), z.data(), m.data(), x.size(), q, eps2);
+    m[selfAt + p] = own;
+    return u;
+  }
+};
+
+class LeafFilter
+{
+public:
+  bool run(const double* x, const double* y, const double* z, const double* m, std::size_t n,
+    double eps2, std::size_t maxCandidates, std::vector<std::pair<double, std::size_t>>& out,
+    PotentialCentreStats* stats);
+
+private:
+  // A member for the kd split: its shifted position in float (any split is
+  // valid; the leaves' boxes and moments come from the doubles), its index.
+  struct TreePoint
+  {
+    float p[3];
+    std::uint32_t i;
+  };
+  // Member i's position shifted to the first member's.
+  double shifted(std::size_t i, int k) const { return in_[k][i] - in_[k][0]; }
+  void build(std::size_t begin, std::size_t end, const float* lo, const float* hi);
+  void addLeaf(std::size_t begin, std::size_t end);
+  double seed();
+  void gather(const std::vector<std::uint32_t>& near, std::size_t t, NearMembers& into) const;
+  void filterLeaf(std::size_t t);
+
+  std::size_t n_ = 0;
+  double eps2_ = 0, slack_ = 0, floor2_ = 0;
+  const double* m_ = nullptr;
+  std::vector<TreePoint> pts_, lower_, upper_; // the points; the partition's two sides
+  const double* in_[3] = { nullptr, nullptr, nullptr };
+  std::vector<double> tx_, ty_, tz_, tm_, sx_, sy_, sz_; // tree order: given, shifted
+  std::vector<std::size_t> order_;                       // tree position -> input index
+  LeafBoxes leaves_;
+  std::size_t realLeaves_ = 0;                  // before the padding
+  std::vector<double> gap2_, nearCount_;        // per leaf; per block of kLanes leaves
+  std::vector<double> nlo_[3], nhi_[3], nmass_; // the near leaves but the target
+  std::vector<std::uint32_t> near_;
+  NearMembers near_members_, wide_members_; // near leaves', wide near leaves' members
+  std::vector<std::uint32_t> wide_;         // leaves within kWideReach
+  double best_ = 0;
+  std::vector<std::pair<double, std::size_t>> candidates_;
+  PotentialCentreStats stats_;
+};
+
+void LeafFilter::addLeaf(std::size_t begin, std::size_t end)
+{
+  double lo[3], hi[3];
+  for (int k = 0; k < 3; ++k)
+  {
+    lo[k] = std::numeric_limits<double>::infinity();
+    hi[k] = -lo[k];
+  }
+  double mass = 0, c[3] = { 0, 0, 0 };
+  for (std::size_t t = begin; t < end; ++t)
+  {
+    const std::size_t i = pts_[t].i;
+    for (int k = 0; k < 3; ++k)
+    {
+      const double p = shifted(i, k);
+      lo[k] = std::min(lo[k], p);
+      hi[k] = std::max(hi[k], p);
+      c[k] += m_[i] * p;
+    }
+    mass += m_[i];
+  }
+  for (int k = 0; k < 3; ++k)
+  {
+    leaves_.lo[k].push_back(lo[k] - slack_);
+    leaves_.hi[k].push_back(hi[k] + slack_);
+  }
+  leaves_.mass.push_back(mass * kRoundUp);
+  for (int k = 0; k < 3; ++k)
+    c[k] = mass > 0 ? c[k] / mass : 0.5 * (lo[k] + hi[k]);
+  double q = 0;
+  for (std::size_t t = begin; t < end; ++t)
+    for (int k = 0; k < 3; ++k)
+    {
+      const double d = shifted(pts_[t].i, k) - c[k];
+      q += m_[pts_[t].i] * d * d;
+    }
+  for (int k = 0; k < 3; ++k)
+    leaves_.com[k].push_back(c[k]);
+  leaves_.q.push_back(q * (1 + 1e-9));
+  leaves_.begin.push_back(std::uint32_t(begin));
+  leaves_.end.push_back(std::uint32_t(end));
+}
+
+// At the middle of the longest side of (lo, hi), a box holding the points
+// (the parent's cut at the split: no pass over the points per level), or at
+// the median where that leaves one side nearly empty (as
+// PotentialCentreBounds' tree). The leaves' boxes are their points' own.
+void LeafFilter::build(std::size_t begin, std::size_t end, const float* lo, const float* hi)
+{
+  int axis = 0;
+  for (int k = 1; k < 3; ++k)
+    if (hi[k] - lo[k] > hi[axis] - lo[axis])
+      axis = k;
+  if (end - begin <= kLeafSize || !(hi[axis] > lo[axis]))
+  {
+    addLeaf(begin, end);
+    return;
+  }
+  float cut = 0.5f * (lo[axis] + hi[axis]);
+  // A partition without branches (each point written to both sides' next
+  // slot, the counts advanced by the test): a branch per point would be
+  // mispredicted half the time.
+  std::size_t left = 0, right = 0;
+  for (std::size_t t = begin; t < end; ++t)
+  {
+    const TreePoint a = pts_[t];
+    const bool below = a.p[axis] < cut;
+    lower_[left] = a;
+    upper_[right] = a;
+    left += below;
+    right += !below;
+  }
+  std::copy(
+    lower_.begin(), lower_.begin() + std::ptrdiff_t(left), pts_.begin() + std::ptrdiff_t(begin));
+  std::copy(upper_.begin(), upper_.begin() + std::ptrdiff_t(right),
+    pts_.begin() + std::ptrdiff_t(begin + left));
+  std::size_t mid = begin + left;
+  if (16 * (mid - begin) < end - begin || 16 * (end - mid) < end - begin)
+  {
+    mid = begin + (end - begin) / 2;
+    std::nth_element(pts_.begin() + std::ptrdiff_t(begin), pts_.begin() + std::ptrdiff_t(mid),
+      pts_.begin() + std::ptrdiff_t(end),
+      [axis](const TreePoint& a, const TreePoint& b) { return a.p[axis] < b.p[axis]; });
+    cut = pts_[mid].p[axis]; // left below or at it, right at or above
+  }
+  float leftHi[3] = { hi[0], hi[1], hi[2] }, rightLo[3] = { lo[0], lo[1], lo[2] };
+  leftHi[axis] = cut;
+  rightLo[axis] = cut;
+  build(begin, mid, lo, leftHi);
+  build(mid, end, rightLo, hi);
+}
+
+// The exact U (rounded down) of the member nearest the centre of mass of
+// the densest leaf (mass / spread^1.5), where a halo's centre usually is.
+double LeafFilter::seed()
+{
+  std::size_t densest = 0;
+  double density = -1;
+  for (std::size_t l = 0; l < leaves_.size(); ++l)
+  {
+    const std::uint32_t b = leaves_.begin[l], e = leaves_.end[l];
+    if (e - b < 2)
+      continue;
+    double mass = 0, c[3] = { 0, 0, 0 };
+    for (std::uint32_t p = b; p < e; ++p)
+    {
+      mass += tm_[p];
+      c[0] += tm_[p] * sx_[p];
+      c[1] += tm_[p] * sy_[p];
+      c[2] += tm_[p] * sz_[p];
+    }
+    if (!(mass > 0))
+      continue;
+    double spread = 0;
+    for (std::uint32_t p = b; p < e; ++p)
+      spread += tm_[p] *
+        ((sx_[p] - c[0] / mass) * (sx_[p] - c[0] / mass) +
+          (sy_[p] - c[1] / mass) * (sy_[p] - c[1] / mass) +
+          (sz_[p] - c[2] / mass) * (sz_[p] - c[2] / mass));
+    spread = spread / mass + 1e-300;
+    const double d = mass / (spread * std::sqrt(spread));
+    if (d > density)
+    {
+      density = d;
+      densest = l;
+    }
+  }
+  const std::uint32_t b = leaves_.begin[densest], e = leaves_.end[densest];
+  double mass = 0, c[3] = { 0, 0, 0 };
+  for (std::uint32_t p = b; p < e; ++p)
+  {
+    mass += tm_[p];
+    c[0] += tm_[p] * sx_[p];
+    c[1] += tm_[p] * sy_[p];
+    c[2] += tm_[p] * sz_[p];
+  }
+  std::uint32_t pick = b;
+  double nearest = std::numeric_limits<double>::infinity();
+  for (std::uint32_t p = b; p < e; ++p)
+  {
+    const double w = mass > 0 ? 1 / mass : 0.0;
+    const double dx = sx_[p] - c[0] * w, dy = sy_[p] - c[1] * w, dz = sz_[p] - c[2] * w;
+    if (dx * dx + dy * dy + dz * dz < nearest)
+    {
+      nearest = dx * dx + dy * dy + dz * dz;
+      pick = p;
+    }
+  }
+  const double q[3] = { tx_[pick], ty_[pick], tz_[pick] };
+  const double own = std::exchange(tm_[pick], 0.0);
+  const double u = pairSum(tx_.data(), ty_.data(), tz_.data(), tm_.data(), tx_.size(), q, eps2_);
+  tm_[pick] = own;
+  return u * kRoundDown;
+}
+
+// The near leaves' members, padded with massless points to whole lanes.
+void LeafFilter::gather(
+  const std::vector<std::uint32_t>& near, std::size_t t, NearMembers& into) const
+{
+  for (auto* v : { &into.x, &into.y, &into.z, &into.m })
+    v->clear();
+  for (const std::uint32_t s : near)
+  {
+    if (s == t)
+      into.selfAt = into.x.size();
+    for (std::uint32_t j = leaves_.begin[s]; j < leaves_.end[s]; ++j)
+    {
+      into.x.push_back(tx_[j]);
+      into.y.push_back(ty_[j]);
+      into.z.push_back(tz_[j]);
+      into.m.push_back(tm_[j]);
+    }
+  }
+  while (into.x.size() % kLanes)
+  {
+    into.x.push_back(0);
+    into.y.push_back(0);
+    into.z.push_back(0);
+    into.m.push_back(0);
+  }
+}
+
+void LeafFilter::filterLeaf(std::size_t t)
+{
+  const double keep = 1 - kCentreBoundMargin;
+  const double a[3] = { leaves_.lo[0][t], leaves_.lo[1][t], leaves_.lo[2][t] };
+  const double b[3] = { leaves_.hi[0][t], leaves_.hi[1][t], leaves_.hi[2][t] };
+  double half2 = 0;
+  for (int k = 0; k < 3; ++k)
+    half2 += 0.25 * (b[k] - a[k]) * (b[k] - a[k]);
+  // Far leaves keep a gap far above the coordinates' rounding (kMomentsUp).
+  const double near2 = std::max(kNearReach * kNearReach * half2, floor2_);
+  // Far leaves: upper and lower bounds shared by the leaf's members.
+  double far = 0;
+  farSums(leaves_, a, b, near2, eps2_, gap2_.data(), nearCount_.data(), far);
+  far *= kRoundUp;
+  near_.clear();
+  for (int k = 0; k < 3; ++k)
+  {
+    nlo_[k].clear();
+    nhi_[k].clear();
+  }
+  nmass_.clear();
+  for (std::size_t b0 = 0; b0 < nearCount_.size(); ++b0) // the blocks holding near leaves
+    if (nearCount_[b0] > 0)
+      for (std::size_t s = b0 * kLanes; s < std::min((b0 + 1) * kLanes, realLeaves_); ++s)
+        if (gap2_[s] <= near2)
+          near_.push_back(std::uint32_t(s));
+  for (const std::uint32_t s : near_)
+    if (s != t)
+    {
+      for (int k = 0; k < 3; ++k)
+      {
+        nlo_[k].push_back(leaves_.lo[k][s]);
+        nhi_[k].push_back(leaves_.hi[k][s]);
+      }
+      nmass_.push_back(leaves_.mass[s]);
+    }
+  while (nmass_.size() % kLanes)
+  {
+    for (int k = 0; k < 3; ++k)
+    {
+      nlo_[k].push_back(1e150);
+      nhi_[k].push_back(1e150);
+    }
+    nmass_.push_back(0);
+  }
+  const double* lo[3] = { nlo_[0].data(), nlo_[1].data(), nlo_[2].data() };
+  const double* hi[3] = { nhi_[0].data(), nhi_[1].data(), nhi_[2].data() };
+  const std::uint32_t tb = leaves_.begin[t], te = leaves_.end[t];
+  double leaf[4][kLeafSize] = {}, own[kLeafSize];
+  for (std::uint32_t p = tb; p < te; ++p)
+  {
+    leaf[0][p - tb] = tx_[p];
+    leaf[1][p - tb] = ty_[p];
+    leaf[2][p - tb] = tz_[p];
+    leaf[3][p - tb] = tm_[p];
+  }
+  if (te - tb <= kLeafSize)
+    ownSums(leaf[0], leaf[1], leaf[2], leaf[3], te - tb, eps2_, own);
+  bool gathered = false, widened = false;
+  const double wide2 = std::max(kWideReach * kWideReach * half2, floor2_);
+  for (std::uint32_t p = tb; p < te; ++p)
+  {
+    // Near leaves by the member's own gap to their boxes, its leaf directly.
+    const double qs[3] = { sx_[p], sy_[p], sz_[p] };
+    const double coarse = far + pointBoxSum(qs, lo, hi, nmass_.data(), nmass_.size(), eps2_) +
+      (te - tb <= kLeafSize ? own[p - tb] : std::numeric_limits<double>::infinity());
+    if (coarse * kRoundUp < best_ * keep)
+      continue;
+    if (!gathered)
+    {
+      gather(near_, t, near_members_);
+      gathered = true;
+    }
+    ++stats_.exactNear;
+    stats_.nearPairs += double(near_members_.x.size());
+    const double q[3] = { tx_[p], ty_[p], tz_[p] };
+    const double nearU = near_members_.sumAt(q, p - tb, eps2_);
+    if ((far + nearU) * kRoundUp < best_ * keep)
+      continue;
+    // The far leaves again, at the member itself and by their moments.
+    double farUp = 0, farDown = 0;
+    memberFarSums(leaves_, gap2_.data(), near2, qs, eps2_, farUp, farDown);
+    double upper = (std::min(far, farUp * kMomentsUp) + nearU) * kRoundUp;
+    best_ = std::max(best_, (farDown * kMomentsDown + nearU) * kRoundDown);
+    if (upper < best_ * keep)
+      continue;
+    // Still a candidate: the leaves within kWideReach summed directly, the
+    // farther ones by their moments (the nearest far leaves' remainders
+    // weigh most in the bound).
+    if (!widened)
+    {
+      wide_.clear();
+      collectNear(gap2_.data(), leaves_.size(), realLeaves_, wide2, wide_);
+      gather(wide_, t, wide_members_);
+      widened = true;
+    }
+    stats_.nearPairs += double(wide_members_.x.size());
+    const double wideU = wide_members_.sumAt(q, p - tb, eps2_);
+    farUp = farDown = 0;
+    memberFarSums(leaves_, gap2_.data(), wide2, qs, eps2_, farUp, farDown);
+    upper = std::min(upper, (farUp * kMomentsUp + wideU) * kRoundUp);
+    best_ = std::max(best_, (farDown * kMomentsDown + wideU) * kRoundDown);
+    if (upper >= best_ * keep)
+      candidates_.emplace_back(upper, order_[p]);
+  }
+}
+
+__attribute__((noinline)) bool LeafFilter::run(const double* x, const double* y, const double* z,
+  const double* m, std::size_t n, double eps2, std::size_t maxCandidates,
+  std::vector<std::pair<double, std::size_t>>& out, PotentialCentreStats* stats)
+{
+  n_ = n;
+  eps2_ = eps2;
+  m_ = m;
+  stats_ = PotentialCentreStats();
+  candidates_.clear();
+  for (int k = 0; k < 3; ++k)
+  {
+    leaves_.lo[k].clear();
+    leaves_.hi[k].clear();
+  }
+  leaves_.mass.clear();
+  for (int k = 0; k < 3; ++k)
+    leaves_.com[k].clear();
+  leaves_.q.clear();
+  leaves_.begin.clear();
+  leaves_.end.clear();
+  // Shifted to the first member: the boxes keep their relative accuracy at
+  // any offset; the sums use the coordinates as given.
+  in_[0] = x;
+  in_[1] = y;
+  in_[2] = z;
+  pts_.resize(n);
+  lower_.resize(n);
+  upper_.resize(n);
+  double extent = 0;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    for (int k = 0; k < 3; ++k)
+    {
+      const double p = shifted(i, k);
+      pts_[i].p[k] = float(p);
+      extent = std::max(extent, std::abs(p));
+    }
+    pts_[i].i = std::uint32_t(i);
+  }
+  // Each shifted coordinate is off by <= 2^-53 |p|: boxes widened by more.
+  slack_ = 4 * std::numeric_limits<double>::epsilon() * extent;
+  floor2_ = (kFarFloor * extent) * (kFarFloor * extent);
+  float lo[3], hi[3];
+  for (int k = 0; k < 3; ++k)
+  {
+    lo[k] = std::numeric_limits<float>::infinity();
+    hi[k] = -lo[k];
+  }
+  for (const TreePoint& tp : pts_)
+    for (int k = 0; k < 3; ++k)
+    {
+      lo[k] = std::min(lo[k], tp.p[k]);
+      hi[k] = std::max(hi[k], tp.p[k]);
+    }
+  build(0, n, lo, hi);
+  const std::size_t padded = (n + kLanes - 1) / kLanes * kLanes;
+  for (auto* v : { &tx_, &ty_, &tz_, &tm_, &sx_, &sy_, &sz_ })
+  {
+    v->resize(padded);
+    std::fill(v->begin() + std::ptrdiff_t(n), v->end(), 0.0); // massless padding
+  }
+  order_.resize(n);
+  for (std::size_t t = 0; t < n; ++t)
+  {
+    const std::size_t i = pts_[t].i;
+    order_[t] = i;
+    tx_[t] = x[i];
+    ty_[t] = y[i];
+    tz_[t] = z[i];
+    tm_[t] = m[i];
+    sx_[t] = shifted(i, 0);
+    sy_[t] = shifted(i, 1);
+    sz_[t] = shifted(i, 2);
+  }
+  realLeaves_ = leaves_.size();
+  while (leaves_.size() % kLanes) // massless, far away
+  {
+    for (int k = 0; k < 3; ++k)
+    {
+      leaves_.lo[k].push_back(1e150);
+      leaves_.hi[k].push_back(1e150);
+    }
+    leaves_.mass.push_back(0);
+    for (int k = 0; k < 3; ++k)
+      leaves_.com[k].push_back(1e150);
+    leaves_.q.push_back(0);
+    leaves_.begin.push_back(0);
+    leaves_.end.push_back(0);
+  }
+  gap2_.resize(leaves_.size());
+  nearCount_.resize(leaves_.size() / kLanes);
+  best_ = seed();
+  for (std::size_t t = 0; t < realLeaves_; ++t)
+    filterLeaf(t);
+  stats_.leaves += double(realLeaves_);
+  const double keep = 1 - kCentreBoundMargin;
+  out.clear();
+  for (const auto& c : candidates_)
+    if (c.first >= best_ * keep)
+      out.push_back(c);
+  if (stats)
+    *stats = stats_;
+  if (out.size() > maxCandidates)
+  {
+    out.clear();
+    return false;
+  }
+  std::sort(out.begin(), out.end(),
+    [](const auto& a, const auto& b)
+    { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  return true;
+}
+} // namespace
+
+bool potentialCentreCandidatesByLeaves(const double* x, const double* y, const double* z,
+  const double* m, std::size_t n, double eps2, std::size_t maxCandidates,
+  std::vector<std::pair<double, std::size_t>>& out, PotentialCentreStats* stats)
+{
+  out.clear();
+  if (n == 0)
+    return true;
+  thread_local LeafFilter filter; // a thread's buffers, reused across groups
+  LeafFilter& mine = filter;      // (its address once: not at every access)
+  return mine.run(x, y, z, m, n, eps2, maxCandidates, out, stats);
+}
+} // namespace jz

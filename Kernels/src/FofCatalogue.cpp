@@ -5,12 +5,15 @@
 // One pass over the points into GroupMoments (the accumulator the distributed
 // catalogue merges across ranks), relative to each group's reference member:
 // its member with the smallest global id, so results do not depend on the
-// input order. Threads accumulate into private copies that are merged in
-// thread order, so results are deterministic for a given thread count.
+// input order. The points are cut into chunks (FofCatalogueChunks.h, the
+// order the GPU catalogue follows too), each summed into private copies that
+// are merged in chunk order, so results are deterministic for a given chunk
+// count, whatever the team's size.
 #include <vector>
 
 #include <omp.h>
 
+#include "FofCatalogueChunks.h"
 #include "GroupMoments.h"
 #include "jz/Fof.h"
 
@@ -54,33 +57,45 @@ void findReferences(
 #define JZ_SSE41_CLONES
 #endif
 
-// Each thread's sums over its static chunk of the points, from `sums`.
+// Each chunk's sums over its points, from `sums`, into part[chunk].
 template <class T>
 JZ_SSE41_CLONES void accumulateMembers(const FofCatalogueInput<T>& in, const double* period,
-  int numThreads, const std::vector<GroupMoments>& sums,
+  int numChunks, const std::vector<GroupMoments>& sums,
   std::vector<std::vector<GroupMoments>>& part)
 {
-  const std::size_t G = in.numGroups;
-  const long long n = (long long)in.numPoints;
+  const std::size_t G = in.numGroups, n = in.numPoints;
   const bool vel = in.velocities != nullptr;
-#pragma omp parallel num_threads(numThreads)
+#pragma omp parallel num_threads(numChunks)
   {
-    std::vector<GroupMoments>& acc = part[omp_get_thread_num()];
-    acc = sums;
-#pragma omp for schedule(static)
-    for (long long i = 0; i < n; ++i)
+    const int nt = omp_get_num_threads();
+    for (int c = omp_get_thread_num(); c < numChunks; c += nt)
     {
-      const GlobalId g = in.groupId[i];
-      if (g < 0 || std::size_t(g) >= G)
-        continue;
-      double x[3];
-      for (int d = 0; d < 3; ++d)
-        x[d] = double(in.points[3 * i + d]);
-      acc[g].add(x, in.masses ? in.masses[i] : 1.0, vel ? in.velocities + 3 * i : nullptr, period);
+      std::vector<GroupMoments>& acc = part[c];
+      acc = sums;
+      const std::size_t end = fofCatalogueChunkBegin(n, std::size_t(c) + 1, std::size_t(numChunks));
+      for (std::size_t i = fofCatalogueChunkBegin(n, c, numChunks); i < end; ++i)
+      {
+        const GlobalId g = in.groupId[i];
+        if (g < 0 || std::size_t(g) >= G)
+          continue;
+        double x[3];
+        for (int d = 0; d < 3; ++d)
+          x[d] = double(in.points[3 * i + d]);
+        acc[g].add(
+          x, in.masses ? in.masses[i] : 1.0, vel ? in.velocities + 3 * i : nullptr, period);
+      }
     }
   }
 }
 } // namespace
+
+int fofCatalogueChunks(const RunControl& control, std::size_t numGroups, std::size_t numPoints)
+{
+  // Private per-chunk accumulators only while they stay small next to the
+  // points (many tiny groups, e.g. MinimumGroupSize 1, accumulate serially).
+  const int maxThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  return numGroups * std::size_t(maxThreads) <= numPoints / 8 ? maxThreads : 1;
+}
 
 template <class T>
 void computeFofCatalogue(
@@ -88,10 +103,7 @@ void computeFofCatalogue(
 {
   const std::size_t G = in.numGroups;
   const long long n = (long long)in.numPoints;
-  // Private per-thread accumulators only while they stay small next to the
-  // points (many tiny groups, e.g. MinimumGroupSize 1, accumulate serially).
-  const int maxThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
-  const int numThreads = G * std::size_t(maxThreads) <= std::size_t(n) / 8 ? maxThreads : 1;
+  const int numThreads = fofCatalogueChunks(control, G, in.numPoints);
   const bool vel = in.velocities != nullptr;
   double period[3] = { 0, 0, 0 };
   if (in.periodic)

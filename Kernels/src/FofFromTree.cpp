@@ -7,6 +7,7 @@
 
 #include <omp.h>
 
+#include "FofGroupOrder.h"
 #include "FofThreads.h"
 #include "jz/HugePages.h"
 
@@ -176,7 +177,7 @@ std::size_t labelFofCut(FofTreeOrder& tree, double linkingLength, GlobalId minim
     }
     keptOf[t].swap(kept);
   }
-  // The kept runs numbered: by descending size, then smallest global id.
+  // The kept runs numbered by the groups' one order (FofGroupOrder.h).
   std::vector<std::pair<int, Index>> all; // (thread, index in keptOf[thread])
   for (int t = 0; t < numThreads; ++t)
     for (std::size_t i = 0; i < keptOf[t].size(); ++i)
@@ -185,11 +186,7 @@ std::size_t labelFofCut(FofTreeOrder& tree, double linkingLength, GlobalId minim
     [&](const std::pair<int, Index>& a, const std::pair<int, Index>& b)
     {
       const KeptRun &x = keptOf[a.first][a.second], &y = keptOf[b.first][b.second];
-      if (x.size != y.size)
-        return x.size > y.size;
-      if (x.label != y.label)
-        return x.label < y.label;
-      return x.ref < y.ref;
+      return fofGroupBefore({ x.label, x.size, x.ref }, { y.label, y.size, y.ref });
     });
   const std::size_t G = all.size();
   if (reference)

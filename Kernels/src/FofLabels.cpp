@@ -7,22 +7,13 @@
 
 #include <omp.h>
 
+#include "FofGroupOrder.h"
 #include "FofThreads.h"
 #include "jz/Fof.h"
 #include "jz/HugePages.h"
 
 namespace jz
 {
-namespace
-{
-struct KeptGroup
-{
-  Index count;
-  GlobalId label;
-  Index root;
-};
-} // namespace
-
 std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, std::size_t n,
   GlobalId minimumGroupSize, GlobalId* groupId, GlobalId* groupSize, const RunControl& control)
 {
@@ -63,32 +54,24 @@ std::size_t labelFofGroups(const Index* groupRoot, const GlobalId* groupLabel, s
 
   // The kept groups, collected per thread's chunk (the sort below fixes
   // their order: roots are unique), in the canonical order.
-  std::vector<std::vector<KeptGroup>> keptOf(numThreads);
+  std::vector<std::vector<FofKeptGroup>> keptOf(numThreads);
 #pragma omp parallel num_threads(numThreads)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    std::vector<KeptGroup> mine;
+    std::vector<FofKeptGroup> mine;
     for (long long r = nn * t / nt; r < nn * (t + 1) / nt; ++r)
     {
       if (count[r] > 0 && GlobalId(count[r]) >= minimumGroupSize)
       {
-        mine.push_back({ count[r], groupLabel ? groupLabel[r] : GlobalId(r), Index(r) });
+        mine.push_back({ groupLabel ? groupLabel[r] : GlobalId(r), count[r], Index(r) });
       }
     }
     keptOf[t].swap(mine);
   }
-  std::vector<KeptGroup> kept;
-  for (const std::vector<KeptGroup>& k : keptOf)
+  std::vector<FofKeptGroup> kept;
+  for (const std::vector<FofKeptGroup>& k : keptOf)
     kept.insert(kept.end(), k.begin(), k.end());
-  std::sort(kept.begin(), kept.end(),
-    [](const KeptGroup& a, const KeptGroup& b)
-    {
-      if (a.count != b.count)
-        return a.count > b.count;
-      if (a.label != b.label)
-        return a.label < b.label;
-      return a.root < b.root;
-    });
+  std::sort(kept.begin(), kept.end(), fofGroupBefore);
 
   if (groupId)
   {

@@ -6,6 +6,8 @@
 // periodic, so sums stay small and a group across the box boundary stays
 // whole; velocities as offsets from a reference velocity. Partial sums with
 // different references merge exactly by shifting (parallel-axis theorem).
+// around, add and merge are JZ_HD: the GPU catalogue (cuda/FofHalosCuda.cu)
+// sums with this very code.
 #pragma once
 
 #include <algorithm>
@@ -29,7 +31,7 @@ struct GroupMoments
   double vsecond = 0;         // sum m |dv|^2
 
   // Empty sums around reference point x and velocity v (nullable: zero).
-  static GroupMoments around(GlobalId label, const double* x, const double* v)
+  JZ_HD static GroupMoments around(GlobalId label, const double* x, const double* v)
   {
     GroupMoments g;
     g.label = label;
@@ -42,7 +44,7 @@ struct GroupMoments
   }
 
   // One member at x with mass m and velocity v (nullable: zero).
-  void add(const double* x, double m, const double* v, const double* period)
+  JZ_HD void add(const double* x, double m, const double* v, const double* period)
   {
     count += 1;
     mass += m;
@@ -61,7 +63,7 @@ struct GroupMoments
   }
 
   // Adds another partial sum of the same group, moved to this reference.
-  void merge(const GroupMoments& o, const double* period)
+  JZ_HD void merge(const GroupMoments& o, const double* period)
   {
     double shift[kDim], vshift[kDim];
     for (int d = 0; d < kDim; ++d)
@@ -85,14 +87,24 @@ struct GroupMoments
     vsecond += o.vsecond + 2 * vcross + o.mass * vsq;
   }
 
-  // Appends the group's catalogue row: the centre of mass wrapped into
-  // [boxLo, boxLo + period) when periodic.
-  void appendRow(
-    const double* boxLo, const double* period, bool withVelocity, FofCatalogue& cat) const
+  // The group's catalogue row: the centre of mass wrapped into
+  // [boxLo, boxLo + period) when periodic. JZ_HD: the GPU catalogue makes
+  // its rows with it too.
+  struct Row
   {
+    GlobalId count;
+    double mass;
+    double centerOfMass[kDim];
+    double inertiaRadius;
+    double meanVelocity[kDim];
+    double velocityDispersion;
+  };
+  JZ_HD Row row(const double* boxLo, const double* period) const
+  {
+    Row r;
     const double M = mass;
-    cat.count.push_back(GlobalId(count + 0.5));
-    cat.mass.push_back(M);
+    r.count = GlobalId(count + 0.5);
+    r.mass = M;
     double c2 = 0, v2 = 0;
     for (int d = 0; d < kDim; ++d)
     {
@@ -100,17 +112,35 @@ struct GroupMoments
       double c = ref[d] + off;
       if (period[d] > 0)
         c = wrapIntoBox(c, boxLo[d], period[d]);
-      cat.centerOfMass.push_back(c);
+      r.centerOfMass[d] = c;
       c2 += off * off;
       const double voff = M != 0 ? vfirst[d] / M : 0.0;
-      if (withVelocity)
-        cat.meanVelocity.push_back(vref[d] + voff);
+      r.meanVelocity[d] = vref[d] + voff;
       v2 += voff * voff;
     }
-    cat.inertiaRadius.push_back(M > 0 ? std::sqrt(std::max(0.0, second / M - c2)) : 0.0);
+    // (0 < x ? x : 0) is std::max(0.0, x), NaN included.
+    const double r2 = second / M - c2, s2 = (vsecond / M - v2) / 3;
+    r.inertiaRadius = M > 0 ? sqrt(0.0 < r2 ? r2 : 0.0) : 0.0;
+    r.velocityDispersion = M > 0 ? sqrt(0.0 < s2 ? s2 : 0.0) : 0.0;
+    return r;
+  }
+
+  // Appends the group's row to the catalogue.
+  void appendRow(
+    const double* boxLo, const double* period, bool withVelocity, FofCatalogue& cat) const
+  {
+    const Row r = row(boxLo, period);
+    cat.count.push_back(r.count);
+    cat.mass.push_back(r.mass);
+    for (int d = 0; d < kDim; ++d)
+    {
+      cat.centerOfMass.push_back(r.centerOfMass[d]);
+      if (withVelocity)
+        cat.meanVelocity.push_back(r.meanVelocity[d]);
+    }
+    cat.inertiaRadius.push_back(r.inertiaRadius);
     if (withVelocity)
-      cat.velocityDispersion.push_back(
-        M > 0 ? std::sqrt(std::max(0.0, (vsecond / M - v2) / 3)) : 0.0);
+      cat.velocityDispersion.push_back(r.velocityDispersion);
   }
 };
 } // namespace jz

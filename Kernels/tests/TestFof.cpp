@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -16,6 +17,7 @@
 
 #include <omp.h>
 
+#include "FofGroupSums.h"
 #include "PointSets.h"
 #include "TestHarness.h"
 #include "jz/Fof.h"
@@ -866,6 +868,408 @@ JZ_TEST(FofAutoBackend)
   for (const auto& s : info.stageSeconds)
     gpuStage = gpuStage || s.first == "gpu fof leaf walk";
   JZ_CHECK_EQ(gpuStage, gpu);
+}
+
+// ---- computeFofHalos: groups, numbering and catalogue in one call. On the
+// GPU (--backend=cuda) everything after the links runs on the device too;
+// every output must equal the CPU's bit for bit (computeFofGroups,
+// labelFofGroups and computeFofCatalogue with the same thread count, which
+// fixes the catalogue's summation order). Independently of both, the
+// numbering is checked against the partition's labels.
+namespace
+{
+template <class T>
+struct HaloCase
+{
+  std::string what;
+  std::vector<T> xyz;
+  double l = 0;
+  bool periodic = false;
+  double lo[3] = { 0, 0, 0 };
+  double hi[3] = { 1, 1, 1 };
+  std::vector<GlobalId> ids;
+  std::vector<double> mass, vel;
+  GlobalId minimumSize = 20;
+};
+
+// Equal bit for bit (so -0 and +0 differ, and NaN equals itself).
+bool sameBits(const std::vector<double>& a, const std::vector<double>& b)
+{
+  return a.size() == b.size() &&
+    (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+std::string catalogueDifference(const jz::FofCatalogue& a, const jz::FofCatalogue& b)
+{
+  if (a.numGroups != b.numGroups || a.hasVelocities != b.hasVelocities)
+    return "the group count or hasVelocities";
+  if (a.count != b.count)
+    return "count";
+  const std::pair<const char*, std::pair<const std::vector<double>*, const std::vector<double>*>>
+    fields[] = { { "mass", { &a.mass, &b.mass } },
+      { "centerOfMass", { &a.centerOfMass, &b.centerOfMass } },
+      { "inertiaRadius", { &a.inertiaRadius, &b.inertiaRadius } },
+      { "meanVelocity", { &a.meanVelocity, &b.meanVelocity } },
+      { "velocityDispersion", { &a.velocityDispersion, &b.velocityDispersion } } };
+  for (const auto& f : fields)
+    if (!sameBits(*f.second.first, *f.second.second))
+      return f.first;
+  return "";
+}
+
+// GroupSize is the partition's group size; GroupId numbers the groups of at
+// least minimumSize by descending size, then ascending label.
+void checkNumbering(const std::vector<GlobalId>& label, const std::vector<GlobalId>& groupId,
+  const std::vector<GlobalId>& groupSize, std::size_t G, GlobalId minimumSize,
+  const std::string& what)
+{
+  std::map<GlobalId, GlobalId> sizeOf;
+  for (GlobalId x : label)
+    ++sizeOf[x];
+  std::vector<std::pair<GlobalId, GlobalId>> kept; // (-size, label)
+  for (const auto& s : sizeOf)
+    if (s.second >= minimumSize)
+      kept.emplace_back(-s.second, s.first);
+  std::sort(kept.begin(), kept.end());
+  std::map<GlobalId, GlobalId> idOf;
+  for (std::size_t k = 0; k < kept.size(); ++k)
+    idOf[kept[k].second] = GlobalId(k);
+  JZ_CHECK_MSG(G == kept.size(), what << ": " << G << " groups, expected " << kept.size());
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < label.size(); ++i)
+  {
+    const auto it = idOf.find(label[i]);
+    bad += groupSize[i] != sizeOf[label[i]] || groupId[i] != (it == idOf.end() ? -1 : it->second);
+  }
+  JZ_CHECK_MSG(bad == 0, what << ": " << bad << " points with a wrong GroupId or GroupSize");
+}
+
+template <class T>
+void checkHalos(const HaloCase<T>& c, int threads)
+{
+  const std::size_t n = c.xyz.size() / 3;
+  const std::string what = c.what + " threads=" + std::to_string(threads);
+  jz::FofProblem<T> pb;
+  pb.points = c.xyz.data();
+  pb.numPoints = n;
+  pb.linkingLength = c.l;
+  pb.periodic = c.periodic;
+  for (int d = 0; d < 3; ++d)
+  {
+    pb.boxLo[d] = c.lo[d];
+    pb.boxHi[d] = c.hi[d];
+  }
+  pb.ids = c.ids.empty() ? nullptr : c.ids.data();
+  jz::FofHaloOptions options;
+  options.minimumGroupSize = c.minimumSize;
+  options.masses = c.mass.empty() ? nullptr : c.mass.data();
+  options.velocities = c.vel.empty() ? nullptr : c.vel.data();
+  jz::RunControl rc;
+  rc.numThreads = threads;
+  jz::FofHalos got;
+  const jz::RunInfo info = jz::computeFofHalos(pb, options, got, jztest::backend(), rc);
+  JZ_CHECK_MSG(
+    info.backend == jztest::backend(), what << ": ran on " << jz::backendName(info.backend));
+
+  // The CPU, one call at a time.
+  jz::FofGroups groups;
+  jz::computeFofGroups(pb, groups, jz::Backend::CPU, rc);
+  std::vector<GlobalId> gid(n), gsize(n);
+  const std::size_t G = jz::labelFofGroups(groups.groupRoot.data(), groups.groupLabel.data(), n,
+    c.minimumSize, gid.data(), gsize.data(), rc);
+  jz::FofCatalogueInput<T> in;
+  in.points = pb.points;
+  in.numPoints = n;
+  in.groupId = gid.data();
+  in.numGroups = G;
+  in.masses = options.masses;
+  in.velocities = options.velocities;
+  in.ids = pb.ids;
+  in.periodic = c.periodic;
+  for (int d = 0; d < 3; ++d)
+  {
+    in.boxLo[d] = c.lo[d];
+    in.boxHi[d] = c.hi[d];
+  }
+  jz::FofCatalogue cat;
+  jz::computeFofCatalogue(in, cat, rc);
+
+  JZ_CHECK_MSG(got.numGroups == G, what << ": " << got.numGroups << " groups, the CPU " << G);
+  JZ_CHECK_MSG(got.groupId == gid, what << ": GroupId differs from the CPU's");
+  JZ_CHECK_MSG(got.groupSize == gsize, what << ": GroupSize differs from the CPU's");
+  const std::string diff = catalogueDifference(got.catalogue, cat);
+  JZ_CHECK_MSG(diff.empty(), what << ": the catalogue's " << diff << " differs from the CPU's");
+  checkNumbering(groups.groupLabel, gid, gsize, G, c.minimumSize, what);
+  for (std::size_t k = 0; k < G && k < cat.count.size(); ++k)
+    JZ_CHECK(cat.count[k] >= c.minimumSize && (k == 0 || cat.count[k] <= cat.count[k - 1]));
+
+  // Into the caller's arrays: the same values, the vectors left empty.
+  std::vector<GlobalId> gid2(n, -7), gsize2(n, -7);
+  options.groupIdOut = gid2.data();
+  options.groupSizeOut = gsize2.data();
+  jz::FofHalos into;
+  jz::computeFofHalos(pb, options, into, jztest::backend(), rc);
+  JZ_CHECK(into.groupId.empty() && into.groupSize.empty());
+  JZ_CHECK_MSG(gid2 == gid && gsize2 == gsize, what << ": outputs into the caller's arrays differ");
+  JZ_CHECK(catalogueDifference(into.catalogue, cat).empty());
+}
+
+// Masses, velocities and shuffled unique ids for the points of c.
+template <class T>
+void addPointData(HaloCase<T>& c, unsigned seed)
+{
+  const std::size_t n = c.xyz.size() / 3;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  std::normal_distribution<double> g(0, 100);
+  c.ids.resize(n);
+  std::iota(c.ids.begin(), c.ids.end(), GlobalId(1000000007));
+  std::shuffle(c.ids.begin(), c.ids.end(), rng);
+  c.mass.resize(n);
+  c.vel.resize(3 * n);
+  for (double& m : c.mass)
+    m = u(rng);
+  for (double& v : c.vel)
+    v = g(rng);
+}
+
+template <class T>
+void runHaloCases(const HaloCase<T>& base)
+{
+  // Thread counts change the CPU catalogue's summation order (chunks).
+  for (int threads : { 1, 3, 16 })
+    checkHalos(base, threads);
+}
+
+template <class T>
+void haloKindsCase(const char* type)
+{
+  const std::size_t n = jztest::sized(6000, 300000);
+  for (const char* kind : { "clustered", "runs", "duplicates", "uniform" })
+  {
+    HaloCase<T> c;
+    c.xyz = jztest::makePoints<T>(kind, n, 21);
+    c.l = 0.2 * std::cbrt(1.0 / double(n));
+    c.what = std::string(kind) + " " + type;
+    for (bool periodic : { false, true })
+    {
+      c.periodic = periodic;
+      c.minimumSize = 20;
+      runHaloCases(c);
+    }
+    addPointData(c, 5);
+    c.what += " with masses, velocities and ids";
+    c.minimumSize = 5;
+    runHaloCases(c);
+  }
+}
+} // namespace
+
+JZ_TEST(FofHalosKindsFloat)
+{
+  haloKindsCase<float>("float");
+}
+
+JZ_TEST(FofHalosKindsDouble)
+{
+  haloKindsCase<double>("double");
+}
+
+// MinimumGroupSize 0, 1, 2, 20 and more than every group.
+JZ_TEST(FofHalosMinimumGroupSize)
+{
+  HaloCase<float> c;
+  c.xyz = jztest::makePoints<float>("clustered", jztest::sized(5000, 200000), 9);
+  c.l = 0.2 * std::cbrt(1.0 / double(c.xyz.size() / 3));
+  c.periodic = true;
+  for (GlobalId m : { GlobalId(0), GlobalId(1), GlobalId(2), GlobalId(20), GlobalId(1) << 40 })
+  {
+    c.minimumSize = m;
+    c.what = "clustered minimum size " + std::to_string(m);
+    checkHalos(c, 3);
+  }
+}
+
+// Every point alone (numbered by its id when kept) and one group of all.
+JZ_TEST(FofHalosNoGroupsAndOneGroup)
+{
+  const std::size_t n = jztest::sized(4000, 200000);
+  HaloCase<double> alone;
+  alone.xyz = jztest::makePoints<double>("uniform", n, 4);
+  alone.l = 1e-9;
+  addPointData(alone, 8);
+  for (GlobalId m : { 1, 2 })
+  {
+    alone.minimumSize = m;
+    alone.what = "every point alone, minimum size " + std::to_string(m);
+    runHaloCases(alone);
+  }
+  HaloCase<float> all;
+  const std::size_t m = jztest::sized(4000, 100000);
+  all.xyz = jztest::makePoints<float>("uniform", m, 6);
+  all.l = 3 * std::cbrt(1.0 / double(m)); // far beyond percolation: (almost) one group
+  all.periodic = true;
+  addPointData(all, 9);
+  all.what = "a giant group";
+  runHaloCases(all);
+}
+
+// A periodic box off the origin with points outside it (the tree wraps them;
+// the catalogue sums them as given, around each group's reference member).
+JZ_TEST(FofHalosPointsOutsideTheBox)
+{
+  HaloCase<double> c;
+  const double lo[3] = { -1, 0, 2 }, hi[3] = { 1, 4, 3 };
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> g(0, 0.01);
+  std::uniform_int_distribution<int> shift(-2, 2);
+  const std::size_t n = jztest::sized(3000, 100000);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const double centre[3] = { 0.995, 3.995, 2.5 + 0.1 * double(i % 4) };
+    for (int d = 0; d < 3; ++d)
+      c.xyz.push_back(centre[d] + g(rng) + double(shift(rng)) * (hi[d] - lo[d]));
+  }
+  for (int d = 0; d < 3; ++d)
+  {
+    c.lo[d] = lo[d];
+    c.hi[d] = hi[d];
+  }
+  c.periodic = true;
+  c.l = 0.004;
+  c.minimumSize = 10;
+  addPointData(c, 10);
+  c.what = "periodic, points outside the box";
+  runHaloCases(c);
+}
+
+// The GPU catalogue's per-group code (jz::fofGroupSums, run by one device
+// thread per group) on the host: members in input order, the reference
+// member, the CPU's chunk count; it must give computeFofCatalogue's bits for
+// any thread count, so a CPU-only run already proves the GPU's order.
+template <class T>
+void groupSumsCase(
+  const char* kind, std::size_t n, bool periodic, int threads, GlobalId minimumSize)
+{
+  std::vector<T> xyz = jztest::makePoints<T>(kind, n, 3);
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> g(0, 1);
+  if (periodic)
+    for (T& x : xyz)
+      x += T(std::floor(2 * g(rng))); // whole boxes away: outside the box
+  std::vector<GlobalId> ids(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ids[i] = GlobalId((i * 2654435761ull) % 1000000007ull);
+  std::vector<double> mass(n), vel(3 * n);
+  for (double& m : mass)
+    m = 1 + 0.5 * g(rng) * g(rng);
+  for (double& v : vel)
+    v = 100 * g(rng);
+  jz::FofProblem<T> pb;
+  pb.points = xyz.data();
+  pb.numPoints = n;
+  pb.linkingLength = 0.2 * std::cbrt(1.0 / double(n));
+  pb.periodic = periodic;
+  pb.ids = ids.data();
+  jz::FofGroups groups;
+  jz::computeFofGroups(pb, groups, jz::Backend::CPU);
+  std::vector<GlobalId> gid(n);
+  const std::size_t G = jz::labelFofGroups(
+    groups.groupRoot.data(), groups.groupLabel.data(), n, minimumSize, gid.data(), nullptr);
+  jz::FofCatalogueInput<T> in;
+  in.points = xyz.data();
+  in.numPoints = n;
+  in.groupId = gid.data();
+  in.numGroups = G;
+  in.masses = mass.data();
+  in.velocities = vel.data();
+  in.ids = ids.data();
+  in.periodic = periodic;
+  jz::RunControl rc;
+  rc.numThreads = threads;
+  jz::FofCatalogue cpu;
+  jz::computeFofCatalogue(in, cpu, rc);
+
+  std::vector<std::vector<Index>> member(G);
+  for (std::size_t i = 0; i < n; ++i)
+    if (gid[i] >= 0)
+      member[gid[i]].push_back(Index(i));
+  const jz::Periodicity per = jz::Periodicity::of(periodic, pb.boxLo, pb.boxHi);
+  const std::size_t chunks = std::size_t(jz::fofCatalogueChunks(rc, G, n));
+  jz::FofCatalogue emulated;
+  emulated.hasVelocities = true;
+  emulated.numGroups = G;
+  for (std::size_t j = 0; j < G; ++j)
+  {
+    Index ref = member[j][0];
+    for (Index i : member[j])
+      ref = ids[i] < ids[ref] ? i : ref;
+    jz::fofGroupSums(GlobalId(j), member[j].data(), Index(member[j].size()), ref, xyz.data(),
+      mass.data(), vel.data(), n, chunks, per.length)
+      .appendRow(pb.boxLo, per.length, true, emulated);
+  }
+  const std::string diff = catalogueDifference(emulated, cpu);
+  JZ_CHECK_MSG(diff.empty(),
+    kind << " n=" << n << (periodic ? " periodic" : "") << " threads=" << threads
+         << ": fofGroupSums' " << diff << " differs");
+}
+
+JZ_TEST(FofGroupSumsFollowTheCpuOrder)
+{
+  for (const char* kind : { "clustered", "runs", "duplicates" })
+    for (bool periodic : { false, true })
+      for (int threads : { 1, 3, 16 })
+        for (GlobalId minimumSize : { 1, 20 })
+        {
+          groupSumsCase<float>(kind, 30001, periodic, threads, minimumSize);
+          groupSumsCase<double>(kind, 30001, periodic, threads, minimumSize);
+        }
+}
+
+// Small and fixed-size (compute-sanitizer runs it in gpu-check.sh): every
+// device stage with masses, velocities and ids, kept groups and none.
+JZ_TEST(FofHalosSanitizerSmall)
+{
+  HaloCase<float> c;
+  c.xyz = jztest::makePoints<float>("clustered", 20000, 12);
+  c.l = 0.2 * std::cbrt(1.0 / 20000.0);
+  c.periodic = true;
+  addPointData(c, 13);
+  for (GlobalId m : { GlobalId(1), GlobalId(20), GlobalId(1) << 40 })
+  {
+    c.minimumSize = m;
+    c.what = "sanitizer case, minimum size " + std::to_string(m);
+    checkHalos(c, 3);
+  }
+}
+
+JZ_TEST(FofHalosEmptyInput)
+{
+  jz::FofProblem<float> pb;
+  pb.linkingLength = 0.1;
+  jz::FofHaloOptions options;
+  jz::FofHalos got;
+  const jz::RunInfo info = jz::computeFofHalos(pb, options, got, jztest::backend());
+  JZ_CHECK(info.backend == jztest::backend());
+  JZ_CHECK(got.numGroups == 0 && got.groupId.empty() && got.groupSize.empty());
+  JZ_CHECK(got.catalogue.numGroups == 0 && got.catalogue.count.empty());
+}
+
+JZ_TEST(FofHalosAutoBackend)
+{
+  std::vector<float> pts = jztest::makePoints<float>("clustered", 5000, 3);
+  const jz::FofProblem<float> pb = meanSpacingProblem(pts);
+  jz::FofHalos out;
+  const jz::RunInfo info = jz::computeFofHalos(pb, jz::FofHaloOptions(), out, jz::Backend::Auto);
+  const bool gpu = jz::cudaUsable();
+  JZ_CHECK_MSG(info.backend == (gpu ? jz::Backend::CUDA : jz::Backend::CPU),
+    "Auto ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
+  bool gpuStage = false;
+  for (const auto& s : info.stageSeconds)
+    gpuStage = gpuStage || s.first == "gpu fof catalogue";
+  JZ_CHECK_EQ(gpuStage, gpu);
+  JZ_CHECK_EQ(out.groupId.size(), pb.numPoints);
+  JZ_CHECK_EQ(out.catalogue.numGroups, out.numGroups);
 }
 
 JZ_TEST_MAIN()

@@ -126,4 +126,41 @@ extern template void computeFofCatalogue<float>(
   const FofCatalogueInput<float>&, FofCatalogue&, const RunControl&);
 extern template void computeFofCatalogue<double>(
   const FofCatalogueInput<double>&, FofCatalogue&, const RunControl&);
+
+// Groups, their numbering and the catalogue in one call (FofHalos.cpp):
+// computeFofGroups, labelFofGroups and computeFofCatalogue (with the
+// problem's ids, periodic box and the same control), the single-process FoF.
+// On the GPU (Backend::CUDA, or Auto with a usable GPU) everything stays on
+// the device and only GroupId, GroupSize and the catalogue come back, equal
+// bit for bit to the CPU's for the same control.numThreads (the catalogue's
+// summation order depends on the CPU's thread count, FofCatalogueChunks.h).
+// Ids must be unique (ties of equal labels are broken by a backend's roots).
+struct FofHaloOptions
+{
+  GlobalId minimumGroupSize = 20;
+  const double* masses = nullptr;     // per point; nullptr = unit mass
+  const double* velocities = nullptr; // interleaved xyz per point; nullptr = none
+  // Where GroupId and GroupSize go (numPoints each) when the caller has the
+  // arrays (page-locked ones, cudaHostRegister, take the GPU's copy
+  // directly); nullptr = into the result's vectors.
+  GlobalId* groupIdOut = nullptr;
+  GlobalId* groupSizeOut = nullptr;
+};
+
+struct FofHalos
+{
+  std::vector<GlobalId> groupId;   // empty when FofHaloOptions::groupIdOut was given
+  std::vector<GlobalId> groupSize; // empty when FofHaloOptions::groupSizeOut was given
+  std::size_t numGroups = 0;       // G
+  FofCatalogue catalogue;
+};
+
+template <class T>
+RunInfo computeFofHalos(const FofProblem<T>& problem, const FofHaloOptions& options,
+  FofHalos& result, Backend backend = Backend::Auto, const RunControl& control = {});
+
+extern template RunInfo computeFofHalos<float>(
+  const FofProblem<float>&, const FofHaloOptions&, FofHalos&, Backend, const RunControl&);
+extern template RunInfo computeFofHalos<double>(
+  const FofProblem<double>&, const FofHaloOptions&, FofHalos&, Backend, const RunControl&);
 } // namespace jz

@@ -9,6 +9,8 @@
 
 #include <functional>
 
+#include "../FofGroupOrder.h"
+#include "../GroupMoments.h"
 #include "DualWalkCuda.cuh"
 #include "jz/FofLinking.h"
 
@@ -50,11 +52,60 @@ void fofLeafWalkCuda(
 // of i. Checked afterwards when kDeviceAsserts (throws Error otherwise).
 void fofContract(Index* g, Index n, cudaStream_t stream);
 
+// minKey[r] for every root r of the contracted pointers g: the smallest key
+// (global id, or input index when ids is null) of its group. Asynchronous.
+void fofMinKeysCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
+  GlobalId* minKey, cudaStream_t stream);
+
 // Input-order outputs from the contracted point pointers: label = the
 // smallest key (global id, or input index when ids is null) of the group,
 // root = the input index of the group's root. Either output may be null.
 // Asynchronous on the stream.
 void fofLabelsCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
   GlobalId* label, Index* root, cudaStream_t stream);
+// The groups numbered on the device exactly as labelFofGroups numbers them
+// (FofHalosCuda.cu).
+struct FofDeviceNumbering
+{
+  Index numGroups = 0;              // G, the kept groups
+  DeviceBuffer<GlobalId> groupId;   // n, input order: 0..G-1, -1 below the minimum size
+  DeviceBuffer<GlobalId> groupSize; // n, input order: members of the point's group
+  DeviceBuffer<FofKeptGroup> kept;  // G, in GroupId order
+};
+
+// From the contracted pointers g (sorted order) and the sorted points' input
+// indices. Synchronises the stream (the number of kept groups).
+void fofNumberGroupsCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
+  GlobalId minimumGroupSize, cudaStream_t stream, TempStorage& temp, FofDeviceNumbering& out);
+
+// What the catalogue reads, on the device, in input order.
+template <class T>
+struct FofDeviceCatalogueInput
+{
+  const T* xyz = nullptr; // interleaved, as given (not wrapped)
+  Index n = 0;
+  const GlobalId* ids = nullptr;      // null: the input index
+  const double* masses = nullptr;     // null: unit masses
+  const double* velocities = nullptr; // interleaved; null: none
+  Periodicity periodicity;            // the nearest images of the sums
+  int numChunks = 1;                  // fofCatalogueChunks of the CPU
+};
+
+// The catalogue's per-group sums in GroupId order (FofDeviceRows makes the
+// rows), equal bit for bit to computeFofCatalogue's with
+// in.numChunks chunks. Leaves sums empty when there are no kept groups.
+template <class T>
+void fofCatalogueSumsCuda(const FofDeviceNumbering& groups, const FofDeviceCatalogueInput<T>& in,
+  cudaStream_t stream, TempStorage& temp, DeviceBuffer<GroupMoments>& sums);
+// The catalogue's rows on the device, one array per FofCatalogue field
+// (GroupMoments::row, the formula the CPU's appendRow uses).
+struct FofDeviceRows
+{
+  DeviceBuffer<GlobalId> count;
+  DeviceBuffer<double> mass, centerOfMass, inertiaRadius, meanVelocity, velocityDispersion;
+  // From the sums (asynchronous); boxLo: the periodic box's low corner.
+  void make(const DeviceBuffer<GroupMoments>& sums, const Periodicity& per, const double* boxLo,
+    cudaStream_t stream);
+};
 } // namespace cuda
 } // namespace jz

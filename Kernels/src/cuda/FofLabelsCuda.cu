@@ -116,6 +116,17 @@ void fofContract(Index* g, Index n, cudaStream_t stream)
                 "contraction");
 }
 
+void fofMinKeysCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
+  GlobalId* minKey, cudaStream_t stream)
+{
+  if (n == 0)
+    return;
+  ownKeyKernel<<<gridFor(n, 256), 256, 0, stream>>>(sortedInput, n, ids, minKey);
+  JZ_CUDA_LAUNCH_CHECK("ownKeyKernel");
+  memberKeyKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, ids, minKey);
+  JZ_CUDA_LAUNCH_CHECK("memberKeyKernel");
+}
+
 void fofLabelsCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
   GlobalId* label, Index* root, cudaStream_t stream)
 {
@@ -125,10 +136,7 @@ void fofLabelsCuda(const Index* g, const Index* sortedInput, Index n, const Glob
   if (label)
   {
     minKey.allocate(n, stream, "the group labels");
-    ownKeyKernel<<<gridFor(n, 256), 256, 0, stream>>>(sortedInput, n, ids, minKey.get());
-    JZ_CUDA_LAUNCH_CHECK("ownKeyKernel");
-    memberKeyKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, ids, minKey.get());
-    JZ_CUDA_LAUNCH_CHECK("memberKeyKernel");
+    fofMinKeysCuda(g, sortedInput, n, ids, minKey.get(), stream);
   }
   outputKernel<<<gridFor(n, 256), 256, 0, stream>>>(g, sortedInput, n, minKey.get(), label, root);
   JZ_CUDA_LAUNCH_CHECK("outputKernel");

@@ -411,9 +411,11 @@ Index selectSplits(const Index* candidates, Index numCandidates, const int* gapL
 
 // Uploads both point types into their records (wrapped into the periodic
 // box); throws Error naming the first point with a non-finite coordinate.
+// keepSources (nullable) receives the sources' upload instead of freeing it.
 template <class T>
 void fillRecords(const T* sources, Index numSources, const T* queries, Index numQueries,
-  const Periodicity& periodicity, const double* boxLo, Record<T>* records, cudaStream_t stream)
+  const Periodicity& periodicity, const double* boxLo, Record<T>* records, cudaStream_t stream,
+  DeviceBuffer<T>* keepSources)
 {
   WrapBox box;
   box.enabled = periodicity.enabled();
@@ -442,6 +444,8 @@ void fillRecords(const T* sources, Index numSources, const T* queries, Index num
     fillRecordsKernel<T><<<blocksFor(counts[t], kThreads), kThreads, 0, stream>>>(
       xyz.get(), counts[t], offset, box, records + offset, firstBad.get() + t);
     JZ_CUDA_LAUNCH_CHECK("fillRecordsKernel");
+    if (t == 0 && keepSources)
+      *keepSources = std::move(xyz);
     offset += counts[t];
   }
   unsigned bad[2] = { 0, 0 };
@@ -597,7 +601,9 @@ void buildTreeCuda(const T* sources, Index numSources, const T* queries, Index n
 
   // 1. Records, then the z-order sort.
   DeviceBuffer<Record<T>> records(n, stream, "the sort records");
-  fillRecords(sources, numSources, queries, numQueries, periodicity, boxLo, records.get(), stream);
+  tree.sourceInput.release();
+  fillRecords(sources, numSources, queries, numQueries, periodicity, boxLo, records.get(), stream,
+    tree.keepSourceInput ? &tree.sourceInput : nullptr);
   timer.mark("upload");
   sortRecordsCuda(records.get(), n, stream, temp);
   temp.release(); // the merge sort's scratch is as large as the records

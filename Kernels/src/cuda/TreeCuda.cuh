@@ -53,6 +53,11 @@ struct DeviceTree
   DeviceBuffer<T> qxBuf, qyBuf, qzBuf;
   DeviceBuffer<Index> qInputBuf;
   std::vector<DevicePlane<T>> planes; // planes[0] = leaves
+  // The sources as uploaded (interleaved xyz, input order, not wrapped), kept
+  // by the build only when keepSourceInput was set before it (the FoF
+  // catalogue sums these coordinates, as the CPU's does).
+  bool keepSourceInput = false;
+  DeviceBuffer<T> sourceInput;
 
   const T* qx() const { return self ? sx.get() : qxBuf.get(); }
   const T* qy() const { return self ? sy.get() : qyBuf.get(); }

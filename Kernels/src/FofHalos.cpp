@@ -1,0 +1,88 @@
+// computeFofHalos: groups, numbering and catalogue in one call, on the GPU
+// end to end or on the CPU as computeFofGroups, labelFofGroups and
+// computeFofCatalogue.
+#include "CudaFallback.h"
+#include "FofBackends.h"
+#include "StageTimer.h"
+#include "jz/Fof.h"
+#include "jz/Validate.h"
+
+namespace jz
+{
+namespace
+{
+// The caller's array when given, else `own` sized to n.
+GlobalId* outputOf(GlobalId* given, std::vector<GlobalId>& own, std::size_t n)
+{
+  if (given)
+    return given;
+  own.resize(n);
+  return own.data();
+}
+
+template <class T>
+void fofHalosCpu(const FofProblem<T>& problem, const FofHaloOptions& options, FofHalos& result,
+  RunInfo& info, const RunControl& control)
+{
+  const std::size_t n = problem.numPoints;
+  FofGroups groups;
+  if (n > 0)
+    fofCpu(problem, groups, info, control);
+  StageTimer labels(&info, "labels");
+  GlobalId* groupId = outputOf(options.groupIdOut, result.groupId, n);
+  GlobalId* groupSize = outputOf(options.groupSizeOut, result.groupSize, n);
+  result.numGroups = labelFofGroups(groups.groupRoot.data(), groups.groupLabel.data(), n,
+    options.minimumGroupSize, groupId, groupSize, control);
+  labels.stop();
+  FofGroups().groupRoot.swap(groups.groupRoot);
+  StageTimer catalogue(&info, "catalogue");
+  FofCatalogueInput<T> in;
+  in.points = problem.points;
+  in.numPoints = n;
+  in.groupId = groupId;
+  in.numGroups = result.numGroups;
+  in.masses = options.masses;
+  in.velocities = options.velocities;
+  in.ids = problem.ids;
+  in.periodic = problem.periodic;
+  for (int d = 0; d < 3; ++d)
+  {
+    in.boxLo[d] = problem.boxLo[d];
+    in.boxHi[d] = problem.boxHi[d];
+  }
+  computeFofCatalogue(in, result.catalogue, control);
+}
+} // namespace
+
+template <class T>
+RunInfo computeFofHalos(const FofProblem<T>& problem, const FofHaloOptions& options,
+  FofHalos& result, Backend backend, const RunControl& control)
+{
+  RunInfo info;
+  validate(problem);
+  result = FofHalos();
+  if (problem.numPoints == 0)
+  {
+    // Nothing to run; Device CUDA still requires a usable GPU.
+    info.backend = backend == Backend::CUDA ? resolveBackend(backend) : Backend::CPU;
+    fofHalosCpu(problem, options, result, info, control);
+    return info;
+  }
+  info.backend = resolveBackend(backend);
+#if defined(JZ_WITH_CUDA)
+  const bool ranOnGpu = runOnCudaOrFallBack(
+    backend, info, [&] { fofHalosCuda(problem, options, result, info, control); },
+    [&] { result = FofHalos(); });
+  if (ranOnGpu)
+    return info;
+#endif
+  info.backend = Backend::CPU;
+  fofHalosCpu(problem, options, result, info, control);
+  return info;
+}
+
+template RunInfo computeFofHalos<float>(
+  const FofProblem<float>&, const FofHaloOptions&, FofHalos&, Backend, const RunControl&);
+template RunInfo computeFofHalos<double>(
+  const FofProblem<double>&, const FofHaloOptions&, FofHalos&, Backend, const RunControl&);
+} // namespace jz

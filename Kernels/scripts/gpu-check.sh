@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Builds jz-tree's kernels standalone with CUDA on a GPU machine (device-side
 # post-conditions on) and runs: every kernel test, the GPU instantiations of
-# the kNN, FoF and gravity tests (which must run, not skip), compute-sanitizer's
-# memcheck, racecheck, synccheck and initcheck on all three, and the GPU
-# benchmarks against their targets (gravity: accuracy on a sample against
-# direct sums; no time target yet, it has never run on a GPU). Needs only nvcc, CMake >= 3.20, ninja (or
+# the kNN, FoF, gravity and EMST tests (which must run, not skip),
+# compute-sanitizer's memcheck, racecheck, synccheck and initcheck on all four,
+# and the GPU benchmarks against their targets (gravity: accuracy on a sample
+# against direct sums; EMST: the CPU's edges bit for bit; no time targets for
+# these two yet, they have never run on a GPU). Needs only nvcc, CMake >= 3.20, ninja (or
 # make) and a C++17 compiler with OpenMP: no ParaView, no package registry, no
 # GoogleTest. Runs everything, then exits 1 if any step failed or a benchmark
 # missed its target (the failures are listed last).
 #   Kernels/scripts/gpu-check.sh [build-dir]      (default /tmp/jz-kernels-gpu)
 # Environment: JZ_BENCH_N (default 1e7), JZ_BENCH_K (16), JZ_BENCH_FOF_N (512^3),
 # JZ_BENCH_GRAVITY_N (1e7), JZ_ONLY_GRAVITY=1 (the gravity steps alone: its
-# tests, sanitizer cases and benchmark),
+# tests, sanitizer cases and benchmark), JZ_BENCH_EMST_N (1e7),
+# JZ_ONLY_EMST=1 (the EMST steps alone, likewise),
 # JZ_SKIP_TESTS=1, JZ_SKIP_SANITIZER=1, JZ_SKIP_BENCH=1, CUDACXX (path to nvcc,
 # default /usr/local/cuda/bin/nvcc), CUDAARCHS (default 80;90), JZ_JZTREE_PATH
 # (PYTHONPATH of a jz-tree reference built by build-jztree-reference.sh: the
@@ -61,17 +63,27 @@ cmake -S "$src" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DJZ_EN
   -DJZ_CUDA_ASSERTS=ON || exit 1
 targets=()
 if [ "${JZ_ONLY_GRAVITY:-0}" = 1 ]; then targets=(--target TestGravity jz_bench_gravity_cuda); fi
+if [ "${JZ_ONLY_EMST:-0}" = 1 ]; then targets=(--target TestEmst jz_bench_emst_cuda); fi
+# EMST only: every other step is left out.
+only_emst() { [ "${JZ_ONLY_EMST:-0}" = 1 ]; }
 cmake --build "$build" --parallel "$(nproc)" "${targets[@]}" || exit 1
 
 if [ "${JZ_SKIP_TESTS:-0}" != 1 ]; then
   echo "== kernel tests (labels kernels and gpu)"
-  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || step ctest --test-dir "$build" --output-on-failure -LE long --parallel 4
+  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || only_emst || step ctest --test-dir "$build" --output-on-failure -LE long --parallel 4
   # The GPU instantiations must have run, not been skipped (77: no usable GPU).
-  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || for t in TestKnn TestFof; do
+  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || only_emst || for t in TestKnn TestFof; do
     step "$build/tests/$t" --backend=cuda AutoBackend
   done
+  # FoF end to end on the device (computeFofHalos: GroupId, GroupSize and the
+  # catalogue against the CPU bit for bit); compiled, not yet run on a GPU.
+  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || step "$build/tests/TestFof" --backend=cuda FofHalos
   # The CUDA gravity cases (compiled before any GPU ran them): all of them.
-  step "$build/tests/TestGravity" --backend=cuda Cuda
+  only_emst || step "$build/tests/TestGravity" --backend=cuda Cuda
+  # The CUDA EMST cases (compiled before any GPU ran them): all of them, the
+  # device self-checks on (JZ_CUDA_ASSERTS); each compares with the CPU bit
+  # for bit.
+  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || step "$build/tests/TestEmst" --backend=cuda Cuda
 fi
 
 if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
@@ -80,11 +92,16 @@ if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
   # Small cases that reach every kernel: K <= 32 and K > 32 lists (shared and
   # global memory), leaf batches, separate queries; FoF at every plane.
   knn_cases=(KnnSmallSizesAndKEqualsN KnnLeafBatches KnnVeryLargeK)
-  fof_cases=(FofMatchesBruteForceFloat FofLatticeAtLinkingLength FofPeriodicChains)
+  fof_cases=(FofMatchesBruteForceFloat FofLatticeAtLinkingLength FofPeriodicChains
+    FofHalosSanitizerSmall)
   # Gravity: two planes, point masses, direct sums, queries from sources,
   # leaf batches; and bulk duplicates with the repeatability check.
   gravity_cases=(CudaSanitizerSmall CudaBulkDuplicatesAndRepeatability)
-  if [ "${JZ_ONLY_GRAVITY:-0}" = 1 ]; then knn_cases=(); fof_cases=(); fi
+  # EMST: node planes and leaves, mutual reachability (core distances from
+  # the kNN), periodic, a bulk duplicate, leaf batches, a finite maximum length.
+  emst_cases=(CudaSanitizerSmall)
+  if [ "${JZ_ONLY_GRAVITY:-0}" = 1 ]; then knn_cases=(); fof_cases=(); emst_cases=(); fi
+  if only_emst; then knn_cases=(); fof_cases=(); gravity_cases=(); fi
   # One tool's cases in sequence; the four tools run side by side, each with
   # its own log (racecheck alone takes minutes).
   run_tool() {
@@ -101,6 +118,10 @@ if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
       echo "-- $1 TestGravity $c"
       "$sanitizer" --tool "$1" --error-exitcode 3 "$build/tests/TestGravity" --backend=cuda "$c" || rc=1
     done
+    for c in "${emst_cases[@]}"; do
+      echo "-- $1 TestEmst $c"
+      "$sanitizer" --tool "$1" --error-exitcode 3 "$build/tests/TestEmst" --backend=cuda "$c" || rc=1
+    done
     return $rc
   }
   tools=(memcheck racecheck synccheck initcheck)
@@ -116,7 +137,7 @@ if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
   done
 fi
 
-if [ "${JZ_SKIP_BENCH:-0}" != 1 ]; then
+if [ "${JZ_SKIP_BENCH:-0}" != 1 ] && ! only_emst; then
   gn="${JZ_BENCH_GRAVITY_N:-1e7}"
   # Exit 1: the sample broke the accuracy contract; 77: no GPU (a failure here).
   echo "== GPU gravity benchmark N=$gn theta 0.5 (stage times; p99 errors at 1000 particles vs direct sums)"
@@ -126,6 +147,19 @@ if [ "${JZ_SKIP_BENCH:-0}" != 1 ]; then
 fi
 
 if [ "${JZ_SKIP_BENCH:-0}" != 1 ] && [ "${JZ_ONLY_GRAVITY:-0}" != 1 ]; then
+  en="${JZ_BENCH_EMST_N:-1e7}"
+  # Exit 1: --verify found an edge that differs from the CPU's; 77: no GPU
+  # (a failure here). No time target yet: it has never run on a GPU.
+  echo "== GPU EMST benchmark N=$en (stage times per round; --verify: the CPU's edges bit for bit at 1e6)"
+  step "$build/bench/jz_bench_emst_cuda" 1e6 uniform 1 0 --verify
+  step "$build/bench/jz_bench_emst_cuda" 1e6 clustered 1 0 --verify
+  step "$build/bench/jz_bench_emst_cuda" 1e6 clustered 1 5 --verify
+  step "$build/bench/jz_bench_emst_cuda" "$en" uniform 2 0 --pinned
+  step "$build/bench/jz_bench_emst_cuda" "$en" clustered 2 0 --pinned
+  step "$build/bench/jz_bench_emst_cuda" "$en" clustered 2 5 --pinned
+fi
+
+if [ "${JZ_SKIP_BENCH:-0}" != 1 ] && [ "${JZ_ONLY_GRAVITY:-0}" != 1 ] && ! only_emst; then
   n="${JZ_BENCH_N:-1e7}"
   k="${JZ_BENCH_K:-16}"
   # Targets apply to page-locked host arrays (transfers at the bus's speed);
@@ -142,8 +176,10 @@ if [ "${JZ_SKIP_BENCH:-0}" != 1 ] && [ "${JZ_ONLY_GRAVITY:-0}" != 1 ]; then
   reference knn "$build/knn1e8.f32" "$k" 3
   rm -f "$build"/knn1e*.f32
   fof_n="${JZ_BENCH_FOF_N:-134217728}"
-  echo "== GPU FoF benchmark N=$fof_n clustered (target 0.6 s at 512^3 with the host catalogue)"
+  echo "== GPU FoF benchmark N=$fof_n clustered (target 0.6 s at 512^3 with the catalogue, all on the GPU)"
+  # --verify: GroupId, GroupSize and the catalogue against the CPU, bit for bit.
   step "$build/bench/jz_bench_fof_cuda" 1e6 clustered float 1 --verify
+  step "$build/bench/jz_bench_fof_cuda" 1e7 clustered double 1 --pinned --verify
   step "$build/bench/jz_bench_fof_cuda" "$fof_n" clustered float 3 --pinned --target 0.6 $(dump fof)
   # b = 0.2 in the unit periodic box, as the benchmark uses.
   reference fof "$build/fof.f32" "$(python3 -c "print(0.2 / round($fof_n ** (1 / 3)))")" 1.0 3

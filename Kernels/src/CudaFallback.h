@@ -1,4 +1,4 @@
-// How computeKnn and computeFofGroups treat a failing GPU.
+// How every GPU backend (kNN, FoF, gravity, EMST) treats a failing GPU.
 #pragma once
 
 #include <string>

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "CudaFallback.h"
 #include "EmstBackends.h"
 #include "jz/Emst.h"
 #include "jz/Validate.h"
@@ -46,8 +47,20 @@ RunInfo computeEmst(
   const std::string error = emstProblemError(problem);
   if (!error.empty())
     throw Error(error);
-  if (backend == Backend::CUDA)
-    throw Error("the EMST has no CUDA backend yet: use Device CPU or Auto");
+  if (problem.numPoints == 0)
+  {
+    edges = EmstEdges{};
+    info.backend = backend == Backend::CUDA ? resolveBackend(backend) : Backend::CPU;
+    return info;
+  }
+  info.backend = resolveBackend(backend);
+#if defined(JZ_WITH_CUDA)
+  // A failed GPU run's partial edges are dropped before the CPU runs.
+  const bool ranOnGpu = runOnCudaOrFallBack(
+    backend, info, [&] { emstCuda(problem, edges, info, control); }, [&] { edges = EmstEdges{}; });
+  if (ranOnGpu)
+    return info;
+#endif
   info.backend = Backend::CPU;
   emstCpu(problem, edges, info, control);
   return info;

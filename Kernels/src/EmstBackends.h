@@ -8,4 +8,11 @@ namespace jz
 template <class T>
 void emstCpu(
   const EmstProblem<T>& problem, EmstEdges& edges, RunInfo& info, const RunControl& control);
+
+#if defined(JZ_WITH_CUDA)
+// The GPU's Borůvka rounds (cuda/EmstCuda.cu): compiled, not yet run on a GPU.
+template <class T>
+void emstCuda(
+  const EmstProblem<T>& problem, EmstEdges& edges, RunInfo& info, const RunControl& control);
+#endif
 } // namespace jz

@@ -465,4 +465,288 @@ JZ_TEST(EmstBadInput)
   JZ_CHECK_EQ(out.size(), 0u);
 }
 
+// --- CUDA EMST (cudaemst11) ---------------------------------------------------
+// The GPU backend (src/cuda/EmstCuda.cu, Boruvka*Cuda.cu) against the CPU
+// backend, bit for bit (the same edges, orientation, order, weights and core
+// distances: the minimum under the total order is unique), and against the
+// brute-force Prim above. They run with --backend=cuda (CTest's
+// kernels.TestEmstCuda, Kernels/scripts/gpu-check.sh) and say "skipped" on
+// the CPU backend: a CPU run checks only the Device rules without a GPU.
+// Built with -DJZ_CUDA_ASSERTS=ON the GPU also checks itself every round
+// (each edge joins two components and carries the formula's weight; the
+// component count drops by the edges added) and at the end (n - 1 edges).
+#include <cstdlib>
+#include <cstring>
+
+#include "jz/Hdbscan.h"
+
+namespace
+{
+// Whether the case runs here; prints why not.
+bool gpuUnderTest()
+{
+  if (jztest::onGpu())
+    return true;
+  std::printf("  skipped: no GPU under test (CUDA case: run TestEmst --backend=cuda)\n");
+  return false;
+}
+
+// Points, ids and the problem over them (the problem points into the case).
+template <class T>
+struct GpuCase
+{
+  std::vector<T> xyz;
+  std::vector<GlobalId> ids;
+  jz::EmstProblem<T> pr;
+
+  GpuCase(const std::string& kind, std::size_t n, bool periodic, int minSamples, unsigned seed)
+    : xyz(jztest::makePoints<T>(kind, n, seed))
+    , ids(n)
+  {
+    std::iota(ids.begin(), ids.end(), GlobalId(0));
+    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(seed));
+    pr.points = xyz.data();
+    pr.numPoints = n;
+    pr.ids = ids.data();
+    pr.metric = minSamples > 0 ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
+    pr.minSamples = minSamples > 0 ? minSamples : 5;
+    if (periodic)
+    {
+      pr.periodic = true;
+      for (int d = 0; d < 3; ++d)
+      {
+        pr.boxLo[d] = 0.0;
+        pr.boxHi[d] = kind == "lattice" ? double(std::ceil(std::cbrt(double(n)))) : 1.0;
+      }
+    }
+  }
+  GpuCase(const GpuCase&) = delete;
+};
+
+// The tree on the GPU, which must really have run there.
+template <class T>
+jz::EmstEdges runGpu(const jz::EmstProblem<T>& pr, jz::RunInfo* infoOut = nullptr)
+{
+  jz::EmstEdges got;
+  const jz::RunInfo info = jz::computeEmst(pr, got, jz::Backend::CUDA);
+  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA,
+    "ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
+  if (infoOut)
+    *infoOut = info;
+  return got;
+}
+
+bool sameBits(const std::vector<double>& a, const std::vector<double>& b)
+{
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+bool identical(const jz::EmstEdges& a, const jz::EmstEdges& b)
+{
+  return a.from == b.from && a.to == b.to && sameBits(a.weight2, b.weight2) &&
+    sameBits(a.core2, b.core2);
+}
+
+// GPU against CPU, bit for bit; with `brute`, also against Prim.
+template <class T>
+void checkGpuCase(const std::string& kind, std::size_t n, bool periodic, int minSamples,
+  double maxLength = jz::kInfinity, bool brute = false)
+{
+  GpuCase<T> c(kind, n, periodic, minSamples, 7);
+  c.pr.maxLength = maxLength;
+  jz::EmstEdges cpu;
+  jz::computeEmst(c.pr, cpu, jz::Backend::CPU);
+  const jz::EmstEdges gpu = runGpu(c.pr);
+  std::size_t differ = gpu.size() == cpu.size() ? 0 : std::size_t(-1);
+  for (std::size_t i = 0; differ != std::size_t(-1) && i < gpu.size(); ++i)
+    differ += gpu.from[i] != cpu.from[i] || gpu.to[i] != cpu.to[i] ||
+      std::memcmp(&gpu.weight2[i], &cpu.weight2[i], sizeof(double)) != 0;
+  std::printf("  %s %s n %zu periodic %d minSamples %d maxLength %g: %zu edges, %s\n", kind.c_str(),
+    sizeof(T) == 4 ? "float" : "double", n, int(periodic), minSamples, maxLength, gpu.size(),
+    identical(gpu, cpu) ? "identical" : "DIFFERENT");
+  JZ_CHECK_MSG(identical(gpu, cpu),
+    kind << " n=" << n << " periodic=" << periodic << " minSamples=" << minSamples << ": GPU "
+         << gpu.size() << " edges, CPU " << cpu.size() << ", " << differ
+         << " differ; core distances " << (sameBits(gpu.core2, cpu.core2) ? "same" : "differ"));
+  if (brute)
+    JZ_CHECK(edgesOf<T>(gpu, c.ids) == bruteMst(c.xyz, c.ids, c.pr));
+}
+} // namespace
+
+JZ_TEST(CudaEuclideanEqualsCpu)
+{
+  if (!gpuUnderTest())
+    return;
+  for (const char* kind : { "uniform", "clustered", "duplicates", "runs", "lattice", "outliers" })
+  {
+    checkGpuCase<double>(kind, 30000, false, 0);
+    checkGpuCase<float>(kind, 30000, false, 0);
+  }
+  checkGpuCase<double>("clustered", 1500, false, 0, jz::kInfinity, true);
+  checkGpuCase<float>("runs", 1500, false, 0, jz::kInfinity, true);
+  // Deeper trees (more node planes).
+  checkGpuCase<float>("clustered", 400000, false, 0);
+  checkGpuCase<double>("uniform", 400000, false, 0);
+}
+
+JZ_TEST(CudaPeriodicEqualsCpu)
+{
+  if (!gpuUnderTest())
+    return;
+  for (const char* kind : { "uniform", "clustered", "runs", "lattice" })
+  {
+    checkGpuCase<double>(kind, 30000, true, 0);
+    checkGpuCase<float>(kind, 30000, true, 0);
+  }
+  checkGpuCase<float>("uniform", 1500, true, 0, jz::kInfinity, true);
+}
+
+// Core distances from the CUDA kNN: K = minSamples + 1 on both of its leaf
+// kernels (registers up to 32, warp lists above), bulk duplicates included.
+JZ_TEST(CudaMutualReachabilityEqualsCpu)
+{
+  if (!gpuUnderTest())
+    return;
+  for (int minSamples : { 1, 4, 16, 40 })
+  {
+    checkGpuCase<double>("clustered", 20000, false, minSamples);
+    checkGpuCase<float>("runs", 20000, false, minSamples);
+    checkGpuCase<float>("duplicates", 20000, true, minSamples);
+  }
+  checkGpuCase<double>("uniform", 1500, true, 4, jz::kInfinity, true);
+  checkGpuCase<float>("runs", 1500, false, 4, jz::kInfinity, true);
+}
+
+// A finite maximum length: the same forest as the CPU's (quantiles of the
+// edge lengths, exactly at one, zero and below every edge).
+JZ_TEST(CudaForestUpToMaxLength)
+{
+  if (!gpuUnderTest())
+    return;
+  for (int minSamples : { 0, 4 })
+  {
+    GpuCase<double> c("clustered", 20000, false, minSamples, 3);
+    jz::EmstEdges cpu;
+    jz::computeEmst(c.pr, cpu, jz::Backend::CPU);
+    std::vector<double> ls = { 0.0, 1e-12 };
+    for (double f : { 0.1, 0.5, 0.9 })
+      ls.push_back(std::sqrt(cpu.weight2[std::size_t(f * double(cpu.size() - 1))]));
+    for (double l : ls)
+    {
+      checkGpuCase<double>("clustered", 20000, false, minSamples, l);
+      checkGpuCase<float>("runs", 20000, true, minSamples, l);
+    }
+  }
+}
+
+// Tiny inputs, many leaf batches (JZ_CUDA_LEAF_BATCH_ENTRIES), and the same
+// edges on a second run (no races: every choice is exact, every reduction a
+// minimum under a total order).
+JZ_TEST(CudaSizesBatchesAndRepeatability)
+{
+  if (!gpuUnderTest())
+    return;
+  for (std::size_t n : { 1, 2, 3, 5, 49, 100, 1000 })
+  {
+    checkGpuCase<double>("uniform", n, false, 0);
+    if (n > 4)
+      checkGpuCase<float>("uniform", n, true, 3);
+  }
+  GpuCase<float> c("clustered", 50000, false, 0, 5);
+  const jz::EmstEdges whole = runGpu(c.pr);
+  setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", "3000", 1);
+  jz::RunInfo many;
+  const jz::EmstEdges batched = runGpu(c.pr, &many);
+  unsetenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
+  double batches = 0;
+  for (const auto& k : many.counters)
+    if (k.first == "gpu boruvka leaf batches")
+      batches = std::max(batches, k.second);
+  JZ_CHECK_MSG(batches > 5, "leaf batches " << batches);
+  JZ_CHECK(identical(batched, whole));
+  JZ_CHECK(identical(runGpu(c.pr), whole));
+}
+
+// Bad input fails before the GPU runs; Device CUDA without a usable GPU is a
+// clear error and Auto runs on the CPU; with a GPU, Auto runs there, and
+// HDBSCAN (which calls the EMST) follows the same dispatch. This part runs
+// on every machine.
+JZ_TEST(CudaDeviceRulesAndBadInput)
+{
+  std::vector<double> xyz = jztest::makePoints<double>("clustered", 500, 1);
+  jz::EmstProblem<double> pr;
+  pr.points = xyz.data();
+  pr.numPoints = 500;
+  jz::EmstEdges out;
+  jz::HdbscanOptions options;
+  options.minClusterSize = 10;
+  jz::HdbscanResult clusters;
+  std::string why;
+  if (!jz::cudaUsable(&why))
+  {
+    std::printf("  no GPU (%s): Device CUDA must fail, Auto runs on the CPU\n", why.c_str());
+    for (int hdbscan : { 0, 1 })
+      try
+      {
+        if (hdbscan)
+          jz::computeHdbscan(pr, options, clusters, jz::Backend::CUDA);
+        else
+          jz::computeEmst(pr, out, jz::Backend::CUDA);
+        JZ_CHECK_MSG(false, "Device CUDA ran without a GPU");
+      }
+      catch (const jz::Error& e)
+      {
+        JZ_CHECK_MSG(std::string(e.what()).find("no usable GPU") != std::string::npos, e.what());
+      }
+    JZ_CHECK(jz::computeEmst(pr, out, jz::Backend::Auto).backend == jz::Backend::CPU);
+    JZ_CHECK_EQ(out.size(), 499u);
+    JZ_CHECK(
+      jz::computeHdbscan(pr, options, clusters, jz::Backend::Auto).backend == jz::Backend::CPU);
+    return;
+  }
+  const jz::RunInfo info = jz::computeEmst(pr, out, jz::Backend::Auto);
+  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA,
+    "Auto ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
+  // HDBSCAN on the GPU: the CPU's clusters, bit for bit.
+  jz::HdbscanResult onCpu;
+  jz::computeHdbscan(pr, options, onCpu, jz::Backend::CPU);
+  const jz::RunInfo h = jz::computeHdbscan(pr, options, clusters, jz::Backend::CUDA);
+  JZ_CHECK(h.backend == jz::Backend::CUDA);
+  JZ_CHECK(clusters.clusterId == onCpu.clusterId &&
+    sameBits(clusters.probability, onCpu.probability) &&
+    sameBits(clusters.outlierScore, onCpu.outlierScore) &&
+    sameBits(clusters.coreDistance, onCpu.coreDistance));
+  xyz[3 * 42 + 1] = NAN;
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CUDA));
+  xyz[3 * 42 + 1] = 0.5;
+  pr.metric = jz::EmstMetric::MutualReachability;
+  pr.minSamples = 500;
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CUDA));
+  pr.numPoints = 0;
+  JZ_CHECK(jz::computeEmst(pr, out, jz::Backend::CUDA).backend == jz::Backend::CUDA);
+  JZ_CHECK_EQ(out.size(), 0u);
+}
+
+// A small case that reaches every kernel (node planes and leaves, mutual
+// reachability with both core-distance kernels' copies of duplicate runs,
+// periodic images, leaf batches, a finite maximum length), for
+// compute-sanitizer (Kernels/scripts/gpu-check.sh).
+JZ_TEST(CudaSanitizerSmall)
+{
+  if (!gpuUnderTest())
+    return;
+  GpuCase<float> c("clustered", 20000, true, 4, 8);
+  for (std::size_t i = 0; i < 300; ++i) // a bulk duplicate: a point leaf
+    for (int k = 0; k < 3; ++k)
+      c.xyz[3 * (7 * i) + k] = 0.25f;
+  jz::EmstEdges cpu;
+  jz::computeEmst(c.pr, cpu, jz::Backend::CPU);
+  setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", "2000", 1);
+  JZ_CHECK(identical(runGpu(c.pr), cpu));
+  c.pr.maxLength = std::sqrt(cpu.weight2[cpu.size() / 2]);
+  jz::computeEmst(c.pr, cpu, jz::Backend::CPU);
+  JZ_CHECK(identical(runGpu(c.pr), cpu));
+  unsetenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
+}
+
 JZ_TEST_MAIN()

@@ -33,6 +33,9 @@ struct DeviceOutputs
   T* density = nullptr;
   GlobalId* neighborIds = nullptr;
   T* neighborDistances = nullptr;
+  // The K-th squared distance per query in sorted query order, exact (the
+  // EMST's core distances, cuda/EmstCuda.cu).
+  double* kth2Sorted = nullptr;
   DensityEstimator estimator = DensityEstimator::SphCubicSpline;
 };
 

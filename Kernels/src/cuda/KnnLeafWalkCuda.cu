@@ -67,6 +67,7 @@ struct LeafArgs
   T* density;
   GlobalId* neighborIds;
   T* neighborDistances;
+  double* kth2Sorted;
 };
 
 // The strict (distance^2, key) order of jz::NeighborHeap.
@@ -108,6 +109,8 @@ __device__ __forceinline__ void writeQuery(const LeafArgs<T>& a, Index q, double
 {
   const std::size_t out = a.qInput[q];
   const double h = sqrt(kth2);
+  if (a.kth2Sorted)
+    a.kth2Sorted[q] = kth2;
   if (a.smoothingLength)
     a.smoothingLength[out] = T(h);
   if (a.density)
@@ -527,6 +530,8 @@ __global__ void copyRunResultsKernel(LeafArgs<T> a)
     for (Index q = q0 + 1 + threadIdx.x; q < q1; q += blockDim.x)
     {
       const std::size_t to = a.qInput[q];
+      if (a.kth2Sorted)
+        a.kth2Sorted[q] = a.kth2Sorted[q0];
       if (a.smoothingLength)
         a.smoothingLength[to] = a.smoothingLength[from];
       if (a.density)
@@ -603,6 +608,7 @@ void knnLeafWalkCuda(const DeviceTree<T>& tree, int k, Index first, Index last,
   a.density = out.density;
   a.neighborIds = out.neighborIds;
   a.neighborDistances = out.neighborDistances;
+  a.kth2Sorted = out.kth2Sorted;
   if (k <= 8)
     blockLeafPass(RegisterListLeaves<T, 8>{ a }, first, last, kLeafThreads, 0, stream);
   else if (k <= 16)

@@ -58,7 +58,7 @@ void checkPieces(const EmstProblem<T>& piece, Backend backend, Communicator& com
       throw Error(error);
   }
   if (backend == Backend::CUDA)
-    throw Error("the EMST has no CUDA backend yet: use Device CPU or Auto");
+    throw Error("the EMST over several MPI ranks runs on the CPU only: use Device CPU or Auto");
 }
 
 struct RestoreThreads

@@ -31,9 +31,10 @@ struct BoxMetric
   }
 
   // The exact squared distance of two points (nearest image when periodic),
-  // in double from the input coordinates.
+  // in double from the input coordinates. Host and device: the GPU's EMST
+  // weighs its edges with it (cuda/EmstCuda.cuh).
   template <class T>
-  double point2(const T* p, const T* q) const
+  JZ_HD double point2(const T* p, const T* q) const
   {
     if (Periodic)
       return distance2(p, q, per);

@@ -36,21 +36,9 @@ void fofHalosCpu(const FofProblem<T>& problem, const FofHaloOptions& options, Fo
   labels.stop();
   FofGroups().groupRoot.swap(groups.groupRoot);
   StageTimer catalogue(&info, "catalogue");
-  FofCatalogueInput<T> in;
-  in.points = problem.points;
-  in.numPoints = n;
-  in.groupId = groupId;
-  in.numGroups = result.numGroups;
-  in.masses = options.masses;
-  in.velocities = options.velocities;
-  in.ids = problem.ids;
-  in.periodic = problem.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    in.boxLo[d] = problem.boxLo[d];
-    in.boxHi[d] = problem.boxHi[d];
-  }
-  computeFofCatalogue(in, result.catalogue, control);
+  computeFofCatalogue(
+    fofCatalogueInputFor(problem, groupId, result.numGroups, options.masses, options.velocities),
+    result.catalogue, control);
 }
 } // namespace
 

@@ -122,6 +122,30 @@ template <class T>
 void computeFofCatalogue(
   const FofCatalogueInput<T>& input, FofCatalogue& catalogue, const RunControl& control = {});
 
+// The catalogue's input for the points of `problem` labelled groupId (0..G-1
+// or -1), with their masses and velocities (nullable): one home of the
+// mapping for every caller that labels a FofProblem's points.
+template <class T>
+FofCatalogueInput<T> fofCatalogueInputFor(const FofProblem<T>& problem, const GlobalId* groupId,
+  std::size_t numGroups, const double* masses, const double* velocities)
+{
+  FofCatalogueInput<T> in;
+  in.points = problem.points;
+  in.numPoints = problem.numPoints;
+  in.groupId = groupId;
+  in.numGroups = numGroups;
+  in.masses = masses;
+  in.velocities = velocities;
+  in.ids = problem.ids;
+  in.periodic = problem.periodic;
+  for (int d = 0; d < 3; ++d)
+  {
+    in.boxLo[d] = problem.boxLo[d];
+    in.boxHi[d] = problem.boxHi[d];
+  }
+  return in;
+}
+
 extern template void computeFofCatalogue<float>(
   const FofCatalogueInput<float>&, FofCatalogue&, const RunControl&);
 extern template void computeFofCatalogue<double>(

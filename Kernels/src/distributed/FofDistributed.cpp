@@ -31,21 +31,9 @@ RunInfo computeFofOneRank(const FofProblem<T>& problem, const FofDistributedOpti
   GlobalId* groupSize = outputOf(options.groupSizeOut, result.groupSize, n);
   result.numGroups = labelFofGroups(groups.groupRoot.data(), groups.groupLabel.data(), n,
     options.minimumGroupSize, groupId, groupSize, control);
-  FofCatalogueInput<T> in;
-  in.points = problem.points;
-  in.numPoints = n;
-  in.groupId = groupId;
-  in.numGroups = result.numGroups;
-  in.masses = options.masses;
-  in.velocities = options.velocities;
-  in.ids = problem.ids;
-  in.periodic = problem.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    in.boxLo[d] = problem.boxLo[d];
-    in.boxHi[d] = problem.boxHi[d];
-  }
-  computeFofCatalogue(in, result.catalogue, control);
+  computeFofCatalogue(
+    fofCatalogueInputFor(problem, groupId, result.numGroups, options.masses, options.velocities),
+    result.catalogue, control);
   for (std::size_t g = 0; g < result.numGroups; ++g)
     result.catalogueGroupId.push_back(GlobalId(g));
   return info;

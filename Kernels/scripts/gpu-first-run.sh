@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# One device call of about 6-9 minutes for the CUDA paths that have never run on
+# a GPU (gravity, the EMST, FoF's groups and catalogue on the device), sized
+# for a session lent 15 minutes of device time in all: builds only what they
+# need (sm_90, device-side post-conditions on), then, each step under its
+# own time limit so that one hang cannot eat the rest:
+#   1. their GPU test cases (each compares with the CPU or with direct sums);
+#   2. compute-sanitizer memcheck on their small cases;
+#   3. their benchmarks at 1e6 with --verify, then at 1e7 (stage times).
+# Every step's output goes to LOGDIR/<step>.log and a one-line verdict to
+# LOGDIR/summary.txt; exits 1 if any step failed. gpu-check.sh is the full
+# check (all four sanitizers, kNN and FoF targets) for a session with more
+# time.
+#   Kernels/scripts/gpu-first-run.sh BUILD_DIR LOGDIR
+# e.g. through the device tool, from the repository root:
+#   Kernels/scripts/gpu-first-run.sh $PWD/build-gpu $OUT; tail -40 $OUT/summary.txt
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+src="$(dirname "$here")"
+build="${1:?build dir}"
+logs="${2:?log dir}"
+mkdir -p "$logs"
+export CUDACXX="${CUDACXX:-/usr/local/cuda/bin/nvcc}"
+summary="$logs/summary.txt"
+: > "$summary"
+failed=0
+
+# step NAME SECONDS COMMAND...: runs it into NAME.log, records the verdict.
+step() {
+  local name="$1" limit="$2"
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" > "$logs/$name.log" 2>&1
+  local rc=$?
+  local verdict="ok"
+  [ $rc -eq 0 ] || { verdict="FAILED (exit $rc$([ $rc -eq 124 ] && echo ', timed out'))"; failed=1; }
+  printf '%-28s %-28s %4ds\n' "$name" "$verdict" $((SECONDS - t0)) | tee -a "$summary"
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1
+cat "$logs/gpu.txt" >> "$summary"
+
+step configure 120 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DJZ_ENABLE_CUDA=ON -DJZ_CUDA_ASSERTS=ON -DCMAKE_CUDA_ARCHITECTURES=90
+step build 360 cmake --build "$build" --parallel "$(nproc)" --target TestGravity TestEmst TestFof \
+  jz_bench_gravity_cuda jz_bench_emst_cuda jz_bench_fof_cuda
+[ -x "$build/tests/TestEmst" ] || { echo "build failed: see $logs/build.log" | tee -a "$summary"; exit 1; }
+
+# 1. The GPU cases (a "skipped: no GPU" case fails the step: exit 77).
+step test-gravity 120 "$build/tests/TestGravity" --backend=cuda Cuda
+step test-emst 120 "$build/tests/TestEmst" --backend=cuda Cuda
+step test-fof-halos 90 "$build/tests/TestFof" --backend=cuda FofHalos
+
+# 2. memcheck on the small cases that reach every kernel.
+sanitizer="$(dirname "$CUDACXX")/compute-sanitizer"
+step memcheck-gravity 90 "$sanitizer" --tool memcheck --error-exitcode 3 \
+  "$build/tests/TestGravity" --backend=cuda CudaSanitizerSmall
+step memcheck-emst 90 "$sanitizer" --tool memcheck --error-exitcode 3 \
+  "$build/tests/TestEmst" --backend=cuda CudaSanitizerSmall
+step memcheck-fof-halos 60 "$sanitizer" --tool memcheck --error-exitcode 3 \
+  "$build/tests/TestFof" --backend=cuda FofHalosSanitizerSmall
+
+# 3. Benchmarks: the CPU's results at 1e6, then stage times at 1e7.
+step bench-gravity-1e6 60 "$build/bench/jz_bench_gravity_cuda" 1e6 clustered 3 0.5 1e-4 1000 --verify
+step bench-gravity-1e7 90 "$build/bench/jz_bench_gravity_cuda" 1e7 clustered 3 0.5 1e-4 1000 --pinned
+step bench-emst-1e6 60 "$build/bench/jz_bench_emst_cuda" 1e6 clustered 1 0 --verify
+step bench-emst-1e7 90 "$build/bench/jz_bench_emst_cuda" 1e7 uniform 2 0 --pinned
+step bench-fof-1e7 60 "$build/bench/jz_bench_fof_cuda" 1e7 clustered double 1 --pinned --verify
+
+echo "failed steps: $failed" >> "$summary"
+exit $failed

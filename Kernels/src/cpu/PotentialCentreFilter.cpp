@@ -397,14 +397,11 @@ void LeafFilter::build(std::size_t begin, std::size_t end, const float* lo, cons
 // the densest leaf (mass / spread^1.5), where a halo's centre usually is.
 double LeafFilter::seed()
 {
-  std::size_t densest = 0;
-  double density = -1;
-  for (std::size_t l = 0; l < leaves_.size(); ++l)
+  // A leaf's mass, and its mass-weighted coordinate sums into c.
+  auto moments = [this](std::uint32_t b, std::uint32_t e, double* c)
   {
-    const std::uint32_t b = leaves_.begin[l], e = leaves_.end[l];
-    if (e - b < 2)
-      continue;
-    double mass = 0, c[3] = { 0, 0, 0 };
+    double mass = 0;
+    c[0] = c[1] = c[2] = 0;
     for (std::uint32_t p = b; p < e; ++p)
     {
       mass += tm_[p];
@@ -412,6 +409,17 @@ double LeafFilter::seed()
       c[1] += tm_[p] * sy_[p];
       c[2] += tm_[p] * sz_[p];
     }
+    return mass;
+  };
+  std::size_t densest = 0;
+  double density = -1;
+  for (std::size_t l = 0; l < leaves_.size(); ++l)
+  {
+    const std::uint32_t b = leaves_.begin[l], e = leaves_.end[l];
+    if (e - b < 2)
+      continue;
+    double c[3];
+    const double mass = moments(b, e, c);
     if (!(mass > 0))
       continue;
     double spread = 0;
@@ -429,14 +437,8 @@ double LeafFilter::seed()
     }
   }
   const std::uint32_t b = leaves_.begin[densest], e = leaves_.end[densest];
-  double mass = 0, c[3] = { 0, 0, 0 };
-  for (std::uint32_t p = b; p < e; ++p)
-  {
-    mass += tm_[p];
-    c[0] += tm_[p] * sx_[p];
-    c[1] += tm_[p] * sy_[p];
-    c[2] += tm_[p] * sz_[p];
-  }
+  double c[3];
+  const double mass = moments(b, e, c);
   std::uint32_t pick = b;
   double nearest = std::numeric_limits<double>::infinity();
   for (std::uint32_t p = b; p < e; ++p)

@@ -289,17 +289,22 @@ JZ_AVX512 void multipolesAvx512(const FloatMultipole* nodes, std::size_t k, cons
 
 #define JZ_AVX2 __attribute__((target("avx2,fma")))
 
-// 1 / sqrt(s2) to float precision (estimate, then one Newton step) on the
-// lanes of `keep`, 0 elsewhere and where s2 < FLT_MIN: the estimate takes a
-// subnormal for 0, so such a pair counts as coincident.
+// 1 / sqrt(s2) to float precision from its estimate y (one Newton step).
+JZ_AVX2 inline __m256 newtonStep(__m256 s2, __m256 y)
+{
+  const __m256 half = _mm256_mul_ps(s2, _mm256_set1_ps(0.5f));
+  const __m256 h = _mm256_fnmadd_ps(_mm256_mul_ps(half, y), y, _mm256_set1_ps(1.5f));
+  return _mm256_mul_ps(y, h);
+}
+
+// The same on the lanes of `keep`, 0 elsewhere and where s2 < FLT_MIN (the
+// estimate takes a subnormal for 0, so such a pair counts as coincident).
+// Only where eps^2 < FLT_MIN: otherwise every s2 >= eps^2 is normal.
 JZ_AVX2 inline __m256 inverseSqrt(__m256 s2, __m256 keep)
 {
   const __m256 apart =
     _mm256_cmp_ps(s2, _mm256_set1_ps(std::numeric_limits<float>::min()), _CMP_GE_OQ);
-  const __m256 y = _mm256_and_ps(_mm256_and_ps(apart, keep), _mm256_rsqrt_ps(s2));
-  const __m256 half = _mm256_mul_ps(s2, _mm256_set1_ps(0.5f));
-  const __m256 h = _mm256_fnmadd_ps(_mm256_mul_ps(half, y), y, _mm256_set1_ps(1.5f));
-  return _mm256_mul_ps(y, h);
+  return newtonStep(s2, _mm256_and_ps(_mm256_and_ps(apart, keep), _mm256_rsqrt_ps(s2)));
 }
 
 // The sum of a vector's lanes in double, in lane order.
@@ -321,9 +326,9 @@ JZ_AVX2 inline __m256 keptLanes8(std::size_t own, std::size_t j)
   return _mm256_cmp_ps(_mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_ps(at), _CMP_NEQ_OQ);
 }
 
-// directAvx512 on 8 lanes (AVX2 has 16 registers: two queries' sums and
-// coordinates, and the source block).
-template <bool kField, int kQueries>
+// directAvx512 on 8 lanes. kApart: eps^2 < FLT_MIN, so each pair's s2 is
+// tested; otherwise only the block holding a query's own source is masked.
+template <bool kField, int kQueries, bool kApart>
 JZ_AVX2 void directAvx2(const float* x, const float* y, const float* z, const float* m,
   std::size_t n, const float* q, const std::size_t* own, const FloatUnits& units, GravitySum* sum)
 {
@@ -348,8 +353,19 @@ JZ_AVX2 void directAvx2(const float* x, const float* y, const float* z, const fl
       const __m256 dz = _mm256_sub_ps(sz, q2[k]);
       const __m256 s2 =
         _mm256_fmadd_ps(dx, dx, _mm256_fmadd_ps(dy, dy, _mm256_fmadd_ps(dz, dz, eps2)));
-      const __m256 inv = inverseSqrt(s2, keptLanes8(own[k], j));
-      const __m256 mi = _mm256_mul_ps(sm, inv);
+      __m256 inv, mi;
+      if (kApart)
+      {
+        inv = inverseSqrt(s2, keptLanes8(own[k], j));
+        mi = _mm256_mul_ps(sm, inv);
+      }
+      else
+      {
+        inv = newtonStep(s2, _mm256_rsqrt_ps(s2));
+        mi = _mm256_mul_ps(sm, inv);
+        if (own[k] - j < 8)
+          mi = _mm256_and_ps(mi, keptLanes8(own[k], j));
+      }
       u[k] = _mm256_add_ps(u[k], mi);
       if (kField)
       {
@@ -372,20 +388,21 @@ JZ_AVX2 void directAvx2(const float* x, const float* y, const float* z, const fl
   }
 }
 
-template <bool kField>
+template <bool kField, bool kApart>
 JZ_AVX2 void directAvx2(const float* x, const float* y, const float* z, const float* m,
   std::size_t n, const float* q, const std::size_t* own, std::size_t numQueries,
   const FloatUnits& units, GravitySum* sum)
 {
   std::size_t i = 0;
   for (; i + kDirectQueries <= numQueries; i += kDirectQueries)
-    directAvx2<kField, kDirectQueries>(x, y, z, m, n, q + 3 * i, own + i, units, sum + i);
+    directAvx2<kField, kDirectQueries, kApart>(x, y, z, m, n, q + 3 * i, own + i, units, sum + i);
   for (; i < numQueries; ++i)
-    directAvx2<kField, 1>(x, y, z, m, n, q + 3 * i, own + i, units, sum + i);
+    directAvx2<kField, 1, kApart>(x, y, z, m, n, q + 3 * i, own + i, units, sum + i);
 }
 
-// multipolesAvx512's terms on 8 queries at a time.
-template <bool kField>
+// multipolesAvx512's terms on 8 queries at a time (kApart as for the direct
+// sum).
+template <bool kField, bool kApart>
 JZ_AVX2 void multipolesAvx2(const FloatMultipole* nodes, std::size_t k, const float* qx,
   const float* qy, const float* qz, std::size_t n, const FloatUnits& units, double* u, double* gx,
   double* gy, double* gz)
@@ -406,7 +423,7 @@ JZ_AVX2 void multipolesAvx2(const FloatMultipole* nodes, std::size_t k, const fl
       const __m256 r2 = _mm256_sub_ps(z, _mm256_set1_ps(d.com[2]));
       const __m256 s2 =
         _mm256_fmadd_ps(r0, r0, _mm256_fmadd_ps(r1, r1, _mm256_fmadd_ps(r2, r2, e2)));
-      const __m256 inv = inverseSqrt(s2, all);
+      const __m256 inv = kApart ? inverseSqrt(s2, all) : newtonStep(s2, _mm256_rsqrt_ps(s2));
       const __m256 w = _mm256_mul_ps(inv, inv);
       const __m256 Jxx = _mm256_set1_ps(d.second[0]), Jyy = _mm256_set1_ps(d.second[1]),
                    Jzz = _mm256_set1_ps(d.second[2]), Jxy = _mm256_set1_ps(d.second[3]),
@@ -454,10 +471,13 @@ JZ_GRAVITY_V3 void multipolesFloat(const FloatMultipole* nodes, std::size_t k, c
   const float* qy, const float* qz, std::size_t n, const FloatUnits& units, bool field, double* u,
   double* gx, double* gy, double* gz)
 {
+  const bool tiny = units.eps2 < std::numeric_limits<float>::min();
   if (field)
-    multipolesAvx2<true>(nodes, k, qx, qy, qz, n, units, u, gx, gy, gz);
+    tiny ? multipolesAvx2<true, true>(nodes, k, qx, qy, qz, n, units, u, gx, gy, gz)
+         : multipolesAvx2<true, false>(nodes, k, qx, qy, qz, n, units, u, gx, gy, gz);
   else
-    multipolesAvx2<false>(nodes, k, qx, qy, qz, n, units, u, gx, gy, gz);
+    tiny ? multipolesAvx2<false, true>(nodes, k, qx, qy, qz, n, units, u, gx, gy, gz)
+         : multipolesAvx2<false, false>(nodes, k, qx, qy, qz, n, units, u, gx, gy, gz);
 }
 
 JZ_GRAVITY_V4 void directFloat(const float* x, const float* y, const float* z, const float* m,
@@ -474,10 +494,13 @@ JZ_GRAVITY_V3 void directFloat(const float* x, const float* y, const float* z, c
   std::size_t n, const float* q, const std::size_t* own, std::size_t numQueries,
   const FloatUnits& units, bool field, GravitySum* sum)
 {
+  const bool tiny = units.eps2 < std::numeric_limits<float>::min();
   if (field)
-    directAvx2<true>(x, y, z, m, n, q, own, numQueries, units, sum);
+    tiny ? directAvx2<true, true>(x, y, z, m, n, q, own, numQueries, units, sum)
+         : directAvx2<true, false>(x, y, z, m, n, q, own, numQueries, units, sum);
   else
-    directAvx2<false>(x, y, z, m, n, q, own, numQueries, units, sum);
+    tiny ? directAvx2<false, true>(x, y, z, m, n, q, own, numQueries, units, sum)
+         : directAvx2<false, false>(x, y, z, m, n, q, own, numQueries, units, sum);
 }
 #endif
 

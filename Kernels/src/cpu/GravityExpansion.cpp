@@ -1,8 +1,9 @@
 // The tables and loops of the Cartesian expansions (GravityExpansion.h).
 // M2L, the hot loop, runs kM2LLanes sources per call with every row of the
-// tables applied to a whole lane vector, compiled per instruction set
-// (JZ_GRAVITY_CLONES); so do P2M (kM2LLanes points per call) and L2P; the
-// shifts run once per node.
+// tables applied to a whole lane vector, written once over the lane type and
+// compiled per instruction set with its own registers (JZ_GRAVITY_V4, V3,
+// BASE); so do P2M (kM2LLanes points per call) and L2P; the shifts run once
+// per node.
 #include "GravityExpansion.h"
 
 #include <algorithm>
@@ -25,22 +26,114 @@ int orderOf(const std::array<int, 3>& n)
 
 constexpr int kMaxCoefficients = kMaxGravityCoefficients;
 
-// One lane vector (GCC's vector extension: a register of each clone's
-// instruction set, or two or four of them), unaligned loads allowed.
-typedef double Lanes __attribute__((vector_size(8 * kM2LLanes), aligned(8), may_alias));
-static_assert(kM2LLanes == 8, "Lanes holds kM2LLanes doubles");
-
-JZ_GRAVITY_CLONES
-void m2lBatch(const GravityExpansion& e, const double* R, const double* M, double eps2, double* acc)
+// One lane vector: kM2LLanes doubles as K registers H of one instruction set
+// (GCC's vector extension; one zmm on AVX-512, two ymm on AVX2, four xmm
+// otherwise). A single 64-byte type in every clone made GCC lower the AVX2
+// clone lane by lane through the stack.
+template <class H, int K>
+struct LanesOf
 {
-  Lanes D[kMaxCoefficients];
-  const Lanes* Rv = reinterpret_cast<const Lanes*>(R);
-  const Lanes* Mv = reinterpret_cast<const Lanes*>(M);
-  Lanes* out = reinterpret_cast<Lanes*>(acc);
-  const Lanes s2 = Rv[0] * Rv[0] + Rv[1] * Rv[1] + Rv[2] * Rv[2] + eps2;
-  const Lanes minusInv2 = -1.0 / s2;
-  for (std::size_t l = 0; l < kM2LLanes; ++l)
-    D[0][l] = 1.0 / std::sqrt(s2[l]);
+  static constexpr int kParts = K, kWidth = int(kM2LLanes) / K;
+  H part[K];
+};
+#define JZ_LANES_INLINE __attribute__((always_inline)) inline
+
+template <class V>
+JZ_LANES_INLINE V loadLanes(const double* p)
+{
+  V v;
+  for (int k = 0; k < V::kParts; ++k)
+    __builtin_memcpy(&v.part[k], p + k * V::kWidth, sizeof(v.part[k]));
+  return v;
+}
+
+template <class V>
+JZ_LANES_INLINE void storeLanes(const V& v, double* p)
+{
+  for (int k = 0; k < V::kParts; ++k)
+    __builtin_memcpy(p + k * V::kWidth, &v.part[k], sizeof(v.part[k]));
+}
+
+// The arithmetic of the vector extension, part by part; a double operand
+// applies to every lane.
+template <class H, int K>
+JZ_LANES_INLINE LanesOf<H, K> operator+(LanesOf<H, K> a, const LanesOf<H, K>& b)
+{
+  for (int k = 0; k < K; ++k)
+    a.part[k] += b.part[k];
+  return a;
+}
+template <class H, int K>
+JZ_LANES_INLINE LanesOf<H, K>& operator+=(LanesOf<H, K>& a, const LanesOf<H, K>& b)
+{
+  return a = a + b;
+}
+template <class H, int K>
+JZ_LANES_INLINE LanesOf<H, K> operator+(LanesOf<H, K> a, double b)
+{
+  for (int k = 0; k < K; ++k)
+    a.part[k] += b;
+  return a;
+}
+template <class H, int K>
+JZ_LANES_INLINE LanesOf<H, K> operator*(LanesOf<H, K> a, const LanesOf<H, K>& b)
+{
+  for (int k = 0; k < K; ++k)
+    a.part[k] *= b.part[k];
+  return a;
+}
+template <class H, int K>
+JZ_LANES_INLINE LanesOf<H, K> operator*(LanesOf<H, K> a, double b)
+{
+  for (int k = 0; k < K; ++k)
+    a.part[k] *= b;
+  return a;
+}
+template <class H, int K>
+JZ_LANES_INLINE LanesOf<H, K> operator*(double a, LanesOf<H, K> b)
+{
+  for (int k = 0; k < K; ++k)
+    b.part[k] = a * b.part[k];
+  return b;
+}
+template <class H, int K>
+JZ_LANES_INLINE LanesOf<H, K> operator/(double a, LanesOf<H, K> b)
+{
+  for (int k = 0; k < K; ++k)
+    b.part[k] = a / b.part[k];
+  return b;
+}
+template <class H, int K>
+JZ_LANES_INLINE LanesOf<H, K> operator-(LanesOf<H, K> a)
+{
+  for (int k = 0; k < K; ++k)
+    a.part[k] = -a.part[k];
+  return a;
+}
+
+// The lanes' square roots (IEEE, as std::sqrt; GCC makes one vector
+// instruction of them).
+template <class H, int K>
+JZ_LANES_INLINE LanesOf<H, K> squareRoot(LanesOf<H, K> a)
+{
+  for (int k = 0; k < K; ++k)
+    for (int l = 0; l < LanesOf<H, K>::kWidth; ++l)
+      a.part[k][l] = std::sqrt(a.part[k][l]);
+  return a;
+}
+
+template <class V>
+JZ_LANES_INLINE void m2lBody(
+  const GravityExpansion& e, const double* R, const double* M, double eps2, double* acc)
+{
+  constexpr std::size_t W = kM2LLanes;
+  V D[kMaxCoefficients];
+  const V R0 = loadLanes<V>(R), R1 = loadLanes<V>(R + W), R2 = loadLanes<V>(R + 2 * W);
+  // x0 first, so that GCC fuses it into the sum as it did (same bits).
+  const V x0 = R0 * R0;
+  const V s2 = x0 + R1 * R1 + R2 * R2 + eps2;
+  const V minusInv2 = -1.0 / s2;
+  D[0] = 1.0 / squareRoot(s2);
   // Each row summed in registers (a chain through memory would bound the
   // loop by store-to-load latency), two partial sums for the long ones.
   const int size = e.size();
@@ -48,11 +141,12 @@ void m2lBatch(const GravityExpansion& e, const double* R, const double* M, doubl
   const int* termStart = e.termStart().data();
   for (int n = 1; n < size; ++n)
   {
-    Lanes s = {};
+    V s = {};
     for (int t = termStart[n]; t < termStart[n + 1]; ++t)
     {
       const GravityExpansion::Term& term = terms[t];
-      s += term.axis < 0 ? term.coef * D[term.src] : term.coef * Rv[term.axis] * D[term.src];
+      s += term.axis < 0 ? term.coef * D[term.src]
+                         : term.coef * loadLanes<V>(R + term.axis * W) * D[term.src];
     }
     D[n] = s * minusInv2;
   }
@@ -60,35 +154,36 @@ void m2lBatch(const GravityExpansion& e, const double* R, const double* M, doubl
   const int* pairStart = e.m2lStart().data();
   for (int a = 0; a < size; ++a)
   {
-    Lanes s0 = out[a], s1 = {};
+    V s0 = loadLanes<V>(acc + a * W), s1 = {};
     int i = pairStart[a];
     const int end = pairStart[a + 1];
     for (; i + 1 < end; i += 2)
     {
-      s0 += D[pairs[i].ab] * Mv[pairs[i].b];
-      s1 += D[pairs[i + 1].ab] * Mv[pairs[i + 1].b];
+      s0 += D[pairs[i].ab] * loadLanes<V>(M + pairs[i].b * W);
+      s1 += D[pairs[i + 1].ab] * loadLanes<V>(M + pairs[i + 1].b * W);
     }
     if (i < end)
-      s0 += D[pairs[i].ab] * Mv[pairs[i].b];
-    out[a] = s0 + s1;
+      s0 += D[pairs[i].ab] * loadLanes<V>(M + pairs[i].b * W);
+    storeLanes(s0 + s1, acc + a * W);
   }
 }
 
 // L2P at kM2LLanes points at once (y: 3 x lanes, lane-minor).
-JZ_GRAVITY_CLONES
-void l2pBatch(
+template <class V>
+JZ_LANES_INLINE void l2pBody(
   const GravityExpansion& e, const double* L, const double* y, bool field, double* u, double* g)
 {
-  const Lanes* yv = reinterpret_cast<const Lanes*>(y);
-  Lanes mono[kMaxCoefficients];
-  mono[0] = Lanes{} + 1.0;
+  constexpr std::size_t W = kM2LLanes;
+  const V yv[3] = { loadLanes<V>(y), loadLanes<V>(y + W), loadLanes<V>(y + 2 * W) };
+  V mono[kMaxCoefficients];
+  mono[0] = V{} + 1.0;
   const int size = e.size();
   const int* prev = e.previous().data();
   const int* axis = e.axes().data();
   const double* inverse = e.inverses().data();
   for (int k = 1; k < size; ++k)
     mono[k] = mono[prev[k]] * yv[axis[k]] * inverse[k];
-  Lanes su = {}, g0 = {}, g1 = {}, g2 = {};
+  V su = {}, g0 = {}, g1 = {}, g2 = {};
   const int* up0 = e.raised(0).data();
   const int* up1 = e.raised(1).data();
   const int* up2 = e.raised(2).data();
@@ -102,34 +197,91 @@ void l2pBatch(
       g2 += L[up2[k]] * mono[k];
     }
   }
-  *reinterpret_cast<Lanes*>(u) = su;
+  storeLanes(su, u);
   if (field)
   {
-    Lanes* gv = reinterpret_cast<Lanes*>(g);
-    gv[0] = g0;
-    gv[1] = g1;
-    gv[2] = g2;
+    storeLanes(g0, g);
+    storeLanes(g1, g + W);
+    storeLanes(g2, g + 2 * W);
   }
 }
+
 // P2M of kM2LLanes points at once (w: 3 x lanes, lane-minor; m: lanes):
 // each lane's m (-w)^n / n! added to acc (size() x lanes, lane-minor). The
 // monomial chain runs once per lane vector, not once per point.
-JZ_GRAVITY_CLONES
-void p2mBatch(const GravityExpansion& e, const double* w, const double* m, double* acc)
+template <class V>
+JZ_LANES_INLINE void p2mBody(
+  const GravityExpansion& e, const double* w, const double* m, double* acc)
 {
-  const Lanes* wv = reinterpret_cast<const Lanes*>(w);
-  const Lanes minus[3] = { -wv[0], -wv[1], -wv[2] };
-  Lanes mono[kMaxCoefficients];
-  mono[0] = *reinterpret_cast<const Lanes*>(m);
+  constexpr std::size_t W = kM2LLanes;
+  const V minus[3] = { -loadLanes<V>(w), -loadLanes<V>(w + W), -loadLanes<V>(w + 2 * W) };
+  V mono[kMaxCoefficients];
+  mono[0] = loadLanes<V>(m);
   const int size = e.size();
   const int* prev = e.previous().data();
   const int* axis = e.axes().data();
   const double* inverse = e.inverses().data();
   for (int k = 1; k < size; ++k)
     mono[k] = mono[prev[k]] * minus[axis[k]] * inverse[k];
-  Lanes* out = reinterpret_cast<Lanes*>(acc);
   for (int k = 0; k < size; ++k)
-    out[k] += mono[k];
+    storeLanes(loadLanes<V>(acc + k * W) + mono[k], acc + k * W);
+}
+
+// Each batch once per instruction set with its registers, picked by GCC's
+// resolver (GravityKernelsCpu.h).
+static_assert(kM2LLanes == 8, "the lane types hold 8 doubles");
+typedef double Double2 __attribute__((vector_size(16)));
+#if JZ_GRAVITY_VERSIONS
+typedef double Double4 __attribute__((vector_size(32)));
+typedef double Double8 __attribute__((vector_size(64)));
+typedef LanesOf<Double8, 1> Lanes8;
+typedef LanesOf<Double4, 2> Lanes4;
+JZ_GRAVITY_V4 void m2lBatch(
+  const GravityExpansion& e, const double* R, const double* M, double eps2, double* acc)
+{
+  m2lBody<Lanes8>(e, R, M, eps2, acc);
+}
+JZ_GRAVITY_V3 void m2lBatch(
+  const GravityExpansion& e, const double* R, const double* M, double eps2, double* acc)
+{
+  m2lBody<Lanes4>(e, R, M, eps2, acc);
+}
+JZ_GRAVITY_V4 void l2pBatch(
+  const GravityExpansion& e, const double* L, const double* y, bool field, double* u, double* g)
+{
+  l2pBody<Lanes8>(e, L, y, field, u, g);
+}
+JZ_GRAVITY_V3 void l2pBatch(
+  const GravityExpansion& e, const double* L, const double* y, bool field, double* u, double* g)
+{
+  l2pBody<Lanes4>(e, L, y, field, u, g);
+}
+JZ_GRAVITY_V4 void p2mBatch(
+  const GravityExpansion& e, const double* w, const double* m, double* acc)
+{
+  p2mBody<Lanes8>(e, w, m, acc);
+}
+JZ_GRAVITY_V3 void p2mBatch(
+  const GravityExpansion& e, const double* w, const double* m, double* acc)
+{
+  p2mBody<Lanes4>(e, w, m, acc);
+}
+#endif
+typedef LanesOf<Double2, 4> Lanes2;
+JZ_GRAVITY_BASE void m2lBatch(
+  const GravityExpansion& e, const double* R, const double* M, double eps2, double* acc)
+{
+  m2lBody<Lanes2>(e, R, M, eps2, acc);
+}
+JZ_GRAVITY_BASE void l2pBatch(
+  const GravityExpansion& e, const double* L, const double* y, bool field, double* u, double* g)
+{
+  l2pBody<Lanes2>(e, L, y, field, u, g);
+}
+JZ_GRAVITY_BASE void p2mBatch(
+  const GravityExpansion& e, const double* w, const double* m, double* acc)
+{
+  p2mBody<Lanes2>(e, w, m, acc);
 }
 } // namespace
 

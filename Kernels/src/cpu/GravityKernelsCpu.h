@@ -8,12 +8,22 @@
 #include "../GravityTerms.h"
 
 // Each inner loop is compiled for x86-64-v4 (AVX-512), v3 (AVX2 with FMA)
-// and the baseline and picked at run time (GCC on x86-64 Linux).
+// and the baseline and picked at run time (GCC on x86-64 Linux). A loop
+// written per instruction set instead (its own lane types or intrinsics)
+// defines one function per level with the same signature, marked
+// JZ_GRAVITY_V4, JZ_GRAVITY_V3 and JZ_GRAVITY_BASE: GCC's resolver then
+// picks among them by the same rule as among the clones.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #define JZ_GRAVITY_CLONES                                                                          \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define JZ_GRAVITY_VERSIONS 1
+#define JZ_GRAVITY_V4 __attribute__((target("arch=x86-64-v4")))
+#define JZ_GRAVITY_V3 __attribute__((target("arch=x86-64-v3")))
+#define JZ_GRAVITY_BASE __attribute__((target("default")))
 #else
 #define JZ_GRAVITY_CLONES
+#define JZ_GRAVITY_VERSIONS 0
+#define JZ_GRAVITY_BASE
 #endif
 
 namespace jz

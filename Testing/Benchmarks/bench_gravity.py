@@ -48,8 +48,12 @@ def points(kind, n):
 def run_jz(x, thetas, eps, threads):
     with tempfile.NamedTemporaryFile(suffix=".f64") as f:
         x.astype(np.float64).tofile(f.name)
+        # Every core for the kernel: once pytreegrav's OpenMP runtime has run
+        # in this process under OMP_PROC_BIND, this thread is pinned to one
+        # core, and a child would inherit that mask.
         out = subprocess.run([kernel_bench(), f.name, thetas, str(eps), str(threads)],
-                             check=True, capture_output=True, text=True).stdout
+                             check=True, capture_output=True, text=True,
+                             preexec_fn=lambda: os.sched_setaffinity(0, range(os.cpu_count()))).stdout
     rows = []
     for line in out.splitlines():
         m = re.search(r"theta=(\S+) time=(\S+) cpu=(\S+) .*accel_p99=(\S+) .*phi_p99=(\S+)", line)

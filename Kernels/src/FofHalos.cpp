@@ -3,6 +3,7 @@
 // computeFofCatalogue.
 #include "CudaFallback.h"
 #include "FofBackends.h"
+#include "OutputArray.h"
 #include "StageTimer.h"
 #include "jz/Fof.h"
 #include "jz/Validate.h"
@@ -11,15 +12,6 @@ namespace jz
 {
 namespace
 {
-// The caller's array when given, else `own` sized to n.
-GlobalId* outputOf(GlobalId* given, std::vector<GlobalId>& own, std::size_t n)
-{
-  if (given)
-    return given;
-  own.resize(n);
-  return own.data();
-}
-
 template <class T>
 void fofHalosCpu(const FofProblem<T>& problem, const FofHaloOptions& options, FofHalos& result,
   RunInfo& info, const RunControl& control)

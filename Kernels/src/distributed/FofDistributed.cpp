@@ -1,6 +1,7 @@
 // Friends-of-friends over several ranks: the phases of FofPhases.h in order,
 // each timed as one stage of RunInfo. With one rank, the single-process
 // groups, labels and catalogue.
+#include "../OutputArray.h"
 #include "../StageTimer.h"
 #include "BackendOnAllRanks.h"
 #include "FofPhases.h"
@@ -10,15 +11,6 @@ namespace jz
 {
 namespace
 {
-// The caller's array when given, else `own` sized to n.
-GlobalId* outputOf(GlobalId* given, std::vector<GlobalId>& own, std::size_t n)
-{
-  if (given)
-    return given;
-  own.resize(n);
-  return own.data();
-}
-
 // One rank: computeFofGroups, labelFofGroups and computeFofCatalogue.
 template <class T>
 RunInfo computeFofOneRank(const FofProblem<T>& problem, const FofDistributedOptions& options,

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "MaskedInverse.h"
+
 namespace jz
 {
 namespace
@@ -13,7 +15,7 @@ namespace
 inline double pairInverse(double dx, double dy, double dz, double eps2)
 {
   const double s2 = dx * dx + dy * dy + dz * dz + eps2;
-  return s2 > 0 ? 1.0 / std::sqrt(s2) : 0.0;
+  return maskedInverse(1.0, s2);
 }
 
 // The direct sum's lanes: U always, grad U when Field (inlined into each
@@ -72,9 +74,8 @@ void toFloatUnitsCpu(const double* x, const double* y, const double* z, const do
 }
 
 JZ_GRAVITY_CLONES
-void toFloatUnitsCpu(const float* x, const float* y, const float* z, const double* m,
-  std::size_t n, const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz,
-  float* fm)
+void toFloatUnitsCpu(const float* x, const float* y, const float* z, const double* m, std::size_t n,
+  const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz, float* fm)
 {
   toFloatUnits(x, y, z, m, n, origin, units, fx, fy, fz, fm);
 }

@@ -40,6 +40,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "MaskedInverse.h"
+
 namespace jz
 {
 namespace
@@ -559,7 +561,7 @@ void CentreSearch::evaluateLeaf(
     {
       const double dx = tx_[j] - q[0], dy = ty_[j] - q[1], dz = tz_[j] - q[2];
       const double s2 = dx * dx + dy * dy + dz * dz + eps2_;
-      own += (j != p && s2 > 0) ? tm_[j] / std::sqrt(s2) : 0.0;
+      own += maskedInverse(tm_[j], s2, j != p);
     }
     double coarse = own;
     for (const std::int32_t sId : near)
@@ -633,8 +635,7 @@ double CentreSearch::nearSum(const double* q, std::uint32_t p) const
       const std::size_t j = j0 + l;
       const double dx = nx_[j] - q[0], dy = ny_[j] - q[1], dz = nz_[j] - q[2];
       const double s2 = dx * dx + dy * dy + dz * dz + eps2_;
-      const double w = (nt_[j] != p && s2 > 0) ? nm_[j] : 0.0;
-      lane[l] += w / std::sqrt(s2 > 0 ? s2 : 1.0);
+      lane[l] += maskedInverse(nm_[j], s2, nt_[j] != p);
     }
   double u = 0;
   for (std::size_t l = 0; l < kLanes; ++l)
@@ -670,7 +671,7 @@ void CentreSearch::peaks()
         for (std::uint32_t j = nd.begin; j < nd.end; ++j)
         {
           const double dx = tx_[j] - tx_[p], dy = ty_[j] - ty_[p], dz = tz_[j] - tz_[p];
-          u += j != p ? tm_[j] / std::sqrt(0.25 * (dx * dx + dy * dy + dz * dz) + eps2_) : 0.0;
+          u += maskedInverse(tm_[j], 0.25 * (dx * dx + dy * dy + dz * dz) + eps2_, j != p);
         }
         peak = std::max(peak, u);
       }
@@ -818,7 +819,7 @@ void CentreSearch::seedBest()
   {
     const double dx = tx_[j] - tx_[pick], dy = ty_[j] - ty_[pick], dz = tz_[j] - tz_[pick];
     const double s2 = dx * dx + dy * dy + dz * dz + eps2_;
-    return (j != pick && s2 > 0) ? tm_[j] / std::sqrt(s2 > 0 ? s2 : 1.0) : 0.0;
+    return maskedInverse(tm_[j], s2, j != pick);
   };
   for (std::size_t j0 = 0; j0 < whole; j0 += kLanes)
     for (std::size_t l = 0; l < kLanes; ++l)

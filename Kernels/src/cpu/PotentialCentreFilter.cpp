@@ -6,21 +6,26 @@
 // S is at least the box gap from every point of T), own_i its own leaf's
 // terms summed directly; S is near T when gap(T, S) is below T's half
 // diagonal (and 1e-6 of the group's extent). Where that bound reaches the
-// best lower bound L, the near leaves are summed directly (N_i), and where
-// F_T + N_i >= U_i still reaches L, the far leaves are bounded again at x_i
-// itself by their monopoles and quadrupoles with a third-order remainder
-// (memberFarSums: G_i above, G'_i below; min(F_T, G_i) + N_i >= U_i >=
-// G'_i + N_i), and where that still reaches L, once more with the leaves
-// within 3 half diagonals of T or of themselves summed directly (a leaf's
-// remainder is large within a few of its own sizes: with T's alone, 4-15 %
-// above U on the benchmark's largest groups, and 4,682 exact sums of whole
-// groups; with either, 0.1 % and 233). What is left is a candidate; every lower
-// bound raises L, which starts at the exact U of the member nearest the
-// centre of mass of the densest leaf. Sums are rounded outward by far more
-// than their rounding (1e-10 relative; 1e-7 where a leaf's centre of mass
-// enters), far inside the margin. Each leaf against all leaves: (n / 20)^2
-// box gaps; per member about 20 point-box gaps and 32 pairs; for the
-// members close to the best their near sums and n / 20 far leaves.
+// best lower bound L, the far leaves are bounded again: those beyond 2 half
+// diagonals of T and 1.5 of their own by T's local expansion (LocalField, a
+// second-order Taylor expansion about T's centre with a rigorous third-order
+// remainder, built once per leaf that needs it), the others ("mid") by the
+// member's gap to their boxes: E_i. Where min(F_T, E_i) + near still
+// reaches L, the near leaves are summed directly (N_i), then the mid leaves
+// are bounded at x_i by their monopoles and quadrupoles with a third-order
+// remainder (memberFarSums), and where that still reaches L, once more with
+// the leaves within 3 half diagonals of T or of themselves summed directly
+// and every other far leaf by its moments at x_i (a leaf's remainder is
+// large within a few of its own sizes: with T's alone, 4-15 % above U on
+// the benchmark's largest groups, and 4,682 exact sums of whole groups;
+// with either, 0.1 % and 233), which also gives a lower bound. What is left
+// is a candidate; every lower bound raises L, which starts at the exact U
+// of the member nearest the centre of mass of the densest leaf. Sums are
+// rounded outward by far more than their rounding (1e-10 relative; 1e-7 of
+// F_T, or relative, where a leaf's centre of mass enters), far inside the
+// margin. Each leaf against all leaves: (n / 20)^2 box gaps; per member
+// about 20 point-box gaps and 32 pairs; for the members close to the best
+// the mid boxes, their near sums and the mid leaves' moments.
 #include "PotentialCentreFilter.h"
 
 #include <algorithm>
@@ -43,6 +48,13 @@ constexpr double kNearReach = 1.0;
 // The candidates' second look: the box gap below this many half diagonals
 // of either leaf.
 constexpr double kWideReach = 3.0;
+// The target leaf's local expansion (LocalField) takes the far leaves
+// beyond this many half diagonals of the target and kLocalReachOwn of their
+// own; the ones between the near reach and this (mid) are bounded at each
+// member (measured on 1e6 clustered: 2 and 1.5 leave 28,600 members for the
+// near sums, 3 and 3 30,500, none 43,300).
+constexpr double kLocalReach = 2.0;
+constexpr double kLocalReachOwn = 1.5;
 constexpr double kRoundUp = 1 + 1e-10, kRoundDown = 1 - 1e-10;
 // A leaf's centre of mass is off by about 40 roundings of the extent: at a
 // gap of 1e-6 of the extent or more its monopole is within 1e-8.
@@ -58,6 +70,7 @@ struct LeafBoxes
   // xz, yz), and the third, sum m |y|^3 (rounded up).
   std::vector<double> quad[6], o3;
   std::vector<double> half2; // half the box diagonal, squared
+  std::vector<double> a1;    // sum m |y| about the centre of mass (rounded up)
   std::vector<std::uint32_t> begin, end;
   std::size_t size() const { return mass.size(); }
 };
@@ -175,6 +188,88 @@ JZ_GRAVITY_CLONES void memberFarSums(const LeafBoxes& leaves, const double* gapT
     up += u[l];
     down += d[l];
   }
+}
+
+// The far field of a target leaf T as a second-order Taylor expansion
+// about a point c of its box, with a rigorous remainder: for a leaf S with
+// gap2 above reach2 (reach2 at least T's near reach), R = c - com_S, a
+// member q = c + d of T and S's members x = com_S + y,
+//   sum m / |R + d - y| = M phi(R) + M grad phi(R) . d + M d.H(R).d / 2
+//                         + tr(H(R) Q_S) / 2 + E,
+// phi the Plummer kernel, Q_S = sum m y y^T (the dipole vanishes about the
+// centre of mass), |E| <= sum m |d - y|^3 / s^4 <= (M a^3 + 3 a^2 A1 +
+// 3 a A2 + A3) / s^4 (a = |d|, A_k = sum m |y|^k, s^2 = the boxes' gap
+// squared + eps^2: every point between R and R + d - y is a point of T less
+// a point of S, and the kernel's third derivative along a segment is at
+// most 3! / s^4 times its length cubed, as in memberFarSums). Sums over
+// the leaves into the 14 values of LocalField.
+struct LocalField
+{
+  double c[3];
+  double v, g[3], h[6]; // xx, yy, zz, xy, xz, yz
+  double b[4];          // sum M / s^4, A1 / s^4, A2 / s^4, A3 / s^4
+  // Upper bound at q (shifted frame) of the far leaves' sum, before the
+  // caller's absolute slack.
+  double upperAt(const double* q) const
+  {
+    const double d0 = q[0] - c[0], d1 = q[1] - c[1], d2 = q[2] - c[2];
+    const double a = std::sqrt(d0 * d0 + d1 * d1 + d2 * d2) * (1 + 1e-12);
+    const double value = v + g[0] * d0 + g[1] * d1 + g[2] * d2 +
+      0.5 * (h[0] * d0 * d0 + h[1] * d1 * d1 + h[2] * d2 * d2) + h[3] * d0 * d1 + h[4] * d0 * d2 +
+      h[5] * d1 * d2;
+    return value + ((a * b[0] + 3 * b[1]) * a + 3 * b[2]) * a + b[3];
+  }
+};
+
+JZ_GRAVITY_CLONES
+void localFieldSums(const LeafBoxes& leaves, const double* gap2, const double* reach2,
+  const double* c, double eps2, LocalField& out)
+{
+  const std::size_t n = leaves.size();
+  const double *c0 = leaves.com[0].data(), *c1 = leaves.com[1].data(), *c2 = leaves.com[2].data();
+  const double *mass = leaves.mass.data(), *qs = leaves.q.data(), *o3 = leaves.o3.data(),
+               *a1 = leaves.a1.data();
+  const double *qxx = leaves.quad[0].data(), *qyy = leaves.quad[1].data(),
+               *qzz = leaves.quad[2].data(), *qxy = leaves.quad[3].data(),
+               *qxz = leaves.quad[4].data(), *qyz = leaves.quad[5].data();
+  double acc[14][kLanes] = {};
+  for (std::size_t s0 = 0; s0 < n; s0 += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l)
+    {
+      const std::size_t s = s0 + l;
+      const double on = double(gap2[s] > reach2[s]);
+      const double rx = c[0] - c0[s], ry = c[1] - c1[s], rz = c[2] - c2[s];
+      const double X2 = rx * rx + ry * ry + rz * rz + eps2 + (1 - on);
+      const double iX = 1 / std::sqrt(X2), iX2 = iX * iX, iX3 = iX * iX2, iX5 = iX3 * iX2;
+      const double m = mass[s] * on;
+      const double RQR = qxx[s] * rx * rx + qyy[s] * ry * ry + qzz[s] * rz * rz +
+        2 * (qxy[s] * rx * ry + qxz[s] * rx * rz + qyz[s] * ry * rz);
+      acc[0][l] += m * iX + on * (1.5 * RQR * iX5 - 0.5 * qs[s] * iX3);
+      const double m3 = m * iX3, m5 = 3 * m * iX5;
+      acc[1][l] -= m3 * rx;
+      acc[2][l] -= m3 * ry;
+      acc[3][l] -= m3 * rz;
+      acc[4][l] += m5 * rx * rx - m3;
+      acc[5][l] += m5 * ry * ry - m3;
+      acc[6][l] += m5 * rz * rz - m3;
+      acc[7][l] += m5 * rx * ry;
+      acc[8][l] += m5 * rx * rz;
+      acc[9][l] += m5 * ry * rz;
+      const double is2 = 1 / (gap2[s] + eps2 + (1 - on)), is4 = is2 * is2 * on;
+      acc[10][l] += mass[s] * is4;
+      acc[11][l] += a1[s] * is4;
+      acc[12][l] += qs[s] * is4;
+      acc[13][l] += o3[s] * is4;
+    }
+  double sum[14] = {};
+  for (int k = 0; k < 14; ++k)
+    for (std::size_t l = 0; l < kLanes; ++l)
+      sum[k] += acc[k][l];
+  std::copy(c, c + 3, out.c);
+  out.v = sum[0];
+  std::copy(sum + 1, sum + 4, out.g);
+  std::copy(sum + 4, sum + 10, out.h);
+  std::copy(sum + 10, sum + 14, out.b);
 }
 
 // Upper bound of the potential at q of near leaves (boxes lo/hi, masses m;
@@ -304,6 +399,8 @@ private:
   void build(std::size_t begin, std::size_t end, const float* lo, const float* hi);
   void addLeaf(std::size_t begin, std::size_t end);
   double seed();
+  void buildLocal(std::size_t t, double near2, double half2, const double* a, const double* b);
+  void midMoments();
   void gather(const std::vector<std::uint32_t>& near, std::size_t t, NearMembers& into) const;
   void filterLeaf(std::size_t t);
 
@@ -315,10 +412,14 @@ private:
   std::vector<double> tx_, ty_, tz_, tm_, sx_, sy_, sz_; // tree order: given, shifted
   std::vector<std::size_t> order_;                       // tree position -> input index
   LeafBoxes leaves_;
-  std::size_t realLeaves_ = 0;                  // before the padding
-  std::vector<double> gap2_, nearCount_;        // per leaf; per block of kLanes leaves
-  std::vector<double> reach2_, wideReach2_;     // per leaf: near below, wide below
-  std::vector<double> nlo_[3], nhi_[3], nmass_; // the near leaves but the target
+  std::size_t realLeaves_ = 0;                   // before the padding
+  std::vector<double> gap2_, nearCount_;         // per leaf; per block of kLanes leaves
+  std::vector<double> localReach2_, wideReach2_; // per leaf: mid below, wide below
+  LocalField local_;                             // the target's far field beyond the mid leaves
+  LeafBoxes mid_;                                // the mid leaves, padded to whole lanes
+  std::vector<double> midGap2_, midReach2_;      // 1 and 0 for each (all counted)
+  std::vector<std::uint32_t> midIndex_;          // the mid leaves
+  std::vector<double> nlo_[3], nhi_[3], nmass_;  // the near leaves but the target
   std::vector<std::uint32_t> near_;
   NearMembers near_members_, wide_members_; // near leaves', wide near leaves' members
   std::vector<std::uint32_t> wide_;         // leaves within kWideReach
@@ -356,7 +457,7 @@ void LeafFilter::addLeaf(std::size_t begin, std::size_t end)
   leaves_.mass.push_back(mass * kRoundUp);
   for (int k = 0; k < 3; ++k)
     c[k] = mass > 0 ? c[k] / mass : 0.5 * (lo[k] + hi[k]);
-  double quad[6] = { 0, 0, 0, 0, 0, 0 }, o3 = 0;
+  double quad[6] = { 0, 0, 0, 0, 0, 0 }, o3 = 0, a1 = 0;
   for (std::size_t t = begin; t < end; ++t)
   {
     const std::size_t i = pts_[t].i;
@@ -369,6 +470,7 @@ void LeafFilter::addLeaf(std::size_t begin, std::size_t end)
     quad[4] += m_[i] * y[0] * y[2];
     quad[5] += m_[i] * y[1] * y[2];
     o3 += m_[i] * y2 * std::sqrt(y2);
+    a1 += m_[i] * std::sqrt(y2);
   }
   for (int k = 0; k < 3; ++k)
     leaves_.com[k].push_back(c[k]);
@@ -376,6 +478,7 @@ void LeafFilter::addLeaf(std::size_t begin, std::size_t end)
   for (int k = 0; k < 6; ++k)
     leaves_.quad[k].push_back(quad[k]);
   leaves_.o3.push_back(o3 * (1 + 1e-9));
+  leaves_.a1.push_back(a1 * (1 + 1e-9));
   double half2 = 0;
   for (int k = 0; k < 3; ++k)
     half2 += 0.25 * (hi[k] - lo[k] + 2 * slack_) * (hi[k] - lo[k] + 2 * slack_);
@@ -525,6 +628,69 @@ void LeafFilter::gather(
   }
 }
 
+// Target leaf t's local expansion (about its box centre) of the leaves
+// beyond kLocalReach, and the mid leaves (far, within it) one by one.
+void LeafFilter::buildLocal(
+  std::size_t t, double near2, double half2, const double* a, const double* b)
+{
+  for (std::size_t l = 0; l < leaves_.size(); ++l)
+    localReach2_[l] = std::max({ near2, kLocalReach * kLocalReach * half2,
+      kLocalReachOwn * kLocalReachOwn * leaves_.half2[l] });
+  const double c[3] = { 0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2]) };
+  localFieldSums(leaves_, gap2_.data(), localReach2_.data(), c, eps2_, local_);
+  // The mid leaves' boxes and masses now, their moments when a member
+  // needs them (midMoments).
+  midIndex_.clear();
+  for (std::size_t s = 0; s < realLeaves_; ++s)
+    midIndex_.push_back(std::uint32_t(s));
+  std::size_t count = 0;
+  for (const std::uint32_t s : midIndex_)
+  {
+    midIndex_[count] = s;
+    count += std::size_t(s != t && gap2_[s] > near2 && !(gap2_[s] > localReach2_[s]));
+  }
+  midIndex_.resize(count);
+  LeafBoxes& mid = mid_;
+  const std::size_t padded = (count + kLanes - 1) / kLanes * kLanes;
+  for (auto* v : { &mid.lo[0], &mid.lo[1], &mid.lo[2], &mid.hi[0], &mid.hi[1], &mid.hi[2] })
+    v->assign(padded, 1e150); // the padding massless, far away
+  mid.mass.assign(padded, 0.0);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    const std::uint32_t s = midIndex_[i];
+    for (int k = 0; k < 3; ++k)
+    {
+      mid.lo[k][i] = leaves_.lo[k][s];
+      mid.hi[k][i] = leaves_.hi[k][s];
+    }
+    mid.mass[i] = leaves_.mass[s];
+  }
+}
+
+// The mid leaves' moments (memberFarSums' other fields).
+void LeafFilter::midMoments()
+{
+  LeafBoxes& mid = mid_;
+  const std::size_t padded = mid.mass.size();
+  for (auto* v : { &mid.com[0], &mid.com[1], &mid.com[2] })
+    v->assign(padded, 1e150);
+  for (auto* v : { &mid.q, &mid.o3, &mid.quad[0], &mid.quad[1], &mid.quad[2], &mid.quad[3],
+         &mid.quad[4], &mid.quad[5] })
+    v->assign(padded, 0.0);
+  for (std::size_t i = 0; i < midIndex_.size(); ++i)
+  {
+    const std::uint32_t s = midIndex_[i];
+    for (int k = 0; k < 3; ++k)
+      mid.com[k][i] = leaves_.com[k][s];
+    mid.q[i] = leaves_.q[s];
+    mid.o3[i] = leaves_.o3[s];
+    for (int k = 0; k < 6; ++k)
+      mid.quad[k][i] = leaves_.quad[k][s];
+  }
+  midGap2_.assign(padded, 1.0);
+  midReach2_.assign(padded, 0.0);
+}
+
 void LeafFilter::filterLeaf(std::size_t t)
 {
   const double keep = 1 - kCentreBoundMargin;
@@ -583,15 +749,30 @@ void LeafFilter::filterLeaf(std::size_t t)
   }
   if (te - tb <= kLeafSize)
     ownSums(leaf[0], leaf[1], leaf[2], leaf[3], te - tb, eps2_, own);
-  bool gathered = false, widened = false, reached = false;
+  bool gathered = false, widened = false, local = false, moments = false;
   const double wide2 = std::max(kWideReach * kWideReach * half2, floor2_);
   for (std::uint32_t p = tb; p < te; ++p)
   {
     // Near leaves by the member's own gap to their boxes, its leaf directly.
     const double qs[3] = { sx_[p], sy_[p], sz_[p] };
-    const double coarse = far + pointBoxSum(qs, lo, hi, nmass_.data(), nmass_.size(), eps2_) +
+    const double nearBox = pointBoxSum(qs, lo, hi, nmass_.data(), nmass_.size(), eps2_) +
       (te - tb <= kLeafSize ? own[p - tb] : std::numeric_limits<double>::infinity());
-    if (coarse * kRoundUp < best_ * keep)
+    if ((far + nearBox) * kRoundUp < best_ * keep)
+      continue;
+    // The far leaves again: beyond kLocalReach by the target's local
+    // expansion (its absolute slack far above its rounding and the centres
+    // of mass' dipoles), the mid ones by the member's gap to their boxes.
+    if (!local)
+    {
+      buildLocal(t, near2, half2, a, b);
+      local = true;
+    }
+    const double* mlo[3] = { mid_.lo[0].data(), mid_.lo[1].data(), mid_.lo[2].data() };
+    const double* mhi[3] = { mid_.hi[0].data(), mid_.hi[1].data(), mid_.hi[2].data() };
+    const double expansion = local_.upperAt(qs) * kRoundUp + 1e-7 * far;
+    const double farBox = std::min(
+      far, expansion + pointBoxSum(qs, mlo, mhi, mid_.mass.data(), mid_.mass.size(), eps2_));
+    if ((farBox + nearBox) * kRoundUp < best_ * keep)
       continue;
     if (!gathered)
     {
@@ -602,17 +783,17 @@ void LeafFilter::filterLeaf(std::size_t t)
     stats_.nearPairs += double(near_members_.x.size());
     const double q[3] = { tx_[p], ty_[p], tz_[p] };
     const double nearU = near_members_.sumAt(q, p - tb, eps2_);
-    if ((far + nearU) * kRoundUp < best_ * keep)
+    if ((farBox + nearU) * kRoundUp < best_ * keep)
       continue;
-    // The far leaves again, at the member itself and by their moments.
-    double farUp = 0, farDown = 0;
-    if (!reached)
+    // The mid leaves again, at the member itself and by their moments.
+    if (!moments)
     {
-      std::fill(reach2_.begin(), reach2_.end(), near2);
-      reached = true;
+      midMoments();
+      moments = true;
     }
-    memberFarSums<false>(leaves_, gap2_.data(), reach2_.data(), qs, eps2_, farUp, farDown);
-    double upper = (std::min(far, farUp * kMomentsUp) + nearU) * kRoundUp;
+    double farUp = 0, farDown = 0;
+    memberFarSums<false>(mid_, midGap2_.data(), midReach2_.data(), qs, eps2_, farUp, farDown);
+    double upper = (std::min(farBox, expansion + farUp * kMomentsUp) + nearU) * kRoundUp;
     if (upper < best_ * keep)
       continue;
     // Still a candidate: the leaves within kWideReach summed directly, the
@@ -661,6 +842,7 @@ __attribute__((noinline)) bool LeafFilter::run(const double* x, const double* y,
   for (auto& v : leaves_.quad)
     v.clear();
   leaves_.o3.clear();
+  leaves_.a1.clear();
   leaves_.half2.clear();
   leaves_.begin.clear();
   leaves_.end.clear();
@@ -734,11 +916,12 @@ __attribute__((noinline)) bool LeafFilter::run(const double* x, const double* y,
       v.push_back(0);
     leaves_.o3.push_back(0);
     leaves_.half2.push_back(0);
+    leaves_.a1.push_back(0);
     leaves_.begin.push_back(0);
     leaves_.end.push_back(0);
   }
   gap2_.resize(leaves_.size());
-  reach2_.resize(leaves_.size());
+  localReach2_.resize(leaves_.size());
   wideReach2_.resize(leaves_.size());
   nearCount_.resize(leaves_.size() / kLanes);
   best_ = seed();

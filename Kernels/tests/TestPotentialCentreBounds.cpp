@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "TestHarness.h"
+#include "cpu/GravityKernelsCpu.h"
 #include "cpu/PotentialCentreBounds.h"
 #include "cpu/PotentialCentreFilter.h"
 
@@ -219,6 +220,47 @@ JZ_TEST(HaloCusp)
   check("cusp eps 0", cusp(6000, 0.0), 0.0, true);
   check("cusp eps 1e-3", cusp(6000, 0.0), 1e-3, true);
   check("cusp far eps 1e-3", cusp(6000, -3e5), 1e-3, true);
+}
+
+// The exact sums with a skipped pair in every lane of an 8-lane block (the
+// point itself, and coincident pairs at eps 0): every other term counts.
+// GCC 12.2 with -fno-trapping-math compiled the guarded division of such
+// loops as two AVX2 halves under one mask, dropping a term of the second
+// half (MaskedInverse.h); this checks the sums that decide the centres.
+JZ_TEST(ExactSumsSkipOnlyTheirLane)
+{
+  for (const double eps : { 0.0, 1e-3 })
+  {
+    Group g;
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int i = 0; i < 40; ++i)
+      g.add(u(rng), u(rng), u(rng), 1.0 + 0.01 * i);
+    for (int i = 0; i < 24; ++i) // coincident with the point 40 earlier (a skipped pair)
+      g.add(g.x[std::size_t(i)], g.y[std::size_t(i)], g.z[std::size_t(i)], 2.0);
+    const std::size_t n = g.x.size();
+    const std::vector<long double> ref = directU(g, eps);
+    Group padded = g; // whole lanes and one more, massless
+    while (padded.x.size() <
+      (n + jz::kGravityLanes - 1) / jz::kGravityLanes * jz::kGravityLanes + jz::kGravityLanes)
+      padded.add(0, 0, 0, 0);
+    std::vector<double> symmetric(padded.x.size());
+    jz::sumPotentialsSymmetricCpu(padded.x.data(), padded.y.data(), padded.z.data(),
+      padded.m.data(), n, eps * eps, symmetric.data());
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      std::vector<double> m = padded.m;
+      m[i] = 0; // the point itself adds nothing
+      const double q[3] = { g.x[i], g.y[i], g.z[i] };
+      const double direct = jz::sumPotentialDirectCpu(padded.x.data(), padded.y.data(),
+        padded.z.data(), m.data(), padded.x.size() - jz::kGravityLanes, q, eps * eps);
+      JZ_CHECK_MSG(std::abs(direct - ref[i]) <= 1e-12L * ref[i],
+        "eps " << eps << " point " << i << ": direct " << direct << ", U " << double(ref[i]));
+      JZ_CHECK_MSG(std::abs(symmetric[i] - ref[i]) <= 1e-12L * ref[i],
+        "eps " << eps << " point " << i << ": symmetric " << symmetric[i] << ", U "
+               << double(ref[i]));
+    }
+  }
 }
 
 int main(int argc, char** argv)

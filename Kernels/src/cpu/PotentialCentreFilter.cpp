@@ -642,14 +642,9 @@ void LeafFilter::buildLocal(
   // needs them (midMoments).
   midIndex_.clear();
   for (std::size_t s = 0; s < realLeaves_; ++s)
-    midIndex_.push_back(std::uint32_t(s));
-  std::size_t count = 0;
-  for (const std::uint32_t s : midIndex_)
-  {
-    midIndex_[count] = s;
-    count += std::size_t(s != t && gap2_[s] > near2 && !(gap2_[s] > localReach2_[s]));
-  }
-  midIndex_.resize(count);
+    if (s != t && gap2_[s] > near2 && !(gap2_[s] > localReach2_[s]))
+      midIndex_.push_back(std::uint32_t(s));
+  const std::size_t count = midIndex_.size();
   LeafBoxes& mid = mid_;
   const std::size_t padded = (count + kLanes - 1) / kLanes * kLanes;
   for (auto* v : { &mid.lo[0], &mid.lo[1], &mid.lo[2], &mid.hi[0], &mid.hi[1], &mid.hi[2] })

@@ -43,23 +43,55 @@ struct GroupMoments
     return g;
   }
 
-  // One member at x with mass m and velocity v (nullable: zero).
-  JZ_HD void add(const double* x, double m, const double* v, const double* period)
+  // One member's addends, computed apart from the summing so that the GPU
+  // catalogue can compute them in parallel and still sum them in order.
+  struct Terms
   {
-    count += 1;
-    mass += m;
+    double m;        // m
+    double mdx[kDim]; // m dx
+    double mdv[kDim]; // m dv
+    double ms;       // m |dx|^2
+    double msv;      // m |dv|^2
+  };
+
+  // The addends of a member at x with mass m and velocity v (nullable: zero).
+  JZ_HD Terms terms(const double* x, double m, const double* v, const double* period) const
+  {
+    Terms t;
+    t.m = m;
     double s = 0, sv = 0;
     for (int d = 0; d < kDim; ++d)
     {
       const double dx = nearestImageOffset(x[d] - ref[d], period[d]);
       const double dv = (v ? v[d] : 0.0) - vref[d];
-      first[d] += m * dx;
-      vfirst[d] += m * dv;
+      t.mdx[d] = m * dx;
+      t.mdv[d] = m * dv;
       s += dx * dx;
       sv += dv * dv;
     }
-    second += m * s;
-    vsecond += m * sv;
+    t.ms = m * s;
+    t.msv = m * sv;
+    return t;
+  }
+
+  // Adds one member's addends (the order of the sums is the caller's).
+  JZ_HD void addTerms(const Terms& t)
+  {
+    count += 1;
+    mass += t.m;
+    for (int d = 0; d < kDim; ++d)
+    {
+      first[d] += t.mdx[d];
+      vfirst[d] += t.mdv[d];
+    }
+    second += t.ms;
+    vsecond += t.msv;
+  }
+
+  // One member at x with mass m and velocity v (nullable: zero).
+  JZ_HD void add(const double* x, double m, const double* v, const double* period)
+  {
+    addTerms(terms(x, m, v, period));
   }
 
   // Adds another partial sum of the same group, moved to this reference.

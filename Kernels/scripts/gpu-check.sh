@@ -5,7 +5,7 @@
 # compute-sanitizer's memcheck, racecheck, synccheck and initcheck on all four,
 # and the GPU benchmarks against their targets (gravity: accuracy on a sample
 # against direct sums; EMST: the CPU's edges bit for bit; no time targets for
-# these two yet, they have never run on a GPU). Needs only nvcc, CMake >= 3.20, ninja (or
+# these two). Needs only nvcc, CMake >= 3.20, ninja (or
 # make) and a C++17 compiler with OpenMP: no ParaView, no package registry, no
 # GoogleTest. Runs everything, then exits 1 if any step failed or a benchmark
 # missed its target (the failures are listed last).
@@ -76,7 +76,7 @@ if [ "${JZ_SKIP_TESTS:-0}" != 1 ]; then
     step "$build/tests/$t" --backend=cuda AutoBackend
   done
   # FoF end to end on the device (computeFofHalos: GroupId, GroupSize and the
-  # catalogue against the CPU bit for bit); compiled, not yet run on a GPU.
+  # catalogue against the CPU bit for bit).
   [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || step "$build/tests/TestFof" --backend=cuda FofHalos
   # The CUDA gravity cases (compiled before any GPU ran them): all of them.
   only_emst || step "$build/tests/TestGravity" --backend=cuda Cuda
@@ -149,7 +149,7 @@ fi
 if [ "${JZ_SKIP_BENCH:-0}" != 1 ] && [ "${JZ_ONLY_GRAVITY:-0}" != 1 ]; then
   en="${JZ_BENCH_EMST_N:-1e7}"
   # Exit 1: --verify found an edge that differs from the CPU's; 77: no GPU
-  # (a failure here). No time target yet: it has never run on a GPU.
+  # (a failure here). No time target.
   echo "== GPU EMST benchmark N=$en (stage times per round; --verify: the CPU's edges bit for bit at 1e6)"
   step "$build/bench/jz_bench_emst_cuda" 1e6 uniform 1 0 --verify
   step "$build/bench/jz_bench_emst_cuda" 1e6 clustered 1 0 --verify

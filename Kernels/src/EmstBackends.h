@@ -10,7 +10,7 @@ void emstCpu(
   const EmstProblem<T>& problem, EmstEdges& edges, RunInfo& info, const RunControl& control);
 
 #if defined(JZ_WITH_CUDA)
-// The GPU's Borůvka rounds (cuda/EmstCuda.cu): compiled, not yet run on a GPU.
+// The GPU's Borůvka rounds (cuda/EmstCuda.cu).
 template <class T>
 void emstCuda(
   const EmstProblem<T>& problem, EmstEdges& edges, RunInfo& info, const RunControl& control);

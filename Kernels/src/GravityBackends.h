@@ -11,7 +11,7 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
   const RunControl& control);
 
 #if defined(JZ_WITH_CUDA)
-// The GPU's group walk (cuda/GravityCuda.cu): compiled, not yet run on a GPU.
+// The GPU's group walk (cuda/GravityCuda.cu).
 template <class T>
 void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results, RunInfo& info,
   const RunControl& control);

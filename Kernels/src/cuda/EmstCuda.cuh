@@ -3,7 +3,7 @@
 // (BoruvkaWalkCuda.cu: a policy of the dual-walk engine and its leaf
 // kernel), the component kernels (BoruvkaComponentsCuda.cu: labels, bounds,
 // the per-component lightest edge, the merge) and the driver (EmstCuda.cu).
-// Status: compiled, not yet run on a GPU (doc/gpu/README-next-session.md).
+// Status: checked on an H200 (doc/gpu/2026-11-28).
 #pragma once
 
 #include <vector>

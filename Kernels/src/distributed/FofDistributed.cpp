@@ -11,21 +11,24 @@ namespace jz
 {
 namespace
 {
-// One rank: computeFofGroups, labelFofGroups and computeFofCatalogue.
+// One rank: computeFofHalos (on the GPU end to end, else computeFofGroups,
+// labelFofGroups and computeFofCatalogue; the same results bit for bit).
 template <class T>
 RunInfo computeFofOneRank(const FofProblem<T>& problem, const FofDistributedOptions& options,
   FofDistributedResult& result, Backend backend, const RunControl& control)
 {
-  const std::size_t n = problem.numPoints;
-  FofGroups groups;
-  RunInfo info = computeFofGroups(problem, groups, backend, control);
-  GlobalId* groupId = outputOf(options.groupIdOut, result.groupId, n);
-  GlobalId* groupSize = outputOf(options.groupSizeOut, result.groupSize, n);
-  result.numGroups = labelFofGroups(groups.groupRoot.data(), groups.groupLabel.data(), n,
-    options.minimumGroupSize, groupId, groupSize, control);
-  computeFofCatalogue(
-    fofCatalogueInputFor(problem, groupId, result.numGroups, options.masses, options.velocities),
-    result.catalogue, control);
+  FofHaloOptions haloOptions;
+  haloOptions.minimumGroupSize = options.minimumGroupSize;
+  haloOptions.masses = options.masses;
+  haloOptions.velocities = options.velocities;
+  haloOptions.groupIdOut = options.groupIdOut;
+  haloOptions.groupSizeOut = options.groupSizeOut;
+  FofHalos halos;
+  const RunInfo info = computeFofHalos(problem, haloOptions, halos, backend, control);
+  result.groupId = std::move(halos.groupId);
+  result.groupSize = std::move(halos.groupSize);
+  result.numGroups = halos.numGroups;
+  result.catalogue = std::move(halos.catalogue);
   for (std::size_t g = 0; g < result.numGroups; ++g)
     result.catalogueGroupId.push_back(GlobalId(g));
   return info;

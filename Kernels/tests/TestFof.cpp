@@ -4,6 +4,7 @@
 // (TestFof --backend=cuda, CTest's kernels.TestFofCuda), where every run must
 // also give the CPU's labels exactly.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,7 +13,6 @@
 #include <numeric>
 #include <random>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <omp.h>
@@ -588,10 +588,14 @@ JZ_TEST(FofContractionLeavesOnlyRoots)
 // --- Large sets, lattices at exactly l, options: also the GPU's paths -------
 namespace
 {
-// Reference partition by a cell list (cells a little wider than l, friends
-// in neighbouring cells only, periodic cells wrapped), O(N) for the tests'
-// distributions: label = smallest input index of the group. Points must lie
-// inside the periodic box.
+// Reference partition by a cell list, label = smallest input index of the
+// group; points must lie inside the periodic box. The cells are l / sqrt(3)
+// wide, a little less, so that any two points of one cell are friends: each
+// cell is one set up front, and two cells need only their first friendly
+// pair. That keeps dense clumps and bulk duplicates linear (the GPU's sizes
+// took the pairwise version past 170 s). A dimension with fewer than
+// 2 * reach + 1 cells (periodic, l near the box) is one slab, whose cells
+// are tested pair by pair.
 template <class T>
 std::vector<GlobalId> cellListFof(
   const std::vector<T>& xyz, double l, bool periodic, const double* lo, const double* hi)
@@ -600,86 +604,118 @@ std::vector<GlobalId> cellListFof(
   jz::Periodicity per;
   double origin[3], width[3];
   std::int64_t cells[3]; // per dimension, periodic only (1: one slab)
+  int reach[3];          // neighbour cells to scan each way
+  bool compact = true;   // every cell's points all friends
   for (int d = 0; d < 3; ++d)
   {
     origin[d] = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < n; ++i)
       origin[d] = std::min(origin[d], double(xyz[3 * i + d]));
-    width[d] = l * 1.001;
+    width[d] = l / std::sqrt(3.0) * (1 - 1e-6);
     cells[d] = 0;
     if (periodic)
     {
       const double L = hi[d] - lo[d];
       per.length[d] = L;
       origin[d] = lo[d];
-      cells[d] = std::int64_t(L / width[d]);
-      cells[d] = cells[d] < 3 ? 1 : cells[d];
+      cells[d] = std::int64_t(std::ceil(L / width[d]));
       width[d] = L / double(cells[d]);
     }
-  }
-  auto cellOf = [&](std::size_t i, int d)
-  {
-    std::int64_t c = std::int64_t(std::floor((double(xyz[3 * i + d]) - origin[d]) / width[d]));
-    if (cells[d] > 0)
-      c = ((c % cells[d]) + cells[d]) % cells[d];
-    return c;
-  };
-  auto keyOf = [](std::int64_t a, std::int64_t b, std::int64_t c)
-  { return (std::uint64_t(a) * 73856093u) ^ (std::uint64_t(b) * 19349663u) ^ std::uint64_t(c); };
-  struct Cell
-  {
-    std::int64_t c[3];
-    std::vector<Index> members;
-  };
-  std::unordered_map<std::uint64_t, std::vector<Cell>> grid;
-  auto find = [&](std::int64_t a, std::int64_t b, std::int64_t c) -> Cell*
-  {
-    auto it = grid.find(keyOf(a, b, c));
-    if (it == grid.end())
-      return nullptr;
-    for (Cell& cell : it->second)
-      if (cell.c[0] == a && cell.c[1] == b && cell.c[2] == c)
-        return &cell;
-    return nullptr;
-  };
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const std::int64_t a = cellOf(i, 0), b = cellOf(i, 1), c = cellOf(i, 2);
-    Cell* cell = find(a, b, c);
-    if (!cell)
+    // |floor(a) - floor(b)| <= floor(|a - b|) + 1.
+    reach[d] = int(std::floor(l / width[d])) + 1;
+    if (cells[d] > 0 && cells[d] < 2 * reach[d] + 1)
     {
-      grid[keyOf(a, b, c)].push_back(Cell{ { a, b, c }, {} });
-      cell = &grid[keyOf(a, b, c)].back();
+      cells[d] = 1;
+      reach[d] = 0;
+      compact = false;
     }
-    cell->members.push_back(Index(i));
   }
+  using Cell = std::array<std::int64_t, 3>;
+  std::vector<Cell> cellOf(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d)
+    {
+      std::int64_t c = std::int64_t(std::floor((double(xyz[3 * i + d]) - origin[d]) / width[d]));
+      cellOf[i][d] = cells[d] > 0 ? ((c % cells[d]) + cells[d]) % cells[d] : c;
+    }
+  // The points by cell; the occupied cells in an open-addressing table.
+  std::vector<Index> order(n);
+  std::iota(order.begin(), order.end(), Index(0));
+  std::stable_sort(order.begin(), order.end(), [&](Index a, Index b) { return cellOf[a] < cellOf[b]; });
+  std::vector<std::size_t> begin; // per occupied cell, into order; and n
+  for (std::size_t k = 0; k < n; ++k)
+    if (k == 0 || cellOf[order[k]] != cellOf[order[k - 1]])
+      begin.push_back(k);
+  begin.push_back(n);
+  const std::size_t occupied = begin.size() - 1;
+  std::size_t slots = 1;
+  while (slots < 2 * occupied + 2)
+    slots *= 2;
+  auto slotOf = [&](const Cell& c)
+  {
+    std::uint64_t h = std::uint64_t(c[0]) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 29) ^ std::uint64_t(c[1])) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 32) ^ std::uint64_t(c[2])) * 0x94D049BB133111EBull;
+    return std::size_t(h ^ (h >> 31)) & (slots - 1);
+  };
+  struct Slot
+  {
+    Cell cell;
+    std::int64_t number = -1; // occupied cell number, or -1
+  };
+  std::vector<Slot> table(slots);
+  auto lookup = [&](const Cell& c)
+  {
+    std::size_t s = slotOf(c);
+    while (table[s].number >= 0 && table[s].cell != c)
+      s = (s + 1) & (slots - 1);
+    return s;
+  };
+  for (std::size_t k = 0; k < occupied; ++k)
+  {
+    const Cell& c = cellOf[order[begin[k]]];
+    table[lookup(c)] = Slot{ c, std::int64_t(k) };
+  }
+
   std::vector<Index> g(n);
   std::iota(g.begin(), g.end(), Index(0));
   const double l2 = l * l;
-  for (auto& bucket : grid)
-    for (const Cell& cell : bucket.second)
-      for (int dx = -1; dx <= 1; ++dx)
-        for (int dy = -1; dy <= 1; ++dy)
-          for (int dz = -1; dz <= 1; ++dz)
-          {
-            std::int64_t nc[3] = { cell.c[0] + dx, cell.c[1] + dy, cell.c[2] + dz };
-            const int delta[3] = { dx, dy, dz };
-            bool skip = false;
-            for (int d = 0; d < 3; ++d)
-            {
-              if (cells[d] == 1)
-                skip = skip || delta[d] != 0; // one slab: all in the cell itself
-              else if (cells[d] > 0)
-                nc[d] = (nc[d] + cells[d]) % cells[d];
-            }
-            const Cell* other = skip ? nullptr : find(nc[0], nc[1], nc[2]);
-            if (!other)
-              continue;
-            for (Index i : cell.members)
-              for (Index j : other->members)
-                if (i < j && jz::distance2(&xyz[3 * i], &xyz[3 * j], per) <= l2)
-                  jz::fofUnionLocal(g.data(), i, j);
-          }
+  auto friends = [&](Index i, Index j) { return jz::distance2(&xyz[3 * i], &xyz[3 * j], per) <= l2; };
+  // Links cells a and b (b == a: within the cell, each pair once).
+  auto link = [&](std::size_t a, std::size_t b)
+  {
+    for (std::size_t p = begin[a]; p < begin[a + 1]; ++p)
+      for (std::size_t q = (a == b ? p + 1 : begin[b]); q < begin[b + 1]; ++q)
+        if (friends(order[p], order[q]))
+        {
+          jz::fofUnionLocal(g.data(), order[p], order[q]);
+          if (compact) // two compact cells are joined by any one friendly pair
+            return;
+        }
+  };
+  for (std::size_t k = 0; k < occupied; ++k)
+  {
+    const Cell c = cellOf[order[begin[k]]];
+    if (compact)
+      for (std::size_t p = begin[k] + 1; p < begin[k + 1]; ++p)
+        jz::fofUnionLocal(g.data(), order[begin[k]], order[p]);
+    else
+      link(k, k);
+    // The neighbours at offsets after (0, 0, 0) in lexicographic order, so
+    // each pair of cells once (at least 2 * reach + 1 cells where wrapped).
+    for (int dx = 0; dx <= reach[0]; ++dx)
+      for (int dy = (dx == 0 ? 0 : -reach[1]); dy <= reach[1]; ++dy)
+        for (int dz = (dx == 0 && dy == 0 ? 1 : -reach[2]); dz <= reach[2]; ++dz)
+        {
+          Cell nc = { c[0] + dx, c[1] + dy, c[2] + dz };
+          for (int d = 0; d < 3; ++d)
+            if (cells[d] > 0)
+              nc[d] = (nc[d] + cells[d]) % cells[d];
+          const std::int64_t other = table[lookup(nc)].number;
+          if (other >= 0)
+            link(k, std::size_t(other));
+        }
+  }
   std::vector<GlobalId> label(n);
   for (std::size_t i = 0; i < n; ++i)
     label[i] = jz::fofFindLocal(g.data(), Index(i));

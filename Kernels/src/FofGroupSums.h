@@ -21,8 +21,11 @@ class FofChunkFold
 {
 public:
   JZ_HD FofChunkFold(const GroupMoments& empty, std::size_t n, std::size_t numChunks)
-    : total_(empty), part_(empty), n_(n), numChunks_(numChunks),
-      chunkEnd_(fofCatalogueChunkBegin(n, 1, numChunks))
+    : total_(empty)
+    , part_(empty)
+    , n_(n)
+    , numChunks_(numChunks)
+    , chunkEnd_(fofCatalogueChunkBegin(n, 1, numChunks))
   {
   }
 
@@ -74,8 +77,9 @@ JZ_HD GroupMoments fofGroupSums(GlobalId group, const Index* member, Index count
     double p[kDim];
     for (int d = 0; d < kDim; ++d)
       p[d] = double(xyz[3 * i + d]);
-    fold.add(i, empty.terms(p, masses ? masses[i] : 1.0, velocities ? velocities + 3 * i : nullptr,
-      period), period);
+    fold.add(i,
+      empty.terms(p, masses ? masses[i] : 1.0, velocities ? velocities + 3 * i : nullptr, period),
+      period);
   }
   return fold.finish(period);
 }

@@ -47,11 +47,11 @@ struct GroupMoments
   // catalogue can compute them in parallel and still sum them in order.
   struct Terms
   {
-    double m;        // m
+    double m;         // m
     double mdx[kDim]; // m dx
     double mdv[kDim]; // m dv
-    double ms;       // m |dx|^2
-    double msv;      // m |dv|^2
+    double ms;        // m |dx|^2
+    double msv;       // m |dv|^2
   };
 
   // The addends of a member at x with mass m and velocity v (nullable: zero).

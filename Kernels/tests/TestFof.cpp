@@ -641,7 +641,8 @@ std::vector<GlobalId> cellListFof(
   // The points by cell; the occupied cells in an open-addressing table.
   std::vector<Index> order(n);
   std::iota(order.begin(), order.end(), Index(0));
-  std::stable_sort(order.begin(), order.end(), [&](Index a, Index b) { return cellOf[a] < cellOf[b]; });
+  std::stable_sort(
+    order.begin(), order.end(), [&](Index a, Index b) { return cellOf[a] < cellOf[b]; });
   std::vector<std::size_t> begin; // per occupied cell, into order; and n
   for (std::size_t k = 0; k < n; ++k)
     if (k == 0 || cellOf[order[k]] != cellOf[order[k - 1]])
@@ -680,7 +681,8 @@ std::vector<GlobalId> cellListFof(
   std::vector<Index> g(n);
   std::iota(g.begin(), g.end(), Index(0));
   const double l2 = l * l;
-  auto friends = [&](Index i, Index j) { return jz::distance2(&xyz[3 * i], &xyz[3 * j], per) <= l2; };
+  auto friends = [&](Index i, Index j)
+  { return jz::distance2(&xyz[3 * i], &xyz[3 * j], per) <= l2; };
   // Links cells a and b (b == a: within the cell, each pair once).
   auto link = [&](std::size_t a, std::size_t b)
   {

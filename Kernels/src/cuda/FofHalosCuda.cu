@@ -202,8 +202,8 @@ __global__ void __launch_bounds__(32 * kSumWarpsPerBlock) groupSumsKernel(const 
     double x[kDim];
     for (int d = 0; d < kDim; ++d)
       x[d] = double(xyz[3 * std::size_t(r) + d]);
-    const GroupMoments empty = GroupMoments::around(
-      GlobalId(j), x, velocities ? velocities + 3 * std::size_t(r) : nullptr);
+    const GroupMoments empty =
+      GroupMoments::around(GlobalId(j), x, velocities ? velocities + 3 * std::size_t(r) : nullptr);
     FofChunkFold fold(empty, n, numChunks);
     for (Index b = 0; b < count; b += 32)
     {
@@ -214,8 +214,8 @@ __global__ void __launch_bounds__(32 * kSumWarpsPerBlock) groupSumsKernel(const 
         double p[kDim];
         for (int d = 0; d < kDim; ++d)
           p[d] = double(xyz[3 * i + d]);
-        terms[w][lane] = empty.terms(p, masses ? masses[i] : 1.0,
-          velocities ? velocities + 3 * i : nullptr, per.length);
+        terms[w][lane] = empty.terms(
+          p, masses ? masses[i] : 1.0, velocities ? velocities + 3 * i : nullptr, per.length);
         input[w][lane] = Index(i);
       }
       __syncwarp();
@@ -237,9 +237,9 @@ void launchGroupSums(const Index* member, const Index* offset, const Index* refe
   const FofDeviceCatalogueInput<T>& in, GroupMoments* sums, cudaStream_t stream)
 {
   constexpr int threads = 32 * kSumWarpsPerBlock;
-  groupSumsKernel<T><<<gridFor(std::size_t(G) * 32, threads), threads, 0, stream>>>(member,
-    offset, reference, G, in.xyz, in.masses, in.velocities, in.n, Index(in.numChunks),
-    in.periodicity, sums);
+  groupSumsKernel<T><<<gridFor(std::size_t(G) * 32, threads), threads, 0, stream>>>(member, offset,
+    reference, G, in.xyz, in.masses, in.velocities, in.n, Index(in.numChunks), in.periodicity,
+    sums);
   JZ_CUDA_LAUNCH_CHECK("groupSumsKernel");
 }
 

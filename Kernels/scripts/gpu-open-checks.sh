@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The GPU checks still open after 2026-11-28 (doc/gpu/README-next-session.md),
+# for one device call of about 4 minutes with binaries built beforehand:
+#   Kernels/scripts/prebuild-for-device.sh gpubin TestKnn TestFof jz_bench_knn_cuda
+#   (device tool, carry ["gpubin"]) Kernels/scripts/gpu-open-checks.sh $PWD/gpubin LOGDIR
+# Steps, each under its own limit, a verdict line each in LOGDIR/summary.txt:
+#   1. TestFof's FofAllKindsLargerSets on the GPU (200,000 points, every kind);
+#   2. racecheck on TestKnn's KnnLeafBatches;
+#   3. the kNN targets: 1e7 (0.040 s) and 1e8 (0.300 s), K = 16, with --verify
+#      at 1e7 (ids and distances identical to the CPU's).
+# Exits 1 if any step failed (a missed target included).
+set -uo pipefail
+
+bin="${1:?folder of prebuilt binaries}"
+logs="${2:?log dir}"
+mkdir -p "$logs"
+export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+sanitizer="${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer"
+summary="$logs/summary.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$summary" 2>&1
+failed=0
+
+step() {
+  local name="$1" limit="$2"
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" > "$logs/$name.log" 2>&1
+  local rc=$?
+  local verdict="ok"
+  [ $rc -eq 0 ] || { verdict="FAILED (exit $rc$([ $rc -eq 124 ] && echo ', timed out'))"; failed=1; }
+  printf '%-28s %-28s %4ds\n' "$name" "$verdict" $((SECONDS - t0)) | tee -a "$summary"
+}
+
+step fof-all-kinds-larger 120 "$bin/tests/TestFof" --backend=cuda FofAllKindsLargerSets
+step racecheck-knn-batches 150 "$sanitizer" --tool racecheck --error-exitcode 3 \
+  "$bin/tests/TestKnn" --backend=cuda KnnLeafBatches
+step knn-1e7 60 "$bin/bench/jz_bench_knn_cuda" 1e7 16 uniform 5 --pinned --verify --target 0.040
+step knn-1e8 90 "$bin/bench/jz_bench_knn_cuda" 1e8 16 uniform 3 --pinned --target 0.300
+
+echo "failed steps: $failed" >> "$summary"
+exit $failed

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the CUDA tests and benchmarks here (sm_90, device asserts on) and
+# gathers them with their OpenMP runtime into one folder to carry to a GPU
+# machine, so that a short device lease spends no time compiling (on
+# 2026-11-28 such binaries from Debian 12 ran on the device's image as they
+# were). The folder keeps the layout gpu-first-run.sh and gpu-check.sh
+# expect of a build directory (tests/, bench/) plus lib/.
+#   Kernels/scripts/prebuild-for-device.sh OUTDIR [TARGET...]
+# e.g., from the repository root (gpubin/ git-ignored through
+# .git/info/exclude), then carry it with the device tool:
+#   echo /gpubin/ >> .git/info/exclude
+#   Kernels/scripts/prebuild-for-device.sh gpubin TestKnn jz_bench_knn_cuda
+# Default targets: every kernel test and every CUDA benchmark. The build
+# directory is build-gpu/ beside OUTDIR (JZ_PREBUILD_DIR to change it).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+src="$(dirname "$here")"
+out="${1:?output folder}"
+shift
+build="${JZ_PREBUILD_DIR:-$(dirname "$(realpath -m "$out")")/build-gpu}"
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(TestKnn TestFof TestGravity TestEmst jz_bench_knn_cuda
+  jz_bench_fof_cuda jz_bench_gravity_cuda jz_bench_emst_cuda)
+
+export CUDACXX="${CUDACXX:-/usr/local/cuda/bin/nvcc}"
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJZ_ENABLE_CUDA=ON \
+  -DJZ_CUDA_ASSERTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 > /dev/null
+cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
+
+rm -rf "$out"
+mkdir -p "$out/tests" "$out/bench" "$out/lib"
+for t in "${targets[@]}"; do
+  for d in tests bench; do
+    [ -x "$build/$d/$t" ] && cp "$build/$d/$t" "$out/$d/"
+  done
+done
+# The OpenMP runtime the binaries were linked against (the device's image
+# may have another or none); gpu-first-run.sh puts lib/ on the library path.
+gomp="$(ldd "$build/tests/TestKnn" 2>/dev/null | awk '/libgomp/ {print $3}')"
+[ -n "$gomp" ] && cp "$gomp" "$out/lib/"
+du -sh "$out"
+echo "carry it with the device tool (64 MiB at most with the working tree): carry [\"$out\"]"

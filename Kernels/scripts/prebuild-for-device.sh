@@ -6,9 +6,8 @@
 # were). The folder keeps the layout gpu-first-run.sh and gpu-check.sh
 # expect of a build directory (tests/, bench/) plus lib/.
 #   Kernels/scripts/prebuild-for-device.sh OUTDIR [TARGET...]
-# e.g., from the repository root (gpubin/ git-ignored through
-# .git/info/exclude), then carry it with the device tool:
-#   echo /gpubin/ >> .git/info/exclude
+# e.g., from the repository root (gpubin/ is git-ignored), then carry it
+# with the device tool:
 #   Kernels/scripts/prebuild-for-device.sh gpubin TestKnn jz_bench_knn_cuda
 # Default targets: every kernel test and every CUDA benchmark. The build
 # directory is build-gpu/ beside OUTDIR (JZ_PREBUILD_DIR to change it).

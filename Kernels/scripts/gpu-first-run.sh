@@ -24,19 +24,8 @@ mkdir -p "$logs"
 export CUDACXX="${CUDACXX:-/usr/local/cuda/bin/nvcc}"
 summary="$logs/summary.txt"
 : > "$summary"
-failed=0
-
-# step NAME SECONDS COMMAND...: runs it into NAME.log, records the verdict.
-step() {
-  local name="$1" limit="$2"
-  shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" > "$logs/$name.log" 2>&1
-  local rc=$?
-  local verdict="ok"
-  [ $rc -eq 0 ] || { verdict="FAILED (exit $rc$([ $rc -eq 124 ] && echo ', timed out'))"; failed=1; }
-  printf '%-28s %-28s %4ds\n' "$name" "$verdict" $((SECONDS - t0)) | tee -a "$summary"
-}
+# shellcheck source=gpu-steps.sh
+. "$here/gpu-steps.sh"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1
 cat "$logs/gpu.txt" >> "$summary"

@@ -18,18 +18,8 @@ export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 sanitizer="${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer"
 summary="$logs/summary.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$summary" 2>&1
-failed=0
-
-step() {
-  local name="$1" limit="$2"
-  shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" > "$logs/$name.log" 2>&1
-  local rc=$?
-  local verdict="ok"
-  [ $rc -eq 0 ] || { verdict="FAILED (exit $rc$([ $rc -eq 124 ] && echo ', timed out'))"; failed=1; }
-  printf '%-28s %-28s %4ds\n' "$name" "$verdict" $((SECONDS - t0)) | tee -a "$summary"
-}
+# shellcheck source=gpu-steps.sh
+. "$(dirname "${BASH_SOURCE[0]}")/gpu-steps.sh"
 
 step fof-all-kinds-larger 120 "$bin/tests/TestFof" --backend=cuda FofAllKindsLargerSets
 step racecheck-knn-batches 150 "$sanitizer" --tool racecheck --error-exitcode 3 \

@@ -56,19 +56,29 @@ struct FloatMultipole
   float halfTrace; // tr I / 2
 };
 
-// The multipole of `node` in float units, relative to `origin`, written in
-// place (inline, field by field: a returned copy read back with wider
-// loads stalled on store forwarding, ~40 % of the M2P lists' assembly).
-inline void floatMultipole(
-  const GravityMoments& node, const double* origin, const FloatUnits& units, FloatMultipole& f)
+// The parts of `node`'s multipole in float units that do not depend on the
+// receiver (its com left 0): computed once per node (GravityPolicy's
+// beginPlane), not once per accepted pair.
+inline FloatMultipole floatMoments(const GravityMoments& node, const FloatUnits& units)
 {
   const double L = units.invLength, I2 = units.invMass * L * L;
-  for (int k = 0; k < 3; ++k)
-    f.com[k] = float((node.com[k] - origin[k]) * L);
+  FloatMultipole f{};
   f.mass = float(node.mass * units.invMass);
   for (int k = 0; k < 6; ++k)
     f.second[k] = float(1.5 * node.second[k] * I2);
   f.halfTrace = float(0.5 * (node.second[0] + node.second[1] + node.second[2]) * I2);
+  return f;
+}
+
+// The multipole of a node (its floatMoments and centre of mass) in float
+// units relative to `origin`, written in place (field by field: a returned
+// copy read back with wider loads stalled on store forwarding).
+inline void placeFloatMultipole(const FloatMultipole& moments, const double* com,
+  const double* origin, const FloatUnits& units, FloatMultipole& f)
+{
+  f = moments;
+  for (int k = 0; k < 3; ++k)
+    f.com[k] = float((com[k] - origin[k]) * units.invLength);
 }
 
 // Adds the field of k multipoles at n query points (float units, relative to
@@ -116,9 +126,8 @@ void sumPotentialsSymmetricCpu(const double* x, const double* y, const double* z
 void toFloatUnitsCpu(const double* x, const double* y, const double* z, const double* m,
   std::size_t n, const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz,
   float* fm);
-void toFloatUnitsCpu(const float* x, const float* y, const float* z, const double* m,
-  std::size_t n, const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz,
-  float* fm);
+void toFloatUnitsCpu(const float* x, const float* y, const float* z, const double* m, std::size_t n,
+  const double* origin, const FloatUnits& units, float* fx, float* fy, float* fz, float* fm);
 
 // The direct sum with the pair terms in single precision (theta > 0), all
 // in float units (FloatUnits) as offsets from one origin near the receiving

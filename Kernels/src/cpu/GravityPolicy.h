@@ -68,14 +68,14 @@ struct GravityPolicy : WalkPolicyDefaults
   struct Scratch
   {
     std::vector<double> x, y, z, m;
-    std::vector<float> sx, sy, sz, mf;                 // the same in float units (fast)
-    std::vector<float> queryAt;                        // a leaf's queries, xyz in float units,
-    std::vector<std::size_t> queryOwn;                 // their own sources' offsets in sx...,
-    std::vector<GravitySum> sums;                      // and their direct sums
-    std::vector<std::pair<Index, Index>> local;        // (c, d) M2L of this parent
-    std::vector<std::pair<Index, Index>> accepted;     // (c, d) M2P of this parent
-    std::vector<std::pair<Index, Index>> grouped;      // either, grouped by child
-    std::vector<std::size_t> childStart;               // the grouping's offsets
+    std::vector<float> sx, sy, sz, mf; // the same in float units (fast)
+    std::vector<float> queryAt;        // a leaf's queries, xyz in float units,
+    std::vector<std::size_t> queryOwn; // their own sources' offsets in sx...,
+    std::vector<GravitySum> sums;      // and their direct sums
+    // Per child c of this parent (from childBegin), the sources d accepted
+    // for M2L and for M2P, in the order accepted.
+    Index childBegin = 0;
+    std::vector<std::vector<Index>> local, accepted;
     std::vector<double> batchR, batchM, lanes;         // one M2L batch, lane-minor
     std::vector<FloatMultipole> nodes;                 // M2P of one receiver
     std::vector<float> fx, fy, fz;                     // its queries, float offsets
@@ -86,6 +86,8 @@ struct GravityPolicy : WalkPolicyDefaults
     double m2l = 0, multipoles = 0, direct = 0;        // interactions, for RunInfo
   };
   PerThread<Scratch> scratch;
+  // Per plane, each node's floatMoments (theta > 0), from beginPlane on.
+  std::vector<std::vector<FloatMultipole>> floatMoments;
 
   GravityPolicy(const ZTree<T>& tree_, const std::vector<std::vector<GravityMoments>>& moments_,
     std::vector<GravityPlaneNodes>& nodes_, const GravityExpansion& expansion_,
@@ -113,7 +115,20 @@ struct GravityPolicy : WalkPolicyDefaults
     , gy(sum[2])
     , gz(sum[3])
     , scratch(numThreads)
+    , floatMoments(moments_.size())
   {
+  }
+
+  // Before plane p's first test: its nodes' float multipoles, once.
+  void beginPlane(int p)
+  {
+    if (!fast || p >= int(floatMoments.size()))
+      return;
+    const std::vector<GravityMoments>& plane = moments[p];
+    std::vector<FloatMultipole>& out = floatMoments[p];
+    out.resize(plane.size());
+    for (std::size_t d = 0; d < plane.size(); ++d)
+      out[d] = jz::floatMoments(plane[d], units);
   }
 
   // Whether node d's multipole, expanded locally about receiver c's centre,
@@ -166,32 +181,41 @@ struct GravityPolicy : WalkPolicyDefaults
   // no atomics. M2L and M2P wait in the thread's lists until the parent's
   // pairs are all tested (endParent); only theta > 0 accepts either (at
   // theta = 0 only exact point masses are).
+  double beginParent(const ParentView& parent)
+  {
+    Scratch& s = scratch.mine();
+    const std::size_t children = std::size_t(parent.childEnd - parent.childBegin);
+    s.childBegin = parent.childBegin;
+    for (std::vector<std::vector<Index>>* lists : { &s.local, &s.accepted })
+    {
+      if (lists->size() < children)
+        lists->resize(children);
+      for (std::size_t i = 0; i < children; ++i)
+        (*lists)[i].clear();
+    }
+    return kInfinity;
+  }
+
   template <class C>
   void accept(int p, Index c, Index d, const C&)
   {
     Scratch& s = scratch.mine();
     if (expandable(p, c, d))
-    {
-      s.local.emplace_back(c, d);
-      return;
-    }
+      return s.local[c - s.childBegin].push_back(d);
     if (moments[p][d].radius2 == 0)
       return acceptPointMass(p, c, d);
-    s.accepted.emplace_back(c, d);
+    s.accepted[c - s.childBegin].push_back(d);
   }
 
   void endParent(const ParentView& parent)
   {
     Scratch& s = scratch.mine();
-    if (!s.local.empty())
+    for (Index c = parent.childBegin; c < parent.childEnd; ++c)
     {
-      groupByChild(parent, s.local, s);
-      applyLocal(parent.plane, s);
-    }
-    if (!s.accepted.empty())
-    {
-      groupByChild(parent, s.accepted, s);
-      applyMultipoles(parent.plane, s);
+      if (!s.local[c - s.childBegin].empty())
+        applyLocal(parent.plane, c, s.local[c - s.childBegin], s);
+      if (!s.accepted[c - s.childBegin].empty())
+        applyMultipoles(parent.plane, c, s.accepted[c - s.childBegin], s);
     }
   }
 
@@ -257,95 +281,67 @@ private:
     gz[q] += sum.g[2];
   }
 
-  // The pairs (c, d) by child c, each child's in the order accepted (a
-  // stable counting sort: deterministic for any thread count).
-  static void groupByChild(
-    const ParentView& parent, std::vector<std::pair<Index, Index>>& pairs, Scratch& s)
+  // Child c's accepted M2L (sources `from`), kM2LLanes per batch, into its
+  // local expansion.
+  void applyLocal(int p, Index c, const std::vector<Index>& from, Scratch& s)
   {
-    const std::size_t children = std::size_t(parent.childEnd - parent.childBegin);
-    s.childStart.assign(children + 1, 0);
-    for (const auto& cd : pairs)
-      ++s.childStart[cd.first - parent.childBegin + 1];
-    for (std::size_t c = 0; c < children; ++c)
-      s.childStart[c + 1] += s.childStart[c];
-    s.grouped.resize(pairs.size());
-    for (const auto& cd : pairs)
-      s.grouped[s.childStart[cd.first - parent.childBegin]++] = cd;
-    pairs.swap(s.grouped);
-  }
-
-  // The child's accepted M2L, kM2LLanes per batch, into its local expansion.
-  void applyLocal(int p, Scratch& s)
-  {
-    s.m2l += double(s.local.size());
+    s.m2l += double(from.size());
     const GravityPlaneNodes& n = nodes[p];
     const std::size_t N = std::size_t(expansion.size()), W = kM2LLanes;
     s.batchR.resize(3 * W);
     s.batchM.resize(N * W);
-    for (std::size_t a = 0; a < s.local.size();)
+    const double* centre = n.receiverCentre.data() + 3 * std::size_t(c);
+    s.lanes.assign(N * W, 0.0);
+    for (std::size_t a = 0; a < from.size();)
     {
-      const Index c = s.local[a].first;
-      const double* centre = n.receiverCentre.data() + 3 * std::size_t(c);
-      s.lanes.assign(N * W, 0.0);
-      while (a < s.local.size() && s.local[a].first == c)
+      std::size_t l = 0;
+      for (; l < W && a < from.size(); ++l, ++a)
       {
-        std::size_t l = 0;
-        for (; l < W && a < s.local.size() && s.local[a].first == c; ++l, ++a)
-        {
-          const Index d = s.local[a].second;
-          const double* com = moments[p][d].com;
-          for (int k = 0; k < 3; ++k)
-            s.batchR[k * W + l] = centre[k] - com[k];
-          const double* M = n.multipole.data() + std::size_t(d) * N;
-          for (std::size_t k = 0; k < N; ++k)
-            s.batchM[k * W + l] = M[k];
-        }
-        for (; l < W; ++l) // massless lanes, away from 0
-        {
-          for (int k = 0; k < 3; ++k)
-            s.batchR[k * W + l] = 1.0;
-          for (std::size_t k = 0; k < N; ++k)
-            s.batchM[k * W + l] = 0.0;
-        }
-        expansion.multipolesToLocal(s.batchR.data(), s.batchM.data(), eps2, s.lanes.data());
+        const Index d = from[a];
+        const double* com = moments[p][d].com;
+        for (int k = 0; k < 3; ++k)
+          s.batchR[k * W + l] = centre[k] - com[k];
+        const double* M = n.multipole.data() + std::size_t(d) * N;
+        for (std::size_t k = 0; k < N; ++k)
+          s.batchM[k * W + l] = M[k];
       }
-      expansion.addLanes(s.lanes.data(), nodes[p].local.data() + std::size_t(c) * N);
+      for (; l < W; ++l) // massless lanes, away from 0
+      {
+        for (int k = 0; k < 3; ++k)
+          s.batchR[k * W + l] = 1.0;
+        for (std::size_t k = 0; k < N; ++k)
+          s.batchM[k * W + l] = 0.0;
+      }
+      expansion.multipolesToLocal(s.batchR.data(), s.batchM.data(), eps2, s.lanes.data());
     }
-    s.local.clear();
+    expansion.addLanes(s.lanes.data(), nodes[p].local.data() + std::size_t(c) * N);
   }
 
-  // Each child's accepted multipoles at once (M2P): its queries as float
-  // offsets from its first query, each query's terms summed in registers.
-  void applyMultipoles(int p, Scratch& s)
+  // Child c's accepted multipoles (sources `from`) at once (M2P): its
+  // queries as float offsets from its first query, each query's terms
+  // summed in registers.
+  void applyMultipoles(int p, Index c, const std::vector<Index>& from, Scratch& s)
   {
-    const TreePlane<T>& plane = tree.planes[p];
-    for (std::size_t a = 0; a < s.accepted.size();)
+    const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
+    const double origin[3] = { qx[q0], qy[q0], qz[q0] };
+    s.nodes.resize(from.size());
+    for (std::size_t i = 0; i < from.size(); ++i)
+      placeFloatMultipole(
+        floatMoments[p][from[i]], moments[p][from[i]].com, origin, units, s.nodes[i]);
+    const std::size_t n = q1 - q0;
+    s.multipoles += double(n) * double(s.nodes.size()); // here, not per accept: no chain
+    const std::size_t padded =
+      (n + kGravityFloatLanes - 1) / kGravityFloatLanes * kGravityFloatLanes;
+    for (std::vector<float>* v : { &s.fx, &s.fy, &s.fz })
+      resizePadded(*v, n, padded);
+    for (std::size_t i = 0; i < n; ++i)
     {
-      const Index c = s.accepted[a].first;
-      const Index q0 = plane.querySplit[c], q1 = plane.querySplit[c + 1];
-      const double origin[3] = { qx[q0], qy[q0], qz[q0] };
-      std::size_t b = a;
-      while (b < s.accepted.size() && s.accepted[b].first == c)
-        ++b;
-      s.nodes.resize(b - a);
-      for (std::size_t i = 0; a < b; ++a, ++i)
-        floatMultipole(moments[p][s.accepted[a].second], origin, units, s.nodes[i]);
-      const std::size_t n = q1 - q0;
-      s.multipoles += double(n) * double(s.nodes.size()); // here, not per accept: no chain
-      const std::size_t padded =
-        (n + kGravityFloatLanes - 1) / kGravityFloatLanes * kGravityFloatLanes;
-      for (std::vector<float>* v : { &s.fx, &s.fy, &s.fz })
-        resizePadded(*v, n, padded);
-      for (std::size_t i = 0; i < n; ++i)
-      {
-        s.fx[i] = float((qx[q0 + i] - origin[0]) * units.invLength);
-        s.fy[i] = float((qy[q0 + i] - origin[1]) * units.invLength);
-        s.fz[i] = float((qz[q0 + i] - origin[2]) * units.invLength);
-      }
-      applyMultipolesFloatCpu(s.nodes.data(), s.nodes.size(), s.fx.data(), s.fy.data(), s.fz.data(),
-        n, units, field, u + q0, gx + q0, gy + q0, gz + q0);
+      s.fx[i] = float((qx[q0 + i] - origin[0]) * units.invLength);
+      s.fy[i] = float((qy[q0 + i] - origin[1]) * units.invLength);
+      s.fz[i] = float((qz[q0 + i] - origin[2]) * units.invLength);
     }
-    s.accepted.clear();
+    applyMultipolesFloatCpu(s.nodes.data(), s.nodes.size(), s.fx.data(), s.fy.data(), s.fz.data(),
+      n, units, field, u + q0, gx + q0, gy + q0, gz + q0);
   }
 
   // Node d's points all sit at one position: each query gets them as one
@@ -411,8 +407,8 @@ private:
     {
       const Index a = leaves.sourceSplit[e.node], b = leaves.sourceSplit[e.node + 1];
       if (fast)
-        gatherFloat(src, a, b, origin, s.sx.data() + i, s.sy.data() + i, s.sz.data() + i,
-          s.mf.data() + i);
+        gatherFloat(
+          src, a, b, origin, s.sx.data() + i, s.sy.data() + i, s.sz.data() + i, s.mf.data() + i);
       else
         for (Index j = a; j < b; ++j)
         {

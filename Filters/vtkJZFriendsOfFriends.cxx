@@ -134,7 +134,8 @@ jz::HaloProperties HaloAdditions(jz::Communicator& comm, const Buffer<T>& coords
     options.referenceDensity = total / volume;
   }
   jz::HaloProperties out;
-  jz::computeHaloProperties(comm, in, options, out, control);
+  const jz::RunInfo info = jz::computeHaloProperties(comm, in, options, out, control);
+  vtkJZKernelAdapter::ReportRunInfo("FriendsOfFriends catalogue additions", info, comm);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #if defined(__linux__)
@@ -79,6 +80,36 @@ std::unique_ptr<V[]> newHugeArray(std::size_t n)
   adviseHugePages(a.get(), n * sizeof(V));
   return a;
 }
+
+// An allocator whose resize() leaves trivially constructible values
+// uninitialised, so that a buffer a parallel loop fills is first touched
+// there, by the threads that write it, not zero-filled by the caller first.
+template <class V>
+struct UninitialisedAllocator : std::allocator<V>
+{
+  template <class U>
+  struct rebind
+  {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <class U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept
+  {
+  }
+  template <class U>
+  void construct(U* p) noexcept
+  {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args)
+  {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class V>
+using UninitialisedVector = std::vector<V, UninitialisedAllocator<V>>;
 
 // v.reserve(n), with huge pages asked for before anything is written.
 template <class V, class A>

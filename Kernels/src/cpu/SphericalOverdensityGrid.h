@@ -39,37 +39,25 @@ public:
     }
     const std::size_t total = std::size_t(cells_) * cells_ * cells_;
     // Memory is dear to touch: the cell of each particle (32 bits; cells_
-    // <= 256), then the wrapped points scattered into cell order, all on
-    // huge pages (4 KiB faults would cost more than the sort).
-    std::vector<std::uint32_t> cellOf;
+    // <= 256), then the wrapped points (and masses, unless all are 1)
+    // scattered into cell order, all on huge pages (4 KiB faults would cost
+    // more than the sort), first touched by the threads that fill them.
+    UninitialisedVector<std::uint32_t> cellOf;
     resizeHugePages(cellOf, n);
-    const double perWidth[3] = { 1 / width_[0], 1 / width_[1], 1 / width_[2] };
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long long j = 0; j < (long long)n; ++j)
-    {
-      T y[3];
-      wrapped(points, std::size_t(j), boxLo, y);
-      int c[3];
-      // Times the inverse width: a particle on a cell's edge may land in
-      // the next cell, inside forEachCell's widening of the cell boxes.
-      for (int k = 0; k < 3; ++k)
-        c[k] = std::clamp(int(std::floor((double(y[k]) - lo_[k]) * perWidth[k])), 0, cells_ - 1);
-      cellOf[j] = std::uint32_t(index(c[0], c[1], c[2]));
-    }
+    assignCells(points, n, boxLo, threads, cellOf.data());
     // A counting sort by cell, parallel and stable: each thread counts and
     // then places a contiguous part of the particles, after the earlier
     // parts' particles of the same cell (the order of a serial sort). The
-    // parts' counts take at most 4 bytes per particle.
-    const int parts = int(std::max<std::size_t>(
-      1, std::min({ std::size_t(threads), n / 65536, n / std::max<std::size_t>(total, 1) })));
-    std::vector<std::vector<std::uint32_t>> count;
-    count.resize(std::size_t(parts));
-    auto partBegin = [&](int t) { return n * std::size_t(t) / std::size_t(parts); };
+    // parts' counts take at most 4 bytes per particle; a part holds fewer
+    // than 2^32 particles.
+    const int parts = int(std::max<std::size_t>({ 1, (n >> 32) + 1,
+      std::min({ std::size_t(threads), n / 65536, n / std::max<std::size_t>(total, 1) }) }));
+    std::vector<std::vector<std::uint32_t>> count{ std::size_t(parts) };
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int t = 0; t < parts; ++t)
     {
       assignOnHugePages(count[std::size_t(t)], total, std::uint32_t(0));
-      for (std::size_t j = partBegin(t); j < partBegin(t + 1); ++j)
+      for (std::size_t j = partBegin(n, parts, t); j < partBegin(n, parts, t + 1); ++j)
         ++count[std::size_t(t)][cellOf[j]];
     }
     assignOnHugePages(start_, total + 1, std::size_t(0));
@@ -81,16 +69,18 @@ public:
       start_[c + 1] = at;
     }
     resizeHugePages(xyz_, 3 * n);
-    resizeHugePages(mass_, n);
+    if (masses)
+      resizeHugePages(mass_, n);
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int t = 0; t < parts; ++t)
     {
       std::vector<std::uint32_t>& next = count[std::size_t(t)];
-      for (std::size_t j = partBegin(t); j < partBegin(t + 1); ++j)
+      for (std::size_t j = partBegin(n, parts, t); j < partBegin(n, parts, t + 1); ++j)
       {
         const std::size_t s = start_[cellOf[j]] + next[cellOf[j]]++;
         wrapped(points, j, boxLo, &xyz_[3 * s]);
-        mass_[s] = masses ? masses[j] : 1.0;
+        if (masses)
+          mass_[s] = masses[j];
       }
     }
   }
@@ -133,12 +123,41 @@ public:
             double(xyz_[3 * s + 2]) };
           const double r2 = metric.point2(c, y);
           if (r2 <= r2max && r2 > r2min)
-            out.emplace_back(r2, mass_[s]);
+            out.emplace_back(r2, massAt(s));
         }
       });
   }
 
 private:
+  static std::size_t partBegin(std::size_t n, int parts, int t)
+  {
+    return n * std::size_t(t) / std::size_t(parts);
+  }
+
+  // cellOf[j]: the cell of particle j.
+  void assignCells(
+    const T* points, std::size_t n, const double* boxLo, int threads, std::uint32_t* cellOf) const
+  {
+    const double perWidth[3] = { 1 / width_[0], 1 / width_[1], 1 / width_[2] };
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long long j = 0; j < (long long)n; ++j)
+    {
+      T y[3];
+      wrapped(points, std::size_t(j), boxLo, y);
+      int c[3];
+      // Times the inverse width: a particle on a cell's edge may land in
+      // the next cell, inside forEachCell's widening of the cell boxes.
+      for (int k = 0; k < 3; ++k)
+        c[k] = std::clamp(int(std::floor((double(y[k]) - lo_[k]) * perWidth[k])), 0, cells_ - 1);
+      cellOf[j] = std::uint32_t(index(c[0], c[1], c[2]));
+    }
+  }
+
+  double massAt(std::size_t s) const
+  {
+    return mass_.empty() ? 1.0 : mass_[s];
+  }
+
   // Wrapped as the tree build wraps them (see scanWithin; treeCoordinate is
   // wrapIntoBox bit for bit, without its division inside the box).
   void wrapped(const T* points, std::size_t j, const double* boxLo, T* y) const
@@ -203,8 +222,8 @@ private:
   Periodicity per_;
   int cells_; // per axis
   double lo_[3], width_[3];
-  std::vector<std::size_t> start_; // per cell, into the particles in cell order
-  std::vector<T> xyz_;             // wrapped
-  std::vector<double> mass_;
+  std::vector<std::size_t> start_;   // per cell, into the particles in cell order
+  UninitialisedVector<T> xyz_;       // wrapped
+  UninitialisedVector<double> mass_; // empty: every mass is 1
 };
 } // namespace jz

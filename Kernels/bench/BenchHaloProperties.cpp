@@ -3,8 +3,9 @@
 // spherical overdensity (Delta 200, mean density) on the same points.
 // Periodic unit box, b = 0.2, masses 1/N (or spread over 0.5/N to 1.5/N).
 //
-// Usage: jz_bench_halo_properties [N=1000000] [uniform|clustered] [threads=2] [repeats=2]
+// Usage: jz_bench_halo_properties [N=1000000] [uniform|clustered|FILE] [threads=2] [repeats=2]
 //   [softening=1e-4] [equal|unequal masses]
+// FILE: raw float64 xyz, its first N points (e.g. halos.py's, as bench_gravity.py writes them).
 // Prints the wall and CPU time (all threads, std::clock) of each, their
 // ratios (issue 12's target: FoF + additions <= 2x FoF, i.e. additions <=
 // 1x FoF), the stage times, where the centres' time goes and a digest of
@@ -20,6 +21,7 @@
 
 #include "../src/StageTimer.h"
 #include "HaloPoints.h"
+#include "RawFiles.h"
 #include "jz/Fof.h"
 #include "jz/HaloProperties.h"
 
@@ -47,12 +49,23 @@ std::uint64_t digest(const jz::HaloProperties& out)
 int main(int argc, char** argv)
 {
   const std::size_t n = argc > 1 ? std::size_t(std::atof(argv[1])) : 1000000;
-  const bool clustered = argc > 2 ? std::strcmp(argv[2], "uniform") != 0 : true;
+  const char* kind = argc > 2 ? argv[2] : "clustered";
   jz::RunControl control;
   control.numThreads = argc > 3 ? std::atoi(argv[3]) : 2;
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 2;
   const double softening = argc > 5 ? std::atof(argv[5]) : 1e-4;
-  const std::vector<float> xyz = jzbench::makePoints<float>(n, clustered, 12345);
+  const bool generated = std::strcmp(kind, "uniform") == 0 || std::strcmp(kind, "clustered") == 0;
+  std::vector<float> xyz;
+  std::vector<double> fromFile; // else a file of raw float64 xyz: its first n points
+  if (generated)
+    xyz = jzbench::makePoints<float>(n, std::strcmp(kind, "clustered") == 0, 12345);
+  else if (jzbench::readAll(kind, fromFile) && fromFile.size() >= 3 * n)
+    xyz.assign(fromFile.begin(), fromFile.begin() + std::ptrdiff_t(3 * n));
+  else
+  {
+    std::fprintf(stderr, "%s: not a file of %zu float64 points\n", kind, n);
+    return 2;
+  }
   const bool unequal = argc > 6 && std::strcmp(argv[6], "unequal") == 0;
   std::vector<double> mass(n, 1.0 / double(n));
   for (std::size_t i = 0; unequal && i < n; ++i) // a fixed spread, no round values
@@ -140,7 +153,7 @@ int main(int argc, char** argv)
   }
   std::printf("N=%zu %s threads=%d: FoF %.3f s (CPU %.3f), centres + SO %.3f s (CPU %.3f); "
               "(FoF + additions) / FoF: wall %.2f, CPU %.2f (target <= 2)\n",
-    n, clustered ? "clustered" : "uniform", control.numThreads, bestFof, bestFofCpu, bestAdd,
+    n, kind, control.numThreads, bestFof, bestFofCpu, bestAdd,
     bestAddCpu, 1 + bestAdd / bestFof, 1 + bestAddCpu / bestFofCpu);
   return 0;
 }

@@ -56,9 +56,15 @@ public:
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int t = 0; t < parts; ++t)
     {
-      assignOnHugePages(count[std::size_t(t)], total, std::uint32_t(0));
-      for (std::size_t j = partBegin(n, parts, t); j < partBegin(n, parts, t + 1); ++j)
-        ++count[std::size_t(t)][cellOf[j]];
+      std::vector<std::uint32_t>& mine = count[std::size_t(t)];
+      assignOnHugePages(mine, total, std::uint32_t(0));
+      const std::size_t b = partBegin(n, parts, t), e = partBegin(n, parts, t + 1);
+      for (std::size_t j = b; j < e; ++j)
+      {
+        if (j + kPrefetchAhead < e) // shuffled input: a cache miss per particle
+          __builtin_prefetch(&mine[cellOf[j + kPrefetchAhead]], 1);
+        ++mine[cellOf[j]];
+      }
     }
     assignOnHugePages(start_, total + 1, std::size_t(0));
     for (std::size_t c = 0; c < total; ++c)
@@ -71,18 +77,10 @@ public:
     resizeHugePages(xyz_, 3 * n);
     if (masses)
       resizeHugePages(mass_, n);
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
-    for (int t = 0; t < parts; ++t)
-    {
-      std::vector<std::uint32_t>& next = count[std::size_t(t)];
-      for (std::size_t j = partBegin(n, parts, t); j < partBegin(n, parts, t + 1); ++j)
-      {
-        const std::size_t s = start_[cellOf[j]] + next[cellOf[j]]++;
-        wrapped(points, j, boxLo, &xyz_[3 * s]);
-        if (masses)
-          mass_[s] = masses[j];
-      }
-    }
+    if (n >> 32)
+      place<std::uint64_t>(points, masses, boxLo, n, parts, cellOf.data(), count);
+    else
+      place<std::uint32_t>(points, masses, boxLo, n, parts, cellOf.data(), count);
   }
 
   // Particles a search of these centres (wrapped into the box) and radii
@@ -153,6 +151,39 @@ private:
     }
   }
 
+  // Each part's particles into their slots, in input order. The part's
+  // next slot per cell is one array (count's offsets made absolute), so
+  // that a particle costs one random access besides its own slot, and both
+  // are prefetched a few particles ahead (the input is often shuffled:
+  // halo finders' outputs, halos.py).
+  template <class Slot>
+  void place(const T* points, const double* masses, const double* boxLo, std::size_t n, int parts,
+    const std::uint32_t* cellOf, std::vector<std::vector<std::uint32_t>>& count)
+  {
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int t = 0; t < parts; ++t)
+    {
+      std::vector<std::uint32_t>& offset = count[std::size_t(t)];
+      UninitialisedVector<Slot> next;
+      resizeHugePages(next, offset.size());
+      for (std::size_t c = 0; c < offset.size(); ++c)
+        next[c] = Slot(start_[c] + offset[c]);
+      std::vector<std::uint32_t>().swap(offset);
+      const std::size_t b = partBegin(n, parts, t), e = partBegin(n, parts, t + 1);
+      for (std::size_t j = b; j < e; ++j)
+      {
+        if (j + 2 * kPrefetchAhead < e)
+          __builtin_prefetch(&next[cellOf[j + 2 * kPrefetchAhead]], 1);
+        if (j + kPrefetchAhead < e)
+          __builtin_prefetch(&xyz_[3 * std::size_t(next[cellOf[j + kPrefetchAhead]])], 1);
+        const std::size_t s = next[cellOf[j]]++;
+        wrapped(points, j, boxLo, &xyz_[3 * s]);
+        if (masses)
+          mass_[s] = masses[j];
+      }
+    }
+  }
+
   double massAt(std::size_t s) const
   {
     return mass_.empty() ? 1.0 : mass_[s];
@@ -218,6 +249,9 @@ private:
       }
     }
   }
+
+  // Particles ahead of the one placed whose cell's counter is prefetched.
+  static constexpr std::size_t kPrefetchAhead = 16;
 
   Periodicity per_;
   int cells_; // per axis

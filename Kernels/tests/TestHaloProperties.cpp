@@ -23,6 +23,7 @@ struct Case
   std::vector<jz::GlobalId> ids, group;
   std::size_t G = 0;
   bool periodic = true;
+  bool unitMasses = false; // the kernel gets no masses (every mass 1, as in `mass`)
 };
 
 double fold(double d, bool periodic)
@@ -184,7 +185,7 @@ jz::HaloProperties run(const Case& c, int ranks, const jz::HaloPropertiesOptions
       jz::HaloPropertiesInput<T> in;
       in.points = pts.data() + 3 * a;
       in.numPoints = b - a;
-      in.masses = c.mass.data() + a;
+      in.masses = c.unitMasses ? nullptr : c.mass.data() + a;
       in.ids = c.ids.data() + a;
       in.groupId = c.group.data() + a;
       in.numGroups = c.G;
@@ -315,6 +316,20 @@ JZ_TEST(CentresAndSoPeriodic)
   {
     check<double>(kind, true, true, 6000);
     check<float>(kind, true, true, 6000);
+  }
+}
+
+// No mass array (the filters' MassArray "None"): unit masses everywhere,
+// the SO grid keeps none (SphericalOverdensityGrid::massAt).
+JZ_TEST(CentresAndSoUnitMasses)
+{
+  for (const char* kind : { "clustered", "duplicates" })
+  {
+    Case c = makeCase(kind, 6000, true);
+    c.unitMasses = true;
+    std::fill(c.mass.begin(), c.mass.end(), 1.0);
+    checkCase<double>(c, std::string(kind) + " unit masses", true);
+    checkCase<float>(c, std::string(kind) + " unit masses", true);
   }
 }
 

@@ -9,7 +9,10 @@
 //    (gravityDownward, GravityCpu.cpp);
 //  - else M2P, when d's quadrupole is acceptable for every point of c
 //    (GravityTerms.h, multipoleAcceptable): applied to c's points;
-//  - else the children pairs, and at the leaves direct sums (P2P).
+//  - else the children pairs, and at the leaves direct sums (P2P); before a
+//    receiving leaf meets the children of a kept source Q, Q itself is
+//    tested for the whole leaf (childMeetsEntry) and, if acceptable, taken
+//    as one multipole instead of its children's.
 // Both wait per thread until the parent's pairs are all tested (endParent).
 // The engine visits every (c, d) exactly once (doc/ARCHITECTURE.md, "What
 // the engine guarantees"), so every source is counted exactly once for
@@ -76,6 +79,7 @@ struct GravityPolicy : WalkPolicyDefaults
     // for M2L and for M2P, in the order accepted.
     Index childBegin = 0;
     std::vector<std::vector<Index>> local, accepted;
+    std::vector<std::vector<Index>> acceptedAbove;     // sources one plane up (childMeetsEntry)
     std::vector<double> batchR, batchM, lanes;         // one M2L batch, lane-minor
     std::vector<FloatMultipole> nodes;                 // M2P of one receiver
     std::vector<float> fx, fy, fz;                     // its queries, float offsets
@@ -149,15 +153,9 @@ struct GravityPolicy : WalkPolicyDefaults
     return (reach < thetaLocal * R) & (reach < R);
   }
 
-  // The three tests all computed and combined without branches: on
-  // clustered points each verdict is close to a coin flip, and the early
-  // returns cost more in mispredictions than the tests themselves. The
-  // verdicts are those of the sequential tests: prune the massless, else
-  // accept a point mass, an expandable pair or an acceptable multipole.
-  template <class C>
-  PairVerdict testPair(int p, Index c, Index d, const C&, double& /*low2*/) const
+  // Squared distance from receiver c's box (plane p) to n's centre of mass.
+  double boxGap2(int p, Index c, const GravityMoments& n) const
   {
-    const GravityMoments& n = moments[p][d];
     const Box<T>& box = tree.queryBox(p, c);
     double dist2 = 0;
     for (int k = 0; k < 3; ++k)
@@ -168,6 +166,19 @@ struct GravityPolicy : WalkPolicyDefaults
         gravity_detail::maxNoBranch(gravity_detail::maxNoBranch(below, above), 0.0);
       dist2 += gap * gap;
     }
+    return dist2;
+  }
+
+  // The three tests all computed and combined without branches: on
+  // clustered points each verdict is close to a coin flip, and the early
+  // returns cost more in mispredictions than the tests themselves. The
+  // verdicts are those of the sequential tests: prune the massless, else
+  // accept a point mass, an expandable pair or an acceptable multipole.
+  template <class C>
+  PairVerdict testPair(int p, Index c, Index d, const C&, double& /*low2*/) const
+  {
+    const GravityMoments& n = moments[p][d];
+    const double dist2 = boxGap2(p, c, n);
     const bool accept =
       (n.radius2 == 0) | expandable(p, c, d) | multipoleAcceptable(n, dist2, theta2);
     const bool massive = n.mass > 0; // else massless: contributes exactly nothing
@@ -186,7 +197,7 @@ struct GravityPolicy : WalkPolicyDefaults
     Scratch& s = scratch.mine();
     const std::size_t children = std::size_t(parent.childEnd - parent.childBegin);
     s.childBegin = parent.childBegin;
-    for (std::vector<std::vector<Index>>* lists : { &s.local, &s.accepted })
+    for (std::vector<std::vector<Index>>* lists : { &s.local, &s.accepted, &s.acceptedAbove })
     {
       if (lists->size() < children)
         lists->resize(children);
@@ -194,6 +205,23 @@ struct GravityPolicy : WalkPolicyDefaults
         (*lists)[i].clear();
     }
     return kInfinity;
+  }
+
+  // Before its children are tested against receiver child c: the entry's
+  // source Q itself (one plane up) when its multipole is acceptable for all
+  // of c's points (theta > 0), applied as one M2P instead of one per child
+  // of Q (the receiver side opened alone). False drops Q's children for c.
+  template <class C>
+  bool childMeetsEntry(int p, Index c, Index Q, double /*entryLow2*/, const C&)
+  {
+    if (!fast || p >= localFrom || p + 1 >= int(moments.size()))
+      return true;
+    const GravityMoments& n = moments[p + 1][Q];
+    if (!(n.mass > 0) || n.radius2 == 0 || !multipoleAcceptable(n, boxGap2(p, c, n), theta2))
+      return true;
+    Scratch& s = scratch.mine();
+    s.acceptedAbove[c - s.childBegin].push_back(Q);
+    return false;
   }
 
   template <class C>
@@ -214,8 +242,9 @@ struct GravityPolicy : WalkPolicyDefaults
     {
       if (!s.local[c - s.childBegin].empty())
         applyLocal(parent.plane, c, s.local[c - s.childBegin], s);
-      if (!s.accepted[c - s.childBegin].empty())
-        applyMultipoles(parent.plane, c, s.accepted[c - s.childBegin], s);
+      if (!s.accepted[c - s.childBegin].empty() || !s.acceptedAbove[c - s.childBegin].empty())
+        applyMultipoles(
+          parent.plane, c, s.accepted[c - s.childBegin], s.acceptedAbove[c - s.childBegin], s);
     }
   }
 
@@ -317,17 +346,21 @@ private:
     expansion.addLanes(s.lanes.data(), nodes[p].local.data() + std::size_t(c) * N);
   }
 
-  // Child c's accepted multipoles (sources `from`) at once (M2P): its
-  // queries as float offsets from its first query, each query's terms
-  // summed in registers.
-  void applyMultipoles(int p, Index c, const std::vector<Index>& from, Scratch& s)
+  // Child c's accepted multipoles (sources `from` on its plane, `above` one
+  // plane up) at once (M2P): its queries as float offsets from its first
+  // query, each query's terms summed in registers.
+  void applyMultipoles(
+    int p, Index c, const std::vector<Index>& from, const std::vector<Index>& above, Scratch& s)
   {
     const Index q0 = tree.planes[p].querySplit[c], q1 = tree.planes[p].querySplit[c + 1];
     const double origin[3] = { qx[q0], qy[q0], qz[q0] };
-    s.nodes.resize(from.size());
+    s.nodes.resize(from.size() + above.size());
     for (std::size_t i = 0; i < from.size(); ++i)
       placeFloatMultipole(
         floatMoments[p][from[i]], moments[p][from[i]].com, origin, units, s.nodes[i]);
+    for (std::size_t i = 0; i < above.size(); ++i)
+      placeFloatMultipole(floatMoments[p + 1][above[i]], moments[p + 1][above[i]].com, origin,
+        units, s.nodes[from.size() + i]);
     const std::size_t n = q1 - q0;
     s.multipoles += double(n) * double(s.nodes.size()); // here, not per accept: no chain
     const std::size_t padded =

@@ -21,9 +21,6 @@ sys.path.insert(0, os.path.join(ROOT, "..", "shared", "anchors"))
 
 import jztest  # noqa: E402  (loads the plugin)
 from paraview import simple  # noqa: E402
-from vtkmodules.util.numpy_support import numpy_to_vtk  # noqa: E402
-from vtkmodules.vtkCommonCore import vtkPoints  # noqa: E402
-from vtkmodules.vtkCommonDataModel import vtkPolyData  # noqa: E402
 
 
 def timed(src, softening, additions):
@@ -49,12 +46,7 @@ def main():
     os.environ["OMP_NUM_THREADS"] = threads
     from halos import halos
     x = np.ascontiguousarray(np.mod(halos(n), 1.0).astype(np.float32))
-    pd = vtkPolyData()
-    pts = vtkPoints()
-    pts.SetData(numpy_to_vtk(x, deep=1))
-    pd.SetPoints(pts)
-    src = simple.TrivialProducer()
-    src.GetClientSideObject().SetOutput(pd)
+    src = jztest.producer(jztest.polydata(x))
     best = {False: [1e30, 1e30], True: [1e30, 1e30]}
     for r in range(repeats):
         for additions in (False, True):

@@ -22,9 +22,6 @@ sys.path.insert(0, os.path.join(ROOT, "..", "shared", "anchors"))
 
 import jztest  # noqa: E402  (loads the plugin)
 from paraview import simple  # noqa: E402
-from vtkmodules.util.numpy_support import numpy_to_vtk  # noqa: E402
-from vtkmodules.vtkCommonCore import vtkPoints  # noqa: E402
-from vtkmodules.vtkCommonDataModel import vtkPolyData  # noqa: E402
 
 
 def main():
@@ -34,12 +31,7 @@ def main():
     os.environ["OMP_NUM_THREADS"] = threads
     from halos import halos
     x = np.ascontiguousarray(halos(n).astype(np.float32))
-    pd = vtkPolyData()
-    pts = vtkPoints()
-    pts.SetData(numpy_to_vtk(x, deep=1))
-    pd.SetPoints(pts)
-    src = simple.TrivialProducer()
-    src.GetClientSideObject().SetOutput(pd)
+    src = jztest.producer(jztest.polydata(x))
     FriendsOfFriends = jztest.__dict__.get("FriendsOfFriends") or getattr(simple, "FriendsOfFriends")
     lengths = [0.2, 0.15, 0.25, 0.1, 0.3, 0.2]
     best = bestCpu = None

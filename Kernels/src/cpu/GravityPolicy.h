@@ -188,10 +188,7 @@ struct GravityPolicy : WalkPolicyDefaults
     return PairVerdict((2 - int(accept)) * int(massive));
   }
 
-  // c belongs to this thread: its local expansion and its queries' sums need
-  // no atomics. M2L and M2P wait in the thread's lists until the parent's
-  // pairs are all tested (endParent); only theta > 0 accepts either (at
-  // theta = 0 only exact point masses are).
+  // Per receiver parent, before its pairs: its children's lists emptied.
   double beginParent(const ParentView& parent)
   {
     Scratch& s = scratch.mine();
@@ -224,6 +221,10 @@ struct GravityPolicy : WalkPolicyDefaults
     return false;
   }
 
+  // c belongs to this thread: its local expansion and its queries' sums need
+  // no atomics. M2L and M2P wait in the thread's lists until the parent's
+  // pairs are all tested (endParent); only theta > 0 accepts either (at
+  // theta = 0 only exact point masses are).
   template <class C>
   void accept(int p, Index c, Index d, const C&)
   {

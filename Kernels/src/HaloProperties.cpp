@@ -27,6 +27,7 @@
 #include "cpu/GravityKernelsCpu.h"
 #include "cpu/PotentialCentreBounds.h"
 #include "cpu/PotentialCentreFilter.h"
+#include "cpu/PotentialCentreFloatSums.h"
 #include "cpu/RangeCollectPolicy.h"
 #include "cpu/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
@@ -195,24 +196,31 @@ bool bestOfCandidates(const MemberArrays& arrays,
 // group has no pronounced minimum, and the tree ranking takes over.
 constexpr std::size_t kMaxCentreSums = 1024;
 
-// Groups of more members than this, up to kFilterCentreTo, are filtered by
-// leaves (PotentialCentreFilter.h) before any exact sum; below it the
-// symmetric all-pairs pass costs less (measured per group at 1e6
-// clustered, against the all-pairs pass or the branch and bound: the filter
-// 1.3x cheaper at 1,025-2,047 members, 2.4x at 2,048-7,167, 2.9x at
-// 7,168-30,000, 1.5x at 38,000-45,600; 1.7x dearer at 512-1,024, 3.4x
-// below). Above kFilterCentreTo its (n / 20)^2 leaf pairs would cost more
+// Groups of more members than kFloatCentreFrom, up to kFilterCentreFrom,
+// are filtered by a single-precision pass over all pairs
+// (PotentialCentreFloatSums.h) before any exact sum: per pair 2x cheaper
+// than the double pass at 96 members, 3-3.7x from 200, 1.5x at 48; below
+// kFloatCentreFrom the double pass costs as much. Larger groups, up to
+// kFilterCentreTo, are filtered by leaves (PotentialCentreFilter.h): on
+// cusps of 2,048 members both filters cost the same, of 4,096 the leaves
+// 0.6x the float pass, of 16,384 0.2x (the leaves measured earlier against
+// the double pass at 1e6 clustered: 1.3x cheaper at 1,025-2,047 members,
+// 2.4x at 2,048-7,167, 2.9x at 7,168-30,000, 1.5x at 38,000-45,600).
+// Above kFilterCentreTo the leaves' (n / 20)^2 leaf pairs would cost more
 // than the branch and bound.
-constexpr std::size_t kFilterCentreFrom = 1024;
+constexpr std::size_t kFloatCentreFrom = 32;
+constexpr std::size_t kFilterCentreFrom = 2048;
 constexpr std::size_t kFilterCentreTo = 65536;
 
 // The member with the lowest potential (ties: the smaller id; members are
 // sorted by id and unwrapped around the first): exact direct sums for every
-// member of a small group; for a larger one only for the candidates a
-// filter over leaves (PotentialCentreFilter.h) or, for the largest groups
-// or where the filter leaves too many, a branch and bound leaves
-// (PotentialCentreBounds.h); where that would cost too much (no pronounced
-// minimum), the tree ranking.
+// member of the smallest groups; for a larger one only for the candidates
+// the float pass (PotentialCentreFloatSums.h), a filter over leaves
+// (PotentialCentreFilter.h) or, for the largest groups or where the filter
+// leaves too many, a branch and bound leaves (PotentialCentreBounds.h);
+// where the float pass gives up (members closer than float resolves, or no
+// pronounced minimum) the double pass; where the bounds would cost too much
+// (no pronounced minimum), the tree ranking.
 std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads,
   PotentialCentreStats* stats)
 {
@@ -226,6 +234,12 @@ std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOption
       arrays.m.data(), mem.size(), eps2, std::min(mem.size() / 8, kMaxCentreSums), candidates,
       stats) &&
     !candidates.empty() && // never (the best member is one), but no index past the end
+    bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
+    return best;
+  if (mem.size() > kFloatCentreFrom && mem.size() <= kFilterCentreFrom &&
+    potentialCentreCandidatesByFloatSums(arrays.x.data(), arrays.y.data(), arrays.z.data(),
+      arrays.m.data(), mem.size(), eps2, mem.size() / 8, candidates) &&
+    !candidates.empty() &&
     bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
     return best;
   if (mem.size() <= kDirectCentreLimit)

@@ -91,8 +91,7 @@ public:
     std::size_t sum = 0;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 16) reduction(+ : sum)
     for (long long i = 0; i < (long long)radius2.size(); ++i)
-      forEachCell(
-        &centres[3 * i], radius2[i], [&](std::size_t c) { sum += start_[c + 1] - start_[c]; });
+      forEachRun(&centres[3 * i], radius2[i], [&](std::size_t b, std::size_t e) { sum += e - b; });
     return sum;
   }
 
@@ -112,10 +111,10 @@ public:
     double r2min = -1) const
   {
     const BoxMetric<true> metric{ per_ };
-    forEachCell(c, r2max,
-      [&](std::size_t cell)
+    forEachRun(c, r2max,
+      [&](std::size_t b, std::size_t e)
       {
-        for (std::size_t s = start_[cell]; s < start_[cell + 1]; ++s)
+        for (std::size_t s = b; s < e; ++s)
         {
           const double y[3] = { double(xyz_[3 * s]), double(xyz_[3 * s + 1]),
             double(xyz_[3 * s + 2]) };
@@ -144,7 +143,7 @@ private:
       wrapped(points, std::size_t(j), boxLo, y);
       int c[3];
       // Times the inverse width: a particle on a cell's edge may land in
-      // the next cell, inside forEachCell's widening of the cell boxes.
+      // the next cell, inside forEachRun's widening of the cell boxes.
       for (int k = 0; k < 3; ++k)
         c[k] = std::clamp(int(std::floor((double(y[k]) - lo_[k]) * perWidth[k])), 0, cells_ - 1);
       cellOf[j] = std::uint32_t(index(c[0], c[1], c[2]));
@@ -208,8 +207,10 @@ private:
   // whose box (widened by far more than the rounding of the cell
   // assignment) comes within sqrt(r2) of c. A particle's image within r of c
   // lies in the range, in the cell's box at the unwrapped index visited.
+  // Visited as runs of consecutive z cells (their particles contiguous):
+  // visit(first slot, end slot), in the order of the cells.
   template <class F>
-  void forEachCell(const double* c, double r2, F&& visit) const
+  void forEachRun(const double* c, double r2, F&& visit) const
   {
     const double r = std::sqrt(std::max(r2, 0.0));
     int a[3], b[3];
@@ -243,9 +244,20 @@ private:
         const double gxy = gx + gap2(1, y);
         if (gxy > r2)
           continue;
-        for (int z = a[2]; z <= b[2]; ++z)
-          if (gxy + gap2(2, z) <= r2)
-            visit(index(wrap(x), wrap(y), wrap(z)));
+        // The cells within reach along z are an interval (the gap grows
+        // away from c), split where it wraps.
+        int z0 = a[2], z1 = b[2];
+        while (z0 <= z1 && gxy + gap2(2, z0) > r2)
+          ++z0;
+        while (z1 >= z0 && gxy + gap2(2, z1) > r2)
+          --z1;
+        const std::size_t row = index(wrap(x), wrap(y), 0);
+        for (int z = z0; z <= z1;)
+        {
+          const int w = wrap(z), run = std::min(z1 - z, cells_ - 1 - w); // cells after w
+          visit(start_[row + std::size_t(w)], start_[row + std::size_t(w + run) + 1]);
+          z += run + 1;
+        }
       }
     }
   }

@@ -173,7 +173,7 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
   const SortedPoints<T>& qp = tree.queryPoints();
   const std::size_t nq = qp.size();
   // Query coordinates in double (the tree's own arrays when T is double).
-  std::vector<double> qcopy;
+  UninitialisedVector<double> qcopy; // first touched by the threads that fill it
   const double* q[3];
   if (std::is_same<T, double>::value)
   {
@@ -183,9 +183,11 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
   }
   else
   {
-    qcopy.resize(3 * nq);
-    for (std::size_t i = 0; i < nq; ++i)
+    resizeHugePages(qcopy, 3 * nq);
+#pragma omp parallel for num_threads(threads)
+    for (long long ii = 0; ii < (long long)nq; ++ii)
     {
+      const std::size_t i = std::size_t(ii);
       qcopy[i] = double(qp.x[i]);
       qcopy[nq + i] = double(qp.y[i]);
       qcopy[2 * nq + i] = double(qp.z[i]);
@@ -199,8 +201,11 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
     StageTimer timer(&info, "expansions");
     nodes = gravityPlaneNodes(tree, moments, mass, q, expansion, kGravityLocalFromPlane, threads);
   }
-  std::vector<double> sumStore; // U, grad U per sorted query
-  assignOnHugePages(sumStore, 4 * nq, 0.0);
+  UninitialisedVector<double> sumStore; // U, grad U per sorted query
+  resizeHugePages(sumStore, 4 * nq);
+#pragma omp parallel for num_threads(threads) // first touched by the threads
+  for (long long i = 0; i < (long long)(4 * nq); ++i)
+    sumStore[std::size_t(i)] = 0;
   double* const sum[4] = { sumStore.data(), sumStore.data() + nq, sumStore.data() + 2 * nq,
     sumStore.data() + 3 * nq };
   const std::vector<Index> own = ownSources(problem, tree);

@@ -197,16 +197,19 @@ JZ_TEST(LatticesAndDuplicates)
 {
   check("lattice 16^3", lattice(16, 1), 0.0);
   check("lattice 12^3 x3 eps 0.01", lattice(12, 3), 0.01);
+  check("lattice 12^3 x3 eps 0", lattice(12, 3), 0.0);
   Group same;
   for (int i = 0; i < 2500; ++i)
     same.add(0.25, 0.5, 0.75, 1.0 + (i % 2));
-  check("all equal eps 0", same, 0.0, false, false);
+  check("all equal eps 0", same, 0.0);
   check("all equal eps 0.1", same, 0.1);
 }
 
 // Two members 1e-9 apart in a cusp of extent 1, unsoftened: one float for
 // both, so the float pass cannot bound their U (the pair's term dominates
-// it) and gives up; the other searches still find them.
+// it) and gives up; the other searches still find them. Members at one
+// point in double too (duplicates in bulk) it takes, as the definition
+// does: their pairs add nothing.
 JZ_TEST(NearCoincidentMembers)
 {
   Group g = cusp(600, 0.25);
@@ -218,6 +221,14 @@ JZ_TEST(NearCoincidentMembers)
   JZ_CHECK(cand.empty());
   // Softened enough for float, the pass finishes (and is checked above).
   check("near-coincident eps 1e-3", g, 1e-3, false, true);
+  Group copies = cusp(600, 0.25);
+  for (int c = 0; c < 50; ++c) // 50 copies of two members
+    for (std::size_t i : { std::size_t(100), std::size_t(200) })
+      copies.add(copies.x[i], copies.y[i], copies.z[i], 2.0);
+  check("duplicates eps 0", copies, 0.0, false, true);
+  copies.add(copies.x[300] + 1e-9, copies.y[300], copies.z[300], 1.0); // and a near pair
+  check("duplicates and a near pair eps 0", copies, 0.0, false, false);
+  JZ_CHECK(!byFloatSums(copies, 0.0, cand, stats));
 }
 
 // A nearly uniform group (no pronounced minimum): the search gives up

@@ -11,8 +11,10 @@
 //    to 2e-7 plus its own three roundings), the mass and product 2u (the
 //    masses normal floats, eps^2 finite: else the pass gives up);
 // so |t - t~| <= eps_r t~ + K m / s~^2 with eps_r = 2e-6 and K = 4.6u,
-// provided c / s~ <= 1/8 for every pair (s~^2 >= (32 u)^2: closer members,
-// coincident ones without softening among them, make the pass give up).
+// provided c / s~ <= 1/8 for every pair (s~^2 >= (32 u)^2: closer members
+// make the pass give up). Without softening, a pair at one point in float
+// adds nothing, as in the definition, if every such pair is at one point in
+// double (checked after the pass; else it gives up).
 // Each sum adds its terms through at most n + 8 roundings: gamma = (n + 8) u.
 // Hence U_i lies within [U~ (1 - eps_r) / (1 + gamma) - K E~ / (1 - gamma),
 // U~ (1 + eps_r) / (1 - gamma) + K E~ / (1 - gamma)], rounded outward.
@@ -22,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <tuple>
 
 #include "GravityKernelsCpu.h"
 #include "PotentialCentreBounds.h"
@@ -58,14 +61,17 @@ JZ_AVX2 inline float laneSum(__m256 v)
 
 // Adds every pair's terms (j > i) to u and e at both ends; returns the
 // smallest s~^2. The arrays hold whole lanes past n (massless, far away);
-// i's row starts at its lane block, the lanes up to i masked off.
+// i's row starts at its lane block, the lanes up to i masked off. With
+// skipCoincident (eps = 0) a pair with s~^2 = 0 adds nothing and is left
+// out of the smallest; coincident says whether there was one.
 JZ_GRAVITY_V3 float pairSums(const float* x, const float* y, const float* z, const float* m,
-  std::size_t n, float eps2, float* u, float* e)
+  std::size_t n, float eps2, bool skipCoincident, float* u, float* e, bool& coincident)
 {
   const __m256 vEps2 = _mm256_set1_ps(eps2), half = _mm256_set1_ps(0.5f),
-               threeHalves = _mm256_set1_ps(1.5f);
+               threeHalves = _mm256_set1_ps(1.5f), zero = _mm256_setzero_ps(),
+               infinity = _mm256_set1_ps(std::numeric_limits<float>::infinity());
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  __m256 minS2 = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  __m256 minS2 = infinity, atOnePoint = zero;
   for (std::size_t i = 0; i < n; ++i)
   {
     const __m256 xi = _mm256_set1_ps(x[i]), yi = _mm256_set1_ps(y[i]), zi = _mm256_set1_ps(z[i]),
@@ -86,7 +92,14 @@ JZ_GRAVITY_V3 float pairSums(const float* x, const float* y, const float* z, con
         const __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
           _mm256_add_epi32(iota, _mm256_set1_epi32(int(j))), _mm256_set1_epi32(int(i))));
         inv = _mm256_and_ps(inv, keep);
-        s2 = _mm256_blendv_ps(_mm256_set1_ps(std::numeric_limits<float>::infinity()), s2, keep);
+        s2 = _mm256_blendv_ps(infinity, s2, keep);
+      }
+      if (skipCoincident)
+      {
+        const __m256 apart = _mm256_cmp_ps(s2, zero, _CMP_GT_OQ);
+        atOnePoint = _mm256_or_ps(atOnePoint, _mm256_cmp_ps(s2, zero, _CMP_EQ_OQ));
+        inv = _mm256_and_ps(inv, apart);
+        s2 = _mm256_blendv_ps(infinity, s2, apart);
       }
       minS2 = _mm256_min_ps(minS2, s2);
       const __m256 aj = _mm256_mul_ps(_mm256_load_ps(m + j), inv);
@@ -99,6 +112,7 @@ JZ_GRAVITY_V3 float pairSums(const float* x, const float* y, const float* z, con
     u[i] += laneSum(ui);
     e[i] += laneSum(ei);
   }
+  coincident = _mm256_movemask_ps(atOnePoint) != 0;
   alignas(32) float f[kLanes];
   _mm256_store_ps(f, minS2);
   return *std::min_element(f, f + kLanes);
@@ -106,14 +120,20 @@ JZ_GRAVITY_V3 float pairSums(const float* x, const float* y, const float* z, con
 #endif
 
 JZ_GRAVITY_BASE float pairSums(const float* x, const float* y, const float* z, const float* m,
-  std::size_t n, float eps2, float* u, float* e)
+  std::size_t n, float eps2, bool skipCoincident, float* u, float* e, bool& coincident)
 {
   float minS2 = std::numeric_limits<float>::infinity();
+  coincident = false;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = i + 1; j < n; ++j)
     {
       const float dx = x[j] - x[i], dy = y[j] - y[i], dz = z[j] - z[i];
       const float s2 = dx * dx + dy * dy + dz * dz + eps2;
+      if (skipCoincident && s2 == 0)
+      {
+        coincident = true;
+        continue;
+      }
       minS2 = std::min(minS2, s2);
       const float inv = s2 > 0 ? 1.0f / std::sqrt(s2) : 0.0f;
       const float aj = m[j] * inv, ai = m[i] * inv;
@@ -146,6 +166,27 @@ struct FloatMembers
     std::fill(z + n, z + padded, kFarAway);
   }
 };
+
+// Whether the members with equal float offsets are at one point in double
+// too: then the pairs the pass skipped are exactly those the definition
+// skips (coincident, eps = 0), each adding nothing.
+bool floatTwinsCoincide(
+  const double* x, const double* y, const double* z, const FloatMembers& f, std::size_t n)
+{
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i)
+    order[i] = i;
+  auto key = [&](std::size_t i) { return std::make_tuple(f.x[i], f.y[i], f.z[i]); };
+  std::sort(
+    order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  for (std::size_t k = 1; k < n; ++k)
+  {
+    const std::size_t a = order[k - 1], b = order[k];
+    if (key(a) == key(b) && (x[a] != x[b] || y[a] != y[b] || z[a] != z[b]))
+      return false;
+  }
+  return true;
+}
 } // namespace
 
 bool potentialCentreCandidatesByFloatSums(const double* x, const double* y, const double* z,
@@ -172,8 +213,11 @@ bool potentialCentreCandidatesByFloatSums(const double* x, const double* y, cons
     return false;
   FloatMembers f(n);
   toFloatUnitsCpu(x, y, z, m, n, origin, units, f.x, f.y, f.z, f.m);
-  if (pairSums(f.x, f.y, f.z, f.m, n, units.eps2, f.u, f.e) < kMinS2)
+  bool coincident = false;
+  if (pairSums(f.x, f.y, f.z, f.m, n, units.eps2, eps2 == 0, f.u, f.e, coincident) < kMinS2)
     return false; // members closer than float resolves
+  if (coincident && !floatTwinsCoincide(x, y, z, f, n))
+    return false; // members apart in double at one point in float
   const double gamma = double(n + 8) * kU / (1 - double(n + 8) * kU);
   std::vector<double> upper(n);
   double bestLower = 0;

@@ -17,8 +17,9 @@ namespace jz
 // smaller index); every other member's U lies below that maximum by more
 // than the margin. x, y, z, m: the members (unwrapped), n of them. Returns
 // false (no candidates) when two members are closer than single precision
-// resolves (about 2e-6 of the group's extent, eps included: coincident
-// members without softening) or more than maxCandidates remain.
+// resolves (about 2e-6 of the group's extent, eps included; without
+// softening, members at one point in double are no such pair) or more than
+// maxCandidates remain.
 bool potentialCentreCandidatesByFloatSums(const double* x, const double* y, const double* z,
   const double* m, std::size_t n, double eps2, std::size_t maxCandidates,
   std::vector<std::pair<double, std::size_t>>& out);

@@ -988,9 +988,7 @@ bool CentreSearch::run(
   for (const auto& c : candidates_)
     if (c.first >= best_ * keep)
       out.push_back(c);
-  std::sort(out.begin(), out.end(),
-    [](const auto& a, const auto& b)
-    { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  sortCandidates(out);
   if (stats)
     *stats = stats_;
   return true;
@@ -1010,5 +1008,12 @@ bool potentialCentreCandidates(const double* x, const double* y, const double* z
   if (search.capacity() > (std::size_t(1) << 16)) // kept for groups up to 65,536 (about 15 MB)
     search = CentreSearch();
   return finished;
+}
+
+void sortCandidates(std::vector<std::pair<double, std::size_t>>& candidates)
+{
+  std::sort(candidates.begin(), candidates.end(),
+    [](const auto& a, const auto& b)
+    { return a.first > b.first || (a.first == b.first && a.second < b.second); });
 }
 } // namespace jz

@@ -33,6 +33,11 @@ bool potentialCentreCandidates(const double* x, const double* y, const double* z
   std::size_t n, double eps2, std::vector<std::pair<double, std::size_t>>& out,
   PotentialCentreStats* stats = nullptr);
 
+// The candidates' order, one home for the three searches (this one, the
+// leaf filter and the float pass): the largest bound first, ties by the
+// smaller index.
+void sortCandidates(std::vector<std::pair<double, std::size_t>>& candidates);
+
 // Work (sources examined + member pairs summed) per member before giving up;
 // the halo benchmark's groups need at most about 60.
 constexpr double kCentreBoundWork = 128;

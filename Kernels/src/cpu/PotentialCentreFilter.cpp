@@ -939,9 +939,7 @@ __attribute__((noinline)) bool LeafFilter::run(const double* x, const double* y,
     out.clear();
     return false;
   }
-  std::sort(out.begin(), out.end(),
-    [](const auto& a, const auto& b)
-    { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  sortCandidates(out);
   return true;
 }
 } // namespace

@@ -237,9 +237,7 @@ bool potentialCentreCandidatesByFloatSums(const double* x, const double* y, cons
     out.clear();
     return false;
   }
-  std::sort(out.begin(), out.end(),
-    [](const auto& a, const auto& b)
-    { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  sortCandidates(out);
   return true;
 }
 } // namespace jz

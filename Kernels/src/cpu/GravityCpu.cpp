@@ -13,11 +13,11 @@
 #include "../GravityBackends.h"
 #include "../StageTimer.h"
 #include "../walk/DualWalk.h"
-#include "jz/HugePages.h"
 #include "GravityExpansion.h"
 #include "GravityMoments.h"
 #include "GravityNodes.h"
 #include "GravityPolicy.h"
+#include "jz/HugePages.h"
 
 namespace jz
 {
@@ -201,9 +201,9 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
     StageTimer timer(&info, "expansions");
     nodes = gravityPlaneNodes(tree, moments, mass, q, expansion, kGravityLocalFromPlane, threads);
   }
-  UninitialisedVector<double> sumStore; // U, grad U per sorted query
-  resizeHugePages(sumStore, 4 * nq);
-#pragma omp parallel for num_threads(threads) // first touched by the threads
+  UninitialisedVector<double> sumStore; // U, grad U per sorted query,
+  resizeHugePages(sumStore, 4 * nq);    // first touched by the threads
+#pragma omp parallel for num_threads(threads)
   for (long long i = 0; i < (long long)(4 * nq); ++i)
     sumStore[std::size_t(i)] = 0;
   double* const sum[4] = { sumStore.data(), sumStore.data() + nq, sumStore.data() + 2 * nq,

@@ -4,6 +4,7 @@
 
 #include "CudaFallback.h"
 #include "EmstBackends.h"
+#include "EmstInFrame.h"
 #include "jz/Emst.h"
 #include "jz/Validate.h"
 
@@ -51,6 +52,14 @@ RunInfo computeEmst(
   {
     edges = EmstEdges{};
     info.backend = backend == Backend::CUDA ? resolveBackend(backend) : Backend::CPU;
+    return info;
+  }
+  const ScaleFrame frame = ScaleFrame::forMagnitude(largestMagnitude(problem));
+  if (!frame.identity())
+  {
+    info = runEmstInFrame(problem, frame,
+      [&](const EmstProblem<T>& scaled) { return computeEmst(scaled, edges, backend, control); });
+    emstEdgesFromFrame(frame, edges.weight2, edges.core2);
     return info;
   }
   info.backend = resolveBackend(backend);

@@ -3,27 +3,24 @@
 
 #include "CudaFallback.h"
 #include "KnnBackends.h"
+#include "KnnInFrame.h"
 #include "jz/Knn.h"
 #include "jz/Validate.h"
 
 namespace jz
 {
+namespace
+{
+// The search of a validated problem whose coordinates lie in the frame
+// window (ScaleFrame.h), on the requested backend.
 template <class T>
-RunInfo computeKnn(const KnnProblem<T>& problem, const KnnResults<T>& results, Backend backend,
-  const RunControl& control)
+RunInfo knnInWindow(const KnnProblem<T>& problem, const KnnResults<T>& results,
+  [[maybe_unused]] std::size_t numQueries, Backend backend, const RunControl& control)
 {
   RunInfo info;
-  const bool self = problem.queries == nullptr;
-  const std::size_t numQueries =
-    self ? std::min(problem.numSources, problem.numSelfQueries) : problem.numQueries;
-  if (numQueries == 0 && problem.numSources == 0)
-  {
-    info.backend = backend == Backend::CUDA ? resolveBackend(backend) : Backend::CPU;
-    return info;
-  }
-  validate(problem);
   info.backend = resolveBackend(backend);
 #if defined(JZ_WITH_CUDA)
+  const bool self = problem.queries == nullptr;
   const bool ranOnGpu = runOnCudaOrFallBack(
     backend, info,
     [&]
@@ -48,6 +45,33 @@ RunInfo computeKnn(const KnnProblem<T>& problem, const KnnResults<T>& results, B
     return info;
 #endif
   knnCpu(problem, results, info, control);
+  return info;
+}
+} // namespace
+
+template <class T>
+RunInfo computeKnn(const KnnProblem<T>& problem, const KnnResults<T>& results, Backend backend,
+  const RunControl& control)
+{
+  const bool self = problem.queries == nullptr;
+  const std::size_t numQueries =
+    self ? std::min(problem.numSources, problem.numSelfQueries) : problem.numQueries;
+  if (numQueries == 0 && problem.numSources == 0)
+  {
+    RunInfo info;
+    info.backend = backend == Backend::CUDA ? resolveBackend(backend) : Backend::CPU;
+    return info;
+  }
+  validate(problem);
+  auto run = [&](const KnnProblem<T>& p)
+  { return knnInWindow(p, results, numQueries, backend, control); };
+  const ScaleFrame frame = ScaleFrame::forMagnitude(largestMagnitude(problem));
+  RunInfo info = frame.identity() ? run(problem)
+                                  : runKnnInFrame(problem, results, numQueries, frame, run);
+  const std::string w =
+    outOfRangeWarning<T>(densitiesOutOfRange(problem, results, numQueries), "Density");
+  if (!w.empty())
+    info.warnings.push_back(w);
   return info;
 }
 

@@ -59,6 +59,10 @@ struct RunInfo
 {
   Backend backend = Backend::CPU;
   std::string note; // e.g. why Auto fell back to the CPU
+  // What the user should know of a successful run, e.g. results that the
+  // output precision cannot hold (written as inf or 0). The filters report
+  // them as warnings.
+  std::vector<std::string> warnings;
   std::vector<std::pair<std::string, double>> stageSeconds;
   // Communication/work counters, e.g. interaction list sizes.
   std::vector<std::pair<std::string, double>> counters;

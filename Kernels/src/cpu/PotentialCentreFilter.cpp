@@ -738,16 +738,21 @@ void LeafFilter::filterLeaf(std::size_t t)
   const double* lo[3] = { nlo_[0].data(), nlo_[1].data(), nlo_[2].data() };
   const double* hi[3] = { nhi_[0].data(), nhi_[1].data(), nhi_[2].data() };
   const std::uint32_t tb = leaves_.begin[t], te = leaves_.end[t];
+  // A leaf of more than kLeafSize members (bulk duplicates cannot be split)
+  // has no own-leaf sums here: its members take the leaf pass below.
+  const bool smallLeaf = te - tb <= kLeafSize;
   double leaf[4][kLeafSize] = {}, own[kLeafSize];
-  for (std::uint32_t p = tb; p < te; ++p)
+  if (smallLeaf)
   {
-    leaf[0][p - tb] = tx_[p];
-    leaf[1][p - tb] = ty_[p];
-    leaf[2][p - tb] = tz_[p];
-    leaf[3][p - tb] = tm_[p];
-  }
-  if (te - tb <= kLeafSize)
+    for (std::uint32_t p = tb; p < te; ++p)
+    {
+      leaf[0][p - tb] = tx_[p];
+      leaf[1][p - tb] = ty_[p];
+      leaf[2][p - tb] = tz_[p];
+      leaf[3][p - tb] = tm_[p];
+    }
     ownSums(leaf[0], leaf[1], leaf[2], leaf[3], te - tb, eps2_, own);
+  }
   bool gathered = false, widened = false, local = false, moments = false;
   const double wide2 = std::max(kWideReach * kWideReach * half2, floor2_);
   for (std::uint32_t p = tb; p < te; ++p)
@@ -755,7 +760,7 @@ void LeafFilter::filterLeaf(std::size_t t)
     // Near leaves by the member's own gap to their boxes, its leaf directly.
     const double qs[3] = { sx_[p], sy_[p], sz_[p] };
     const double nearBox = pointBoxSum(qs, lo, hi, nmass_.data(), nmass_.size(), eps2_) +
-      (te - tb <= kLeafSize ? own[p - tb] : std::numeric_limits<double>::infinity());
+      (smallLeaf ? own[p - tb] : std::numeric_limits<double>::infinity());
     if ((far + nearBox) * kRoundUp < best_ * keep)
       continue;
     // The far leaves again: beyond kLocalReach by the target's local

@@ -383,7 +383,8 @@ void sendHomeAlongRoute(const ZOrderRoute& route, std::size_t bytesPerPoint, con
     if (int(r) == route.rank)
       continue;
     const std::size_t begin = route.begin[r], count = route.begin[r + 1] - begin;
-    pack(begin, count, out.get() + sent);
+    if (count > 0) // an empty block may have no storage behind it
+      pack(begin, count, out.get() + sent);
     send[r] = out.get() + sent;
     sendBytes[r] = count * bytesPerPoint;
     sent += sendBytes[r];

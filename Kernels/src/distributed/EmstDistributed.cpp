@@ -8,6 +8,7 @@
 
 #include <omp.h>
 
+#include "../EmstInFrame.h"
 #include "../StageTimer.h"
 #include "../cpu/FloatBounds.h"
 #include "EmstPhases.h"
@@ -76,6 +77,17 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   if (comm.size() == 1)
     return emstOnOneRank(piece, out, backend, control);
   checkPieces(piece, backend, comm);
+  const ScaleFrame frame = ScaleFrame::forMagnitude(largestMagnitude(piece), comm);
+  if (!frame.identity())
+  {
+    const RunInfo info = runEmstInFrame(piece, frame,
+      [&](const EmstProblem<T>& scaled)
+      { return computeEmstDistributed(scaled, comm, out, backend, control); });
+    emstEdgesFromFrame(frame, out.weight2, out.core2);
+    frame.valuesFromFrame(out.fromPoint.data(), out.fromPoint.size(), 1);
+    frame.valuesFromFrame(out.toPoint.data(), out.toPoint.size(), 1);
+    return info;
+  }
   RunInfo info;
   info.backend = Backend::CPU;
   const RestoreThreads restore{ omp_get_max_threads() };

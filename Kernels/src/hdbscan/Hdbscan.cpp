@@ -11,6 +11,7 @@
 #include "CondensedTree.h"
 #include "Glosh.h"
 #include "SingleLinkage.h"
+#include "../ScaleFrame.h"
 #include "jz/Hdbscan.h"
 
 namespace jz
@@ -24,8 +25,10 @@ int hdbscanMinSamples(const HdbscanOptions& options, std::size_t n)
 
 std::string hdbscanOptionsError(const HdbscanOptions& options)
 {
-  if (options.minClusterSize < 1)
-    return "MinClusterSize must be at least 1 (got " + std::to_string(options.minClusterSize) + ")";
+  // The library's rule: "Min cluster size must be greater than one" (a
+  // cluster of one point is no cluster, and the condensed tree has none).
+  if (options.minClusterSize < 2)
+    return "MinClusterSize must be at least 2 (got " + std::to_string(options.minClusterSize) + ")";
   if (options.minSamples < 0)
     return "MinSamples must be 0 (= MinClusterSize) or positive (got " +
       std::to_string(options.minSamples) + ")";
@@ -35,14 +38,31 @@ std::string hdbscanOptionsError(const HdbscanOptions& options)
 void hdbscanFromTree(const EmstEdges& tree, std::size_t n, const GlobalId* ids,
   const HdbscanOptions& options, HdbscanResult& result)
 {
+  const std::string error = hdbscanOptionsError(options);
+  if (!error.empty())
+    throw Error(error);
   result.clusterId.assign(n, -1);
   result.probability.assign(n, 0.0);
   result.outlierScore.assign(n, 0.0);
   result.numClusters = 0;
   if (n < 2)
     return;
-  const std::vector<CondensedRow> condensed =
-    condenseTree(singleLinkage(tree, n), n, Index(options.minClusterSize));
+  // The library sums stabilities (lambda = 1 / distance) in float: far
+  // from unit scale they would underflow or overflow it. In a power-of-two
+  // frame every lambda and sum scales exactly, and the selection, the
+  // probabilities and the scores (ratios of lambdas) are those of unit scale.
+  double largest2 = 0;
+  for (auto w = tree.weight2.rbegin(); w != tree.weight2.rend() && largest2 == 0; ++w)
+    largest2 = std::isfinite(*w) ? *w : 0;
+  const ScaleFrame frame = ScaleFrame::forMagnitude(std::sqrt(largest2));
+  EmstEdges inFrame;
+  if (!frame.identity())
+  {
+    inFrame = tree;
+    frame.valuesToFrame(inFrame.weight2.data(), inFrame.weight2.size(), 2);
+  }
+  const std::vector<CondensedRow> condensed = condenseTree(
+    singleLinkage(frame.identity() ? tree : inFrame, n), n, Index(options.minClusterSize));
   const std::vector<char> selected =
     selectClusters(condensed, n, options.selection, options.allowSingleCluster);
   std::vector<long long> cluster;

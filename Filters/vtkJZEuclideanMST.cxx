@@ -164,7 +164,7 @@ int vtkJZEuclideanMST::RunParticles(
       EdgeRows rows;
       jz::RunInfo info;
       ComputeEdges(this, in, in.Coordinates<T>(), problem, backend, rows, info);
-      vtkJZKernelAdapter::ReportRunInfo("EuclideanMST", info, *in.comm);
+      vtkJZKernelAdapter::ReportRunInfo(this, "EuclideanMST", info, *in.comm);
 
       std::vector<vtkDataArray*> results;
       vtkSmartPointer<vtkDoubleArray> core;

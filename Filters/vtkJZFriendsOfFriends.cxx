@@ -99,7 +99,7 @@ std::string PieceError(const Buffer<T>& coords, FofSettings s, double linkingLen
 // The catalogue additions (centres of potential, SO) for this rank's rows;
 // the reference density of the Mean mode is the total mass over the box.
 template <class T>
-jz::HaloProperties HaloAdditions(jz::Communicator& comm, const Buffer<T>& coords,
+jz::HaloProperties HaloAdditions(vtkAlgorithm* self, jz::Communicator& comm, const Buffer<T>& coords,
   const Buffer<double>& masses, const Buffer<jz::GlobalId>& ids, vtkIdTypeArray* groupId,
   const jz::FofCatalogue& cat, const std::vector<jz::GlobalId>& rows, std::size_t numGroups,
   const FofSettings& s, const jz::RunControl& control)
@@ -135,7 +135,7 @@ jz::HaloProperties HaloAdditions(jz::Communicator& comm, const Buffer<T>& coords
   }
   jz::HaloProperties out;
   const jz::RunInfo info = jz::computeHaloProperties(comm, in, options, out, control);
-  vtkJZKernelAdapter::ReportRunInfo("FriendsOfFriends catalogue additions", info, comm);
+  vtkJZKernelAdapter::ReportRunInfo(self, "FriendsOfFriends catalogue additions", info, comm);
   return out;
 }
 
@@ -241,12 +241,12 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
       catalogueGroupId[g] = static_cast<jz::GlobalId>(g);
     }
   }
-  vtkJZKernelAdapter::ReportRunInfo("FriendsOfFriends", info, comm);
+  vtkJZKernelAdapter::ReportRunInfo(self, "FriendsOfFriends", info, comm);
 
   jz::HaloProperties extra;
   if (s.halo.potentialCentres || s.halo.sphericalOverdensity)
   {
-    extra = HaloAdditions(comm, coords, masses, ids, groupId, cat, catalogueGroupId,
+    extra = HaloAdditions(self, comm, coords, masses, ids, groupId, cat, catalogueGroupId,
       comm.size() > 1 ? distributedGroups : catalogueGroupId.size(), s, catalogueControl);
   }
 

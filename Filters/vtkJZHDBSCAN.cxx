@@ -72,7 +72,7 @@ int vtkJZHDBSCAN::RunParticles(vtkDataObject* input, const std::vector<vtkDataOb
       jz::HdbscanResult result;
       const jz::RunInfo info =
         RunHdbscan(this, in, in.Coordinates<T>(), problem, options, backend, result);
-      vtkJZKernelAdapter::ReportRunInfo("HDBSCAN", info, *in.comm);
+      vtkJZKernelAdapter::ReportRunInfo(this, "HDBSCAN", info, *in.comm);
 
       using vtkJZKernelAdapter::NewArray;
       const vtkIdType n = in.localPoints;

@@ -109,7 +109,7 @@ void RunKnn(vtkAlgorithm* self, const ParticleInput& in, vtkDataObject* target,
 
   const jz::RunInfo info = jz::computeKnnDistributed<T>(
     problem, results, comm, s.backend, vtkJZKernelAdapter::MakeRunControl(self));
-  vtkJZKernelAdapter::ReportRunInfo("KNNDensity", info, comm);
+  vtkJZKernelAdapter::ReportRunInfo(self, "KNNDensity", info, comm);
 
   vtkJZKernelAdapter::AttachResults(target, output, arrays, "Density");
   vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);

@@ -635,8 +635,16 @@ void AttachResults(vtkDataObject* target, vtkDataObject* output,
 }
 
 //------------------------------------------------------------------------------
-void ReportRunInfo(const char* filter, const jz::RunInfo& info, const jz::Communicator& comm)
+void ReportRunInfo(vtkAlgorithm* algorithm, const char* filter, const jz::RunInfo& info,
+  const jz::Communicator& comm)
 {
+  if (comm.rank() == 0)
+  {
+    for (const std::string& warning : info.warnings)
+    {
+      vtkWarningWithObjectMacro(algorithm, << filter << ": " << warning << ".");
+    }
+  }
   const char* env = std::getenv("JZ_RUNINFO");
   if (!env || !*env || std::strcmp(env, "0") == 0)
   {

@@ -196,10 +196,13 @@ vtkSmartPointer<ArrayT> NewArray(
 void AttachResults(vtkDataObject* target, vtkDataObject* output,
   const std::vector<vtkDataArray*>& results, const char* activeScalars);
 
-/// With the environment variable JZ_RUNINFO set (non-empty, not 0), prints
-/// the kernel's stage times and counters to stderr, one line per entry,
-/// prefixed with the filter's name and the rank (for benchmarks).
-void ReportRunInfo(const char* filter, const jz::RunInfo& info, const jz::Communicator& comm);
+/// Reports the kernel's warnings (jz::RunInfo::warnings, the same on every
+/// rank) as the algorithm's warnings, on rank 0. With the environment
+/// variable JZ_RUNINFO set (non-empty, not 0), also prints the kernel's stage
+/// times and counters to stderr, one line per entry, prefixed with the
+/// filter's name and the rank (for benchmarks).
+void ReportRunInfo(vtkAlgorithm* algorithm, const char* filter, const jz::RunInfo& info,
+  const jz::Communicator& comm);
 }
 
 #endif

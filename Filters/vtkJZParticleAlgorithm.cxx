@@ -1,5 +1,6 @@
 #include "vtkJZParticleAlgorithm.h"
 
+#include "vtkJZCrashWatchdog.h"
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZParticleInput.h"
 
@@ -62,6 +63,7 @@ int vtkJZParticleAlgorithm::RequestDataObject(
 int vtkJZParticleAlgorithm::RequestData(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
+  vtkJZCrashWatchdog::Arm();
   std::vector<vtkDataObject*> outputs;
   for (int port = 0; port < this->GetNumberOfOutputPorts(); ++port)
   {

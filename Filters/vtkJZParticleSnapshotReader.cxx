@@ -1,5 +1,6 @@
 #include "vtkJZParticleSnapshotReader.h"
 
+#include "vtkJZCrashWatchdog.h"
 #include "vtkJZCommunicator.h"
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZSnapshotBlocks.h"
@@ -228,6 +229,7 @@ void vtkJZParticleSnapshotReader::UpdateSelections()
 int vtkJZParticleSnapshotReader::RequestInformation(
   vtkInformation*, vtkInformationVector**, vtkInformationVector* outputVector)
 {
+  vtkJZCrashWatchdog::Arm();
   using SDDP = vtkStreamingDemandDrivenPipeline;
   vtkInternals& internals = *this->Internals;
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
@@ -299,7 +301,7 @@ std::string vtkJZParticleSnapshotReader::ReadBlocks(jz::Communicator& comm,
   }
   if (error.empty())
   {
-    vtkJZKernelAdapter::ReportRunInfo("ParticleSnapshotReader", info, comm);
+    vtkJZKernelAdapter::ReportRunInfo(this, "ParticleSnapshotReader", info, comm);
   }
   return error;
 }
@@ -308,6 +310,7 @@ std::string vtkJZParticleSnapshotReader::ReadBlocks(jz::Communicator& comm,
 int vtkJZParticleSnapshotReader::RequestData(
   vtkInformation*, vtkInformationVector**, vtkInformationVector* outputVector)
 {
+  vtkJZCrashWatchdog::Arm();
   using SDDP = vtkStreamingDemandDrivenPipeline;
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   vtkMultiBlockDataSet* output = vtkMultiBlockDataSet::GetData(outInfo);

@@ -1,5 +1,6 @@
 #include "vtkJZQueryPointsAlgorithm.h"
 
+#include "vtkJZCrashWatchdog.h"
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZParticleInput.h"
 
@@ -110,6 +111,7 @@ int vtkJZQueryPointsAlgorithm::RequestUpdateExtent(
 int vtkJZQueryPointsAlgorithm::RequestData(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
+  vtkJZCrashWatchdog::Arm();
   vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
   vtkDataObject* query =
     this->GetNumberOfInputConnections(1) > 0 ? vtkDataObject::GetData(inputVector[1], 0) : nullptr;

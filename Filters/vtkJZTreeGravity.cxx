@@ -76,7 +76,7 @@ void RunGravity(vtkAlgorithm* self, const ParticleInput& in, vtkDataObject* targ
 
   const jz::RunInfo info = jz::computeGravityDistributed<T>(
     *in.comm, problem, results, backend, vtkJZKernelAdapter::MakeRunControl(self));
-  vtkJZKernelAdapter::ReportRunInfo("TreeGravity", info, *in.comm);
+  vtkJZKernelAdapter::ReportRunInfo(self, "TreeGravity", info, *in.comm);
 
   vtkJZKernelAdapter::AttachResults(target, output, { potential, acceleration }, "Potential");
   vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);

@@ -136,6 +136,13 @@ int vtkJZEuclideanMST::RunParticles(
 {
   vtkDataObject* output = outputs[0];
   vtkPolyData* edges = vtkPolyData::SafeDownCast(outputs[1]);
+  const std::string rangeError = vtkJZKernelAdapter::RangeError(
+    { { jz::ranges::Metric, this->Metric }, { jz::ranges::Device, this->Device } });
+  if (!rangeError.empty())
+  {
+    vtkErrorMacro(<< rangeError);
+    return 0;
+  }
   vtkJZKernelAdapter::ParticleInput in;
   if (!this->ReadParticles(input, in))
   {
@@ -146,10 +153,11 @@ int vtkJZEuclideanMST::RunParticles(
     return 1; // empty input, empty output
   }
   const bool mutual = this->Metric == MUTUAL_REACHABILITY;
-  if (mutual && (this->MinSamples < 1 || this->MinSamples >= in.totalPoints))
+  const std::string minSamplesError =
+    mutual ? jz::minSamplesError(this->MinSamples, static_cast<std::size_t>(in.totalPoints)) : "";
+  if (!minSamplesError.empty())
   {
-    vtkErrorMacro("MinSamples must be between 1 and the number of points - 1 ("
-      << in.totalPoints - 1 << "); it is " << this->MinSamples << ".");
+    vtkErrorMacro(<< minSamplesError);
     return 0;
   }
   const jz::Backend backend = vtkJZKernelAdapter::ToBackend(this->Device);

@@ -31,7 +31,7 @@ public:
     MUTUAL_REACHABILITY = 1
   };
 
-  vtkSetClampMacro(Metric, int, EUCLIDEAN, MUTUAL_REACHABILITY);
+  vtkSetMacro(Metric, int);
   vtkGetMacro(Metric, int);
 
   /// Core distance = distance to the MinSamples-th nearest other point.

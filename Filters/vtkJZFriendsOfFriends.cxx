@@ -69,6 +69,7 @@ vtkSmartPointer<vtkIdTypeArray> NewPointArray(const char* name, vtkIdType n)
     throw std::bad_alloc();
   }
   array->SetArray(static_cast<vtkIdType*>(storage), n, 0, vtkIdTypeArray::VTK_DATA_ARRAY_FREE);
+  vtkJZKernelAdapter::FillSentinel(array);
   return array;
 }
 
@@ -431,7 +432,15 @@ int vtkJZFriendsOfFriends::RunParticles(
   // Every rank takes part in every collective below, also a rank without
   // points (vtkJZParticleInput.h).
   ParticleInput in;
-  std::string error = vtkJZKernelAdapter::ReadPieces(input, nullptr, in);
+  std::string error = vtkJZKernelAdapter::RangeError({ { jz::ranges::LinkingLengthMode,
+                                                         this->LinkingLengthMode },
+    { jz::ranges::MinimumGroupSize, static_cast<double>(this->MinimumGroupSize) },
+    { jz::ranges::OverdensityReference, this->OverdensityReference },
+    { jz::ranges::Device, this->Device } });
+  if (error.empty())
+  {
+    error = vtkJZKernelAdapter::ReadPieces(input, nullptr, in);
+  }
   if (error.empty() && in.totalPoints == 0)
   {
     return 1; // empty input, empty outputs

@@ -87,7 +87,7 @@ public:
    * How LinkingLength is read: RELATIVE (default; b times the mean
    * interparticle separation) or ABSOLUTE (a length).
    */
-  vtkSetClampMacro(LinkingLengthMode, int, RELATIVE, ABSOLUTE);
+  vtkSetMacro(LinkingLengthMode, int);
   vtkGetMacro(LinkingLengthMode, int);
   ///@}
 
@@ -104,7 +104,7 @@ public:
    * Groups with fewer members get GroupId -1 and no catalogue entry
    * (default 20).
    */
-  vtkSetClampMacro(MinimumGroupSize, vtkIdType, 1, VTK_ID_MAX);
+  vtkSetMacro(MinimumGroupSize, vtkIdType);
   vtkGetMacro(MinimumGroupSize, vtkIdType);
   ///@}
 
@@ -141,7 +141,7 @@ public:
   vtkBooleanMacro(SphericalOverdensity, bool);
   vtkSetMacro(Overdensity, double);
   vtkGetMacro(Overdensity, double);
-  vtkSetClampMacro(OverdensityReference, int, MEAN_DENSITY, CRITICAL_DENSITY);
+  vtkSetMacro(OverdensityReference, int);
   vtkGetMacro(OverdensityReference, int);
   vtkSetMacro(CriticalDensity, double);
   vtkGetMacro(CriticalDensity, double);

@@ -20,6 +20,10 @@
 
 vtkStandardNewMacro(vtkJZHDBSCAN);
 
+static_assert(vtkJZHDBSCAN::EXCESS_OF_MASS == static_cast<int>(jz::ClusterSelection::ExcessOfMass) &&
+    vtkJZHDBSCAN::LEAF == static_cast<int>(jz::ClusterSelection::Leaf),
+  "ClusterSelectionMethod's values are jz::ClusterSelection's");
+
 namespace
 {
 template <class T>
@@ -44,10 +48,13 @@ int vtkJZHDBSCAN::RunParticles(vtkDataObject* input, const std::vector<vtkDataOb
   jz::HdbscanOptions options;
   options.minClusterSize = this->MinClusterSize;
   options.minSamples = this->MinSamples;
-  options.selection = this->ClusterSelectionMethod == LEAF ? jz::ClusterSelection::Leaf
-                                                           : jz::ClusterSelection::ExcessOfMass;
+  options.selection = static_cast<jz::ClusterSelection>(this->ClusterSelectionMethod);
   options.allowSingleCluster = this->AllowSingleCluster;
-  const std::string optionError = jz::hdbscanOptionsError(options);
+  std::string optionError = jz::hdbscanOptionsError(options);
+  if (optionError.empty())
+  {
+    optionError = vtkJZKernelAdapter::RangeError({ { jz::ranges::Device, this->Device } });
+  }
   if (!optionError.empty())
   {
     vtkErrorMacro(<< optionError);

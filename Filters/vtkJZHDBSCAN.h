@@ -33,7 +33,7 @@ public:
   /// 0 = MinClusterSize.
   vtkSetMacro(MinSamples, int);
   vtkGetMacro(MinSamples, int);
-  vtkSetClampMacro(ClusterSelectionMethod, int, EXCESS_OF_MASS, LEAF);
+  vtkSetMacro(ClusterSelectionMethod, int);
   vtkGetMacro(ClusterSelectionMethod, int);
   vtkSetMacro(AllowSingleCluster, vtkTypeBool);
   vtkGetMacro(AllowSingleCluster, vtkTypeBool);

@@ -123,13 +123,18 @@ vtkJZKNNDensity::vtkJZKNNDensity() = default;
 int vtkJZKNNDensity::RunQuery(
   vtkDataObject* input, vtkDataObject* query, vtkDataObject* output, ParticleInput& in)
 {
-  if (in.totalPoints == 0)
+  // The properties and the global counts are the same on every rank.
+  std::string error = vtkJZKernelAdapter::RangeError(
+    { { jz::ranges::Estimator, this->Estimator }, { jz::ranges::Device, this->Device } });
+  if (error.empty() && in.totalPoints == 0)
   {
     return 1; // empty input, empty output
   }
-  // The properties and the global counts are the same on every rank.
-  std::string error = jz::neighbourCountError(
-    this->NumberOfNeighbors, in.totalPoints, vtkJZKernelAdapter::PropertyNames());
+  if (error.empty())
+  {
+    error = jz::neighbourCountError(
+      this->NumberOfNeighbors, in.totalPoints, vtkJZKernelAdapter::PropertyNames());
+  }
   if (error.empty())
   {
     error = vtkJZKernelAdapter::ReadPeriodicBox(

@@ -80,7 +80,7 @@ public:
   /**
    * Density estimator: SPH_CUBIC_SPLINE (default) or TOP_HAT.
    */
-  vtkSetClampMacro(Estimator, int, SPH_CUBIC_SPLINE, TOP_HAT);
+  vtkSetMacro(Estimator, int);
   vtkGetMacro(Estimator, int);
   ///@}
 

@@ -83,6 +83,20 @@ jz::InputNames PropertyNames()
 }
 
 //------------------------------------------------------------------------------
+std::string RangeError(std::initializer_list<std::pair<jz::ParameterRange, double>> properties)
+{
+  for (const auto& property : properties)
+  {
+    std::string error = jz::rangeError(property.first, property.second);
+    if (!error.empty())
+    {
+      return error;
+    }
+  }
+  return std::string();
+}
+
+//------------------------------------------------------------------------------
 std::string PeriodicBoxError(const double bounds[6])
 {
   double lo[3], hi[3];
@@ -586,9 +600,96 @@ void MatchDataObjectType(vtkDataObject* like, vtkInformation* outInfo)
 }
 
 //------------------------------------------------------------------------------
+namespace
+{
+// Values no kernel writes: NaNs with a payload, and an id below -1.
+constexpr std::uint32_t kFloatSentinel = 0x7FC5E47Du;
+constexpr std::uint64_t kDoubleSentinel = 0x7FF85E475E475E47ull;
+constexpr vtkIdType kIdSentinel = -0x5E475E47;
+
+template <class V, class Bits>
+vtkIdType CountBits(vtkDataArray* array, Bits bits)
+{
+  const V* values = static_cast<const V*>(array->GetVoidPointer(0));
+  const vtkIdType n = array->GetNumberOfValues();
+  vtkIdType count = 0;
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    Bits b;
+    std::memcpy(&b, values + i, sizeof b);
+    count += b == bits ? 1 : 0;
+  }
+  return count;
+}
+
+template <class V, class Bits>
+void FillBits(vtkDataArray* array, Bits bits)
+{
+  V value;
+  std::memcpy(&value, &bits, sizeof value);
+  V* values = static_cast<V*>(array->GetVoidPointer(0));
+  std::fill(values, values + array->GetNumberOfValues(), value);
+}
+}
+
+void FillSentinel(vtkDataArray* array)
+{
+#if JZ_OUTPUT_SENTINELS
+  switch (array->GetDataType())
+  {
+    case VTK_FLOAT:
+      FillBits<float>(array, kFloatSentinel);
+      break;
+    case VTK_DOUBLE:
+      FillBits<double>(array, kDoubleSentinel);
+      break;
+    case VTK_ID_TYPE:
+      FillBits<vtkIdType>(array, kIdSentinel);
+      break;
+    default:
+      break;
+  }
+#else
+  static_cast<void>(array);
+#endif
+}
+
+void CheckWritten(const std::vector<vtkDataArray*>& arrays)
+{
+#if JZ_OUTPUT_SENTINELS
+  for (vtkDataArray* array : arrays)
+  {
+    vtkIdType left = 0;
+    switch (array->GetDataType())
+    {
+      case VTK_FLOAT:
+        left = CountBits<float>(array, kFloatSentinel);
+        break;
+      case VTK_DOUBLE:
+        left = CountBits<double>(array, kDoubleSentinel);
+        break;
+      case VTK_ID_TYPE:
+        left = CountBits<vtkIdType>(array, kIdSentinel);
+        break;
+      default:
+        break;
+    }
+    if (left > 0)
+    {
+      throw jz::Error(std::to_string(left) + " values of " + array->GetName() +
+        " were not written (internal error)");
+    }
+  }
+#else
+  static_cast<void>(arrays);
+#endif
+}
+
+//------------------------------------------------------------------------------
 void AttachResults(vtkDataObject* target, vtkDataObject* output,
   const std::vector<vtkDataArray*>& results, const char* activeScalars)
 {
+  CheckWritten(results);
   auto* composite = vtkCompositeDataSet::SafeDownCast(target);
   if (!composite)
   {

@@ -20,7 +20,9 @@
 #include "jz/Validate.h"
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 class vtkAlgorithm;
@@ -54,6 +56,10 @@ void SetPeriodicBox(bool periodic, const double box[6], Problem& problem)
 /// The kernels' input rules (jz/Validate.h) in the filters' words: messages
 /// name the properties (NumberOfNeighbors, LinkingLength, BoxBounds, ...).
 jz::InputNames PropertyNames();
+
+/// The first property whose value lies outside its range
+/// (jz/ParameterRanges.h, the one home of the ranges), or an empty string.
+std::string RangeError(std::initializer_list<std::pair<jz::ParameterRange, double>> properties);
 
 /// Why `BoxBounds` (xmin xmax ymin ymax zmin zmax) is not a usable periodic
 /// box, or an empty string when it is (jz::periodicBoxError).
@@ -165,7 +171,20 @@ bool MakeGlobalIds(
 /// `like`'s class (RequestDataObject: an output of the input's type).
 void MatchDataObjectType(vtkDataObject* like, vtkInformation* outInfo);
 
-/// A new result array `name` of `numTuples` tuples of `numComponents`.
+/// @name Output sentinels
+/// In builds with the CMake option JZ_OUTPUT_SENTINELS (on in Debug builds and
+/// in CI), result arrays that a kernel writes start filled with a value no
+/// kernel writes (a NaN with a payload, a negative id below -1), and
+/// AttachResults fails when any survives: every output value is written on
+/// every path. Without the option both are no-ops.
+///@{
+void FillSentinel(vtkDataArray* array);
+/// Throws jz::Error naming the first array with a value left unwritten.
+void CheckWritten(const std::vector<vtkDataArray*>& arrays);
+///@}
+
+/// A new result array `name` of `numTuples` tuples of `numComponents`, for
+/// a kernel to write (FillSentinel).
 template <class ArrayT>
 vtkSmartPointer<ArrayT> NewArray(const char* name, vtkIdType numTuples, int numComponents = 1)
 {
@@ -173,6 +192,7 @@ vtkSmartPointer<ArrayT> NewArray(const char* name, vtkIdType numTuples, int numC
   array->SetName(name);
   array->SetNumberOfComponents(numComponents);
   array->SetNumberOfTuples(numTuples);
+  FillSentinel(array);
   return array;
 }
 
@@ -192,7 +212,8 @@ vtkSmartPointer<ArrayT> NewArray(
 
 /// `output` becomes a shallow copy of `target` with the result arrays (one
 /// tuple per point of target's pieces, concatenated in GetLeaves order) split
-/// back onto the pieces; `activeScalars` names the active scalars.
+/// back onto the pieces; `activeScalars` names the active scalars. Checks
+/// first that the arrays are written (CheckWritten).
 void AttachResults(vtkDataObject* target, vtkDataObject* output,
   const std::vector<vtkDataArray*>& results, const char* activeScalars);
 

@@ -68,7 +68,7 @@ public:
    * Where to run: vtkJZDevice::DEVICE_AUTO (default), DEVICE_CPU or
    * DEVICE_CUDA.
    */
-  vtkSetClampMacro(Device, int, vtkJZDevice::DEVICE_AUTO, vtkJZDevice::DEVICE_CUDA);
+  vtkSetMacro(Device, int);
   vtkGetMacro(Device, int);
   ///@}
 

@@ -331,6 +331,10 @@ int vtkJZParticleSnapshotReader::RequestData(
   // fails all of them together and none waits for the others.
   std::unique_ptr<jz::Communicator> comm = vtkJZKernelAdapter::MakeCommunicator();
   std::string error = internals.InformationError;
+  if (error.empty())
+  {
+    error = vtkJZKernelAdapter::RangeError({ { jz::ranges::Stride, this->Stride } });
+  }
   vtkJZSnapshotLayout::Layout layout;
   std::size_t step = 0;
   if (error.empty())

@@ -105,7 +105,7 @@ public:
    * Keep every Stride-th particle of each type (default 1: all), counted
    * over the whole snapshot, so the result does not depend on the pieces.
    */
-  vtkSetClampMacro(Stride, int, 1, VTK_INT_MAX);
+  vtkSetMacro(Stride, int);
   vtkGetMacro(Stride, int);
   ///@}
 

@@ -93,7 +93,11 @@ int vtkJZTreeGravity::RunQuery(
   vtkJZKernelAdapter::PointArrayRequest arrays;
   arrays.masses = vtkJZKernelAdapter::SelectedArrayName(this->GetInputArrayInformation(0), input);
   arrays.globalIds = false; // gravity needs no ids
-  const std::string error = vtkJZKernelAdapter::ReadPoints(arrays, in);
+  std::string error = vtkJZKernelAdapter::RangeError({ { jz::ranges::Device, this->Device } });
+  if (error.empty())
+  {
+    error = vtkJZKernelAdapter::ReadPoints(arrays, in);
+  }
   if (!error.empty())
   {
     vtkErrorMacro(<< error);

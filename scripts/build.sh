@@ -6,5 +6,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 JOBS="${JOBS:-$(nproc)}"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+# CI (.ci/run sets JZ_CI=1) also checks that every output value is written.
+ci=()
+if [ -n "${JZ_CI:-}" ]; then
+  ci=(-DJZ_OUTPUT_SENTINELS=ON)
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${ci[@]}" "$@"
 cmake --build build -j "$JOBS"

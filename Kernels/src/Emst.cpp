@@ -14,11 +14,12 @@ std::string minSamplesError(int minSamples, std::size_t totalPoints)
 {
   if (totalPoints == 0)
     return {};
-  if (minSamples < 1)
-    return "MinSamples must be at least 1 (got " + std::to_string(minSamples) + ")";
+  const std::string outside = rangeError(ranges::EmstMinSamples, minSamples);
+  if (!outside.empty())
+    return outside;
   if (std::size_t(minSamples) >= totalPoints)
-    return "MinSamples = " + std::to_string(minSamples) + " needs more points than the " +
-      std::to_string(totalPoints) + " given";
+    return "MinSamples = " + std::to_string(minSamples) +
+      " must be smaller than the number of points (" + std::to_string(totalPoints) + ")";
   return {};
 }
 

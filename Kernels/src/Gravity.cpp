@@ -14,11 +14,12 @@ namespace jz
 template <class T>
 std::string gravityProblemError(const GravityProblem<T>& problem, const GravityInputNames& names)
 {
-  std::string e = parameterError(problem.openingAngle, true, names.openingAngle);
+  std::string e = rangeError(ranges::OpeningAngle, problem.openingAngle, names.openingAngle);
   if (e.empty())
-    e = parameterError(problem.softening, true, names.softening);
-  if (e.empty() && !std::isfinite(problem.gravitationalConstant))
-    e = names.gravitationalConstant + " must be finite";
+    e = rangeError(ranges::Softening, problem.softening, names.softening);
+  if (e.empty())
+    e = rangeError(
+      ranges::GravitationalConstant, problem.gravitationalConstant, names.gravitationalConstant);
   if (!e.empty())
     return e;
   e = pointCountError(problem.numSources);

@@ -849,15 +849,16 @@ std::string haloOptionsError(const HaloPropertiesOptions& o, const HaloOptionNam
   std::string e;
   if (o.potentialCentres)
   {
-    e = parameterError(o.softening, true, names.softening);
+    e = rangeError(ranges::Softening, o.softening, names.softening);
     if (e.empty())
-      e = parameterError(o.gravitationalConstant, false, names.gravitationalConstant);
+      e = rangeError(ranges::GravitationalConstant, o.gravitationalConstant,
+        names.gravitationalConstant);
   }
   if (e.empty() && o.sphericalOverdensity)
   {
-    e = parameterError(o.overdensity, false, names.overdensity);
+    e = rangeError(ranges::Overdensity, o.overdensity, names.overdensity);
     if (e.empty())
-      e = parameterError(o.referenceDensity, false, names.referenceDensity);
+      e = rangeError(ranges::CriticalDensity, o.referenceDensity, names.referenceDensity);
   }
   return e;
 }

@@ -2,6 +2,7 @@
 #include "jz/Validate.h"
 
 #include "jz/FloatBits.h"
+#include "jz/ParameterRanges.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +13,13 @@ namespace jz
 {
 namespace
 {
+// A number as users typed it: integers in full, others to 10 digits.
 std::string str(double x)
 {
+  if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 1e15)
+    return std::to_string((long long)x);
   std::ostringstream s;
+  s.precision(10);
   s << x;
   return s.str();
 }
@@ -71,10 +76,30 @@ std::string periodicBoxError(
   return {};
 }
 
+std::string rangeError(const ParameterRange& range, double value, const std::string& name)
+{
+  const bool above = range.minExclusive ? value > range.min : value >= range.min;
+  const bool integral = !range.integer || value == std::floor(value);
+  if (std::isfinite(value) && above && value <= range.max && integral)
+    return {};
+  std::string rule;
+  if (range.integer && range.max < ranges::kIntMax)
+    rule = "an integer from " + str(range.min) + " to " + str(range.max);
+  else if (range.integer)
+    rule = "an integer of at least " + str(range.min);
+  else if (range.max < ranges::kNone)
+    rule = "a number from " + str(range.min) + " to " + str(range.max);
+  else
+    rule = std::string("a finite number ") + (range.minExclusive ? "> " : ">= ") + str(range.min);
+  return (name.empty() ? std::string(range.name) : name) + " must be " + rule + " (got " +
+    str(value) + ")";
+}
+
 std::string neighbourCountError(std::int64_t k, std::int64_t numSources, const InputNames& names)
 {
-  if (k < 1)
-    return names.neighbourCount + " must be at least 1 (got " + std::to_string(k) + ")";
+  const std::string outside = rangeError(ranges::NumberOfNeighbors, double(k), names.neighbourCount);
+  if (!outside.empty())
+    return outside;
   if (k > numSources)
   {
     return names.neighbourCount + " = " + std::to_string(k) + " is larger than the number of " +
@@ -85,18 +110,7 @@ std::string neighbourCountError(std::int64_t k, std::int64_t numSources, const I
 
 std::string linkingLengthError(double linkingLength, const InputNames& names)
 {
-  if (!std::isfinite(linkingLength) || !(linkingLength > 0))
-    return names.linkingLength + " must be a finite positive number (got " + str(linkingLength) +
-      ")";
-  return {};
-}
-
-std::string parameterError(double value, bool zeroAllowed, const std::string& name)
-{
-  if (std::isfinite(value) && (value > 0 || (zeroAllowed && value == 0)))
-    return {};
-  return name + " must be a finite number " + (zeroAllowed ? ">= 0" : "> 0") + " (got " +
-    std::to_string(value) + ")";
+  return rangeError(ranges::LinkingLength, linkingLength, names.linkingLength);
 }
 
 std::string pointCountError(std::size_t numPoints)

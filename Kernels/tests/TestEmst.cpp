@@ -727,6 +727,52 @@ JZ_TEST(CudaDeviceRulesAndBadInput)
   JZ_CHECK_EQ(out.size(), 0u);
 }
 
+// HDBSCAN's parameters at their bounds, as the hdbscan library takes them:
+// MinClusterSize 1 is an error ("Min cluster size must be greater than
+// one"), 2 is the smallest cluster size; MinSamples beyond the points is
+// min(n - 1, MinSamples).
+JZ_TEST(HdbscanParametersAtTheirBounds)
+{
+  const std::size_t n = 400;
+  std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 5);
+  jz::EmstProblem<double> pr;
+  pr.points = xyz.data();
+  pr.numPoints = n;
+  jz::HdbscanOptions options;
+  jz::HdbscanResult result;
+  for (int bad : { 1, 0, -4 })
+  {
+    options.minClusterSize = bad;
+    try
+    {
+      jz::computeHdbscan(pr, options, result, jz::Backend::CPU);
+      JZ_CHECK_MSG(false, "MinClusterSize " << bad << " was accepted");
+    }
+    catch (const jz::Error& e)
+    {
+      JZ_CHECK_MSG(std::string(e.what()).find("MinClusterSize") != std::string::npos, e.what());
+    }
+  }
+  options.minClusterSize = 2;
+  jz::computeHdbscan(pr, options, result, jz::Backend::CPU);
+  JZ_CHECK_EQ(result.clusterId.size(), n);
+  JZ_CHECK(result.numClusters >= 1);
+  std::size_t smallest = n;
+  for (std::size_t c = 0; c < result.numClusters; ++c)
+    smallest = std::min<std::size_t>(smallest,
+      std::size_t(std::count(result.clusterId.begin(), result.clusterId.end(), jz::GlobalId(c))));
+  JZ_CHECK_MSG(smallest >= 2, "a cluster of " << smallest);
+
+  options.minClusterSize = 10;
+  jz::HdbscanResult clipped, beyond;
+  options.minSamples = int(n) - 1;
+  jz::computeHdbscan(pr, options, clipped, jz::Backend::CPU);
+  options.minSamples = int(n) + 50;
+  jz::computeHdbscan(pr, options, beyond, jz::Backend::CPU);
+  JZ_CHECK(beyond.clusterId == clipped.clusterId && beyond.probability == clipped.probability &&
+    beyond.coreDistance == clipped.coreDistance);
+}
+
 // A small case that reaches every kernel (node planes and leaves, mutual
 // reachability with both core-distance kernels' copies of duplicate runs,
 // periodic images, leaf batches, a finite maximum length), for

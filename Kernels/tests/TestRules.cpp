@@ -110,7 +110,7 @@ JZ_TEST(EveryRuleHasOneMessage)
     jz::neighbourCountError(6, 5), "K = 6 is larger than the number of source points (5)"));
   JZ_CHECK(jz::linkingLengthError(0.1).empty());
   for (double l : { 0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity() })
-    JZ_CHECK(contains(jz::linkingLengthError(l), "linking length must be a finite positive"));
+    JZ_CHECK(contains(jz::linkingLengthError(l), "linking length must be a finite number > 0"));
   JZ_CHECK(jz::pointCountError(std::size_t(0xFFFFFFFEu)).empty());
   JZ_CHECK(contains(jz::pointCountError(std::size_t(0xFFFFFFFFu)), "too many points"));
 
@@ -120,6 +120,39 @@ JZ_TEST(EveryRuleHasOneMessage)
   names.sourcePoint = "Input point";
   const std::string k = jz::neighbourCountError(101, 100, names);
   JZ_CHECK_MSG(contains(k, "NumberOfNeighbors (K) = 101") && contains(k, "Input points (100)"), k);
+}
+
+// Every parameter range accepts its bounds and rejects what lies beyond
+// them, NaN, infinities and (for counts) fractions, naming the parameter.
+JZ_TEST(ParameterRangesAcceptTheirBoundsOnly)
+{
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const jz::ParameterRange& r : jz::ranges::kAll)
+  {
+    const std::string name = r.name;
+    auto accepts = [&](double v) { return jz::rangeError(r, v).empty(); };
+    auto rejects = [&](double v)
+    {
+      const std::string e = jz::rangeError(r, v);
+      return contains(e, name + " must be") && contains(e, "(got ");
+    };
+    JZ_CHECK_MSG(accepts(r.minExclusive ? std::nextafter(r.min, inf) : r.min), name);
+    JZ_CHECK_MSG(rejects(r.minExclusive ? r.min : r.min - 1), name);
+    JZ_CHECK_MSG(rejects(-inf) && rejects(inf) && rejects(std::nan("")), name);
+    if (r.max < inf)
+    {
+      JZ_CHECK_MSG(accepts(r.max), name);
+      JZ_CHECK_MSG(rejects(r.integer ? r.max + 1 : std::nextafter(r.max, inf)), name);
+    }
+    if (r.integer)
+      JZ_CHECK_MSG(rejects(r.min + 0.5), name);
+  }
+  JZ_CHECK_EQ(jz::rangeError(jz::ranges::MinClusterSize, 1),
+    std::string("MinClusterSize must be an integer of at least 2 (got 1)"));
+  JZ_CHECK_EQ(jz::rangeError(jz::ranges::OpeningAngle, 2, "the opening angle"),
+    std::string("the opening angle must be a number from 0 to 1.5 (got 2)"));
+  JZ_CHECK_EQ(jz::rangeError(jz::ranges::Device, 7),
+    std::string("Device must be an integer from 0 to 2 (got 7)"));
 }
 
 JZ_TEST(NonFiniteCoordinatesNameTheFirstPointForAnyThreadCount)

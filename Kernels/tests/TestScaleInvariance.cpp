@@ -135,6 +135,11 @@ void checkKnnScaled(const std::string& kind, bool periodic, jz::DensityEstimator
   {
     const KnnRun<T> got =
       runKnn(scaled(unit, k), K, periodic, std::ldexp(1.0, k), estimator, mass);
+    // Every output written (runKnn starts them at -1 and -7).
+    JZ_CHECK(std::count(got.ids.begin(), got.ids.end(), jz::GlobalId(-7)) == 0 &&
+      std::count(got.h.begin(), got.h.end(), T(-1)) == 0 &&
+      std::count(got.rho.begin(), got.rho.end(), T(-1)) == 0 &&
+      std::count(got.dist.begin(), got.dist.end(), T(-1)) == 0);
     std::size_t badH = 0, badRho = 0, badIds = 0, unrepresentable = 0;
     for (std::size_t i = 0; i < n; ++i)
     {

@@ -15,8 +15,10 @@ class Checker:
 
     def __init__(self):
         self.failures = 0
+        self.checks = 0
 
     def check(self, ok, what):
+        self.checks += 1
         print("  ok  " if ok else "  FAIL", what, flush=True)
         if not ok:
             self.failures += 1
@@ -32,6 +34,11 @@ class Checker:
         return self.check(ok, f"{what} (max rel err {err.max() if err.size else 0:.2e}, rtol {rtol:g})")
 
     def finish(self):
+        # A section that checked nothing proves nothing: it fails (a section
+        # that cannot run exits with the skip code before it gets here).
+        if self.checks == 0:
+            print("FAIL: the section ran no check")
+            sys.exit(1)
         if self.failures:
             print(f"{self.failures} check(s) failed")
             sys.exit(1)

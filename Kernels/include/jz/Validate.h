@@ -16,6 +16,7 @@
 #include "Distributed.h"
 #include "Fof.h"
 #include "Knn.h"
+#include "ParameterRanges.h"
 
 namespace jz
 {
@@ -51,8 +52,6 @@ std::string pointCountError(std::size_t numPoints);
 // `what` names a point ("point", "source point", ...).
 template <class T>
 std::string nonFiniteCoordinateError(const T* xyz, std::size_t n, const std::string& what);
-// A scalar parameter that must be finite and > 0 (or >= 0 when zeroAllowed).
-std::string parameterError(double value, bool zeroAllowed, const std::string& name);
 // The first non-finite value of n tuples of `components` doubles.
 std::string nonFiniteValueError(
   const double* values, std::size_t n, int components, const std::string& what);

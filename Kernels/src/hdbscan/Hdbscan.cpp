@@ -13,6 +13,7 @@
 #include "SingleLinkage.h"
 #include "../ScaleFrame.h"
 #include "jz/Hdbscan.h"
+#include "jz/ParameterRanges.h"
 
 namespace jz
 {
@@ -25,14 +26,14 @@ int hdbscanMinSamples(const HdbscanOptions& options, std::size_t n)
 
 std::string hdbscanOptionsError(const HdbscanOptions& options)
 {
-  // The library's rule: "Min cluster size must be greater than one" (a
-  // cluster of one point is no cluster, and the condensed tree has none).
-  if (options.minClusterSize < 2)
-    return "MinClusterSize must be at least 2 (got " + std::to_string(options.minClusterSize) + ")";
-  if (options.minSamples < 0)
-    return "MinSamples must be 0 (= MinClusterSize) or positive (got " +
-      std::to_string(options.minSamples) + ")";
-  return std::string();
+  // The library's rules (ParameterRanges.h): a cluster of one point is no
+  // cluster, and MinSamples 0 stands for MinClusterSize.
+  std::string e = rangeError(ranges::MinClusterSize, options.minClusterSize);
+  if (e.empty())
+    e = rangeError(ranges::HdbscanMinSamples, options.minSamples);
+  if (e.empty())
+    e = rangeError(ranges::ClusterSelectionMethod, double(options.selection));
+  return e;
 }
 
 void hdbscanFromTree(const EmstEdges& tree, std::size_t n, const GlobalId* ids,

@@ -1,6 +1,6 @@
 #include "vtkJZFofTreeCache.h"
 
-#include "../Kernels/src/StageTimer.h" // the one scoped clock of the kernels
+#include "jz/StageTimer.h" // the one scoped clock of the kernels
 #include "jz/FofFromTree.h"
 
 #include "vtkDataArray.h"

@@ -5,7 +5,7 @@
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZParticleInput.h"
 
-#include "../Kernels/src/StageTimer.h" // the one scoped clock of the kernels
+#include "jz/StageTimer.h" // the one scoped clock of the kernels
 #include "jz/HugePages.h"              // fresh per-point outputs on huge pages
 
 #include "vtkCellArray.h"

@@ -20,7 +20,7 @@
 
 #include <omp.h>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "ProcMemory.h"
 #include "jz/Emst.h"
 

@@ -26,7 +26,7 @@
 
 #include <omp.h>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "HaloPoints.h"
 #include "PeriodicCatalogue.h"
 #include "ProcMemory.h"

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "GpuBenchOptions.h"
 #include "HaloPoints.h"
 #include "WriteRaw.h"

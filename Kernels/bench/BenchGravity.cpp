@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "GravityTargets.h"
 #include "jz/Gravity.h"
 

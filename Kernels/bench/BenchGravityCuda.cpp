@@ -19,7 +19,7 @@
 
 #include <omp.h>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "../tests/PointSets.h"
 #include "GpuBenchOptions.h"
 #include "GravityTargets.h"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "HaloPoints.h"
 #include "RawFiles.h"
 #include "jz/Fof.h"

@@ -17,7 +17,7 @@
 
 #include <omp.h>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "../tests/PointSets.h"
 #include "jz/Knn.h"
 

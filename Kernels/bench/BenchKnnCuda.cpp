@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "../tests/PointSets.h"
 #include "GpuBenchOptions.h"
 #include "WriteRaw.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "jz/Backend.h"
 
 namespace jzbench

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "jz/Hdbscan.h"
 
 int main(int argc, char** argv)

@@ -2,7 +2,7 @@
 // line each, for checking that a change to the leaf walk or the tree build
 // leaves every output bit-identical: run the old and the new build and diff
 // the lines.
-//   jz_output_digest [quick] [knn|tree] [dump FILE]
+//   jz_output_digest [quick] [knn|tree|more] [dump FILE]
 // Set 1 (140 lines): 7 point kinds x K in {1, 7, 16, 33, 64} x open/periodic
 // x float/double; h, densities, neighbour distances and ids, then the
 // density alone (the density-only path); masses at K = 7 (float) and 16
@@ -13,6 +13,10 @@
 // splits, levels and boxes; leaves of 48 and of 192) and FoF's roots and
 // labels on 28 point sets (7 kinds x float/double x open/periodic) at 1, 2
 // and 3 threads.
+// Set 4 (`more` alone): the EMST (Euclidean and mutual reachability),
+// HDBSCAN*, tree gravity (theta 0 and 0.6), FoF halos with their catalogue
+// and the catalogue additions, on 4 kinds x float/double x open/periodic at
+// 1 and 2 threads.
 // Each line is a 64-bit FNV-1a digest of the raw output bytes; `dump FILE`
 // also writes those bytes (set 1 only) for a byte-for-byte cmp.
 // To check against a build without this tool, compile this file against
@@ -27,7 +31,11 @@
 #include <omp.h>
 
 #include "../tests/PointSets.h"
+#include "jz/Emst.h"
 #include "jz/Fof.h"
+#include "jz/Gravity.h"
+#include "jz/HaloProperties.h"
+#include "jz/Hdbscan.h"
 #include "jz/Knn.h"
 #include "jz/Tree.h"
 
@@ -219,20 +227,144 @@ void treeAndFof(const std::string& kind, std::size_t n, bool periodic, int threa
   std::printf("set3 fof %s %s n=%zu periodic=%d threads=%d: %016llx\n", kind.c_str(),
     precision(T()), n, int(wrap), threads, d.h);
 }
+
+// Set 4: the other algorithms on one point set.
+template <class T>
+void moreAlgorithms(const std::string& kind, std::size_t n, bool periodic, int threads)
+{
+  const std::vector<T> xyz = jztest::makePoints<T>(kind, n, 11);
+  std::vector<double> mass(n), vel(3 * n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    mass[i] = 1 + double(i % 5) * 0.5;
+    for (int k = 0; k < 3; ++k)
+      vel[3 * i + k] = double((i * 31 + std::size_t(k)) % 23) - 11;
+  }
+  jz::RunControl rc;
+  rc.numThreads = threads;
+  omp_set_num_threads(threads);
+  const std::string what = kind + " " + precision(T()) + " n=" + std::to_string(n) +
+    " periodic=" + std::to_string(int(periodic)) + " threads=" + std::to_string(threads);
+
+  for (jz::EmstMetric metric : { jz::EmstMetric::Euclidean, jz::EmstMetric::MutualReachability })
+  {
+    jz::EmstProblem<T> pr;
+    pr.points = xyz.data();
+    pr.numPoints = n;
+    pr.metric = metric;
+    pr.minSamples = 7;
+    pr.periodic = periodic;
+    jz::EmstEdges e;
+    jz::computeEmst(pr, e, jz::Backend::CPU, rc);
+    Digest d;
+    d.add(e.from);
+    d.add(e.to);
+    d.add(e.weight2);
+    d.add(e.core2);
+    std::printf("set4 emst %s metric=%d: %016llx\n", what.c_str(), int(metric), d.h);
+  }
+  {
+    jz::EmstProblem<T> pr;
+    pr.points = xyz.data();
+    pr.numPoints = n;
+    pr.periodic = periodic;
+    jz::HdbscanOptions o;
+    o.minClusterSize = 25;
+    jz::HdbscanResult r;
+    jz::computeHdbscan(pr, o, r, jz::Backend::CPU, rc);
+    Digest d;
+    d.add(r.clusterId);
+    d.add(r.probability);
+    d.add(r.outlierScore);
+    d.add(r.coreDistance);
+    std::printf("set4 hdbscan %s: %016llx\n", what.c_str(), d.h);
+  }
+  for (double theta : { 0.0, 0.6 })
+  {
+    const std::size_t m = theta == 0 ? n / 8 : n;
+    jz::GravityProblem<T> pr;
+    pr.sources = xyz.data();
+    pr.numSources = m;
+    pr.sourceMasses = mass.data();
+    pr.openingAngle = theta;
+    pr.softening = periodic ? 1e-3 : 0; // isolated only: `periodic` varies the softening
+    std::vector<double> phi(m), acc(3 * m);
+    jz::GravityResults res;
+    res.potential = phi.data();
+    res.acceleration = acc.data();
+    jz::computeGravity(pr, res, jz::Backend::CPU, rc);
+    Digest d;
+    d.add(phi);
+    d.add(acc);
+    std::printf("set4 gravity %s theta=%g: %016llx\n", what.c_str(), theta, d.h);
+  }
+  jz::FofProblem<T> fp;
+  fp.points = xyz.data();
+  fp.numPoints = n;
+  fp.periodic = periodic;
+  fp.linkingLength = 0.2 * std::cbrt(1.0 / double(n));
+  jz::FofHaloOptions fo;
+  fo.minimumGroupSize = 10;
+  fo.masses = mass.data();
+  fo.velocities = vel.data();
+  jz::FofHalos halos;
+  jz::computeFofHalos(fp, fo, halos, jz::Backend::CPU, rc);
+  {
+    const jz::FofCatalogue& c = halos.catalogue;
+    Digest d;
+    d.add(halos.groupId);
+    d.add(halos.groupSize);
+    d.add(c.count);
+    d.add(c.mass);
+    d.add(c.centerOfMass);
+    d.add(c.inertiaRadius);
+    d.add(c.meanVelocity);
+    d.add(c.velocityDispersion);
+    std::printf("set4 halos %s groups=%zu: %016llx\n", what.c_str(), halos.numGroups, d.h);
+  }
+  jz::HaloPropertiesInput<T> in;
+  in.points = xyz.data();
+  in.numPoints = n;
+  in.masses = mass.data();
+  in.groupId = halos.groupId.data();
+  in.numGroups = halos.numGroups;
+  for (std::size_t g = 0; g < halos.numGroups; ++g)
+    in.rowGroupId.push_back(jz::GlobalId(g));
+  in.rowCenterOfMass = halos.catalogue.centerOfMass;
+  in.rowMass = halos.catalogue.mass;
+  in.periodic = periodic;
+  jz::HaloPropertiesOptions o;
+  o.potentialCentres = true;
+  o.softening = 1e-4;
+  o.sphericalOverdensity = true;
+  o.referenceDensity = 3.0 * double(n);
+  jz::HaloProperties out;
+  jz::SerialCommunicator comm;
+  jz::computeHaloProperties(comm, in, o, out, rc);
+  Digest d;
+  d.add(out.centreOfPotential);
+  d.add(out.mostBoundId);
+  d.add(out.soRadius);
+  d.add(out.soMass);
+  d.add(out.soCount);
+  std::printf("set4 haloproperties %s: %016llx\n", what.c_str(), d.h);
+}
 } // namespace
 
 int main(int argc, char** argv)
 {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  bool quick = false, knn = true, tree = true;
+  bool quick = false, knn = true, tree = true, more = true;
   for (int a = 1; a < argc; ++a)
   {
     if (!std::strcmp(argv[a], "quick"))
       quick = true;
     else if (!std::strcmp(argv[a], "knn"))
-      tree = false;
+      tree = more = false;
     else if (!std::strcmp(argv[a], "tree"))
-      knn = false;
+      knn = more = false;
+    else if (!std::strcmp(argv[a], "more"))
+      knn = tree = false;
     else if (!std::strcmp(argv[a], "dump") && a + 1 < argc)
       dumpFile = std::fopen(argv[++a], "wb");
   }
@@ -267,6 +399,15 @@ int main(int argc, char** argv)
           const std::size_t m = kind == "duplicates" ? 30000 : n;
           treeAndFof<float>(kind, m, periodic, threads);
           treeAndFof<double>(kind, m, periodic, threads);
+        }
+  for (const char* kind : { "uniform", "clustered", "duplicates", "planar" })
+    for (bool periodic : { false, true })
+      for (int threads : { 1, 2 })
+        if (more)
+        {
+          const std::size_t m = quick ? 4000 : 20000;
+          moreAlgorithms<float>(kind, m, periodic, threads);
+          moreAlgorithms<double>(kind, m, periodic, threads);
         }
   if (dumpFile)
     std::fclose(dumpFile);

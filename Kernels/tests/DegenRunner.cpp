@@ -25,7 +25,7 @@
 
 #include "../bench/ProcMemory.h"
 #include "../bench/RawFiles.h"
-#include "../src/StageTimer.h"
+#include "jz/StageTimer.h"
 #include "jz/Fof.h"
 #include "jz/Knn.h"
 

@@ -16,9 +16,9 @@
 #include "PointSets.h"
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
-#include "distributed/FofPhases.h"
+#include "fof/FofPhases.h"
 #include "distributed/GhostSelection.h"
-#include "distributed/KnnPhases.h"
+#include "knn/KnnPhases.h"
 #include "jz/Geometry.h"
 #include "jz/ZOrder.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "../src/walk/BoxMetric.h"
-#include "../src/walk/DualWalk.h"
+#include "walk/BoxMetric.h"
+#include "walk/DualWalk.h"
 #include "PointSets.h"
 #include "TestHarness.h"
 

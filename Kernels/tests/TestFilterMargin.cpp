@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "TestHarness.h"
-#include "cpu/LeafDistances.h"
+#include "walk/LeafDistances.h"
 #include "jz/Geometry.h"
 #include "jz/Knn.h"
 #include "jz/Tree.h"

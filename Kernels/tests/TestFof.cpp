@@ -17,7 +17,7 @@
 
 #include <omp.h>
 
-#include "FofGroupSums.h"
+#include "fof/FofGroupSums.h"
 #include "PointSets.h"
 #include "TestHarness.h"
 #include "jz/Fof.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "TestHarness.h"
-#include "cpu/GravityExpansion.h"
+#include "gravity/GravityExpansion.h"
 
 namespace
 {

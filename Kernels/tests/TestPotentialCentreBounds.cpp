@@ -15,10 +15,10 @@
 
 #include "../bench/HaloPoints.h"
 #include "TestHarness.h"
-#include "cpu/GravityKernelsCpu.h"
-#include "cpu/PotentialCentreBounds.h"
-#include "cpu/PotentialCentreFilter.h"
-#include "cpu/PotentialCentreFloatSums.h"
+#include "gravity/GravityKernelsCpu.h"
+#include "halo/PotentialCentreBounds.h"
+#include "halo/PotentialCentreFilter.h"
+#include "halo/PotentialCentreFloatSums.h"
 #include "jz/Fof.h"
 #include "jz/LinkingLength.h"
 

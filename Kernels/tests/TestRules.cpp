@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "GroupMoments.h"
+#include "fof/GroupMoments.h"
 #include "TestHarness.h"
 #include "jz/Fof.h"
 #include "jz/Geometry.h"

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <string>
 
-#include "CudaCommon.cuh"
+#include "cuda/CudaCommon.cuh"
 
 namespace jz
 {

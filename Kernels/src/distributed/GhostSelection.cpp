@@ -1,5 +1,5 @@
 // Ghost selection for the distributed drivers (GhostSelection.h).
-#include "GhostSelection.h"
+#include "distributed/GhostSelection.h"
 
 #include <algorithm>
 #include <cmath>

@@ -21,9 +21,9 @@
 
 #include <omp.h>
 
-#include "InteractionList.h"
-#include "SuperNodes.h"
-#include "WalkPolicy.h"
+#include "walk/InteractionList.h"
+#include "walk/SuperNodes.h"
+#include "walk/WalkPolicy.h"
 #include "jz/Backend.h"
 #include "jz/Tree.h"
 

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "InteractionList.h"
+#include "walk/InteractionList.h"
 
 namespace jz
 {

@@ -1,0 +1,738 @@
+// The distributed Borůvka rounds (phase "rounds" of EmstPhases.h). Each
+// round:
+//  1. each component's lightest edge to this rank's other points: under the
+//     Euclidean metric the lightest edge of the rank's own tree that leaves
+//     it (EmstLocalTree.h); under mutual reachability every point searches
+//     this rank's tree under its component's bound (the lightest edge found
+//     so far: first a z-order neighbour's, then the search's own);
+//  2. a point whose bound reaches another rank's cover asks that rank, which
+//     searches its tree for the same (the boundary queries);
+//  3. each component's lightest edge: on its rank, or, for a component that
+//     spans ranks, the lightest of the ranks' (reduced on the component's
+//     owner rank, label modulo ranks, as its bound before step 2);
+//  4. merges: an edge between two components that both lie on this rank only
+//     is united here; every other chosen edge goes to the ranks of its two
+//     ends, and its two labels to every rank (16 bytes per merge), where the
+//     same union-find over labels runs, told by each rank which of its local
+//     merges those edges touch. New labels are the smallest global id of
+//     each component, so every rank agrees.
+// Borůvka under the strict edge order (weight, smaller id, larger id) adds
+// only edges of the unique minimum tree: the result is the serial edge set.
+// Both searches are policies of the walk engine: step 1's is the serial
+// Borůvka round's (cpu/BoruvkaLeafSearch.h) on this rank's tree, step 2's
+// the foreign queries' (cpu/BoruvkaForeignSearch.h, EmstBoundarySearch.h).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "emst/BoruvkaLeafSearch.h"
+#include "jz/StageTimer.h"
+#include "walk/BoxMetric.h"
+#include "walk/DualWalk.h"
+#include "emst/EmstBoruvkaEdge.h"
+#include "emst/EmstBoundarySearch.h"
+#include "emst/EmstLabelUnion.h"
+#include "emst/EmstLocalTree.h"
+#include "emst/EmstPhases.h"
+
+namespace jz
+{
+namespace
+{
+
+template <class T>
+struct EdgeAsk
+{
+  EdgeQuery<T> query;
+  double bound2;
+  Index point; // sorted index on the asking rank
+};
+
+template <class T>
+struct EdgeAnswer
+{
+  Index point;  // the asker's
+  Index found;  // sorted index on the answering rank
+  double weight2;
+  GlobalId id, label;
+  T raw[3];
+};
+
+// Everything gathered by allGather from other ranks, for the traffic count.
+double receivedBytes(const std::vector<std::vector<char>>& blocks, int me)
+{
+  double b = 0;
+  for (std::size_t r = 0; r < blocks.size(); ++r)
+    if (int(r) != me)
+      b += double(blocks[r].size());
+  return b;
+}
+
+template <class V>
+std::vector<V> allGatherCounted(Communicator& comm, const std::vector<V>& mine, EmstTraffic& traffic)
+{
+  const std::vector<std::vector<char>> all = comm.allGather(toBytes(mine));
+  traffic.bytesReceived += receivedBytes(all, comm.rank());
+  std::vector<V> out;
+  for (const auto& b : all)
+  {
+    const std::vector<V> part = fromBytes<V>(b);
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+// allToAllTyped, counting the bytes received from other ranks.
+template <class V>
+std::vector<std::vector<V>> allToAllCounted(
+  Communicator& comm, const std::vector<std::vector<V>>& send, EmstTraffic& traffic)
+{
+  std::vector<std::vector<V>> got = allToAllTyped(comm, send);
+  for (std::size_t r = 0; r < got.size(); ++r)
+    if (int(r) != comm.rank())
+      traffic.bytesReceived += double(got[r].size() * sizeof(V));
+  return got;
+}
+
+// Two components' labels joined by a chosen edge: all that every rank needs
+// of the cross-rank merges (the edge itself goes to its two ends' ranks).
+struct LabelPair
+{
+  GlobalId a, b;
+};
+
+template <class T>
+class DistributedBoruvka
+{
+public:
+  // localTree: this rank's own tree (Euclidean), or empty to search per point.
+  DistributedBoruvka(const EmstRankPoints<T>& points, const double* core2, double maxBound2,
+    std::vector<LocalTreeEdge> localTree, int threads, Communicator& comm, EmstTraffic& traffic)
+    : points_(points)
+    , core2_(core2)
+    , maxBound2_(maxBound2)
+    , threads_(std::max(1, threads))
+    , comm_(comm)
+    , traffic_(traffic)
+    , me_(comm.rank())
+    , n_(points.tree.sources.size())
+    , comp_(n_)
+    , label_(points.ids)
+    , spanning_(n_, 0)
+    , lowForeign_(n_, 0.0f)
+    , useLocalTree_(!core2)
+    , localTree_(std::move(localTree))
+  {
+    std::iota(comp_.begin(), comp_.end(), Index(0));
+    if (core2)
+    {
+      routeIds_.resize(n_);
+      for (Index i = 0; i < n_; ++i)
+        routeIds_[points.routeIndex(i)] = points.ids[i];
+      comps_ = std::make_unique<BoruvkaComponents<T>>(points.tree);
+      comps_->maxWeight2 = maxBound2;
+    }
+  }
+
+  // stopped: this rank was told to stop before the rounds (its local tree).
+  std::vector<EmstEmitted<T>> run(const RunControl& control, bool stopped, RunInfo& info)
+  {
+    const std::int64_t total = allSum(comm_, std::int64_t(n_));
+    std::int64_t edges = 0;
+    int round = 0;
+    agreeOnProgress(control, 0.4, comm_, stopped);
+    while (edges + 1 < total)
+    {
+      if (round > 0)
+        agreeOnProgress(control, 0.4 + 0.5 * double(edges) / double(total), comm_);
+      const std::int64_t added = runRound();
+      info.counters.emplace_back("components " + std::to_string(round), double(total - edges));
+      info.counters.emplace_back("boundary queries " + std::to_string(round), roundQueries_);
+      if (added == 0)
+      {
+        if (maxBound2_ < kInfinity)
+          break; // every component is final: the forest is complete
+        throw Error("distributed EMST: a Borůvka round added no edge (internal error)");
+      }
+      edges += added;
+      ++round;
+    }
+    info.counters.emplace_back("boruvka rounds", double(round));
+    info.counters.emplace_back("bytes received: rounds' boundary queries", boundaryBytes_);
+    return std::move(emitted_);
+  }
+
+private:
+  std::size_t numComps() const { return label_.size(); }
+
+  void raw(Index i, T* p) const
+  {
+    std::copy_n(points_.raw.data() + 3 * std::size_t(points_.routeIndex(i)), 3, p);
+  }
+
+  EmstLocalSide localSide() const
+  {
+    return EmstLocalSide{ points_.ids.data(), comp_.data(), label_.data(), core2_ };
+  }
+
+  EdgeQuery<T> queryOf(Index i) const
+  {
+    EdgeQuery<T> q;
+    points_.tree.sources.point(i, q.p);
+    q.id = points_.ids[i];
+    q.label = label_[comp_[i]];
+    q.core2 = core2_ ? core2_[i] : 0.0;
+    return q;
+  }
+
+  // One round; returns the number of edges added over all ranks.
+  std::int64_t runRound()
+  {
+    if (useLocalTree_)
+      scanLocalTree();
+    else
+      searchLocally();
+    shareSpanningBounds();
+    const double before = traffic_.bytesReceived;
+    searchBoundary();
+    boundaryBytes_ += traffic_.bytesReceived - before;
+    std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
+    return merge(spanningBest);
+  }
+
+  double weight2(Index a, Index b) const
+  {
+    T pa[3], pb[3];
+    points_.tree.sources.point(a, pa);
+    points_.tree.sources.point(b, pb);
+    const double w = distance2(pa, pb, points_.tree.periodicity);
+    return core2_ ? std::max(w, std::max(core2_[a], core2_[b])) : w;
+  }
+
+  // Mutual reachability: one round of the serial Borůvka walk on this
+  // rank's tree (BoruvkaLeafSearch) under this rank's components, seeded as
+  // the serial round is: each searching point's lightest local edge out of
+  // its component, per component the lightest (bound_).
+  void searchLocally()
+  {
+    BoruvkaComponents<T>& cs = *comps_;
+    rootOf_.assign(numComps(), kNoPoint);
+    for (Index i = 0; i < n_; ++i)
+      if (rootOf_[comp_[i]] == kNoPoint)
+        rootOf_[comp_[i]] = i;
+    for (Index i = 0; i < n_; ++i)
+      cs.point[i] = rootOf_[comp_[i]]; // a flat union-find forest
+    cs.relabel();
+    seedBounds();
+    if (cs.markSearching(core2_) > 0)
+      withBoxMetric(points_.tree.periodicity,
+        [&](const auto& metric)
+        {
+          using Weights = BoruvkaWeights<T, std::decay_t<decltype(metric)>>;
+          const Weights weights(points_.tree, metric, core2_);
+          const SourceKeys keys{ routeIds_.data(), points_.tree.sources.inputIndex.data() };
+          BoruvkaLeafSearch<T, Weights> policy(points_.tree, weights, cs, keys, threads_);
+          DualWalk<T, BoruvkaLeafSearch<T, Weights>> walk(points_.tree, policy, threads_);
+          walk.leafPass(walk.walkDownTo(1));
+        });
+    for (Index i = 0; i < n_; ++i)
+      if (cs.choice[i] != kNoPoint)
+        bound_[comp_[i]] = std::min(bound_[comp_[i]], weight2(i, cs.choice[i]));
+  }
+
+  // Neighbours in z-order from different components give first bounds, and
+  // so do the points whose local edge of the last round still leaves their
+  // component: that edge is still their lightest local one (the other
+  // components only shrank), so they are settled and do not search.
+  void seedBounds()
+  {
+    std::vector<Index>& choice = comps_->choice;
+    bound_.assign(numComps(), maxBound2_);
+    for (Index i = 0; i < n_; ++i)
+    {
+      if (choice[i] == kNoPoint)
+        continue;
+      if (comp_[choice[i]] == comp_[i])
+        choice[i] = kNoPoint;
+      else
+        bound_[comp_[i]] = std::min(bound_[comp_[i]], weight2(i, choice[i]));
+    }
+    for (Index i = 0; i + 1 < n_; ++i)
+    {
+      const Index a = comp_[i], b = comp_[i + 1];
+      if (a == b)
+        continue;
+      const double w = weight2(i, i + 1);
+      bound_[a] = std::min(bound_[a], w);
+      bound_[b] = std::min(bound_[b], w);
+    }
+    for (std::size_t c = 0; c < numComps(); ++c)
+      lowerBound(&comps_->bound2[rootOf_[c]], bound_[c]);
+  }
+
+  // Per component the lightest edge of this rank's tree that leaves it; the
+  // edges inside a component are dropped for good.
+  void scanLocalTree()
+  {
+    bound_.assign(numComps(), maxBound2_);
+    treeBest_.assign(numComps(), kNoTreeEdge);
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < localTree_.size(); ++k)
+    {
+      const LocalTreeEdge e = localTree_[k];
+      const Index ca = comp_[e.a], cb = comp_[e.b];
+      if (ca == cb)
+        continue;
+      localTree_[kept] = e;
+      for (const Index c : { ca, cb })
+      {
+        std::size_t& best = treeBest_[c];
+        if (best == kNoTreeEdge || lighterTreeEdge(e, localTree_[best]))
+          best = kept;
+        bound_[c] = std::min(bound_[c], e.weight2);
+      }
+      ++kept;
+    }
+    localTree_.resize(kept);
+  }
+
+  bool lighterTreeEdge(const LocalTreeEdge& x, const LocalTreeEdge& y) const
+  {
+    const GlobalId* id = points_.ids.data();
+    return emstEdgeLess(x.weight2, id[x.a], id[x.b], y.weight2, id[y.a], id[y.b]);
+  }
+
+  // The rank that reduces a spanning component's bounds and candidates.
+  int ownerOf(GlobalId label) const { return int(label % GlobalId(comm_.size())); }
+
+  // The bounds of components on several ranks: the least of the ranks',
+  // reduced on each component's owner rank and sent back to the ranks that
+  // sent one.
+  void shareSpanningBounds()
+  {
+    const int ranks = comm_.size();
+    std::vector<std::vector<std::pair<GlobalId, double>>> toOwner(ranks);
+    for (std::size_t c = 0; c < numComps(); ++c)
+      if (spanning_[c])
+        toOwner[ownerOf(label_[c])].emplace_back(label_[c], bound_[c]);
+    std::vector<std::vector<std::pair<GlobalId, double>>> got =
+      allToAllCounted(comm_, toOwner, traffic_);
+    std::vector<std::pair<GlobalId, double>> least;
+    for (const auto& list : got)
+      least.insert(least.end(), list.begin(), list.end());
+    std::sort(least.begin(), least.end()); // per label its least bound first
+    for (auto& list : got)
+      for (auto& [label, bound] : list)
+        bound = std::lower_bound(least.begin(), least.end(),
+          std::pair<GlobalId, double>(label, -kInfinity))->second;
+    const std::vector<std::vector<std::pair<GlobalId, double>>> back =
+      allToAllCounted(comm_, got, traffic_);
+    std::vector<std::size_t> at(ranks, 0);
+    for (std::size_t c = 0; c < numComps(); ++c)
+      if (spanning_[c])
+      {
+        const int o = ownerOf(label_[c]);
+        bound_[c] = std::min(bound_[c], back[o][at[o]++].second);
+      }
+  }
+
+  // Points whose bound reaches another rank ask it; the answers that found
+  // an edge come back.
+  void searchBoundary()
+  {
+    const int ranks = comm_.size();
+    std::vector<std::vector<EdgeAsk<T>>> ask(ranks);
+    for (Index i = 0; i < n_; ++i)
+    {
+      const double b = bound_[comp_[i]];
+      const EdgeQuery<T> q = queryOf(i);
+      if (q.core2 > b || double(lowForeign_[i]) > b)
+        continue;
+      for (int r = 0; r < ranks; ++r)
+        if (r != me_ && points_.cover.mayReach(q.p, r, b))
+          ask[r].push_back(EdgeAsk<T>{ q, b, i });
+      // No other rank's point is within b but those the answers name.
+      lowForeign_[i] = std::max(lowForeign_[i], roundDownToFloat(b));
+    }
+    double asks = 0;
+    for (const auto& a : ask)
+      asks += double(a.size());
+    traffic_.boundaryQueries += asks;
+    roundQueries_ = asks;
+    const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
+    foreignFound_ = allToAllTyped(comm_, answerAsked(asked));
+    for (const auto& list : foreignFound_)
+    {
+      traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
+      for (const EdgeAnswer<T>& a : list)
+        lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
+    }
+  }
+
+  // Every rank's asks searched at once (one query tree); per asking rank
+  // the answers that found an edge.
+  std::vector<std::vector<EdgeAnswer<T>>> answerAsked(
+    const std::vector<std::vector<EdgeAsk<T>>>& asked)
+  {
+    std::vector<EdgeQuery<T>> queries;
+    std::vector<double> bound2;
+    for (const std::vector<EdgeAsk<T>>& list : asked)
+    {
+      traffic_.bytesReceived += double(list.size() * sizeof(EdgeAsk<T>));
+      for (const EdgeAsk<T>& a : list)
+      {
+        queries.push_back(a.query);
+        bound2.push_back(a.bound2);
+      }
+    }
+    const std::vector<ForeignEdge> found =
+      searchBoundaryEdges(points_, localSide(), queries, bound2, threads_);
+    std::vector<std::vector<EdgeAnswer<T>>> answers(asked.size());
+    std::size_t at = 0;
+    for (std::size_t r = 0; r < asked.size(); ++r)
+      for (const EdgeAsk<T>& a : asked[r])
+      {
+        const ForeignEdge& f = found[at++];
+        if (!f.found())
+          continue;
+        EdgeAnswer<T> out;
+        out.point = a.point;
+        out.found = f.source;
+        out.weight2 = f.weight2;
+        out.id = points_.ids[f.source];
+        out.label = label_[comp_[f.source]];
+        raw(f.source, out.raw);
+        answers[r].push_back(out);
+      }
+    return answers;
+  }
+
+  // A component's lightest edge so far, compactly (40 bytes: round 0 has a
+  // component per point): end B is this rank's sorted point, or the answer
+  // `answer` from rank rankB.
+  struct Choice
+  {
+    double weight2 = kInfinity;
+    GlobalId idA = -1, idB = -1;
+    Index pointA = 0, pointB = 0;
+    std::int32_t rankB = -1;
+    Index answer = 0;
+    bool exists() const { return idA >= 0; }
+  };
+
+  // Per local component its lightest edge from the local and the answers.
+  std::vector<Choice> bestPerComponent() const
+  {
+    std::vector<Choice> best(numComps());
+    auto offer = [&](Index a, double w, GlobalId idB, Index b, int rankB, Index answer)
+    {
+      Choice& c = best[comp_[a]];
+      const GlobalId idA = points_.ids[a];
+      if (!c.exists() || emstEdgeLess(w, idA, idB, c.weight2, c.idA, c.idB))
+        c = Choice{ w, idA, idB, a, b, rankB, answer };
+    };
+    for (std::size_t c = 0; c < treeBest_.size() && useLocalTree_; ++c)
+    {
+      if (treeBest_[c] == kNoTreeEdge)
+        continue;
+      const LocalTreeEdge& t = localTree_[treeBest_[c]];
+      const bool aHere = comp_[t.a] == Index(c);
+      const Index a = aHere ? t.a : t.b, b = aHere ? t.b : t.a;
+      offer(a, t.weight2, points_.ids[b], b, me_, 0);
+    }
+    for (Index i = 0; i < n_ && !useLocalTree_; ++i)
+    {
+      const Index other = comps_->choice[i];
+      if (other != kNoPoint)
+        offer(i, weight2(i, other), points_.ids[other], other, me_, 0);
+    }
+    for (int r = 0; r < int(foreignFound_.size()); ++r)
+      for (std::size_t k = 0; k < foreignFound_[r].size(); ++k)
+      {
+        const EdgeAnswer<T>& a = foreignFound_[r][k];
+        offer(a.point, a.weight2, a.id, a.found, r, Index(k));
+      }
+    return best;
+  }
+
+  // A choice as it travels: labels, ranks and coordinates of both ends.
+  BoruvkaEdge<T> travelling(const Choice& c) const
+  {
+    BoruvkaEdge<T> e;
+    e.weight2 = c.weight2;
+    e.idA = c.idA;
+    e.idB = c.idB;
+    e.labelA = label_[comp_[c.pointA]];
+    e.rankA = me_;
+    e.pointA = c.pointA;
+    raw(c.pointA, e.rawA);
+    e.rankB = c.rankB;
+    e.pointB = c.pointB;
+    if (c.rankB == me_)
+    {
+      e.labelB = label_[comp_[c.pointB]];
+      raw(c.pointB, e.rawB);
+    }
+    else
+    {
+      const EdgeAnswer<T>& a = foreignFound_[c.rankB][c.answer];
+      e.labelB = a.label;
+      std::copy_n(a.raw, 3, e.rawB);
+    }
+    return e;
+  }
+
+  // Components on several ranks: the lightest of the ranks' edges, on the
+  // component's owner rank (one per component, there only).
+  std::vector<BoruvkaEdge<T>> reduceSpanning()
+  {
+    best_ = bestPerComponent();
+    std::vector<std::vector<BoruvkaEdge<T>>> toOwner(comm_.size());
+    for (std::size_t c = 0; c < numComps(); ++c)
+      if (spanning_[c] && best_[c].exists())
+        toOwner[ownerOf(label_[c])].push_back(travelling(best_[c]));
+    std::vector<BoruvkaEdge<T>> all;
+    for (const auto& list : allToAllCounted(comm_, toOwner, traffic_))
+      all.insert(all.end(), list.begin(), list.end());
+    std::sort(all.begin(), all.end(),
+      [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+      { return a.labelA != b.labelA ? a.labelA < b.labelA : a.lighterThan(b); });
+    std::vector<BoruvkaEdge<T>> out;
+    for (std::size_t k = 0; k < all.size(); ++k)
+      if (k == 0 || all[k].labelA != all[k - 1].labelA)
+        out.push_back(all[k]);
+    return out;
+  }
+
+  // Outputs e when its smaller-id end lies on this rank; returns whether.
+  bool emit(const BoruvkaEdge<T>& e)
+  {
+    const bool aFirst = e.idA < e.idB;
+    if ((aFirst ? e.rankA : e.rankB) != me_)
+      return false;
+    EmstEmitted<T> out;
+    out.from = aFirst ? e.pointA : e.pointB;
+    out.fromId = e.low();
+    out.toId = e.high();
+    out.weight2 = e.weight2;
+    std::copy_n(aFirst ? e.rawB : e.rawA, 3, out.toRaw);
+    emitted_.push_back(out);
+    return true;
+  }
+
+  // An edge between two of this rank's points.
+  void emitLocal(const Choice& c)
+  {
+    const bool aFirst = c.idA < c.idB;
+    EmstEmitted<T> out;
+    out.from = aFirst ? c.pointA : c.pointB;
+    out.fromId = std::min(c.idA, c.idB);
+    out.toId = std::max(c.idA, c.idB);
+    out.weight2 = c.weight2;
+    raw(aFirst ? c.pointB : c.pointA, out.toRaw);
+    emitted_.push_back(out);
+  }
+
+  Index findLocal(std::vector<Index>& parent, Index c) const
+  {
+    while (parent[c] != c)
+    {
+      parent[c] = parent[parent[c]];
+      c = parent[c];
+    }
+    return c;
+  }
+
+  // The round's unions; returns the number of edges added over all ranks.
+  std::int64_t merge(const std::vector<BoruvkaEdge<T>>& spanningBest)
+  {
+    const std::size_t m = numComps();
+    std::vector<Index> parent(m);
+    std::iota(parent.begin(), parent.end(), Index(0));
+    std::vector<BoruvkaEdge<T>> proposals;
+    std::int64_t localAdded = 0;
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      const Choice& e = best_[c];
+      if (spanning_[c] || !e.exists())
+        continue;
+      if (e.rankB == me_ && !spanning_[comp_[e.pointB]])
+      {
+        Index a = findLocal(parent, Index(c)), b = findLocal(parent, comp_[e.pointB]);
+        if (a == b)
+          continue;
+        parent[std::max(a, b)] = std::min(a, b);
+        emitLocal(e);
+        ++localAdded;
+      }
+      else
+        proposals.push_back(travelling(e));
+    }
+    proposals.insert(proposals.end(), spanningBest.begin(), spanningBest.end());
+    // Each chosen edge to the ranks of its ends (one copy per edge there),
+    // and only its labels to every rank.
+    std::vector<std::vector<BoruvkaEdge<T>>> toEnds(comm_.size());
+    std::vector<LabelPair> labels;
+    for (const BoruvkaEdge<T>& e : proposals)
+    {
+      toEnds[e.rankA].push_back(e);
+      if (e.rankB != e.rankA)
+        toEnds[e.rankB].push_back(e);
+      labels.push_back(LabelPair{ e.labelA, e.labelB });
+    }
+    std::vector<BoruvkaEdge<T>> mine;
+    for (const auto& list : allToAllCounted(comm_, toEnds, traffic_))
+      mine.insert(mine.end(), list.begin(), list.end());
+    std::sort(mine.begin(), mine.end(),
+      [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+      { return a.low() != b.low() ? a.low() < b.low() : a.high() < b.high(); });
+    mine.erase(std::unique(mine.begin(), mine.end(),
+                 [](const BoruvkaEdge<T>& a, const BoruvkaEdge<T>& b)
+                 { return a.low() == b.low() && a.high() == b.high(); }),
+      mine.end());
+    for (const BoruvkaEdge<T>& e : mine)
+      localAdded += emit(e) ? 1 : 0;
+    relabel(parent, mine, allGatherCounted(comm_, labels, traffic_));
+    return allSum(comm_, localAdded);
+  }
+
+  // New labels: the local groups' smallest labels, joined over all ranks by
+  // the chosen cross-rank merges (`joined`, every rank's) and each rank's
+  // pairs (label of a component that one of its chosen edges, `mine`,
+  // touches; smallest label of its local group).
+  void relabel(std::vector<Index>& parent, const std::vector<BoruvkaEdge<T>>& mine,
+    const std::vector<LabelPair>& joined)
+  {
+    const std::size_t m = numComps();
+    std::vector<GlobalId> groupMin(m, GlobalId(-1));
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      GlobalId& g = groupMin[findLocal(parent, Index(c))];
+      g = g < 0 ? label_[c] : std::min(g, label_[c]);
+    }
+    std::vector<char> touched(m, 0);
+    for (const BoruvkaEdge<T>& e : mine)
+    {
+      if (e.rankA == me_)
+        touched[comp_[e.pointA]] = 1;
+      if (e.rankB == me_)
+        touched[comp_[e.pointB]] = 1;
+    }
+    std::vector<std::pair<GlobalId, GlobalId>> pairs;
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      const GlobalId g = groupMin[findLocal(parent, Index(c))];
+      if (touched[c] && g != label_[c])
+        pairs.emplace_back(label_[c], g);
+    }
+    const std::vector<std::pair<GlobalId, GlobalId>> allPairs =
+      allGatherCounted(comm_, pairs, traffic_);
+    LabelUnion labels;
+    for (const GlobalId s : spanningLabels_)
+      labels.add(s);
+    for (const LabelPair& j : joined)
+      labels.unite(j.a, j.b);
+    for (const auto& p : allPairs)
+      labels.unite(p.first, p.second);
+
+    std::vector<GlobalId> next(m);
+    for (std::size_t c = 0; c < m; ++c)
+    {
+      const GlobalId g = groupMin[findLocal(parent, Index(c))];
+      next[c] = labels.contains(g) ? labels.find(g) : g;
+    }
+    spanningLabels_ = labels.roots();
+    renumber(next);
+  }
+
+  // Components by ascending new label; the spanning ones flagged.
+  void renumber(const std::vector<GlobalId>& next)
+  {
+    std::vector<GlobalId> labels(next);
+    std::sort(labels.begin(), labels.end());
+    labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
+    std::vector<Index> index(next.size());
+    for (std::size_t c = 0; c < next.size(); ++c)
+      index[c] = Index(std::lower_bound(labels.begin(), labels.end(), next[c]) - labels.begin());
+    for (Index i = 0; i < n_; ++i)
+      comp_[i] = index[comp_[i]];
+    label_ = std::move(labels);
+    spanning_.assign(label_.size(), 0);
+    for (std::size_t c = 0; c < label_.size(); ++c)
+      spanning_[c] =
+        std::binary_search(spanningLabels_.begin(), spanningLabels_.end(), label_[c]) ? 1 : 0;
+  }
+
+  const EmstRankPoints<T>& points_;
+  const double* core2_;
+  double maxBound2_;
+  int threads_;
+  Communicator& comm_;
+  EmstTraffic& traffic_;
+  int me_;
+  Index n_;
+  std::vector<Index> comp_;      // per sorted point: local component
+  std::vector<GlobalId> label_;  // per local component: smallest global id
+  std::vector<char> spanning_;   // per local component: may lie on other ranks too
+  std::vector<GlobalId> spanningLabels_; // the same on every rank, ascending
+  std::vector<double> bound_; // per local component
+  // Mutual reachability: the serial round's state on this rank's tree (per
+  // sorted point its lightest local edge out of its component, kept while it
+  // stays one), the ids by route index, and per component its first point.
+  std::unique_ptr<BoruvkaComponents<T>> comps_;
+  std::vector<GlobalId> routeIds_;
+  std::vector<Index> rootOf_;
+  // Per sorted point: a lower bound of its lightest foreign edge (rounded
+  // down; it only grows, as the other components shrink).
+  std::vector<float> lowForeign_;
+  // Euclidean: this rank's own tree (edges between components only), and
+  // per component the position of its lightest edge there.
+  static constexpr std::size_t kNoTreeEdge = std::size_t(-1);
+  bool useLocalTree_;
+  std::vector<LocalTreeEdge> localTree_;
+  std::vector<std::size_t> treeBest_;
+  std::vector<std::vector<EdgeAnswer<T>>> foreignFound_;
+  std::vector<Choice> best_;
+  std::vector<EmstEmitted<T>> emitted_;
+  double roundQueries_ = 0;
+  double boundaryBytes_ = 0; // received by the boundary queries and answers
+};
+} // namespace
+
+template <class T>
+std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& points,
+  const EmstProblem<T>& piece, const double* core2, double maxBound2, int threads,
+  const RunControl& control, Communicator& comm, EmstTraffic& traffic, RunInfo& info)
+{
+  std::vector<LocalTreeEdge> localTree;
+  bool stopped = false;
+  if (!core2)
+  {
+    StageTimer timer(&info, "local tree");
+    std::function<bool(double)> progress;
+    if (control.progress)
+      progress = [&control](double f) { return control.progress(0.2 + 0.2 * f); };
+    try
+    {
+      localTree = localTreeEdges(points, piece, threads, progress);
+    }
+    catch (const Aborted&)
+    {
+      stopped = true; // told to every rank at the rounds' first agreement
+    }
+  }
+  return DistributedBoruvka<T>(
+    points, core2, maxBound2, std::move(localTree), threads, comm, traffic)
+    .run(control, stopped, info);
+}
+
+template std::vector<EmstEmitted<float>> runDistributedBoruvka<float>(const EmstRankPoints<float>&,
+  const EmstProblem<float>&, const double*, double, int, const RunControl&, Communicator&,
+  EmstTraffic&, RunInfo&);
+template std::vector<EmstEmitted<double>> runDistributedBoruvka<double>(
+  const EmstRankPoints<double>&, const EmstProblem<double>&, const double*, double, int,
+  const RunControl&, Communicator&, EmstTraffic&, RunInfo&);
+} // namespace jz

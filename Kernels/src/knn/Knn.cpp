@@ -1,0 +1,82 @@
+// computeKnn: input validation and backend dispatch.
+#include <algorithm>
+
+#include "common/CudaFallback.h"
+#include "knn/KnnBackends.h"
+#include "knn/KnnInFrame.h"
+#include "jz/Knn.h"
+#include "jz/Validate.h"
+
+namespace jz
+{
+namespace
+{
+// The search of a validated problem whose coordinates lie in the frame
+// window (ScaleFrame.h), on the requested backend.
+template <class T>
+RunInfo knnInWindow(const KnnProblem<T>& problem, const KnnResults<T>& results,
+  [[maybe_unused]] std::size_t numQueries, Backend backend, const RunControl& control)
+{
+  RunInfo info;
+  info.backend = resolveBackend(backend);
+#if defined(JZ_WITH_CUDA)
+  const bool self = problem.queries == nullptr;
+  const bool ranOnGpu = runOnCudaOrFallBack(
+    backend, info,
+    [&]
+    {
+      if (self && problem.numSelfQueries < problem.numSources)
+      {
+        // The GPU walk has no query subset: the first sources query as a
+        // separate query set instead (same results).
+        KnnProblem<T> separate = problem;
+        separate.queries = problem.sources;
+        separate.numQueries = numQueries;
+        separate.numSelfQueries = std::size_t(-1);
+        knnCuda(separate, results, info, control);
+      }
+      else
+      {
+        knnCuda(problem, results, info, control);
+      }
+    },
+    [] {});
+  if (ranOnGpu)
+    return info;
+#endif
+  knnCpu(problem, results, info, control);
+  return info;
+}
+} // namespace
+
+template <class T>
+RunInfo computeKnn(const KnnProblem<T>& problem, const KnnResults<T>& results, Backend backend,
+  const RunControl& control)
+{
+  const bool self = problem.queries == nullptr;
+  const std::size_t numQueries =
+    self ? std::min(problem.numSources, problem.numSelfQueries) : problem.numQueries;
+  if (numQueries == 0 && problem.numSources == 0)
+  {
+    RunInfo info;
+    info.backend = backend == Backend::CUDA ? resolveBackend(backend) : Backend::CPU;
+    return info;
+  }
+  validate(problem);
+  auto run = [&](const KnnProblem<T>& p)
+  { return knnInWindow(p, results, numQueries, backend, control); };
+  const ScaleFrame frame = ScaleFrame::forMagnitude(largestMagnitude(problem));
+  RunInfo info = frame.identity() ? run(problem)
+                                  : runKnnInFrame(problem, results, numQueries, frame, run);
+  const std::string w =
+    outOfRangeWarning<T>(densitiesOutOfRange(problem, results, numQueries), "Density");
+  if (!w.empty())
+    info.warnings.push_back(w);
+  return info;
+}
+
+template RunInfo computeKnn<float>(
+  const KnnProblem<float>&, const KnnResults<float>&, Backend, const RunControl&);
+template RunInfo computeKnn<double>(
+  const KnnProblem<double>&, const KnnResults<double>&, Backend, const RunControl&);
+} // namespace jz

@@ -1,0 +1,311 @@
+// The kNN dual tree walk on the CPU (§III): the walk engine
+// (walk/DualWalk.h) with the kNN policies -- FindRmax and the node-pair test
+// on the planes (KnnNodePolicy.h), then LeafToLeaf per parent of the leaves
+// (KnnLeafSearch.h) -- reduced straight into the caller's output arrays in
+// input order.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <type_traits>
+#include <vector>
+
+#include <omp.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "knn/KnnBackends.h"
+#include "jz/StageTimer.h"
+#include "walk/BoxMetric.h"
+#include "walk/DualWalk.h"
+#include "knn/KnnCandidates.h"
+#include "knn/KnnLeafSearch.h"
+#include "walk/OrderRunsByKey.h"
+#include "jz/DensityKernels.h"
+#include "jz/Tree.h"
+
+namespace jz
+{
+namespace
+{
+#if defined(__x86_64__)
+// The weights of cubicSplineWeights below four at a time (AVX: the same
+// correctly rounded operations, so the same bits); returns how many it did.
+__attribute__((target("avx"))) int cubicSplineWeightsAvx(
+  const double* d2, int n, double h, double* w)
+{
+  const double norm = 8.0 / (kPi * h * h * h); // as in cubicSplineW
+  const __m256d vh = _mm256_set1_pd(h), vnorm = _mm256_set1_pd(norm);
+  const __m256d vnorm2 = _mm256_set1_pd(norm * 2.0), one = _mm256_set1_pd(1.0);
+  const __m256d six = _mm256_set1_pd(6.0), half = _mm256_set1_pd(0.5);
+  int j = 0;
+  for (; j + 4 <= n; j += 4)
+  {
+    const __m256d q = _mm256_div_pd(_mm256_sqrt_pd(_mm256_loadu_pd(d2 + j)), vh);
+    const __m256d q2 = _mm256_mul_pd(_mm256_mul_pd(six, q), q); // 6 q q
+    const __m256d inner =
+      _mm256_mul_pd(vnorm, _mm256_add_pd(_mm256_sub_pd(one, q2), _mm256_mul_pd(q2, q)));
+    const __m256d u = _mm256_sub_pd(one, q);
+    const __m256d outer = _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(vnorm2, u), u), u);
+    const __m256d near = _mm256_cmp_pd(q, half, _CMP_LE_OQ);
+    const __m256d within = _mm256_cmp_pd(q, one, _CMP_LE_OQ);
+    _mm256_storeu_pd(w + j,
+      _mm256_or_pd(
+        _mm256_and_pd(near, inner), _mm256_andnot_pd(near, _mm256_and_pd(within, outer))));
+  }
+  return j;
+}
+#endif
+
+// w[j] = cubicSplineW(sqrt(d2[j]), h) for j < n, two at a time without
+// branches: the same operations in the same order (no contraction in this
+// build), so the same values as the scalar function.
+void cubicSplineWeights(const double* d2, int n, double h, double* w)
+{
+  int j = 0;
+#if defined(__x86_64__)
+  static const bool avx = __builtin_cpu_supports("avx");
+  if (avx)
+    j = cubicSplineWeightsAvx(d2, n, h, w);
+#endif
+#if defined(__SSE2__)
+  const double norm = 8.0 / (kPi * h * h * h); // as in cubicSplineW
+  const __m128d vh = _mm_set1_pd(h), vnorm = _mm_set1_pd(norm), vnorm2 = _mm_set1_pd(norm * 2.0);
+  const __m128d one = _mm_set1_pd(1.0), six = _mm_set1_pd(6.0), half = _mm_set1_pd(0.5);
+  for (; j + 2 <= n; j += 2)
+  {
+    const __m128d q = _mm_div_pd(_mm_sqrt_pd(_mm_loadu_pd(d2 + j)), vh);
+    const __m128d q2 = _mm_mul_pd(_mm_mul_pd(six, q), q); // 6 q q
+    const __m128d inner = _mm_mul_pd(vnorm, _mm_add_pd(_mm_sub_pd(one, q2), _mm_mul_pd(q2, q)));
+    const __m128d u = _mm_sub_pd(one, q);
+    const __m128d outer = _mm_mul_pd(_mm_mul_pd(_mm_mul_pd(vnorm2, u), u), u);
+    const __m128d near = _mm_cmple_pd(q, half), within = _mm_cmple_pd(q, one);
+    _mm_storeu_pd(
+      w + j, _mm_or_pd(_mm_and_pd(near, inner), _mm_andnot_pd(near, _mm_and_pd(within, outer))));
+  }
+#endif
+  for (; j < n; ++j)
+    w[j] = cubicSplineW(std::sqrt(d2[j]), h);
+}
+
+// Writes one query point's K nearest sources into the outputs (input order):
+// smoothing length, density, neighbour ids and distances as asked.
+template <class T>
+struct KnnOutputWriter
+{
+  const KnnProblem<T>& problem;
+  const KnnResults<T>& results;
+  const SortedPoints<T>& sources;
+  const SortedPoints<T>& queries;
+  const SourceKeys& keys;
+
+  void operator()(Index q, const RankedNeighbors& nb) const
+  {
+    const int k = problem.k;
+    const std::size_t out = queries.inputIndex[q];
+    const double h = std::sqrt(nb.d2(k - 1));
+    if (results.smoothingLength)
+      results.smoothingLength[out] = T(h);
+    if (results.density)
+      results.density[out] = T(density(nb, h));
+    if (results.neighborIds)
+      for (int j = 0; j < k; ++j)
+        results.neighborIds[out * k + j] = keys[nb.src(j)];
+    if (results.neighborDistances)
+      for (int j = 0; j < k; ++j)
+        results.neighborDistances[out * k + j] = T(std::sqrt(nb.d2(j)));
+  }
+
+  // Warms query q's output slots while its leaf is searched: they lie at
+  // random in input order, and on x86 a store that misses holds up every
+  // later store of the walk behind it (stores drain in order); written at
+  // once, about a tenth of the leaf walk went there. Inlined: GCC takes a
+  // function of prefetches alone for one without effects and drops its calls.
+  __attribute__((always_inline)) void prefetch(Index q) const
+  {
+    const std::size_t out = queries.inputIndex[q];
+    if (results.smoothingLength)
+      __builtin_prefetch(results.smoothingLength + out);
+    if (results.density)
+      __builtin_prefetch(results.density + out);
+    if (results.neighborIds)
+      __builtin_prefetch(results.neighborIds + out * problem.k);
+    if (results.neighborDistances)
+      __builtin_prefetch(results.neighborDistances + out * problem.k);
+  }
+
+  double mass(Index sortedSource) const
+  {
+    return problem.sourceMasses ? problem.sourceMasses[sources.inputIndex[sortedSource]] : 1.0;
+  }
+
+  double density(const RankedNeighbors& nb, double h) const
+  {
+    const int k = problem.k;
+    if (results.estimator == DensityEstimator::TopHat)
+    {
+      double m = 0;
+      for (int j = 0; j < k; ++j)
+        m += mass(nb.src(j));
+      return h > 0 ? topHatDensity(m, h) : kInfinity;
+    }
+    if (!(h > 0))
+      return kInfinity; // all K neighbours coincide with the point
+    // The weights in chunks, summed in rank order.
+    constexpr int kChunk = 32;
+    double w[kChunk];
+    double rho = 0;
+    for (int j0 = 0; j0 < k; j0 += kChunk)
+    {
+      const int m = std::min(kChunk, k - j0);
+      cubicSplineWeights(nb.d2s + j0, m, h, w);
+      for (int j = 0; j < m; ++j)
+        rho += mass(nb.src(j0 + j)) * w[j];
+    }
+    return rho;
+  }
+};
+
+// The CPU walk's tree: leaves of up to 3072 / K points, 48 to 192 (N_max^(0)
+// of §II-C; the results do not depend on it). Small K gain most from larger
+// leaves: each source leaf is then visited once for more queries, and the
+// seed is mostly the own leaf. Measured at 1e6, 1 thread, against 48:
+// K = 16 uniform -9% at 128, halos.py -20%; K = 32 halos.py -17% at 96,
+// uniform even; K = 64 +9% (uniform) and +18% (halos.py) at 128. Since the
+// seed's guess is carried across leaves (its full ranking is rare), 192
+// beats 128 at K = 16 (halos.py -9%, uniform -6%) and K = 7 (-4 to -6%), and
+// K = 1 is even; 256 lost at K = 1 (+15%).
+inline TreeBuildOptions knnTreeOptions(int k)
+{
+  TreeBuildOptions options;
+  options.leafSize = std::clamp(3072 / std::max(k, 1), kLeafSize, 192);
+  return options;
+}
+
+// The node planes, then LeafToLeaf per parent of the leaves into `writer`.
+template <class T, class Metric>
+void knnWalk(const ZTree<T>& tree, const KnnProblem<T>& problem, const Metric& metric,
+  Index queryLimit, KnnOutputWriter<T>& writer, RunInfo& info, const RunControl& control)
+{
+  using Policy = KnnLeafSearch<T, Metric, KnnOutputWriter<T>>;
+  const int threads = knnWalkThreads(control);
+  Policy policy(tree, problem.k, metric, threads, &writer.keys, queryLimit, writer);
+  DualWalk<T, Policy> walk(tree, policy, threads, &info);
+  StageTimer nodeTimer(&info, "node walks");
+  const auto parents = knnWalkAboveLeaves(walk, policy, control);
+  nodeTimer.stop();
+
+  StageTimer leafTimer(&info, "leaf walk");
+  std::function<bool(double)> progress;
+  if (control.progress)
+    progress = [&control](double f) { return control.progress(0.4 + 0.6 * f); };
+  walk.leafPass(parents, progress);
+}
+} // namespace
+
+template <class T>
+void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo& info,
+  const RunControl& control)
+{
+  const bool self = problem.queries == nullptr;
+  const std::size_t numQueries =
+    self ? std::min(problem.numSources, problem.numSelfQueries) : problem.numQueries;
+  if (numQueries == 0)
+    return;
+
+  // The tree build runs on OpenMP's default team: give it the caller's count.
+  const int threadsBefore = omp_get_max_threads();
+  omp_set_num_threads(knnWalkThreads(control));
+  struct RestoreThreads
+  {
+    int n;
+    ~RestoreThreads() { omp_set_num_threads(n); }
+  } restore{ threadsBefore };
+
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
+  ZTree<T> tree;
+  {
+    StageTimer timer(&info, "sort+tree");
+    RunControl buildControl;
+    if (control.progress)
+      buildControl.progress = [&](double f) { return control.progress(0.3 * f); };
+    buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries, Index(numQueries),
+      per, problem.boxLo, knnTreeOptions(problem.k), tree, buildControl, &info);
+    orderRunsByKey(tree, problem.sourceIds);
+  }
+
+  // Keys that break distance ties: global ids when given, else input indices.
+  const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
+  KnnOutputWriter<T> writer{ problem, results, tree.sources, tree.queryPoints(), keys };
+  // Neighbours come in rank order: densities are summed in rank order on
+  // every backend, so they do not depend on whether lists were asked for, or
+  // on the backend.
+  const Index queryLimit = self ? Index(numQueries) : Index(-1);
+  withBoxMetric(per,
+    [&](const auto& metric) { knnWalk(tree, problem, metric, queryLimit, writer, info, control); });
+}
+
+namespace
+{
+// For its lifetime, OpenMP's default team (the tree build's) has the
+// caller's thread count.
+class WalkThreadsScope
+{
+public:
+  explicit WalkThreadsScope(const RunControl& control)
+    : before_(omp_get_max_threads())
+  {
+    omp_set_num_threads(knnWalkThreads(control));
+  }
+  ~WalkThreadsScope() { omp_set_num_threads(before_); }
+
+private:
+  int before_;
+};
+} // namespace
+
+// The distributed kNN's local search (src/distributed/KnnPhases.cpp): the
+// tree knnCpu would build, built once so that the caller can read its leaves
+// too (the ghost regions), then searched by knnCpuOnTree.
+template <class T>
+void buildKnnTreeCpu(const KnnProblem<T>& problem, ZTree<T>& tree, const RunControl& control)
+{
+  const WalkThreadsScope threads(control);
+  const bool self = problem.queries == nullptr;
+  const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
+  buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries,
+    Index(self ? 0 : problem.numQueries), per, problem.boxLo, knnTreeOptions(problem.k), tree,
+    RunControl());
+  if (!tree.planes.empty())
+    orderRunsByKey(tree, problem.sourceIds);
+}
+
+template <class T>
+void knnCpuOnTree(const ZTree<T>& tree, const KnnProblem<T>& problem, const KnnResults<T>& results,
+  RunInfo& info, const RunControl& control)
+{
+  const bool self = problem.queries == nullptr;
+  if ((self ? problem.numSources : problem.numQueries) == 0)
+    return;
+  const WalkThreadsScope threads(control);
+  const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
+  KnnOutputWriter<T> writer{ problem, results, tree.sources, tree.queryPoints(), keys };
+  withBoxMetric(tree.periodicity,
+    [&](const auto& metric) { knnWalk(tree, problem, metric, Index(-1), writer, info, control); });
+}
+
+template void knnCpu<float>(
+  const KnnProblem<float>&, const KnnResults<float>&, RunInfo&, const RunControl&);
+template void knnCpu<double>(
+  const KnnProblem<double>&, const KnnResults<double>&, RunInfo&, const RunControl&);
+template void buildKnnTreeCpu<float>(const KnnProblem<float>&, ZTree<float>&, const RunControl&);
+template void buildKnnTreeCpu<double>(const KnnProblem<double>&, ZTree<double>&, const RunControl&);
+template void knnCpuOnTree<float>(const ZTree<float>&, const KnnProblem<float>&,
+  const KnnResults<float>&, RunInfo&, const RunControl&);
+template void knnCpuOnTree<double>(const ZTree<double>&, const KnnProblem<double>&,
+  const KnnResults<double>&, RunInfo&, const RunControl&);
+} // namespace jz

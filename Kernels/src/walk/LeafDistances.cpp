@@ -1,0 +1,599 @@
+// The pre-filter loops of LeafDistances.h: portable scalar loops (the
+// compiler vectorizes them for the target, e.g. NEON on aarch64), and on
+// x86-64 AVX2 versions chosen at run time. Every version is conservative
+// (FilterMargin); exact double distances decide, so results are identical.
+#include "walk/LeafDistances.h"
+
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define JZ_X86_AVX2 1
+#include <immintrin.h>
+// One binary for every x86-64: AVX2 clones picked by the loader.
+#define JZ_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define JZ_X86_AVX2 0
+#define JZ_TARGET_CLONES
+#endif
+
+namespace jz
+{
+namespace
+{
+template <class T>
+inline T nearestImage(T d, T period)
+{
+  d = d < T(0) ? -d : d;
+  const T other = period - d;
+  return other < d ? other : d;
+}
+
+template <class T>
+inline T gap(T x, T lo, T hi)
+{
+  const T below = lo - x, above = x - hi;
+  const T g = below > above ? below : above;
+  return g > T(0) ? g : T(0);
+}
+
+// Smallest separation from x to [lo, hi] over the images x, x - L, x + L.
+template <class T>
+inline T periodicGap(T x, T lo, T hi, T period)
+{
+  T g = gap(x, lo, hi);
+  const T g1 = gap(x - period, lo, hi), g2 = gap(x + period, lo, hi);
+  g = g1 < g ? g1 : g;
+  return g2 < g ? g2 : g;
+}
+
+// outD2 (nullable) receives the survivors' distances.
+template <class T, bool Periodic>
+Index candidatesScalar(const T* xs, const T* ys, const T* zs, Index n, const T* p, const T* periods,
+  T filter2, Index* out, T* outD2)
+{
+  Index count = 0;
+  for (Index i = 0; i < n; ++i)
+  {
+    T dx = xs[i] - p[0], dy = ys[i] - p[1], dz = zs[i] - p[2];
+    if (Periodic)
+    {
+      dx = nearestImage(dx, periods[0]);
+      dy = nearestImage(dy, periods[1]);
+      dz = nearestImage(dz, periods[2]);
+    }
+    const T d2 = dx * dx + dy * dy + dz * dz;
+    out[count] = i;
+    if (outD2)
+      outD2[count] = d2;
+    count += d2 <= filter2 ? 1 : 0;
+  }
+  return count;
+}
+
+template <class T, bool Periodic>
+Index nearBox(const T* xs, const T* ys, const T* zs, Index n, const T* lo, const T* hi,
+  const T* periods, const T* filter2, Index* out)
+{
+  constexpr Index kBlock = 64;
+  T d2[kBlock];
+  Index count = 0;
+  for (Index b = 0; b < n; b += kBlock)
+  {
+    const Index m = n - b < kBlock ? n - b : kBlock;
+#pragma omp simd
+    for (Index j = 0; j < m; ++j)
+    {
+      const Index i = b + j;
+      T gx, gy, gz;
+      if (Periodic)
+      {
+        gx = periods[0] > T(0) ? periodicGap(xs[i], lo[0], hi[0], periods[0])
+                               : gap(xs[i], lo[0], hi[0]);
+        gy = periods[1] > T(0) ? periodicGap(ys[i], lo[1], hi[1], periods[1])
+                               : gap(ys[i], lo[1], hi[1]);
+        gz = periods[2] > T(0) ? periodicGap(zs[i], lo[2], hi[2], periods[2])
+                               : gap(zs[i], lo[2], hi[2]);
+      }
+      else
+      {
+        gx = gap(xs[i], lo[0], hi[0]);
+        gy = gap(ys[i], lo[1], hi[1]);
+        gz = gap(zs[i], lo[2], hi[2]);
+      }
+      d2[j] = gx * gx + gy * gy + gz * gz;
+    }
+    for (Index j = 0; j < m; ++j)
+    {
+      out[count] = b + j;
+      count += d2[j] <= filter2[b + j] ? 1 : 0;
+    }
+  }
+  return count;
+}
+
+#if JZ_X86_AVX2
+template <class V>
+struct Avx;
+
+template <>
+struct Avx<float>
+{
+  using Reg = __m256;
+  static constexpr int kLanes = 8;
+  __attribute__((target("avx2,fma"))) static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  __attribute__((target("avx2,fma"))) static void store(float* p, Reg a) { _mm256_store_ps(p, a); }
+  __attribute__((target("avx2,fma"))) static Reg set1(float x) { return _mm256_set1_ps(x); }
+  __attribute__((target("avx2,fma"))) static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg abs(Reg a)
+  {
+    return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a);
+  }
+  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c)
+  {
+    return _mm256_fmadd_ps(a, b, c);
+  }
+  __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
+  {
+    return unsigned(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ)));
+  }
+};
+
+template <>
+struct Avx<double>
+{
+  using Reg = __m256d;
+  static constexpr int kLanes = 4;
+  __attribute__((target("avx2,fma"))) static Reg load(const double* p)
+  {
+    return _mm256_loadu_pd(p);
+  }
+  __attribute__((target("avx2,fma"))) static Reg set1(double x) { return _mm256_set1_pd(x); }
+  __attribute__((target("avx2,fma"))) static void store(double* p, Reg a) { _mm256_store_pd(p, a); }
+  __attribute__((target("avx2,fma"))) static Reg sub(Reg a, Reg b) { return _mm256_sub_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg add(Reg a, Reg b) { return _mm256_add_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static Reg abs(Reg a)
+  {
+    return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a);
+  }
+  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c)
+  {
+    return _mm256_fmadd_pd(a, b, c);
+  }
+  __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
+  {
+    return unsigned(_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
+  }
+};
+
+// AVX2: 8 floats or 4 doubles per step, survivors taken from the comparison
+// mask bit by bit.
+template <class T>
+__attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const T* xs, const T* ys, const T* zs,
+  Index n, const T* p, const T* periods, T filter2, Index* out, T* outD2)
+{
+  alignas(32) T lanes[Avx<T>::kLanes];
+  using A = Avx<T>;
+  const typename A::Reg px = A::set1(p[0]), py = A::set1(p[1]), pz = A::set1(p[2]);
+  const typename A::Reg f = A::set1(filter2);
+  const bool periodic = periods != nullptr;
+  const typename A::Reg lx = A::set1(periodic ? periods[0] : T(0));
+  const typename A::Reg ly = A::set1(periodic ? periods[1] : T(0));
+  const typename A::Reg lz = A::set1(periodic ? periods[2] : T(0));
+  Index count = 0;
+  for (Index i = 0; i < n; i += A::kLanes)
+  {
+    typename A::Reg dx = A::sub(A::load(xs + i), px);
+    typename A::Reg dy = A::sub(A::load(ys + i), py);
+    typename A::Reg dz = A::sub(A::load(zs + i), pz);
+    if (periodic)
+    {
+      dx = A::abs(dx);
+      dy = A::abs(dy);
+      dz = A::abs(dz);
+      dx = A::min(dx, A::sub(lx, dx));
+      dy = A::min(dy, A::sub(ly, dy));
+      dz = A::min(dz, A::sub(lz, dz));
+    }
+    const typename A::Reg d2 = A::fmadd(dz, dz, A::fmadd(dy, dy, A::mul(dx, dx)));
+    unsigned mask = A::le(d2, f);
+    if (n - i < Index(A::kLanes))
+      mask &= (1u << (n - i)) - 1; // lanes past the end are padding
+    if (mask && outD2)
+      A::store(lanes, d2);
+    while (mask)
+    {
+      const int lane = __builtin_ctz(mask);
+      if (outD2)
+        outD2[count] = lanes[lane];
+      out[count++] = i + Index(lane);
+      mask &= mask - 1;
+    }
+  }
+  return count;
+}
+
+// Per-dimension gap between x and [lo, hi] (nearest image when period > 0).
+template <class T>
+__attribute__((target("avx2,fma"))) inline typename Avx<T>::Reg gapAvx(typename Avx<T>::Reg x,
+  typename Avx<T>::Reg lo, typename Avx<T>::Reg hi, typename Avx<T>::Reg period, bool periodic)
+{
+  using A = Avx<T>;
+  const typename A::Reg zero = A::set1(T(0));
+  typename A::Reg g = A::max(zero, A::max(A::sub(lo, x), A::sub(x, hi)));
+  if (periodic)
+  {
+    const typename A::Reg xm = A::sub(x, period), xp = A::add(x, period);
+    g = A::min(g, A::max(zero, A::max(A::sub(lo, xm), A::sub(xm, hi))));
+    g = A::min(g, A::max(zero, A::max(A::sub(lo, xp), A::sub(xp, hi))));
+  }
+  return g;
+}
+
+template <class T>
+__attribute__((target("avx2,fma,bmi"))) Index nearBoxAvx2(const T* xs, const T* ys, const T* zs,
+  Index n, const T* lo, const T* hi, const T* periods, const T* filter2, Index* out)
+{
+  using A = Avx<T>;
+  const bool periodic = periods != nullptr;
+  const typename A::Reg lox = A::set1(lo[0]), loy = A::set1(lo[1]), loz = A::set1(lo[2]);
+  const typename A::Reg hix = A::set1(hi[0]), hiy = A::set1(hi[1]), hiz = A::set1(hi[2]);
+  // A zero period disables wrapping in that dimension: its shifted images
+  // coincide with the point.
+  const typename A::Reg lx = A::set1(periodic ? periods[0] : T(0));
+  const typename A::Reg ly = A::set1(periodic ? periods[1] : T(0));
+  const typename A::Reg lz = A::set1(periodic ? periods[2] : T(0));
+  Index count = 0;
+  Index i = 0;
+  for (; i < n; i += A::kLanes)
+  {
+    const typename A::Reg gx = gapAvx<T>(A::load(xs + i), lox, hix, lx, periodic);
+    const typename A::Reg gy = gapAvx<T>(A::load(ys + i), loy, hiy, ly, periodic);
+    const typename A::Reg gz = gapAvx<T>(A::load(zs + i), loz, hiz, lz, periodic);
+    const typename A::Reg d2 = A::add(A::add(A::mul(gx, gx), A::mul(gy, gy)), A::mul(gz, gz));
+    unsigned mask = A::le(d2, A::load(filter2 + i));
+    if (n - i < Index(A::kLanes))
+      mask &= (1u << (n - i)) - 1; // padding lanes
+    while (mask)
+    {
+      out[count++] = i + Index(__builtin_ctz(mask));
+      mask &= mask - 1;
+    }
+  }
+  return count;
+}
+
+bool haveAvx2()
+{
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+    __builtin_cpu_supports("bmi") && __builtin_cpu_supports("popcnt");
+  return yes;
+}
+#endif
+} // namespace
+
+namespace
+{
+template <class T>
+Index candidates(const T* xs, const T* ys, const T* zs, Index n, const T* p, const T* periods,
+  T filter2, Index* out, T* outD2)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return candidatesAvx2<T>(xs, ys, zs, n, p, periods, filter2, out, outD2);
+#endif
+  return periods ? candidatesScalar<T, true>(xs, ys, zs, n, p, periods, filter2, out, outD2)
+                 : candidatesScalar<T, false>(xs, ys, zs, n, p, periods, filter2, out, outD2);
+}
+} // namespace
+
+Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
+  const float* periods, float filter2, Index* out, float* outD2)
+{
+  return candidates(xs, ys, zs, n, p, periods, filter2, out, outD2);
+}
+
+Index leafCandidates(const double* xs, const double* ys, const double* zs, Index n, const double* p,
+  const double* periods, double filter2, Index* out, double* outD2)
+{
+  return candidates(xs, ys, zs, n, p, periods, filter2, out, outD2);
+}
+
+Index queriesNearBox(const float* xs, const float* ys, const float* zs, Index n, const float* lo,
+  const float* hi, const float* periods, const float* filter2, Index* active)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return nearBoxAvx2<float>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+#endif
+  return periods ? nearBox<float, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
+                 : nearBox<float, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+}
+
+Index queriesNearBox(const double* xs, const double* ys, const double* zs, Index n,
+  const double* lo, const double* hi, const double* periods, const double* filter2, Index* active)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return nearBoxAvx2<double>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+#endif
+  return periods ? nearBox<double, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
+                 : nearBox<double, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+}
+} // namespace jz
+
+namespace jz
+{
+namespace
+{
+template <class T, bool Periodic>
+inline void distancesAll(
+  const T* xs, const T* ys, const T* zs, Index n, const T* p, const T* periods, T* out)
+{
+  const T px = p[0], py = p[1], pz = p[2];
+#pragma omp simd
+  for (Index i = 0; i < n; ++i)
+  {
+    T dx = xs[i] - px, dy = ys[i] - py, dz = zs[i] - pz;
+    if (Periodic)
+    {
+      dx = nearestImage(dx, periods[0]);
+      dy = nearestImage(dy, periods[1]);
+      dz = nearestImage(dz, periods[2]);
+    }
+    out[i] = dx * dx + dy * dy + dz * dz;
+  }
+}
+} // namespace
+
+JZ_TARGET_CLONES void leafDistances2(const float* xs, const float* ys, const float* zs, Index n,
+  const float* p, const float* periods, float* out)
+{
+  if (periods)
+    distancesAll<float, true>(xs, ys, zs, n, p, periods, out);
+  else
+    distancesAll<float, false>(xs, ys, zs, n, p, periods, out);
+}
+
+JZ_TARGET_CLONES void leafDistances2(const double* xs, const double* ys, const double* zs, Index n,
+  const double* p, const double* periods, double* out)
+{
+  if (periods)
+    distancesAll<double, true>(xs, ys, zs, n, p, periods, out);
+  else
+    distancesAll<double, false>(xs, ys, zs, n, p, periods, out);
+}
+
+namespace
+{
+template <class T>
+Index countScalar(const T* d, Index n, T bound)
+{
+  Index within = 0;
+  for (Index i = 0; i < n; ++i)
+    within += d[i] <= bound ? 1 : 0;
+  return within;
+}
+
+template <class T>
+Index packScalar(const T* d, const Index* src, Index n, T bound, T* outD, Index* outSrc)
+{
+  Index m = 0;
+  for (Index i = 0; i < n; ++i)
+  {
+    outD[m] = d[i];
+    outSrc[m] = src[i];
+    m += d[i] <= bound ? 1 : 0;
+  }
+  return m;
+}
+
+#if JZ_X86_AVX2
+// For each 8-bit lane mask, the lanes it selects moved to the front: lane
+// numbers of 3 bits, the r-th selected at bits 3r.
+struct PackPermutations
+{
+  std::uint32_t lanes[256];
+  constexpr PackPermutations()
+    : lanes()
+  {
+    for (unsigned mask = 0; mask < 256; ++mask)
+    {
+      std::uint32_t packed = 0;
+      for (unsigned lane = 0, r = 0; lane < 8; ++lane)
+        if (mask >> lane & 1)
+          packed |= lane << (3 * r++);
+      lanes[mask] = packed;
+    }
+  }
+};
+constexpr PackPermutations kPack;
+
+// Lanes i < n of d (padding lanes past n never count).
+__attribute__((target("avx2,popcnt"))) inline unsigned maskAtMost(
+  const float* d, Index i, Index n, __m256 bound)
+{
+  unsigned mask =
+    unsigned(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(d + i), bound, _CMP_LE_OQ)));
+  return n - i < 8 ? mask & ((1u << (n - i)) - 1) : mask;
+}
+
+__attribute__((target("avx2,popcnt"))) Index countAvx2(const float* d, Index n, float bound)
+{
+  const __m256 b = _mm256_set1_ps(bound);
+  Index within = 0;
+  for (Index i = 0; i < n; i += 8)
+    within += Index(__builtin_popcount(maskAtMost(d, i, n, b)));
+  return within;
+}
+
+__attribute__((target("avx2,popcnt"))) Index packAvx2(
+  const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc)
+{
+  const __m256 b = _mm256_set1_ps(bound);
+  const __m256i shifts = _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
+  const __m256i seven = _mm256_set1_epi32(7);
+  Index m = 0;
+  for (Index i = 0; i < n; i += 8)
+  {
+    const unsigned mask = maskAtMost(d, i, n, b);
+    const __m256i perm =
+      _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(kPack.lanes[mask])), shifts), seven);
+    _mm256_storeu_ps(outD + m, _mm256_permutevar8x32_ps(_mm256_loadu_ps(d + i), perm));
+    const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    _mm256_storeu_si256(
+      reinterpret_cast<__m256i*>(outSrc + m), _mm256_permutevar8x32_epi32(s, perm));
+    m += Index(__builtin_popcount(mask));
+  }
+  return m;
+}
+#endif
+} // namespace
+
+Index countAtMost(const float* d, Index n, float bound)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return countAvx2(d, n, bound);
+#endif
+  return countScalar(d, n, bound);
+}
+
+Index countAtMost(const double* d, Index n, double bound)
+{
+  return countScalar(d, n, bound);
+}
+
+Index packAtMost(const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return packAvx2(d, src, n, bound, outD, outSrc);
+#endif
+  return packScalar(d, src, n, bound, outD, outSrc);
+}
+
+Index packAtMost(
+  const double* d, const Index* src, Index n, double bound, double* outD, Index* outSrc)
+{
+  return packScalar(d, src, n, bound, outD, outSrc);
+}
+
+namespace
+{
+template <class T>
+inline void rankAll(const T* d, Index n, Index* order)
+{
+  for (Index i = 0; i < n; ++i)
+    order[i] = i; // a valid index in every slot, even were d to hold a NaN
+  for (Index i = 0; i < n; ++i)
+  {
+    const T di = d[i];
+    Index rank = 0;
+    for (Index j = 0; j < i; ++j)
+      rank += d[j] <= di ? 1 : 0;
+    for (Index j = i + 1; j < n; ++j)
+      rank += d[j] < di ? 1 : 0;
+    order[rank] = i;
+  }
+}
+
+#if JZ_X86_AVX2
+// rankAll with 8 lanes of j per step and no tail: d is padded with +inf.
+__attribute__((target("avx2"))) void rankAvx2(const float* d, Index n, Index* order)
+{
+  const Index numBlocks = (n + 7) / 8;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (Index i = 0; i < n; ++i)
+  {
+    const __m256 di = _mm256_set1_ps(d[i]);
+    const Index own = i / 8;
+    __m256i count = _mm256_setzero_si256();
+    for (Index b = 0; b < own; ++b) // all before i: ties count
+      count = _mm256_sub_epi32(
+        count, _mm256_castps_si256(_mm256_cmp_ps(_mm256_loadu_ps(d + 8 * b), di, _CMP_LE_OQ)));
+    const __m256 mine = _mm256_loadu_ps(d + 8 * own);
+    const __m256i before = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(i - 8 * own)), lane);
+    const __m256i less = _mm256_castps_si256(_mm256_cmp_ps(mine, di, _CMP_LT_OQ));
+    const __m256i tie = _mm256_castps_si256(_mm256_cmp_ps(mine, di, _CMP_EQ_OQ));
+    count = _mm256_sub_epi32(count, _mm256_or_si256(less, _mm256_and_si256(tie, before)));
+    for (Index b = own + 1; b < numBlocks; ++b) // all after i
+      count = _mm256_sub_epi32(
+        count, _mm256_castps_si256(_mm256_cmp_ps(_mm256_loadu_ps(d + 8 * b), di, _CMP_LT_OQ)));
+    __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(count), _mm256_extracti128_si256(count, 1));
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+    sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+    order[_mm_cvtsi128_si32(sum)] = i;
+  }
+}
+
+// rankAvx2 transposed, for the usual case without ties: the ranks of 8 i at
+// a time, each j broadcast once, no horizontal sums. The count of smaller
+// distances is the rank when there are no ties; with ties (or a NaN) the
+// tied ones count fewer than their ranks, so the counts sum to less than
+// the ranks' n (n - 1) / 2: then false is returned with order untouched
+// (rankAvx2 breaks the ties).
+__attribute__((target("avx2"))) bool rankDistinctAvx2(const float* d, Index n, Index* order)
+{
+  constexpr Index kMaxBlocks = 64;
+  const Index numBlocks = (n + 7) / 8;
+  if (numBlocks > kMaxBlocks)
+    return false;
+  alignas(32) Index ranks[8 * kMaxBlocks];
+  for (Index b = 0; b < numBlocks; ++b)
+  {
+    const __m256 di = _mm256_loadu_ps(d + 8 * b);
+    __m256i less0 = _mm256_setzero_si256(), less1 = _mm256_setzero_si256();
+    Index j = 0;
+    for (; j + 2 <= n; j += 2)
+    {
+      const __m256 d0 = _mm256_broadcast_ss(d + j), d1 = _mm256_broadcast_ss(d + j + 1);
+      less0 = _mm256_sub_epi32(less0, _mm256_castps_si256(_mm256_cmp_ps(d0, di, _CMP_LT_OQ)));
+      less1 = _mm256_sub_epi32(less1, _mm256_castps_si256(_mm256_cmp_ps(d1, di, _CMP_LT_OQ)));
+    }
+    if (j < n)
+      less0 = _mm256_sub_epi32(
+        less0, _mm256_castps_si256(_mm256_cmp_ps(_mm256_broadcast_ss(d + j), di, _CMP_LT_OQ)));
+    const __m256i less = _mm256_add_epi32(less0, less1);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(ranks + 8 * b), less);
+  }
+  std::uint64_t total = 0; // of the n real lanes (not the +inf padding)
+  for (Index i = 0; i < n; ++i)
+    total += ranks[i];
+  if (total != std::uint64_t(n) * (n - 1) / 2)
+    return false;
+  for (Index i = 0; i < n; ++i)
+    order[ranks[i]] = i;
+  return true;
+}
+#endif
+} // namespace
+
+void rankOrder(float* d, Index n, Index* order)
+{
+  for (Index i = n; i < (n + 7) / 8 * 8; ++i)
+    d[i] = std::numeric_limits<float>::infinity();
+#if JZ_X86_AVX2
+  if (haveAvx2())
+  {
+    if (rankDistinctAvx2(d, n, order))
+      return;
+    for (Index i = 0; i < n; ++i)
+      order[i] = i; // a valid index in every slot, even were d to hold a NaN
+    return rankAvx2(d, n, order);
+  }
+#endif
+  rankAll(d, n, order);
+}
+
+JZ_TARGET_CLONES void rankOrder(double* d, Index n, Index* order)
+{
+  rankAll(d, n, order);
+}
+} // namespace jz

@@ -3,7 +3,7 @@ asserted). Two FriendsOfFriends filters on the same halos.py points, periodic
 unit box, Relative b = 0.2: one plain (groups, labels, catalogue), one with
 PotentialCentres and SphericalOverdensity (Delta 200, Mean) on, each a fresh
 proxy per run (no cached walk), timed around UpdatePipeline, alternated.
-Prints the minima and the ratio (issue #12: at most 2x the FoF time), wall
+Prints the minima and the ratio (the target: at most 2x the FoF time), wall
 and CPU. The kernels alone: build/bin/jz_bench_halo_properties (its own
 clustered generator).
 
@@ -59,7 +59,7 @@ def main():
           "minima of %d, load average %s" % (n, threads, softening, repeats,
                                              " ".join("%.2f" % a for a in os.getloadavg())))
     print("  FoF %.3f s (CPU %.3f), with centres + SO %.3f s (CPU %.3f): ratio %.2f wall, "
-          "%.2f CPU (issue #12 target <= 2)"
+          "%.2f CPU (target <= 2)"
           % (fof[0], fof[1], both[0], both[1], both[0] / fof[0], both[1] / fof[1]))
 
 

@@ -1,4 +1,4 @@
-"""Degenerate particle sets (issue #9): each case side by side with a uniform
+"""Degenerate particle sets: each case side by side with a uniform
 set of the same size, in the same run, with scipy as the named peer.
 
     /usr/bin/python3 Testing/Benchmarks/bench_degenerate.py RUNNER [RUNNER_BEFORE]
@@ -134,7 +134,7 @@ def run_scipy(mode, param, periodic, pts, timeout):
 
 
 def relative_lattices(runner, tmp):
-    """Issue #9 item 3: FoF in Relative mode, b = 1, on periodic m^3 lattices
+    """FoF in Relative mode, b = 1, on periodic m^3 lattices
     in the unit box links every point (l = 1/m exactly)."""
     print("\n| lattice | FoF Relative b=1: largest group | points | time (s) |")
     print("|---|---|---|---|")

@@ -513,7 +513,7 @@ def sec_pointsets(c):
 
 def sec_relative_lattice(c):
     """Relative b = 1 on an n^3 lattice in the unit periodic box is exactly
-    Absolute l = 1/n (issue #9): every neighbour pair is at d = l, so one group
+    Absolute l = 1/n: every neighbour pair is at d = l, so one group
     holds all points. (V/N)^(1/3) must be exact: std::cbrt alone gives a value
     below 1/32 for 32^3 and links nothing."""
     for n in (16, 32):

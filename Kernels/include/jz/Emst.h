@@ -64,7 +64,7 @@ struct EmstEdges
 // Validates the problem (throws Error: non-finite coordinates, bad box,
 // minSamples < 1 or >= numPoints in mutual-reachability mode, too many
 // points) and computes the tree. Backend::CUDA runs the GPU's Borůvka rounds
-// (checked on an H200: doc/gpu/2026-11-28) and throws Error without a usable GPU;
+// and throws Error without a usable GPU;
 // Auto runs on the GPU when one is usable (falling back to the CPU, with a
 // note, when the GPU fails), else on the CPU. The edge set is the same.
 template <class T>

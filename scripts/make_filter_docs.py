@@ -112,6 +112,9 @@ def default(prop):
         none = array_list.get("none_string")
         if none is not None and values == none:
             return f"`{none}`"
+        kind = (array_list.get("attribute_type") or "").lower()
+        if none is not None and kind:
+            return f"the Input's active {kind} array when it has one, else `{none}`"
         return "picked by ParaView from the Input's point arrays when the filter is created"
     if prop.find("ArraySelectionDomain") is not None:
         return "every entry on"

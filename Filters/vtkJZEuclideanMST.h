@@ -9,8 +9,7 @@
  * ("Edges"): one line cell per tree edge, each with its own two points (the
  * second at its nearest image when periodic), cell arrays `Length` and
  * `EndpointIds` (global ids, smaller first). Under MPI every edge is output
- * by exactly one rank. See the README section "Euclidean Minimum Spanning
- * Tree".
+ * by exactly one rank. User documentation: doc/filters/EuclideanMST.md.
  */
 #ifndef vtkJZEuclideanMST_h
 #define vtkJZEuclideanMST_h

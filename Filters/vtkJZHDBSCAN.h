@@ -7,7 +7,7 @@
  * probabilities and GLOSH outlier scores, with the semantics of the hdbscan
  * library 0.8.33. Point outputs: `ClusterId` (-1 noise; 0..C-1 by descending
  * size, ties by the smallest global id), `Probability`, `OutlierScore` and
- * `CoreDistance`. See the README section "HDBSCAN* Clusters".
+ * `CoreDistance`. User documentation: doc/filters/HDBSCAN.md.
  */
 #ifndef vtkJZHDBSCAN_h
 #define vtkJZHDBSCAN_h

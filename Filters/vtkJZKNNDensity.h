@@ -2,49 +2,14 @@
  * @class   vtkJZKNNDensity
  * @brief   exact k-nearest-neighbour density of a particle set (jz-tree)
  *
- * For every query point, finds the K nearest Input points exactly (the
- * jz-tree dual walk of the jz kernels, on the CPU or a CUDA GPU) and reduces
- * them to a smoothing length h (distance to the K-th neighbour) and a
- * density, with either the SPH cubic spline (M4) kernel of compact support h
- *
- *   rho_i = sum_j m_j W(r_ij, h_i),
- *   W(r, h) = 8/(pi h^3) * { 1 - 6q^2 + 6q^3 (q <= 1/2); 2(1-q)^3 (q <= 1); 0 }, q = r/h
- *
- * or the top hat  rho_i = sum_j m_j / (4/3 pi h_i^3).
- *
- * Port 0 ("Input") holds the particles, any vtkPointSet. The optional port 1
- * ("Query") takes any vtkDataSet whose points are evaluated against the
- * particles (e.g. a vtkImageData grid for volume rendering); without it the
- * particles query themselves and each is its own first neighbour.
- *
- * Composite inputs (multiblock, partitioned) are searched as one particle set:
- * the points of all blocks are concatenated in traversal order, so a block's
- * neighbours may lie in other blocks; results go back to each block.
- *
- * The output is a shallow copy of the Query (when connected) or of the Input,
- * of the same data type, with point arrays `SmoothingLength` and `Density`,
- * optionally `NeighborIds` (vtkIdTypeArray, K components, nearest first; the
- * Input's GlobalIds when present, else point indices) and `NeighborDistances`,
- * and a field-data string array `JZDevice` naming the backend that ran
- * ("CPU" or "CUDA").
- *
- * Precision: the search runs in the precision of the points, so distances are
- * exact for float or double particles. With float particles and a Query whose
- * points are not float (an image grid's points are double), both are
- * promoted to double (exactly) rather than rounding the query points to
- * float; the output arrays then are double. Otherwise float points give float
- * arrays and double points double arrays.
- *
- * Errors (vtkErrorMacro, empty output): non-finite coordinates, K < 1, K
- * larger than the number of Input points, a mass array with the wrong number
- * of tuples or components, a non-positive periodic box, an unusable Device.
- * An empty Input gives an empty output without error.
- *
- * Parallel runs (pvbatch/pvserver with MPI): each rank passes its own pieces;
- * the results equal a serial run of all ranks' points together (NeighborIds
- * are global ids: the GlobalIds point array, else the index in the
- * concatenation of the ranks' points in rank order) and stay on the point's
- * rank and piece. An error on any rank fails the filter on every rank.
+ * For every query point (the Input's, or the optional Query data set's on
+ * port 1) the K nearest Input points, exactly (jz/Knn.h on the CPU or a CUDA
+ * GPU; jz/Distributed.h under MPI), reduced to `SmoothingLength` and
+ * `Density` (SPH cubic spline or top hat, jz/DensityKernels.h), optionally
+ * `NeighborIds` and `NeighborDistances`. The search runs in the points'
+ * precision; float particles with non-float query points run in double.
+ * User documentation (outputs, definitions, ties, parallel behaviour, bad
+ * input): doc/filters/KNNDensity.md, generated from Plugin/KNNDensity.xml.
  *
  * @sa vtkPointDensityFilter vtkStaticPointLocator
  */

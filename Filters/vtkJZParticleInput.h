@@ -4,7 +4,7 @@
  * pieces (and the Query's), the global counts, the periodic box, the
  * precision, the coordinates, the selected point arrays (masses, velocities)
  * and the global ids, each step checked and agreed on over the ranks
- * (README, "Parallel (MPI) runs"), so that all ranks fail together and none
+ * (doc/filters, "Parallel runs"), so that all ranks fail together and none
  * waits for the others. Not wrapped; include it only from .cxx files.
  */
 #ifndef vtkJZParticleInput_h

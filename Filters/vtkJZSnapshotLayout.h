@@ -84,7 +84,7 @@ struct Layout
   std::string Format;                // "Gadget-4", "SWIFT", "Gadget-4 group catalogue", ...
   std::vector<std::string> Files;    // the parts, in order
   std::vector<PointSet> PointSets;   // in name order
-  std::vector<HeaderValue> Header;   // BoxSize, Time, Redshift, ... (see README)
+  std::vector<HeaderValue> Header;   // BoxSize, Time, Redshift, ... (doc/filters/ParticleSnapshotReader.md)
   std::vector<std::string> Warnings; // oddities that do not stop reading
 
   const HeaderValue* Find(const std::string& name) const;

@@ -2,31 +2,14 @@
  * @class   vtkJZTreeGravity
  * @brief   gravitational potential and acceleration of a particle set (tree gravity)
  *
- * For every query point, the Newtonian potential and acceleration due to the
- * Input particles with Plummer softening eps, isolated boundaries:
- *
- *   phi_i = -G sum_{j != i} m_j / sqrt(r_ij^2 + eps^2)
- *   a_i   = -G sum_{j != i} m_j (x_i - x_j) / (r_ij^2 + eps^2)^(3/2)
- *
- * evaluated with Barnes-Hut on the jz-tree's z-order planes (multipoles up to
- * quadrupole, opening angle theta; theta = 0 is exact direct summation). A
- * pair at distance 0 with eps = 0 is skipped; a Query point excludes no
- * particle (a Query point on a particle skips that pair only when eps = 0).
- *
- * Port 0 ("Input") holds the particles, any vtkPointSet (composite inputs are
- * one particle set). The optional port 1 ("Query") takes any vtkDataSet
- * whose points are evaluated, e.g. a vtkImageData grid. The output is a
- * shallow copy of the Query (when connected) or of the Input with the double
- * point arrays `Potential` and `Acceleration` (3 components) and the field
- * data string array `JZDevice`.
- *
- * Errors (vtkErrorMacro, empty output): non-finite coordinates, negative or
- * non-finite masses, OpeningAngle < 0, Softening < 0, a mass array with the
- * wrong number of tuples, Device CUDA without a usable GPU. An empty Input
- * gives an empty output.
- *
- * Parallel runs: every rank evaluates its own points against the particles
- * of all ranks; the results equal a serial run within the accuracy of theta.
+ * For every query point (the Input's, or the optional Query data set's on
+ * port 1) the Newtonian potential and acceleration of the Input particles
+ * with Plummer softening and isolated boundaries: Barnes-Hut on the
+ * jz-tree's planes, or direct summation at OpeningAngle 0 (jz/Gravity.h;
+ * locally essential trees under MPI). Outputs the double point arrays
+ * `Potential` and `Acceleration`. User documentation (definitions,
+ * accuracy, parallel behaviour, bad input): doc/filters/TreeGravity.md,
+ * generated from Plugin/TreeGravity.xml.
  */
 #ifndef vtkJZTreeGravity_h
 #define vtkJZTreeGravity_h

@@ -8,7 +8,7 @@
 // GPU-CPU differences (99th percentiles over all particles), --target makes
 // the exit code 2 when the best wall time misses it. Exit code 1 when the
 // sample's 99th percentiles break the accuracy contract at theta <= 0.5
-// (README, "Tree Gravity": 1e-3 acceleration, 1e-4 potential).
+// (doc/filters/TreeGravity.md: 1e-3 acceleration, 1e-4 potential).
 #include <cuda_runtime.h>
 
 #include <algorithm>

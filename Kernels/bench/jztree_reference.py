@@ -10,7 +10,7 @@ runs the whole jitted function on the device-resident points (sort, tree,
 walks, input-order output for kNN; labels and the catalogue for FoF) and waits
 for its results. Prints one RESULT line with the best time. jztree is not part
 of this repository: build it on the GPU machine from a fetched copy
-(Kernels/scripts/gpu-check.sh's README section says how).
+(Kernels/scripts/build-jztree-reference.sh; gpu-check.sh runs it with JZ_JZTREE_PATH).
 """
 import sys
 import time

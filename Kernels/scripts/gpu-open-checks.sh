@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks still open after 2026-11-28 (doc/gpu/README-next-session.md),
+# The GPU checks still open (doc/gpu/README.md, "Open"),
 # for one device call of about 4 minutes with binaries built beforehand:
 #   Kernels/scripts/prebuild-for-device.sh gpubin TestKnn TestFof jz_bench_knn_cuda
 #   (device tool, carry ["gpubin"]) Kernels/scripts/gpu-open-checks.sh $PWD/gpubin LOGDIR

@@ -242,7 +242,7 @@ JZ_TEST(NodeNodeInteractionsAreUsed)
 }
 
 // The same results, bit for bit, for any thread count: every sum adds its
-// terms in an order fixed by the tree (README, "Tree Gravity").
+// terms in an order fixed by the tree (doc/filters/TreeGravity.md).
 JZ_TEST(ThreadCountDoesNotChangeResults)
 {
   const std::size_t n = 30000;

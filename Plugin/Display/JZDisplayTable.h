@@ -1,7 +1,7 @@
 // The one table of default looks for new views of JZ-Tree outputs: which
 // output (producer XML name and port) is drawn how, coloured by which array.
 // Adding a filter's defaults is one entry in JZDisplayTable.cxx. The looks
-// themselves live in JZDisplayLooks.cxx; README "Default views" lists them.
+// themselves live in JZDisplayLooks.cxx; doc/filters gives each one.
 #ifndef JZDisplayTable_h
 #define JZDisplayTable_h
 

@@ -1,5 +1,5 @@
 // pqJZDisplayBehavior: the GUI's part of the default views (Plugin/Display,
-// README "Default views"). The looks themselves are set at the server-manager
+// doc/ARCHITECTURE.md, "Default views"). The looks themselves are set at the server-manager
 // level for the GUI and pvpython alike; after an Apply this tidies what only
 // the GUI does on its own: it keeps the render view active when the halo
 // catalogue opened in a new spreadsheet beside it, fits the camera when the

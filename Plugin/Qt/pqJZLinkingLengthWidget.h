@@ -8,8 +8,8 @@
 //
 // Once the filter has run, the slider applies its value on release (and at
 // once for keyboard steps): only the linking length changes, so the filter
-// re-cuts its cached tree instead of walking again (README, "Friends of
-// friends at every linking length"), fast enough to follow the slider.
+// re-cuts its cached tree instead of walking again (doc/filters/
+// FriendsOfFriends.md, "Changing the linking length"), fast enough to follow the slider.
 #ifndef pqJZLinkingLengthWidget_h
 #define pqJZLinkingLengthWidget_h
 

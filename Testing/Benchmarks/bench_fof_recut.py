@@ -1,8 +1,8 @@
 """FriendsOfFriends re-cut from its cached tree (not a test: nothing is
-asserted; doc/BENCHMARKS.md, "EMST, FoF from the tree, HDBSCAN*", has the
-figures). One proxy on halos.py points, periodic unit box, Relative b = 0.2
-first (a walk), then LinkingLength changes: the first builds the cached
-edges (up to 5x the longest length so far), the later ones only cut them.
+asserted; doc/BENCHMARKS.md, "FoF re-cut", has the figures). One proxy on
+halos.py points, periodic unit box, Relative b = 0.2 first (a walk), then
+LinkingLength changes: the first builds the cached edges (up to 5x the
+longest length so far), the later ones only cut them.
 Each execution is timed around UpdatePipeline (kernel, labels, catalogue
 and the pipeline); ratios to the first run are printed.
 

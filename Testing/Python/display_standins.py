@@ -1,8 +1,8 @@
 """Stand-ins for JZ-Tree producers that are not built yet, for the tests of the
 default views (test_display_defaults.py). The default looks are keyed on the
-producers' XML names and output arrays (README "Default views"); a stand-in
-is a Python algorithm plugin with the name and the outputs that the README's
-interface gives the real one (ClusterId, Potential, the Edges port with a
+producers' XML names and output arrays (Plugin/Display/JZDisplayTable.cxx); a stand-in
+is a Python algorithm plugin with the name and the outputs that the filter
+pages (doc/filters) give the real one (ClusterId, Potential, the Edges port with a
 Length cell array, PartType<n> blocks), so that a look is tested before its
 producer lands. A name that the loaded plugin already defines is never
 replaced: the real producer is tested instead.

@@ -6,7 +6,7 @@ writes what it got to OUT/<case>.<split>.rank<r>.npz. In serial mode (one
 process) the same script runs each filter on the concatenation of what the
 ranks of a P-rank run would hold, in rank order, which is the reference the
 parallel results must equal (without GlobalIds the global ids are indices
-in that concatenation; README, "Parallel (MPI) runs").
+in that concatenation; doc/filters, "Parallel runs").
 
 Usage: mpiexec -n P pvbatch --symmetric mpi_cases.py parallel OUT
        pvbatch mpi_cases.py serial OUT P

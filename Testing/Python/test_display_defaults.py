@@ -1,4 +1,4 @@
-"""Default views of the JZ-Tree outputs in pvpython (README "Default views"):
+"""Default views of the JZ-Tree outputs in pvpython (doc/ARCHITECTURE.md, "Default views"):
 after a plain Show(), each output has the look of the plugin's table, the
 same as in the GUI. Checked on the representation, colour-map and
 transfer-function properties against values computed here from the data

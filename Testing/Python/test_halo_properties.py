@@ -2,7 +2,7 @@
 CentreOfPotential / MostBoundId from O(n^2) potentials of each group's own
 members (unwrapped around the smallest-id member when periodic), and
 SORadius / SOMass / SOCount from every particle's sorted distance to the
-centre (the discrete definition of the README, "Halo catalogue additions");
+centre (the discrete definition in doc/filters/FriendsOfFriends.md);
 uniform and clustered (../shared/anchors/halos.py) sets, float and double,
 periodic and open, bulk duplicates; bad options fail with a clear error.
 

@@ -1,4 +1,4 @@
-// Density estimators of the KNNDensity filter (README, "KNN Density"), host and device.
+// Density estimators of the KNNDensity filter (doc/filters/KNNDensity.md), host and device.
 #pragma once
 
 #include "Config.h"

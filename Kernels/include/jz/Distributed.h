@@ -1,5 +1,5 @@
 // kNN and friends-of-friends over several processes (MPI ranks), exact for
-// any number of ranks and any partition (README, "Parallel (MPI) runs").
+// any number of ranks and any partition (doc/filters, "Parallel runs").
 //
 // Both follow the decomposition of §II-A: points are redistributed so
 // that every rank holds a contiguous, count-balanced range of the global

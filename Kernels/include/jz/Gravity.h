@@ -5,7 +5,7 @@
 //   phi_i = -G sum_{j != i} m_j / sqrt(r_ij^2 + eps^2)
 //   a_i   = -G sum_{j != i} m_j (x_i - x_j) / (r_ij^2 + eps^2)^(3/2)
 //
-// A pair at distance 0 with eps = 0 is skipped (README, "Tree Gravity").
+// A pair at distance 0 with eps = 0 is skipped (doc/filters/TreeGravity.md).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
-// What halo catalogues add to friends-of-friends groups (README, "Halo
-// catalogue additions"): the centre of potential and most-bound particle
+// What halo catalogues add to friends-of-friends groups
+// (doc/filters/FriendsOfFriends.md): the centre of potential and most-bound particle
 // from each group's own members, and spherical-overdensity radius, mass and
 // count over all particles around the centre. One code path for one and for
 // several ranks (a SerialCommunicator for one).

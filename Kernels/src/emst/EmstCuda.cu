@@ -9,6 +9,16 @@
 // unique minimum under that order, with the CPU's weights bit for bit.
 // Stage times from CUDA events into RunInfo.stageSeconds.
 // Status: checked on an H200 (doc/gpu/2026-11-28).
+//
+// Not on the GPU (they change the work, not the result): the CPU's first
+// round from the kNN walk with K = 2, settled points, per-point lower bounds
+// and runs of duplicates joined up front (emst/EmstCpu.cpp). If an edge ever
+// differs from the CPU's, look at the pruning (BoruvkaNodeRules'
+// beginReceiver and testPair, the leaf kernel's `low > bound` and
+// `lq != leafLabel[d]` skips; the bound set to maxWeight2 everywhere
+// isolates them), the ties (emstEdgeLess, the four passes of
+// lightestChoiceKernel), the merge (hookKernel, linkKernel) and the core
+// distances (coreDistances2, the kNN's kth2Sorted).
 #include <cub/device/device_merge_sort.cuh>
 
 #include <string>

@@ -14,9 +14,9 @@
 //    tested for the whole leaf (childMeetsEntry) and, if acceptable, taken
 //    as one multipole instead of its children's.
 // Both wait per thread until the parent's pairs are all tested (endParent).
-// The engine visits every (c, d) exactly once (doc/ARCHITECTURE.md, "What
-// the engine guarantees"), so every source is counted exactly once for
-// every query.
+// The engine visits every (c, d) exactly once (walk/DualWalk.h, "What the
+// engine guarantees"), so every source is counted exactly once for every
+// query.
 #pragma once
 
 #include <algorithm>

@@ -8,7 +8,7 @@
 // seen from x (r = x - c, s^2 = |r|^2 + eps^2), to second order:
 //   U      = M / s + (3 r.I.r / s^5 - tr I / s^3) / 2
 //   grad U = -M r / s^3 + 3 I r / s^5 - 7.5 (r.I.r) r / s^7 + 1.5 tr I r / s^5
-// (the exact Taylor terms of the softened kernel 1/s; README, "Tree Gravity").
+// (the exact Taylor terms of the softened kernel 1/s; doc/filters/TreeGravity.md).
 #pragma once
 
 #include <cmath>

@@ -1,5 +1,5 @@
-// The members of one group that can be its most bound (README, "Halo
-// catalogue additions"), found by a node-level branch and bound instead of a
+// The members of one group that can be its most bound
+// (doc/filters/FriendsOfFriends.md), found by a node-level branch and bound instead of a
 // potential for every member: only they need exact direct sums.
 #pragma once
 

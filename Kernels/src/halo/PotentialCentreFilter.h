@@ -1,6 +1,6 @@
 // The members of a mid-sized group that can be its most bound, by one flat
 // pass over leaves of the group instead of every member's exact potential
-// (README, "Halo catalogue additions"): the same contract as
+// (doc/filters/FriendsOfFriends.md): the same contract as
 // potentialCentreCandidates (PotentialCentreBounds.h), cheaper where a
 // branch and bound would cost more than it prunes.
 #pragma once

@@ -1,6 +1,6 @@
 // The members of a small or mid-sized group that can be its most bound, by
 // one single-precision pass over all pairs with a rigorous error bound
-// (README, "Halo catalogue additions"): the same contract as
+// (doc/filters/FriendsOfFriends.md): the same contract as
 // potentialCentreCandidates (PotentialCentreBounds.h), for the groups where
 // all pairs cost less than any tree, at a fraction of the double pass.
 #pragma once

@@ -1,4 +1,28 @@
 // Bottom-up construction of the z-order plane tree on the CPU (§II-A..§II-E).
+// The passes over the points, in order:
+//  1. finiteness (jz/Validate.h): blocks of values tested by their exponent
+//     bits, branch-free;
+//  2. z-order sort (zSortOrder, ZSortCpu.h): one 64-bit word per point (the
+//     top bits of the interleaved fixed-point prefix, then the point's
+//     index; the largest binary exponent, which scales the prefix, is
+//     guessed from a sample of 4096 points and checked by the same pass), an
+//     LSD radix sort over the varying key bits only, then each run of equal
+//     prefixes ordered by the exact comparator zLess: the order is the
+//     comparator's at full precision;
+//  3. gather and gap levels: the sorted coordinates (wrapped into the
+//     periodic box) and, in the same pass, the Morton level of every gap
+//     between consecutive points (mortonLevel);
+//  4. cell counts (TreeLevels): for every gap the nearest gap on either side
+//     with a strictly higher level, by one stack sweep per thread's chunk
+//     each way;
+//  5. planes: the split gaps of each plane (isPlaneSplit, with the
+//     regularization of §II-D), node levels and boxes bottom-up.
+// Per-thread state that changes in hot loops lives on cache lines of its
+// own (shared lines made the cell counts as slow on two threads as on one).
+// The large fresh arrays are not zero-filled where the type allows
+// (newHugeArray): the team touches their pages first, on huge pages. With a
+// RunInfo the stages 2-5 are timed ("tree: z-order sort", "tree: gather",
+// "tree: cell counts", "tree: planes").
 #include <algorithm>
 #include <cmath>
 #include <memory>

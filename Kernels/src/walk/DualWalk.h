@@ -8,9 +8,32 @@
 //    or pruned (Algorithm 2, in one pass: the test may have side effects);
 //  - the leaf pass: per parent of the leaves, its leaves' lists are built and
 //    handed to the leaf kernel at once, never stored whole.
-// Threads: one receiver parent at a time per thread, so a query-centric
-// policy owns its receiver children's state without atomics.
 // doc/ARCHITECTURE.md, "The walk engine", shows how a new walk plugs in.
+//
+// What the engine guarantees:
+//  - Coverage, exactly once: for every receiving leaf c (with queries) and
+//    source leaf d (with sources) exactly one of these happens: one ancestor
+//    pair (on one plane, the super nodes' children included) is pruned or
+//    accepted (by testPair, or dropped by enterEntry, childMeetsEntry or the
+//    reach), or d appears once in c's leaf list. Query-centric walks see
+//    ordered pairs ((c, d) and (d, c) apart, (c, c) included); unordered
+//    walks see each pair once with d >= c.
+//  - Threads: beginPlane and endPlane run serially; every other hook runs on
+//    a worker thread, one receiver parent P at a time: every pair whose
+//    receiver is a child of P is tested, accepted and (in the leaf pass)
+//    consumed on the thread that ran beginParent(P), before it starts
+//    another parent. A query-centric policy may write its receivers' state
+//    without atomics; source-side state is read-only during a plane (or
+//    atomic); unordered walks touch both ends and need atomics. Hooks on
+//    worker threads must not throw (PerThread.h for scratch).
+//  - Order: sorted lists by (lower bound, node index); stored plane lists
+//    keep the bound rounded down to float, leaf lists the exact double.
+//    Results must not depend on the order of unsorted lists or the thread
+//    count.
+//  - Memory: two levels' lists at a time (the one being built and the one
+//    above), never copied; leaf lists exist per parent only.
+//  - Progress: leafPass calls progress(fraction) from the calling thread
+//    only, at least once at the end; false ends the pass with jz::Aborted.
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // What a walk tells the dual-walk engine (DualWalk.h), and the defaults it
 // may leave out. A policy derives from WalkPolicyDefaults and hides the hooks
 // it needs; the engine calls them statically. doc/ARCHITECTURE.md, "The walk
-// engine", describes the contract with a worked example.
+// engine", lists the walks; Kernels/tests/TestDualWalk.cpp has a worked example.
 #pragma once
 
 #include <cstddef>

@@ -2,8 +2,9 @@
  * @class   vtkJZDevice
  * @brief   the values of the JZ-Tree filters' `Device` property
  *
- * One home for the choice every tree filter offers (the `Device`
- * property of doc/filters/*.md): DEVICE_AUTO (the GPU when a usable one is present, else the CPU),
+ * One home for the choice every tree filter offers (the `Device` property
+ * in the filters' pages, doc/filters/): DEVICE_AUTO (the GPU when a usable
+ * one is present, else the CPU),
  * DEVICE_CPU, or DEVICE_CUDA (an error when no usable GPU is present). The
  * values are the kernels' jz::Backend values (pinned by a static_assert in
  * vtkJZKernelAdapter.cxx, next to ToBackend).

@@ -3,8 +3,8 @@
  * @brief   the periodic box of the JZ-Tree filters: from the data or BoxBounds
  *
  * One home for the rule every filter with `Periodic` follows (the
- * BoxFromData property of doc/filters/*.md): with `BoxFromData` on and a field-data
- * array `BoxSize` on the Input (one value L, or three Lx Ly Lz), the box is
+ * BoxFromData property in the filters' pages, doc/filters/): with
+ * `BoxFromData` on and a field-data array `BoxSize` on the Input (one value L, or three Lx Ly Lz), the box is
  * [0, L] on each axis and `BoxBounds` is ignored; otherwise `BoxBounds` is
  * the box. The snapshot reader writes `BoxSize`. The GUI's BoxBounds widget
  * uses BoxFromSize() to show the same box.

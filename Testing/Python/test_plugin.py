@@ -1,5 +1,5 @@
 """The JZTree plugin as users see it: loading, proxy and property names,
-defaults, enumerations, documentation (README, "A five-minute tour").
+defaults, enumerations, documentation (doc/filters/).
 
 Usage: pvpython test_plugin.py autoload        (PV_PLUGIN_PATH set, no LoadPlugin)
        pvpython test_plugin.py load PLUGIN.so  (LoadPlugin(path, ns=globals()))

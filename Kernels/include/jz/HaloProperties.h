@@ -44,7 +44,7 @@ struct HaloPropertiesOptions
   bool potentialCentres = false;
   double softening = 0;
   double gravitationalConstant = 1;
-  // SORadius, SOMass, SOCount (the discrete definition in the README).
+  // SORadius, SOMass, SOCount (the discrete definition in doc/filters/FriendsOfFriends.md).
   bool sphericalOverdensity = false;
   double overdensity = 200;    // Delta
   double referenceDensity = 0; // rho_ref (mean or critical), > 0

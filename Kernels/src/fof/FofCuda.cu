@@ -114,8 +114,8 @@ namespace
 // The catalogue from the device's rows (computeFofCatalogue's empty one for
 // no groups), each field one copy into a vector that is never zero-filled.
 template <class T>
-void downloadCatalogue(const FofProblem<T>& problem, const FofHaloOptions& options,
-  const cuda::FofDeviceRows& rows, FofCatalogue& cat, const RunControl& control, cudaStream_t st)
+void downloadCatalogue(const FofHaloOptions& options, const cuda::FofDeviceRows& rows,
+  FofCatalogue& cat, const RunControl& control, cudaStream_t st)
 {
   const std::size_t G = rows.count.size();
   if (G == 0)
@@ -223,7 +223,7 @@ void fofHalosCuda(const FofProblem<T>& problem, const FofHaloOptions& options, F
   result.numGroups = groups.numGroups;
   downloadOutput(options.groupIdOut, result.groupId, groups.groupId.get(), nn, st);
   downloadOutput(options.groupSizeOut, result.groupSize, groups.groupSize.get(), nn, st);
-  downloadCatalogue(problem, options, rows, result.catalogue, control, st);
+  downloadCatalogue<T>(options, rows, result.catalogue, control, st);
   timer.mark("download");
   JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   timer.report(info.stageSeconds);

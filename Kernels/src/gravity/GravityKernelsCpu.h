@@ -86,7 +86,7 @@ inline void placeFloatMultipole(const FloatMultipole& moments, const double* com
 // kGravityFloatLanes) to U and grad U (u, gx, gy, gz: n each, in double):
 // the accepted multipoles of one receiver in one pass, each query's terms
 // summed in float registers (the fast path of theta > 0, whose accuracy
-// contract, README "Tree Gravity", is far above float rounding). field
+// contract, doc/filters/TreeGravity.md, is far above float rounding). field
 // false: U alone (grad U untouched), about half the work.
 void applyMultipolesFloatCpu(const FloatMultipole* nodes, std::size_t k, const float* qx,
   const float* qy, const float* qz, std::size_t n, const FloatUnits& units, bool field, double* u,

@@ -99,7 +99,7 @@ JZ_HD void addMultipoleTerm(GravitySum& sum, const GravityMoments& n, const doub
 // halos.py points this costs ~17 % fewer interactions than b^2 < 0.6
 // theta^2 d^2 alone (Salmon & Warren's b_max form, before), with M2L at
 // 0.52 theta (GravityPolicy.h; doc/BENCHMARKS.md "grav11"). The factors keep the
-// accuracy contract at theta = 0.5 (README, "Tree Gravity"). theta = 0
+// accuracy contract at theta = 0.5 (doc/filters/TreeGravity.md). theta = 0
 // accepts nothing (the radius test): direct summation; a massless node
 // passes the spread test and follows the radius test.
 constexpr double kOpeningSpreadFactor2 = 0.2;

@@ -19,7 +19,7 @@
 #ifndef vtkJZParticleSnapshotReader_h
 #define vtkJZParticleSnapshotReader_h
 
-#include "JZTreeFiltersModule.h" // for export macro
+#include "JZTreeReaderModule.h" // for export macro
 #include "vtkMultiBlockDataSetAlgorithm.h"
 
 #include <memory> // for std::unique_ptr
@@ -37,7 +37,7 @@ namespace vtkJZSnapshotLayout
 struct Layout;
 }
 
-class JZTREEFILTERS_EXPORT vtkJZParticleSnapshotReader : public vtkMultiBlockDataSetAlgorithm
+class JZTREEREADER_EXPORT vtkJZParticleSnapshotReader : public vtkMultiBlockDataSetAlgorithm
 {
 public:
   static vtkJZParticleSnapshotReader* New();

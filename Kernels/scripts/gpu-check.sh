@@ -78,12 +78,12 @@ if [ "${JZ_SKIP_TESTS:-0}" != 1 ]; then
   # FoF end to end on the device (computeFofHalos: GroupId, GroupSize and the
   # catalogue against the CPU bit for bit).
   [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || step "$build/tests/TestFof" --backend=cuda FofHalos
-  # The CUDA gravity cases (compiled before any GPU ran them): all of them.
-  only_emst || step "$build/tests/TestGravity" --backend=cuda Cuda
-  # The CUDA EMST cases (compiled before any GPU ran them): all of them, the
-  # device self-checks on (JZ_CUDA_ASSERTS); each compares with the CPU bit
-  # for bit.
-  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || step "$build/tests/TestEmst" --backend=cuda Cuda
+  # Gravity on the GPU: every case (those of the CPU alone print SKIP), each
+  # against direct sums and the CPU.
+  only_emst || step "$build/tests/TestGravity" --backend=cuda
+  # The EMST on the GPU: every case, the device self-checks on
+  # (JZ_CUDA_ASSERTS); each compares with the CPU bit for bit.
+  [ "${JZ_ONLY_GRAVITY:-0}" = 1 ] || step "$build/tests/TestEmst" --backend=cuda
 fi
 
 if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
@@ -96,10 +96,10 @@ if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
     FofHalosSanitizerSmall)
   # Gravity: two planes, point masses, direct sums, queries from sources,
   # leaf batches; and bulk duplicates with the repeatability check.
-  gravity_cases=(CudaSanitizerSmall CudaBulkDuplicatesAndRepeatability)
+  gravity_cases=(GpuSanitizerSmall BulkDuplicatesAreSkippedPairs GpuRunsAreRepeatable)
   # EMST: node planes and leaves, mutual reachability (core distances from
   # the kNN), periodic, a bulk duplicate, leaf batches, a finite maximum length.
-  emst_cases=(CudaSanitizerSmall)
+  emst_cases=(GpuSanitizerSmall)
   if [ "${JZ_ONLY_GRAVITY:-0}" = 1 ]; then knn_cases=(); fof_cases=(); emst_cases=(); fi
   if only_emst; then knn_cases=(); fof_cases=(); gravity_cases=(); fi
   # One tool's cases in sequence; the four tools run side by side, each with

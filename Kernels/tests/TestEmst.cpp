@@ -4,8 +4,22 @@
 // lattices) included. Euclidean and mutual reachability, open and periodic,
 // float and double, several thread counts, shuffled global ids, simulated
 // ranks, and bad input.
+//
+// One test body serves both backends (jztest::backend()): on the GPU
+// (TestEmst --backend=cuda, CTest's kernels.TestEmstCuda) every tree must
+// really have been built there and equal the CPU backend's bit for bit (the
+// same edges, orientation, order, weights and core distances: the minimum
+// under the total order is unique), besides Prim where a case checks it.
+// Sets too large for Prim are checked against the CPU alone (on the CPU: all
+// threads against one). Cases that only make sense on one backend say so and
+// skip on the other. Built with -DJZ_CUDA_ASSERTS=ON the GPU also checks
+// itself every round (each edge joins two components and carries the
+// formula's weight; the component count drops by the edges added) and at the
+// end (n - 1 edges).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -19,6 +33,7 @@
 #include "jz/Emst.h"
 #include "jz/FofFromTree.h"
 #include "jz/Geometry.h"
+#include "jz/Hdbscan.h"
 
 namespace
 {
@@ -115,6 +130,57 @@ std::vector<Edge> edgesOf(const jz::EmstEdges& e, const std::vector<GlobalId>& i
   return out;
 }
 
+bool sameBits(const std::vector<double>& a, const std::vector<double>& b)
+{
+  return a.size() == b.size() &&
+    (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+bool identical(const jz::EmstEdges& a, const jz::EmstEdges& b)
+{
+  return a.from == b.from && a.to == b.to && sameBits(a.weight2, b.weight2) &&
+    sameBits(a.core2, b.core2);
+}
+
+// got equals ref bit for bit; what names the case and the comparison.
+void checkIdentical(const jz::EmstEdges& got, const jz::EmstEdges& ref, const std::string& what)
+{
+  if (identical(got, ref))
+    return;
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < std::min(got.size(), ref.size()); ++i)
+    differ += got.from[i] != ref.from[i] || got.to[i] != ref.to[i] ||
+      std::memcmp(&got.weight2[i], &ref.weight2[i], sizeof(double)) != 0;
+  JZ_CHECK_MSG(false,
+    what << ": " << got.size() << " edges, reference " << ref.size() << ", " << differ
+         << " of the common ones differ; core distances "
+         << (sameBits(got.core2, ref.core2) ? "same" : "differ"));
+}
+
+// The tree on the backend under test, with `threads` CPU threads (0: all).
+// On the GPU it must really have been built there and equal the CPU's with
+// as many threads, bit for bit.
+template <class T>
+jz::EmstEdges runEmst(const jz::EmstProblem<T>& pr, int threads, const std::string& what,
+  jz::RunInfo* infoOut = nullptr)
+{
+  jz::RunControl control;
+  control.numThreads = threads;
+  jz::EmstEdges got;
+  const jz::RunInfo info = jztest::onGpu() ? jz::computeEmst(pr, got, jz::Backend::CUDA)
+                                           : jz::computeEmst(pr, got, jz::Backend::CPU, control);
+  if (infoOut)
+    *infoOut = info;
+  if (!jztest::onGpu())
+    return got;
+  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA,
+    what << ": ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
+  jz::EmstEdges cpu;
+  jz::computeEmst(pr, cpu, jz::Backend::CPU, control);
+  checkIdentical(got, cpu, what + ": GPU vs CPU");
+  return got;
+}
+
 // The EMST of the given points and ids against the brute-force Prim, edge for
 // edge.
 template <class T>
@@ -137,10 +203,9 @@ void checkPoints(const std::string& kind, const std::vector<T>& xyz,
       pr.boxHi[d] = kind == "lattice" ? double(std::ceil(std::cbrt(double(n)))) : 1.0;
     }
   }
-  jz::EmstEdges got;
-  jz::RunControl control;
-  control.numThreads = threads;
-  jz::computeEmst(pr, got, jz::Backend::CPU, control);
+  const jz::EmstEdges got = runEmst(pr, threads,
+    kind + " n=" + std::to_string(n) + " periodic=" + std::to_string(periodic) +
+      " mutual=" + std::to_string(mutual) + " threads=" + std::to_string(threads));
   const std::vector<Edge> want = bruteMst(xyz, ids, pr);
   std::vector<Edge> have = edgesOf<T>(got, ids);
   JZ_CHECK_EQ(have.size(), n - 1);
@@ -178,6 +243,66 @@ void allKinds(bool periodic, bool mutual)
       continue;
     checkCase<T>(kind, 1500, periodic, mutual, 2, kind == "duplicates");
   }
+}
+
+// Points, shuffled ids and the problem over them (the problem points into
+// the case); minSamples 0: Euclidean.
+template <class T>
+struct PointCase
+{
+  std::vector<T> xyz;
+  std::vector<GlobalId> ids;
+  jz::EmstProblem<T> pr;
+
+  PointCase(const std::string& kind, std::size_t n, bool periodic, int minSamples, unsigned seed)
+    : xyz(jztest::makePoints<T>(kind, n, seed))
+    , ids(n)
+  {
+    std::iota(ids.begin(), ids.end(), GlobalId(0));
+    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(seed));
+    pr.points = xyz.data();
+    pr.numPoints = n;
+    pr.ids = ids.data();
+    pr.metric = minSamples > 0 ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
+    pr.minSamples = minSamples > 0 ? minSamples : 5;
+    if (periodic)
+    {
+      pr.periodic = true;
+      for (int d = 0; d < 3; ++d)
+      {
+        pr.boxLo[d] = 0.0;
+        pr.boxHi[d] = kind == "lattice" ? double(std::ceil(std::cbrt(double(n)))) : 1.0;
+      }
+    }
+  }
+  PointCase(const PointCase&) = delete;
+};
+
+// Sets too large for Prim: the tree against the CPU backend's, bit for bit.
+// On the GPU the reference is the CPU with all threads (runEmst); on the
+// CPU, whose tree is that reference, all threads against one. With `brute`,
+// also against Prim.
+template <class T>
+void checkAgainstCpu(const std::string& kind, std::size_t n, bool periodic, int minSamples,
+  double maxLength = jz::kInfinity, bool brute = false)
+{
+  PointCase<T> c(kind, n, periodic, minSamples, 7);
+  c.pr.maxLength = maxLength;
+  char what[160];
+  std::snprintf(what, sizeof what, "%s %s n %zu periodic %d minSamples %d maxLength %g",
+    kind.c_str(), sizeof(T) == 4 ? "float" : "double", n, int(periodic), minSamples, maxLength);
+  const jz::EmstEdges got = runEmst(c.pr, 0, what);
+  if (!jztest::onGpu())
+  {
+    jz::RunControl one;
+    one.numThreads = 1;
+    jz::EmstEdges single;
+    jz::computeEmst(c.pr, single, jz::Backend::CPU, one);
+    checkIdentical(got, single, std::string(what) + ": all threads vs one");
+  }
+  std::printf("  %s: %zu edges\n", what, got.size());
+  if (brute)
+    JZ_CHECK_MSG(edgesOf<T>(got, c.ids) == bruteMst(c.xyz, c.ids, c.pr), what << ": not Prim's");
 }
 
 // labelFofCut of the tree's order at l numbers the groups as labelFofGroups
@@ -273,10 +398,18 @@ void checkCuts(const std::string& kind, bool periodic)
     kind << " periodic=" << periodic << ": " << bad << " of " << ls.size()
          << " linking lengths differ from the FoF walk");
 }
+
+// The kinds of the larger sets.
+const char* const kLargerKinds[] = { "uniform", "clustered", "duplicates", "runs", "lattice",
+  "outliers" };
+
+const char* const kCpuAlone =
+  "exercises the CPU backend alone (kernels.TestEmst runs it; a GPU run would repeat it)";
 } // namespace
 
 JZ_TEST(FofFromTreeEqualsWalk)
 {
+  jztest::skipOnGpu(kCpuAlone);
   for (const char* kind : { "uniform", "clustered", "duplicates", "lattice" })
   {
     checkCuts<double>(kind, false);
@@ -286,23 +419,56 @@ JZ_TEST(FofFromTreeEqualsWalk)
   checkCuts<float>("clustered", true);
 }
 
+namespace
+{
+// Every kind against Prim; larger sets against the CPU; one set of shuffled
+// ids against both; and a deeper tree (more node planes).
+template <class T>
+void euclidean(const char* againstBoth, const char* deeper)
+{
+  allKinds<T>(false, false);
+  for (const char* kind : kLargerKinds)
+    checkAgainstCpu<T>(kind, jztest::sized(3000, 30000), false, 0);
+  checkAgainstCpu<T>(againstBoth, 1500, false, 0, jz::kInfinity, true);
+  checkAgainstCpu<T>(deeper, jztest::sized(20000, 400000), false, 0);
+}
+} // namespace
+
 JZ_TEST(EmstEuclideanDouble)
 {
-  allKinds<double>(false, false);
+  euclidean<double>("clustered", "uniform");
 }
 JZ_TEST(EmstEuclideanFloat)
 {
-  allKinds<float>(false, false);
+  euclidean<float>("runs", "clustered");
 }
 JZ_TEST(EmstPeriodic)
 {
   allKinds<double>(true, false);
   allKinds<float>(true, false);
+  for (const char* kind : { "uniform", "clustered", "runs", "lattice" })
+  {
+    checkAgainstCpu<double>(kind, jztest::sized(3000, 30000), true, 0);
+    checkAgainstCpu<float>(kind, jztest::sized(3000, 30000), true, 0);
+  }
+  checkAgainstCpu<float>("uniform", 1500, true, 0, jz::kInfinity, true);
 }
+// Core distances (on the GPU from the CUDA kNN: K = minSamples + 1 on both
+// of its leaf kernels, registers up to 32, warp lists above), bulk
+// duplicates included.
 JZ_TEST(EmstMutualReachability)
 {
   allKinds<double>(false, true);
   allKinds<float>(true, true);
+  for (int minSamples : { 1, 4, 16, 40 })
+  {
+    const std::size_t n = jztest::sized(3000, 20000);
+    checkAgainstCpu<double>("clustered", n, false, minSamples);
+    checkAgainstCpu<float>("runs", n, false, minSamples);
+    checkAgainstCpu<float>("duplicates", n, true, minSamples);
+  }
+  checkAgainstCpu<double>("uniform", 1500, true, 4, jz::kInfinity, true);
+  checkAgainstCpu<float>("runs", 1500, false, 4, jz::kInfinity, true);
 }
 // Bulk duplicates: half the points on 12 sites (runs of ~10 to ~n/5 copies,
 // joined up front as one star each; under mutual reachability only the runs
@@ -360,8 +526,7 @@ void checkForest(const std::string& kind, bool periodic, bool mutual)
   for (double l : ls)
   {
     pr.maxLength = l;
-    jz::EmstEdges got;
-    jz::computeEmst(pr, got, jz::Backend::CPU);
+    const jz::EmstEdges got = runEmst(pr, 0, kind + " forest");
     std::vector<Edge> want;
     for (const Edge& e : tree)
       if (std::get<0>(e) <= l * l)
@@ -382,21 +547,43 @@ JZ_TEST(EmstForestUpToMaxLength)
   }
   checkForest<float>("duplicates", false, false);
   checkForest<double>("lattice", true, false);
+  // Larger sets against the CPU: quantiles of the edge lengths, zero and
+  // below every edge.
+  const std::size_t n = jztest::sized(3000, 20000);
+  for (int minSamples : { 0, 4 })
+  {
+    PointCase<double> c("clustered", n, false, minSamples, 3);
+    jz::EmstEdges cpu;
+    jz::computeEmst(c.pr, cpu, jz::Backend::CPU);
+    std::vector<double> ls = { 0.0, 1e-12 };
+    for (double f : { 0.1, 0.5, 0.9 })
+      ls.push_back(std::sqrt(cpu.weight2[std::size_t(f * double(cpu.size() - 1))]));
+    for (double l : ls)
+    {
+      checkAgainstCpu<double>("clustered", n, false, minSamples, l);
+      checkAgainstCpu<float>("runs", n, true, minSamples, l);
+    }
+  }
 }
 JZ_TEST(EmstThreadCountsAndSizes)
 {
   for (int threads : { 1, 3, 8 })
     checkCase<double>("clustered", 3000, false, false, threads, true);
-  for (std::size_t n : { 1, 2, 3, 5, 49, 100 })
+  for (std::size_t n : { 1, 2, 3, 5, 49, 100, 1000 })
   {
     checkCase<double>("uniform", n, false, false, 2, false);
+    checkAgainstCpu<double>("uniform", n, false, 0);
     if (n > 4)
+    {
       checkCase<double>("uniform", n, false, true, 2, false);
+      checkAgainstCpu<float>("uniform", n, true, 3);
+    }
   }
 }
 
 JZ_TEST(EmstDistributedEqualsSerial)
 {
+  jztest::skipOnGpu(kCpuAlone);
   const std::size_t n = 2000;
   std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 5);
   std::vector<GlobalId> ids(n);
@@ -434,6 +621,7 @@ JZ_TEST(EmstDistributedEqualsSerial)
   }
 }
 
+// Bad input fails before any backend runs; no points, no edges.
 JZ_TEST(EmstBadInput)
 {
   std::vector<double> xyz = jztest::makePoints<double>("uniform", 10, 1);
@@ -442,236 +630,34 @@ JZ_TEST(EmstBadInput)
   pr.numPoints = 10;
   jz::EmstEdges out;
   xyz[7] = std::nan("");
-  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jztest::backend()));
   xyz[7] = 0.5;
   pr.metric = jz::EmstMetric::MutualReachability;
   pr.minSamples = 10;
-  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jztest::backend()));
   pr.minSamples = 0;
-  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jztest::backend()));
   pr.minSamples = 3;
   pr.periodic = true;
   pr.boxHi[1] = 0.0;
-  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+  JZ_CHECK_THROWS(jz::computeEmst(pr, out, jztest::backend()));
   pr.periodic = false;
   for (double bad : { -1e-300, -1.0, std::nan("") })
   {
     pr.maxLength = bad;
-    JZ_CHECK_THROWS(jz::computeEmst(pr, out, jz::Backend::CPU));
+    JZ_CHECK_THROWS(jz::computeEmst(pr, out, jztest::backend()));
   }
   pr.maxLength = jz::kInfinity;
   pr.numPoints = 0;
-  jz::computeEmst(pr, out, jz::Backend::CPU);
+  jz::computeEmst(pr, out, jztest::backend());
   JZ_CHECK_EQ(out.size(), 0u);
-}
-
-// --- CUDA EMST (cudaemst11) ---------------------------------------------------
-// The GPU backend (src/cuda/EmstCuda.cu, Boruvka*Cuda.cu) against the CPU
-// backend, bit for bit (the same edges, orientation, order, weights and core
-// distances: the minimum under the total order is unique), and against the
-// brute-force Prim above. They run with --backend=cuda (CTest's
-// kernels.TestEmstCuda, Kernels/scripts/gpu-check.sh) and say "skipped" on
-// the CPU backend: a CPU run checks only the Device rules without a GPU.
-// Built with -DJZ_CUDA_ASSERTS=ON the GPU also checks itself every round
-// (each edge joins two components and carries the formula's weight; the
-// component count drops by the edges added) and at the end (n - 1 edges).
-#include <cstdlib>
-#include <cstring>
-
-#include "jz/Hdbscan.h"
-
-namespace
-{
-// Whether the case runs here; prints why not.
-bool gpuUnderTest()
-{
-  if (jztest::onGpu())
-    return true;
-  std::printf("  skipped: no GPU under test (CUDA case: run TestEmst --backend=cuda)\n");
-  return false;
-}
-
-// Points, ids and the problem over them (the problem points into the case).
-template <class T>
-struct GpuCase
-{
-  std::vector<T> xyz;
-  std::vector<GlobalId> ids;
-  jz::EmstProblem<T> pr;
-
-  GpuCase(const std::string& kind, std::size_t n, bool periodic, int minSamples, unsigned seed)
-    : xyz(jztest::makePoints<T>(kind, n, seed))
-    , ids(n)
-  {
-    std::iota(ids.begin(), ids.end(), GlobalId(0));
-    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(seed));
-    pr.points = xyz.data();
-    pr.numPoints = n;
-    pr.ids = ids.data();
-    pr.metric = minSamples > 0 ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
-    pr.minSamples = minSamples > 0 ? minSamples : 5;
-    if (periodic)
-    {
-      pr.periodic = true;
-      for (int d = 0; d < 3; ++d)
-      {
-        pr.boxLo[d] = 0.0;
-        pr.boxHi[d] = kind == "lattice" ? double(std::ceil(std::cbrt(double(n)))) : 1.0;
-      }
-    }
-  }
-  GpuCase(const GpuCase&) = delete;
-};
-
-// The tree on the GPU, which must really have run there.
-template <class T>
-jz::EmstEdges runGpu(const jz::EmstProblem<T>& pr, jz::RunInfo* infoOut = nullptr)
-{
-  jz::EmstEdges got;
-  const jz::RunInfo info = jz::computeEmst(pr, got, jz::Backend::CUDA);
-  JZ_CHECK_MSG(info.backend == jz::Backend::CUDA,
-    "ran on " << jz::backendName(info.backend) << " (" << info.note << ")");
-  if (infoOut)
-    *infoOut = info;
-  return got;
-}
-
-bool sameBits(const std::vector<double>& a, const std::vector<double>& b)
-{
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
-bool identical(const jz::EmstEdges& a, const jz::EmstEdges& b)
-{
-  return a.from == b.from && a.to == b.to && sameBits(a.weight2, b.weight2) &&
-    sameBits(a.core2, b.core2);
-}
-
-// GPU against CPU, bit for bit; with `brute`, also against Prim.
-template <class T>
-void checkGpuCase(const std::string& kind, std::size_t n, bool periodic, int minSamples,
-  double maxLength = jz::kInfinity, bool brute = false)
-{
-  GpuCase<T> c(kind, n, periodic, minSamples, 7);
-  c.pr.maxLength = maxLength;
-  jz::EmstEdges cpu;
-  jz::computeEmst(c.pr, cpu, jz::Backend::CPU);
-  const jz::EmstEdges gpu = runGpu(c.pr);
-  std::size_t differ = gpu.size() == cpu.size() ? 0 : std::size_t(-1);
-  for (std::size_t i = 0; differ != std::size_t(-1) && i < gpu.size(); ++i)
-    differ += gpu.from[i] != cpu.from[i] || gpu.to[i] != cpu.to[i] ||
-      std::memcmp(&gpu.weight2[i], &cpu.weight2[i], sizeof(double)) != 0;
-  std::printf("  %s %s n %zu periodic %d minSamples %d maxLength %g: %zu edges, %s\n", kind.c_str(),
-    sizeof(T) == 4 ? "float" : "double", n, int(periodic), minSamples, maxLength, gpu.size(),
-    identical(gpu, cpu) ? "identical" : "DIFFERENT");
-  JZ_CHECK_MSG(identical(gpu, cpu),
-    kind << " n=" << n << " periodic=" << periodic << " minSamples=" << minSamples << ": GPU "
-         << gpu.size() << " edges, CPU " << cpu.size() << ", " << differ
-         << " differ; core distances " << (sameBits(gpu.core2, cpu.core2) ? "same" : "differ"));
-  if (brute)
-    JZ_CHECK(edgesOf<T>(gpu, c.ids) == bruteMst(c.xyz, c.ids, c.pr));
-}
-} // namespace
-
-JZ_TEST(CudaEuclideanEqualsCpu)
-{
-  if (!gpuUnderTest())
-    return;
-  for (const char* kind : { "uniform", "clustered", "duplicates", "runs", "lattice", "outliers" })
-  {
-    checkGpuCase<double>(kind, 30000, false, 0);
-    checkGpuCase<float>(kind, 30000, false, 0);
-  }
-  checkGpuCase<double>("clustered", 1500, false, 0, jz::kInfinity, true);
-  checkGpuCase<float>("runs", 1500, false, 0, jz::kInfinity, true);
-  // Deeper trees (more node planes).
-  checkGpuCase<float>("clustered", 400000, false, 0);
-  checkGpuCase<double>("uniform", 400000, false, 0);
-}
-
-JZ_TEST(CudaPeriodicEqualsCpu)
-{
-  if (!gpuUnderTest())
-    return;
-  for (const char* kind : { "uniform", "clustered", "runs", "lattice" })
-  {
-    checkGpuCase<double>(kind, 30000, true, 0);
-    checkGpuCase<float>(kind, 30000, true, 0);
-  }
-  checkGpuCase<float>("uniform", 1500, true, 0, jz::kInfinity, true);
-}
-
-// Core distances from the CUDA kNN: K = minSamples + 1 on both of its leaf
-// kernels (registers up to 32, warp lists above), bulk duplicates included.
-JZ_TEST(CudaMutualReachabilityEqualsCpu)
-{
-  if (!gpuUnderTest())
-    return;
-  for (int minSamples : { 1, 4, 16, 40 })
-  {
-    checkGpuCase<double>("clustered", 20000, false, minSamples);
-    checkGpuCase<float>("runs", 20000, false, minSamples);
-    checkGpuCase<float>("duplicates", 20000, true, minSamples);
-  }
-  checkGpuCase<double>("uniform", 1500, true, 4, jz::kInfinity, true);
-  checkGpuCase<float>("runs", 1500, false, 4, jz::kInfinity, true);
-}
-
-// A finite maximum length: the same forest as the CPU's (quantiles of the
-// edge lengths, exactly at one, zero and below every edge).
-JZ_TEST(CudaForestUpToMaxLength)
-{
-  if (!gpuUnderTest())
-    return;
-  for (int minSamples : { 0, 4 })
-  {
-    GpuCase<double> c("clustered", 20000, false, minSamples, 3);
-    jz::EmstEdges cpu;
-    jz::computeEmst(c.pr, cpu, jz::Backend::CPU);
-    std::vector<double> ls = { 0.0, 1e-12 };
-    for (double f : { 0.1, 0.5, 0.9 })
-      ls.push_back(std::sqrt(cpu.weight2[std::size_t(f * double(cpu.size() - 1))]));
-    for (double l : ls)
-    {
-      checkGpuCase<double>("clustered", 20000, false, minSamples, l);
-      checkGpuCase<float>("runs", 20000, true, minSamples, l);
-    }
-  }
-}
-
-// Tiny inputs, many leaf batches (JZ_CUDA_LEAF_BATCH_ENTRIES), and the same
-// edges on a second run (no races: every choice is exact, every reduction a
-// minimum under a total order).
-JZ_TEST(CudaSizesBatchesAndRepeatability)
-{
-  if (!gpuUnderTest())
-    return;
-  for (std::size_t n : { 1, 2, 3, 5, 49, 100, 1000 })
-  {
-    checkGpuCase<double>("uniform", n, false, 0);
-    if (n > 4)
-      checkGpuCase<float>("uniform", n, true, 3);
-  }
-  GpuCase<float> c("clustered", 50000, false, 0, 5);
-  const jz::EmstEdges whole = runGpu(c.pr);
-  setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", "3000", 1);
-  jz::RunInfo many;
-  const jz::EmstEdges batched = runGpu(c.pr, &many);
-  unsetenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
-  double batches = 0;
-  for (const auto& k : many.counters)
-    if (k.first == "gpu boruvka leaf batches")
-      batches = std::max(batches, k.second);
-  JZ_CHECK_MSG(batches > 5, "leaf batches " << batches);
-  JZ_CHECK(identical(batched, whole));
-  JZ_CHECK(identical(runGpu(c.pr), whole));
 }
 
 // Bad input fails before the GPU runs; Device CUDA without a usable GPU is a
 // clear error and Auto runs on the CPU; with a GPU, Auto runs there, and
-// HDBSCAN (which calls the EMST) follows the same dispatch. This part runs
-// on every machine.
-JZ_TEST(CudaDeviceRulesAndBadInput)
+// HDBSCAN (which calls the EMST) follows the same dispatch. This case runs
+// on every machine and backend.
+JZ_TEST(DeviceRulesAndBadInput)
 {
   std::vector<double> xyz = jztest::makePoints<double>("clustered", 500, 1);
   jz::EmstProblem<double> pr;
@@ -733,6 +719,7 @@ JZ_TEST(CudaDeviceRulesAndBadInput)
 // min(n - 1, MinSamples).
 JZ_TEST(HdbscanParametersAtTheirBounds)
 {
+  jztest::skipOnGpu(kCpuAlone);
   const std::size_t n = 400;
   std::vector<double> xyz = jztest::makePoints<double>("clustered", n, 5);
   jz::EmstProblem<double> pr;
@@ -773,25 +760,48 @@ JZ_TEST(HdbscanParametersAtTheirBounds)
     beyond.coreDistance == clipped.coreDistance);
 }
 
+// --- Cases of the GPU alone -------------------------------------------------
+// The GPU backend's own machinery (src/emst/EmstCuda.cu, Boruvka*Cuda.cu):
+// leaf batches, repeatability, and the small case for compute-sanitizer.
+// They run with --backend=cuda (CTest's kernels.TestEmstCuda,
+// Kernels/scripts/gpu-check.sh) and skip on the CPU.
+
+// Many leaf batches (JZ_CUDA_LEAF_BATCH_ENTRIES) give the edges of one
+// batch, and a second run the same edges (no races: every choice is exact,
+// every reduction a minimum under a total order).
+JZ_TEST(GpuLeafBatchesAndRepeatability)
+{
+  jztest::skipOnCpu("leaf batches and repeatability of the GPU's rounds: run with --backend=cuda");
+  PointCase<float> c("clustered", 50000, false, 0, 5);
+  const jz::EmstEdges whole = runEmst(c.pr, 0, "one batch");
+  setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", "3000", 1);
+  jz::RunInfo many;
+  const jz::EmstEdges batched = runEmst(c.pr, 0, "leaf batches", &many);
+  unsetenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
+  double batches = 0;
+  for (const auto& k : many.counters)
+    if (k.first == "gpu boruvka leaf batches")
+      batches = std::max(batches, k.second);
+  JZ_CHECK_MSG(batches > 5, "leaf batches " << batches);
+  JZ_CHECK(identical(batched, whole));
+  JZ_CHECK(identical(runEmst(c.pr, 0, "second run"), whole));
+}
+
 // A small case that reaches every kernel (node planes and leaves, mutual
 // reachability with both core-distance kernels' copies of duplicate runs,
 // periodic images, leaf batches, a finite maximum length), for
 // compute-sanitizer (Kernels/scripts/gpu-check.sh).
-JZ_TEST(CudaSanitizerSmall)
+JZ_TEST(GpuSanitizerSmall)
 {
-  if (!gpuUnderTest())
-    return;
-  GpuCase<float> c("clustered", 20000, true, 4, 8);
+  jztest::skipOnCpu("the small case for compute-sanitizer: run with --backend=cuda");
+  PointCase<float> c("clustered", 20000, true, 4, 8);
   for (std::size_t i = 0; i < 300; ++i) // a bulk duplicate: a point leaf
     for (int k = 0; k < 3; ++k)
       c.xyz[3 * (7 * i) + k] = 0.25f;
-  jz::EmstEdges cpu;
-  jz::computeEmst(c.pr, cpu, jz::Backend::CPU);
   setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", "2000", 1);
-  JZ_CHECK(identical(runGpu(c.pr), cpu));
-  c.pr.maxLength = std::sqrt(cpu.weight2[cpu.size() / 2]);
-  jz::computeEmst(c.pr, cpu, jz::Backend::CPU);
-  JZ_CHECK(identical(runGpu(c.pr), cpu));
+  const jz::EmstEdges whole = runEmst(c.pr, 0, "sanitizer case");
+  c.pr.maxLength = std::sqrt(whole.weight2[whole.size() / 2]);
+  runEmst(c.pr, 0, "sanitizer case, finite maximum length");
   unsetenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
 }
 

@@ -1,15 +1,24 @@
 // A minimal self-registering test harness: the GPU machine has no GoogleTest,
-// so the kernel tests carry their own. Prints "N passed, N failed" last.
+// so the kernel tests carry their own. Prints "N passed, N skipped, N failed"
+// last.
 //
 // One test body serves both backends: the tests call the kernels with
 // jztest::backend(), which is the CPU unless the program runs with
 // --backend=cuda; without a usable GPU that run prints why and exits with
 // kSkipCode, which CTest reports as skipped (SKIP_RETURN_CODE).
+//
+// A case that cannot run here says so: jztest::skip(reason) (or
+// JZ_SKIP(reason), skipOnCpu, skipOnGpu) ends it, runAll prints
+// "[ SKIP ] name: reason" and counts it apart. A case that failed a check
+// before it skipped is a failure. Exit code: 1 when a case failed, else
+// kSkipCode when every selected case skipped, else 0; a filter that selects
+// no case is an error (a stale name in a script must not pass).
 #pragma once
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -42,6 +51,35 @@ inline bool onGpu()
 inline std::size_t sized(std::size_t cpu, std::size_t gpu)
 {
   return onGpu() ? gpu : cpu;
+}
+
+// Thrown by skip(); not a std::exception, so JZ_CHECK_THROWS and the
+// bodies' own handlers let it through to runAll.
+struct Skipped
+{
+  std::string reason;
+};
+
+// Ends the running case as skipped, with the reason printed.
+[[noreturn]] inline void skip(const std::string& reason)
+{
+  throw Skipped{ reason };
+}
+
+// Cases that only make sense on the GPU (leaf batches, the sanitizer's small
+// cases, repeatability of the device's sums) skip on the CPU backend.
+inline void skipOnCpu(const std::string& reason)
+{
+  if (!onGpu())
+    skip(reason);
+}
+
+// Cases that exercise the CPU alone (a GPU run would only repeat them) skip
+// on the GPU backend.
+inline void skipOnGpu(const std::string& reason)
+{
+  if (onGpu())
+    skip(reason);
 }
 
 struct Case
@@ -94,7 +132,7 @@ inline int runAll(int argc, char** argv)
     return kSkipCode;
   }
   std::printf("backend: %s\n", jz::backendName(backend()));
-  int passed = 0, failed = 0;
+  int passed = 0, skipped = 0, failed = 0;
   for (const Case& c : registry())
   {
     if (!std::strstr(c.name, filter))
@@ -102,27 +140,47 @@ inline int runAll(int argc, char** argv)
     const int before = failures();
     std::printf("[ RUN  ] %s\n", c.name);
     std::fflush(stdout);
+    std::string skipReason;
+    bool wasSkipped = false;
     try
     {
       c.body();
+    }
+    catch (const Skipped& s)
+    {
+      wasSkipped = true;
+      skipReason = s.reason;
     }
     catch (const std::exception& e)
     {
       fail(c.name, 0, std::string("unexpected exception: ") + e.what());
     }
-    if (failures() == before)
-    {
-      ++passed;
-      std::printf("[  OK  ] %s\n", c.name);
-    }
-    else
+    if (failures() != before)
     {
       ++failed;
       std::printf("[ FAIL ] %s\n", c.name);
     }
+    else if (wasSkipped)
+    {
+      ++skipped;
+      std::printf("[ SKIP ] %s: %s\n", c.name, skipReason.c_str());
+    }
+    else
+    {
+      ++passed;
+      std::printf("[  OK  ] %s\n", c.name);
+    }
+    std::fflush(stdout);
   }
-  std::printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  std::printf("%d passed, %d skipped, %d failed\n", passed, skipped, failed);
+  if (passed + skipped + failed == 0)
+  {
+    std::printf("no case matches \"%s\"\n", filter);
+    return 1;
+  }
+  if (failed > 0)
+    return 1;
+  return passed == 0 ? kSkipCode : 0;
 }
 } // namespace jztest
 
@@ -132,6 +190,9 @@ inline int runAll(int argc, char** argv)
   static void name();                                                                              \
   static jztest::Registrar JZ_TEST_CONCAT(registrar_, name)(#name, name);                          \
   static void name()
+
+// Ends the running case as skipped (jztest::skip).
+#define JZ_SKIP(reason) jztest::skip(reason)
 
 #define JZ_CHECK(cond)                                                                             \
   do                                                                                               \

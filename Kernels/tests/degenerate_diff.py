@@ -21,6 +21,8 @@ Usage: python3 degenerate_diff.py RUNNER [--cases N] [--seed S] [--long]
   default    300 cases of up to 700 points (about a minute)
   --long     the soak mode: 3000 cases of up to 4000 points (CTest label "long"); the
              environment variable JZ_DEGEN_CASES overrides the count
+Exit codes: 0 every case passed, 1 a case failed, 77 skipped (no usable GPU for
+--backend cuda, or no numpy/scipy).
 """
 import argparse
 import os
@@ -29,10 +31,14 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
+try:
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    from scipy.spatial import cKDTree
+except ImportError as e:  # a case that cannot run says so (CTest: SKIP_RETURN_CODE 77)
+    print("skipped: the references need numpy and scipy (%s)" % e)
+    sys.exit(77)
 
 BASE_SEED = 9000000
 # Cases that once failed, rerun by every default run: (seed, long mode).
@@ -295,8 +301,11 @@ def main():
             try:
                 desc, errors = check_case(a.runner, seed, long_mode, tmp, a.backend)
             except SkipRun as e:
-                print("skipped: %s" % e)
-                return 77
+                if i == 0:
+                    print("skipped: %s" % e)
+                    return 77
+                # The GPU went away mid-run: a failure, not a skip.
+                desc, errors = "seed %d" % seed, ["no usable GPU after %d cases: %s" % (i, e)]
             except Exception as e:  # a crash or an error message is a failure too
                 desc, errors = "seed %d" % seed, [str(e)]
             if errors or a.seed is not None:

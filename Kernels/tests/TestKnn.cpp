@@ -276,7 +276,7 @@ JZ_TEST(KnnLargeKOnLatticeTies)
 
 JZ_TEST(KnnPeriodic)
 {
-  for (const std::string& kind : { "uniform", "clustered", "duplicates" })
+  for (const std::string kind : { "uniform", "clustered", "duplicates" })
   {
     auto pts = jztest::makePoints<double>(kind, 6000, 8);
     for (double& x : pts)
@@ -594,7 +594,7 @@ JZ_TEST(KnnAllKindsLargerK)
 
 JZ_TEST(KnnPeriodicLargerK)
 {
-  for (const std::string& kind : { "uniform", "lattice", "clustered", "mixedsign" })
+  for (const std::string kind : { "uniform", "lattice", "clustered", "mixedsign" })
   {
     Case c;
     c.kind = kind;
@@ -612,7 +612,7 @@ JZ_TEST(KnnPeriodicLargerK)
 
 JZ_TEST(KnnDensityOnly)
 {
-  for (const std::string& kind : { "uniform", "clustered", "duplicates", "lattice" })
+  for (const std::string kind : { "uniform", "clustered", "duplicates", "lattice" })
   {
     Case c;
     c.kind = kind;
@@ -642,7 +642,7 @@ JZ_TEST(KnnSeparateQuerySets)
   Case c;
   c.kind = "clustered";
   c.n = jztest::sized(2000, 20000);
-  for (const std::string& qk : { "uniform", "clustered", "lattice", "outliers" })
+  for (const std::string qk : { "uniform", "clustered", "lattice", "outliers" })
   {
     c.queryKind = qk;
     for (std::size_t nq : { jztest::sized(300, 3000), jztest::sized(2500, 50000) })
@@ -669,7 +669,7 @@ JZ_TEST(KnnLarge)
   Case c;
   c.n = jztest::sized(50000, 1000000);
   c.checked = 200;
-  for (const std::string& kind : { "uniform", "clustered" })
+  for (const std::string kind : { "uniform", "clustered" })
   {
     c.kind = kind;
     c.lists = false;

@@ -175,7 +175,7 @@ JZ_TEST(RunsOfDuplicatesStayWhole)
 
 JZ_TEST(TreeInvariantsJointQueries)
 {
-  for (const std::string& kind : { "uniform", "clustered", "duplicates" })
+  for (const std::string kind : { "uniform", "clustered", "duplicates" })
   {
     auto src = jztest::makePoints<float>(kind, 20000, 3);
     auto qry = jztest::makePoints<float>("uniform", 7000, 4);

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/Progress.h"
 #include "emst/BoruvkaLeafSearch.h"
 #include "emst/EmstBoruvkaEdge.h"
 #include "emst/EmstBoundarySearch.h"
@@ -701,12 +702,9 @@ std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& point
   if (!core2)
   {
     StageTimer timer(&info, "local tree");
-    std::function<bool(double)> progress;
-    if (control.progress)
-      progress = [&control](double f) { return control.progress(0.2 + 0.2 * f); };
     try
     {
-      localTree = localTreeEdges(points, piece, threads, progress);
+      localTree = localTreeEdges(points, piece, threads, progressSpan(control, 0.2, 0.2));
     }
     catch (const Aborted&)
     {

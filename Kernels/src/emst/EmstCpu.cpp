@@ -13,14 +13,15 @@
 
 #include <omp.h>
 
+#include "common/Progress.h"
+#include "emst/BoruvkaLeafSearch.h"
 #include "emst/EmstBackends.h"
 #include "jz/StageTimer.h"
+#include "jz/Tree.h"
+#include "knn/KnnLeafSearch.h"
 #include "walk/BoxMetric.h"
 #include "walk/DualWalk.h"
-#include "emst/BoruvkaLeafSearch.h"
-#include "knn/KnnLeafSearch.h"
 #include "walk/OrderRunsByKey.h"
-#include "jz/Tree.h"
 
 namespace jz
 {
@@ -138,8 +139,7 @@ public:
       comps_.relabel();
       if (comps_.count <= 1)
         break;
-      if (control.progress && !control.progress(0.3 + 0.7 * double(edges.size()) / n))
-        throw Aborted();
+      reportProgress(control, 0.3 + 0.7 * double(edges.size()) / n);
       if (round == 0 && !weights_.core2 && n > kNearestRound)
         chooseFromNearest();
       const Index settled = seedBounds();
@@ -430,8 +430,7 @@ void emstCpu(
     {
       StageTimer timer(&info, "sort+tree");
       RunControl buildControl;
-      if (control.progress)
-        buildControl.progress = [&](double f) { return control.progress(0.2 * f); };
+      buildControl.progress = progressSpan(control, 0, 0.2);
       buildTreeCpu(problem.points, Index(problem.numPoints), static_cast<const T*>(nullptr), 0, per,
         problem.boxLo, emstTreeOptions(), tree, buildControl);
       orderRunsByKey(tree, problem.ids); // as the kNN walk of the nearest round expects

@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "common/Progress.h"
 #include "emst/EmstBackends.h"
 #include "emst/EmstCuda.cuh"
 #include "knn/KnnCuda.cuh"
@@ -77,12 +78,6 @@ __global__ void toInputOrderKernel(const Index* sInput, Index n, const double* s
 {
   for (unsigned long long s = globalThread(); s < n; s += gridThreads())
     out[sInput[s]] = sorted[s];
-}
-
-void progress(const RunControl& control, double f)
-{
-  if (control.progress && !control.progress(f))
-    throw Aborted();
 }
 
 // The tree of the GPU's rounds: the CUDA kNN's leaves (the leaf kernel takes
@@ -166,7 +161,7 @@ Index boruvkaRounds(const DeviceTree<T>& tree, const EmstProblem<T>& problem, co
     if (round == kMaxRounds)
       throw Error("internal error: the CUDA EMST has " + std::to_string(components) +
         " components after " + std::to_string(kMaxRounds) + " Borůvka rounds");
-    progress(control, 0.3 + 0.65 * double(found) / double(n));
+    reportProgress(control, 0.3 + 0.65 * double(found) / double(n));
     const std::string name = "round " + std::to_string(round);
     beginRoundCuda(tree, s, st);
     boruvkaSearchCuda(tree, s, st, temp, info);
@@ -280,7 +275,7 @@ void emstCuda(
   DeviceTree<T> tree;
   buildTreeCuda(problem.points, n, static_cast<const T*>(nullptr), 0, per, problem.boxLo,
     emstTreeOptionsCuda(), tree, st, temp, timer);
-  progress(control, 0.2);
+  reportProgress(control, 0.2);
 
   DeviceBuffer<GlobalId> keys(n, st, "the EMST keys");
   {
@@ -300,7 +295,7 @@ void emstCuda(
     coreDistances2(tree, problem.minSamples, keys.get(), core2.get(), st, temp, info);
     timer.mark("core distances");
   }
-  progress(control, 0.3);
+  reportProgress(control, 0.3);
 
   const Index capacity = n - 1;
   DeviceBuffer<Index> edgeA(capacity, st, "the EMST edges");
@@ -329,7 +324,7 @@ void emstCuda(
   JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   timer.report(info.stageSeconds);
   info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
-  progress(control, 1.0);
+  reportProgress(control, 1.0);
 }
 
 template void emstCuda<float>(const EmstProblem<float>&, EmstEdges&, RunInfo&, const RunControl&);

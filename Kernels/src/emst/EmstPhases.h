@@ -41,18 +41,6 @@ struct EmstRankPoints
   Index routeIndex(Index i) const { return tree.sources.inputIndex[i]; }
 };
 
-// Reports `fraction` done to this rank's RunControl; when it asks to stop on
-// any rank (or `stopHere`), every rank throws Aborted here (an abort, not an
-// error, as on one process), so that all end together and none hangs in a
-// later collective. Collective.
-inline void agreeOnProgress(
-  const RunControl& control, double fraction, Communicator& comm, bool stopHere = false)
-{
-  const bool stop = stopHere || (control.progress && !control.progress(fraction));
-  if (allSum(comm, stop ? 1 : 0) > 0)
-    throw Aborted();
-}
-
 // Counts of the exchange, for the report (bytes received by this rank).
 struct EmstTraffic
 {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/Progress.h"
 #include "fof/FofBackends.h"
 #include "fof/FofCatalogueChunks.h"
 #include "fof/FofCuda.cuh"
@@ -19,12 +20,6 @@ namespace jz
 {
 namespace
 {
-void progress(const RunControl& control, double f)
-{
-  if (control.progress && !control.progress(f))
-    throw Aborted();
-}
-
 // The groups on the device: the tree (stages "upload", "sort", "tree"), the
 // node walk, the leaf walk and the contraction. g[k]: the root (smallest
 // sorted index) of sorted point k's group.
@@ -43,7 +38,7 @@ void linkOnDevice(const FofProblem<T>& problem, cuda::DeviceTree<T>& tree,
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
   buildTreeCuda<T>(
     problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree, st, temp, timer);
-  progress(control, 0.2);
+  reportProgress(control, 0.2);
 
   // The walk from the super nodes down to the leaves' pairs, then the points.
   const int numPlanes = int(tree.planes.size());
@@ -52,14 +47,14 @@ void linkOnDevice(const FofProblem<T>& problem, cuda::DeviceTree<T>& tree,
   FofLeafLevel leaves;
   fofNodeWalkCuda(
     tree, l2, st, temp, info,
-    [&](int p) { progress(control, 0.2 + 0.3 * double(numPlanes - p) / double(numPlanes)); },
+    [&](int p) { reportProgress(control, 0.2 + 0.3 * double(numPlanes - p) / double(numPlanes)); },
     leaves);
   timer.mark("fof node walk");
   g.allocate(n, st, "the point group pointers");
   fofLeafWalkCuda(tree, leaves, l2, g.get(), st);
   leaves = FofLeafLevel();
   timer.mark("fof leaf walk");
-  progress(control, 0.8);
+  reportProgress(control, 0.8);
 }
 } // namespace
 
@@ -106,7 +101,7 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
   JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   timer.report(info.stageSeconds);
   info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
-  progress(control, 1.0);
+  reportProgress(control, 1.0);
 }
 
 namespace
@@ -199,7 +194,7 @@ void fofHalosCuda(const FofProblem<T>& problem, const FofHaloOptions& options, F
   g.release();
   sortedInput.release();
   timer.mark("fof groups");
-  progress(control, 0.85);
+  reportProgress(control, 0.85);
 
   DeviceBuffer<double> masses, velocities;
   uploadOptional(masses, options.masses, nn, st, "the masses");
@@ -229,7 +224,7 @@ void fofHalosCuda(const FofProblem<T>& problem, const FofHaloOptions& options, F
   timer.report(info.stageSeconds);
   info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
   info.counters.emplace_back("catalogue chunks", double(in.numChunks));
-  progress(control, 1.0);
+  reportProgress(control, 1.0);
 }
 
 template void fofCuda<float>(const FofProblem<float>&, FofGroups&, RunInfo&, const RunControl&);

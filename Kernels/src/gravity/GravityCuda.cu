@@ -6,6 +6,7 @@
 // Status: checked on an H200 (doc/gpu/2026-11-28).
 #include <string>
 
+#include "common/Progress.h"
 #include "gravity/GravityBackends.h"
 #include "gravity/GravityCuda.cuh"
 
@@ -75,12 +76,6 @@ __global__ void checkMassSeenKernel(const double* seen, Index n, const double* m
     atomicMin(bad, (unsigned long long)q);
 }
 
-void progress(const RunControl& control, double f)
-{
-  if (control.progress && !control.progress(f))
-    throw Aborted();
-}
-
 // Device asserts: the walk's post-condition (checkMassSeenKernel); throws
 // naming the first query whose sums missed or repeated a source.
 template <class T>
@@ -134,7 +129,7 @@ void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results
   const double lo[3] = { 0, 0, 0 };
   buildTreeCuda(problem.sources, ns, problem.queries, self ? 0 : nq, Periodicity{}, lo,
     TreeBuildOptions(), tree, st, temp, timer);
-  progress(control, 0.2);
+  reportProgress(control, 0.2);
 
   DeviceBuffer<double> mass(ns, st, "the source masses");
   {
@@ -183,7 +178,7 @@ void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results
     in.massSeen = massSeen.get();
   }
   gravityWalkCuda(tree, moments, in, st, temp, info,
-    [&](int p) { progress(control, 0.2 + 0.7 * double(numPlanes - p) / double(numPlanes)); });
+    [&](int p) { reportProgress(control, 0.2 + 0.7 * double(numPlanes - p) / double(numPlanes)); });
   timer.mark("walk");
   if (kDeviceAsserts)
     checkMassSeen(problem, tree, in, st);
@@ -204,7 +199,7 @@ void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results
   JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   timer.report(info.stageSeconds);
   info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
-  progress(control, 1.0);
+  reportProgress(control, 1.0);
 }
 
 template void gravityCuda<float>(

@@ -18,15 +18,16 @@
 #include <immintrin.h>
 #endif
 
-#include "knn/KnnBackends.h"
+#include "common/Progress.h"
+#include "jz/DensityKernels.h"
 #include "jz/StageTimer.h"
-#include "walk/BoxMetric.h"
-#include "walk/DualWalk.h"
+#include "jz/Tree.h"
+#include "knn/KnnBackends.h"
 #include "knn/KnnCandidates.h"
 #include "knn/KnnLeafSearch.h"
+#include "walk/BoxMetric.h"
+#include "walk/DualWalk.h"
 #include "walk/OrderRunsByKey.h"
-#include "jz/DensityKernels.h"
-#include "jz/Tree.h"
 
 namespace jz
 {
@@ -200,10 +201,7 @@ void knnWalk(const ZTree<T>& tree, const KnnProblem<T>& problem, const Metric& m
   nodeTimer.stop();
 
   StageTimer leafTimer(&info, "leaf walk");
-  std::function<bool(double)> progress;
-  if (control.progress)
-    progress = [&control](double f) { return control.progress(0.4 + 0.6 * f); };
-  walk.leafPass(parents, progress);
+  walk.leafPass(parents, progressSpan(control, 0.4, 0.6));
 }
 } // namespace
 
@@ -231,8 +229,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   {
     StageTimer timer(&info, "sort+tree");
     RunControl buildControl;
-    if (control.progress)
-      buildControl.progress = [&](double f) { return control.progress(0.3 * f); };
+    buildControl.progress = progressSpan(control, 0, 0.3);
     buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries, Index(numQueries),
       per, problem.boxLo, knnTreeOptions(problem.k), tree, buildControl, &info);
     orderRunsByKey(tree, problem.sourceIds);

@@ -4,6 +4,7 @@
 // arithmetic; this file and the kernels are compiled with --fmad=false).
 #include <string>
 
+#include "common/Progress.h"
 #include "knn/KnnBackends.h"
 #include "knn/KnnCuda.cuh"
 
@@ -28,12 +29,6 @@ __global__ void gatherMassKernel(const Index* sInput, Index n, const double* m, 
   if (s >= n)
     return;
   out[s] = m[sInput[s]];
-}
-
-void progress(const RunControl& control, double f)
-{
-  if (control.progress && !control.progress(f))
-    throw Aborted();
 }
 
 } // namespace
@@ -70,7 +65,7 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   DeviceTree<T> tree;
   buildTreeCuda(problem.sources, ns, problem.queries, self ? 0 : nq, per, problem.boxLo,
     TreeBuildOptions(), tree, st, temp, timer);
-  progress(control, 0.3);
+  reportProgress(control, 0.3);
 
   // Tie-breaking keys and masses in sorted source order.
   DeviceBuffer<GlobalId> keys(ns, st, "the source keys");
@@ -120,14 +115,14 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   bool leafPassStarted = false;
   knnWalkCuda(
     tree, k, st, temp, info,
-    [&](int p) { progress(control, 0.3 + 0.1 * double(numPlanes - p) / numPlanes); },
+    [&](int p) { reportProgress(control, 0.3 + 0.1 * double(numPlanes - p) / numPlanes); },
     [&](const WalkLevel& leaves, Index first, Index last, const double* rmax2)
     {
       if (!leafPassStarted)
         timer.mark("node walks"); // with the leaf plane's radii, counts, first lists
       leafPassStarted = true;
       knnLeafWalkCuda(tree, k, first, last, leaves, rmax2, keys.get(), masses.get(), out, st);
-      progress(control, 0.4 + 0.5 * double(last) / double(numLeaves));
+      reportProgress(control, 0.4 + 0.5 * double(last) / double(numLeaves));
     });
   timer.mark("leaf walk");
 
@@ -144,7 +139,7 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   JZ_CUDA_CHECK(cudaStreamSynchronize(st));
   timer.report(info.stageSeconds);
   info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
-  progress(control, 1.0);
+  reportProgress(control, 1.0);
 }
 
 template void knnCuda<float>(

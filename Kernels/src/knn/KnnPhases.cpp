@@ -7,12 +7,13 @@
 #include <iterator>
 #include <string>
 
-#include "knn/KnnBackends.h"
-#include "jz/StageTimer.h"
-#include "walk/LeafDistances.h"
+#include "common/Progress.h"
 #include "distributed/Decomposition.h"
 #include "distributed/GhostSelection.h"
 #include "jz/HugePages.h"
+#include "jz/StageTimer.h"
+#include "knn/KnnBackends.h"
+#include "walk/LeafDistances.h"
 
 namespace jz
 {
@@ -197,28 +198,6 @@ KnnResults<T> sizeResults(KnnLocalResults<T>& out, std::size_t n, int k, const K
   res.neighborIds = wanted.neighborIds ? out.neighborIds.data() : nullptr;
   res.neighborDistances = wanted.neighborDistances ? out.neighborDistances.data() : nullptr;
   return res;
-}
-
-// Runs f; an abort on any rank becomes Aborted on every rank, an error (bad
-// GPU) the same Error on every rank. Collective.
-template <class F>
-void agreeOnRunErrors(Communicator& comm, F&& f)
-{
-  bool aborted = false;
-  std::string runError;
-  try
-  {
-    f();
-  }
-  catch (const Aborted&)
-  {
-    aborted = true;
-  }
-  catch (const std::exception& e)
-  {
-    runError = e.what();
-  }
-  agreeOnAbortsAndErrors(comm, aborted, runError);
 }
 
 // Queries per ghost region: a leaf's queries in runs of this many, each with

@@ -7,6 +7,8 @@
 
 #include <omp.h>
 
+#include "walk/SingleTreeDescent.h"
+
 namespace jz
 {
 template <class T>
@@ -86,7 +88,8 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
     const long long numBlocks = (long long)((regions.size() + kRegionBlock - 1) / kRegionBlock);
 #pragma omp parallel
     {
-      std::vector<Index> candidates, nodes, next;
+      std::vector<Index> candidates;
+      DescentStack stack;
 #pragma omp for schedule(dynamic, 4)
       for (long long b = 0; b < numBlocks; ++b)
       {
@@ -114,35 +117,17 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
           const Region<T>& region = regions[g];
           if (boxDistanceLow2(region.box, local, per) > region.radius2)
             continue;
-          // Descend the planes, keeping the nodes that can hold points in range.
-          nodes = candidates;
-          for (int p = top; p >= 0 && !nodes.empty(); --p)
+          // The leaves that can hold points in range: their points tested.
+          bool any = false;
+          auto visit = [&](int p, Index j)
           {
             const TreePlane<T>& plane = tree.planes[p];
-            next.clear();
-            for (Index j : nodes)
-            {
-              if (plane.numSources(j) == 0)
-                continue;
-              if (boxDistanceLow2(region.box, plane.sourceBox[j], per) > region.radius2)
-                continue;
-              if (p == 0)
-              {
-                next.push_back(j);
-              }
-              else
-              {
-                for (Index c = plane.childSplit[j]; c < plane.childSplit[j + 1]; ++c)
-                  next.push_back(c);
-              }
-            }
-            nodes.swap(next);
-          }
-          const TreePlane<T>& leaves = tree.planes[0];
-          bool any = false;
-          for (Index leaf : nodes)
-          {
-            for (Index s = leaves.sourceSplit[leaf]; s < leaves.sourceSplit[leaf + 1]; ++s)
+            if (plane.numSources(j) == 0 ||
+              boxDistanceLow2(region.box, plane.sourceBox[j], per) > region.radius2)
+              return Descend::Skip;
+            if (p > 0)
+              return Descend::Open;
+            for (Index s = plane.sourceSplit[j]; s < plane.sourceSplit[j + 1]; ++s)
             {
               const T pt[3] = { src.x[s], src.y[s], src.z[s] };
               if (pointBoxDistance2(pt, region.box, per) <= region.radius2)
@@ -151,7 +136,10 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
                 any = true;
               }
             }
-          }
+            return Descend::Skip;
+          };
+          for (Index j : candidates)
+            descendTree(tree, j, j + 1, visit, stack);
           if (hits && any)
             (*hits)[r][g] = 1;
         }

@@ -20,7 +20,7 @@
 #include "jz/Tree.h"
 
 #include "distributed/Decomposition.h"
-#include "emst/EmstRankCover.h"
+#include "distributed/RankCover.h"
 
 namespace jz
 {
@@ -33,7 +33,7 @@ struct EmstRankPoints
   std::vector<Index> input;   // per point: its index on the rank it came from
   ZTree<T> tree;              // of raw (wrapped when periodic)
   std::vector<GlobalId> ids;  // per sorted point
-  EmstRankCover<T> cover;     // where every rank's points lie
+  RankCover<T> cover;         // where every rank's points lie
   double boxLo[3] = { 0, 0, 0 };     // the input's periodic box
   double boxHi[3] = { 1, 1, 1 };
   std::size_t size() const { return input.size(); }

@@ -95,13 +95,13 @@ FofGhostLinks exchangeFofGhosts(
   StageTimer exchangeTimer(info, "ghost exchange");
   // Regions that reach no other rank's points select nothing there: not
   // sent (most leaves; the same ghosts either way).
-  const RemoteCover<T> cover(tree, problem.boxLo, comm);
+  const RankCover<T> cover(tree, comm);
   std::vector<Region<T>> regions;
   if (local > 0)
   {
     regions = regionsFromTree(tree, std::vector<double>(tree.planes[0].numNodes(), l2));
     regions.erase(std::remove_if(regions.begin(), regions.end(),
-                    [&](const Region<T>& r) { return !cover.mayReach(r.box, r.radius2); }),
+                    [&](const Region<T>& r) { return !cover.othersMayReach(r.box, r.radius2); }),
       regions.end());
   }
   const auto allRegions = gatherRegions(regions, comm);

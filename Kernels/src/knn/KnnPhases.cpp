@@ -208,7 +208,7 @@ constexpr Index kRegionQueries = 32;
 // The regions of a rank's queries that may reach another rank's points, and
 // the range of sorted query positions each covers.
 template <class T>
-void boundaryRegions(const KnnLocalSearch<T>& local, const RemoteCover<T>& cover,
+void boundaryRegions(const KnnLocalSearch<T>& local, const RankCover<T>& cover,
   std::vector<Region<T>>& regions, std::vector<std::pair<Index, Index>>& spans)
 {
   const ZTree<T>& tree = local.tree;
@@ -239,7 +239,7 @@ void boundaryRegions(const KnnLocalSearch<T>& local, const RemoteCover<T>& cover
         h2 = std::max(h2, hq * hq);
       }
       r.radius2 = margin.widen(h2) * (1 + kBoundSlack);
-      if (cover.mayReach(r.box, r.radius2))
+      if (cover.othersMayReach(r.box, r.radius2))
       {
         regions.push_back(r);
         spans.emplace_back(a, run ? end : b);
@@ -284,14 +284,15 @@ KnnLocalSearch<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnProb
 
 template <class T>
 KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalSearch<T>& local,
-  const KnnProblem<T>& problem, Communicator& comm, RunInfo* info)
+  const KnnProblem<T>& /* problem: its periodic box is the tree's */, Communicator& comm,
+  RunInfo* info)
 {
   const int me = comm.rank(), ranks = comm.size();
   const ZTree<T>& tree = local.tree;
   const Index ns = Index(points.numSources()), nq = Index(points.numQueries());
   // Regions are sent only where their radius reaches towards another rank's
   // points: elsewhere they select no ghosts.
-  const RemoteCover<T> cover(tree, problem.boxLo, comm);
+  const RankCover<T> cover(tree, comm);
   std::vector<Region<T>> regions;
   std::vector<std::pair<Index, Index>> spans; // sorted query positions
   if (nq > 0 && local.bounded)

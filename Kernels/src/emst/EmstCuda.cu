@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/Progress.h"
+#include "cuda/CudaDriver.cuh"
 #include "emst/EmstBackends.h"
 #include "emst/EmstCuda.cuh"
 #include "knn/KnnCuda.cuh"
@@ -27,15 +28,6 @@ namespace
 // At most this many rounds: every round at least halves the components that
 // still have an edge, so 2^32 points need at most 33.
 constexpr int kMaxRounds = 64;
-
-__global__ void gatherKeysKernel(const Index* sInput, Index n, const GlobalId* ids, GlobalId* keys)
-{
-  for (unsigned long long s = globalThread(); s < n; s += gridThreads())
-  {
-    const Index in = sInput[s];
-    keys[s] = ids ? ids[in] : GlobalId(in);
-  }
-}
 
 // An edge of the output: squared weight, the endpoints' global ids (lo < hi)
 // and input indices (a has id lo).
@@ -258,42 +250,26 @@ void emstCuda(
   out = EmstEdges{};
   if (problem.numPoints == 0)
     return;
-  if (problem.numPoints >= std::size_t(0xFFFFFFFFu))
-    throw Error("too many points for one process: " + std::to_string(problem.numPoints));
+  checkPointCount(problem.numPoints);
   const Index n = Index(problem.numPoints);
   const bool mutual = problem.metric == EmstMetric::MutualReachability;
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
 
-  Stream stream;
-  const cudaStream_t st = stream.get();
-  PoolScope pool(st); // before every device buffer of the run
-  TempStorage temp(st);
-  StageTimer timer(st);
-  timer.mark("start");
-
-  // Sort and tree (stages "upload", "sort", "tree").
+  DeviceRun run;
+  const cudaStream_t st = run.st();
   DeviceTree<T> tree;
-  buildTreeCuda(problem.points, n, static_cast<const T*>(nullptr), 0, per, problem.boxLo,
-    emstTreeOptionsCuda(), tree, st, temp, timer);
+  run.buildTree(problem.points, n, static_cast<const T*>(nullptr), 0, per, problem.boxLo,
+    emstTreeOptionsCuda(), tree);
   reportProgress(control, 0.2);
 
-  DeviceBuffer<GlobalId> keys(n, st, "the EMST keys");
-  {
-    DeviceBuffer<GlobalId> ids;
-    if (problem.ids)
-    {
-      ids.allocate(n, st, "the EMST ids");
-      ids.upload(problem.ids, n);
-    }
-    gatherKeysKernel<<<gridFor(n, 256), 256, 0, st>>>(tree.sInput.get(), n, ids.get(), keys.get());
-    JZ_CUDA_LAUNCH_CHECK("gatherKeysKernel");
-  }
+  const DeviceBuffer<GlobalId> keys =
+    sortedKeys(tree.sInput.get(), n, problem.ids, st, "the EMST keys");
   DeviceBuffer<double> core2;
   if (mutual)
   {
     core2.allocate(n, st, "the core distances");
-    coreDistances2(tree, problem.minSamples, keys.get(), core2.get(), st, temp, info);
-    timer.mark("core distances");
+    coreDistances2(tree, problem.minSamples, keys.get(), core2.get(), st, run.temp, info);
+    run.timer.mark("core distances");
   }
   reportProgress(control, 0.3);
 
@@ -304,14 +280,14 @@ void emstCuda(
   DeviceBuffer<unsigned long long> count(1, st, "the EMST edge count");
   JZ_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), st));
   const RoundEdges edges{ edgeA.get(), edgeB.get(), edgeW.get(), capacity, count.get() };
-  const Index m =
-    boruvkaRounds(tree, problem, keys.get(), core2.get(), edges, st, temp, timer, info, control);
+  const Index m = boruvkaRounds(
+    tree, problem, keys.get(), core2.get(), edges, st, run.temp, run.timer, info, control);
 
   DeviceBuffer<EdgeRecord> records = edgeRecords(edges, m, keys.get(), tree.sInput.get(), st);
   edgeA.release(); // the lists are records now: a lower peak for the sort
   edgeB.release();
   edgeW.release();
-  publishEdges(records, out, st, temp);
+  publishEdges(records, out, st, run.temp);
   if (mutual)
   {
     DeviceBuffer<double> inputCore2(n, st, "the core distances");
@@ -320,11 +296,8 @@ void emstCuda(
     JZ_CUDA_LAUNCH_CHECK("toInputOrderKernel");
     downloadToVector(out.core2, inputCore2.get(), n, st);
   }
-  timer.mark("publish");
-  JZ_CUDA_CHECK(cudaStreamSynchronize(st));
-  timer.report(info.stageSeconds);
-  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
-  reportProgress(control, 1.0);
+  run.timer.mark("publish");
+  run.finish(info, control);
 }
 
 template void emstCuda<float>(const EmstProblem<float>&, EmstEdges&, RunInfo&, const RunControl&);

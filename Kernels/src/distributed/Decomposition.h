@@ -350,6 +350,28 @@ V takeField(const char*& at)
   return v;
 }
 
+// A decomposed point's role: a source, a query, or both (a self query).
+enum : std::uint8_t
+{
+  kIsSource = 1,
+  kIsQuery = 2
+};
+
+// The tail of the decomposition record of joint point i (the sources
+// [0, ns), then the queries): its origin (this rank, its index among its
+// sources or queries), its role and, when masses travel, its mass (1 for a
+// query or without masses).
+inline void putOriginRoleMass(char*& record, std::int32_t rank, std::size_t i, std::size_t ns,
+  bool self, bool withMass, const double* masses)
+{
+  const bool isSource = i < ns;
+  putField(record, rank);
+  putField(record, Index(isSource ? i : i - ns));
+  putField(record, std::uint8_t(isSource ? (self ? kIsSource | kIsQuery : kIsSource) : kIsQuery));
+  if (withMass)
+    putField(record, isSource && masses ? masses[i] : 1.0);
+}
+
 // Sends values of this rank's local points (in route order) back to the
 // rank each came from, along `route`, with no origin stored or sent: the
 // block of rank s, [route.begin[s], route.begin[s + 1]), goes back to s as

@@ -35,17 +35,14 @@ constexpr Index kNone = 0xFFFFFFFFu;
 // loop is warp-uniform (__match_any_sync over the full warp).
 __global__ void countMembersKernel(const Index* g, Index n, Index* count)
 {
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned long long warps = gridThreads() >> 5;
-  for (unsigned long long base = (globalThread() >> 5) << 5; base < n; base += warps << 5)
-  {
-    const unsigned long long k = base + lane;
-    const bool valid = k < n;
-    const Index r = valid ? g[k] : kNone;
-    const unsigned peers = __match_any_sync(kFull, r);
-    if (valid && int(lane) == __ffs(peers) - 1)
-      atomicAdd(count + r, Index(__popc(peers)));
-  }
+  forEachWarpItem(n,
+    [&](unsigned long long k, bool valid, unsigned lane)
+    {
+      const Index r = valid ? g[k] : kNone;
+      const unsigned peers = __match_any_sync(kFull, r);
+      if (valid && int(lane) == __ffs(peers) - 1)
+        atomicAdd(count + r, Index(__popc(peers)));
+    });
 }
 
 // The roots of kept groups: roots (g[k] == k) with at least minimumSize

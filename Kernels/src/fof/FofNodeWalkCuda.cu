@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "fof/FofCuda.cuh"
+#include "fof/FofPairVerdict.h"
 
 namespace jz
 {
@@ -132,15 +133,7 @@ struct FofNodeRules : DeviceRulesDefaults
     const Box<T> bc = box[c];
     if (c == d) // undecided unless its diagonal is within l (linked ones drop a plane below)
       return fofSelfLinked(bc, l2, per) ? PairVerdict::Prune : PairVerdict::Keep;
-    switch (classifyFofPairModes(bc, box[d], context.mode, l2, per))
-    {
-      case FofPairAction::Discard:
-        return PairVerdict::Prune;
-      case FofPairAction::Link:
-        return PairVerdict::Accept;
-      default:
-        return PairVerdict::Keep;
-    }
+    return fofPairVerdict(classifyFofPairModes(bc, box[d], context.mode, l2, per));
   }
 
   // Every point pair of (c, d) is within l: one group.

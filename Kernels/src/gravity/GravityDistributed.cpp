@@ -32,12 +32,6 @@ namespace jz
 {
 namespace
 {
-enum : std::uint8_t
-{
-  kIsSource = 1,
-  kIsQuery = 2
-};
-
 // Boxes of a rank's queries sent to the others (GravityLet.h, queryBoxes).
 constexpr Index kQueryBoxes = 64;
 
@@ -140,16 +134,11 @@ GravityRankPoints<T> decompose(
   const std::int32_t me = comm.rank();
   auto pack = [&](std::size_t i, char* record)
   {
-    const bool isSource = i < ns;
     T p[3];
     at(i, p);
     for (int d = 0; d < 3; ++d)
       putField(record, p[d]);
-    putField(record, me);
-    putField(record, Index(isSource ? i : i - ns));
-    putField(record, std::uint8_t(isSource ? (self ? kIsSource | kIsQuery : kIsSource) : kIsQuery));
-    if (withMass)
-      putField(record, isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0);
+    putOriginRoleMass(record, me, i, ns, self, withMass, problem.sourceMasses);
   };
   const ZOrderShare share = exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
   bytes = 0;

@@ -29,12 +29,6 @@ void sizeSourceArrays(KnnRankPoints<T>& points, std::size_t n)
     resizeHugePages(points.srcMass, n);
 }
 
-enum : std::uint8_t
-{
-  kIsSource = 1,
-  kIsQuery = 2
-};
-
 // decomposeKnnPoints for a self query: every point is a source and a query,
 // so each field moves straight into its array (routeInZOrder), and the
 // route, kept, is the queries' origin (nothing more travels).
@@ -84,17 +78,12 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
     return decomposeSelfQuery<T>(problem, withMass, at, comm);
   auto pack = [&](std::size_t i, char* record)
   {
-    const bool isSource = i < ns;
     T p[3];
     at(i, p);
     for (int d = 0; d < 3; ++d)
       putField(record, p[d]);
-    putField(record, isSource ? problem.sourceIds[i] : GlobalId(-1));
-    putField(record, me);
-    putField(record, Index(isSource ? i : i - ns));
-    putField(record, std::uint8_t(isSource ? (self ? kIsSource | kIsQuery : kIsSource) : kIsQuery));
-    if (withMass)
-      putField(record, isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0);
+    putField(record, i < ns ? problem.sourceIds[i] : GlobalId(-1));
+    putOriginRoleMass(record, me, i, ns, self, withMass, problem.sourceMasses);
   };
   const ZOrderShare share = exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
 
@@ -175,11 +164,8 @@ KnnProblem<T> localProblem(
   local.sourceMasses = wanted.masses && points.withMass ? points.srcMass.data() : nullptr;
   local.k = problem.k;
   local.periodic = problem.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    local.boxLo[d] = problem.boxLo[d];
-    local.boxHi[d] = problem.boxHi[d];
-  }
+  std::copy_n(problem.boxLo, 3, local.boxLo);
+  std::copy_n(problem.boxHi, 3, local.boxHi);
   return local;
 }
 

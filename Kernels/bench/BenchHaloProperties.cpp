@@ -7,8 +7,8 @@
 //   [softening=1e-4] [equal|unequal masses]
 // FILE: raw float64 xyz, its first N points (e.g. halos.py's, as bench_gravity.py writes them).
 // Prints the wall and CPU time (all threads, std::clock) of each, their
-// ratios (issue 12's target: FoF + additions <= 2x FoF, i.e. additions <=
-// 1x FoF), the stage times, where the centres' time goes and a digest of
+// ratios (the target: FoF + additions <= 2x FoF, i.e. additions <= 1x
+// FoF), the stage times, where the centres' time goes and a digest of
 // the outputs (equal digests: bit-identical outputs, to compare builds).
 #include <algorithm>
 #include <cstdint>

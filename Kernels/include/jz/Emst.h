@@ -64,7 +64,7 @@ struct EmstEdges
 // Validates the problem (throws Error: non-finite coordinates, bad box,
 // minSamples < 1 or >= numPoints in mutual-reachability mode, too many
 // points) and computes the tree. Backend::CUDA runs the GPU's Borůvka rounds
-// (checked on an H200: doc/gpu/2026-11-28) and throws Error without a usable GPU;
+// (checked on an H200: doc/gpu/) and throws Error without a usable GPU;
 // Auto runs on the GPU when one is usable (falling back to the CPU, with a
 // note, when the GPU fails), else on the CPU. The edge set is the same.
 template <class T>
@@ -94,7 +94,7 @@ struct EmstRankEdges
 
 // Every rank passes its piece (ids required); the result equals the serial
 // tree of the union of the pieces. A distributed Borůvka: no rank gathers
-// the points (src/distributed/EmstPhases.h).
+// the points (src/emst/EmstPhases.h).
 template <class T>
 RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   EmstRankEdges<T>& out, Backend backend = Backend::Auto, const RunControl& control = {});

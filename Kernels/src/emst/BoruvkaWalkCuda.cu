@@ -1,6 +1,6 @@
 // One Borůvka round's search on the GPU as a policy of the dual-walk engine
-// (DualWalkCuda.cuh), the counterpart of cpu/BoruvkaNodePolicy.h and
-// cpu/BoruvkaLeafSearch.h: query-centric, sorted lists.
+// (DualWalkCuda.cuh), the counterpart of BoruvkaNodePolicy.h and
+// BoruvkaLeafSearch.h: query-centric, sorted lists.
 //
 // Node planes: per receiving node c, an upper bound b[c] of the lightest
 // edge that can still matter for its points: its parent's, its component's

@@ -19,8 +19,8 @@
 // Borůvka under the strict edge order (weight, smaller id, larger id) adds
 // only edges of the unique minimum tree: the result is the serial edge set.
 // Both searches are policies of the walk engine: step 1's is the serial
-// Borůvka round's (cpu/BoruvkaLeafSearch.h) on this rank's tree, step 2's
-// the foreign queries' (cpu/BoruvkaForeignSearch.h, EmstBoundarySearch.h).
+// Borůvka round's (BoruvkaLeafSearch.h) on this rank's tree, step 2's
+// the foreign queries' (BoruvkaForeignSearch.h, EmstBoundarySearch.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>

@@ -1,4 +1,4 @@
-// computeEmst's CUDA backend (the CPU's: cpu/EmstCpu.cpp): upload, z-order
+// computeEmst's CUDA backend (the CPU's: EmstCpu.cpp): upload, z-order
 // sort and tree (the CUDA tree of kNN, FoF and gravity), the global ids in
 // sorted order, core distances from the CUDA kNN walk under mutual
 // reachability, then Borůvka rounds until one component (or, with a finite
@@ -8,7 +8,7 @@
 // id, larger id) and copied out as input indices. The edge set is the
 // unique minimum under that order, with the CPU's weights bit for bit.
 // Stage times from CUDA events into RunInfo.stageSeconds.
-// Status: checked on an H200 (doc/gpu/2026-11-28).
+// Status: checked on an H200 (doc/gpu/).
 #include <cub/device/device_merge_sort.cuh>
 
 #include <string>
@@ -216,7 +216,7 @@ __global__ void splitRecordsKernel(
 
 // The records sorted in the public order, into `out`: split on the device
 // and copied straight into the output vectors (half the bytes of the
-// records, and no host-side copy of them: 0.36 s at 1e7 on an H200 before).
+// records, and no host-side copy of them).
 void publishEdges(
   DeviceBuffer<EdgeRecord>& records, EmstEdges& out, cudaStream_t st, TempStorage& temp)
 {

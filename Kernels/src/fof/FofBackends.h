@@ -21,7 +21,7 @@ void fofCpuOnTree(const ZTree<T>& tree, const FofProblem<T>& problem, FofGroups&
 template <class T>
 void fofCuda(
   const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const RunControl& control);
-// computeFofHalos on the GPU (cuda/FofCuda.cu); throws Error when the device fails.
+// computeFofHalos on the GPU (FofCuda.cu); throws Error when the device fails.
 template <class T>
 void fofHalosCuda(const FofProblem<T>& problem, const FofHaloOptions& options, FofHalos& result,
   RunInfo& info, const RunControl& control);

@@ -180,8 +180,8 @@ __global__ void referenceKernel(const Index* member, const Index* groupOf, Index
 // The sums of each group, a warp per group: the lanes compute 32 members'
 // addends at a time (the divisions of the nearest-image offsets are most of
 // the work), then lane 0 sums them in input order through jz::FofChunkFold,
-// the CPU's order (FofGroupSums.h). One thread per group took 0.36 s for a
-// group of 49,431 members on an H200: its sums are a chain, its addends not.
+// the CPU's order (FofGroupSums.h). One thread per group is slow on a large
+// group: its sums are a chain, its addends not.
 constexpr int kSumWarpsPerBlock = 4;
 
 template <class T>

@@ -1,6 +1,6 @@
 // The friends-of-friends walk's node planes on the GPU as a policy of the
 // dual-walk engine (DualWalkCuda.cuh; §IV-A), the counterpart of
-// cpu/FofNodePolicy.h: each unordered node pair once, a thread per kept pair
+// FofNodePolicy.h: each unordered node pair once, a thread per kept pair
 // of the plane above.
 //
 // Per plane every node carries a group pointer grp[i] <= i into its own plane

@@ -1,5 +1,5 @@
 // computeGravity: input validation and backend dispatch (the distributed
-// form: distributed/GravityDistributed.cpp).
+// form: GravityDistributed.cpp).
 #include <cmath>
 #include <string>
 #include <vector>

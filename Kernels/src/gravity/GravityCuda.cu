@@ -3,7 +3,7 @@
 // (GravityMomentsCuda.cu), the walk (GravityWalkCuda.cu) summing U and
 // grad U per sorted query in double, and the results in query input order
 // with G applied. Stage times from CUDA events into RunInfo.stageSeconds.
-// Status: checked on an H200 (doc/gpu/2026-11-28).
+// Status: checked on an H200 (doc/gpu/).
 #include <string>
 
 #include "common/Progress.h"

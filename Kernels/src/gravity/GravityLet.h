@@ -28,15 +28,15 @@ namespace jz
 {
 // The LET's opening angle relative to theta. A sent multipole reaches the
 // receiver as pseudo-particles exact to quadrupole order only, where the
-// serial walk would mostly have expanded it to order 4 (M2L): at 1e6
-// clustered points on two spatial pieces the 99th-percentile acceleration
-// error was 9.2e-4 at factor 1, 6.4e-4 at 0.7, 4.0e-4 at 0.6 and 0.5 (serial:
-// 3.6e-4), for 4.4, 6.0, 6.7 and 7.6 bytes per point (doc/BENCHMARKS.md,
-// "Distributed tree gravity").
+// serial walk would mostly have expanded it to order 4 (M2L): a smaller
+// angle for the LET brings the distributed error back to the serial one's,
+// for a few more bytes per point (doc/BENCHMARKS.md, "Distributed tree
+// gravity").
 constexpr double kLetThetaFactor = 0.5;
 // The pseudo-particles' largest offset must also pass b^2 < 0.6 theta^2 d^2
-// (the radius factor of the opening criterion before grav11, kept: the
-// pseudo-particles are points the receiver's walk may meet at that distance).
+// (the radius factor of the serial opening criterion's earlier form, kept:
+// the pseudo-particles are points the receiver's walk may meet at that
+// distance).
 constexpr double kLetPseudoSpreadFactor2 = 0.6;
 
 // A source the LET sends: coordinates in the tree's precision, mass.

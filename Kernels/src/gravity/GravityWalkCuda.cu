@@ -1,5 +1,5 @@
 // Tree gravity's walk on the GPU as a policy of the dual-walk engine
-// (DualWalkCuda.cuh), the counterpart of cpu/GravityPolicy.h's group walk:
+// (DualWalkCuda.cuh), the counterpart of GravityPolicy.h's group walk:
 // query-centric, one thread per receiving node in Count and Insert.
 //
 // The engine acts on an accepted pair in Count only, while a multipole needs

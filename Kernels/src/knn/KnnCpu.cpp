@@ -174,12 +174,9 @@ struct KnnOutputWriter
 // The CPU walk's tree: leaves of up to 3072 / K points, 48 to 192 (N_max^(0)
 // of §II-C; the results do not depend on it). Small K gain most from larger
 // leaves: each source leaf is then visited once for more queries, and the
-// seed is mostly the own leaf. Measured at 1e6, 1 thread, against 48:
-// K = 16 uniform -9% at 128, halos.py -20%; K = 32 halos.py -17% at 96,
-// uniform even; K = 64 +9% (uniform) and +18% (halos.py) at 128. Since the
-// seed's guess is carried across leaves (its full ranking is rare), 192
-// beats 128 at K = 16 (halos.py -9%, uniform -6%) and K = 7 (-4 to -6%), and
-// K = 1 is even; 256 lost at K = 1 (+15%).
+// seed is mostly the own leaf; large K lose (more candidates per query than
+// the leaf saves). The seed's guess is carried across leaves (its full
+// ranking is rare), so small K gain up to 192 points and lose beyond.
 inline TreeBuildOptions knnTreeOptions(int k)
 {
   TreeBuildOptions options;
@@ -265,7 +262,7 @@ private:
 };
 } // namespace
 
-// The distributed kNN's local search (src/distributed/KnnPhases.cpp): the
+// The distributed kNN's local search (src/knn/KnnPhases.cpp): the
 // tree knnCpu would build, built once so that the caller can read its leaves
 // too (the ghost regions), then searched by knnCpuOnTree.
 template <class T>

@@ -1,5 +1,5 @@
 // Bottom-up construction of the z-order plane tree on the GPU (§II-A..§II-E),
-// the device counterpart of cpu/TreeBuildCpu.cpp + TreeLevels.cpp.
+// the device counterpart of TreeBuildCpu.cpp + TreeLevels.cpp.
 //
 // The tree need not be node-for-node identical to the CPU one (neighbour
 // results are exact for any valid tree), but it follows the same rules with

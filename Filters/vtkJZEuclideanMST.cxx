@@ -138,13 +138,8 @@ int vtkJZEuclideanMST::RunParticles(
   vtkPolyData* edges = vtkPolyData::SafeDownCast(outputs[1]);
   const std::string rangeError = vtkJZKernelAdapter::RangeError(
     { { jz::ranges::Metric, this->Metric }, { jz::ranges::Device, this->Device } });
-  if (!rangeError.empty())
-  {
-    vtkErrorMacro(<< rangeError);
-    return 0;
-  }
   vtkJZKernelAdapter::ParticleInput in;
-  if (!this->ReadParticles(input, in))
+  if (!this->CheckAndReadParticles(rangeError, input, in))
   {
     return 0;
   }

@@ -55,13 +55,8 @@ int vtkJZHDBSCAN::RunParticles(vtkDataObject* input, const std::vector<vtkDataOb
   {
     optionError = vtkJZKernelAdapter::RangeError({ { jz::ranges::Device, this->Device } });
   }
-  if (!optionError.empty())
-  {
-    vtkErrorMacro(<< optionError);
-    return 0;
-  }
   vtkJZKernelAdapter::ParticleInput in;
-  if (!this->ReadParticles(input, in))
+  if (!this->CheckAndReadParticles(optionError, input, in))
   {
     return 0;
   }

@@ -96,6 +96,18 @@ bool vtkJZParticleAlgorithm::ReadParticles(
 }
 
 //------------------------------------------------------------------------------
+bool vtkJZParticleAlgorithm::CheckAndReadParticles(
+  const std::string& error, vtkDataObject* input, vtkJZKernelAdapter::ParticleInput& in)
+{
+  if (!error.empty())
+  {
+    vtkErrorMacro(<< error);
+    return false;
+  }
+  return this->ReadParticles(input, in);
+}
+
+//------------------------------------------------------------------------------
 void vtkJZParticleAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);

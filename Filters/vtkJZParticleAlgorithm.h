@@ -20,6 +20,7 @@
 #include "vtkPointSetAlgorithm.h"
 
 #ifndef __VTK_WRAP__
+#include <string> // for CheckAndReadParticles
 #include <vector> // for RunParticles
 namespace vtkJZKernelAdapter
 {
@@ -95,6 +96,13 @@ protected:
    * reporting the error.
    */
   bool ReadParticles(vtkDataObject* input, vtkJZKernelAdapter::ParticleInput& in);
+
+  /**
+   * Collective. ReadParticles after the filter's own checks: false after
+   * reporting `error` (when not empty; then nothing is read) or the input's.
+   */
+  bool CheckAndReadParticles(
+    const std::string& error, vtkDataObject* input, vtkJZKernelAdapter::ParticleInput& in);
 #endif
 
   bool Periodic = false;

@@ -15,6 +15,7 @@
 
 #include "../tests/PointSets.h"
 #include "../tests/ThreadCommunicator.h"
+#include "BenchProblems.h"
 #include "jz/Distributed.h"
 
 int main(int argc, char** argv)
@@ -48,11 +49,8 @@ int main(int argc, char** argv)
       }
       jz::RunControl one;
       one.numThreads = 1;
-      jz::KnnProblem<float> kp;
-      kp.sources = mine.data();
-      kp.numSources = ids.size();
+      jz::KnnProblem<float> kp = jzbench::knnProblem(mine.data(), ids.size(), k);
       kp.sourceIds = ids.data();
-      kp.k = k;
       kp.periodic = true;
       std::vector<float> h(ids.size());
       jz::KnnResults<float> out;
@@ -65,12 +63,8 @@ int main(int argc, char** argv)
         knnBoundary[r] = ki.counter("boundary queries");
         local[r] = ki.counter("local sources");
       }
-      jz::FofProblem<float> fp;
-      fp.points = mine.data();
-      fp.numPoints = ids.size();
+      jz::FofProblem<float> fp = jzbench::fofProblem(mine.data(), ids.size(), l, true);
       fp.ids = ids.data();
-      fp.linkingLength = l;
-      fp.periodic = true;
       jz::FofDistributedResult res;
       jz::RunInfo fi;
       if (runFof)

@@ -30,17 +30,11 @@ int main(int argc, char** argv)
   const int reps = int(o.number(2, 3));
   const int minSamples = int(o.number(3, 0));
 
-  std::string why;
-  if (!jz::cudaUsable(&why))
-  {
-    std::printf("no GPU: %s (EMST CUDA benchmark not run)\n", why.c_str());
+  const std::string device = jzbench::usableGpuName("EMST CUDA");
+  if (device.empty())
     return 77;
-  }
-  cudaDeviceProp prop;
-  int dev = 0;
-  cudaGetDevice(&dev);
-  cudaGetDeviceProperties(&prop, dev);
-  std::printf("EMST CUDA benchmark on %s: N=%zu %s %s, float32%s\n", prop.name, n, kind.c_str(),
+  std::printf("EMST CUDA benchmark on %s: N=%zu %s %s, float32%s\n", device.c_str(), n,
+    kind.c_str(),
     minSamples > 0 ? ("mutual reachability minSamples " + std::to_string(minSamples)).c_str()
                    : "Euclidean",
     o.pinned ? ", pinned host memory" : "");

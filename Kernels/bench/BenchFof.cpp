@@ -26,11 +26,12 @@
 
 #include <omp.h>
 
-#include "jz/StageTimer.h"
+#include "BenchProblems.h"
 #include "HaloPoints.h"
 #include "PeriodicCatalogue.h"
 #include "ProcMemory.h"
 #include "jz/Fof.h"
+#include "jz/StageTimer.h"
 #include "jz/Tree.h"
 
 namespace
@@ -106,11 +107,7 @@ int run(std::size_t n, bool clustered, int repeats, const char* writeFile, const
   for (int rep = 0; rep < repeats; ++rep)
   {
     const jz::StageTimer total(nullptr, "total");
-    jz::FofProblem<T> pb;
-    pb.points = xyz.data();
-    pb.numPoints = n;
-    pb.linkingLength = l;
-    pb.periodic = true;
+    const jz::FofProblem<T> pb = jzbench::fofProblem(xyz.data(), n, l, true);
     std::vector<jz::GlobalId> gid, gsize;
     std::size_t G;
     jz::RunInfo info;

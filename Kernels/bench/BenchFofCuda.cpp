@@ -27,11 +27,12 @@
 #include <string>
 #include <vector>
 
-#include "jz/StageTimer.h"
+#include "BenchProblems.h"
 #include "GpuBenchOptions.h"
 #include "HaloPoints.h"
 #include "WriteRaw.h"
 #include "jz/Fof.h"
+#include "jz/StageTimer.h"
 
 namespace
 {
@@ -56,11 +57,7 @@ int run(std::size_t n, bool clustered, int reps, const GpuBenchOptions& o)
     return 1;
   if (o.pinned)
     jzbench::pin(xyz);
-  jz::FofProblem<T> pb;
-  pb.points = xyz.data();
-  pb.numPoints = n;
-  pb.linkingLength = l;
-  pb.periodic = true;
+  const jz::FofProblem<T> pb = jzbench::fofProblem(xyz.data(), n, l, true);
 
   {
     // Warm-up: context creation and module load.
@@ -139,12 +136,8 @@ int main(int argc, char** argv)
   const bool dbl = o.word(2, "float") == "double";
   const int reps = std::max(1, int(o.number(3, 3)));
 
-  std::string why;
-  if (!jz::cudaUsable(&why))
-  {
-    std::printf("no usable GPU: %s (benchmark not run)\n", why.c_str());
-    return 77; // as the other CUDA benchmarks: a GPU script must not count it as run
-  }
+  if (jzbench::usableGpuName("FoF CUDA").empty())
+    return 77;
   try
   {
     return dbl ? run<double>(n, clustered, reps, o) : run<float>(n, clustered, reps, o);

@@ -15,18 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "jz/StageTimer.h"
+#include "BenchProblems.h"
 #include "GravityTargets.h"
 #include "jz/Gravity.h"
-
-namespace
-{
-double pct(std::vector<double> v, double q)
-{
-  std::sort(v.begin(), v.end());
-  return v[std::size_t(q * double(v.size() - 1))];
-}
-} // namespace
+#include "jz/StageTimer.h"
 
 int main(int argc, char** argv)
 {
@@ -49,20 +41,13 @@ int main(int argc, char** argv)
   const std::size_t numTargets = argc > 5 ? std::size_t(std::atol(argv[5])) : 200;
   const jzbench::GravityTargets ref =
     jzbench::directAtTargets(pts, mass, numTargets, eps, control.numThreads);
-  const std::vector<std::size_t>& targets = ref.index;
-  const std::vector<double>& refPhi = ref.phi;
-  const std::vector<double>& refAcc = ref.acc;
 
   std::stringstream thetas(argv[2]);
   std::string item;
   while (std::getline(thetas, item, ','))
   {
-    jz::GravityProblem<double> p;
-    p.sources = pts.data();
-    p.numSources = n;
-    p.sourceMasses = mass.data();
-    p.openingAngle = std::atof(item.c_str());
-    p.softening = eps;
+    const jz::GravityProblem<double> p =
+      jzbench::gravityProblem(pts.data(), n, mass.data(), std::atof(item.c_str()), eps);
     std::vector<double> phi(n), acc(3 * n);
     double best = 1e30, bestCpu = 1e30;
     jz::RunInfo info;
@@ -75,22 +60,12 @@ int main(int argc, char** argv)
       bestCpu = std::min(bestCpu, double(std::clock() - cpu0) / CLOCKS_PER_SEC);
       best = std::min(best, clock.seconds());
     }
-    std::vector<double> ea, ep;
-    for (std::size_t t = 0; t < targets.size(); ++t)
-    {
-      double d2 = 0, r2 = 0;
-      for (int k = 0; k < 3; ++k)
-      {
-        const double d = acc[3 * targets[t] + k] - refAcc[3 * t + k];
-        d2 += d * d;
-        r2 += refAcc[3 * t + k] * refAcc[3 * t + k];
-      }
-      ea.push_back(std::sqrt(d2 / r2));
-      ep.push_back(std::abs(phi[targets[t]] - refPhi[t]) / std::abs(refPhi[t]));
-    }
+    const jzbench::TargetErrors e = jzbench::errorsAtTargets(ref, phi, acc);
+    using jzbench::percentile;
     std::printf(
       "jz theta=%s time=%.4f cpu=%.4f accel_med=%.3e accel_p99=%.3e phi_med=%.3e phi_p99=%.3e",
-      item.c_str(), best, bestCpu, pct(ea, 0.5), pct(ea, 0.99), pct(ep, 0.5), pct(ep, 0.99));
+      item.c_str(), best, bestCpu, percentile(e.acc, 0.5), percentile(e.acc, 0.99),
+      percentile(e.phi, 0.5), percentile(e.phi, 0.99));
     for (const auto& s : info.stageSeconds)
       std::printf(" %s=%.3f", s.first.c_str(), s.second);
     for (const auto& c : info.counters)

@@ -17,6 +17,7 @@
 
 #include "../tests/PointSets.h"
 #include "../tests/ThreadCommunicator.h"
+#include "BenchProblems.h"
 #include "GravityTargets.h"
 #include "jz/Gravity.h"
 
@@ -29,12 +30,6 @@ std::vector<std::string> split(const std::string& s)
   for (std::string t; std::getline(in, t, ',');)
     out.push_back(t);
   return out;
-}
-
-double pct99(std::vector<double> v)
-{
-  std::sort(v.begin(), v.end());
-  return v[std::size_t(0.99 * double(v.size() - 1))];
 }
 } // namespace
 
@@ -51,9 +46,6 @@ int main(int argc, char** argv)
 
   // Direct summation at 1000 targets.
   const jzbench::GravityTargets ref = jzbench::directAtTargets(xyz, mass, 1000, eps, 2);
-  const std::vector<std::size_t>& targets = ref.index;
-  const std::vector<double>& refPhi = ref.phi;
-  const std::vector<double>& refAcc = ref.acc;
 
   // Slabs: cut at quantiles of x (a reader's spatial pieces).
   std::vector<std::size_t> byX(n);
@@ -87,12 +79,8 @@ int main(int argc, char** argv)
             m.push_back(mass[i]);
           }
           std::vector<double> p(mine.size()), a(3 * mine.size());
-          jz::GravityProblem<double> gp;
-          gp.sources = x.data();
-          gp.numSources = mine.size();
-          gp.sourceMasses = m.data();
-          gp.openingAngle = theta;
-          gp.softening = eps;
+          const jz::GravityProblem<double> gp =
+            jzbench::gravityProblem(x.data(), mine.size(), m.data(), theta, eps);
           jz::RunControl one;
           one.numThreads = 1;
           infos[r] = jz::computeGravityDistributed(
@@ -105,19 +93,7 @@ int main(int argc, char** argv)
               acc[3 * mine[j] + k] = a[3 * j + k];
           }
         });
-      std::vector<double> ea, ep;
-      for (std::size_t t = 0; t < targets.size(); ++t)
-      {
-        double d2 = 0, n2 = 0;
-        for (int k = 0; k < 3; ++k)
-        {
-          const double d = acc[3 * targets[t] + k] - refAcc[3 * t + k];
-          d2 += d * d;
-          n2 += refAcc[3 * t + k] * refAcc[3 * t + k];
-        }
-        ea.push_back(std::sqrt(d2 / n2));
-        ep.push_back(std::abs(phi[targets[t]] - refPhi[t]) / std::abs(refPhi[t]));
-      }
+      const jzbench::TargetErrors e = jzbench::errorsAtTargets(ref, phi, acc);
       const char* names[] = { "received bytes per local point",
         "decomposition bytes per local point", "LET bytes per local point",
         "results bytes per local point" };
@@ -139,7 +115,7 @@ int main(int argc, char** argv)
                   "(max %.1f; decomposition %.1f, LET %.1f (max %.1f), results %.1f); "
                   "gather-all %.1f B/pt; p99 acc %.2e phi %.2e\n",
         kind.c_str(), n, pieces.c_str(), ranks, theta, mean[0], most[0], mean[1], mean[2], most[2],
-        mean[3], gather, pct99(ea), pct99(ep));
+        mean[3], gather, jzbench::percentile(e.acc, 0.99), jzbench::percentile(e.phi, 0.99));
       std::fflush(stdout);
     }
   return 0;

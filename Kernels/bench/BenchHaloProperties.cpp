@@ -7,8 +7,8 @@
 //   [softening=1e-4] [equal|unequal masses]
 // FILE: raw float64 xyz, its first N points (e.g. halos.py's, as bench_gravity.py writes them).
 // Prints the wall and CPU time (all threads, std::clock) of each, their
-// ratios (issue 12's target: FoF + additions <= 2x FoF, i.e. additions <=
-// 1x FoF), the stage times, where the centres' time goes and a digest of
+// ratios (the target: FoF + additions <= 2x FoF, i.e. additions <= 1x
+// FoF), the stage times, where the centres' time goes and a digest of
 // the outputs (equal digests: bit-identical outputs, to compare builds).
 #include <algorithm>
 #include <cstdint>
@@ -19,11 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "jz/StageTimer.h"
+#include "BenchProblems.h"
 #include "HaloPoints.h"
 #include "RawFiles.h"
 #include "jz/Fof.h"
 #include "jz/HaloProperties.h"
+#include "jz/StageTimer.h"
 
 namespace
 {
@@ -76,23 +77,15 @@ int main(int argc, char** argv)
   {
     jz::StageTimer fofClock(nullptr, "fof");
     const double fofCpu0 = cpuSeconds();
-    jz::FofProblem<float> pb;
-    pb.points = xyz.data();
-    pb.numPoints = n;
-    pb.linkingLength = jz::relativeLinkingLength(0.2, 1.0, n);
-    pb.periodic = true;
+    const jz::FofProblem<float> pb =
+      jzbench::fofProblem(xyz.data(), n, jz::relativeLinkingLength(0.2, 1.0, n), true);
     jz::FofGroups groups;
     jz::computeFofGroups(pb, groups, jz::Backend::CPU, control);
     std::vector<jz::GlobalId> gid(n), gsize(n);
     const std::size_t G = jz::labelFofGroups(
       groups.groupRoot.data(), groups.groupLabel.data(), n, 20, gid.data(), gsize.data());
-    jz::FofCatalogueInput<float> in;
-    in.points = xyz.data();
-    in.numPoints = n;
-    in.groupId = gid.data();
-    in.numGroups = G;
-    in.masses = mass.data();
-    in.periodic = true;
+    const jz::FofCatalogueInput<float> in =
+      jz::fofCatalogueInputFor(pb, gid.data(), G, mass.data(), nullptr);
     jz::FofCatalogue cat;
     jz::computeFofCatalogue(in, cat, control);
     const double tFof = fofClock.seconds();
@@ -115,17 +108,8 @@ int main(int argc, char** argv)
 
     const jz::StageTimer addClock(nullptr, "additions");
     const double addCpu0 = cpuSeconds();
-    jz::HaloPropertiesInput<float> hp;
-    hp.points = xyz.data();
-    hp.numPoints = n;
-    hp.masses = mass.data();
-    hp.groupId = gid.data();
-    hp.numGroups = G;
-    for (std::size_t g = 0; g < G; ++g)
-      hp.rowGroupId.push_back(jz::GlobalId(g));
-    hp.rowCenterOfMass = cat.centerOfMass;
-    hp.rowMass = cat.mass;
-    hp.periodic = true;
+    const jz::HaloPropertiesInput<float> hp =
+      jzbench::haloPropertiesInput(xyz.data(), n, mass.data(), gid.data(), G, cat, true);
     jz::HaloPropertiesOptions o;
     o.potentialCentres = true;
     o.softening = softening;

@@ -17,9 +17,10 @@
 
 #include <omp.h>
 
-#include "jz/StageTimer.h"
 #include "../tests/PointSets.h"
+#include "BenchProblems.h"
 #include "jz/Knn.h"
+#include "jz/StageTimer.h"
 
 #if defined(JZ_HAVE_NANOFLANN)
 #include <nanoflann.hpp>
@@ -113,10 +114,7 @@ int main(int argc, char** argv)
     return 1;
   }
 
-  jz::KnnProblem<float> pr;
-  pr.sources = xyz.data();
-  pr.numSources = n;
-  pr.k = k;
+  jz::KnnProblem<float> pr = jzbench::knnProblem(xyz.data(), n, k);
   std::vector<float> h(n), rho(n);
   jz::KnnResults<float> res;
   res.smoothingLength = h.data();

@@ -17,11 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "jz/StageTimer.h"
 #include "../tests/PointSets.h"
+#include "BenchProblems.h"
 #include "GpuBenchOptions.h"
 #include "WriteRaw.h"
 #include "jz/Knn.h"
+#include "jz/StageTimer.h"
 
 namespace
 {
@@ -37,18 +38,11 @@ int main(int argc, char** argv)
   const int reps = int(o.number(3, 5));
   const bool lists = o.lists;
 
-  std::string why;
-  if (!jz::cudaUsable(&why))
-  {
-    std::printf("no usable GPU: %s (benchmark not run)\n", why.c_str());
-    return 77; // as the other CUDA benchmarks: a GPU script must not count it as run
-  }
-  cudaDeviceProp prop;
-  int dev = 0;
-  cudaGetDevice(&dev);
-  cudaGetDeviceProperties(&prop, dev);
-  std::printf("kNN CUDA benchmark on %s: N=%zu K=%d %s, self query, float32%s%s\n", prop.name, n, k,
-    kind.c_str(), lists ? ", neighbour lists" : ", density only",
+  const std::string device = jzbench::usableGpuName("kNN CUDA");
+  if (device.empty())
+    return 77;
+  std::printf("kNN CUDA benchmark on %s: N=%zu K=%d %s, self query, float32%s%s\n", device.c_str(),
+    n, k, kind.c_str(), lists ? ", neighbour lists" : ", density only",
     o.pinned ? ", pinned host memory" : "");
 
   std::vector<float> xyz = jztest::makePoints<float>(kind, n);
@@ -63,25 +57,9 @@ int main(int argc, char** argv)
     dist.resize(n * std::size_t(k));
   }
   if (o.pinned)
-  {
-    jzbench::pin(xyz);
-    jzbench::pin(h);
-    jzbench::pin(rho);
-    jzbench::pin(ids);
-    jzbench::pin(dist);
-  }
-  jz::KnnProblem<float> pr;
-  pr.sources = xyz.data();
-  pr.numSources = n;
-  pr.k = k;
-  jz::KnnResults<float> res;
-  res.smoothingLength = h.data();
-  res.density = rho.data();
-  if (lists)
-  {
-    res.neighborIds = ids.data();
-    res.neighborDistances = dist.data();
-  }
+    jzbench::pinAll(xyz, h, rho, ids, dist);
+  const jz::KnnProblem<float> pr = jzbench::knnProblem(xyz.data(), n, k);
+  const jz::KnnResults<float> res = jzbench::knnResults(h, rho, ids, dist); // lists when sized
 
   const jzbench::BestGpuRun bestRun =
     jzbench::timeGpuRuns(reps, n, [&] { return jz::computeKnn(pr, res, jz::Backend::CUDA); });

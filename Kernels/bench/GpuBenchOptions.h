@@ -69,6 +69,30 @@ void pin(std::vector<V>& v)
   }
 }
 
+// Page-locks each array.
+template <class... V>
+void pinAll(std::vector<V>&... v)
+{
+  (pin(v), ...);
+}
+
+// The GPU's name; empty, after saying why, when none is usable (the
+// benchmark then exits 77, so that a GPU script does not count it as run).
+inline std::string usableGpuName(const char* benchmark)
+{
+  std::string why;
+  if (!jz::cudaUsable(&why))
+  {
+    std::printf("no usable GPU: %s (%s benchmark not run)\n", why.c_str(), benchmark);
+    return {};
+  }
+  cudaDeviceProp prop;
+  int dev = 0;
+  cudaGetDevice(&dev);
+  cudaGetDeviceProperties(&prop, dev);
+  return prop.name;
+}
+
 // The counters of a run and the pool's high-water mark per point.
 inline void printCounters(const jz::RunInfo& info, std::size_t n, const char* indent)
 {

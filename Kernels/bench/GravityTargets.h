@@ -2,6 +2,7 @@
 // spread of target particles, each excluding itself.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -44,5 +45,52 @@ inline GravityTargets directAtTargets(const std::vector<double>& xyz,
       t.acc[3 * i + k] = g[k];
   }
   return t;
+}
+
+// The q-quantile of v (0 for none).
+inline double percentile(std::vector<double> v, double q)
+{
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::size_t(q * double(v.size() - 1))];
+}
+
+// Relative error of an acceleration (3 values), absolute where the
+// reference is 0.
+inline double accelerationError(const double* got, const double* ref)
+{
+  double d2 = 0, n2 = 0;
+  for (int k = 0; k < 3; ++k)
+  {
+    d2 += (got[k] - ref[k]) * (got[k] - ref[k]);
+    n2 += ref[k] * ref[k];
+  }
+  return n2 > 0 ? std::sqrt(d2 / n2) : std::sqrt(d2);
+}
+
+// Relative error of a potential, absolute where the reference is 0.
+inline double potentialError(double got, double ref)
+{
+  return ref != 0 ? std::abs(got - ref) / std::abs(ref) : std::abs(got);
+}
+
+// Per target, the errors of a run's results (every particle, input order).
+struct TargetErrors
+{
+  std::vector<double> acc, phi;
+};
+
+inline TargetErrors errorsAtTargets(
+  const GravityTargets& t, const std::vector<double>& phi, const std::vector<double>& acc)
+{
+  TargetErrors e;
+  for (std::size_t i = 0; i < t.index.size(); ++i)
+  {
+    const std::size_t p = t.index[i];
+    e.acc.push_back(accelerationError(&acc[3 * p], &t.acc[3 * i]));
+    e.phi.push_back(potentialError(phi[p], t.phi[i]));
+  }
+  return e;
 }
 } // namespace jzbench

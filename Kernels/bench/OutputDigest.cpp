@@ -31,6 +31,7 @@
 #include <omp.h>
 
 #include "../tests/PointSets.h"
+#include "BenchProblems.h"
 #include "jz/Emst.h"
 #include "jz/Fof.h"
 #include "jz/Gravity.h"
@@ -46,8 +47,16 @@ std::FILE* dumpFile = nullptr;
 struct Digest
 {
   unsigned long long h = 1469598103934665603ull;
+  // The arrays' bytes, in order.
+  template <class... V>
+  void add(const std::vector<V>&... v)
+  {
+    (addOne(v), ...);
+  }
+
+private:
   template <class V>
-  void add(const std::vector<V>& v)
+  void addOne(const std::vector<V>& v)
   {
     const unsigned char* b = reinterpret_cast<const unsigned char*>(v.data());
     for (std::size_t i = 0; i < v.size() * sizeof(V); ++i)
@@ -75,31 +84,17 @@ void allOutputs(
   const std::string& kind, std::size_t n, int k, bool periodic, bool masses, bool topHat)
 {
   const std::vector<T> xyz = jztest::makePoints<T>(kind, n);
-  jz::KnnProblem<T> pr;
-  pr.sources = xyz.data();
-  pr.numSources = n;
-  pr.k = k;
+  jz::KnnProblem<T> pr = jzbench::knnProblem(xyz.data(), n, k);
   std::vector<double> m(n);
   for (std::size_t i = 0; i < n; ++i)
     m[i] = 1.0 + double(i % 7) * 0.25;
   if (masses)
     pr.sourceMasses = m.data();
   if (periodic)
-  {
-    pr.periodic = true;
-    for (int d = 0; d < 3; ++d)
-    {
-      pr.boxLo[d] = -0.2 + 0.1 * d;
-      pr.boxHi[d] = pr.boxLo[d] + 0.9;
-    }
-  }
+    jzbench::setPeriodicCube(pr, { -0.2, -0.1, 0.0 }, 0.9);
   std::vector<T> h(n), rho(n), dist(n * k), rho2(n);
   std::vector<jz::GlobalId> ids(n * k);
-  jz::KnnResults<T> res;
-  res.smoothingLength = h.data();
-  res.density = rho.data();
-  res.neighborIds = ids.data();
-  res.neighborDistances = dist.data();
+  jz::KnnResults<T> res = jzbench::knnResults(h, rho, ids, dist);
   if (topHat)
     res.estimator = jz::DensityEstimator::TopHat;
   jz::computeKnn(pr, res, jz::Backend::CPU);
@@ -108,11 +103,7 @@ void allOutputs(
   densityOnly.estimator = res.estimator;
   jz::computeKnn(pr, densityOnly, jz::Backend::CPU);
   Digest d;
-  d.add(h);
-  d.add(rho);
-  d.add(dist);
-  d.add(ids);
-  d.add(rho2);
+  d.add(h, rho, dist, ids, rho2);
   std::printf("set1 %s %s n=%zu k=%d periodic=%d masses=%d tophat=%d: %016llx\n", kind.c_str(),
     precision(T()), n, k, int(periodic), int(masses), int(topHat), d.h);
 }
@@ -131,10 +122,7 @@ void variant(const std::string& kind, std::size_t n, int k, bool periodic, bool 
     mass[i] = 1 + double(i % 7) * 0.25;
     gid[i] = jz::GlobalId((i * 2654435761u) % 1000003);
   }
-  jz::KnnProblem<T> pr;
-  pr.sources = xyz.data();
-  pr.numSources = n;
-  pr.k = k;
+  jz::KnnProblem<T> pr = jzbench::knnProblem(xyz.data(), n, k);
   // Kinds far from the unit box stay open.
   pr.periodic = periodic && kind != "offset" && kind != "outliers" && kind != "lattice";
   if (queries)
@@ -164,10 +152,7 @@ void variant(const std::string& kind, std::size_t n, int k, bool periodic, bool 
   std::FILE* keep = dumpFile;
   dumpFile = nullptr;
   Digest d;
-  d.add(h);
-  d.add(rho);
-  d.add(dist);
-  d.add(nid);
+  d.add(h, rho, dist, nid);
   dumpFile = keep;
   std::printf("set2 %s %s n=%zu k=%d periodic=%d queries=%d lists=%d tophat=%d ids=%d "
               "threads=%d: %016llx\n",
@@ -191,26 +176,15 @@ void treeAndFof(const std::string& kind, std::size_t n, bool periodic, int threa
     jz::buildTreeCpu(xyz.data(), jz::Index(n), static_cast<const T*>(nullptr), 0, per, lo, options,
       tree, jz::RunControl());
     Digest d;
-    d.add(tree.sources.x);
-    d.add(tree.sources.y);
-    d.add(tree.sources.z);
-    d.add(tree.sources.inputIndex);
+    d.add(tree.sources.x, tree.sources.y, tree.sources.z, tree.sources.inputIndex);
     for (const jz::TreePlane<T>& plane : tree.planes)
     {
-      d.add(plane.sourceSplit);
-      d.add(plane.querySplit);
-      d.add(plane.childSplit);
-      d.add(plane.level);
-      d.add(plane.sourceBox);
+      d.add(plane.sourceSplit, plane.querySplit, plane.childSplit, plane.level, plane.sourceBox);
     }
     std::printf("set3 tree %s %s n=%zu periodic=%d leaf=%d threads=%d: %016llx\n", kind.c_str(),
       precision(T()), n, int(wrap), leafSize, threads, d.h);
   }
-  jz::FofProblem<T> pr;
-  pr.points = xyz.data();
-  pr.numPoints = n;
-  pr.periodic = wrap;
-  pr.linkingLength = 0.2 * std::cbrt(1.0 / double(n));
+  jz::FofProblem<T> pr = jzbench::fofProblem(xyz.data(), n, 0.2 * std::cbrt(1.0 / double(n)), wrap);
   if (kind == "lattice")
   {
     for (int d = 0; d < 3; ++d)
@@ -222,8 +196,7 @@ void treeAndFof(const std::string& kind, std::size_t n, bool periodic, int threa
   rc.numThreads = threads;
   jz::computeFofGroups(pr, out, jz::Backend::CPU, rc);
   Digest d;
-  d.add(out.groupLabel);
-  d.add(out.groupRoot);
+  d.add(out.groupLabel, out.groupRoot);
   std::printf("set3 fof %s %s n=%zu periodic=%d threads=%d: %016llx\n", kind.c_str(),
     precision(T()), n, int(wrap), threads, d.h);
 }
@@ -257,10 +230,7 @@ void moreAlgorithms(const std::string& kind, std::size_t n, bool periodic, int t
     jz::EmstEdges e;
     jz::computeEmst(pr, e, jz::Backend::CPU, rc);
     Digest d;
-    d.add(e.from);
-    d.add(e.to);
-    d.add(e.weight2);
-    d.add(e.core2);
+    d.add(e.from, e.to, e.weight2, e.core2);
     std::printf("set4 emst %s metric=%d: %016llx\n", what.c_str(), int(metric), d.h);
   }
   {
@@ -273,36 +243,26 @@ void moreAlgorithms(const std::string& kind, std::size_t n, bool periodic, int t
     jz::HdbscanResult r;
     jz::computeHdbscan(pr, o, r, jz::Backend::CPU, rc);
     Digest d;
-    d.add(r.clusterId);
-    d.add(r.probability);
-    d.add(r.outlierScore);
-    d.add(r.coreDistance);
+    d.add(r.clusterId, r.probability, r.outlierScore, r.coreDistance);
     std::printf("set4 hdbscan %s: %016llx\n", what.c_str(), d.h);
   }
   for (double theta : { 0.0, 0.6 })
   {
     const std::size_t m = theta == 0 ? n / 8 : n;
-    jz::GravityProblem<T> pr;
-    pr.sources = xyz.data();
-    pr.numSources = m;
-    pr.sourceMasses = mass.data();
-    pr.openingAngle = theta;
-    pr.softening = periodic ? 1e-3 : 0; // isolated only: `periodic` varies the softening
+    // Isolated only: `periodic` varies the softening.
+    const jz::GravityProblem<T> pr =
+      jzbench::gravityProblem(xyz.data(), m, mass.data(), theta, periodic ? 1e-3 : 0);
     std::vector<double> phi(m), acc(3 * m);
     jz::GravityResults res;
     res.potential = phi.data();
     res.acceleration = acc.data();
     jz::computeGravity(pr, res, jz::Backend::CPU, rc);
     Digest d;
-    d.add(phi);
-    d.add(acc);
+    d.add(phi, acc);
     std::printf("set4 gravity %s theta=%g: %016llx\n", what.c_str(), theta, d.h);
   }
-  jz::FofProblem<T> fp;
-  fp.points = xyz.data();
-  fp.numPoints = n;
-  fp.periodic = periodic;
-  fp.linkingLength = 0.2 * std::cbrt(1.0 / double(n));
+  const jz::FofProblem<T> fp =
+    jzbench::fofProblem(xyz.data(), n, 0.2 * std::cbrt(1.0 / double(n)), periodic);
   jz::FofHaloOptions fo;
   fo.minimumGroupSize = 10;
   fo.masses = mass.data();
@@ -312,27 +272,12 @@ void moreAlgorithms(const std::string& kind, std::size_t n, bool periodic, int t
   {
     const jz::FofCatalogue& c = halos.catalogue;
     Digest d;
-    d.add(halos.groupId);
-    d.add(halos.groupSize);
-    d.add(c.count);
-    d.add(c.mass);
-    d.add(c.centerOfMass);
-    d.add(c.inertiaRadius);
-    d.add(c.meanVelocity);
-    d.add(c.velocityDispersion);
+    d.add(halos.groupId, halos.groupSize, c.count, c.mass, c.centerOfMass, c.inertiaRadius,
+      c.meanVelocity, c.velocityDispersion);
     std::printf("set4 halos %s groups=%zu: %016llx\n", what.c_str(), halos.numGroups, d.h);
   }
-  jz::HaloPropertiesInput<T> in;
-  in.points = xyz.data();
-  in.numPoints = n;
-  in.masses = mass.data();
-  in.groupId = halos.groupId.data();
-  in.numGroups = halos.numGroups;
-  for (std::size_t g = 0; g < halos.numGroups; ++g)
-    in.rowGroupId.push_back(jz::GlobalId(g));
-  in.rowCenterOfMass = halos.catalogue.centerOfMass;
-  in.rowMass = halos.catalogue.mass;
-  in.periodic = periodic;
+  const jz::HaloPropertiesInput<T> in = jzbench::haloPropertiesInput(
+    xyz.data(), n, mass.data(), halos.groupId.data(), halos.numGroups, halos.catalogue, periodic);
   jz::HaloPropertiesOptions o;
   o.potentialCentres = true;
   o.softening = 1e-4;
@@ -342,11 +287,7 @@ void moreAlgorithms(const std::string& kind, std::size_t n, bool periodic, int t
   jz::SerialCommunicator comm;
   jz::computeHaloProperties(comm, in, o, out, rc);
   Digest d;
-  d.add(out.centreOfPotential);
-  d.add(out.mostBoundId);
-  d.add(out.soRadius);
-  d.add(out.soMass);
-  d.add(out.soCount);
+  d.add(out.centreOfPotential, out.mostBoundId, out.soRadius, out.soMass, out.soCount);
   std::printf("set4 haloproperties %s: %016llx\n", what.c_str(), d.h);
 }
 } // namespace

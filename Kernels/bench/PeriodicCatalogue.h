@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "BenchProblems.h"
 #include "jz/Fof.h"
 
 namespace jzbench
@@ -13,12 +14,8 @@ template <class T>
 jz::FofCatalogue periodicCatalogue(
   const std::vector<T>& xyz, const std::vector<jz::GlobalId>& groupId, std::size_t numGroups)
 {
-  jz::FofCatalogueInput<T> in;
-  in.points = xyz.data();
-  in.numPoints = groupId.size();
-  in.groupId = groupId.data();
-  in.numGroups = numGroups;
-  in.periodic = true;
+  const jz::FofCatalogueInput<T> in = jz::fofCatalogueInputFor(
+    fofProblem(xyz.data(), groupId.size(), 0.0, true), groupId.data(), numGroups, nullptr, nullptr);
   jz::FofCatalogue cat;
   jz::computeFofCatalogue(in, cat);
   return cat;

@@ -104,24 +104,22 @@ if [ "${JZ_SKIP_SANITIZER:-0}" != 1 ]; then
   if only_emst; then knn_cases=(); fof_cases=(); gravity_cases=(); fi
   # One tool's cases in sequence; the four tools run side by side, each with
   # its own log (racecheck alone takes minutes).
+  # run_cases TOOL TEST CASE...: the cases of one test binary under one tool.
+  run_cases() {
+    local tool=$1 test=$2 rc=0
+    shift 2
+    for c in "$@"; do
+      echo "-- $tool $test $c"
+      "$sanitizer" --tool "$tool" --error-exitcode 3 "$build/tests/$test" --backend=cuda "$c" || rc=1
+    done
+    return $rc
+  }
   run_tool() {
     local rc=0
-    for c in "${knn_cases[@]}"; do
-      echo "-- $1 TestKnn $c"
-      "$sanitizer" --tool "$1" --error-exitcode 3 "$build/tests/TestKnn" --backend=cuda "$c" || rc=1
-    done
-    for c in "${fof_cases[@]}"; do
-      echo "-- $1 TestFof $c"
-      "$sanitizer" --tool "$1" --error-exitcode 3 "$build/tests/TestFof" --backend=cuda "$c" || rc=1
-    done
-    for c in "${gravity_cases[@]}"; do
-      echo "-- $1 TestGravity $c"
-      "$sanitizer" --tool "$1" --error-exitcode 3 "$build/tests/TestGravity" --backend=cuda "$c" || rc=1
-    done
-    for c in "${emst_cases[@]}"; do
-      echo "-- $1 TestEmst $c"
-      "$sanitizer" --tool "$1" --error-exitcode 3 "$build/tests/TestEmst" --backend=cuda "$c" || rc=1
-    done
+    run_cases "$1" TestKnn "${knn_cases[@]}" || rc=1
+    run_cases "$1" TestFof "${fof_cases[@]}" || rc=1
+    run_cases "$1" TestGravity "${gravity_cases[@]}" || rc=1
+    run_cases "$1" TestEmst "${emst_cases[@]}" || rc=1
     return $rc
   }
   tools=(memcheck racecheck synccheck initcheck)

@@ -94,7 +94,7 @@ struct EmstRankEdges
 
 // Every rank passes its piece (ids required); the result equals the serial
 // tree of the union of the pieces. A distributed Borůvka: no rank gathers
-// the points (src/distributed/EmstPhases.h).
+// the points (src/emst/EmstPhases.h).
 template <class T>
 RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   EmstRankEdges<T>& out, Backend backend = Backend::Auto, const RunControl& control = {});

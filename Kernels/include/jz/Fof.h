@@ -7,6 +7,7 @@
 // components of the friendship graph.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -138,11 +139,8 @@ FofCatalogueInput<T> fofCatalogueInputFor(const FofProblem<T>& problem, const Gl
   in.velocities = velocities;
   in.ids = problem.ids;
   in.periodic = problem.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    in.boxLo[d] = problem.boxLo[d];
-    in.boxHi[d] = problem.boxHi[d];
-  }
+  std::copy_n(problem.boxLo, 3, in.boxLo);
+  std::copy_n(problem.boxHi, 3, in.boxHi);
   return in;
 }
 

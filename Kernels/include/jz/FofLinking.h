@@ -5,6 +5,7 @@
 
 #include "Config.h"
 #include "Geometry.h"
+#include "UnionFind.h"
 
 namespace jz
 {
@@ -190,27 +191,15 @@ JZ_HD Index fofUnion(Index* g, Index a, Index b)
 }
 
 // Single-threaded variants for data no other thread touches (a leaf's own
-// points during its self-interaction).
+// points during its self-interaction): the serial union-find, with the
+// smaller root as the root as in fofUnion.
 inline Index fofFindLocal(Index* g, Index i)
 {
-  while (g[i] != i)
-  {
-    g[i] = g[g[i]];
-    i = g[i];
-  }
-  return i;
+  return findRoot(g, i);
 }
 
 inline bool fofUnionLocal(Index* g, Index a, Index b)
 {
-  Index ra = fofFindLocal(g, a);
-  Index rb = fofFindLocal(g, b);
-  if (ra == rb)
-    return false;
-  if (ra < rb)
-    g[rb] = ra;
-  else
-    g[ra] = rb;
-  return true;
+  return uniteBySmallestRoot(g, a, b);
 }
 } // namespace jz

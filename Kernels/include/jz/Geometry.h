@@ -140,30 +140,48 @@ JZ_HD double gapHigh(double alo, double ahi, double blo, double bhi, double peri
   return g;
 }
 
-// d_low^2 of eq. 15 for two boxes: no point pair is closer.
-template <class T>
-JZ_HD double boxDistanceLow2(const Box<T>& a, const Box<T>& b, const Periodicity& per)
+// The per-dimension gaps of the two bounds below, as function objects.
+struct GapLow
+{
+  JZ_HD double operator()(double alo, double ahi, double blo, double bhi, double period) const
+  {
+    return gapLow(alo, ahi, blo, bhi, period);
+  }
+};
+
+struct GapHigh
+{
+  JZ_HD double operator()(double alo, double ahi, double blo, double bhi, double period) const
+  {
+    return gapHigh(alo, ahi, blo, bhi, period);
+  }
+};
+
+// The sum over the dimensions of the squared gaps between two boxes.
+template <class T, class Gap>
+JZ_HD double sumOfGaps2(const Box<T>& a, const Box<T>& b, const Periodicity& per, Gap gap)
 {
   double s = 0;
   for (int d = 0; d < kDim; ++d)
   {
-    const double g = gapLow(a.lo[d], a.hi[d], b.lo[d], b.hi[d], per.length[d]);
+    const double g = gap(a.lo[d], a.hi[d], b.lo[d], b.hi[d], per.length[d]);
     s += g * g;
   }
   return s;
+}
+
+// d_low^2 of eq. 15 for two boxes: no point pair is closer.
+template <class T>
+JZ_HD double boxDistanceLow2(const Box<T>& a, const Box<T>& b, const Periodicity& per)
+{
+  return sumOfGaps2(a, b, per, GapLow());
 }
 
 // d_up^2 of eq. 16 for two boxes: no point pair is farther apart.
 template <class T>
 JZ_HD double boxDistanceHigh2(const Box<T>& a, const Box<T>& b, const Periodicity& per)
 {
-  double s = 0;
-  for (int d = 0; d < kDim; ++d)
-  {
-    const double g = gapHigh(a.lo[d], a.hi[d], b.lo[d], b.hi[d], per.length[d]);
-    s += g * g;
-  }
-  return s * (1 + kBoundSlack);
+  return sumOfGaps2(a, b, per, GapHigh()) * (1 + kBoundSlack);
 }
 
 // The same bounds for a non-periodic domain, without the image logic.

@@ -78,9 +78,9 @@ struct HaloProperties
 // Groups up to this size get exact direct-summation potentials for every
 // member where nothing cheaper applies (up to 1,024 members always; above
 // that only the members a filter over the group's leaves cannot rule out
-// are summed, src/cpu/PotentialCentreFilter.h, unless it leaves too many);
+// are summed, src/halo/PotentialCentreFilter.h, unless it leaves too many);
 // larger ones only the members that filter (up to 65,536 members) or a
-// branch and bound over the group's kd-tree (src/cpu/PotentialCentreBounds.h)
+// branch and bound over the group's kd-tree (src/halo/PotentialCentreBounds.h)
 // cannot rule out: the exact argmin. A large group without a pronounced
 // minimum (the bounds' work budget runs out) is ranked by tree potentials,
 // its 64 lowest summed. 7168: the measured crossover between the symmetric

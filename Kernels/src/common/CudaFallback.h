@@ -1,4 +1,5 @@
-// How every GPU backend (kNN, FoF, gravity, EMST) treats a failing GPU.
+// How every GPU backend (kNN, FoF, gravity, EMST) treats a failing GPU, and
+// the dispatch between the GPU and the CPU backend.
 #pragma once
 
 #include <string>
@@ -37,5 +38,23 @@ bool runOnCudaOrFallBack(Backend requested, RunInfo& info, Gpu&& gpu, Reset&& re
     reset();
     return false;
   }
+}
+
+// A kernel's backend dispatch: `gpu` when the resolved backend
+// (info.backend) is CUDA and the build has it, with runOnCudaOrFallBack's
+// fallback (`reset`, then the CPU); else `cpu`. info.backend ends as the
+// backend that ran.
+template <class Gpu, class Reset, class Cpu>
+void runOnBackend(Backend requested, RunInfo& info, [[maybe_unused]] Gpu&& gpu,
+  [[maybe_unused]] Reset&& reset, Cpu&& cpu)
+{
+#if defined(JZ_WITH_CUDA)
+  if (runOnCudaOrFallBack(requested, info, gpu, reset))
+    return;
+#else
+  (void)requested;
+#endif
+  info.backend = Backend::CPU;
+  cpu();
 }
 } // namespace jz

@@ -292,6 +292,19 @@ __device__ __forceinline__ unsigned long long gridThreads()
 {
   return (unsigned long long)gridDim.x * blockDim.x;
 }
+
+// A grid-stride loop over n items in which each warp takes 32 consecutive
+// items at a time, lane i the i-th, and every lane runs every iteration
+// (valid: k < n), so that the body may use warp collectives:
+// body(k, valid, lane).
+template <class Body>
+__device__ __forceinline__ void forEachWarpItem(unsigned long long n, Body&& body)
+{
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned long long warps = gridThreads() >> 5;
+  for (unsigned long long base = (globalThread() >> 5) << 5; base < n; base += warps << 5)
+    body(base + lane, base + lane < n, lane);
+}
 #endif
 
 // --- Staged transfers (template part) -------------------------------------

@@ -39,9 +39,9 @@ std::vector<std::array<T, kDim>> zOrderSplitters(std::size_t n, const At& at, Co
   std::vector<std::array<T, kDim>> samples;
   if (total > 0 && local > 0)
   {
-    // 16384 samples per range: a range's count is then within ~1% of the
-    // mean (1024 were ~3% off at 1e7 points on two ranks: the other rank
-    // waits that long); at most 2^20 samples, which every rank sorts.
+    // 16384 samples per range: a range's count is then close to the mean
+    // (with few samples the ranges differ, and the other ranks wait for the
+    // largest); at most 2^20 samples, which every rank sorts.
     const double wanted = std::min({ double(total), 16384.0 * ranks, double(1 << 20) });
     const std::int64_t count =
       std::max<std::int64_t>(1, std::int64_t(std::llround(wanted * double(local) / double(total))));
@@ -170,8 +170,8 @@ private:
 // The bytes a rank packs for one other rank per round of moveAlongRoute:
 // bounds the send buffers (fresh memory) for large shares. Not smaller:
 // every round is a synchronisation, which costs a scheduler time slice on a
-// loaded node while MPI spins (seen: a kNN decomposition of 1e7 points on
-// two ranks in 4 MiB pieces took 9.7 s at load 8, a single round 2-3 s).
+// loaded node while MPI spins (small pieces made a decomposition several
+// times slower there than one round).
 constexpr std::size_t kRoutePieceBytes = std::size_t(64) << 20;
 
 // Moves one field of the points along `route`, straight into `out`
@@ -348,6 +348,28 @@ V takeField(const char*& at)
   std::memcpy(&v, at, sizeof(V));
   at += sizeof(V);
   return v;
+}
+
+// A decomposed point's role: a source, a query, or both (a self query).
+enum : std::uint8_t
+{
+  kIsSource = 1,
+  kIsQuery = 2
+};
+
+// The tail of the decomposition record of joint point i (the sources
+// [0, ns), then the queries): its origin (this rank, its index among its
+// sources or queries), its role and, when masses travel, its mass (1 for a
+// query or without masses).
+inline void putOriginRoleMass(char*& record, std::int32_t rank, std::size_t i, std::size_t ns,
+  bool self, bool withMass, const double* masses)
+{
+  const bool isSource = i < ns;
+  putField(record, rank);
+  putField(record, Index(isSource ? i : i - ns));
+  putField(record, std::uint8_t(isSource ? (self ? kIsSource | kIsQuery : kIsSource) : kIsQuery));
+  if (withMass)
+    putField(record, isSource && masses ? masses[i] : 1.0);
 }
 
 // Sends values of this rank's local points (in route order) back to the

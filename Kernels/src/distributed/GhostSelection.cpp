@@ -7,6 +7,8 @@
 
 #include <omp.h>
 
+#include "walk/SingleTreeDescent.h"
+
 namespace jz
 {
 template <class T>
@@ -86,7 +88,8 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
     const long long numBlocks = (long long)((regions.size() + kRegionBlock - 1) / kRegionBlock);
 #pragma omp parallel
     {
-      std::vector<Index> candidates, nodes, next;
+      std::vector<Index> candidates;
+      DescentStack stack;
 #pragma omp for schedule(dynamic, 4)
       for (long long b = 0; b < numBlocks; ++b)
       {
@@ -114,35 +117,17 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
           const Region<T>& region = regions[g];
           if (boxDistanceLow2(region.box, local, per) > region.radius2)
             continue;
-          // Descend the planes, keeping the nodes that can hold points in range.
-          nodes = candidates;
-          for (int p = top; p >= 0 && !nodes.empty(); --p)
+          // The leaves that can hold points in range: their points tested.
+          bool any = false;
+          auto visit = [&](int p, Index j)
           {
             const TreePlane<T>& plane = tree.planes[p];
-            next.clear();
-            for (Index j : nodes)
-            {
-              if (plane.numSources(j) == 0)
-                continue;
-              if (boxDistanceLow2(region.box, plane.sourceBox[j], per) > region.radius2)
-                continue;
-              if (p == 0)
-              {
-                next.push_back(j);
-              }
-              else
-              {
-                for (Index c = plane.childSplit[j]; c < plane.childSplit[j + 1]; ++c)
-                  next.push_back(c);
-              }
-            }
-            nodes.swap(next);
-          }
-          const TreePlane<T>& leaves = tree.planes[0];
-          bool any = false;
-          for (Index leaf : nodes)
-          {
-            for (Index s = leaves.sourceSplit[leaf]; s < leaves.sourceSplit[leaf + 1]; ++s)
+            if (plane.numSources(j) == 0 ||
+              boxDistanceLow2(region.box, plane.sourceBox[j], per) > region.radius2)
+              return Descend::Skip;
+            if (p > 0)
+              return Descend::Open;
+            for (Index s = plane.sourceSplit[j]; s < plane.sourceSplit[j + 1]; ++s)
             {
               const T pt[3] = { src.x[s], src.y[s], src.z[s] };
               if (pointBoxDistance2(pt, region.box, per) <= region.radius2)
@@ -151,7 +136,10 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
                 any = true;
               }
             }
-          }
+            return Descend::Skip;
+          };
+          for (Index j : candidates)
+            descendTree(tree, j, j + 1, visit, stack);
           if (hits && any)
             (*hits)[r][g] = 1;
         }
@@ -168,102 +156,6 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
   return out;
 }
 
-template <class T>
-RemoteCover<T>::RemoteCover(const ZTree<T>& tree, const double* boxLo, Communicator& comm)
-{
-  const Periodicity& per = tree.periodicity;
-  std::vector<Box<T>> mine;
-  if (!tree.planes.empty())
-  {
-    const TreePlane<T>& top = tree.planes.back();
-    for (Index j = 0; j < top.numNodes(); ++j)
-      if (top.numSources(j) > 0)
-        mine.push_back(top.sourceBox[j]);
-  }
-  const std::vector<std::vector<char>> all = comm.allGather(toBytes(mine));
-  // The grid spans the periodic domain, or else every rank's points.
-  periodic_ = per.enabled();
-  Box<T> extent;
-  boxSetEmpty(extent);
-  for (const auto& bytes : all)
-    for (const Box<T>& b : fromBytes<Box<T>>(bytes))
-      boxMerge(extent, b);
-  if (boxIsEmpty(extent))
-    return;
-  for (int d = 0; d < 3; ++d)
-  {
-    lo_[d] = periodic_ ? boxLo[d] : double(extent.lo[d]);
-    const double length = periodic_ ? per.length[d] : double(extent.hi[d]) - lo_[d];
-    side_[d] = length > 0 && std::isfinite(length) ? length / kCells : 1.0;
-  }
-  marked_.assign(std::size_t(kCells) * kCells * kCells, 0);
-  for (std::size_t r = 0; r < all.size(); ++r)
-  {
-    if (int(r) == comm.rank())
-      continue;
-    for (const Box<T>& b : fromBytes<Box<T>>(all[r]))
-    {
-      long long first[3], last[3];
-      for (int d = 0; d < 3; ++d)
-        cellRange(d, double(b.lo[d]), double(b.hi[d]), first[d], last[d]);
-      for (long long z = first[2]; z <= last[2]; ++z)
-        for (long long y = first[1]; y <= last[1]; ++y)
-          for (long long x = first[0]; x <= last[0]; ++x)
-            marked_[std::size_t(((z % kCells) * kCells + (y % kCells)) * kCells + (x % kCells))] =
-              1;
-      anyRemote_ = true;
-    }
-  }
-}
-
-template <class T>
-void RemoteCover<T>::cellRange(int d, double lo, double hi, long long& first, long long& last) const
-{
-  const double a = std::floor((lo - lo_[d]) / side_[d]) - 1;
-  const double b = std::floor((hi - lo_[d]) / side_[d]) + 1;
-  if (!(a == a) || !(b == b) || b - a + 1 >= kCells)
-  {
-    first = 0;
-    last = kCells - 1;
-    return;
-  }
-  if (periodic_)
-  {
-    // Wrapped: first in [0, kCells), last = first + span (taken mod kCells).
-    const long long f = (long long)a;
-    first = ((f % kCells) + kCells) % kCells;
-    last = first + (long long)(b - a);
-    return;
-  }
-  first = (long long)std::max(0.0, a);
-  last = (long long)std::min(double(kCells - 1), b);
-}
-
-template <class T>
-bool RemoteCover<T>::mayReach(const Box<T>& box, double radius2) const
-{
-  if (!anyRemote_)
-    return false;
-  if (!(radius2 < kInfinity) || boxIsEmpty(box))
-    return true;
-  const double r = std::sqrt(radius2) * (1 + 1e-6);
-  long long first[3], last[3];
-  for (int d = 0; d < 3; ++d)
-  {
-    cellRange(d, double(box.lo[d]) - r, double(box.hi[d]) + r, first[d], last[d]);
-    if (first[d] > last[d])
-      return false; // outside every rank's points (not periodic)
-  }
-  for (long long z = first[2]; z <= last[2]; ++z)
-    for (long long y = first[1]; y <= last[1]; ++y)
-      for (long long x = first[0]; x <= last[0]; ++x)
-        if (marked_[std::size_t(((z % kCells) * kCells + (y % kCells)) * kCells + (x % kCells))])
-          return true;
-  return false;
-}
-
-template class RemoteCover<float>;
-template class RemoteCover<double>;
 template std::vector<Region<float>> regionsFromTree(
   const ZTree<float>&, const std::vector<double>&);
 template std::vector<Region<double>> regionsFromTree(

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "distributed/RankCover.h"
 #include "jz/Communicator.h"
 #include "jz/Geometry.h"
 #include "jz/Tree.h"
@@ -35,30 +36,24 @@ std::vector<std::vector<Index>> selectGhosts(const ZTree<T>& tree,
   const std::vector<std::vector<Region<T>>>& regionsByRank, int myRank,
   std::vector<std::vector<char>>* hits = nullptr);
 
-// Where the other ranks' points lie, coarsely: grid cells marked where any
-// other rank's top-plane source box reaches. A region that reaches no marked
-// cell selects no ghosts anywhere, so it need not be sent. Conservative: it
-// may say "may reach"
-// for a region that reaches nothing, never the reverse. Collective.
+// RankCover::othersMayReach under the name and arguments the distributed
+// phase tests use (the periodic box's corner is not needed: distances use
+// the tree's periods). Collective.
 template <class T>
 class RemoteCover
 {
 public:
-  RemoteCover(const ZTree<T>& tree, const double* boxLo, Communicator& comm);
-
-  // Whether points within sqrt(radius2) of `box` may lie on another rank.
-  bool mayReach(const Box<T>& box, double radius2) const;
+  RemoteCover(const ZTree<T>& tree, const double* /* boxLo */, Communicator& comm)
+    : cover_(tree, comm)
+  {
+  }
+  bool mayReach(const Box<T>& box, double radius2) const
+  {
+    return cover_.othersMayReach(box, radius2);
+  }
 
 private:
-  static constexpr int kCells = 64; // per dimension
-  // The cell range [first, last] (last - first < kCells, wrapped when
-  // periodic) that [lo, hi] touches in dimension d, one cell wider each side.
-  void cellRange(int d, double lo, double hi, long long& first, long long& last) const;
-
-  bool periodic_ = false;
-  bool anyRemote_ = false;
-  double lo_[3] = { 0, 0, 0 }, side_[3] = { 1, 1, 1 };
-  std::vector<char> marked_; // kCells^3, x fastest
+  RankCover<T> cover_;
 };
 
 // Exchanges regions so that every rank knows every rank's regions.

@@ -17,6 +17,7 @@
 #include "common/AtomicMin.h"
 #include "emst/FloatBounds.h"
 #include "jz/Tree.h"
+#include "jz/UnionFind.h"
 
 namespace jz
 {
@@ -67,28 +68,9 @@ struct BoruvkaComponents
     std::iota(point.begin(), point.end(), Index(0));
   }
 
-  Index find(Index i)
-  {
-    while (point[i] != i)
-    {
-      point[i] = point[point[i]];
-      i = point[i];
-    }
-    return i;
-  }
   // Joins the components of a and b (the smaller root stays the root); false
   // when they were one already.
-  bool unite(Index a, Index b)
-  {
-    a = find(a);
-    b = find(b);
-    if (a == b)
-      return false;
-    if (a > b)
-      std::swap(a, b);
-    point[b] = a;
-    return true;
-  }
+  bool unite(Index a, Index b) { return uniteBySmallestRoot(point, a, b); }
 
   // After the unions of a round: labels of points and nodes, bounds reset
   // (to the maximum weight).

@@ -1,5 +1,5 @@
 // The component state of the GPU's Borůvka rounds (EmstCuda.cuh), the
-// counterpart of cpu/BoruvkaComponents.h and EmstCpu.cpp's seedBounds /
+// counterpart of BoruvkaComponents.h and EmstCpu.cpp's seedBounds /
 // addLightestEdges: node labels bottom-up, the bounds' reset and seeding,
 // per component the lightest choice under the total order, and the merge.
 //

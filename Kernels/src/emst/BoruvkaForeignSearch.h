@@ -141,27 +141,12 @@ private:
     }
   }
 
-  // Per plane and node: the one label of its points, kMixedLabel, or
-  // kNoLabel (no point of that type).
-  void nodeLabels(const std::vector<GlobalId>& label, std::vector<Index> TreePlane<T>::*split,
-    std::vector<std::vector<GlobalId>>& out) const
-  {
-    out.resize(tree_.planes.size());
-    for (std::size_t p = 0; p < tree_.planes.size(); ++p)
-    {
-      const TreePlane<T>& plane = tree_.planes[p];
-      const std::vector<Index>& s = plane.*split;
-      out[p].assign(plane.numNodes(), kNoLabel);
-      for (Index j = 0; j < plane.numNodes(); ++j)
-        for (Index i = s[j]; i < s[j + 1] && out[p][j] != kMixedLabel; ++i)
-          out[p][j] = out[p][j] == kNoLabel || out[p][j] == label[i] ? label[i] : kMixedLabel;
-    }
-  }
-
-  // Per plane and node: the largest (or smallest) value of its points, or
-  // `none` when it has no point of that type.
-  void nodeExtremes(const std::vector<double>& value, std::vector<Index> TreePlane<T>::*split,
-    double none, bool largest, std::vector<std::vector<double>>& out) const
+  // Per plane and node, a fold over its points of one type (split: the
+  // queries' or the sources'), from `none`: fold(v, i) takes point i into v
+  // and says whether v is settled (the rest of the node's points are skipped).
+  template <class V, class Fold>
+  void perNode(std::vector<Index> TreePlane<T>::*split, V none, Fold fold,
+    std::vector<std::vector<V>>& out) const
   {
     out.resize(tree_.planes.size());
     for (std::size_t p = 0; p < tree_.planes.size(); ++p)
@@ -170,9 +155,40 @@ private:
       const std::vector<Index>& s = plane.*split;
       out[p].assign(plane.numNodes(), none);
       for (Index j = 0; j < plane.numNodes(); ++j)
-        for (Index i = s[j]; i < s[j + 1]; ++i)
-          out[p][j] = largest ? std::max(out[p][j], value[i]) : std::min(out[p][j], value[i]);
+        for (Index i = s[j]; i < s[j + 1] && !fold(out[p][j], i); ++i)
+        {
+        }
     }
+  }
+
+  // Per plane and node: the one label of its points, kMixedLabel, or
+  // kNoLabel (no point of that type).
+  void nodeLabels(const std::vector<GlobalId>& label, std::vector<Index> TreePlane<T>::*split,
+    std::vector<std::vector<GlobalId>>& out) const
+  {
+    perNode(
+      split, kNoLabel,
+      [&](GlobalId& v, Index i)
+      {
+        v = v == kNoLabel || v == label[i] ? label[i] : kMixedLabel;
+        return v == kMixedLabel;
+      },
+      out);
+  }
+
+  // Per plane and node: the largest (or smallest) value of its points, or
+  // `none` when it has no point of that type.
+  void nodeExtremes(const std::vector<double>& value, std::vector<Index> TreePlane<T>::*split,
+    double none, bool largest, std::vector<std::vector<double>>& out) const
+  {
+    perNode(
+      split, none,
+      [&](double& v, Index i)
+      {
+        v = largest ? std::max(v, value[i]) : std::min(v, value[i]);
+        return false;
+      },
+      out);
   }
 
   const ZTree<T>& tree_;

@@ -1,6 +1,6 @@
 // One Borůvka round's search on the GPU as a policy of the dual-walk engine
-// (DualWalkCuda.cuh), the counterpart of cpu/BoruvkaNodePolicy.h and
-// cpu/BoruvkaLeafSearch.h: query-centric, sorted lists.
+// (DualWalkCuda.cuh), the counterpart of BoruvkaNodePolicy.h and
+// BoruvkaLeafSearch.h: query-centric, sorted lists.
 //
 // Node planes: per receiving node c, an upper bound b[c] of the lightest
 // edge that can still matter for its points: its parent's, its component's
@@ -183,17 +183,32 @@ template <class T>
 struct BoruvkaLeaves
 {
   static constexpr int kMaxThreads = kLeafThreads;
+
+  // The round's state for the leaves of `level`, with the leaves' bounds.
+  BoruvkaLeaves(const DeviceTree<T>& tree, const BoruvkaRoundState& s, const double* leafBounds,
+    const WalkLevel& level)
+    : sourceSplit(tree.planes[0].sourceSplit.get())
+    , sourceBox(tree.planes[0].sourceBox.get())
+    , leafLabel(s.nodeLabel[0])
+    , leafBound(leafBounds)
+    , lists(level)
+    , points(sourcesOf(tree))
+    , keys(s.keys)
+    , core2(s.core2)
+    , label(s.label)
+    , compBound(s.compBound)
+    , choice(s.choice)
+    , choiceWeight2(s.choiceWeight2)
+    , per(tree.periodicity)
+  {
+  }
+
   const Index* sourceSplit;
   const Box<T>* sourceBox;
   const Index* leafLabel;
   const double* leafBound;
-  const unsigned long long* listOffset;
-  unsigned long long listBase;
-  const Index* listSource;
-  const float* listLow2;
-  const T* x;
-  const T* y;
-  const T* z;
+  LevelLists lists;
+  DeviceXyz<T> points;
   const GlobalId* keys;
   const double* core2; // null: Euclidean
   const Index* label;
@@ -217,8 +232,8 @@ __device__ void BoruvkaLeaves<T>::consume(Item item, const BlockGroup& block) co
   __shared__ double shCore[kLeafThreads];
   const int tid = block.rank();
   const Index q0 = sourceSplit[c], q1 = sourceSplit[c + 1];
-  const unsigned long long e0 = listOffset[c] - listBase;
-  const unsigned long long e1 = listOffset[c + 1] - listBase;
+  const unsigned long long e0 = lists.begin(c);
+  const unsigned long long e1 = lists.end(c);
   const bool ownLeafMixed = leafLabel[c] == kMixedNode;
 
   // Uniform across the block: every thread runs every iteration (barriers).
@@ -233,9 +248,9 @@ __device__ void BoruvkaLeaves<T>::consume(Item item, const BlockGroup& block) co
     double bound = -1; // negative: this thread does not search
     if (active)
     {
-      p[0] = x[q];
-      p[1] = y[q];
-      p[2] = z[q];
+      p[0] = points.x[q];
+      p[1] = points.y[q];
+      p[2] = points.z[q];
       lq = label[q];
       kq = keys[q];
       coreQ = core2 ? core2[q] : 0.0;
@@ -251,8 +266,8 @@ __device__ void BoruvkaLeaves<T>::consume(Item item, const BlockGroup& block) co
     for (unsigned long long i = 0; i <= e1 - e0; ++i)
     {
       const bool own = i == 0;
-      const Index d = own ? c : listSource[e0 + i - 1];
-      const double low = own ? 0.0 : double(listLow2[e0 + i - 1]);
+      const Index d = own ? c : lists.source[e0 + i - 1];
+      const double low = own ? 0.0 : double(lists.low2[e0 + i - 1]);
       // Early exit once no thread of the block can gain from the rest.
       if (!__syncthreads_or(bound >= 0 && !(low > bound)))
         break;
@@ -269,9 +284,9 @@ __device__ void BoruvkaLeaves<T>::consume(Item item, const BlockGroup& block) co
         if (Index(tid) < m)
         {
           const Index t = t0 + Index(tid);
-          shx[tid] = x[t];
-          shy[tid] = y[t];
-          shz[tid] = z[t];
+          shx[tid] = points.x[t];
+          shy[tid] = points.y[t];
+          shz[tid] = points.z[t];
           shLabel[tid] = label[t];
           shKey[tid] = keys[t];
           shCore[tid] = core2 ? core2[t] : 0.0;
@@ -318,29 +333,10 @@ void boruvkaSearchCuda(const DeviceTree<T>& tree, const BoruvkaRoundState& s, cu
   BoruvkaNodeWalk<T> policy(tree, s, stream);
   DualWalkCuda<T, BoruvkaNodeWalk<T>> walk(tree, policy, stream, temp);
   const WalkLevel up = walk.walkDownTo(1);
-  const DevicePlane<T>& leaves = tree.planes[0];
   const std::size_t batches = walk.leafPass(up,
     [&](const WalkLevel& level, Index first, Index last)
     {
-      BoruvkaLeaves<T> leaf{};
-      leaf.sourceSplit = leaves.sourceSplit.get();
-      leaf.sourceBox = leaves.sourceBox.get();
-      leaf.leafLabel = s.nodeLabel[0];
-      leaf.leafBound = policy.leafBound();
-      leaf.listOffset = level.offset.get();
-      leaf.listBase = level.base;
-      leaf.listSource = level.source.get();
-      leaf.listLow2 = level.low2.get();
-      leaf.x = tree.sx.get();
-      leaf.y = tree.sy.get();
-      leaf.z = tree.sz.get();
-      leaf.keys = s.keys;
-      leaf.core2 = s.core2;
-      leaf.label = s.label;
-      leaf.compBound = s.compBound;
-      leaf.choice = s.choice;
-      leaf.choiceWeight2 = s.choiceWeight2;
-      leaf.per = tree.periodicity;
+      const BoruvkaLeaves<T> leaf(tree, s, policy.leafBound(), level);
       blockLeafPass(leaf, first, last, kLeafThreads, 0, stream);
     });
   info.counters.emplace_back("gpu boruvka leaf batches", double(batches));

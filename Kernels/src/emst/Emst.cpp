@@ -64,15 +64,10 @@ RunInfo computeEmst(
     return info;
   }
   info.backend = resolveBackend(backend);
-#if defined(JZ_WITH_CUDA)
   // A failed GPU run's partial edges are dropped before the CPU runs.
-  const bool ranOnGpu = runOnCudaOrFallBack(
-    backend, info, [&] { emstCuda(problem, edges, info, control); }, [&] { edges = EmstEdges{}; });
-  if (ranOnGpu)
-    return info;
-#endif
-  info.backend = Backend::CPU;
-  emstCpu(problem, edges, info, control);
+  runOnBackend(
+    backend, info, [&] { emstCuda(problem, edges, info, control); }, [&] { edges = EmstEdges{}; },
+    [&] { emstCpu(problem, edges, info, control); });
   return info;
 }
 

@@ -9,10 +9,9 @@ template <class T>
 void emstCpu(
   const EmstProblem<T>& problem, EmstEdges& edges, RunInfo& info, const RunControl& control);
 
-#if defined(JZ_WITH_CUDA)
-// The GPU's Borůvka rounds (cuda/EmstCuda.cu).
+// Defined in CUDA builds only; called only there (runOnBackend).
+// The GPU's Borůvka rounds (EmstCuda.cu).
 template <class T>
 void emstCuda(
   const EmstProblem<T>& problem, EmstEdges& edges, RunInfo& info, const RunControl& control);
-#endif
 } // namespace jz

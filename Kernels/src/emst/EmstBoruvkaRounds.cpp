@@ -19,8 +19,8 @@
 // Borůvka under the strict edge order (weight, smaller id, larger id) adds
 // only edges of the unique minimum tree: the result is the serial edge set.
 // Both searches are policies of the walk engine: step 1's is the serial
-// Borůvka round's (cpu/BoruvkaLeafSearch.h) on this rank's tree, step 2's
-// the foreign queries' (cpu/BoruvkaForeignSearch.h, EmstBoundarySearch.h).
+// Borůvka round's (BoruvkaLeafSearch.h) on this rank's tree, step 2's
+// the foreign queries' (BoruvkaForeignSearch.h, EmstBoundarySearch.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -28,15 +28,17 @@
 #include <string>
 #include <vector>
 
+#include "common/Progress.h"
 #include "emst/BoruvkaLeafSearch.h"
-#include "jz/StageTimer.h"
-#include "walk/BoxMetric.h"
-#include "walk/DualWalk.h"
 #include "emst/EmstBoruvkaEdge.h"
 #include "emst/EmstBoundarySearch.h"
 #include "emst/EmstLabelUnion.h"
 #include "emst/EmstLocalTree.h"
 #include "emst/EmstPhases.h"
+#include "jz/StageTimer.h"
+#include "jz/UnionFind.h"
+#include "walk/BoxMetric.h"
+#include "walk/DualWalk.h"
 
 namespace jz
 {
@@ -536,16 +538,6 @@ private:
     emitted_.push_back(out);
   }
 
-  Index findLocal(std::vector<Index>& parent, Index c) const
-  {
-    while (parent[c] != c)
-    {
-      parent[c] = parent[parent[c]];
-      c = parent[c];
-    }
-    return c;
-  }
-
   // The round's unions; returns the number of edges added over all ranks.
   std::int64_t merge(const std::vector<BoruvkaEdge<T>>& spanningBest)
   {
@@ -561,10 +553,8 @@ private:
         continue;
       if (e.rankB == me_ && !spanning_[comp_[e.pointB]])
       {
-        Index a = findLocal(parent, Index(c)), b = findLocal(parent, comp_[e.pointB]);
-        if (a == b)
+        if (!uniteBySmallestRoot(parent, Index(c), comp_[e.pointB]))
           continue;
-        parent[std::max(a, b)] = std::min(a, b);
         emitLocal(e);
         ++localAdded;
       }
@@ -610,7 +600,7 @@ private:
     std::vector<GlobalId> groupMin(m, GlobalId(-1));
     for (std::size_t c = 0; c < m; ++c)
     {
-      GlobalId& g = groupMin[findLocal(parent, Index(c))];
+      GlobalId& g = groupMin[findRoot(parent, Index(c))];
       g = g < 0 ? label_[c] : std::min(g, label_[c]);
     }
     std::vector<char> touched(m, 0);
@@ -624,7 +614,7 @@ private:
     std::vector<std::pair<GlobalId, GlobalId>> pairs;
     for (std::size_t c = 0; c < m; ++c)
     {
-      const GlobalId g = groupMin[findLocal(parent, Index(c))];
+      const GlobalId g = groupMin[findRoot(parent, Index(c))];
       if (touched[c] && g != label_[c])
         pairs.emplace_back(label_[c], g);
     }
@@ -641,7 +631,7 @@ private:
     std::vector<GlobalId> next(m);
     for (std::size_t c = 0; c < m; ++c)
     {
-      const GlobalId g = groupMin[findLocal(parent, Index(c))];
+      const GlobalId g = groupMin[findRoot(parent, Index(c))];
       next[c] = labels.contains(g) ? labels.find(g) : g;
     }
     spanningLabels_ = labels.roots();
@@ -712,12 +702,9 @@ std::vector<EmstEmitted<T>> runDistributedBoruvka(const EmstRankPoints<T>& point
   if (!core2)
   {
     StageTimer timer(&info, "local tree");
-    std::function<bool(double)> progress;
-    if (control.progress)
-      progress = [&control](double f) { return control.progress(0.2 + 0.2 * f); };
     try
     {
-      localTree = localTreeEdges(points, piece, threads, progress);
+      localTree = localTreeEdges(points, piece, threads, progressSpan(control, 0.2, 0.2));
     }
     catch (const Aborted&)
     {

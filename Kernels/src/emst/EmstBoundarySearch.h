@@ -2,7 +2,7 @@
 // queries that other ranks sent this round form the queries of one tree
 // whose sources are this rank's points within their bounds (pointsNear),
 // and the walk engine runs the Borůvka policy for foreign queries
-// (cpu/BoruvkaForeignSearch.h) on it.
+// (BoruvkaForeignSearch.h) on it.
 #pragma once
 
 #include <algorithm>

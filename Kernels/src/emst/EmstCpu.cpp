@@ -13,14 +13,15 @@
 
 #include <omp.h>
 
+#include "common/Progress.h"
+#include "emst/BoruvkaLeafSearch.h"
 #include "emst/EmstBackends.h"
 #include "jz/StageTimer.h"
+#include "jz/Tree.h"
+#include "knn/KnnLeafSearch.h"
 #include "walk/BoxMetric.h"
 #include "walk/DualWalk.h"
-#include "emst/BoruvkaLeafSearch.h"
-#include "knn/KnnLeafSearch.h"
 #include "walk/OrderRunsByKey.h"
-#include "jz/Tree.h"
 
 namespace jz
 {
@@ -138,8 +139,7 @@ public:
       comps_.relabel();
       if (comps_.count <= 1)
         break;
-      if (control.progress && !control.progress(0.3 + 0.7 * double(edges.size()) / n))
-        throw Aborted();
+      reportProgress(control, 0.3 + 0.7 * double(edges.size()) / n);
       if (round == 0 && !weights_.core2 && n > kNearestRound)
         chooseFromNearest();
       const Index settled = seedBounds();
@@ -397,9 +397,8 @@ FoundEdges emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const 
 
 // The EMST's tree: leaves of up to 192 points (the results do not depend on
 // it). The leaf searches are vectorized, so larger leaves mostly save node
-// pairs, which dominated each round. Measured at 1e6, 1 thread, process CPU,
-// against 48: halos.py -32%, uniform -25%; 256 and 384 no better, 96 and
-// 128 between; 2 threads and mutual reachability gain alike.
+// pairs, which dominated each round; leaves larger than 192 gained nothing
+// more.
 inline TreeBuildOptions emstTreeOptions()
 {
   TreeBuildOptions options;
@@ -430,8 +429,7 @@ void emstCpu(
     {
       StageTimer timer(&info, "sort+tree");
       RunControl buildControl;
-      if (control.progress)
-        buildControl.progress = [&](double f) { return control.progress(0.2 * f); };
+      buildControl.progress = progressSpan(control, 0, 0.2);
       buildTreeCpu(problem.points, Index(problem.numPoints), static_cast<const T*>(nullptr), 0, per,
         problem.boxLo, emstTreeOptions(), tree, buildControl);
       orderRunsByKey(tree, problem.ids); // as the kNN walk of the nearest round expects

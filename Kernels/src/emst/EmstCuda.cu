@@ -1,4 +1,4 @@
-// computeEmst's CUDA backend (the CPU's: cpu/EmstCpu.cpp): upload, z-order
+// computeEmst's CUDA backend (the CPU's: EmstCpu.cpp): upload, z-order
 // sort and tree (the CUDA tree of kNN, FoF and gravity), the global ids in
 // sorted order, core distances from the CUDA kNN walk under mutual
 // reachability, then Borůvka rounds until one component (or, with a finite
@@ -8,8 +8,6 @@
 // id, larger id) and copied out as input indices. The edge set is the
 // unique minimum under that order, with the CPU's weights bit for bit.
 // Stage times from CUDA events into RunInfo.stageSeconds.
-// Status: checked on an H200 (doc/gpu/2026-11-28).
-//
 // Not on the GPU (they change the work, not the result): the CPU's first
 // round from the kNN walk with K = 2, settled points, per-point lower bounds
 // and runs of duplicates joined up front (emst/EmstCpu.cpp). If an edge ever
@@ -23,6 +21,8 @@
 
 #include <string>
 
+#include "common/Progress.h"
+#include "cuda/CudaDriver.cuh"
 #include "emst/EmstBackends.h"
 #include "emst/EmstCuda.cuh"
 #include "knn/KnnCuda.cuh"
@@ -36,15 +36,6 @@ namespace
 // At most this many rounds: every round at least halves the components that
 // still have an edge, so 2^32 points need at most 33.
 constexpr int kMaxRounds = 64;
-
-__global__ void gatherKeysKernel(const Index* sInput, Index n, const GlobalId* ids, GlobalId* keys)
-{
-  for (unsigned long long s = globalThread(); s < n; s += gridThreads())
-  {
-    const Index in = sInput[s];
-    keys[s] = ids ? ids[in] : GlobalId(in);
-  }
-}
 
 // An edge of the output: squared weight, the endpoints' global ids (lo < hi)
 // and input indices (a has id lo).
@@ -87,12 +78,6 @@ __global__ void toInputOrderKernel(const Index* sInput, Index n, const double* s
 {
   for (unsigned long long s = globalThread(); s < n; s += gridThreads())
     out[sInput[s]] = sorted[s];
-}
-
-void progress(const RunControl& control, double f)
-{
-  if (control.progress && !control.progress(f))
-    throw Aborted();
 }
 
 // The tree of the GPU's rounds: the CUDA kNN's leaves (the leaf kernel takes
@@ -176,7 +161,7 @@ Index boruvkaRounds(const DeviceTree<T>& tree, const EmstProblem<T>& problem, co
     if (round == kMaxRounds)
       throw Error("internal error: the CUDA EMST has " + std::to_string(components) +
         " components after " + std::to_string(kMaxRounds) + " Borůvka rounds");
-    progress(control, 0.3 + 0.65 * double(found) / double(n));
+    reportProgress(control, 0.3 + 0.65 * double(found) / double(n));
     const std::string name = "round " + std::to_string(round);
     beginRoundCuda(tree, s, st);
     boruvkaSearchCuda(tree, s, st, temp, info);
@@ -239,7 +224,7 @@ __global__ void splitRecordsKernel(
 
 // The records sorted in the public order, into `out`: split on the device
 // and copied straight into the output vectors (half the bytes of the
-// records, and no host-side copy of them: 0.36 s at 1e7 on an H200 before).
+// records, and no host-side copy of them).
 void publishEdges(
   DeviceBuffer<EdgeRecord>& records, EmstEdges& out, cudaStream_t st, TempStorage& temp)
 {
@@ -273,44 +258,28 @@ void emstCuda(
   out = EmstEdges{};
   if (problem.numPoints == 0)
     return;
-  if (problem.numPoints >= std::size_t(0xFFFFFFFFu))
-    throw Error("too many points for one process: " + std::to_string(problem.numPoints));
+  checkPointCount(problem.numPoints);
   const Index n = Index(problem.numPoints);
   const bool mutual = problem.metric == EmstMetric::MutualReachability;
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
 
-  Stream stream;
-  const cudaStream_t st = stream.get();
-  PoolScope pool(st); // before every device buffer of the run
-  TempStorage temp(st);
-  StageTimer timer(st);
-  timer.mark("start");
-
-  // Sort and tree (stages "upload", "sort", "tree").
+  DeviceRun run;
+  const cudaStream_t st = run.st();
   DeviceTree<T> tree;
-  buildTreeCuda(problem.points, n, static_cast<const T*>(nullptr), 0, per, problem.boxLo,
-    emstTreeOptionsCuda(), tree, st, temp, timer);
-  progress(control, 0.2);
+  run.buildTree(problem.points, n, static_cast<const T*>(nullptr), 0, per, problem.boxLo,
+    emstTreeOptionsCuda(), tree);
+  reportProgress(control, 0.2);
 
-  DeviceBuffer<GlobalId> keys(n, st, "the EMST keys");
-  {
-    DeviceBuffer<GlobalId> ids;
-    if (problem.ids)
-    {
-      ids.allocate(n, st, "the EMST ids");
-      ids.upload(problem.ids, n);
-    }
-    gatherKeysKernel<<<gridFor(n, 256), 256, 0, st>>>(tree.sInput.get(), n, ids.get(), keys.get());
-    JZ_CUDA_LAUNCH_CHECK("gatherKeysKernel");
-  }
+  const DeviceBuffer<GlobalId> keys =
+    sortedKeys(tree.sInput.get(), n, problem.ids, st, "the EMST keys");
   DeviceBuffer<double> core2;
   if (mutual)
   {
     core2.allocate(n, st, "the core distances");
-    coreDistances2(tree, problem.minSamples, keys.get(), core2.get(), st, temp, info);
-    timer.mark("core distances");
+    coreDistances2(tree, problem.minSamples, keys.get(), core2.get(), st, run.temp, info);
+    run.timer.mark("core distances");
   }
-  progress(control, 0.3);
+  reportProgress(control, 0.3);
 
   const Index capacity = n - 1;
   DeviceBuffer<Index> edgeA(capacity, st, "the EMST edges");
@@ -319,14 +288,14 @@ void emstCuda(
   DeviceBuffer<unsigned long long> count(1, st, "the EMST edge count");
   JZ_CUDA_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), st));
   const RoundEdges edges{ edgeA.get(), edgeB.get(), edgeW.get(), capacity, count.get() };
-  const Index m =
-    boruvkaRounds(tree, problem, keys.get(), core2.get(), edges, st, temp, timer, info, control);
+  const Index m = boruvkaRounds(
+    tree, problem, keys.get(), core2.get(), edges, st, run.temp, run.timer, info, control);
 
   DeviceBuffer<EdgeRecord> records = edgeRecords(edges, m, keys.get(), tree.sInput.get(), st);
   edgeA.release(); // the lists are records now: a lower peak for the sort
   edgeB.release();
   edgeW.release();
-  publishEdges(records, out, st, temp);
+  publishEdges(records, out, st, run.temp);
   if (mutual)
   {
     DeviceBuffer<double> inputCore2(n, st, "the core distances");
@@ -335,11 +304,8 @@ void emstCuda(
     JZ_CUDA_LAUNCH_CHECK("toInputOrderKernel");
     downloadToVector(out.core2, inputCore2.get(), n, st);
   }
-  timer.mark("publish");
-  JZ_CUDA_CHECK(cudaStreamSynchronize(st));
-  timer.report(info.stageSeconds);
-  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
-  progress(control, 1.0);
+  run.timer.mark("publish");
+  run.finish(info, control);
 }
 
 template void emstCuda<float>(const EmstProblem<float>&, EmstEdges&, RunInfo&, const RunControl&);

@@ -1,9 +1,8 @@
 // The Borůvka EMST on the GPU (ArborX EMST paper §3), the CUDA counterpart of
-// cpu/EmstCpu.cpp: declarations shared by the round's search
+// EmstCpu.cpp: declarations shared by the round's search
 // (BoruvkaWalkCuda.cu: a policy of the dual-walk engine and its leaf
 // kernel), the component kernels (BoruvkaComponentsCuda.cu: labels, bounds,
 // the per-component lightest edge, the merge) and the driver (EmstCuda.cu).
-// Status: checked on an H200 (doc/gpu/2026-11-28).
 #pragma once
 
 #include <vector>

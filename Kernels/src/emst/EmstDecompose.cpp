@@ -1,7 +1,7 @@
 // Phase "decompose" of the distributed EMST: the points move along the
 // z-order route of Decomposition.h (coordinates as given, global ids and
 // each point's input index at home), then this rank builds the tree of its
-// range and every rank learns every rank's cover (EmstRankCover).
+// range and every rank learns every rank's cover (RankCover).
 #include <vector>
 
 #include "emst/EmstPhases.h"
@@ -46,7 +46,7 @@ EmstRankPoints<T> decomposeEmstPoints(
   points.ids.resize(n);
   for (std::size_t i = 0; i < n; ++i)
     points.ids[i] = ids[points.tree.sources.inputIndex[i]];
-  points.cover = EmstRankCover<T>(points.tree, comm);
+  points.cover = RankCover<T>(points.tree, comm);
   traffic.bytesReceived += points.cover.bytes();
   return points;
 }

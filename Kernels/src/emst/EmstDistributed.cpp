@@ -8,12 +8,13 @@
 
 #include <omp.h>
 
+#include "common/Progress.h"
 #include "emst/EmstInFrame.h"
-#include "jz/StageTimer.h"
-#include "emst/FloatBounds.h"
 #include "emst/EmstPhases.h"
+#include "emst/FloatBounds.h"
 #include "jz/Communicator.h"
 #include "jz/Emst.h"
+#include "jz/StageTimer.h"
 
 namespace jz
 {

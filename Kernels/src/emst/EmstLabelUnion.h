@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jz/Config.h"
+#include "jz/UnionFind.h"
 
 namespace jz
 {
@@ -20,29 +21,15 @@ public:
   GlobalId find(GlobalId a)
   {
     add(a);
-    GlobalId root = a;
-    while (parent_[root] != root)
-      root = parent_[root];
-    while (parent_[a] != root)
-    {
-      const GlobalId next = parent_[a];
-      parent_[a] = root;
-      a = next;
-    }
-    return root;
+    return findRoot(parent_, a);
   }
 
   // Joins the sets of a and b; false when they were one already.
   bool unite(GlobalId a, GlobalId b)
   {
-    a = find(a);
-    b = find(b);
-    if (a == b)
-      return false;
-    if (b < a)
-      std::swap(a, b);
-    parent_[b] = a;
-    return true;
+    add(a);
+    add(b);
+    return uniteBySmallestRoot(parent_, a, b);
   }
 
   // The roots, ascending.

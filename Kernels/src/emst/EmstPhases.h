@@ -20,7 +20,7 @@
 #include "jz/Tree.h"
 
 #include "distributed/Decomposition.h"
-#include "emst/EmstRankCover.h"
+#include "distributed/RankCover.h"
 
 namespace jz
 {
@@ -33,25 +33,13 @@ struct EmstRankPoints
   std::vector<Index> input;   // per point: its index on the rank it came from
   ZTree<T> tree;              // of raw (wrapped when periodic)
   std::vector<GlobalId> ids;  // per sorted point
-  EmstRankCover<T> cover;     // where every rank's points lie
+  RankCover<T> cover;         // where every rank's points lie
   double boxLo[3] = { 0, 0, 0 };     // the input's periodic box
   double boxHi[3] = { 1, 1, 1 };
   std::size_t size() const { return input.size(); }
   // Where sorted point i lives in route order.
   Index routeIndex(Index i) const { return tree.sources.inputIndex[i]; }
 };
-
-// Reports `fraction` done to this rank's RunControl; when it asks to stop on
-// any rank (or `stopHere`), every rank throws Aborted here (an abort, not an
-// error, as on one process), so that all end together and none hangs in a
-// later collective. Collective.
-inline void agreeOnProgress(
-  const RunControl& control, double fraction, Communicator& comm, bool stopHere = false)
-{
-  const bool stop = stopHere || (control.progress && !control.progress(fraction));
-  if (allSum(comm, stop ? 1 : 0) > 0)
-    throw Aborted();
-}
 
 // Counts of the exchange, for the report (bytes received by this rank).
 struct EmstTraffic

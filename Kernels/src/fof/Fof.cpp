@@ -21,19 +21,14 @@ RunInfo computeFofGroups(
     return info;
   }
   info.backend = resolveBackend(backend);
-#if defined(JZ_WITH_CUDA)
-  const bool ranOnGpu = runOnCudaOrFallBack(
+  runOnBackend(
     backend, info, [&] { fofCuda(problem, out, info, control); },
     [&]
     {
       out.groupLabel.clear();
       out.groupRoot.clear();
-    });
-  if (ranOnGpu)
-    return info;
-#endif
-  info.backend = Backend::CPU;
-  fofCpu(problem, out, info, control);
+    },
+    [&] { fofCpu(problem, out, info, control); });
   return info;
 }
 

@@ -16,14 +16,13 @@ template <class T>
 void fofCpuOnTree(const ZTree<T>& tree, const FofProblem<T>& problem, FofGroups& out, RunInfo& info,
   const RunControl& control);
 
-#if defined(JZ_WITH_CUDA)
-// The GPU backend (cuda/FofCuda.cu); throws Error when the device fails.
+// Defined in CUDA builds only; called only there (runOnBackend).
+// The GPU backend (FofCuda.cu); throws Error when the device fails.
 template <class T>
 void fofCuda(
   const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const RunControl& control);
-// computeFofHalos on the GPU (cuda/FofCuda.cu); throws Error when the device fails.
+// computeFofHalos on the GPU (FofCuda.cu); throws Error when the device fails.
 template <class T>
 void fofHalosCuda(const FofProblem<T>& problem, const FofHaloOptions& options, FofHalos& result,
   RunInfo& info, const RunControl& control);
-#endif
 } // namespace jz

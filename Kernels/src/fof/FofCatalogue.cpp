@@ -13,6 +13,7 @@
 
 #include <omp.h>
 
+#include "common/Progress.h"
 #include "fof/FofCatalogueChunks.h"
 #include "fof/GroupMoments.h"
 #include "jz/Fof.h"
@@ -151,8 +152,7 @@ void computeFofCatalogue(
 
   std::vector<std::vector<GroupMoments>> part(numThreads);
   accumulateMembers(in, period, numThreads, sums, part);
-  if (control.progress && !control.progress(0.5))
-    throw Aborted();
+  reportProgress(control, 0.5);
   for (int t = 0; t < numThreads; ++t)
     for (std::size_t g = 0; g < G; ++g)
       sums[g].merge(part[t][g], period);
@@ -161,8 +161,7 @@ void computeFofCatalogue(
   cat.numGroups = G;
   for (std::size_t g = 0; g < G; ++g)
     sums[g].appendRow(in.boxLo, period, vel, cat);
-  if (control.progress && !control.progress(1.0))
-    throw Aborted();
+  reportProgress(control, 1.0);
 }
 
 template void computeFofCatalogue<float>(

@@ -1,5 +1,5 @@
 // How computeFofCatalogue splits its points among threads, shared with the
-// GPU catalogue (cuda/FofHalosCuda.cu) so that both sum every group's
+// GPU catalogue (FofHalosCuda.cu) so that both sum every group's
 // members in the same order and agree bit for bit: chunk c of C holds the
 // input indices [fofCatalogueChunkBegin(n, c, C), fofCatalogueChunkBegin(n,
 // c + 1, C)), each chunk's members are summed in input order from the

@@ -17,27 +17,22 @@
 #include <omp.h>
 
 #include "common/AtomicMin.h"
+#include "common/Progress.h"
 #include "fof/FofBackends.h"
-#include "fof/FofThreads.h"
-#include "jz/StageTimer.h"
-#include "walk/DualWalk.h"
 #include "fof/FofContraction.h"
 #include "fof/FofLeafLinks.h"
 #include "fof/FofNodePolicy.h"
+#include "fof/FofThreads.h"
 #include "jz/FofLinking.h"
 #include "jz/HugePages.h"
+#include "jz/StageTimer.h"
 #include "jz/Tree.h"
+#include "walk/DualWalk.h"
 
 namespace jz
 {
 namespace
 {
-void reportProgress(const RunControl& control, double fraction)
-{
-  if (control.progress && !control.progress(fraction))
-    throw Aborted();
-}
-
 // The point phase over the leaves' list (receiver a, sources b >= a).
 template <class T>
 class FofPointPhase
@@ -238,8 +233,7 @@ void fofCpu(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const R
   {
     StageTimer timer(&info, "tree build");
     RunControl treeControl = control;
-    if (control.progress)
-      treeControl.progress = [&control](double f) { return control.progress(0.1 * f); };
+    treeControl.progress = progressSpan(control, 0, 0.1);
     // The tree build runs on OpenMP's default team: give it the caller's count.
     const int saved = omp_get_max_threads();
     omp_set_num_threads(numThreads);

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/Progress.h"
+#include "cuda/CudaDriver.cuh"
 #include "fof/FofBackends.h"
 #include "fof/FofCatalogueChunks.h"
 #include "fof/FofCuda.cuh"
@@ -19,31 +21,22 @@ namespace jz
 {
 namespace
 {
-void progress(const RunControl& control, double f)
-{
-  if (control.progress && !control.progress(f))
-    throw Aborted();
-}
-
 // The groups on the device: the tree (stages "upload", "sort", "tree"), the
 // node walk, the leaf walk and the contraction. g[k]: the root (smallest
 // sorted index) of sorted point k's group.
 template <class T>
-void linkOnDevice(const FofProblem<T>& problem, cuda::DeviceTree<T>& tree,
-  cuda::DeviceBuffer<Index>& g, cudaStream_t st, cuda::TempStorage& temp, cuda::StageTimer& timer,
-  RunInfo& info, const RunControl& control)
+void linkOnDevice(const FofProblem<T>& problem, cuda::DeviceRun& run, cuda::DeviceTree<T>& tree,
+  cuda::DeviceBuffer<Index>& g, RunInfo& info, const RunControl& control)
 {
   using namespace cuda;
-  if (problem.numPoints >= std::size_t(0xFFFFFFFFu))
-  {
-    throw Error("too many points for one process: " + std::to_string(problem.numPoints));
-  }
+  checkPointCount(problem.numPoints);
   const Index n = Index(problem.numPoints);
   const double l2 = problem.linkingLength * problem.linkingLength;
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
-  buildTreeCuda<T>(
-    problem.points, n, nullptr, 0, per, problem.boxLo, TreeBuildOptions(), tree, st, temp, timer);
-  progress(control, 0.2);
+  const cudaStream_t st = run.st();
+  run.buildTree(problem.points, n, static_cast<const T*>(nullptr), 0, per, problem.boxLo,
+    TreeBuildOptions(), tree);
+  reportProgress(control, 0.2);
 
   // The walk from the super nodes down to the leaves' pairs, then the points.
   const int numPlanes = int(tree.planes.size());
@@ -51,15 +44,15 @@ void linkOnDevice(const FofProblem<T>& problem, cuda::DeviceTree<T>& tree,
     throw Error("the device tree has no planes");
   FofLeafLevel leaves;
   fofNodeWalkCuda(
-    tree, l2, st, temp, info,
-    [&](int p) { progress(control, 0.2 + 0.3 * double(numPlanes - p) / double(numPlanes)); },
+    tree, l2, st, run.temp, info,
+    [&](int p) { reportProgress(control, 0.2 + 0.3 * double(numPlanes - p) / double(numPlanes)); },
     leaves);
-  timer.mark("fof node walk");
+  run.timer.mark("fof node walk");
   g.allocate(n, st, "the point group pointers");
   fofLeafWalkCuda(tree, leaves, l2, g.get(), st);
   leaves = FofLeafLevel();
-  timer.mark("fof leaf walk");
-  progress(control, 0.8);
+  run.timer.mark("fof leaf walk");
+  reportProgress(control, 0.8);
 }
 } // namespace
 
@@ -71,42 +64,32 @@ void fofCuda(const FofProblem<T>& problem, FofGroups& out, RunInfo& info, const 
   out.groupRoot.clear();
   if (problem.numPoints == 0)
     return;
-  Stream stream;
-  const cudaStream_t st = stream.get();
-  PoolScope pool(st); // before every device buffer of the run
-  TempStorage temp(st);
-  cuda::StageTimer timer(st);
-  timer.mark("start");
+  DeviceRun run;
+  const cudaStream_t st = run.st();
   DeviceTree<T> tree;
   DeviceBuffer<Index> g;
-  linkOnDevice(problem, tree, g, st, temp, timer, info, control);
+  linkOnDevice(problem, run, tree, g, info, control);
   const Index n = Index(problem.numPoints);
 
   // Canonical labels and roots in input order.
-  DeviceBuffer<GlobalId> ids, label;
+  const DeviceBuffer<GlobalId> ids =
+    uploadOptional(out.wantLabel ? problem.ids : nullptr, n, st, "the global ids");
+  DeviceBuffer<GlobalId> label;
   DeviceBuffer<Index> root;
-  if (out.wantLabel && problem.ids)
-  {
-    ids.allocate(n, st, "the global ids");
-    ids.upload(problem.ids, n);
-  }
   if (out.wantLabel)
     label.allocate(n, st, "the group labels");
   if (out.wantRoot)
     root.allocate(n, st, "the group roots");
   fofLabelsCuda(g.get(), tree.sInput.get(), n, ids.get(), label.get(), root.get(), st);
-  timer.mark("fof labels");
+  run.timer.mark("fof labels");
 
   // Through pinned staging chunks, into vectors that are never zero-filled.
   if (out.wantLabel)
     downloadToVector(out.groupLabel, label.get(), n, st);
   if (out.wantRoot)
     downloadToVector(out.groupRoot, root.get(), n, st);
-  timer.mark("output");
-  JZ_CUDA_CHECK(cudaStreamSynchronize(st));
-  timer.report(info.stageSeconds);
-  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
-  progress(control, 1.0);
+  run.timer.mark("output");
+  run.finish(info, control);
 }
 
 namespace
@@ -150,15 +133,6 @@ void downloadOutput(V* given, std::vector<V>& own, const V* device, std::size_t 
     cuda::downloadToVector(own, device, n, st);
 }
 
-// An optional host array of `count` doubles on the device (none for null).
-void uploadOptional(cuda::DeviceBuffer<double>& buffer, const double* host, std::size_t count,
-  cudaStream_t st, const char* what)
-{
-  if (!host)
-    return;
-  buffer.allocate(count, st, what);
-  buffer.upload(host, count);
-}
 } // namespace
 
 template <class T>
@@ -170,40 +144,32 @@ void fofHalosCuda(const FofProblem<T>& problem, const FofHaloOptions& options, F
   const std::size_t nn = problem.numPoints;
   if (nn == 0)
     return;
-  Stream stream;
-  const cudaStream_t st = stream.get();
-  PoolScope pool(st); // before every device buffer of the run
-  TempStorage temp(st);
-  cuda::StageTimer timer(st);
-  timer.mark("start");
+  DeviceRun run;
+  const cudaStream_t st = run.st();
   DeviceTree<T> tree;
   tree.keepSourceInput = true; // the catalogue sums the coordinates as given
   DeviceBuffer<Index> g;
-  linkOnDevice(problem, tree, g, st, temp, timer, info, control);
+  linkOnDevice(problem, run, tree, g, info, control);
   const Index n = Index(nn);
   DeviceBuffer<T> xyz = std::move(tree.sourceInput);
   // Only the sorted points' input indices are read from here on.
   DeviceBuffer<Index> sortedInput = std::move(tree.sInput);
   tree = DeviceTree<T>();
 
-  DeviceBuffer<GlobalId> ids;
+  const DeviceBuffer<GlobalId> ids = uploadOptional(problem.ids, n, st, "the global ids");
   if (problem.ids)
-  {
-    ids.allocate(n, st, "the global ids");
-    ids.upload(problem.ids, n);
-    timer.mark("ids upload");
-  }
+    run.timer.mark("ids upload");
   FofDeviceNumbering groups;
   fofNumberGroupsCuda(
-    g.get(), sortedInput.get(), n, ids.get(), options.minimumGroupSize, st, temp, groups);
+    g.get(), sortedInput.get(), n, ids.get(), options.minimumGroupSize, st, run.temp, groups);
   g.release();
   sortedInput.release();
-  timer.mark("fof groups");
-  progress(control, 0.85);
+  run.timer.mark("fof groups");
+  reportProgress(control, 0.85);
 
-  DeviceBuffer<double> masses, velocities;
-  uploadOptional(masses, options.masses, nn, st, "the masses");
-  uploadOptional(velocities, options.velocities, 3 * nn, st, "the velocities");
+  const DeviceBuffer<double> masses = uploadOptional(options.masses, nn, st, "the masses");
+  const DeviceBuffer<double> velocities =
+    uploadOptional(options.velocities, 3 * nn, st, "the velocities");
   FofDeviceCatalogueInput<T> in;
   in.xyz = xyz.get();
   in.n = n;
@@ -213,23 +179,20 @@ void fofHalosCuda(const FofProblem<T>& problem, const FofHaloOptions& options, F
   in.periodicity = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
   in.numChunks = fofCatalogueChunks(control, groups.numGroups, nn);
   DeviceBuffer<GroupMoments> sums;
-  fofCatalogueSumsCuda(groups, in, st, temp, sums);
+  fofCatalogueSumsCuda(groups, in, st, run.temp, sums);
   FofDeviceRows rows;
   rows.make(sums, in.periodicity, problem.boxLo, st);
   sums.release();
-  timer.mark("fof catalogue");
+  run.timer.mark("fof catalogue");
 
   // The outputs: GroupId, GroupSize and the catalogue's fields, one copy each.
   result.numGroups = groups.numGroups;
   downloadOutput(options.groupIdOut, result.groupId, groups.groupId.get(), nn, st);
   downloadOutput(options.groupSizeOut, result.groupSize, groups.groupSize.get(), nn, st);
   downloadCatalogue<T>(options, rows, result.catalogue, control, st);
-  timer.mark("download");
-  JZ_CUDA_CHECK(cudaStreamSynchronize(st));
-  timer.report(info.stageSeconds);
-  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
+  run.timer.mark("download");
+  run.finish(info, control);
   info.counters.emplace_back("catalogue chunks", double(in.numChunks));
-  progress(control, 1.0);
 }
 
 template void fofCuda<float>(const FofProblem<float>&, FofGroups&, RunInfo&, const RunControl&);

@@ -2,7 +2,7 @@
 // engine (DualWalkCuda.cuh): declarations shared by the node walk, the leaf
 // walk, the labels and the driver.
 //
-// The walk mirrors cpu/FofCpu.cpp and shares its per-pair logic through
+// The walk mirrors FofCpu.cpp and shares its per-pair logic through
 // jz/FofLinking.h (JZ_HD): per plane a group pointer grp[i] <= i into the
 // plane and a flag linked[i] ("all points of the node are in one group").
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "fof/FofGroupOrder.h"
 #include "fof/FofThreads.h"
 #include "jz/HugePages.h"
+#include "jz/UnionFind.h"
 
 namespace jz
 {
@@ -21,35 +23,18 @@ void fofGroupsFromTree(
   const std::size_t cut = std::size_t(
     std::upper_bound(tree.weight2.begin(), tree.weight2.end(), l2) - tree.weight2.begin());
   std::vector<Index> parent(n);
-  for (std::size_t i = 0; i < n; ++i)
-    parent[i] = Index(i);
-  auto find = [&](Index x)
-  {
-    while (parent[x] != x)
-    {
-      parent[x] = parent[parent[x]];
-      x = parent[x];
-    }
-    return x;
-  };
+  std::iota(parent.begin(), parent.end(), Index(0));
   auto key = [&](Index i) { return ids ? ids[i] : GlobalId(i); };
+  // The root is the member with the smallest global id.
   for (std::size_t e = 0; e < cut; ++e)
-  {
-    Index a = find(tree.from[e]), b = find(tree.to[e]);
-    if (a == b)
-      continue;
-    // The root is the member with the smallest global id.
-    if (key(b) < key(a))
-      std::swap(a, b);
-    parent[b] = a;
-  }
+    uniteBySmallestKey(parent, tree.from[e], tree.to[e], key);
   if (out.wantRoot)
     out.groupRoot.resize(n);
   if (out.wantLabel)
     out.groupLabel.resize(n);
   for (std::size_t i = 0; i < n; ++i)
   {
-    const Index r = find(Index(i));
+    const Index r = findRoot(parent, Index(i));
     if (out.wantRoot)
       out.groupRoot[i] = r;
     if (out.wantLabel)
@@ -65,18 +50,10 @@ void buildFofTreeOrder(EmstEdges&& tree, std::size_t n, const GlobalId* ids, Fof
   std::vector<Index> parent(n), head(n), tail(n), next(n, none), join(n, none);
   for (std::size_t i = 0; i < n; ++i)
     parent[i] = head[i] = tail[i] = Index(i);
-  auto find = [&](Index x)
-  {
-    while (parent[x] != x)
-    {
-      parent[x] = parent[parent[x]];
-      x = parent[x];
-    }
-    return x;
-  };
   for (std::size_t e = 0; e < tree.size(); ++e)
   {
-    const Index a = find(tree.from[e]), b = find(tree.to[e]);
+    // b's list is appended to a's: the root is the edge's first end's.
+    const Index a = findRoot(parent, tree.from[e]), b = findRoot(parent, tree.to[e]);
     if (a == b)
       continue;
     next[tail[a]] = head[b];

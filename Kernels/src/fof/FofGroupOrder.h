@@ -1,5 +1,5 @@
 // The numbering order of kept friends-of-friends groups, the one rule that
-// labelFofGroups, labelFofCut and the GPU's numbering (cuda/FofHalosCuda.cu)
+// labelFofGroups, labelFofCut and the GPU's numbering (FofHalosCuda.cu)
 // share: descending size, ties by the smaller label (the group's smallest
 // global id), then by the smaller root (an input index; only equal ids can
 // tie the labels).

@@ -1,5 +1,5 @@
 // One group's catalogue sums in computeFofCatalogue's order, as the GPU
-// catalogue computes them (cuda/FofHalosCuda.cu, a warp per group) and
+// catalogue computes them (FofHalosCuda.cu, a warp per group) and
 // as TestFof's FofGroupSumsFollowTheCpuOrder checks them against the CPU:
 // the members in input order, chunk by chunk (FofCatalogueChunks.h), each
 // chunk summed from the reference member, the chunks merged in chunk order,

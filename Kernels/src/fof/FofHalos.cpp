@@ -49,15 +49,9 @@ RunInfo computeFofHalos(const FofProblem<T>& problem, const FofHaloOptions& opti
     return info;
   }
   info.backend = resolveBackend(backend);
-#if defined(JZ_WITH_CUDA)
-  const bool ranOnGpu = runOnCudaOrFallBack(
+  runOnBackend(
     backend, info, [&] { fofHalosCuda(problem, options, result, info, control); },
-    [&] { result = FofHalos(); });
-  if (ranOnGpu)
-    return info;
-#endif
-  info.backend = Backend::CPU;
-  fofHalosCpu(problem, options, result, info, control);
+    [&] { result = FofHalos(); }, [&] { fofHalosCpu(problem, options, result, info, control); });
   return info;
 }
 

@@ -35,17 +35,14 @@ constexpr Index kNone = 0xFFFFFFFFu;
 // loop is warp-uniform (__match_any_sync over the full warp).
 __global__ void countMembersKernel(const Index* g, Index n, Index* count)
 {
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned long long warps = gridThreads() >> 5;
-  for (unsigned long long base = (globalThread() >> 5) << 5; base < n; base += warps << 5)
-  {
-    const unsigned long long k = base + lane;
-    const bool valid = k < n;
-    const Index r = valid ? g[k] : kNone;
-    const unsigned peers = __match_any_sync(kFull, r);
-    if (valid && int(lane) == __ffs(peers) - 1)
-      atomicAdd(count + r, Index(__popc(peers)));
-  }
+  forEachWarpItem(n,
+    [&](unsigned long long k, bool valid, unsigned lane)
+    {
+      const Index r = valid ? g[k] : kNone;
+      const unsigned peers = __match_any_sync(kFull, r);
+      if (valid && int(lane) == __ffs(peers) - 1)
+        atomicAdd(count + r, Index(__popc(peers)));
+    });
 }
 
 // The roots of kept groups: roots (g[k] == k) with at least minimumSize
@@ -183,8 +180,8 @@ __global__ void referenceKernel(const Index* member, const Index* groupOf, Index
 // The sums of each group, a warp per group: the lanes compute 32 members'
 // addends at a time (the divisions of the nearest-image offsets are most of
 // the work), then lane 0 sums them in input order through jz::FofChunkFold,
-// the CPU's order (FofGroupSums.h). One thread per group took 0.36 s for a
-// group of 49,431 members on an H200: its sums are a chain, its addends not.
+// the CPU's order (FofGroupSums.h). One thread per group is slow on a large
+// group: its sums are a chain, its addends not.
 constexpr int kSumWarpsPerBlock = 4;
 
 template <class T>

@@ -57,31 +57,28 @@ __global__ void memberKeyKernel(
   const Index* g, const Index* sortedInput, Index n, const GlobalId* ids, GlobalId* minKey)
 {
   static_assert(sizeof(GlobalId) == sizeof(long long), "GlobalId is 64-bit");
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned long long warps = gridThreads() >> 5;
-  for (unsigned long long base = (globalThread() >> 5) << 5; base < n; base += warps << 5)
-  {
-    const unsigned long long k = base + lane;
-    const bool valid = k < n;
-    const Index r = valid ? g[k] : kNoRoot;
-    long long key = valid ? (long long)keyOf(ids, sortedInput[k]) : LLONG_MAX;
-    const Index before = __shfl_up_sync(kFull, r, 1);
-    const bool head = lane == 0 || before != r;
-    const unsigned heads = __ballot_sync(kFull, head);
-    // The run of this lane: the highest head at or below it.
-    const int run = 31 - __clz(heads & (kFull >> (31 - lane)));
-    for (unsigned offset = 1; offset < 32; offset <<= 1)
+  forEachWarpItem(n,
+    [&](unsigned long long k, bool valid, unsigned lane)
     {
-      const long long other = __shfl_down_sync(kFull, key, offset);
-      const int otherRun = __shfl_down_sync(kFull, run, offset);
-      if (lane + offset < 32 && otherRun == run && other < key)
-        key = other;
-    }
-    // A run that is only the root itself changes nothing.
-    const bool alone = lane == 31 || ((heads >> (lane + 1)) & 1u);
-    if (valid && head && !(alone && r == Index(k)))
-      atomicMin(reinterpret_cast<long long*>(minKey + r), key);
-  }
+      const Index r = valid ? g[k] : kNoRoot;
+      long long key = valid ? (long long)keyOf(ids, sortedInput[k]) : LLONG_MAX;
+      const Index before = __shfl_up_sync(kFull, r, 1);
+      const bool head = lane == 0 || before != r;
+      const unsigned heads = __ballot_sync(kFull, head);
+      // The run of this lane: the highest head at or below it.
+      const int run = 31 - __clz(heads & (kFull >> (31 - lane)));
+      for (unsigned offset = 1; offset < 32; offset <<= 1)
+      {
+        const long long other = __shfl_down_sync(kFull, key, offset);
+        const int otherRun = __shfl_down_sync(kFull, run, offset);
+        if (lane + offset < 32 && otherRun == run && other < key)
+          key = other;
+      }
+      // A run that is only the root itself changes nothing.
+      const bool alone = lane == 31 || ((heads >> (lane + 1)) & 1u);
+      if (valid && head && !(alone && r == Index(k)))
+        atomicMin(reinterpret_cast<long long*>(minKey + r), key);
+    });
 }
 
 __global__ void outputKernel(const Index* g, const Index* sortedInput, Index n,

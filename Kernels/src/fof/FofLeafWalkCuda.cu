@@ -80,9 +80,7 @@ struct LeafArgs
   const Box<T>* box;
   const Index* grp;
   const unsigned char* linked;
-  const T* x;
-  const T* y;
-  const T* z;
+  DeviceXyz<T> points;
   Periodicity per;
   double l2;
   Index* g;
@@ -114,14 +112,29 @@ __device__ void leafSelf(const LeafArgs<T>& a, Index s0, Index s1, bool run, uns
     const Index k = c + lane;
     if (k >= s1)
       continue;
-    const T p[3] = { a.x[k], a.y[k], a.z[k] };
+    const T p[3] = { a.points.x[k], a.points.y[k], a.points.z[k] };
     for (Index m = k + 1; m < s1; ++m)
     {
-      const T q[3] = { a.x[m], a.y[m], a.z[m] };
+      const T q[3] = { a.points.x[m], a.points.y[m], a.points.z[m] };
       if (fofFriends(p, q, a.l2, a.per))
         fofUnion(a.g, k, m);
     }
   }
+}
+
+// Point k (zero past `end`, as the lanes beyond a leaf's last point) and
+// whether it may have a friend in `other` (the other leaf's box).
+template <class T>
+__device__ __forceinline__ bool loadCandidate(
+  const LeafArgs<T>& a, Index k, Index end, const Box<T>& other, const int* mode, T* p)
+{
+  p[0] = p[1] = p[2] = T(0);
+  if (k >= end)
+    return false;
+  p[0] = a.points.x[k];
+  p[1] = a.points.y[k];
+  p[2] = a.points.z[k];
+  return mayHaveFriend(p, other, mode, a.per, a.l2);
 }
 
 template <class T>
@@ -138,29 +151,15 @@ __device__ void leafCross(
   for (Index ca = a0; ca < a1; ca += 32)
   {
     const Index i = ca + lane;
-    T p[3] = { T(0), T(0), T(0) };
-    bool candA = false;
-    if (i < a1)
-    {
-      p[0] = a.x[i];
-      p[1] = a.y[i];
-      p[2] = a.z[i];
-      candA = mayHaveFriend(p, boxB, mode, a.per, a.l2);
-    }
+    T p[3];
+    const bool candA = loadCandidate(a, i, a1, boxB, mode, p);
     if (__ballot_sync(kFull, candA) == 0)
       continue;
     for (Index cb = b0; cb < b1; cb += 32)
     {
       const Index j = cb + lane;
-      T q[3] = { T(0), T(0), T(0) };
-      bool candB = false;
-      if (j < b1)
-      {
-        q[0] = a.x[j];
-        q[1] = a.y[j];
-        q[2] = a.z[j];
-        candB = mayHaveFriend(q, boxA, mode, a.per, a.l2);
-      }
+      T q[3];
+      const bool candB = loadCandidate(a, j, b1, boxA, mode, q);
       unsigned maskB = __ballot_sync(kFull, candB);
       bool linkedHere = false;
       while (maskB)
@@ -232,9 +231,7 @@ void fofLeafWalkCuda(const DeviceTree<T>& tree, const FofLeafLevel& leafLevel, d
   a.box = leaves.sourceBox.get();
   a.grp = groups.grp.get();
   a.linked = groups.linked.get();
-  a.x = tree.sx.get();
-  a.y = tree.sy.get();
-  a.z = tree.sz.get();
+  a.points = sourcesOf(tree);
   a.per = tree.periodicity;
   a.l2 = l2;
   a.g = g;

@@ -18,10 +18,11 @@
 #include <utility>
 #include <vector>
 
-#include "walk/WalkPolicy.h"
 #include "fof/FofContraction.h"
+#include "fof/FofPairVerdict.h"
 #include "jz/FofLinking.h"
 #include "jz/Tree.h"
+#include "walk/WalkPolicy.h"
 
 namespace jz
 {
@@ -112,15 +113,8 @@ public:
     if (loadFlag(linked, c) && loadFlag(linked, d) && fofFind(grp, c) == fofFind(grp, d))
       return PairVerdict::Prune;
     const TreePlane<T>& plane = tree_.planes[p];
-    switch (classifyFofPairModes(plane.sourceBox[c], plane.sourceBox[d], context.mode, l2_, per_))
-    {
-      case FofPairAction::Discard:
-        return PairVerdict::Prune;
-      case FofPairAction::Link:
-        return PairVerdict::Accept;
-      default:
-        return PairVerdict::Keep;
-    }
+    return fofPairVerdict(
+      classifyFofPairModes(plane.sourceBox[c], plane.sourceBox[d], context.mode, l2_, per_));
   }
 
   // Every point pair of (c, d) is within l: one group.

@@ -1,6 +1,6 @@
 // The friends-of-friends walk's node planes on the GPU as a policy of the
 // dual-walk engine (DualWalkCuda.cuh; §IV-A), the counterpart of
-// cpu/FofNodePolicy.h: each unordered node pair once, a thread per kept pair
+// FofNodePolicy.h: each unordered node pair once, a thread per kept pair
 // of the plane above.
 //
 // Per plane every node carries a group pointer grp[i] <= i into its own plane
@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "fof/FofCuda.cuh"
+#include "fof/FofPairVerdict.h"
 
 namespace jz
 {
@@ -132,15 +133,7 @@ struct FofNodeRules : DeviceRulesDefaults
     const Box<T> bc = box[c];
     if (c == d) // undecided unless its diagonal is within l (linked ones drop a plane below)
       return fofSelfLinked(bc, l2, per) ? PairVerdict::Prune : PairVerdict::Keep;
-    switch (classifyFofPairModes(bc, box[d], context.mode, l2, per))
-    {
-      case FofPairAction::Discard:
-        return PairVerdict::Prune;
-      case FofPairAction::Link:
-        return PairVerdict::Accept;
-      default:
-        return PairVerdict::Keep;
-    }
+    return fofPairVerdict(classifyFofPairModes(bc, box[d], context.mode, l2, per));
   }
 
   // Every point pair of (c, d) is within l: one group.

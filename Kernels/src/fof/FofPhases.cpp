@@ -7,13 +7,14 @@
 #include <string>
 #include <unordered_map>
 
-#include "fof/FofBackends.h"
-#include "fof/GroupMoments.h"
-#include "jz/StageTimer.h"
+#include "common/Progress.h"
 #include "distributed/Decomposition.h"
 #include "distributed/GhostSelection.h"
+#include "fof/FofBackends.h"
+#include "fof/GroupMoments.h"
 #include "jz/FofLinking.h"
 #include "jz/HugePages.h"
+#include "jz/StageTimer.h"
 
 namespace jz
 {
@@ -94,13 +95,13 @@ FofGhostLinks exchangeFofGhosts(
   StageTimer exchangeTimer(info, "ghost exchange");
   // Regions that reach no other rank's points select nothing there: not
   // sent (most leaves; the same ghosts either way).
-  const RemoteCover<T> cover(tree, problem.boxLo, comm);
+  const RankCover<T> cover(tree, comm);
   std::vector<Region<T>> regions;
   if (local > 0)
   {
     regions = regionsFromTree(tree, std::vector<double>(tree.planes[0].numNodes(), l2));
     regions.erase(std::remove_if(regions.begin(), regions.end(),
-                    [&](const Region<T>& r) { return !cover.mayReach(r.box, r.radius2); }),
+                    [&](const Region<T>& r) { return !cover.othersMayReach(r.box, r.radius2); }),
       regions.end());
   }
   const auto allRegions = gatherRegions(regions, comm);
@@ -255,54 +256,44 @@ FofGroups linkFofLocally(const FofRankPoints<T>& points, const FofGhostLinks& gh
   RunInfo& info)
 {
   FofGroups groups;
-  bool aborted = false;
-  std::string runError;
-  try
-  {
-    FofProblem<T> lp = problem;
-    lp.points = points.xyz.data();
-    lp.ids = points.ids.data();
-    RunInfo localInfo;
-    if (backend == Backend::CPU && points.numLocal() > 0 && !points.localTree.planes.empty())
+  agreeOnRunErrors(comm,
+    [&]
     {
-      // The ghost selection's tree of the local points: their groups, then
-      // the ghosts joined to them.
-      lp.numPoints = points.numLocal();
-      const std::size_t total = points.numTotal();
-      FofGroups local;
-      local.wantLabel = false; // agreeFofLabels finds each root's smallest id
-      // Room for the ghosts' roots too (the walk keeps a large enough
-      // buffer): no reallocation.
-      reserveHugePages(local.groupRoot, total);
-      fofCpuOnTree(points.localTree, lp, local, localInfo, control);
-      localInfo.backend = Backend::CPU;
-      groups.groupRoot = std::move(local.groupRoot);
-      groups.groupRoot.resize(total);
-      for (std::size_t g = points.numLocal(); g < total; ++g)
-        groups.groupRoot[g] = Index(g);
-      linkGhosts(points, ghosts, problem, groups.groupRoot);
-      Index* root = groups.groupRoot.data();
-      for (std::size_t i = 0; i < total; ++i)
-        fofContract(root, Index(i));
-    }
-    else if (points.numTotal() > 0)
-    {
-      lp.numPoints = points.numTotal();
-      localInfo = computeFofGroups(lp, groups, backend, control);
-    }
-    info.backend = localInfo.backend;
-    for (auto& s : localInfo.stageSeconds)
-      info.stageSeconds.push_back(s);
-  }
-  catch (const Aborted&)
-  {
-    aborted = true;
-  }
-  catch (const std::exception& e)
-  {
-    runError = e.what();
-  }
-  agreeOnAbortsAndErrors(comm, aborted, runError);
+      FofProblem<T> lp = problem;
+      lp.points = points.xyz.data();
+      lp.ids = points.ids.data();
+      RunInfo localInfo;
+      if (backend == Backend::CPU && points.numLocal() > 0 && !points.localTree.planes.empty())
+      {
+        // The ghost selection's tree of the local points: their groups, then
+        // the ghosts joined to them.
+        lp.numPoints = points.numLocal();
+        const std::size_t total = points.numTotal();
+        FofGroups local;
+        local.wantLabel = false; // agreeFofLabels finds each root's smallest id
+        // Room for the ghosts' roots too (the walk keeps a large enough
+        // buffer): no reallocation.
+        reserveHugePages(local.groupRoot, total);
+        fofCpuOnTree(points.localTree, lp, local, localInfo, control);
+        localInfo.backend = Backend::CPU;
+        groups.groupRoot = std::move(local.groupRoot);
+        groups.groupRoot.resize(total);
+        for (std::size_t g = points.numLocal(); g < total; ++g)
+          groups.groupRoot[g] = Index(g);
+        linkGhosts(points, ghosts, problem, groups.groupRoot);
+        Index* root = groups.groupRoot.data();
+        for (std::size_t i = 0; i < total; ++i)
+          fofContract(root, Index(i));
+      }
+      else if (points.numTotal() > 0)
+      {
+        lp.numPoints = points.numTotal();
+        localInfo = computeFofGroups(lp, groups, backend, control);
+      }
+      info.backend = localInfo.backend;
+      for (auto& s : localInfo.stageSeconds)
+        info.stageSeconds.push_back(s);
+    });
   return groups;
 }
 

@@ -6,7 +6,7 @@
 // periodic, so sums stay small and a group across the box boundary stays
 // whole; velocities as offsets from a reference velocity. Partial sums with
 // different references merge exactly by shifting (parallel-axis theorem).
-// around, add and merge are JZ_HD: the GPU catalogue (cuda/FofHalosCuda.cu)
+// around, add and merge are JZ_HD: the GPU catalogue (FofHalosCuda.cu)
 // sums with this very code.
 #pragma once
 

@@ -1,5 +1,5 @@
 // computeGravity: input validation and backend dispatch (the distributed
-// form: distributed/GravityDistributed.cpp).
+// form: GravityDistributed.cpp).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -74,16 +74,11 @@ RunInfo computeGravity(const GravityProblem<T>& problem, const GravityResults& r
     }
     return info;
   }
-#if defined(JZ_WITH_CUDA)
   // The results are written at the end only: a failed GPU run leaves the
   // CPU nothing to undo.
-  const bool ranOnGpu = runOnCudaOrFallBack(
-    backend, info, [&] { gravityCuda(problem, results, info, control); }, [] {});
-  if (ranOnGpu)
-    return info;
-#endif
-  info.backend = Backend::CPU;
-  gravityCpu(problem, results, info, control);
+  runOnBackend(
+    backend, info, [&] { gravityCuda(problem, results, info, control); }, [] {},
+    [&] { gravityCpu(problem, results, info, control); });
   return info;
 }
 

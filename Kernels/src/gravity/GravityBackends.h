@@ -10,10 +10,9 @@ template <class T>
 void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results, RunInfo& info,
   const RunControl& control);
 
-#if defined(JZ_WITH_CUDA)
-// The GPU's group walk (cuda/GravityCuda.cu).
+// Defined in CUDA builds only; called only there (runOnBackend).
+// The GPU's group walk (GravityCuda.cu).
 template <class T>
 void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results, RunInfo& info,
   const RunControl& control);
-#endif
 } // namespace jz

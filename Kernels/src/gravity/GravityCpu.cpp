@@ -10,14 +10,15 @@
 
 #include <omp.h>
 
+#include "common/Progress.h"
 #include "gravity/GravityBackends.h"
-#include "jz/StageTimer.h"
-#include "walk/DualWalk.h"
 #include "gravity/GravityExpansion.h"
 #include "gravity/GravityMoments.h"
 #include "gravity/GravityNodes.h"
 #include "gravity/GravityPolicy.h"
 #include "jz/HugePages.h"
+#include "jz/StageTimer.h"
+#include "walk/DualWalk.h"
 
 namespace jz
 {
@@ -148,8 +149,7 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
     StageTimer timer(&info, "sort+tree");
     const double lo[3] = { 0, 0, 0 };
     RunControl buildControl;
-    if (control.progress)
-      buildControl.progress = [&](double f) { return control.progress(0.2 * f); };
+    buildControl.progress = progressSpan(control, 0, 0.2);
     buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries,
       Index(self ? 0 : problem.numQueries), Periodicity{}, lo, TreeBuildOptions(), tree,
       buildControl);
@@ -215,10 +215,7 @@ void gravityCpu(const GravityProblem<T>& problem, const GravityResults& results,
     GravityPolicy<T> policy(tree, moments, nodes, expansion, mass, own, problem.openingAngle,
       problem.softening, floatUnits(tree, mass, problem.softening), field, q, sum, threads);
     DualWalk<T, GravityPolicy<T>> walk(tree, policy, threads, &info);
-    std::function<bool(double)> progress;
-    if (control.progress)
-      progress = [&control](double f) { return control.progress(0.25 + 0.7 * f); };
-    walk.leafPass(walk.walkDownTo(1), progress);
+    walk.leafPass(walk.walkDownTo(1), progressSpan(control, 0.25, 0.7));
     double m2l = 0, multipoles = 0, direct = 0;
     for (int t = 0; t < threads; ++t)
     {

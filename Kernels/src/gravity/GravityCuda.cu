@@ -3,9 +3,10 @@
 // (GravityMomentsCuda.cu), the walk (GravityWalkCuda.cu) summing U and
 // grad U per sorted query in double, and the results in query input order
 // with G applied. Stage times from CUDA events into RunInfo.stageSeconds.
-// Status: checked on an H200 (doc/gpu/2026-11-28).
 #include <string>
 
+#include "common/Progress.h"
+#include "cuda/CudaDriver.cuh"
 #include "gravity/GravityBackends.h"
 #include "gravity/GravityCuda.cuh"
 
@@ -15,15 +16,6 @@ namespace cuda
 {
 namespace
 {
-// Masses in sorted source order (unit masses without an array).
-__global__ void sortedMassKernel(const Index* sInput, Index n, const double* m, double* out)
-{
-  const Index s = Index(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (s >= n)
-    return;
-  out[s] = m ? m[sInput[s]] : 1.0;
-}
-
 // sortedOf[input index] = sorted index, over the sources.
 __global__ void sortedOfKernel(const Index* sInput, Index n, Index* sortedOf)
 {
@@ -75,12 +67,6 @@ __global__ void checkMassSeenKernel(const double* seen, Index n, const double* m
     atomicMin(bad, (unsigned long long)q);
 }
 
-void progress(const RunControl& control, double f)
-{
-  if (control.progress && !control.progress(f))
-    throw Aborted();
-}
-
 // Device asserts: the walk's post-condition (checkMassSeenKernel); throws
 // naming the first query whose sums missed or repeated a source.
 template <class T>
@@ -116,38 +102,21 @@ void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results
   using namespace cuda;
   const bool self = problem.queries == nullptr;
   const std::size_t numQueries = self ? problem.numSources : problem.numQueries;
-  const std::size_t total = problem.numSources + (self ? 0 : numQueries);
-  if (total >= std::size_t(0xFFFFFFFFu))
-    throw Error("too many points for one process: " + std::to_string(total));
+  checkPointCount(problem.numSources + (self ? 0 : numQueries));
   const Index ns = Index(problem.numSources);
   const Index nq = Index(numQueries);
 
-  Stream stream;
-  const cudaStream_t st = stream.get();
-  PoolScope pool(st); // before every device buffer of the run
-  TempStorage temp(st);
-  StageTimer timer(st);
-  timer.mark("start");
-
-  // Sort and tree (stages "upload", "sort", "tree"), isolated boundaries.
+  DeviceRun run;
+  const cudaStream_t st = run.st();
+  // The tree with isolated boundaries.
   DeviceTree<T> tree;
   const double lo[3] = { 0, 0, 0 };
-  buildTreeCuda(problem.sources, ns, problem.queries, self ? 0 : nq, Periodicity{}, lo,
-    TreeBuildOptions(), tree, st, temp, timer);
-  progress(control, 0.2);
+  run.buildTree(problem.sources, ns, problem.queries, self ? 0 : nq, Periodicity{}, lo,
+    TreeBuildOptions(), tree);
+  reportProgress(control, 0.2);
 
-  DeviceBuffer<double> mass(ns, st, "the source masses");
-  {
-    DeviceBuffer<double> input;
-    if (problem.sourceMasses)
-    {
-      input.allocate(ns, st, "the source masses");
-      input.upload(problem.sourceMasses, ns);
-    }
-    sortedMassKernel<<<blocksFor(ns, 256), 256, 0, st>>>(
-      tree.sInput.get(), ns, input.get(), mass.get());
-    JZ_CUDA_LAUNCH_CHECK("sortedMassKernel");
-  }
+  const DeviceBuffer<double> mass =
+    sortedMasses(tree.sInput.get(), ns, problem.sourceMasses, st, "the source masses");
   DeviceBuffer<Index> own;
   if (!self && problem.queriesFromSource != std::size_t(-1))
   {
@@ -161,7 +130,7 @@ void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results
   }
   std::vector<DeviceBuffer<GravityMoments>> moments;
   gravityMomentsCuda(tree, mass.get(), moments, st);
-  timer.mark("multipoles");
+  run.timer.mark("multipoles");
 
   DeviceBuffer<double> sums(4 * std::size_t(nq), st, "the gravity sums");
   JZ_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, sums.size() * sizeof(double), st));
@@ -182,9 +151,9 @@ void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results
     JZ_CUDA_CHECK(cudaMemsetAsync(massSeen.get(), 0, nq * sizeof(double), st));
     in.massSeen = massSeen.get();
   }
-  gravityWalkCuda(tree, moments, in, st, temp, info,
-    [&](int p) { progress(control, 0.2 + 0.7 * double(numPlanes - p) / double(numPlanes)); });
-  timer.mark("walk");
+  gravityWalkCuda(tree, moments, in, st, run.temp, info,
+    [&](int p) { reportProgress(control, 0.2 + 0.7 * double(numPlanes - p) / double(numPlanes)); });
+  run.timer.mark("walk");
   if (kDeviceAsserts)
     checkMassSeen(problem, tree, in, st);
 
@@ -200,11 +169,8 @@ void gravityCuda(const GravityProblem<T>& problem, const GravityResults& results
     download(results.potential, potential.get(), nq, st);
   if (results.acceleration)
     download(results.acceleration, acceleration.get(), 3 * std::size_t(nq), st);
-  timer.mark("output");
-  JZ_CUDA_CHECK(cudaStreamSynchronize(st));
-  timer.report(info.stageSeconds);
-  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
-  progress(control, 1.0);
+  run.timer.mark("output");
+  run.finish(info, control);
 }
 
 template void gravityCuda<float>(

@@ -1,6 +1,6 @@
-// Tree gravity on the GPU (issue #12): declarations shared by the multipoles
+// Tree gravity on the GPU: declarations shared by the multipoles
 // (GravityMomentsCuda.cu), the walk (GravityWalkCuda.cu) and the driver
-// (GravityCuda.cu). The algorithm is the CPU's group walk (cpu/GravityPolicy.h)
+// (GravityCuda.cu). The algorithm is the CPU's group walk (GravityPolicy.h)
 // without its fast multipole part: per plane, a source node whose quadrupole
 // is acceptable for every point of a receiver (multipoleAcceptable,
 // GravityTerms.h, the CPU's criterion) or an exact point mass (all its points

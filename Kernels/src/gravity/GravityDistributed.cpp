@@ -20,23 +20,18 @@
 
 #include <omp.h>
 
-#include "jz/StageTimer.h"
-#include "gravity/GravityMoments.h"
+#include "common/Progress.h"
 #include "distributed/Decomposition.h"
 #include "gravity/GravityLet.h"
+#include "gravity/GravityMoments.h"
 #include "jz/Gravity.h"
 #include "jz/HugePages.h"
+#include "jz/StageTimer.h"
 
 namespace jz
 {
 namespace
 {
-enum : std::uint8_t
-{
-  kIsSource = 1,
-  kIsQuery = 2
-};
-
 // Boxes of a rank's queries sent to the others (GravityLet.h, queryBoxes).
 constexpr Index kQueryBoxes = 64;
 
@@ -139,16 +134,11 @@ GravityRankPoints<T> decompose(
   const std::int32_t me = comm.rank();
   auto pack = [&](std::size_t i, char* record)
   {
-    const bool isSource = i < ns;
     T p[3];
     at(i, p);
     for (int d = 0; d < 3; ++d)
       putField(record, p[d]);
-    putField(record, me);
-    putField(record, Index(isSource ? i : i - ns));
-    putField(record, std::uint8_t(isSource ? (self ? kIsSource | kIsQuery : kIsSource) : kIsQuery));
-    if (withMass)
-      putField(record, isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0);
+    putOriginRoleMass(record, me, i, ns, self, withMass, problem.sourceMasses);
   };
   const ZOrderShare share = exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
   bytes = 0;
@@ -276,39 +266,29 @@ std::vector<double> gravityLocally(const GravityRankPoints<T>& points,
 {
   const std::size_t nq = points.numQueries();
   std::vector<double> out(4 * nq, 0.0);
-  bool aborted = false;
-  std::string runError;
-  try
-  {
-    if (nq > 0)
+  agreeOnRunErrors(comm,
+    [&]
     {
-      GravityProblem<T> local = problem;
-      local.sources = points.srcXyz.data();
-      local.numSources = points.srcMass.size();
-      local.sourceMasses = points.srcMass.data();
-      // Self: the own sources come first and query themselves.
-      local.queries = points.self ? points.srcXyz.data() : points.qryXyz.data();
-      local.numQueries = nq;
-      local.queriesFromSource = points.self ? 0 : std::size_t(-1);
-      RunInfo localInfo =
-        computeGravity(local, GravityResults{ out.data(), out.data() + nq }, backend, control);
-      info.backend = localInfo.backend;
-      info.note = localInfo.note;
-      for (auto& s : localInfo.stageSeconds)
-        info.stageSeconds.push_back(s);
-      for (auto& c : localInfo.counters)
-        info.counters.push_back(c);
-    }
-  }
-  catch (const Aborted&)
-  {
-    aborted = true;
-  }
-  catch (const std::exception& e)
-  {
-    runError = e.what();
-  }
-  agreeOnAbortsAndErrors(comm, aborted, runError);
+      if (nq > 0)
+      {
+        GravityProblem<T> local = problem;
+        local.sources = points.srcXyz.data();
+        local.numSources = points.srcMass.size();
+        local.sourceMasses = points.srcMass.data();
+        // Self: the own sources come first and query themselves.
+        local.queries = points.self ? points.srcXyz.data() : points.qryXyz.data();
+        local.numQueries = nq;
+        local.queriesFromSource = points.self ? 0 : std::size_t(-1);
+        RunInfo localInfo =
+          computeGravity(local, GravityResults{ out.data(), out.data() + nq }, backend, control);
+        info.backend = localInfo.backend;
+        info.note = localInfo.note;
+        for (auto& s : localInfo.stageSeconds)
+          info.stageSeconds.push_back(s);
+        for (auto& c : localInfo.counters)
+          info.counters.push_back(c);
+      }
+    });
   return out;
 }
 

@@ -22,20 +22,21 @@
 
 #include "gravity/GravityTerms.h"
 #include "jz/Tree.h"
+#include "walk/SingleTreeDescent.h"
 
 namespace jz
 {
 // The LET's opening angle relative to theta. A sent multipole reaches the
 // receiver as pseudo-particles exact to quadrupole order only, where the
-// serial walk would mostly have expanded it to order 4 (M2L): at 1e6
-// clustered points on two spatial pieces the 99th-percentile acceleration
-// error was 9.2e-4 at factor 1, 6.4e-4 at 0.7, 4.0e-4 at 0.6 and 0.5 (serial:
-// 3.6e-4), for 4.4, 6.0, 6.7 and 7.6 bytes per point (doc/BENCHMARKS.md,
-// "Distributed tree gravity").
+// serial walk would mostly have expanded it to order 4 (M2L): a smaller
+// angle for the LET brings the distributed error back to the serial one's,
+// for a few more bytes per point (doc/BENCHMARKS.md, "Distributed tree
+// gravity").
 constexpr double kLetThetaFactor = 0.5;
 // The pseudo-particles' largest offset must also pass b^2 < 0.6 theta^2 d^2
-// (the radius factor of the opening criterion before grav11, kept: the
-// pseudo-particles are points the receiver's walk may meet at that distance).
+// (the radius factor of the serial opening criterion's earlier form, kept:
+// the pseudo-particles are points the receiver's walk may meet at that
+// distance).
 constexpr double kLetPseudoSpreadFactor2 = 0.6;
 
 // A source the LET sends: coordinates in the tree's precision, mass.
@@ -180,19 +181,12 @@ LocallyEssentialTree<T> letFor(const ZTree<T>& tree,
   // Fewer points than this cost fewer bytes than a multipole: sent as they are.
   const Index fewPoints = Index(sizeof(LetNode) / (3 * sizeof(T) + sizeof(double)));
   const SortedPoints<T>& s = tree.sources;
-  std::vector<std::pair<int, Index>> stack;
-  const int top = int(tree.planes.size()) - 1;
-  for (Index j = tree.planes[top].numNodes(); j-- > 0;)
-    stack.emplace_back(top, j);
-  while (!stack.empty())
+  auto visit = [&](int p, Index j)
   {
-    const int p = stack.back().first;
-    const Index j = stack.back().second;
-    stack.pop_back();
     const TreePlane<T>& plane = tree.planes[p];
     const GravityMoments& n = moments[p][j];
     if (plane.numSources(j) == 0 || !(n.mass > 0))
-      continue; // massless: contributes exactly nothing
+      return Descend::Skip; // massless: contributes exactly nothing
     if (n.radius2 == 0)
     {
       LetSource<T> one; // all points at one position: exact
@@ -200,7 +194,7 @@ LocallyEssentialTree<T> letFor(const ZTree<T>& tree,
         one.x[d] = plane.sourceBox[j].lo[d];
       one.m = n.mass;
       out.particles.push_back(one);
-      continue;
+      return Descend::Skip;
     }
     const bool few = plane.numSources(j) <= fewPoints;
     if (!few)
@@ -216,19 +210,18 @@ LocallyEssentialTree<T> letFor(const ZTree<T>& tree,
         std::copy(n.com, n.com + 3, node.com);
         std::copy(n.second, n.second + 6, node.second);
         out.nodes.push_back(node);
-        continue;
+        return Descend::Skip;
       }
     }
-    if (p == 0 || few)
-    {
-      for (Index i = plane.sourceSplit[j]; i < plane.sourceSplit[j + 1]; ++i)
-        if (mass[i] > 0)
-          out.particles.push_back(LetSource<T>{ { s.x[i], s.y[i], s.z[i] }, mass[i] });
-      continue;
-    }
-    for (Index c = plane.childSplit[j + 1]; c-- > plane.childSplit[j];)
-      stack.emplace_back(p - 1, c);
-  }
+    if (p > 0 && !few)
+      return Descend::Open;
+    for (Index i = plane.sourceSplit[j]; i < plane.sourceSplit[j + 1]; ++i)
+      if (mass[i] > 0)
+        out.particles.push_back(LetSource<T>{ { s.x[i], s.y[i], s.z[i] }, mass[i] });
+    return Descend::Skip;
+  };
+  DescentStack stack;
+  descendTree(tree, 0, tree.planes.back().numNodes(), visit, stack);
   return out;
 }
 

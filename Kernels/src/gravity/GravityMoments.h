@@ -36,6 +36,17 @@ JZ_HD void boxCentre(const Box<T>& box, double* c)
     c[k] = 0.5 * (double(box.lo[k]) + double(box.hi[k]));
 }
 
+// The centre of mass from the mass-weighted sum of positions in n.com.
+template <class T>
+JZ_HD void divideCentre(GravityMoments& n, const Box<T>& box)
+{
+  if (n.mass > 0)
+    for (int k = 0; k < 3; ++k)
+      n.com[k] /= n.mass;
+  else
+    boxCentre(box, n.com);
+}
+
 // A leaf's moments from its points [a, b) (sorted order): the centre of
 // mass, then the second moments about it (two passes, for accuracy).
 template <class T>
@@ -50,11 +61,7 @@ JZ_HD GravityMoments leafMoments(
     n.com[1] += mass[i] * double(y[i]);
     n.com[2] += mass[i] * double(z[i]);
   }
-  if (n.mass > 0)
-    for (int k = 0; k < 3; ++k)
-      n.com[k] /= n.mass;
-  else
-    boxCentre(box, n.com);
+  divideCentre(n, box);
   for (Index i = a; i < b; ++i)
   {
     const double w[3] = { double(x[i]) - n.com[0], double(y[i]) - n.com[1],
@@ -76,11 +83,7 @@ JZ_HD GravityMoments parentMoments(Index a, Index b, const GravityMoments* below
     for (int k = 0; k < 3; ++k)
       n.com[k] += below[c].mass * below[c].com[k];
   }
-  if (n.mass > 0)
-    for (int k = 0; k < 3; ++k)
-      n.com[k] /= n.mass;
-  else
-    boxCentre(box, n.com);
+  divideCentre(n, box);
   for (Index c = a; c < b; ++c)
   {
     const double d[3] = { below[c].com[0] - n.com[0], below[c].com[1] - n.com[1],

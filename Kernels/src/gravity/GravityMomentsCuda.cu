@@ -1,5 +1,5 @@
 // Tree gravity's multipoles on the GPU, plane by plane from the leaves up:
-// one thread per node, through the CPU's own functions (cpu/GravityMoments.h:
+// one thread per node, through the CPU's own functions (GravityMoments.h:
 // leafMoments, parentMoments, finishMoments), so with --fmad=false the
 // moments are the CPU's bit for bit.
 #include "gravity/GravityMoments.h"

@@ -1,5 +1,5 @@
 // Tree gravity's walk on the GPU as a policy of the dual-walk engine
-// (DualWalkCuda.cuh), the counterpart of cpu/GravityPolicy.h's group walk:
+// (DualWalkCuda.cuh), the counterpart of GravityPolicy.h's group walk:
 // query-centric, one thread per receiving node in Count and Insert.
 //
 // The engine acts on an accepted pair in Count only, while a multipole needs
@@ -120,16 +120,9 @@ struct ReceiverArgs
   const Index* querySplit;
   const Index* sourceSplit;
   const GravityMoments* moments;
-  const unsigned long long* listOffset;
-  unsigned long long listBase;
-  const Index* listSource;
-  const float* listMark;
-  const T* qx;
-  const T* qy;
-  const T* qz;
-  const T* sx;
-  const T* sy;
-  const T* sz;
+  LevelLists lists; // low2: the acceptance marks
+  DeviceXyz<T> queries;
+  DeviceXyz<T> sources;
   bool self;
   GravityWalkInputs in;
 };
@@ -192,9 +185,9 @@ struct ReceiverTerms
     const Index c = Index(item);
     const int tid = block.rank();
     const Index q0 = a.querySplit[c], q1 = a.querySplit[c + 1];
-    const unsigned long long e0 = a.listOffset[c] - a.listBase;
-    const unsigned long long e1 = a.listOffset[c + 1] - a.listBase;
-    const unsigned long long eAccepted = firstAccepted(a.listMark, e0, e1);
+    const unsigned long long e0 = a.lists.begin(c);
+    const unsigned long long e1 = a.lists.end(c);
+    const unsigned long long eAccepted = firstAccepted(a.lists.low2, e0, e1);
     const unsigned long long eDirectEnd = a.leaves ? eAccepted : e0;
     if (eDirectEnd == e0 && eAccepted == e1)
       return; // nothing for this receiver (uniform over the block)
@@ -208,9 +201,9 @@ struct ReceiverTerms
       Index own = kNoSource;
       if (active)
       {
-        x[0] = double(a.qx[q]);
-        x[1] = double(a.qy[q]);
-        x[2] = double(a.qz[q]);
+        x[0] = double(a.queries.x[q]);
+        x[1] = double(a.queries.y[q]);
+        x[2] = double(a.queries.z[q]);
         own = a.in.ownSource ? a.in.ownSource[q] : (a.self ? q : kNoSource);
       }
       GravitySum sum;
@@ -218,16 +211,16 @@ struct ReceiverTerms
       // P2P: the open source leaves' points (leaves only).
       for (unsigned long long e = e0; e < eDirectEnd; ++e)
       {
-        const Index d = a.listSource[e];
+        const Index d = a.lists.source[e];
         const Index s0 = a.sourceSplit[d], s1 = a.sourceSplit[d + 1];
         for (Index c0 = s0; c0 < s1; c0 += Index(kThreads))
         {
           const Index m = s1 - c0 < Index(kThreads) ? s1 - c0 : Index(kThreads);
           if (Index(tid) < m)
           {
-            shx[tid] = double(a.sx[c0 + tid]);
-            shy[tid] = double(a.sy[c0 + tid]);
-            shz[tid] = double(a.sz[c0 + tid]);
+            shx[tid] = double(a.sources.x[c0 + tid]);
+            shy[tid] = double(a.sources.y[c0 + tid]);
+            shz[tid] = double(a.sources.z[c0 + tid]);
             shm[tid] = a.in.mass[c0 + tid];
           }
           block.sync();
@@ -247,7 +240,7 @@ struct ReceiverTerms
         const int m = e1 - eb < (unsigned long long)kThreads ? int(e1 - eb) : kThreads;
         if (tid < m)
         {
-          const Index d = a.listSource[eb + tid];
+          const Index d = a.lists.source[eb + tid];
           nodes[tid] = a.moments[d];
           nodeFirst[tid] = a.sourceSplit[d];
           nodeEnd[tid] = a.sourceSplit[d + 1];
@@ -287,16 +280,9 @@ ReceiverArgs<T> receiverArgs(const DeviceTree<T>& tree,
   a.querySplit = plane.querySplit();
   a.sourceSplit = plane.sourceSplit.get();
   a.moments = moments[std::size_t(level.plane)].get();
-  a.listOffset = level.offset.get();
-  a.listBase = level.base;
-  a.listSource = level.source.get();
-  a.listMark = level.low2.get();
-  a.qx = tree.qx();
-  a.qy = tree.qy();
-  a.qz = tree.qz();
-  a.sx = tree.sx.get();
-  a.sy = tree.sy.get();
-  a.sz = tree.sz.get();
+  a.lists = LevelLists(level);
+  a.queries = queriesOf(tree);
+  a.sources = sourcesOf(tree);
   a.self = tree.self;
   a.in = in;
   return a;

@@ -15,36 +15,29 @@ namespace
 // window (ScaleFrame.h), on the requested backend.
 template <class T>
 RunInfo knnInWindow(const KnnProblem<T>& problem, const KnnResults<T>& results,
-  [[maybe_unused]] std::size_t numQueries, Backend backend, const RunControl& control)
+  std::size_t numQueries, Backend backend, const RunControl& control)
 {
   RunInfo info;
   info.backend = resolveBackend(backend);
-#if defined(JZ_WITH_CUDA)
-  const bool self = problem.queries == nullptr;
-  const bool ranOnGpu = runOnCudaOrFallBack(
-    backend, info,
-    [&]
+  auto gpu = [&]
+  {
+    if (problem.queries == nullptr && problem.numSelfQueries < problem.numSources)
     {
-      if (self && problem.numSelfQueries < problem.numSources)
-      {
-        // The GPU walk has no query subset: the first sources query as a
-        // separate query set instead (same results).
-        KnnProblem<T> separate = problem;
-        separate.queries = problem.sources;
-        separate.numQueries = numQueries;
-        separate.numSelfQueries = std::size_t(-1);
-        knnCuda(separate, results, info, control);
-      }
-      else
-      {
-        knnCuda(problem, results, info, control);
-      }
-    },
-    [] {});
-  if (ranOnGpu)
-    return info;
-#endif
-  knnCpu(problem, results, info, control);
+      // The GPU walk has no query subset: the first sources query as a
+      // separate query set instead (same results).
+      KnnProblem<T> separate = problem;
+      separate.queries = problem.sources;
+      separate.numQueries = numQueries;
+      separate.numSelfQueries = std::size_t(-1);
+      knnCuda(separate, results, info, control);
+    }
+    else
+    {
+      knnCuda(problem, results, info, control);
+    }
+  };
+  runOnBackend(
+    backend, info, gpu, [] {}, [&] { knnCpu(problem, results, info, control); });
   return info;
 }
 } // namespace

@@ -20,9 +20,8 @@ template <class T>
 void knnCpuOnTree(const ZTree<T>& tree, const KnnProblem<T>& problem, const KnnResults<T>& results,
   RunInfo& info, const RunControl& control);
 
-#if defined(JZ_WITH_CUDA)
+// Defined in CUDA builds only; called only there (runOnBackend).
 template <class T>
 void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo& info,
   const RunControl& control);
-#endif
 } // namespace jz

@@ -18,15 +18,16 @@
 #include <immintrin.h>
 #endif
 
-#include "knn/KnnBackends.h"
+#include "common/Progress.h"
+#include "jz/DensityKernels.h"
 #include "jz/StageTimer.h"
-#include "walk/BoxMetric.h"
-#include "walk/DualWalk.h"
+#include "jz/Tree.h"
+#include "knn/KnnBackends.h"
 #include "knn/KnnCandidates.h"
 #include "knn/KnnLeafSearch.h"
+#include "walk/BoxMetric.h"
+#include "walk/DualWalk.h"
 #include "walk/OrderRunsByKey.h"
-#include "jz/DensityKernels.h"
-#include "jz/Tree.h"
 
 namespace jz
 {
@@ -173,12 +174,9 @@ struct KnnOutputWriter
 // The CPU walk's tree: leaves of up to 3072 / K points, 48 to 192 (N_max^(0)
 // of §II-C; the results do not depend on it). Small K gain most from larger
 // leaves: each source leaf is then visited once for more queries, and the
-// seed is mostly the own leaf. Measured at 1e6, 1 thread, against 48:
-// K = 16 uniform -9% at 128, halos.py -20%; K = 32 halos.py -17% at 96,
-// uniform even; K = 64 +9% (uniform) and +18% (halos.py) at 128. Since the
-// seed's guess is carried across leaves (its full ranking is rare), 192
-// beats 128 at K = 16 (halos.py -9%, uniform -6%) and K = 7 (-4 to -6%), and
-// K = 1 is even; 256 lost at K = 1 (+15%).
+// seed is mostly the own leaf; large K lose (more candidates per query than
+// the leaf saves). The seed's guess is carried across leaves (its full
+// ranking is rare), so small K gain up to 192 points and lose beyond.
 inline TreeBuildOptions knnTreeOptions(int k)
 {
   TreeBuildOptions options;
@@ -200,10 +198,7 @@ void knnWalk(const ZTree<T>& tree, const KnnProblem<T>& problem, const Metric& m
   nodeTimer.stop();
 
   StageTimer leafTimer(&info, "leaf walk");
-  std::function<bool(double)> progress;
-  if (control.progress)
-    progress = [&control](double f) { return control.progress(0.4 + 0.6 * f); };
-  walk.leafPass(parents, progress);
+  walk.leafPass(parents, progressSpan(control, 0.4, 0.6));
 }
 } // namespace
 
@@ -231,8 +226,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   {
     StageTimer timer(&info, "sort+tree");
     RunControl buildControl;
-    if (control.progress)
-      buildControl.progress = [&](double f) { return control.progress(0.3 * f); };
+    buildControl.progress = progressSpan(control, 0, 0.3);
     buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries, Index(numQueries),
       per, problem.boxLo, knnTreeOptions(problem.k), tree, buildControl, &info);
     orderRunsByKey(tree, problem.sourceIds);
@@ -268,7 +262,7 @@ private:
 };
 } // namespace
 
-// The distributed kNN's local search (src/distributed/KnnPhases.cpp): the
+// The distributed kNN's local search (src/knn/KnnPhases.cpp): the
 // tree knnCpu would build, built once so that the caller can read its leaves
 // too (the ghost regions), then searched by knnCpuOnTree.
 template <class T>

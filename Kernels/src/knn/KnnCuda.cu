@@ -2,43 +2,13 @@
 // per plane, LeafToLeaf with in-kernel reduction, input-order output.
 // Results are bit-identical to the CPU backend (same ranking, same double
 // arithmetic; this file and the kernels are compiled with --fmad=false).
-#include <string>
-
+#include "common/Progress.h"
+#include "cuda/CudaDriver.cuh"
 #include "knn/KnnBackends.h"
 #include "knn/KnnCuda.cuh"
 
 namespace jz
 {
-namespace cuda
-{
-namespace
-{
-__global__ void gatherKeysKernel(const Index* sInput, Index n, const GlobalId* ids, GlobalId* keys)
-{
-  const Index s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s >= n)
-    return;
-  const Index in = sInput[s];
-  keys[s] = ids ? ids[in] : GlobalId(in);
-}
-
-__global__ void gatherMassKernel(const Index* sInput, Index n, const double* m, double* out)
-{
-  const Index s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s >= n)
-    return;
-  out[s] = m[sInput[s]];
-}
-
-void progress(const RunControl& control, double f)
-{
-  if (control.progress && !control.progress(f))
-    throw Aborted();
-}
-
-} // namespace
-} // namespace cuda
-
 template <class T>
 void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo& info,
   const RunControl& control)
@@ -48,53 +18,26 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   const std::size_t numQueries = self ? problem.numSources : problem.numQueries;
   if (numQueries == 0)
     return;
-  const std::size_t total = problem.numSources + (self ? 0 : numQueries);
-  if (total >= std::size_t(0xFFFFFFFFu))
-  {
-    throw Error("too many points for one process: " + std::to_string(total));
-  }
+  checkPointCount(problem.numSources + (self ? 0 : numQueries));
   const Index ns = Index(problem.numSources);
   const Index nq = Index(numQueries);
   const int k = problem.k;
 
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
 
-  Stream stream;
-  const cudaStream_t st = stream.get();
-  PoolScope pool(st); // before every device buffer of the run
-  TempStorage temp(st);
-  StageTimer timer(st);
-  timer.mark("start");
-
-  // Sort and tree (stages "upload", "sort", "tree").
+  DeviceRun run;
+  const cudaStream_t st = run.st();
   DeviceTree<T> tree;
-  buildTreeCuda(problem.sources, ns, problem.queries, self ? 0 : nq, per, problem.boxLo,
-    TreeBuildOptions(), tree, st, temp, timer);
-  progress(control, 0.3);
+  run.buildTree(problem.sources, ns, problem.queries, self ? 0 : nq, per, problem.boxLo,
+    TreeBuildOptions(), tree);
+  reportProgress(control, 0.3);
 
   // Tie-breaking keys and masses in sorted source order.
-  DeviceBuffer<GlobalId> keys(ns, st, "the source keys");
-  {
-    DeviceBuffer<GlobalId> ids;
-    if (problem.sourceIds)
-    {
-      ids.allocate(ns, st, "the source ids");
-      ids.upload(problem.sourceIds, ns);
-    }
-    gatherKeysKernel<<<blocksFor(ns, 256), 256, 0, st>>>(
-      tree.sInput.get(), ns, ids.get(), keys.get());
-    JZ_CUDA_LAUNCH_CHECK("gatherKeysKernel");
-  }
+  const DeviceBuffer<GlobalId> keys =
+    sortedKeys(tree.sInput.get(), ns, problem.sourceIds, st, "the source keys");
   DeviceBuffer<double> masses;
   if (problem.sourceMasses && results.density)
-  {
-    DeviceBuffer<double> m(ns, st, "the source masses");
-    m.upload(problem.sourceMasses, ns);
-    masses.allocate(ns, st, "the source masses");
-    gatherMassKernel<<<blocksFor(ns, 256), 256, 0, st>>>(
-      tree.sInput.get(), ns, m.get(), masses.get());
-    JZ_CUDA_LAUNCH_CHECK("gatherMassKernel");
-  }
+    masses = sortedMasses(tree.sInput.get(), ns, problem.sourceMasses, st, "the source masses");
 
   // Device outputs in input order.
   DeviceBuffer<T> smoothing(nq, st, "the smoothing lengths");
@@ -119,17 +62,17 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
   const Index numLeaves = tree.planes[0].numNodes;
   bool leafPassStarted = false;
   knnWalkCuda(
-    tree, k, st, temp, info,
-    [&](int p) { progress(control, 0.3 + 0.1 * double(numPlanes - p) / numPlanes); },
+    tree, k, st, run.temp, info,
+    [&](int p) { reportProgress(control, 0.3 + 0.1 * double(numPlanes - p) / numPlanes); },
     [&](const WalkLevel& leaves, Index first, Index last, const double* rmax2)
     {
       if (!leafPassStarted)
-        timer.mark("node walks"); // with the leaf plane's radii, counts, first lists
+        run.timer.mark("node walks"); // with the leaf plane's radii, counts, first lists
       leafPassStarted = true;
       knnLeafWalkCuda(tree, k, first, last, leaves, rmax2, keys.get(), masses.get(), out, st);
-      progress(control, 0.4 + 0.5 * double(last) / double(numLeaves));
+      reportProgress(control, 0.4 + 0.5 * double(last) / double(numLeaves));
     });
-  timer.mark("leaf walk");
+  run.timer.mark("leaf walk");
 
   // Input-order outputs into the caller's arrays (staged unless pinned).
   if (results.smoothingLength)
@@ -140,11 +83,8 @@ void knnCuda(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo
     download(results.neighborIds, neighborIds.get(), std::size_t(nq) * k, st);
   if (results.neighborDistances)
     download(results.neighborDistances, neighborDistances.get(), std::size_t(nq) * k, st);
-  timer.mark("output");
-  JZ_CUDA_CHECK(cudaStreamSynchronize(st));
-  timer.report(info.stageSeconds);
-  info.counters.emplace_back("gpu peak bytes", double(pool.peakBytes()));
-  progress(control, 1.0);
+  run.timer.mark("output");
+  run.finish(info, control);
 }
 
 template void knnCuda<float>(

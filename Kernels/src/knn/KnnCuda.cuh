@@ -34,7 +34,7 @@ struct DeviceOutputs
   GlobalId* neighborIds = nullptr;
   T* neighborDistances = nullptr;
   // The K-th squared distance per query in sorted query order, exact (the
-  // EMST's core distances, cuda/EmstCuda.cu).
+  // EMST's core distances, emst/EmstCuda.cu).
   double* kth2Sorted = nullptr;
   DensityEstimator estimator = DensityEstimator::SphCubicSpline;
 };

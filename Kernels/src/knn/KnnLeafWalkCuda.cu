@@ -46,18 +46,11 @@ struct LeafArgs
   const Box<T>* queryBox;
   const Index* sourceSplit;
   const Box<T>* sourceBox;
-  const unsigned long long* listOffset;
-  unsigned long long listBase;
-  const Index* listSource;
-  const float* listLow2;
+  LevelLists lists;
   const double* rmax2;
-  const T* qx;
-  const T* qy;
-  const T* qz;
+  DeviceXyz<T> queries;
   const Index* qInput;
-  const T* sx;
-  const T* sy;
-  const T* sz;
+  DeviceXyz<T> sources;
   const GlobalId* keys;
   const double* masses;
   Periodicity per;
@@ -143,8 +136,8 @@ __device__ void RegisterListLeaves<T, KMAX>::consume(Item item, const BlockGroup
   __shared__ T shz[kLeafThreads];
   const int tid = block.rank();
   const Index q0 = a.querySplit[leaf], q1 = searchedQueryEnd(a, leaf);
-  const unsigned long long e0 = a.listOffset[leaf] - a.listBase;
-  const unsigned long long e1 = a.listOffset[leaf + 1] - a.listBase;
+  const unsigned long long e0 = a.lists.begin(leaf);
+  const unsigned long long e1 = a.lists.end(leaf);
   const double bound2 = a.rmax2[leaf];
   const int pad = KMAX - a.k; // slots [0, pad) are unused
 
@@ -156,9 +149,9 @@ __device__ void RegisterListLeaves<T, KMAX>::consume(Item item, const BlockGroup
     T p[3] = { T(0), T(0), T(0) };
     if (active)
     {
-      p[0] = a.qx[q];
-      p[1] = a.qy[q];
-      p[2] = a.qz[q];
+      p[0] = a.queries.x[q];
+      p[1] = a.queries.y[q];
+      p[2] = a.queries.z[q];
     }
     double hd[KMAX];
     Index hs[KMAX];
@@ -172,11 +165,11 @@ __device__ void RegisterListLeaves<T, KMAX>::consume(Item item, const BlockGroup
     for (unsigned long long e = e0; e < e1; ++e)
     {
       const double w2 = hd[KMAX - 1] * (1 + kBoundSlack); // the K-th candidate
-      const double low = a.listLow2[e];
+      const double low = a.lists.low2[e];
       // Early exit once no thread of the block can gain from the rest.
       if (!__syncthreads_or(active && low <= w2))
         break;
-      const Index s = a.listSource[e];
+      const Index s = a.lists.source[e];
       const bool need = active && low <= w2 && pointBoxDistance2(p, a.sourceBox[s], a.per) <= w2;
       if (!__syncthreads_or(need))
         continue;
@@ -186,9 +179,9 @@ __device__ void RegisterListLeaves<T, KMAX>::consume(Item item, const BlockGroup
         const Index m = (s1 - c0) < Index(kLeafThreads) ? (s1 - c0) : Index(kLeafThreads);
         if (Index(tid) < m)
         {
-          shx[tid] = a.sx[c0 + tid];
-          shy[tid] = a.sy[c0 + tid];
-          shz[tid] = a.sz[c0 + tid];
+          shx[tid] = a.sources.x[c0 + tid];
+          shy[tid] = a.sources.y[c0 + tid];
+          shz[tid] = a.sources.z[c0 + tid];
         }
         block.sync();
         if (need)
@@ -403,7 +396,7 @@ __device__ __forceinline__ void warpQuery(const LeafArgs<T>& a, const WarpList& 
   unsigned long long e0, unsigned long long e1, double bound2, int lane)
 {
   const int k = a.k;
-  const T p[3] = { a.qx[q], a.qy[q], a.qz[q] };
+  const T p[3] = { a.queries.x[q], a.queries.y[q], a.queries.z[q] };
   // Sentinels just above the bound: a source at exactly the bound is taken,
   // as NeighborHeap takes it.
   const double sentinel = nextafter(bound2, kInfinity);
@@ -419,9 +412,9 @@ __device__ __forceinline__ void warpQuery(const LeafArgs<T>& a, const WarpList& 
   for (unsigned long long e = e0; e < e1; ++e)
   {
     const double w2 = worstD2 * (1 + kBoundSlack);
-    if (double(a.listLow2[e]) > w2)
+    if (double(a.lists.low2[e]) > w2)
       break; // sorted by lower bound: nothing closer follows
-    const Index s = a.listSource[e];
+    const Index s = a.lists.source[e];
     if (pointBoxDistance2(p, a.sourceBox[s], a.per) > w2)
       continue;
     const Index s1 = a.sourceSplit[s + 1];
@@ -433,7 +426,7 @@ __device__ __forceinline__ void warpQuery(const LeafArgs<T>& a, const WarpList& 
       bool candidate = false;
       if (j < s1)
       {
-        const T sp[3] = { a.sx[j], a.sy[j], a.sz[j] };
+        const T sp[3] = { a.sources.x[j], a.sources.y[j], a.sources.z[j] };
         d2 = distance2(p, sp, a.per);
         if (d2 <= worstD2)
         {
@@ -508,8 +501,8 @@ struct WarpListLeaves
     L.key = reinterpret_cast<GlobalId*>(base + n * 8) + std::size_t(warp) * a.k;
     L.src = reinterpret_cast<Index*>(base + n * 16) + std::size_t(warp) * a.k;
     const Index q0 = a.querySplit[leaf], q1 = searchedQueryEnd(a, leaf);
-    const unsigned long long e0 = a.listOffset[leaf] - a.listBase;
-    const unsigned long long e1 = a.listOffset[leaf + 1] - a.listBase;
+    const unsigned long long e0 = a.lists.begin(leaf);
+    const unsigned long long e1 = a.lists.end(leaf);
     const double bound2 = a.rmax2[leaf];
     for (Index q = q0 + Index(warp); q < q1; q += Index(warps))
       warpQuery(a, L, q, e0, e1, bound2, lane);
@@ -587,18 +580,11 @@ void knnLeafWalkCuda(const DeviceTree<T>& tree, int k, Index first, Index last,
   a.queryBox = plane.queryBox();
   a.sourceSplit = plane.sourceSplit.get();
   a.sourceBox = plane.sourceBox.get();
-  a.listOffset = leaves.offset.get();
-  a.listBase = leaves.base;
-  a.listSource = leaves.source.get();
-  a.listLow2 = leaves.low2.get();
+  a.lists = LevelLists(leaves);
   a.rmax2 = rmax2;
-  a.qx = tree.qx();
-  a.qy = tree.qy();
-  a.qz = tree.qz();
+  a.queries = queriesOf(tree);
   a.qInput = tree.qInput();
-  a.sx = tree.sx.get();
-  a.sy = tree.sy.get();
-  a.sz = tree.sz.get();
+  a.sources = sourcesOf(tree);
   a.keys = keys;
   a.masses = masses;
   a.per = tree.periodicity;

@@ -12,10 +12,11 @@
 
 #include <omp.h>
 
-#include "walk/PerThread.h"
-#include "walk/WalkPolicy.h"
+#include "common/Progress.h"
 #include "jz/NeighborHeap.h"
 #include "jz/Tree.h"
+#include "walk/PerThread.h"
+#include "walk/WalkPolicy.h"
 
 namespace jz
 {
@@ -33,13 +34,13 @@ public:
   {
   }
 
-  // After each node plane (p >= 1): progress(p) == false aborts the walk.
-  void setPlaneProgress(std::function<bool(int)> progress) { planeProgress_ = std::move(progress); }
+  // planeDone(p) runs after each node plane (p >= 1): progress; may throw.
+  void setPlaneDone(std::function<void(int)> planeDone) { planeDone_ = std::move(planeDone); }
 
   void endPlane(int p, std::size_t)
   {
-    if (p > 0 && planeProgress_ && !planeProgress_(p))
-      throw Aborted();
+    if (p > 0 && planeDone_)
+      planeDone_(p);
   }
 
   void beginPlane(int p)
@@ -132,7 +133,7 @@ protected:
   int plane_ = 0;
   std::vector<double> rmax2_; // per node of the current plane
   PerThread<std::vector<RadiusOfCountHeap>> heaps_;
-  std::function<bool(int)> planeProgress_;
+  std::function<void(int)> planeDone_;
 };
 
 // Worker threads of a kNN walk: the caller's count, else OpenMP's.
@@ -150,8 +151,8 @@ auto knnWalkAboveLeaves(Walk& walk, Policy& policy, const RunControl& control)
   const int numPlanes = walk.numPlanes();
   if (control.progress)
   {
-    policy.setPlaneProgress([&control, numPlanes](int p)
-      { return control.progress(0.3 + 0.1 * (numPlanes - p) / numPlanes); });
+    policy.setPlaneDone([&control, numPlanes](int p)
+      { reportProgress(control, 0.3 + 0.1 * (numPlanes - p) / numPlanes); });
   }
   return walk.walkDownTo(1);
 }

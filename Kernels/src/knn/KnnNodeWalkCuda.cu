@@ -1,6 +1,6 @@
 // The kNN walk's node planes on the GPU as a policy of the dual-walk engine
 // (DualWalkCuda.cuh; §III-B, §III-C, Algorithms 2 and 3), the counterpart of
-// cpu/KnnNodePolicy.h: query-centric, sorted lists. Per receiving node,
+// KnnNodePolicy.h: query-centric, sorted lists. Per receiving node,
 // FindRmax bounds the K-th neighbour radius from its parent's list (the
 // per-node state, computed in Count and read back by Insert); a child pair is
 // kept when its lower bound is within the receiver's radius, and lists are

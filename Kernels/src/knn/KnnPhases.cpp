@@ -7,12 +7,13 @@
 #include <iterator>
 #include <string>
 
-#include "knn/KnnBackends.h"
-#include "jz/StageTimer.h"
-#include "walk/LeafDistances.h"
+#include "common/Progress.h"
 #include "distributed/Decomposition.h"
 #include "distributed/GhostSelection.h"
 #include "jz/HugePages.h"
+#include "jz/StageTimer.h"
+#include "knn/KnnBackends.h"
+#include "walk/LeafDistances.h"
 
 namespace jz
 {
@@ -27,12 +28,6 @@ void sizeSourceArrays(KnnRankPoints<T>& points, std::size_t n)
   if (points.withMass)
     resizeHugePages(points.srcMass, n);
 }
-
-enum : std::uint8_t
-{
-  kIsSource = 1,
-  kIsQuery = 2
-};
 
 // decomposeKnnPoints for a self query: every point is a source and a query,
 // so each field moves straight into its array (routeInZOrder), and the
@@ -83,17 +78,12 @@ KnnRankPoints<T> decomposeKnnPoints(const KnnProblem<T>& problem, bool self, Com
     return decomposeSelfQuery<T>(problem, withMass, at, comm);
   auto pack = [&](std::size_t i, char* record)
   {
-    const bool isSource = i < ns;
     T p[3];
     at(i, p);
     for (int d = 0; d < 3; ++d)
       putField(record, p[d]);
-    putField(record, isSource ? problem.sourceIds[i] : GlobalId(-1));
-    putField(record, me);
-    putField(record, Index(isSource ? i : i - ns));
-    putField(record, std::uint8_t(isSource ? (self ? kIsSource | kIsQuery : kIsSource) : kIsQuery));
-    if (withMass)
-      putField(record, isSource && problem.sourceMasses ? problem.sourceMasses[i] : 1.0);
+    putField(record, i < ns ? problem.sourceIds[i] : GlobalId(-1));
+    putOriginRoleMass(record, me, i, ns, self, withMass, problem.sourceMasses);
   };
   const ZOrderShare share = exchangeInZOrder<T>(ns + nq, recordBytes, at, pack, comm);
 
@@ -174,11 +164,8 @@ KnnProblem<T> localProblem(
   local.sourceMasses = wanted.masses && points.withMass ? points.srcMass.data() : nullptr;
   local.k = problem.k;
   local.periodic = problem.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    local.boxLo[d] = problem.boxLo[d];
-    local.boxHi[d] = problem.boxHi[d];
-  }
+  std::copy_n(problem.boxLo, 3, local.boxLo);
+  std::copy_n(problem.boxHi, 3, local.boxHi);
   return local;
 }
 
@@ -199,28 +186,6 @@ KnnResults<T> sizeResults(KnnLocalResults<T>& out, std::size_t n, int k, const K
   return res;
 }
 
-// Runs f; an abort on any rank becomes Aborted on every rank, an error (bad
-// GPU) the same Error on every rank. Collective.
-template <class F>
-void agreeOnRunErrors(Communicator& comm, F&& f)
-{
-  bool aborted = false;
-  std::string runError;
-  try
-  {
-    f();
-  }
-  catch (const Aborted&)
-  {
-    aborted = true;
-  }
-  catch (const std::exception& e)
-  {
-    runError = e.what();
-  }
-  agreeOnAbortsAndErrors(comm, aborted, runError);
-}
-
 // Queries per ghost region: a leaf's queries in runs of this many, each with
 // its box and largest K-th distance (smaller runs select fewer ghosts and
 // mark fewer queries as boundary, for more regions to exchange and test).
@@ -229,7 +194,7 @@ constexpr Index kRegionQueries = 32;
 // The regions of a rank's queries that may reach another rank's points, and
 // the range of sorted query positions each covers.
 template <class T>
-void boundaryRegions(const KnnLocalSearch<T>& local, const RemoteCover<T>& cover,
+void boundaryRegions(const KnnLocalSearch<T>& local, const RankCover<T>& cover,
   std::vector<Region<T>>& regions, std::vector<std::pair<Index, Index>>& spans)
 {
   const ZTree<T>& tree = local.tree;
@@ -260,7 +225,7 @@ void boundaryRegions(const KnnLocalSearch<T>& local, const RemoteCover<T>& cover
         h2 = std::max(h2, hq * hq);
       }
       r.radius2 = margin.widen(h2) * (1 + kBoundSlack);
-      if (cover.mayReach(r.box, r.radius2))
+      if (cover.othersMayReach(r.box, r.radius2))
       {
         regions.push_back(r);
         spans.emplace_back(a, run ? end : b);
@@ -305,14 +270,15 @@ KnnLocalSearch<T> searchKnnLocally(const KnnRankPoints<T>& points, const KnnProb
 
 template <class T>
 KnnBoundary<T> exchangeKnnGhosts(const KnnRankPoints<T>& points, const KnnLocalSearch<T>& local,
-  const KnnProblem<T>& problem, Communicator& comm, RunInfo* info)
+  const KnnProblem<T>& /* problem: its periodic box is the tree's */, Communicator& comm,
+  RunInfo* info)
 {
   const int me = comm.rank(), ranks = comm.size();
   const ZTree<T>& tree = local.tree;
   const Index ns = Index(points.numSources()), nq = Index(points.numQueries());
   // Regions are sent only where their radius reaches towards another rank's
   // points: elsewhere they select no ghosts.
-  const RemoteCover<T> cover(tree, problem.boxLo, comm);
+  const RankCover<T> cover(tree, comm);
   std::vector<Region<T>> regions;
   std::vector<std::pair<Index, Index>> spans; // sorted query positions
   if (nq > 0 && local.bounded)

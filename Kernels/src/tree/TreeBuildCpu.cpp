@@ -31,13 +31,14 @@
 
 #include <omp.h>
 
-#include "jz/StageTimer.h"
-#include "tree/TreeLevels.h"
-#include "tree/ZSortCpu.h"
+#include "common/Progress.h"
 #include "jz/HugePages.h"
+#include "jz/StageTimer.h"
 #include "jz/Tree.h"
 #include "jz/Validate.h"
 #include "jz/ZOrder.h"
+#include "tree/TreeLevels.h"
+#include "tree/ZSortCpu.h"
 
 namespace jz
 {
@@ -53,11 +54,6 @@ void checkFinite(const T* xyz, Index n, const char* what)
     throw Error(error);
 }
 
-void reportProgress(const RunControl& control, double fraction)
-{
-  if (control.progress && !control.progress(fraction))
-    throw Aborted();
-}
 } // namespace
 
 int numberOfPlanes(std::size_t n, const TreeBuildOptions& options)

@@ -1,5 +1,5 @@
 // Bottom-up construction of the z-order plane tree on the GPU (§II-A..§II-E),
-// the device counterpart of cpu/TreeBuildCpu.cpp + TreeLevels.cpp.
+// the device counterpart of TreeBuildCpu.cpp + TreeLevels.cpp.
 //
 // The tree need not be node-for-node identical to the CPU one (neighbour
 // results are exact for any valid tree), but it follows the same rules with
@@ -308,9 +308,10 @@ __global__ void childSplitKernel(
   childSplit[j] = lo;
 }
 
-template <class T>
-__global__ void leafBoxKernel(
-  const Index* split, Index nodes, const T* x, const T* y, const T* z, Box<T>* boxes)
+// boxes[j]: the box of node j's items [split[j], split[j + 1]), each added
+// by add(box, item): a leaf's points or a node's children's boxes.
+template <class T, class Add>
+__global__ void nodeBoxKernel(const Index* split, Index nodes, Add add, Box<T>* boxes)
 {
   const Index j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= nodes)
@@ -318,26 +319,27 @@ __global__ void leafBoxKernel(
   Box<T> b;
   boxSetEmpty(b);
   for (Index i = split[j]; i < split[j + 1]; ++i)
-  {
-    const T p[3] = { x[i], y[i], z[i] };
-    boxExtend(b, p);
-  }
+    add(b, i);
   boxes[j] = b;
 }
 
 template <class T>
-__global__ void mergeBoxKernel(
-  const Index* childSplit, Index nodes, const Box<T>* below, Box<T>* boxes)
+struct AddPoint
 {
-  const Index j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= nodes)
-    return;
-  Box<T> b;
-  boxSetEmpty(b);
-  for (Index c = childSplit[j]; c < childSplit[j + 1]; ++c)
-    boxMerge(b, below[c]);
-  boxes[j] = b;
-}
+  DeviceXyz<T> points;
+  __device__ void operator()(Box<T>& b, Index i) const
+  {
+    const T p[3] = { points.x[i], points.y[i], points.z[i] };
+    boxExtend(b, p);
+  }
+};
+
+template <class T>
+struct AddChildBox
+{
+  const Box<T>* below;
+  __device__ void operator()(Box<T>& b, Index c) const { boxMerge(b, below[c]); }
+};
 
 // lvl_max of eq. 10 from the level histogram: the smallest nodes holding the
 // options' quantile (90%) of the points define the reference; their
@@ -491,15 +493,15 @@ void fillPlane(DeviceTree<T>& tree, int p, DeviceBuffer<Index>& splits, Index co
   JZ_CUDA_LAUNCH_CHECK("typeSplitKernel");
   if (p == 0)
   {
-    leafBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.sourceSplit.get(),
-      nodes, tree.sx.get(), tree.sy.get(), tree.sz.get(), plane.sourceBox.get());
-    JZ_CUDA_LAUNCH_CHECK("leafBoxKernel");
+    nodeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
+      plane.sourceSplit.get(), nodes, AddPoint<T>{ sourcesOf(tree) }, plane.sourceBox.get());
+    JZ_CUDA_LAUNCH_CHECK("nodeBoxKernel (points)");
     if (!tree.self)
     {
-      leafBoxKernel<T>
-        <<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.querySplitBuf.get(), nodes,
-          tree.qxBuf.get(), tree.qyBuf.get(), tree.qzBuf.get(), plane.queryBoxBuf.get());
-      JZ_CUDA_LAUNCH_CHECK("leafBoxKernel");
+      const DeviceXyz<T> queries{ tree.qxBuf.get(), tree.qyBuf.get(), tree.qzBuf.get() };
+      nodeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
+        plane.querySplitBuf.get(), nodes, AddPoint<T>{ queries }, plane.queryBoxBuf.get());
+      JZ_CUDA_LAUNCH_CHECK("nodeBoxKernel (points)");
     }
   }
   else
@@ -509,14 +511,14 @@ void fillPlane(DeviceTree<T>& tree, int p, DeviceBuffer<Index>& splits, Index co
     childSplitKernel<<<blocksFor(count, kThreads), kThreads, 0, stream>>>(
       splits.get(), count, below.jointSplit.get(), below.numNodes + 1, plane.childSplit.get());
     JZ_CUDA_LAUNCH_CHECK("childSplitKernel");
-    mergeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
-      plane.childSplit.get(), nodes, below.sourceBox.get(), plane.sourceBox.get());
-    JZ_CUDA_LAUNCH_CHECK("mergeBoxKernel");
+    nodeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.childSplit.get(),
+      nodes, AddChildBox<T>{ below.sourceBox.get() }, plane.sourceBox.get());
+    JZ_CUDA_LAUNCH_CHECK("nodeBoxKernel (children)");
     if (!tree.self)
     {
-      mergeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(
-        plane.childSplit.get(), nodes, below.queryBoxBuf.get(), plane.queryBoxBuf.get());
-      JZ_CUDA_LAUNCH_CHECK("mergeBoxKernel");
+      nodeBoxKernel<T><<<blocksFor(nodes, kThreads), kThreads, 0, stream>>>(plane.childSplit.get(),
+        nodes, AddChildBox<T>{ below.queryBoxBuf.get() }, plane.queryBoxBuf.get());
+      JZ_CUDA_LAUNCH_CHECK("nodeBoxKernel (children)");
     }
   }
   plane.jointSplit = std::move(splits);

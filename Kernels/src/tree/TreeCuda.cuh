@@ -65,6 +65,27 @@ struct DeviceTree
   const Index* qInput() const { return self ? sInput.get() : qInputBuf.get(); }
 };
 
+// Sorted coordinates (structure of arrays) as a kernel reads them.
+template <class T>
+struct DeviceXyz
+{
+  const T* x = nullptr;
+  const T* y = nullptr;
+  const T* z = nullptr;
+};
+
+template <class T>
+DeviceXyz<T> sourcesOf(const DeviceTree<T>& tree)
+{
+  return DeviceXyz<T>{ tree.sx.get(), tree.sy.get(), tree.sz.get() };
+}
+
+template <class T>
+DeviceXyz<T> queriesOf(const DeviceTree<T>& tree)
+{
+  return DeviceXyz<T>{ tree.qx(), tree.qy(), tree.qz() };
+}
+
 // Builds the joint tree from host coordinates (interleaved xyz) with the
 // tuning values the CPU build takes. Marks the timer stages "upload", "sort"
 // and "tree". Throws Error naming the first point with a non-finite

@@ -32,7 +32,7 @@ struct BoxMetric
 
   // The exact squared distance of two points (nearest image when periodic),
   // in double from the input coordinates. Host and device: the GPU's EMST
-  // weighs its edges with it (cuda/EmstCuda.cuh).
+  // weighs its edges with it (emst/EmstCuda.cuh).
   template <class T>
   JZ_HD double point2(const T* p, const T* q) const
   {

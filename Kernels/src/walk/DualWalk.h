@@ -100,13 +100,7 @@ public:
   }
 
   // From the super nodes down to `plane` (0 <= plane <= numPlanes()).
-  Level walkDownTo(int plane)
-  {
-    Level level = top();
-    while (level.plane > plane)
-      level = descend(level);
-    return level;
-  }
+  Level walkDownTo(int plane) { return walkDown(*this, plane); }
 
   // Algorithm 1 line 6, fused per parent: for each node of `parents` (the
   // level above the leaves) its leaves' lists are built and each handed to

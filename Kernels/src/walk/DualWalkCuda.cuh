@@ -88,6 +88,28 @@ struct WalkLevel
   DeviceBuffer<NodePair> pairs;
 };
 
+// A level's lists as a kernel reads them: receiver c's entries are
+// [begin(c), end(c)) of source and low2 (the stored bounds; gravity's
+// acceptance marks).
+struct LevelLists
+{
+  const unsigned long long* offset = nullptr;
+  unsigned long long base = 0;
+  const Index* source = nullptr;
+  const float* low2 = nullptr;
+
+  LevelLists() = default;
+  explicit LevelLists(const WalkLevel& level)
+    : offset(level.offset.get())
+    , base(level.base)
+    , source(level.source.get())
+    , low2(level.low2.get())
+  {
+  }
+  __device__ unsigned long long begin(Index c) const { return offset[c] - base; }
+  __device__ unsigned long long end(Index c) const { return offset[c + 1] - base; }
+};
+
 // A receiver's parent as beginReceiver sees it (walk/WalkPolicy.h's
 // ParentView): its list entries [begin, end) name source parents Q with
 // children [firstChild(Q), endChild(Q)) on the plane walked.
@@ -405,13 +427,7 @@ public:
   }
 
   // From the super nodes down to `plane`.
-  WalkLevel walkDownTo(int plane)
-  {
-    WalkLevel level = top();
-    while (level.plane > plane)
-      level = descend(level);
-    return level;
-  }
+  WalkLevel walkDownTo(int plane) { return walkDown(*this, plane); }
 
   // The leaf pass of a query-centric walk from the level above the leaves:
   // the leaves' lists are counted, then inserted (sorted) and handed to

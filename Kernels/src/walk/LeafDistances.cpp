@@ -5,6 +5,7 @@
 #include "walk/LeafDistances.h"
 
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define JZ_X86_AVX2 1
@@ -112,63 +113,88 @@ Index nearBox(const T* xs, const T* ys, const T* zs, Index n, const T* lo, const
 }
 
 #if JZ_X86_AVX2
-template <class V>
-struct Avx;
+#define JZ_AVX2_FMA __attribute__((target("avx2,fma")))
 
-template <>
-struct Avx<float>
+template <class T>
+struct AvxRegister
 {
-  using Reg = __m256;
-  static constexpr int kLanes = 8;
-  __attribute__((target("avx2,fma"))) static Reg load(const float* p) { return _mm256_loadu_ps(p); }
-  __attribute__((target("avx2,fma"))) static void store(float* p, Reg a) { _mm256_store_ps(p, a); }
-  __attribute__((target("avx2,fma"))) static Reg set1(float x) { return _mm256_set1_ps(x); }
-  __attribute__((target("avx2,fma"))) static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg abs(Reg a)
-  {
-    return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a);
-  }
-  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c)
-  {
-    return _mm256_fmadd_ps(a, b, c);
-  }
-  __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
-  {
-    return unsigned(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ)));
-  }
+  using type = __m256;
+};
+template <>
+struct AvxRegister<double>
+{
+  using type = __m256d;
 };
 
-template <>
-struct Avx<double>
+// AVX2 on 8 floats or 4 doubles: the operations of the loops below.
+template <class T>
+struct Avx
 {
-  using Reg = __m256d;
-  static constexpr int kLanes = 4;
-  __attribute__((target("avx2,fma"))) static Reg load(const double* p)
+  static constexpr bool kFloat = std::is_same<T, float>::value;
+  using Reg = typename AvxRegister<T>::type;
+  static constexpr int kLanes = int(32 / sizeof(T));
+
+  // The vector operators, as _mm256_{add,sub,mul}_{ps,pd} define them.
+  JZ_AVX2_FMA static Reg add(Reg a, Reg b) { return a + b; }
+  JZ_AVX2_FMA static Reg sub(Reg a, Reg b) { return a - b; }
+  JZ_AVX2_FMA static Reg mul(Reg a, Reg b) { return a * b; }
+
+  JZ_AVX2_FMA static Reg load(const T* p)
   {
-    return _mm256_loadu_pd(p);
+    if constexpr (kFloat)
+      return _mm256_loadu_ps(p);
+    else
+      return _mm256_loadu_pd(p);
   }
-  __attribute__((target("avx2,fma"))) static Reg set1(double x) { return _mm256_set1_pd(x); }
-  __attribute__((target("avx2,fma"))) static void store(double* p, Reg a) { _mm256_store_pd(p, a); }
-  __attribute__((target("avx2,fma"))) static Reg sub(Reg a, Reg b) { return _mm256_sub_pd(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg add(Reg a, Reg b) { return _mm256_add_pd(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg mul(Reg a, Reg b) { return _mm256_mul_pd(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg max(Reg a, Reg b) { return _mm256_max_pd(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg min(Reg a, Reg b) { return _mm256_min_pd(a, b); }
-  __attribute__((target("avx2,fma"))) static Reg abs(Reg a)
+  JZ_AVX2_FMA static void store(T* p, Reg a)
   {
-    return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a);
+    if constexpr (kFloat)
+      _mm256_store_ps(p, a);
+    else
+      _mm256_store_pd(p, a);
   }
-  __attribute__((target("avx2,fma"))) static Reg fmadd(Reg a, Reg b, Reg c)
+  JZ_AVX2_FMA static Reg set1(T x)
   {
-    return _mm256_fmadd_pd(a, b, c);
+    if constexpr (kFloat)
+      return _mm256_set1_ps(x);
+    else
+      return _mm256_set1_pd(x);
   }
-  __attribute__((target("avx2,fma"))) static unsigned le(Reg a, Reg b)
+  JZ_AVX2_FMA static Reg max(Reg a, Reg b)
   {
-    return unsigned(_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
+    if constexpr (kFloat)
+      return _mm256_max_ps(a, b);
+    else
+      return _mm256_max_pd(a, b);
+  }
+  JZ_AVX2_FMA static Reg min(Reg a, Reg b)
+  {
+    if constexpr (kFloat)
+      return _mm256_min_ps(a, b);
+    else
+      return _mm256_min_pd(a, b);
+  }
+  JZ_AVX2_FMA static Reg abs(Reg a)
+  {
+    if constexpr (kFloat)
+      return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a);
+    else
+      return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a);
+  }
+  JZ_AVX2_FMA static Reg fmadd(Reg a, Reg b, Reg c)
+  {
+    if constexpr (kFloat)
+      return _mm256_fmadd_ps(a, b, c);
+    else
+      return _mm256_fmadd_pd(a, b, c);
+  }
+  // Bit i: lane i of a <= b.
+  JZ_AVX2_FMA static unsigned le(Reg a, Reg b)
+  {
+    if constexpr (kFloat)
+      return unsigned(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ)));
+    else
+      return unsigned(_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
   }
 };
 
@@ -221,8 +247,8 @@ __attribute__((target("avx2,fma,bmi"))) Index candidatesAvx2(const T* xs, const 
 
 // Per-dimension gap between x and [lo, hi] (nearest image when period > 0).
 template <class T>
-__attribute__((target("avx2,fma"))) inline typename Avx<T>::Reg gapAvx(typename Avx<T>::Reg x,
-  typename Avx<T>::Reg lo, typename Avx<T>::Reg hi, typename Avx<T>::Reg period, bool periodic)
+JZ_AVX2_FMA inline typename Avx<T>::Reg gapAvx(typename Avx<T>::Reg x, typename Avx<T>::Reg lo,
+  typename Avx<T>::Reg hi, typename Avx<T>::Reg period, bool periodic)
 {
   using A = Avx<T>;
   const typename A::Reg zero = A::set1(T(0));
@@ -291,6 +317,18 @@ Index candidates(const T* xs, const T* ys, const T* zs, Index n, const T* p, con
   return periods ? candidatesScalar<T, true>(xs, ys, zs, n, p, periods, filter2, out, outD2)
                  : candidatesScalar<T, false>(xs, ys, zs, n, p, periods, filter2, out, outD2);
 }
+
+template <class T>
+Index queriesNear(const T* xs, const T* ys, const T* zs, Index n, const T* lo, const T* hi,
+  const T* periods, const T* filter2, Index* active)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return nearBoxAvx2<T>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+#endif
+  return periods ? nearBox<T, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
+                 : nearBox<T, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+}
 } // namespace
 
 Index leafCandidates(const float* xs, const float* ys, const float* zs, Index n, const float* p,
@@ -308,23 +346,13 @@ Index leafCandidates(const double* xs, const double* ys, const double* zs, Index
 Index queriesNearBox(const float* xs, const float* ys, const float* zs, Index n, const float* lo,
   const float* hi, const float* periods, const float* filter2, Index* active)
 {
-#if JZ_X86_AVX2
-  if (haveAvx2())
-    return nearBoxAvx2<float>(xs, ys, zs, n, lo, hi, periods, filter2, active);
-#endif
-  return periods ? nearBox<float, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
-                 : nearBox<float, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+  return queriesNear(xs, ys, zs, n, lo, hi, periods, filter2, active);
 }
 
 Index queriesNearBox(const double* xs, const double* ys, const double* zs, Index n,
   const double* lo, const double* hi, const double* periods, const double* filter2, Index* active)
 {
-#if JZ_X86_AVX2
-  if (haveAvx2())
-    return nearBoxAvx2<double>(xs, ys, zs, n, lo, hi, periods, filter2, active);
-#endif
-  return periods ? nearBox<double, true>(xs, ys, zs, n, lo, hi, periods, filter2, active)
-                 : nearBox<double, false>(xs, ys, zs, n, lo, hi, periods, filter2, active);
+  return queriesNear(xs, ys, zs, n, lo, hi, periods, filter2, active);
 }
 } // namespace jz
 
@@ -350,24 +378,29 @@ inline void distancesAll(
     out[i] = dx * dx + dy * dy + dz * dz;
   }
 }
+
+// Inlined into each clone of leafDistances2, so compiled for its target.
+template <class T>
+__attribute__((always_inline)) inline void distances(
+  const T* xs, const T* ys, const T* zs, Index n, const T* p, const T* periods, T* out)
+{
+  if (periods)
+    distancesAll<T, true>(xs, ys, zs, n, p, periods, out);
+  else
+    distancesAll<T, false>(xs, ys, zs, n, p, periods, out);
+}
 } // namespace
 
 JZ_TARGET_CLONES void leafDistances2(const float* xs, const float* ys, const float* zs, Index n,
   const float* p, const float* periods, float* out)
 {
-  if (periods)
-    distancesAll<float, true>(xs, ys, zs, n, p, periods, out);
-  else
-    distancesAll<float, false>(xs, ys, zs, n, p, periods, out);
+  distances(xs, ys, zs, n, p, periods, out);
 }
 
 JZ_TARGET_CLONES void leafDistances2(const double* xs, const double* ys, const double* zs, Index n,
   const double* p, const double* periods, double* out)
 {
-  if (periods)
-    distancesAll<double, true>(xs, ys, zs, n, p, periods, out);
-  else
-    distancesAll<double, false>(xs, ys, zs, n, p, periods, out);
+  distances(xs, ys, zs, n, p, periods, out);
 }
 
 namespace

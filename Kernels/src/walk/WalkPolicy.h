@@ -122,4 +122,14 @@ struct WalkPolicyDefaults
 
   // Required for the leaf pass: void consumeLeaf(Index c, const LeafList&).
 };
+// A walk engine's levels from its super nodes down to `plane`, each built
+// from the one above (DualWalk and DualWalkCuda: top(), descend()).
+template <class Walk>
+auto walkDown(Walk& walk, int plane)
+{
+  auto level = walk.top();
+  while (level.plane > plane)
+    level = walk.descend(level);
+  return level;
+}
 } // namespace jz

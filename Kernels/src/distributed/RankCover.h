@@ -1,0 +1,147 @@
+// Where every rank's points lie, known on every rank: per rank the boxes of
+// its tree's coarsest plane (about 1000 compact cells: a z-order range is
+// not convex, so one box would claim much of its neighbours' space), with
+// coarser planes over them so that a test visits few boxes. A point needs
+// another rank's answer (EMST), and a region is sent to the other ranks
+// (kNN, FoF ghosts), only when a cell of another rank lies within its radius.
+#pragma once
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "jz/Communicator.h"
+#include "jz/Geometry.h"
+#include "jz/Tree.h"
+#include "walk/SingleTreeDescent.h"
+
+namespace jz
+{
+// A list of cells with planes above it, each grouping kFan consecutive
+// nodes of the one below, up to one of at most kFan nodes: a test then
+// starts from a few boxes instead of every cell.
+template <class T>
+class CellCover
+{
+public:
+  static constexpr Index kFan = 8;
+
+  CellCover() = default;
+  explicit CellCover(std::vector<Box<T>> cells)
+    : cells_(std::move(cells))
+  {
+    const std::vector<Box<T>>* below = &cells_;
+    while (Index(below->size()) > kFan)
+    {
+      above_.push_back(groupOf(*below));
+      below = &above_.back().box;
+    }
+  }
+
+  // Whether some cell is not `far` (far(box): no point of the box is in
+  // range; a box far must leave every box inside it far, as the distance
+  // bounds of Geometry.h do).
+  template <class Far>
+  bool anyNear(Far&& far) const
+  {
+    static thread_local DescentStack stack;
+    const int top = int(above_.size());
+    const Index count = Index(top == 0 ? cells_.size() : above_.back().box.size());
+    auto children = [this](int level, Index j)
+    {
+      const std::vector<Index>& split = above_[level - 1].split;
+      return std::make_pair(split[j], split[j + 1]);
+    };
+    auto visit = [&](int level, Index j)
+    {
+      if (far(level == 0 ? cells_[j] : above_[level - 1].box[j]))
+        return Descend::Skip;
+      return level == 0 ? Descend::Stop : Descend::Open;
+    };
+    return !descendPlanes(top, 0, count, children, visit, stack);
+  }
+
+private:
+  struct Plane
+  {
+    std::vector<Index> split; // children in the plane below
+    std::vector<Box<T>> box;
+  };
+
+  static Plane groupOf(const std::vector<Box<T>>& below)
+  {
+    const Index count = Index(below.size());
+    Plane c;
+    for (Index j = 0; j < count; j += kFan)
+    {
+      c.split.push_back(j);
+      Box<T> b;
+      boxSetEmpty(b);
+      for (Index k = j; k < std::min(count, j + kFan); ++k)
+        boxMerge(b, below[k]);
+      c.box.push_back(b);
+    }
+    c.split.push_back(count);
+    return c;
+  }
+
+  std::vector<Box<T>> cells_;
+  std::vector<Plane> above_; // above_[l - 1]: plane l over the cells
+};
+
+template <class T>
+class RankCover
+{
+public:
+  RankCover() = default;
+
+  // Collective: every rank passes its tree.
+  RankCover(const ZTree<T>& tree, Communicator& comm)
+    : per_(tree.periodicity)
+  {
+    std::vector<Box<T>> mine;
+    if (!tree.planes.empty())
+      for (const Box<T>& b : tree.planes.back().sourceBox)
+        if (!boxIsEmpty(b))
+          mine.push_back(b);
+    const std::vector<std::vector<char>> all = comm.allGather(toBytes(mine));
+    std::vector<Box<T>> others;
+    for (std::size_t r = 0; r < all.size(); ++r)
+    {
+      std::vector<Box<T>> cells = fromBytes<Box<T>>(all[r]);
+      if (int(r) != comm.rank())
+      {
+        bytes_ += double(all[r].size());
+        others.insert(others.end(), cells.begin(), cells.end());
+      }
+      ranks_.emplace_back(std::move(cells));
+    }
+    others_ = CellCover<T>(std::move(others));
+  }
+
+  // Whether some point of rank r may lie within sqrt(radius2) of p.
+  bool mayReach(const T* p, int r, double radius2) const
+  {
+    return ranks_[r].anyNear(
+      [&](const Box<T>& b) { return pointBoxDistance2(p, b, per_) > radius2; });
+  }
+
+  // Whether some point of another rank may lie within sqrt(radius2) of a
+  // point of `box`: the ghost selection's first test (selectGhosts), so a
+  // region for which this is false selects no ghosts on any rank.
+  bool othersMayReach(const Box<T>& box, double radius2) const
+  {
+    return others_.anyNear(
+      [&](const Box<T>& b) { return boxDistanceLow2(box, b, per_) > radius2; });
+  }
+
+  // Bytes received from the other ranks.
+  double bytes() const { return bytes_; }
+
+private:
+  Periodicity per_;
+  std::vector<CellCover<T>> ranks_;
+  CellCover<T> others_; // every other rank's cells, in rank order
+  double bytes_ = 0;
+};
+} // namespace jz

@@ -32,7 +32,7 @@ from vtkmodules.vtkCommonDataModel import vtkPolyData
 
 def load_points(bench, n, kind):
     if kind == "halos":
-        # The issue's clustered set (60% in isothermal halos), from the shared anchors.
+        # The shared anchors' clustered set (60% in isothermal halos).
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                         "..", "shared", "anchors"))
         from halos import halos

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Builds the CUDA tests and benchmarks here (sm_90, device asserts on) and
 # gathers them with their OpenMP runtime into one folder to carry to a GPU
-# machine, so that a short device lease spends no time compiling (on
-# 2026-11-28 such binaries from Debian 12 ran on the device's image as they
-# were). The folder keeps the layout gpu-first-run.sh and gpu-check.sh
+# machine, so that a short device lease spends no time compiling (binaries
+# built on Debian 12 run on the device's image as they are). The folder keeps the layout gpu-first-run.sh and gpu-check.sh
 # expect of a build directory (tests/, bench/) plus lib/.
 #   Kernels/scripts/prebuild-for-device.sh OUTDIR [TARGET...]
 # e.g., from the repository root (gpubin/ is git-ignored), then carry it

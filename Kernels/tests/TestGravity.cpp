@@ -602,7 +602,7 @@ JZ_TEST(DistributedDirectAtThetaZero)
     }
 }
 
-// The LET is what the issue asks for: on spatial pieces each rank receives a
+// The LET's purpose: on spatial pieces each rank receives a
 // small part of the others' sources, far less than gathering them all; at
 // this size (unlike the small sets above, where nearly every remote source is
 // near) many nodes travel as multipoles, and the results stay within the

@@ -1,5 +1,5 @@
-"""Randomized differential test of kNN and FoF on degenerate particle sets
-(issue #9): mixtures of uniform points, clumps, duplicates of every
+"""Randomized differential test of kNN and FoF on degenerate particle sets:
+mixtures of uniform points, clumps, duplicates of every
 multiplicity, lattices with and without jitter, planes and lines, at huge
 offsets and tiny scales, in float and double, open or periodic with points
 outside the box. Every case runs both filters' kernels (jz_degen_runner) and

@@ -5,6 +5,10 @@
 # with xwd and converts it with xwd2png.py. Needs xwd (Debian: x11-apps).
 # The data directory is Data/ unless JZ_GUI_DATA names another.
 # Usage: doc/tools/gui_screenshot.sh PLUGIN_DIR OUT.png [EVENT_SCRIPT.xml] [WxH]
+# The README's picture:
+#   JZ_GUI_DATA=../shared/data/external/gadget4-cosmobox-n32-l50 doc/tools/gui_screenshot.sh \
+#     build/lib/paraview-5.11/plugins/JZTree doc/gui_screenshot.png \
+#     Testing/GUI/jztree_snapshot_gui.xml 1920x1200
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"

@@ -83,8 +83,8 @@ struct HaloProperties
 // branch and bound over the group's kd-tree (src/halo/PotentialCentreBounds.h)
 // cannot rule out: the exact argmin. A large group without a pronounced
 // minimum (the bounds' work budget runs out) is ranked by tree potentials,
-// its 64 lowest summed. 7168: the measured crossover between the symmetric
-// pass (n^2 / 2 pair terms) and the branch and bound on halo-like groups.
+// its 64 lowest summed. 7168: where the symmetric pass (n^2 / 2 pair terms)
+// and the branch and bound cost the same on halo-like groups.
 constexpr std::size_t kDirectCentreLimit = 7168;
 
 // Collective over comm. Throws Error on bad options (Delta <= 0, rho_ref <= 0,

@@ -32,13 +32,11 @@
 
 namespace jz
 {
-// The fast multipole part's settings (measured on 1e6 uniform and halos.py
-// points, doc/BENCHMARKS.md "Tree gravity"): expansions of order 4; the
-// mutual criterion at 0.52 theta, which keeps the errors of the group walk
-// alone (0.6 before grav11's opening criterion, GravityTerms.h: on clustered
-// points the same errors now come at a ~15 % larger theta, and 0.6 of that
-// theta let the M2L errors dominate); receivers from plane 1 up (a leaf's few
-// points take M2P cheaper).
+// The fast multipole part's settings (chosen on uniform and clustered
+// points): expansions of order 4; the mutual criterion at 0.52 theta, which
+// keeps the errors those of the group walk alone (with the opening criterion
+// of GravityTerms.h a larger factor lets the M2L errors dominate);
+// receivers from plane 1 up (a leaf's few points take M2P cheaper).
 constexpr int kGravityLocalOrder = 4;
 constexpr double kGravityLocalThetaFactor = 0.52;
 constexpr int kGravityLocalFromPlane = 1;

@@ -95,10 +95,10 @@ JZ_HD void addMultipoleTerm(GravitySum& sum, const GravityMoments& n, const doub
 //    receiver's box (r > 0 for every accepted pair).
 // For a uniformly filled cube (tr I / M = b^2 / 3) the spread test is
 // b^2 < 0.6 theta^2 d^2, as before, and binds first; on clustered points
-// the radius test takes over. At equal 99th-percentile acceleration error on 1e6
-// halos.py points this costs ~17 % fewer interactions than b^2 < 0.6
-// theta^2 d^2 alone (Salmon & Warren's b_max form, before), with M2L at
-// 0.52 theta (GravityPolicy.h; doc/BENCHMARKS.md "grav11"). The factors keep the
+// the radius test takes over. At equal 99th-percentile acceleration error on
+// clustered points this costs fewer interactions than b^2 < 0.6 theta^2 d^2
+// alone (Salmon & Warren's b_max form), with M2L at 0.52 theta
+// (GravityPolicy.h). The factors keep the
 // accuracy contract at theta = 0.5 (doc/filters/TreeGravity.md). theta = 0
 // accepts nothing (the radius test): direct summation; a massless node
 // passes the spread test and follows the radius test.

@@ -198,16 +198,13 @@ constexpr std::size_t kMaxCentreSums = 1024;
 
 // Groups of more members than kFloatCentreFrom, up to kFilterCentreFrom,
 // are filtered by a single-precision pass over all pairs
-// (PotentialCentreFloatSums.h) before any exact sum: per pair 2x cheaper
-// than the double pass at 96 members, 3-3.7x from 200, 1.5x at 48; below
-// kFloatCentreFrom the double pass costs as much. Larger groups, up to
-// kFilterCentreTo, are filtered by leaves (PotentialCentreFilter.h): on
-// cusps of 2,048 members both filters cost the same, of 4,096 the leaves
-// 0.6x the float pass, of 16,384 0.2x (the leaves measured earlier against
-// the double pass at 1e6 clustered: 1.3x cheaper at 1,025-2,047 members,
-// 2.4x at 2,048-7,167, 2.9x at 7,168-30,000, 1.5x at 38,000-45,600).
-// Above kFilterCentreTo the leaves' (n / 20)^2 leaf pairs would cost more
-// than the branch and bound.
+// (PotentialCentreFloatSums.h) before any exact sum: a float pair costs a
+// fraction of a double one, and below kFloatCentreFrom the double pass
+// costs as much as the filter. Larger groups, up to kFilterCentreTo, are
+// filtered by leaves (PotentialCentreFilter.h): the leaves' cost grows more
+// slowly than the float pass's n^2 pairs, and the two cost the same on cusps
+// at kFilterCentreFrom. Above kFilterCentreTo the leaves' (n / 20)^2 leaf
+// pairs would cost more than the branch and bound.
 constexpr std::size_t kFloatCentreFrom = 32;
 constexpr std::size_t kFilterCentreFrom = 2048;
 constexpr std::size_t kFilterCentreTo = 65536;
@@ -371,7 +368,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
     [&](std::size_t a, std::size_t b) { return groupSize(a) > groupSize(b); });
   // The small groups come last in every thread's share (largest first):
   // timed per thread from its first one (a thread CPU clock per group is
-  // a system call, 8 ms over the 3,500 small groups at 1e6 clustered).
+  // a system call, too dear for thousands of small groups).
   double smallSeconds = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : smallSeconds)
   {
@@ -638,8 +635,8 @@ void sphericalOverdensity(Communicator& comm, const HaloPropertiesInput<T>& in,
   // The profile is decided only by a particle beyond the crossing, so with
   // several ranks (a retry costs a round of collectives) the radius is at
   // least two mean interparticle separations when periodic; on one rank a
-  // retry is a second search of the same centre (measured at 1e6 clustered:
-  // 1,771 of 3,883 centres retry, a fifth fewer particles collected).
+  // retry is a second search of the same centre, cheaper there than
+  // collecting more particles for every centre.
   std::int64_t total = std::int64_t(in.numPoints);
   comm.allReduceSum(&total, 1);
   const double spacing = in.periodic && comm.size() > 1

@@ -46,19 +46,17 @@ namespace jz
 {
 namespace
 {
-// Leaves of 16 (8 before the peaks and the remainder as a function of x;
-// measured on the benchmark's 17 groups: 8 -> 16 -> 24 about -10 % each step
-// with eps 1e-4, but 24 runs out of work budget on more groups at eps 1e-3).
+// Leaves of 16: larger leaves make fewer, looser bounds; at 24 the work
+// budget runs out on more groups with a large softening.
 constexpr std::size_t kLeafSize = 16;
 constexpr std::size_t kLanes = 8;
 // A source is accepted when its slack E_S is at most this part of M_S / |b - c_S|
-// (0.3 before the remainder became a function of x; 0.45: 5 % less CPU with
-// the exact sums, 0.2 or 0.6 no better).
+// (the cheapest of the values tried on halo-like groups, exact sums included).
 constexpr double kBoundTheta = 0.45;
 // A target whose bound exceeds the best by less than twice its kept
 // sources' share opens those above 1/16 of the excess (their children's
-// boxes are farther away), up to 4 times, before it is split: 40 % fewer
-// targets bounded on halo-like groups, 20 % less time.
+// boxes are farther away), up to 4 times, before it is split: far fewer
+// targets are bounded on halo-like groups.
 constexpr int kRefinePasses = 4;
 constexpr double kRefineShare = 2;
 constexpr double kRefineTau = 1.0 / 16;
@@ -683,8 +681,8 @@ void CentreSearch::peaks()
 // Whether the nearest-neighbour distances are worth their search (about as
 // much as the rest of the bounds): when the softening is well below the
 // spread of the typical leaf, M_S / eps is no bound at all for a touching
-// source; with a softening near the spacing (measured: 1e-4 in the halo
-// benchmark) it is, and the search does not pay.
+// source; with a softening near the spacing it is, and the search does not
+// pay.
 bool CentreSearch::softeningIsSmall() const
 {
   std::vector<double> spread;

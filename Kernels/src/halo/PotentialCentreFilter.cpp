@@ -16,9 +16,9 @@
 // remainder (memberFarSums), and where that still reaches L, once more with
 // the leaves within 3 half diagonals of T or 2 of their own summed directly
 // and every other far leaf by its moments at x_i (a leaf's remainder is
-// large within a few of its own sizes: with T's reach alone, 4-15 % above U
-// on the benchmark's largest groups, and 3,603 exact sums of whole groups;
-// with 3 of their own too, 0.1 % and 233), which also gives a lower bound. What is left
+// large within a few of its own sizes: with T's reach alone the bounds stay
+// well above U on large groups, and many members need exact sums), which
+// also gives a lower bound. What is left
 // is a candidate; every lower bound raises L, which starts at the exact U
 // of the member nearest the centre of mass of the densest leaf. Sums are
 // rounded outward by far more than their rounding (1e-10 relative; 1e-7 of
@@ -46,17 +46,16 @@ constexpr std::size_t kLanes = 8;
 // Near: the box gap below this many half diagonals of the target leaf.
 constexpr double kNearReach = 1.0;
 // The candidates' second look: the box gap below this many half diagonals
-// of the target leaf, or kWideReachOwn of the other leaf's (measured on 1e6
-// clustered: 3 of their own left 233 exact sums but 33 M pairs to the
-// second look, 2 478 and 18 M, 1.5 851 and 12 M; 2 the fastest there and
-// with unequal masses and 10^-3 softening).
+// of the target leaf, or kWideReachOwn of the other leaf's: a wider reach
+// leaves fewer exact sums but more pairs to the second look; 2 balances
+// them on clustered groups, with unequal masses and softening too.
 constexpr double kWideReach = 3.0;
 constexpr double kWideReachOwn = 2.0;
 // The target leaf's local expansion (LocalField) takes the far leaves
 // beyond this many half diagonals of the target and kLocalReachOwn of their
 // own; the ones between the near reach and this (mid) are bounded at each
-// member (measured on 1e6 clustered: 2 and 1.5 leave 28,600 members for the
-// near sums, 3 and 3 30,500, none 43,300).
+// member (these reaches leave the fewest members for the near sums on
+// clustered groups).
 constexpr double kLocalReach = 2.0;
 constexpr double kLocalReachOwn = 1.5;
 constexpr double kRoundUp = 1 + 1e-10, kRoundDown = 1 - 1e-10;
@@ -80,9 +79,9 @@ struct LeafBoxes
 };
 
 // The leaves farther than sqrt(near2) from box (a, b): an upper bound of
-// their potential anywhere in the box (masses over the box gap; a lower
-// bound here, over the largest distance, cost 10 % of the filter and never
-// raised the best on the halo benchmark: the seed is the best); gap2 gets
+// their potential anywhere in the box (masses over the box gap; no lower
+// bound: over the largest distance it costs more than it ever gains, the
+// seed already being the best); gap2 gets
 // every leaf's squared gap, nearCount the number of the others in every
 // block of kLanes leaves. The leaves are padded to whole lanes (massless,
 // far away).

@@ -60,7 +60,7 @@ void rankOrder(double* d, Index n, Index* order);
 
 namespace jz
 {
-// The one margin rule of the pre-filter above (#16 item 7): how far a squared
+// The one margin rule of the pre-filter above: how far a squared
 // distance evaluated in the points' precision T may lie from the exact one
 // (jz/Geometry.h, in double), so that neither bound ever drops a candidate.
 //

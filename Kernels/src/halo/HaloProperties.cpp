@@ -844,7 +844,7 @@ SoResult soFromProfile(
   return best;
 }
 
-std::string haloOptionsError(const HaloPropertiesOptions& o, const HaloOptionNames& names)
+std::string haloOptionsError(const HaloPropertiesOptions& o, const InputNames& names)
 {
   std::string e;
   if (o.potentialCentres)

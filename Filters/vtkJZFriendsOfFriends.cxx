@@ -388,12 +388,7 @@ std::string vtkJZFriendsOfFriends::HaloOptionsError() const
   // checks it again); only Critical takes a user value.
   options.referenceDensity =
     this->OverdensityReference == CRITICAL_DENSITY ? this->CriticalDensity : 1.0;
-  jz::HaloOptionNames names;
-  names.softening = "Softening";
-  names.gravitationalConstant = "GravitationalConstant";
-  names.overdensity = "Overdensity";
-  names.referenceDensity = "CriticalDensity";
-  const std::string error = jz::haloOptionsError(options, names);
+  const std::string error = jz::haloOptionsError(options, vtkJZKernelAdapter::PropertyNames());
   if (error.empty() && this->SphericalOverdensity && this->OverdensityReference == MEAN_DENSITY &&
     !this->Periodic)
   {

@@ -143,7 +143,7 @@ int vtkJZKNNDensity::RunQuery(
   if (error.empty())
   {
     vtkJZKernelAdapter::PointArrayRequest arrays;
-    arrays.masses = vtkJZKernelAdapter::SelectedArrayName(this->GetInputArrayInformation(0), input);
+    arrays.masses = this->SelectedMassArray(input);
     error = vtkJZKernelAdapter::ReadPoints(arrays, in);
   }
   if (!error.empty())

@@ -90,12 +90,6 @@ public:
   vtkBooleanMacro(BoxFromData, bool);
   ///@}
 
-  /**
-   * The particle masses are the input array to process 0 (a point array,
-   * one component). With no array selected, or with the name empty or
-   * "None" and no such array present, every particle has unit mass.
-   */
-
 protected:
   vtkJZKNNDensity();
   ~vtkJZKNNDensity() override = default;

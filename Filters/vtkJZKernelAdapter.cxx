@@ -75,10 +75,15 @@ jz::InputNames PropertyNames()
   names.neighbourCount = "NumberOfNeighbors (K)";
   names.linkingLength = "LinkingLength";
   names.periodicBox = "BoxBounds";
-  names.point = "Input point";
-  names.sourcePoint = "Input point";
+  names.point = names.sourcePoint = "Input point";
   names.queryPoint = "Query point";
   names.sourceMasses = "MassArray";
+  names.openingAngle = "OpeningAngle";
+  names.softening = "Softening";
+  names.gravitationalConstant = "GravitationalConstant";
+  names.overdensity = "Overdensity";
+  // Only a critical reference density is a property; the mean one is derived.
+  names.referenceDensity = "CriticalDensity";
   return names;
 }
 

@@ -53,8 +53,9 @@ void SetPeriodicBox(bool periodic, const double box[6], Problem& problem)
   SplitBox(box, problem.boxLo, problem.boxHi);
 }
 
-/// The kernels' input rules (jz/Validate.h) in the filters' words: messages
-/// name the properties (NumberOfNeighbors, LinkingLength, BoxBounds, ...).
+/// The kernels' input rules (jz/InputNames.h) in the filters' words, the
+/// one home of the names: messages name the properties (NumberOfNeighbors,
+/// LinkingLength, BoxBounds, Softening, ...).
 jz::InputNames PropertyNames();
 
 /// The first property whose value lies outside its range

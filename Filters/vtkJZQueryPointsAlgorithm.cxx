@@ -137,6 +137,12 @@ int vtkJZQueryPointsAlgorithm::RequestData(
 }
 
 //------------------------------------------------------------------------------
+const char* vtkJZQueryPointsAlgorithm::SelectedMassArray(vtkDataObject* input)
+{
+  return vtkJZKernelAdapter::SelectedArrayName(this->GetInputArrayInformation(0), input);
+}
+
+//------------------------------------------------------------------------------
 void vtkJZQueryPointsAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);

@@ -49,6 +49,12 @@ public:
   vtkGetMacro(Device, int);
   ///@}
 
+  /**
+   * The particle masses are the input array to process 0 (a point array,
+   * one component). With no array selected, or with the name empty or
+   * "None" and no such array present, every particle has unit mass.
+   */
+
 protected:
   vtkJZQueryPointsAlgorithm();
   ~vtkJZQueryPointsAlgorithm() override = default;
@@ -68,6 +74,12 @@ protected:
   virtual int RunQuery(vtkDataObject* input, vtkDataObject* query, vtkDataObject* output,
     vtkJZKernelAdapter::ParticleInput& in) = 0;
 #endif
+
+  /**
+   * The name of the mass array selected for `input` (input array 0), or
+   * nullptr for unit masses.
+   */
+  const char* SelectedMassArray(vtkDataObject* input);
 
   int Device = vtkJZDevice::DEVICE_AUTO;
 

@@ -31,18 +31,6 @@ using vtkJZKernelAdapter::Buffer;
 using vtkJZKernelAdapter::NewArray;
 using vtkJZKernelAdapter::ParticleInput;
 
-jz::GravityInputNames PropertyNames()
-{
-  jz::GravityInputNames names;
-  names.openingAngle = "OpeningAngle";
-  names.softening = "Softening";
-  names.gravitationalConstant = "GravitationalConstant";
-  names.masses = "MassArray";
-  names.sourcePoint = "Input point";
-  names.queryPoint = "Query point";
-  return names;
-}
-
 // Runs the kernel in precision T over all ranks of `comm` and, only when it
 // succeeds, fills `output` with a shallow copy of `target` plus the result
 // arrays. Throws jz::Error (the same on every rank) on bad input.
@@ -64,7 +52,7 @@ void RunGravity(vtkAlgorithm* self, const ParticleInput& in, vtkDataObject* targ
   problem.numQueries = in.hasQuery ? queries.size : 0;
 
   const std::string error =
-    vtkJZKernelAdapter::AgreeOnError(*in.comm, jz::gravityProblemError(problem, PropertyNames()));
+    vtkJZKernelAdapter::AgreeOnError(*in.comm, jz::gravityProblemError(problem, vtkJZKernelAdapter::PropertyNames()));
   if (!error.empty())
   {
     throw jz::Error(error);
@@ -91,7 +79,7 @@ int vtkJZTreeGravity::RunQuery(
   vtkDataObject* input, vtkDataObject* query, vtkDataObject* output, ParticleInput& in)
 {
   vtkJZKernelAdapter::PointArrayRequest arrays;
-  arrays.masses = vtkJZKernelAdapter::SelectedArrayName(this->GetInputArrayInformation(0), input);
+  arrays.masses = this->SelectedMassArray(input);
   arrays.globalIds = false; // gravity needs no ids
   std::string error = vtkJZKernelAdapter::RangeError({ { jz::ranges::Device, this->Device } });
   if (error.empty())

@@ -50,11 +50,6 @@ public:
   vtkGetMacro(GravitationalConstant, double);
   ///@}
 
-  /**
-   * The particle masses are the input array to process 0 (a point array,
-   * one component); none selected means unit masses.
-   */
-
 protected:
   vtkJZTreeGravity();
   ~vtkJZTreeGravity() override = default;

@@ -15,7 +15,7 @@
 
 #include "../tests/PointSets.h"
 #include "../tests/ThreadCommunicator.h"
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "jz/Distributed.h"
 
 int main(int argc, char** argv)
@@ -49,7 +49,7 @@ int main(int argc, char** argv)
       }
       jz::RunControl one;
       one.numThreads = 1;
-      jz::KnnProblem<float> kp = jzbench::knnProblem(mine.data(), ids.size(), k);
+      jz::KnnProblem<float> kp = jztest::knnProblem(mine.data(), ids.size(), k);
       kp.sourceIds = ids.data();
       kp.periodic = true;
       std::vector<float> h(ids.size());
@@ -63,7 +63,7 @@ int main(int argc, char** argv)
         knnBoundary[r] = ki.counter("boundary queries");
         local[r] = ki.counter("local sources");
       }
-      jz::FofProblem<float> fp = jzbench::fofProblem(mine.data(), ids.size(), l, true);
+      jz::FofProblem<float> fp = jztest::fofProblem(mine.data(), ids.size(), l, true);
       fp.ids = ids.data();
       jz::FofDistributedResult res;
       jz::RunInfo fi;

@@ -26,7 +26,7 @@
 
 #include <omp.h>
 
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "HaloPoints.h"
 #include "PeriodicCatalogue.h"
 #include "ProcMemory.h"
@@ -107,7 +107,7 @@ int run(std::size_t n, bool clustered, int repeats, const char* writeFile, const
   for (int rep = 0; rep < repeats; ++rep)
   {
     const jz::StageTimer total(nullptr, "total");
-    const jz::FofProblem<T> pb = jzbench::fofProblem(xyz.data(), n, l, true);
+    const jz::FofProblem<T> pb = jztest::fofProblem(xyz.data(), n, l, true);
     std::vector<jz::GlobalId> gid, gsize;
     std::size_t G;
     jz::RunInfo info;

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "GpuBenchOptions.h"
 #include "HaloPoints.h"
 #include "WriteRaw.h"
@@ -57,7 +57,7 @@ int run(std::size_t n, bool clustered, int reps, const GpuBenchOptions& o)
     return 1;
   if (o.pinned)
     jzbench::pin(xyz);
-  const jz::FofProblem<T> pb = jzbench::fofProblem(xyz.data(), n, l, true);
+  const jz::FofProblem<T> pb = jztest::fofProblem(xyz.data(), n, l, true);
 
   {
     // Warm-up: context creation and module load.

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "GravityTargets.h"
 #include "jz/Gravity.h"
 #include "jz/StageTimer.h"
@@ -47,7 +47,7 @@ int main(int argc, char** argv)
   while (std::getline(thetas, item, ','))
   {
     const jz::GravityProblem<double> p =
-      jzbench::gravityProblem(pts.data(), n, mass.data(), std::atof(item.c_str()), eps);
+      jztest::gravityProblem(pts.data(), n, mass.data(), std::atof(item.c_str()), eps);
     std::vector<double> phi(n), acc(3 * n);
     double best = 1e30, bestCpu = 1e30;
     jz::RunInfo info;

@@ -20,7 +20,7 @@
 #include <omp.h>
 
 #include "../tests/PointSets.h"
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "GpuBenchOptions.h"
 #include "GravityTargets.h"
 #include "jz/Gravity.h"
@@ -53,7 +53,7 @@ int main(int argc, char** argv)
   if (o.pinned)
     jzbench::pinAll(xyz, phi, acc);
   const jz::GravityProblem<float> pr =
-    jzbench::gravityProblem(xyz.data(), n, mass.data(), theta, eps);
+    jztest::gravityProblem(xyz.data(), n, mass.data(), theta, eps);
   const jz::GravityResults res{ phi.data(), acc.data() };
 
   const jzbench::BestGpuRun bestRun =

@@ -17,7 +17,7 @@
 
 #include "../tests/PointSets.h"
 #include "../tests/ThreadCommunicator.h"
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "GravityTargets.h"
 #include "jz/Gravity.h"
 
@@ -80,7 +80,7 @@ int main(int argc, char** argv)
           }
           std::vector<double> p(mine.size()), a(3 * mine.size());
           const jz::GravityProblem<double> gp =
-            jzbench::gravityProblem(x.data(), mine.size(), m.data(), theta, eps);
+            jztest::gravityProblem(x.data(), mine.size(), m.data(), theta, eps);
           jz::RunControl one;
           one.numThreads = 1;
           infos[r] = jz::computeGravityDistributed(

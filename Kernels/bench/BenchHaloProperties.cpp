@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "HaloPoints.h"
 #include "RawFiles.h"
 #include "jz/Fof.h"
@@ -78,7 +78,7 @@ int main(int argc, char** argv)
     jz::StageTimer fofClock(nullptr, "fof");
     const double fofCpu0 = cpuSeconds();
     const jz::FofProblem<float> pb =
-      jzbench::fofProblem(xyz.data(), n, jz::relativeLinkingLength(0.2, 1.0, n), true);
+      jztest::fofProblem(xyz.data(), n, jz::relativeLinkingLength(0.2, 1.0, n), true);
     jz::FofGroups groups;
     jz::computeFofGroups(pb, groups, jz::Backend::CPU, control);
     std::vector<jz::GlobalId> gid(n), gsize(n);
@@ -109,7 +109,7 @@ int main(int argc, char** argv)
     const jz::StageTimer addClock(nullptr, "additions");
     const double addCpu0 = cpuSeconds();
     const jz::HaloPropertiesInput<float> hp =
-      jzbench::haloPropertiesInput(xyz.data(), n, mass.data(), gid.data(), G, cat, true);
+      jztest::haloPropertiesInput(xyz.data(), n, mass.data(), gid.data(), G, cat, true);
     jz::HaloPropertiesOptions o;
     o.potentialCentres = true;
     o.softening = softening;

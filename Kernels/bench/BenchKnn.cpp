@@ -18,7 +18,7 @@
 #include <omp.h>
 
 #include "../tests/PointSets.h"
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "jz/Knn.h"
 #include "jz/StageTimer.h"
 
@@ -114,7 +114,7 @@ int main(int argc, char** argv)
     return 1;
   }
 
-  jz::KnnProblem<float> pr = jzbench::knnProblem(xyz.data(), n, k);
+  jz::KnnProblem<float> pr = jztest::knnProblem(xyz.data(), n, k);
   std::vector<float> h(n), rho(n);
   jz::KnnResults<float> res;
   res.smoothingLength = h.data();

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "../tests/PointSets.h"
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "GpuBenchOptions.h"
 #include "WriteRaw.h"
 #include "jz/Knn.h"
@@ -58,8 +58,8 @@ int main(int argc, char** argv)
   }
   if (o.pinned)
     jzbench::pinAll(xyz, h, rho, ids, dist);
-  const jz::KnnProblem<float> pr = jzbench::knnProblem(xyz.data(), n, k);
-  const jz::KnnResults<float> res = jzbench::knnResults(h, rho, ids, dist); // lists when sized
+  const jz::KnnProblem<float> pr = jztest::knnProblem(xyz.data(), n, k);
+  const jz::KnnResults<float> res = jztest::knnResults(h, rho, ids, dist); // lists when sized
 
   const jzbench::BestGpuRun bestRun =
     jzbench::timeGpuRuns(reps, n, [&] { return jz::computeKnn(pr, res, jz::Backend::CUDA); });

@@ -31,7 +31,7 @@
 #include <omp.h>
 
 #include "../tests/PointSets.h"
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "jz/Emst.h"
 #include "jz/Fof.h"
 #include "jz/Gravity.h"
@@ -84,17 +84,17 @@ void allOutputs(
   const std::string& kind, std::size_t n, int k, bool periodic, bool masses, bool topHat)
 {
   const std::vector<T> xyz = jztest::makePoints<T>(kind, n);
-  jz::KnnProblem<T> pr = jzbench::knnProblem(xyz.data(), n, k);
+  jz::KnnProblem<T> pr = jztest::knnProblem(xyz.data(), n, k);
   std::vector<double> m(n);
   for (std::size_t i = 0; i < n; ++i)
     m[i] = 1.0 + double(i % 7) * 0.25;
   if (masses)
     pr.sourceMasses = m.data();
   if (periodic)
-    jzbench::setPeriodicCube(pr, { -0.2, -0.1, 0.0 }, 0.9);
+    jztest::setPeriodicCube(pr, { -0.2, -0.1, 0.0 }, 0.9);
   std::vector<T> h(n), rho(n), dist(n * k), rho2(n);
   std::vector<jz::GlobalId> ids(n * k);
-  jz::KnnResults<T> res = jzbench::knnResults(h, rho, ids, dist);
+  jz::KnnResults<T> res = jztest::knnResults(h, rho, ids, dist);
   if (topHat)
     res.estimator = jz::DensityEstimator::TopHat;
   jz::computeKnn(pr, res, jz::Backend::CPU);
@@ -122,7 +122,7 @@ void variant(const std::string& kind, std::size_t n, int k, bool periodic, bool 
     mass[i] = 1 + double(i % 7) * 0.25;
     gid[i] = jz::GlobalId((i * 2654435761u) % 1000003);
   }
-  jz::KnnProblem<T> pr = jzbench::knnProblem(xyz.data(), n, k);
+  jz::KnnProblem<T> pr = jztest::knnProblem(xyz.data(), n, k);
   // Kinds far from the unit box stay open.
   pr.periodic = periodic && kind != "offset" && kind != "outliers" && kind != "lattice";
   if (queries)
@@ -184,7 +184,7 @@ void treeAndFof(const std::string& kind, std::size_t n, bool periodic, int threa
     std::printf("set3 tree %s %s n=%zu periodic=%d leaf=%d threads=%d: %016llx\n", kind.c_str(),
       precision(T()), n, int(wrap), leafSize, threads, d.h);
   }
-  jz::FofProblem<T> pr = jzbench::fofProblem(xyz.data(), n, 0.2 * std::cbrt(1.0 / double(n)), wrap);
+  jz::FofProblem<T> pr = jztest::fofProblem(xyz.data(), n, 0.2 * std::cbrt(1.0 / double(n)), wrap);
   if (kind == "lattice")
   {
     for (int d = 0; d < 3; ++d)
@@ -251,7 +251,7 @@ void moreAlgorithms(const std::string& kind, std::size_t n, bool periodic, int t
     const std::size_t m = theta == 0 ? n / 8 : n;
     // Isolated only: `periodic` varies the softening.
     const jz::GravityProblem<T> pr =
-      jzbench::gravityProblem(xyz.data(), m, mass.data(), theta, periodic ? 1e-3 : 0);
+      jztest::gravityProblem(xyz.data(), m, mass.data(), theta, periodic ? 1e-3 : 0);
     std::vector<double> phi(m), acc(3 * m);
     jz::GravityResults res;
     res.potential = phi.data();
@@ -262,7 +262,7 @@ void moreAlgorithms(const std::string& kind, std::size_t n, bool periodic, int t
     std::printf("set4 gravity %s theta=%g: %016llx\n", what.c_str(), theta, d.h);
   }
   const jz::FofProblem<T> fp =
-    jzbench::fofProblem(xyz.data(), n, 0.2 * std::cbrt(1.0 / double(n)), periodic);
+    jztest::fofProblem(xyz.data(), n, 0.2 * std::cbrt(1.0 / double(n)), periodic);
   jz::FofHaloOptions fo;
   fo.minimumGroupSize = 10;
   fo.masses = mass.data();
@@ -276,7 +276,7 @@ void moreAlgorithms(const std::string& kind, std::size_t n, bool periodic, int t
       c.meanVelocity, c.velocityDispersion);
     std::printf("set4 halos %s groups=%zu: %016llx\n", what.c_str(), halos.numGroups, d.h);
   }
-  const jz::HaloPropertiesInput<T> in = jzbench::haloPropertiesInput(
+  const jz::HaloPropertiesInput<T> in = jztest::haloPropertiesInput(
     xyz.data(), n, mass.data(), halos.groupId.data(), halos.numGroups, halos.catalogue, periodic);
   jz::HaloPropertiesOptions o;
   o.potentialCentres = true;

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "BenchProblems.h"
+#include "../tests/Problems.h"
 #include "jz/Fof.h"
 
 namespace jzbench
@@ -15,7 +15,7 @@ jz::FofCatalogue periodicCatalogue(
   const std::vector<T>& xyz, const std::vector<jz::GlobalId>& groupId, std::size_t numGroups)
 {
   const jz::FofCatalogueInput<T> in = jz::fofCatalogueInputFor(
-    fofProblem(xyz.data(), groupId.size(), 0.0, true), groupId.data(), numGroups, nullptr, nullptr);
+    jztest::fofProblem(xyz.data(), groupId.size(), 0.0, true), groupId.data(), numGroups, nullptr, nullptr);
   jz::FofCatalogue cat;
   jz::computeFofCatalogue(in, cat);
   return cat;

@@ -81,6 +81,14 @@ std::vector<T> makePoints(const std::string& kind, std::size_t n, unsigned seed 
   return xyz;
 }
 
+// `count` more points at (x, y, z).
+template <class T>
+void appendCopies(std::vector<T>& xyz, std::size_t count, T x, T y, T z)
+{
+  for (std::size_t i = 0; i < count; ++i)
+    xyz.insert(xyz.end(), { x, y, z });
+}
+
 inline std::vector<std::string> allKinds()
 {
   return { "uniform", "clustered", "duplicates", "lattice", "planar", "outliers", "offset",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "PointSets.h"
+#include "Problems.h"
 #include "RankPartitions.h"
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
@@ -49,11 +50,8 @@ void knnCase(const std::string& kind, const std::string& how, int ranks, int k, 
   std::vector<double> mass(n);
   for (std::size_t i = 0; i < n; ++i)
     mass[i] = 1.0 + double(i % 5);
-  jz::KnnProblem<double> serial;
-  serial.sources = xyz.data();
-  serial.numSources = n;
+  jz::KnnProblem<double> serial = jztest::knnProblem(xyz.data(), n, k);
   serial.sourceMasses = mass.data();
-  serial.k = k;
   serial.periodic = periodic;
   if (periodic)
     for (int d = 0; d < 3; ++d)
@@ -63,12 +61,7 @@ void knnCase(const std::string& kind, const std::string& how, int ranks, int k, 
     }
   std::vector<jz::GlobalId> ids(n * k);
   std::vector<double> dist(n * k), h(n), rho(n);
-  jz::KnnResults<double> res;
-  res.neighborIds = ids.data();
-  res.neighborDistances = dist.data();
-  res.smoothingLength = h.data();
-  res.density = rho.data();
-  jz::computeKnn(serial, res, jz::Backend::CPU);
+  jz::computeKnn(serial, jztest::knnResults(h, rho, ids, dist), jz::Backend::CPU);
 
   const std::vector<int> owner = partitionPoints(how, xyz.data(), xyz.size() / 3, ranks, 3);
   std::vector<Piece> pieces = split(xyz, owner, ranks);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "PointSets.h"
+#include "Problems.h"
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "fof/FofPhases.h"
@@ -95,6 +96,18 @@ double periodicDistance2(const double* a, const double* b)
     s += x * x;
   }
   return s;
+}
+
+// Runs body(comm, bad) on every simulated rank, body counting the rank's
+// mismatches into bad, and checks that no rank counted any.
+template <class Body>
+void onRanksCountingMismatches(Body body)
+{
+  std::vector<int> bad(kRanks, 0);
+  jztest::ThreadWorld world(kRanks);
+  world.run([&](jz::Communicator& comm) { body(comm, bad[comm.rank()]); });
+  for (int r = 0; r < kRanks; ++r)
+    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
 }
 } // namespace
 
@@ -375,10 +388,9 @@ JZ_TEST(AgreedLabelsAreTheSmallestIdOfEachGlobalGroup)
   std::vector<std::size_t> members(w.size(), 0);
   for (jz::GlobalId label : serial.groupLabel)
     ++members[label];
-  std::vector<int> bad(kRanks, 0), rounds(kRanks, 0);
-  jztest::ThreadWorld world(kRanks);
-  world.run(
-    [&](jz::Communicator& comm)
+  std::vector<int> rounds(kRanks, 0);
+  onRanksCountingMismatches(
+    [&](jz::Communicator& comm, int& bad)
     {
       const int r = comm.rank();
       const auto problem = fofPiece(w, r, l);
@@ -394,17 +406,15 @@ JZ_TEST(AgreedLabelsAreTheSmallestIdOfEachGlobalGroup)
         const jz::GlobalId want = serial.groupLabel[id];
         if (agreed.isSingle(i))
         {
-          bad[r] += members[want] != 1; // single only when alone globally
+          bad += members[want] != 1; // single only when alone globally
           continue;
         }
         const jz::FofLabel& got = agreed.labelOf(i);
-        bad[r] += got.id != want;
+        bad += got.id != want;
         for (int d = 0; d < 3; ++d)
-          bad[r] += got.ref[d] != wrapped(w.xyz[3 * want + d]);
+          bad += got.ref[d] != wrapped(w.xyz[3 * want + d]);
       }
     });
-  for (int r = 0; r < kRanks; ++r)
-    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
   JZ_CHECK(rounds[0] >= 1); // groups across ranks needed an exchange
 }
 
@@ -432,11 +442,9 @@ JZ_TEST(GroupSizesAndNumbersAgreeOnEveryRank)
     if (s.second >= minimum)
       order.emplace_back(-s.second, s.first);
   std::sort(order.begin(), order.end());
-  std::vector<int> bad(kRanks, 0);
   std::vector<std::size_t> owned(kRanks, 0);
-  jztest::ThreadWorld world(kRanks);
-  world.run(
-    [&](jz::Communicator& comm)
+  onRanksCountingMismatches(
+    [&](jz::Communicator& comm, int& bad)
     {
       const int r = comm.rank();
       const auto sizes = jz::reduceFofGroupSizes(labels[r], comm);
@@ -444,21 +452,19 @@ JZ_TEST(GroupSizesAndNumbersAgreeOnEveryRank)
       for (std::size_t c = 0; c < labels[r].label.size(); ++c)
       {
         const jz::GlobalId id = labels[r].label[c].id;
-        bad[r] += sizes.sizes[sizes.slot(id)] != size.at(id);
-        bad[r] += sizes.componentSize[c] != size.at(id);
+        bad += sizes.sizes[sizes.slot(id)] != size.at(id);
+        bad += sizes.componentSize[c] != size.at(id);
       }
       for (const auto& o : sizes.owned)
-        bad[r] += jz::ownerOfLabel(o.first, kRanks) != r || o.second != size.at(o.first);
+        bad += jz::ownerOfLabel(o.first, kRanks) != r || o.second != size.at(o.first);
       owned[r] = sizes.owned.size();
-      bad[r] += numbers.numGroups != order.size();
+      bad += numbers.numGroups != order.size();
       for (std::size_t g = 0; g < order.size(); ++g)
-        bad[r] += numbers.groupIdOf(order[g].second) != jz::GlobalId(g);
+        bad += numbers.groupIdOf(order[g].second) != jz::GlobalId(g);
       for (const auto& s : size)
         if (s.second < minimum)
-          bad[r] += numbers.groupIdOf(s.first) != -1;
+          bad += numbers.groupIdOf(s.first) != -1;
     });
-  for (int r = 0; r < kRanks; ++r)
-    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
   JZ_CHECK_EQ(owned[0] + owned[1] + owned[2], size.size()); // every group owned once
 }
 
@@ -486,11 +492,9 @@ JZ_TEST(CatalogueRowsEqualDirectSumsOverEachGroup)
       for (int d = 0; d < 3; ++d)
         vel[3 * id + d] = w.velOf[r][3 * i + d];
     }
-  std::vector<int> bad(kRanks, 0);
   std::vector<std::size_t> rows(kRanks, 0), kept(kRanks, 0);
-  jztest::ThreadWorld world(kRanks);
-  world.run(
-    [&](jz::Communicator& comm)
+  onRanksCountingMismatches(
+    [&](jz::Communicator& comm, int& bad)
     {
       const int r = comm.rank();
       const auto problem = fofPiece(w, r, l);
@@ -542,19 +546,17 @@ JZ_TEST(CatalogueRowsEqualDirectSumsOverEachGroup)
           }
         auto far = [](double a, double b)
         { return !(std::fabs(a - b) <= 1e-9 * (1 + std::fabs(b))); };
-        bad[r] += cat.count[c] != jz::GlobalId(m.size()) || far(cat.mass[c], M);
+        bad += cat.count[c] != jz::GlobalId(m.size()) || far(cat.mass[c], M);
         for (int d = 0; d < 3; ++d)
         {
           const double com = wrapped(wrapped(w.xyz[3 * label + d]) + off[d] / M);
-          bad[r] +=
+          bad +=
             far(cat.centerOfMass[3 * c + d], com) || far(cat.meanVelocity[3 * c + d], vm[d] / M);
         }
-        bad[r] += far(cat.inertiaRadius[c], std::sqrt(r2 / M));
-        bad[r] += far(cat.velocityDispersion[c], std::sqrt(s2 / (3 * M)));
+        bad += far(cat.inertiaRadius[c], std::sqrt(r2 / M));
+        bad += far(cat.velocityDispersion[c], std::sqrt(s2 / (3 * M)));
       }
     });
-  for (int r = 0; r < kRanks; ++r)
-    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
   JZ_CHECK(kept[0] > 10);
   JZ_CHECK_EQ(rows[0] + rows[1] + rows[2], kept[0]); // each row on exactly one rank
 }
@@ -565,10 +567,8 @@ JZ_TEST(RouteMovesFieldsInPiecesAsInOne)
   // pieces of a few points per round (several rounds, ranks sending
   // different counts) as in one round.
   World w(3000, 1);
-  std::vector<int> bad(kRanks, 0);
-  jztest::ThreadWorld world(kRanks);
-  world.run(
-    [&](jz::Communicator& comm)
+  onRanksCountingMismatches(
+    [&](jz::Communicator& comm, int& bad)
     {
       const int r = comm.rank();
       const auto problem = fofPiece(w, r, 0.01);
@@ -578,7 +578,7 @@ JZ_TEST(RouteMovesFieldsInPiecesAsInOne)
           p[d] = wrapped(problem.points[3 * i + d]);
       };
       const jz::ZOrderRoute route = jz::routeInZOrder<double>(problem.numPoints, at, comm);
-      bad[r] += route.mostSent < 50; // several rounds of 7 below
+      bad += route.mostSent < 50; // several rounds of 7 below
       jz::RouteScratch scratch;
       std::vector<double> whole(3 * route.size()), pieces(3 * route.size(), -1);
       std::vector<jz::GlobalId> ids(route.size(), -1);
@@ -587,13 +587,11 @@ JZ_TEST(RouteMovesFieldsInPiecesAsInOne)
       jz::moveAlongRoute(
         route, 1, [&](std::size_t i, jz::GlobalId* v) { *v = problem.ids[i]; }, ids.data(), scratch,
         comm, 5 * sizeof(jz::GlobalId));
-      bad[r] += whole != pieces;
+      bad += whole != pieces;
       for (std::size_t i = 0; i < ids.size(); ++i)
         for (int d = 0; d < 3; ++d)
-          bad[r] += ids[i] < 0 || pieces[3 * i + d] != wrapped(w.xyz[3 * ids[i] + d]);
+          bad += ids[i] < 0 || pieces[3 * i + d] != wrapped(w.xyz[3 * ids[i] + d]);
     });
-  for (int r = 0; r < kRanks; ++r)
-    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
 }
 
 JZ_TEST(ResultsGoHomeToTheirOrigin)
@@ -630,10 +628,9 @@ JZ_TEST(ResultsGoHomeToTheirOrigin)
     for (std::size_t i = 0; i < perRank; ++i)
       if (i % 7 != 0)
         ++expectedSize[jz::GlobalId(r * 1000 + i % 50)];
-  std::vector<int> bad(kRanks, 0), kept(kRanks, 0);
-  jztest::ThreadWorld world(kRanks);
-  world.run(
-    [&](jz::Communicator& comm)
+  std::vector<int> kept(kRanks, 0);
+  onRanksCountingMismatches(
+    [&](jz::Communicator& comm, int& bad)
     {
       const int r = comm.rank();
       const auto sizes = jz::reduceFofGroupSizes(labels[r], comm);
@@ -648,20 +645,17 @@ JZ_TEST(ResultsGoHomeToTheirOrigin)
         const jz::GlobalId label = jz::GlobalId(r * 1000 + i % 50);
         if (i % 7 == 0)
         {
-          bad[r] += groupId[i] != -1 || groupSize[i] != 1;
+          bad += groupId[i] != -1 || groupSize[i] != 1;
           continue;
         }
         const jz::GlobalId size = expectedSize.at(label);
-        bad[r] += groupSize[i] != size;
-        bad[r] += groupId[i] != (size >= 9 ? numbers.groupIdOf(label) : -1);
+        bad += groupSize[i] != size;
+        bad += groupId[i] != (size >= 9 ? numbers.groupIdOf(label) : -1);
         kept[r] += groupId[i] >= 0;
       }
     });
   for (int r = 0; r < kRanks; ++r)
-  {
-    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
     JZ_CHECK(kept[r] > 0 && kept[r] < int(perRank)); // kept and unkept groups both
-  }
 }
 
 // A query's results made from a tag, so that where they land tells whose
@@ -676,6 +670,56 @@ void pushTaggedResult(jz::KnnLocalResults<float>& res, float tag, int k, bool li
     res.neighborDistances.push_back(tag + 0.25f * float(j));
   }
 }
+
+// One rank's result buffers for n queries, filled so that what the way home
+// leaves untouched shows.
+struct KnnResultBuffers
+{
+  static constexpr float kFill = 0.5f;
+  static constexpr jz::GlobalId kIdFill = 7;
+  std::size_t k;
+  std::vector<float> h, rho, dist;
+  std::vector<jz::GlobalId> ids;
+
+  KnnResultBuffers(std::size_t n, int neighbours)
+    : k(std::size_t(neighbours))
+    , h(n, kFill)
+    , rho(n, kFill)
+    , dist(n * k, kFill)
+    , ids(n * k, kIdFill)
+  {
+  }
+
+  jz::KnnResults<float> results() { return jztest::knnResults(h, rho, ids, dist); }
+
+  // Whether entry j of query i's lists differs from pushTaggedResult's
+  // (tagged) or from the fill.
+  int listMismatch(std::size_t i, std::size_t j, float tag, bool tagged) const
+  {
+    const std::size_t at = i * k + j;
+    return tagged ? ids[at] != jz::GlobalId(tag) * 10 + jz::GlobalId(j) ||
+        dist[at] != tag + 0.25f * float(j)
+                  : ids[at] != kIdFill || dist[at] != kFill;
+  }
+
+  // Query i against pushTaggedResult(tag): its lists too, or lists untouched.
+  int taggedMismatches(std::size_t i, float tag, bool lists) const
+  {
+    int bad = h[i] != tag || rho[i] != -tag;
+    for (std::size_t j = 0; j < k; ++j)
+      bad += listMismatch(i, j, tag, lists);
+    return bad;
+  }
+
+  // Query i against the fill: nothing written.
+  int untouchedMismatches(std::size_t i) const
+  {
+    int bad = h[i] != kFill || rho[i] != kFill;
+    for (std::size_t j = 0; j < k; ++j)
+      bad += listMismatch(i, j, kFill, false);
+    return bad;
+  }
+};
 
 JZ_TEST(KnnResultsGoHomeToTheirOrigin)
 {
@@ -694,31 +738,15 @@ JZ_TEST(KnnResultsGoHomeToTheirOrigin)
     }
   jz::KnnWanted wanted;
   wanted.neighborIds = wanted.neighborDistances = true;
-  std::vector<int> bad(kRanks, 0);
-  jztest::ThreadWorld world(kRanks);
-  world.run(
-    [&](jz::Communicator& comm)
+  onRanksCountingMismatches(
+    [&](jz::Communicator& comm, int& bad)
     {
       const int r = comm.rank();
-      std::vector<float> h(perRank), rho(perRank), dist(perRank * k);
-      std::vector<jz::GlobalId> ids(perRank * k);
-      jz::KnnResults<float> out;
-      out.smoothingLength = h.data();
-      out.density = rho.data();
-      out.neighborIds = ids.data();
-      out.neighborDistances = dist.data();
-      jz::sendKnnResultsHome(pts[r], res[r], k, wanted, comm, out);
+      KnnResultBuffers got(perRank, k);
+      jz::sendKnnResultsHome(pts[r], res[r], k, wanted, comm, got.results());
       for (std::size_t i = 0; i < perRank; ++i)
-      {
-        const float tag = float(r * 10000 + i);
-        bad[r] += h[i] != tag || rho[i] != -tag;
-        for (int j = 0; j < k; ++j)
-          bad[r] += ids[i * k + j] != jz::GlobalId(tag) * 10 + j ||
-            dist[i * k + j] != tag + 0.25f * float(j);
-      }
+        bad += got.taggedMismatches(i, float(r * 10000 + i), true);
     });
-  for (int r = 0; r < kRanks; ++r)
-    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
 }
 
 // A self query's results go home along the decomposition's route, no
@@ -755,36 +783,19 @@ void checkKnnSelfResultsGoHomeAlongTheRoute(bool lists)
   }
   jz::KnnWanted wanted;
   wanted.neighborIds = wanted.neighborDistances = lists;
-  std::vector<int> bad(kRanks, 0);
-  jztest::ThreadWorld world(kRanks);
-  world.run(
-    [&](jz::Communicator& comm)
+  onRanksCountingMismatches(
+    [&](jz::Communicator& comm, int& bad)
     {
       const int r = comm.rank();
-      bad[r] += pts[r].numQueries() != pts[r].route.size();
-      std::vector<float> h(perRank, 0.5f), rho(perRank, 0.5f), dist(perRank * k, 0.5f);
-      std::vector<jz::GlobalId> ids(perRank * k, 7);
-      jz::KnnResults<float> out;
-      if (r != 1) // rank 1 wants nothing back
-      {
-        out.smoothingLength = h.data();
-        out.density = rho.data();
-        out.neighborIds = ids.data();
-        out.neighborDistances = dist.data();
-      }
-      jz::sendKnnResultsHome(pts[r], res[r], k, wanted, comm, out);
+      bad += pts[r].numQueries() != pts[r].route.size();
+      KnnResultBuffers got(perRank, k);
+      const bool wantsNothing = r == 1;
+      jz::sendKnnResultsHome(
+        pts[r], res[r], k, wanted, comm, wantsNothing ? jz::KnnResults<float>() : got.results());
       for (std::size_t i = 0; i < perRank; ++i)
-      {
-        const float tag = r == 1 ? 0.5f : float(r * 10000 + int(i));
-        bad[r] += h[i] != tag || rho[i] != (r == 1 ? tag : -tag);
-        for (int j = 0; j < k; ++j)
-          bad[r] += lists && r != 1 ? ids[i * k + j] != jz::GlobalId(tag) * 10 + j ||
-              dist[i * k + j] != tag + 0.25f * float(j)
-                                    : ids[i * k + j] != 7 || dist[i * k + j] != 0.5f;
-      }
+        bad += wantsNothing ? got.untouchedMismatches(i)
+                            : got.taggedMismatches(i, float(r * 10000 + i), lists);
     });
-  for (int r = 0; r < kRanks; ++r)
-    JZ_CHECK_MSG(bad[r] == 0, "rank " << r << ": " << bad[r]);
 }
 
 JZ_TEST(KnnSelfResultsGoHomeAlongTheRoute)

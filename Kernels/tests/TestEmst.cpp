@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "PointSets.h"
+#include "Problems.h"
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "jz/Emst.h"
@@ -39,6 +40,39 @@ namespace
 {
 using jz::GlobalId;
 using Edge = std::tuple<double, GlobalId, GlobalId>; // (weight2, lo id, hi id)
+
+// The ids 0..n-1 shuffled: ties are broken by id, not by input order.
+std::vector<GlobalId> shuffledIds(std::size_t n, unsigned seed)
+{
+  std::vector<GlobalId> ids(n);
+  std::iota(ids.begin(), ids.end(), GlobalId(0));
+  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(seed));
+  return ids;
+}
+
+// The EMST of the points with their ids (Euclidean unless the caller sets
+// the metric).
+template <class T>
+jz::EmstProblem<T> emstProblem(
+  const std::vector<T>& xyz, const std::vector<GlobalId>& ids, bool periodic)
+{
+  jz::EmstProblem<T> pr;
+  pr.points = xyz.data();
+  pr.numPoints = ids.size();
+  pr.ids = ids.data();
+  pr.periodic = periodic;
+  return pr;
+}
+
+// The friends-of-friends groups of the points with their ids at l.
+template <class T>
+jz::FofProblem<T> fofProblem(
+  const std::vector<T>& xyz, const std::vector<GlobalId>& ids, double l, bool periodic)
+{
+  jz::FofProblem<T> fp = jztest::fofProblem(xyz.data(), ids.size(), l, periodic);
+  fp.ids = ids.data();
+  return fp;
+}
 
 template <class T>
 double dist2(const std::vector<T>& xyz, std::size_t a, std::size_t b, const jz::Periodicity& per,
@@ -188,10 +222,7 @@ void checkPoints(const std::string& kind, const std::vector<T>& xyz,
   const std::vector<GlobalId>& ids, bool periodic, bool mutual, int threads)
 {
   const std::size_t n = ids.size();
-  jz::EmstProblem<T> pr;
-  pr.points = xyz.data();
-  pr.numPoints = n;
-  pr.ids = ids.data();
+  jz::EmstProblem<T> pr = emstProblem(xyz, ids, false);
   pr.metric = mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
   pr.minSamples = 4;
   if (periodic)
@@ -228,9 +259,10 @@ void checkCase(
   const std::string& kind, std::size_t n, bool periodic, bool mutual, int threads, bool shuffleIds)
 {
   std::vector<GlobalId> ids(n);
-  std::iota(ids.begin(), ids.end(), GlobalId(0));
   if (shuffleIds)
-    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(3));
+    ids = shuffledIds(n, 3);
+  else
+    std::iota(ids.begin(), ids.end(), GlobalId(0));
   checkPoints<T>(kind, jztest::makePoints<T>(kind, n, 7), ids, periodic, mutual, threads);
 }
 
@@ -256,13 +288,9 @@ struct PointCase
 
   PointCase(const std::string& kind, std::size_t n, bool periodic, int minSamples, unsigned seed)
     : xyz(jztest::makePoints<T>(kind, n, seed))
-    , ids(n)
+    , ids(shuffledIds(n, seed))
+    , pr(emstProblem(xyz, ids, false))
   {
-    std::iota(ids.begin(), ids.end(), GlobalId(0));
-    std::shuffle(ids.begin(), ids.end(), std::mt19937_64(seed));
-    pr.points = xyz.data();
-    pr.numPoints = n;
-    pr.ids = ids.data();
     pr.metric = minSamples > 0 ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
     pr.minSamples = minSamples > 0 ? minSamples : 5;
     if (periodic)
@@ -290,7 +318,7 @@ void checkAgainstCpu(const std::string& kind, std::size_t n, bool periodic, int 
   c.pr.maxLength = maxLength;
   char what[160];
   std::snprintf(what, sizeof what, "%s %s n %zu periodic %d minSamples %d maxLength %g",
-    kind.c_str(), sizeof(T) == 4 ? "float" : "double", n, int(periodic), minSamples, maxLength);
+    kind.c_str(), jztest::typeName<T>(), n, int(periodic), minSamples, maxLength);
   const jz::EmstEdges got = runEmst(c.pr, 0, what);
   if (!jztest::onGpu())
   {
@@ -327,13 +355,8 @@ bool sameNumbering(const std::vector<T>& xyz, const std::vector<GlobalId>& ids, 
       const std::size_t g1 =
         jz::labelFofCut(order, l, minSize, id1.data(), size1.data(), &reference, control);
       same = same && g0 == g1 && id0 == id1 && size0 == size1 && reference.size() == g1;
-      jz::FofCatalogueInput<T> in;
-      in.points = xyz.data();
-      in.numPoints = n;
-      in.groupId = id1.data();
-      in.numGroups = g1;
-      in.ids = ids.data();
-      in.periodic = periodic;
+      jz::FofCatalogueInput<T> in =
+        jz::fofCatalogueInputFor(fofProblem(xyz, ids, l, periodic), id1.data(), g1, nullptr, nullptr);
       jz::FofCatalogue found, given;
       jz::computeFofCatalogue(in, found, control);
       in.reference = reference.data();
@@ -352,14 +375,8 @@ void checkCuts(const std::string& kind, bool periodic)
 {
   const std::size_t n = 4000;
   std::vector<T> xyz = jztest::makePoints<T>(kind, n, 9);
-  std::vector<GlobalId> ids(n);
-  std::iota(ids.begin(), ids.end(), GlobalId(0));
-  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(4));
-  jz::EmstProblem<T> pr;
-  pr.points = xyz.data();
-  pr.numPoints = n;
-  pr.ids = ids.data();
-  pr.periodic = periodic;
+  const std::vector<GlobalId> ids = shuffledIds(n, 4);
+  const jz::EmstProblem<T> pr = emstProblem(xyz, ids, periodic);
   jz::EmstEdges tree;
   jz::computeEmst(pr, tree, jz::Backend::CPU);
   jz::FofTreeOrder order;
@@ -382,14 +399,8 @@ void checkCuts(const std::string& kind, bool periodic)
   int bad = 0;
   for (double l : ls)
   {
-    jz::FofProblem<T> fp;
-    fp.points = xyz.data();
-    fp.numPoints = n;
-    fp.ids = ids.data();
-    fp.linkingLength = l;
-    fp.periodic = periodic;
     jz::FofGroups walk, cut;
-    jz::computeFofGroups(fp, walk, jz::Backend::CPU);
+    jz::computeFofGroups(fofProblem(xyz, ids, l, periodic), walk, jz::Backend::CPU);
     jz::fofGroupsFromTree(tree, n, ids.data(), l, cut);
     bad += walk.groupLabel != cut.groupLabel;
     bad += !sameNumbering(xyz, ids, periodic, walk, order, l);
@@ -506,14 +517,8 @@ void checkForest(const std::string& kind, bool periodic, bool mutual)
 {
   const std::size_t n = 1200;
   const std::vector<T> xyz = jztest::makePoints<T>(kind, n, 11);
-  std::vector<GlobalId> ids(n);
-  std::iota(ids.begin(), ids.end(), GlobalId(0));
-  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(6));
-  jz::EmstProblem<T> pr;
-  pr.points = xyz.data();
-  pr.numPoints = n;
-  pr.ids = ids.data();
-  pr.periodic = periodic;
+  const std::vector<GlobalId> ids = shuffledIds(n, 6);
+  jz::EmstProblem<T> pr = emstProblem(xyz, ids, periodic);
   pr.metric = mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
   pr.minSamples = 4;
   const std::vector<Edge> tree = bruteMst(xyz, ids, pr);

@@ -109,8 +109,9 @@ int filterFailures(const std::vector<T>& xyz, const BoxCase& box, const jz::Filt
 }
 
 template <class T>
-void checkPairs(const char* type)
+void checkPairs()
 {
+  const char* type = jztest::typeName<T>();
   std::mt19937_64 rng(42);
   int relativeOnlyFailures = 0;
   for (const BoxCase& box : kBoxes)
@@ -149,8 +150,9 @@ std::vector<jz::GlobalId> bruteForce(const std::vector<T>& xyz, const jz::Period
 }
 
 template <class T>
-void checkKnn(const char* type)
+void checkKnn()
 {
+  const char* type = jztest::typeName<T>();
   std::mt19937_64 rng(7);
   for (const BoxCase& box : kBoxes)
   {
@@ -181,25 +183,8 @@ void checkKnn(const char* type)
 }
 } // namespace
 
-JZ_TEST(FilterKeepsAdversarialWrappedPairsFloat)
-{
-  checkPairs<float>("float");
-}
-
-JZ_TEST(FilterKeepsAdversarialWrappedPairsDouble)
-{
-  checkPairs<double>("double");
-}
-
-JZ_TEST(KnnOnAdversarialWrappedPairsFloat)
-{
-  checkKnn<float>("float");
-}
-
-JZ_TEST(KnnOnAdversarialWrappedPairsDouble)
-{
-  checkKnn<double>("double");
-}
+JZ_TEST_FLOAT_AND_DOUBLE(FilterKeepsAdversarialWrappedPairs, checkPairs)
+JZ_TEST_FLOAT_AND_DOUBLE(KnnOnAdversarialWrappedPairs, checkKnn)
 
 JZ_TEST(MarginIsZeroWithoutPeriodicity)
 {

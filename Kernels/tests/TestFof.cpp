@@ -19,6 +19,7 @@
 
 #include "fof/FofGroupSums.h"
 #include "PointSets.h"
+#include "Problems.h"
 #include "TestHarness.h"
 #include "jz/Fof.h"
 #include "jz/FofLinking.h"
@@ -98,22 +99,24 @@ void checkSameAsCpu(const jz::FofProblem<T>& pb, const jz::FofGroups& gpu)
   JZ_CHECK_MSG(bad == 0, bad << " points with an inconsistent GPU groupRoot");
 }
 
+// The problem of the points in the box [lo, hi) (wrapped when periodic).
+template <class T>
+jz::FofProblem<T> boxedProblem(const std::vector<T>& xyz, double l, bool periodic, const double* lo,
+  const double* hi, const GlobalId* ids = nullptr)
+{
+  jz::FofProblem<T> pb = jztest::fofProblem(xyz.data(), xyz.size() / 3, l, periodic);
+  std::copy_n(lo, 3, pb.boxLo);
+  std::copy_n(hi, 3, pb.boxHi);
+  pb.ids = ids;
+  return pb;
+}
+
 template <class T>
 std::vector<GlobalId> runFof(const std::vector<T>& xyz, double l, bool periodic, const double* lo,
   const double* hi, int threads = 0, const GlobalId* ids = nullptr,
   std::vector<Index>* roots = nullptr)
 {
-  jz::FofProblem<T> pb;
-  pb.points = xyz.data();
-  pb.numPoints = xyz.size() / 3;
-  pb.linkingLength = l;
-  pb.periodic = periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    pb.boxLo[d] = lo[d];
-    pb.boxHi[d] = hi[d];
-  }
-  pb.ids = ids;
+  const jz::FofProblem<T> pb = boxedProblem(xyz, l, periodic, lo, hi, ids);
   jz::FofGroups out;
   jz::RunControl rc;
   rc.numThreads = threads;
@@ -182,14 +185,7 @@ void distributionsCase()
   }
 }
 
-JZ_TEST(FofMatchesBruteForceFloat)
-{
-  distributionsCase<float>();
-}
-JZ_TEST(FofMatchesBruteForceDouble)
-{
-  distributionsCase<double>();
-}
+JZ_TEST_FLOAT_AND_DOUBLE(FofMatchesBruteForce, distributionsCase)
 
 // Dense halos of very different sizes on a sparse background: exercises whole
 // node links and self-linked nodes on several planes.
@@ -316,10 +312,8 @@ JZ_TEST(FofPeriodicChains)
 JZ_TEST(FofAllDuplicates)
 {
   std::vector<float> xyz;
-  for (int i = 0; i < 500; ++i)
-    xyz.insert(xyz.end(), { 0.3f, 0.3f, 0.3f });
-  for (int i = 0; i < 200; ++i)
-    xyz.insert(xyz.end(), { 0.7f, 0.3f, 0.3f });
+  jztest::appendCopies(xyz, 500, 0.3f, 0.3f, 0.3f);
+  jztest::appendCopies(xyz, 200, 0.7f, 0.3f, 0.3f);
   const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
   auto g = runFof(xyz, 1e-6, false, lo, hi);
   JZ_CHECK_EQ(numGroups(g), std::size_t(2));
@@ -438,19 +432,8 @@ JZ_TEST(FofCatalogueValues)
   const std::size_t G =
     jz::labelFofGroups(roots.data(), lab.data(), n, 20, gid.data(), gsize.data());
   JZ_CHECK(G >= 3);
-  jz::FofCatalogueInput<double> in;
-  in.points = xyz.data();
-  in.numPoints = n;
-  in.groupId = gid.data();
-  in.numGroups = G;
-  in.masses = mass.data();
-  in.velocities = vel.data();
-  in.periodic = true;
-  for (int d = 0; d < 3; ++d)
-  {
-    in.boxLo[d] = lo[d];
-    in.boxHi[d] = hi[d];
-  }
+  jz::FofCatalogueInput<double> in = jz::fofCatalogueInputFor(
+    boxedProblem(xyz, 0.01, true, lo, hi), gid.data(), G, mass.data(), vel.data());
   jz::FofCatalogue cat;
   jz::computeFofCatalogue(in, cat);
   JZ_CHECK_EQ(cat.numGroups, G);
@@ -835,11 +818,8 @@ namespace
 // Groups of `pts` in the unit box at b = 0.2 of the mean spacing.
 jz::FofProblem<float> meanSpacingProblem(const std::vector<float>& pts)
 {
-  jz::FofProblem<float> pb;
-  pb.points = pts.data();
-  pb.numPoints = pts.size() / 3;
-  pb.linkingLength = 0.2 * std::cbrt(1.0 / double(pb.numPoints));
-  return pb;
+  const std::size_t n = pts.size() / 3;
+  return jztest::fofProblem(pts.data(), n, 0.2 * std::cbrt(1.0 / double(n)), false);
 }
 } // namespace
 
@@ -874,20 +854,10 @@ JZ_TEST(FofNamesFirstNonFinitePoint)
   std::vector<float> pts = jztest::makePoints<float>("uniform", 100, 3);
   pts[3 * 77] = std::numeric_limits<float>::infinity();
   pts[3 * 42 + 2] = std::nanf("");
-  jz::FofProblem<float> pb;
-  pb.points = pts.data();
-  pb.numPoints = 100;
-  pb.linkingLength = 0.1;
+  const jz::FofProblem<float> pb = jztest::fofProblem(pts.data(), 100, 0.1, false);
   jz::FofGroups out;
-  std::string message;
-  try
-  {
-    jz::computeFofGroups(pb, out, jztest::backend());
-  }
-  catch (const jz::Error& e)
-  {
-    message = e.what();
-  }
+  const std::string message =
+    jztest::errorOf([&] { jz::computeFofGroups(pb, out, jztest::backend()); });
   JZ_CHECK_MSG(message.find("point 42 ") != std::string::npos, "message: " << message);
   JZ_CHECK(out.groupLabel.empty() && out.groupRoot.empty());
 }
@@ -986,17 +956,8 @@ void checkHalos(const HaloCase<T>& c, int threads)
 {
   const std::size_t n = c.xyz.size() / 3;
   const std::string what = c.what + " threads=" + std::to_string(threads);
-  jz::FofProblem<T> pb;
-  pb.points = c.xyz.data();
-  pb.numPoints = n;
-  pb.linkingLength = c.l;
-  pb.periodic = c.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    pb.boxLo[d] = c.lo[d];
-    pb.boxHi[d] = c.hi[d];
-  }
-  pb.ids = c.ids.empty() ? nullptr : c.ids.data();
+  const jz::FofProblem<T> pb =
+    boxedProblem(c.xyz, c.l, c.periodic, c.lo, c.hi, c.ids.empty() ? nullptr : c.ids.data());
   jz::FofHaloOptions options;
   options.minimumGroupSize = c.minimumSize;
   options.masses = c.mass.empty() ? nullptr : c.mass.data();
@@ -1014,20 +975,8 @@ void checkHalos(const HaloCase<T>& c, int threads)
   std::vector<GlobalId> gid(n), gsize(n);
   const std::size_t G = jz::labelFofGroups(groups.groupRoot.data(), groups.groupLabel.data(), n,
     c.minimumSize, gid.data(), gsize.data(), rc);
-  jz::FofCatalogueInput<T> in;
-  in.points = pb.points;
-  in.numPoints = n;
-  in.groupId = gid.data();
-  in.numGroups = G;
-  in.masses = options.masses;
-  in.velocities = options.velocities;
-  in.ids = pb.ids;
-  in.periodic = c.periodic;
-  for (int d = 0; d < 3; ++d)
-  {
-    in.boxLo[d] = c.lo[d];
-    in.boxHi[d] = c.hi[d];
-  }
+  const jz::FofCatalogueInput<T> in =
+    jz::fofCatalogueInputFor(pb, gid.data(), G, options.masses, options.velocities);
   jz::FofCatalogue cat;
   jz::computeFofCatalogue(in, cat, rc);
 
@@ -1079,8 +1028,9 @@ void runHaloCases(const HaloCase<T>& base)
 }
 
 template <class T>
-void haloKindsCase(const char* type)
+void haloKindsCase()
 {
+  const char* type = jztest::typeName<T>();
   const std::size_t n = jztest::sized(6000, 300000);
   for (const char* kind : { "clustered", "runs", "duplicates", "uniform" })
   {
@@ -1102,15 +1052,7 @@ void haloKindsCase(const char* type)
 }
 } // namespace
 
-JZ_TEST(FofHalosKindsFloat)
-{
-  haloKindsCase<float>("float");
-}
-
-JZ_TEST(FofHalosKindsDouble)
-{
-  haloKindsCase<double>("double");
-}
+JZ_TEST_FLOAT_AND_DOUBLE(FofHalosKinds, haloKindsCase)
 
 // MinimumGroupSize 0, 1, 2, 20 and more than every group.
 JZ_TEST(FofHalosMinimumGroupSize)
@@ -1202,26 +1144,16 @@ void groupSumsCase(
     m = 1 + 0.5 * g(rng) * g(rng);
   for (double& v : vel)
     v = 100 * g(rng);
-  jz::FofProblem<T> pb;
-  pb.points = xyz.data();
-  pb.numPoints = n;
-  pb.linkingLength = 0.2 * std::cbrt(1.0 / double(n));
-  pb.periodic = periodic;
+  jz::FofProblem<T> pb =
+    jztest::fofProblem(xyz.data(), n, 0.2 * std::cbrt(1.0 / double(n)), periodic);
   pb.ids = ids.data();
   jz::FofGroups groups;
   jz::computeFofGroups(pb, groups, jz::Backend::CPU);
   std::vector<GlobalId> gid(n);
   const std::size_t G = jz::labelFofGroups(
     groups.groupRoot.data(), groups.groupLabel.data(), n, minimumSize, gid.data(), nullptr);
-  jz::FofCatalogueInput<T> in;
-  in.points = xyz.data();
-  in.numPoints = n;
-  in.groupId = gid.data();
-  in.numGroups = G;
-  in.masses = mass.data();
-  in.velocities = vel.data();
-  in.ids = ids.data();
-  in.periodic = periodic;
+  const jz::FofCatalogueInput<T> in =
+    jz::fofCatalogueInputFor(pb, gid.data(), G, mass.data(), vel.data());
   jz::RunControl rc;
   rc.numThreads = threads;
   jz::FofCatalogue cpu;

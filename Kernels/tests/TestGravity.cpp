@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "PointSets.h"
+#include "Problems.h"
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "jz/Gravity.h"
@@ -127,13 +128,7 @@ template <class T>
 jz::GravityProblem<T> selfProblem(
   const std::vector<T>& xyz, const std::vector<double>& m, double theta, double eps)
 {
-  jz::GravityProblem<T> p;
-  p.sources = xyz.data();
-  p.numSources = m.size();
-  p.sourceMasses = m.data();
-  p.openingAngle = theta;
-  p.softening = eps;
-  return p;
+  return jztest::gravityProblem(xyz.data(), m.size(), m.data(), theta, eps);
 }
 
 // The sources with masses m, queried at separate points.
@@ -197,7 +192,7 @@ void checkSelf(const std::string& kind, double theta, double eps, double accBoun
   const Field ref = direct(xyz, m, xyz, 0, eps, 2.5, stride);
   char what[160];
   std::snprintf(what, sizeof what, "%s %s n %zu theta %.2f eps %g", kind.c_str(),
-    sizeof(T) == 4 ? "float" : "double", n, theta, eps);
+    jztest::typeName<T>(), n, theta, eps);
   check(what, p, ref, stride, accBound, phiBound);
 }
 
@@ -374,13 +369,9 @@ JZ_TEST(PotentialAlone)
 JZ_TEST(BulkDuplicatesAreSkippedPairs)
 {
   std::vector<double> xyz;
-  for (int i = 0; i < 5000; ++i)
-    xyz.insert(xyz.end(), { 0.5, 0.5, 0.5 });
-  for (int i = 0; i < 5000; ++i)
-    xyz.insert(xyz.end(), { 1.5, 0.5, 0.5 });
-  jz::GravityProblem<double> p;
-  p.sources = xyz.data();
-  p.numSources = xyz.size() / 3;
+  jztest::appendCopies(xyz, 5000, 0.5, 0.5, 0.5);
+  jztest::appendCopies(xyz, 5000, 1.5, 0.5, 0.5);
+  jz::GravityProblem<double> p = jztest::gravityProblem(xyz.data(), xyz.size() / 3, nullptr, 0, 0);
   for (double theta : { 0.0, 0.5 })
   {
     p.openingAngle = theta;
@@ -566,7 +557,7 @@ void checkDistributed(const std::string& kind, double theta, double eps, std::si
       double ea, ep;
       errors(got.field, ref, stride, ea, ep);
       std::printf("  %s %s theta %.1f %s %d ranks: p99 acc %.2e phi %.2e, LET %.1f B/pt\n",
-        kind.c_str(), sizeof(T) == 4 ? "float" : "double", theta, pieces, ranks, ea, ep,
+        kind.c_str(), jztest::typeName<T>(), theta, pieces, ranks, ea, ep,
         got.letBytes);
       JZ_CHECK_MSG(ea <= accBound && ep <= phiBound,
         kind << " " << pieces << " " << ranks << " ranks: acc " << ea << " phi " << ep);

@@ -433,7 +433,7 @@ JZ_TEST(HaloOptionsRules)
   off.potentialCentres = false;
   off.softening = -1;
   JZ_CHECK(jz::haloOptionsError(off).empty());
-  jz::HaloOptionNames names;
+  jz::InputNames names;
   names.softening = "Softening";
   jz::HaloPropertiesOptions o = ok;
   o.softening = -2;

@@ -47,6 +47,28 @@ inline bool onGpu()
   return backend() == jz::Backend::CUDA;
 }
 
+// The name of a coordinate type in messages.
+template <class T>
+const char* typeName()
+{
+  return sizeof(T) == sizeof(float) ? "float" : "double";
+}
+
+// The message of the jz::Error that run() throws, or "" when it throws none.
+template <class Run>
+std::string errorOf(Run run)
+{
+  try
+  {
+    run();
+  }
+  catch (const jz::Error& e)
+  {
+    return e.what();
+  }
+  return std::string();
+}
+
 // A size for the backend under test: GPU runs take the larger one.
 inline std::size_t sized(std::size_t cpu, std::size_t gpu)
 {
@@ -190,6 +212,17 @@ inline int runAll(int argc, char** argv)
   static void name();                                                                              \
   static jztest::Registrar JZ_TEST_CONCAT(registrar_, name)(#name, name);                          \
   static void name()
+
+// Two cases, name##Float and name##Double: check<float>() and check<double>().
+#define JZ_TEST_FLOAT_AND_DOUBLE(name, check)                                                      \
+  JZ_TEST(name##Float)                                                                             \
+  {                                                                                                \
+    check<float>();                                                                                \
+  }                                                                                                \
+  JZ_TEST(name##Double)                                                                            \
+  {                                                                                                \
+    check<double>();                                                                               \
+  }
 
 // Ends the running case as skipped (jztest::skip).
 #define JZ_SKIP(reason) jztest::skip(reason)

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -449,7 +450,7 @@ std::string describe(const Case& c, const char* type)
 template <class T>
 void check(const Case& c)
 {
-  const std::string what = describe(c, sizeof(T) == 4 ? "float" : "double");
+  const std::string what = describe(c, jztest::typeName<T>());
   const std::vector<T> src = jztest::makePoints<T>(c.kind, c.n, 11);
   const std::vector<T> qry =
     c.queryKind.empty() ? src : jztest::makePoints<T>(c.queryKind, c.nq, 23);
@@ -544,6 +545,33 @@ void check(const Case& c)
     }
   }
 }
+
+void checkBothTypes(const Case& c)
+{
+  check<float>(c);
+  check<double>(c);
+}
+
+// The case for each K of `ks`, in float and in double.
+void checkEachK(Case c, std::initializer_list<int> ks)
+{
+  for (int k : ks)
+  {
+    c.k = k;
+    checkBothTypes(c);
+  }
+}
+
+// A case of `kind` sized for the backend; brute force checks a sample of
+// its queries.
+Case sampledCase(const std::string& kind, std::size_t cpuSize, std::size_t gpuSize)
+{
+  Case c;
+  c.kind = kind;
+  c.n = jztest::sized(cpuSize, gpuSize);
+  c.checked = 300;
+  return c;
+}
 } // namespace
 
 JZ_TEST(KnnSmallSizesAndKEqualsN)
@@ -557,8 +585,7 @@ JZ_TEST(KnnSmallSizesAndKEqualsN)
       if (std::size_t(k) > n)
         continue;
       c.k = k;
-      check<float>(c);
-      check<double>(c);
+      checkBothTypes(c);
     }
     c.k = int(n);
     check<double>(c);
@@ -576,37 +603,23 @@ JZ_TEST(KnnSmallSizesAndKEqualsN)
 JZ_TEST(KnnAllKindsLargerK)
 {
   for (const std::string& kind : jztest::allKinds())
-  {
-    Case c;
-    c.kind = kind;
-    c.n = jztest::sized(1000, 20000);
-    c.checked = 300;
     for (int k : { 8, 32, 64, 100 })
     {
+      Case c = sampledCase(kind, 1000, 20000);
       c.k = k;
-      c.ids = false;
       check<float>(c);
       c.ids = true;
       check<double>(c);
     }
-  }
 }
 
 JZ_TEST(KnnPeriodicLargerK)
 {
   for (const std::string kind : { "uniform", "lattice", "clustered", "mixedsign" })
   {
-    Case c;
-    c.kind = kind;
+    Case c = sampledCase(kind, 2000, 20000);
     c.periodic = true;
-    c.n = jztest::sized(2000, 20000);
-    c.checked = 300;
-    for (int k : { 1, 33, 100 })
-    {
-      c.k = k;
-      check<float>(c);
-      check<double>(c);
-    }
+    checkEachK(c, { 1, 33, 100 });
   }
 }
 
@@ -614,11 +627,8 @@ JZ_TEST(KnnDensityOnly)
 {
   for (const std::string kind : { "uniform", "clustered", "duplicates", "lattice" })
   {
-    Case c;
-    c.kind = kind;
+    Case c = sampledCase(kind, 800, 20000);
     c.lists = false;
-    c.n = jztest::sized(800, 20000);
-    c.checked = 300;
     for (auto est : { jz::DensityEstimator::SphCubicSpline, jz::DensityEstimator::TopHat })
     {
       c.estimator = est;
@@ -627,8 +637,7 @@ JZ_TEST(KnnDensityOnly)
         c.k = k;
         c.masses = (k % 2) == 0;
         c.ids = k >= 32;
-        check<float>(c);
-        check<double>(c);
+        checkBothTypes(c);
       }
     }
     c.density = false; // smoothing length only
@@ -649,12 +658,7 @@ JZ_TEST(KnnSeparateQuerySets)
     {
       c.nq = nq;
       c.checked = 300;
-      for (int k : { 1, 16, 40 })
-      {
-        c.k = k;
-        check<float>(c);
-        check<double>(c);
-      }
+      checkEachK(c, { 1, 16, 40 });
     }
   }
   c.periodic = true;
@@ -718,12 +722,7 @@ JZ_TEST(KnnVeryLargeK)
   c.queryKind = "uniform";
   c.nq = 40;
   c.lists = true;
-  for (int k : { int(c.n), int(c.n / 2) })
-  {
-    c.k = k;
-    check<float>(c);
-    check<double>(c);
-  }
+  checkEachK(c, { int(c.n), int(c.n / 2) });
 }
 
 // Densities are sums in rank order on every backend: asking for neighbour
@@ -773,15 +772,7 @@ JZ_TEST(KnnNamesFirstNonFinitePoint)
   std::vector<double> h(100);
   jz::KnnResults<double> res;
   res.smoothingLength = h.data();
-  std::string message;
-  try
-  {
-    jz::computeKnn(pr, res, jztest::backend());
-  }
-  catch (const jz::Error& e)
-  {
-    message = e.what();
-  }
+  const std::string message = jztest::errorOf([&] { jz::computeKnn(pr, res, jztest::backend()); });
   JZ_CHECK_MSG(message.find("point 42 ") != std::string::npos, "message: " << message);
 }
 

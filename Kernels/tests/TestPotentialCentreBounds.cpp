@@ -130,15 +130,28 @@ void check(const std::string& name, const Group& g, double eps, bool mustFinish 
   checkSearch(name + " (float)", g, eps, u, byFloatSums, floatMustFinish);
 }
 
-// A displacement of length r in a random direction (normal deviates drawn
-// after r, as the generators below have always drawn them).
-std::array<double, 3> atRadius(
-  double r, std::mt19937_64& rng, std::normal_distribution<double>& gauss)
+// Random displacements of the groups below, drawn in the order they have
+// always been drawn: the radius, then the direction's normal deviates.
+struct RadialDraws
 {
-  const double v[3] = { gauss(rng), gauss(rng), gauss(rng) };
-  const double s = r / std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-  return { s * v[0], s * v[1], s * v[2] };
-}
+  std::mt19937_64 rng;
+  std::uniform_real_distribution<double> u{ 0.0, 1.0 };
+  std::normal_distribution<double> gauss{ 0.0, 1.0 };
+
+  explicit RadialDraws(unsigned seed)
+    : rng(seed)
+  {
+  }
+
+  // A displacement of length uniform in [0, maxRadius], random direction.
+  std::array<double, 3> next(double maxRadius)
+  {
+    const double r = maxRadius * u(rng);
+    const double v[3] = { gauss(rng), gauss(rng), gauss(rng) };
+    const double s = r / std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    return { s * v[0], s * v[1], s * v[2] };
+  }
+};
 
 // Two cusps (radii uniform in [0, 0.2] about x = 0.7), mirror images
 // through x = 0.5 (1 - x is exact for x in [0.5, 1]): pairs of members with
@@ -146,12 +159,10 @@ std::array<double, 3> atRadius(
 Group mirrored(std::size_t half, double offset)
 {
   Group g;
-  std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::normal_distribution<double> gauss(0.0, 1.0);
+  RadialDraws draw(7);
   for (std::size_t i = 0; i < half; ++i)
   {
-    const std::array<double, 3> d = atRadius(0.2 * u(rng), rng, gauss);
+    const std::array<double, 3> d = draw.next(0.2);
     const double a = 0.7 + d[0], b = d[1], c = d[2];
     g.add(a + offset, b + offset, c + offset, 1.0);
     g.add((1 - a) + offset, b + offset, c + offset, 1.0);
@@ -174,12 +185,10 @@ Group lattice(int side, int copies)
 Group cusp(std::size_t n, double offset)
 {
   Group g;
-  std::mt19937_64 rng(3);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::normal_distribution<double> gauss(0.0, 1.0);
+  RadialDraws draw(3);
   for (std::size_t i = 0; i < n; ++i)
   {
-    const std::array<double, 3> d = atRadius(u(rng), rng, gauss);
+    const std::array<double, 3> d = draw.next(1.0);
     g.add(offset + d[0], offset + d[1], offset + d[2], 1.0 + double(i % 3));
   }
   return g;

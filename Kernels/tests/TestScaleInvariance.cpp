@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "PointSets.h"
+#include "Problems.h"
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "jz/Distributed.h"
@@ -78,11 +79,7 @@ std::vector<int> exponents()
   return { -300, -100, -40, 40, 100, 300 };
 }
 
-template <class T>
-const char* typeName()
-{
-  return sizeof(T) == sizeof(float) ? "float" : "double";
-}
+using jztest::typeName;
 
 //------------------------------------------------------------------------------
 template <class T>
@@ -258,6 +255,19 @@ JZ_TEST(KnnDistributedAtAnyScale)
 }
 
 //------------------------------------------------------------------------------
+// The FoF problem of unit-scale points scaled by 2^k: a linking length of
+// 0.2 mean separations and the box [0, 2^k)^3, both scaled alike.
+template <class T>
+jz::FofProblem<T> scaledFofProblem(const std::vector<T>& xyz, int k, bool periodic)
+{
+  const std::size_t n = xyz.size() / 3;
+  jz::FofProblem<T> p =
+    jztest::fofProblem(xyz.data(), n, std::ldexp(0.2 / std::cbrt(double(n)), k), periodic);
+  for (int d = 0; d < 3; ++d)
+    p.boxHi[d] = std::ldexp(1.0, k);
+  return p;
+}
+
 template <class T>
 void checkFofScaled(const std::string& kind, bool periodic)
 {
@@ -272,13 +282,7 @@ void checkFofScaled(const std::string& kind, bool periodic)
   }
   auto run = [&](const std::vector<T>& xyz, int k)
   {
-    jz::FofProblem<T> p;
-    p.points = xyz.data();
-    p.numPoints = n;
-    p.linkingLength = std::ldexp(0.2 / std::cbrt(double(n)), k);
-    p.periodic = periodic;
-    for (int d = 0; d < 3; ++d)
-      p.boxHi[d] = std::ldexp(1.0, k);
+    const jz::FofProblem<T> p = scaledFofProblem(xyz, k, periodic);
     jz::FofHaloOptions o;
     o.minimumGroupSize = 5;
     o.masses = mass.data();
@@ -475,31 +479,15 @@ void checkHaloPropertiesScaled(bool periodic)
     mass[i] = 1.0 + double(i % 3);
   auto run = [&](const std::vector<T>& xyz, int k)
   {
-    jz::FofProblem<T> fp;
-    fp.points = xyz.data();
-    fp.numPoints = n;
-    fp.linkingLength = std::ldexp(0.2 / std::cbrt(double(n)), k);
-    fp.periodic = periodic;
-    for (int d = 0; d < 3; ++d)
-      fp.boxHi[d] = std::ldexp(1.0, k);
+    const jz::FofProblem<T> fp = scaledFofProblem(xyz, k, periodic);
     jz::FofHaloOptions fo;
     fo.minimumGroupSize = 8;
     fo.masses = mass.data();
     jz::FofHalos halos;
     jz::computeFofHalos(fp, fo, halos, jztest::backend());
-    jz::HaloPropertiesInput<T> in;
-    in.points = xyz.data();
-    in.numPoints = n;
-    in.masses = mass.data();
-    in.groupId = halos.groupId.data();
-    in.numGroups = halos.numGroups;
-    for (std::size_t g = 0; g < halos.numGroups; ++g)
-      in.rowGroupId.push_back(jz::GlobalId(g));
-    in.rowCenterOfMass = halos.catalogue.centerOfMass;
-    in.rowMass = halos.catalogue.mass;
-    in.periodic = periodic;
-    for (int d = 0; d < 3; ++d)
-      in.boxHi[d] = std::ldexp(1.0, k);
+    jz::HaloPropertiesInput<T> in = jztest::haloPropertiesInput(xyz.data(), n, mass.data(),
+      halos.groupId.data(), halos.numGroups, halos.catalogue, periodic);
+    std::copy_n(fp.boxHi, 3, in.boxHi);
     jz::HaloPropertiesOptions o;
     o.potentialCentres = true;
     o.softening = std::ldexp(1e-4, k);

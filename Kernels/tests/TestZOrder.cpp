@@ -171,25 +171,8 @@ void checkStrictWeakOrder()
 }
 } // namespace
 
-JZ_TEST(ComparatorMatchesExactReferenceFloat)
-{
-  checkAgainstReference<float>();
-}
-
-JZ_TEST(ComparatorMatchesExactReferenceDouble)
-{
-  checkAgainstReference<double>();
-}
-
-JZ_TEST(SortOrderMatchesReferenceFloat)
-{
-  checkStrictWeakOrder<float>();
-}
-
-JZ_TEST(SortOrderMatchesReferenceDouble)
-{
-  checkStrictWeakOrder<double>();
-}
+JZ_TEST_FLOAT_AND_DOUBLE(ComparatorMatchesExactReference, checkAgainstReference)
+JZ_TEST_FLOAT_AND_DOUBLE(SortOrderMatchesReference, checkStrictWeakOrder)
 
 JZ_TEST(MsbBasics)
 {

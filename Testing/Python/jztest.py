@@ -101,34 +101,58 @@ class Run:
         return arr.GetValue(0) if arr is not None else None
 
 
+def _update_observing(proxy, observers, time=None):
+    """Updates a filter proxy (at `time` when given) with the observers,
+    (event, callback) pairs, on its VTK algorithm; returns the algorithm."""
+    alg = proxy.GetClientSideObject()
+    tags = [alg.AddObserver(event, callback) for event, callback in observers]
+    try:
+        if time is None:
+            proxy.UpdatePipeline()
+        else:
+            proxy.UpdatePipeline(time)
+    finally:
+        for tag in tags:
+            alg.RemoveObserver(tag)
+    return alg
+
+
+def _collector(messages):
+    """An observer of a message event that appends the message to `messages`."""
+    @calldata_type(VTK_STRING)
+    def on_event(obj, event, message):
+        messages.append(message)
+    return on_event
+
+
+def _update_collecting_events(proxy, events, time=None):
+    """Updates a filter proxy; returns its VTK algorithm and, per event of
+    `events`, the messages it raised meanwhile."""
+    messages = [[] for _ in events]
+    alg = _update_observing(proxy, [(e, _collector(m)) for e, m in zip(events, messages)], time)
+    return alg, messages
+
+
+def update_collecting(proxy, time=None):
+    """Updates a filter proxy (at `time` when given); returns its VTK
+    algorithm and the messages of the error and of the warning events it
+    raised meanwhile."""
+    alg, (errors, warnings) = _update_collecting_events(
+        proxy, ("ErrorEvent", "WarningEvent"), time)
+    return alg, errors, warnings
+
+
 def update_collecting_errors(proxy):
     """Updates a filter proxy; returns its VTK algorithm and the messages of
-    the error events it raised meanwhile."""
-    alg = proxy.GetClientSideObject()
-    errors = []
-
-    @calldata_type(VTK_STRING)
-    def on_error(obj, event, message):
-        errors.append(message)
-
-    tag = alg.AddObserver("ErrorEvent", on_error)
-    try:
-        proxy.UpdatePipeline()
-    finally:
-        alg.RemoveObserver(tag)
+    the error events it raised meanwhile (warnings are printed as usual)."""
+    alg, (errors,) = _update_collecting_events(proxy, ("ErrorEvent",))
     return alg, errors
 
 
 def update_observing_progress(proxy, observer):
     """Updates a filter proxy with observer(alg, event) on its ProgressEvent;
     returns its VTK algorithm."""
-    alg = proxy.GetClientSideObject()
-    tag = alg.AddObserver("ProgressEvent", observer)
-    try:
-        proxy.UpdatePipeline()
-    finally:
-        alg.RemoveObserver(tag)
-    return alg
+    return _update_observing(proxy, [("ProgressEvent", observer)])
 
 
 def check_progress_in_steps(c, proxy):
@@ -151,10 +175,21 @@ def update_aborting(proxy):
     return update_observing_progress(proxy, abort)
 
 
-def run_filter(make, data, query=None, ports=1, **props):
-    """Runs the filter proxy `make` (e.g. KNNDensity) on a VTK data object
-    (and an optional Query data object) with the properties `props`; returns
-    copies of its first `ports` outputs and the errors it reported."""
+def output_copies(alg, ports=1):
+    """Shallow copies of the first `ports` outputs of a VTK algorithm, which
+    outlive its proxy."""
+    copies = []
+    for port in range(ports):
+        o = alg.GetOutputDataObject(port)
+        c = o.NewInstance()
+        c.ShallowCopy(o)
+        copies.append(c)
+    return copies
+
+
+def _run_filter(make, data, query, ports, props, update):
+    """run_filter's work; update(proxy) returns the VTK algorithm and the
+    lists of messages returned after the output copies."""
     sources = [producer(data)]
     kwargs = dict(Input=sources[0])
     if query is not None:
@@ -163,16 +198,23 @@ def run_filter(make, data, query=None, ports=1, **props):
     f = make(**kwargs)
     for k, v in props.items():
         setattr(f, k, v)
-    alg, errors = update_collecting_errors(f)
-    outs = []
-    for port in range(ports):
-        o = alg.GetOutputDataObject(port)
-        c = o.NewInstance()
-        c.ShallowCopy(o)
-        outs.append(c)
+    alg, *messages = update(f)
+    outs = output_copies(alg, ports)
     simple.Delete(f)
     simple.Delete(sources[0])
-    return outs, errors
+    return (outs, *messages)
+
+
+def run_filter(make, data, query=None, ports=1, **props):
+    """Runs the filter proxy `make` (e.g. KNNDensity) on a VTK data object
+    (and an optional Query data object) with the properties `props`; returns
+    copies of its first `ports` outputs and the errors it reported."""
+    return _run_filter(make, data, query, ports, props, update_collecting_errors)
+
+
+def run_filter_collecting(make, data, query=None, ports=1, **props):
+    """run_filter, returning the warnings the filter reported after its errors."""
+    return _run_filter(make, data, query, ports, props, update_collecting)
 
 
 def knn(data, query=None, **props):

@@ -33,9 +33,7 @@ import numpy as np
 
 import jztest
 from jztest import Checker, simple
-from vtkmodules.util.misc import calldata_type
 from vtkmodules.util.numpy_support import vtk_to_numpy
-from vtkmodules.util.vtkConstants import VTK_STRING
 from vtkmodules.vtkCommonDataModel import vtkMultiBlockDataSet
 
 FILTERS = {name: jztest.__dict__.get(name) or getattr(simple, name)
@@ -109,36 +107,7 @@ class Outcome:
 
 def run(name, data, ports, props):
     """Runs a filter on a data object; its outputs, errors and warnings."""
-    source = jztest.producer(data)
-    f = FILTERS[name](Input=source)
-    for k, v in props.items():
-        setattr(f, k, v)
-    alg = f.GetClientSideObject()
-    errors, warnings = [], []
-
-    @calldata_type(VTK_STRING)
-    def on_error(obj, event, message):
-        errors.append(message)
-
-    @calldata_type(VTK_STRING)
-    def on_warning(obj, event, message):
-        warnings.append(message)
-
-    tags = [alg.AddObserver("ErrorEvent", on_error), alg.AddObserver("WarningEvent", on_warning)]
-    try:
-        f.UpdatePipeline()
-    finally:
-        for t in tags:
-            alg.RemoveObserver(t)
-    outputs = []
-    for port in range(ports):
-        o = alg.GetOutputDataObject(port)
-        c = o.NewInstance()
-        c.ShallowCopy(o)
-        outputs.append(c)
-    simple.Delete(f)
-    simple.Delete(source)
-    return Outcome(outputs, errors, warnings)
+    return Outcome(*jztest.run_filter_collecting(FILTERS[name], data, ports=ports, **props))
 
 
 # ----------------------------------------------------------------------------
@@ -399,18 +368,7 @@ def case_file(c, rng, label, workdir):
     with open(path, "wb") as f:
         f.write(data)
     reader = FILTERS["ParticleSnapshotReader"](FileName=[path])
-    alg = reader.GetClientSideObject()
-    errors = []
-
-    @calldata_type(VTK_STRING)
-    def on_error(obj, event, message):
-        errors.append(message)
-
-    tag = alg.AddObserver("ErrorEvent", on_error)
-    try:
-        reader.UpdatePipeline()
-    finally:
-        alg.RemoveObserver(tag)
+    alg, errors = jztest.update_collecting_errors(reader)
     out = alg.GetOutputDataObject(0)
     blocks = out.GetNumberOfBlocks() if out is not None else 0
     simple.Delete(reader)

@@ -38,31 +38,7 @@ class Read:
 
     def __init__(self, files, time=None, **props):
         self.proxy = reader_proxy(files, **props)
-        alg = self.proxy.GetClientSideObject()
-        self.errors = []
-        from vtkmodules.util.misc import calldata_type
-        from vtkmodules.util.vtkConstants import VTK_STRING
-
-        @calldata_type(VTK_STRING)
-        def on_error(obj, event, message):
-            self.errors.append(message)
-
-        self.warnings = []
-
-        @calldata_type(VTK_STRING)
-        def on_warning(obj, event, message):
-            self.warnings.append(message)
-
-        tag = alg.AddObserver("ErrorEvent", on_error)
-        wtag = alg.AddObserver("WarningEvent", on_warning)
-        try:
-            if time is None:
-                self.proxy.UpdatePipeline()
-            else:
-                self.proxy.UpdatePipeline(time)
-        finally:
-            alg.RemoveObserver(tag)
-            alg.RemoveObserver(wtag)
+        alg, self.errors, self.warnings = jztest.update_collecting(self.proxy, time)
         out = alg.GetOutputDataObject(0)
         self.output = out.NewInstance()
         self.output.ShallowCopy(out)
@@ -452,9 +428,7 @@ def section_boxfromdata(c):
     def run_filter(make, src, **props):
         f = make(Input=src, **props)
         alg, errors = jztest.update_collecting_errors(f)
-        out = alg.GetOutputDataObject(0)
-        copy = out.NewInstance()
-        copy.ShallowCopy(out)
+        copy = jztest.output_copies(alg)[0]
         simple.Delete(f)
         return copy, errors
 

@@ -14,6 +14,7 @@
 #include "Backend.h"
 #include "Communicator.h"
 #include "Config.h"
+#include "InputNames.h"
 
 namespace jz
 {
@@ -47,20 +48,11 @@ struct GravityResults
 };
 
 // The first broken rule of the problem (non-finite or negative masses,
-// non-finite coordinates, theta < 0, eps < 0, ...), or an empty string.
-// `massName` and the property names let the filters speak their words.
-struct GravityInputNames
-{
-  std::string openingAngle = "the opening angle";
-  std::string softening = "the softening";
-  std::string gravitationalConstant = "the gravitational constant";
-  std::string masses = "the mass array";
-  std::string sourcePoint = "source point";
-  std::string queryPoint = "query point";
-};
+// non-finite coordinates, theta < 0, eps < 0, ...), or an empty string,
+// naming the inputs with `names`.
 template <class T>
 std::string gravityProblemError(
-  const GravityProblem<T>& problem, const GravityInputNames& names = {});
+  const GravityProblem<T>& problem, const InputNames& names = {});
 
 // Validates the problem (throws Error) and runs it.
 template <class T>
@@ -76,9 +68,9 @@ RunInfo computeGravityDistributed(Communicator& comm, const GravityProblem<T>& p
   const GravityResults& results, Backend backend = Backend::Auto, const RunControl& control = {});
 
 extern template std::string gravityProblemError<float>(
-  const GravityProblem<float>&, const GravityInputNames&);
+  const GravityProblem<float>&, const InputNames&);
 extern template std::string gravityProblemError<double>(
-  const GravityProblem<double>&, const GravityInputNames&);
+  const GravityProblem<double>&, const InputNames&);
 extern template RunInfo computeGravity<float>(
   const GravityProblem<float>&, const GravityResults&, Backend, const RunControl&);
 extern template RunInfo computeGravity<double>(

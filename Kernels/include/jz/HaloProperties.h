@@ -12,6 +12,7 @@
 #include "Backend.h"
 #include "Communicator.h"
 #include "Config.h"
+#include "InputNames.h"
 
 namespace jz
 {
@@ -50,21 +51,11 @@ struct HaloPropertiesOptions
   double referenceDensity = 0; // rho_ref (mean or critical), > 0
 };
 
-// The options' names in error messages: the kernels' own words by default;
-// FriendsOfFriends passes its property names.
-struct HaloOptionNames
-{
-  std::string softening = "the softening";
-  std::string gravitationalConstant = "the gravitational constant";
-  std::string overdensity = "the overdensity";
-  std::string referenceDensity = "the reference density";
-};
-
 // The first broken rule of the options (empty when they are valid):
 // softening >= 0 and G > 0 with potentialCentres; overdensity > 0 and the
 // reference density > 0 with sphericalOverdensity; all finite.
 std::string haloOptionsError(
-  const HaloPropertiesOptions& options, const HaloOptionNames& names = {});
+  const HaloPropertiesOptions& options, const InputNames& names = {});
 
 // Per owned row, in the order of rowGroupId.
 struct HaloProperties

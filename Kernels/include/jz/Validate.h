@@ -3,9 +3,7 @@
 // drivers and the ParaView filters alike.
 //
 // Every rule returns an empty string when the input keeps it, else the
-// message meant for the user. The messages name the inputs with InputNames:
-// the kernels' own words by default; the filters pass their property names
-// (NumberOfNeighbors, BoxBounds, ...) so that users read what they can change.
+// message meant for the user, naming the inputs with InputNames.
 #pragma once
 
 #include <cstddef>
@@ -15,22 +13,12 @@
 #include "Backend.h"
 #include "Distributed.h"
 #include "Fof.h"
+#include "InputNames.h"
 #include "Knn.h"
 #include "ParameterRanges.h"
 
 namespace jz
 {
-struct InputNames
-{
-  std::string neighbourCount = "the number of neighbours K";
-  std::string linkingLength = "the linking length";
-  std::string periodicBox = "the periodic box";
-  std::string point = "point";
-  std::string sourcePoint = "source point";
-  std::string queryPoint = "query point";
-  std::string sourceMasses = "the source mass array";
-};
-
 // How much of a problem the caller holds: all of it, or one rank's piece of
 // a distributed problem, whose global counts (K against all sources) the
 // caller checks with neighbourCountError and the global count.

@@ -12,7 +12,7 @@
 namespace jz
 {
 template <class T>
-std::string gravityProblemError(const GravityProblem<T>& problem, const GravityInputNames& names)
+std::string gravityProblemError(const GravityProblem<T>& problem, const InputNames& names)
 {
   std::string e = rangeError(ranges::OpeningAngle, problem.openingAngle, names.openingAngle);
   if (e.empty())
@@ -34,14 +34,14 @@ std::string gravityProblemError(const GravityProblem<T>& problem, const GravityI
     return "the queries that are sources lie beyond the sources";
   if (problem.sourceMasses)
   {
-    e = nonFiniteValueError(problem.sourceMasses, problem.numSources, 1, names.masses);
+    e = nonFiniteValueError(problem.sourceMasses, problem.numSources, 1, names.sourceMasses);
     if (!e.empty())
       return e;
     // Gravity's own rule: a negative mass would repel (and break the
     // multipoles' centre of mass).
     for (std::size_t i = 0; i < problem.numSources; ++i)
       if (problem.sourceMasses[i] < 0)
-        return names.masses + " has a negative value at point " + std::to_string(i) + " (" +
+        return names.sourceMasses + " has a negative value at point " + std::to_string(i) + " (" +
           std::to_string(problem.sourceMasses[i]) + "); masses must be >= 0";
   }
   e = nonFiniteCoordinateError(problem.sources, problem.numSources, names.sourcePoint);
@@ -83,9 +83,9 @@ RunInfo computeGravity(const GravityProblem<T>& problem, const GravityResults& r
 }
 
 template std::string gravityProblemError<float>(
-  const GravityProblem<float>&, const GravityInputNames&);
+  const GravityProblem<float>&, const InputNames&);
 template std::string gravityProblemError<double>(
-  const GravityProblem<double>&, const GravityInputNames&);
+  const GravityProblem<double>&, const InputNames&);
 template RunInfo computeGravity<float>(
   const GravityProblem<float>&, const GravityResults&, Backend, const RunControl&);
 template RunInfo computeGravity<double>(

@@ -841,7 +841,7 @@ SoResult soFromProfile(
   return best;
 }
 
-std::string haloOptionsError(const HaloPropertiesOptions& o, const HaloOptionNames& names)
+std::string haloOptionsError(const HaloPropertiesOptions& o, const InputNames& names)
 {
   std::string e;
   if (o.potentialCentres)

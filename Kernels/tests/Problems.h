@@ -1,6 +1,6 @@
-// The problems the benchmarks and the output digest run, set up in one
-// place: the fields every caller names; the caller sets the rest (the
-// kernels' defaults otherwise).
+// The kernels' problems as the tests, the benchmarks and the output digest
+// set them up, in one place: the fields every caller names; the caller sets
+// the rest (the kernels' defaults otherwise).
 #pragma once
 
 #include <algorithm>
@@ -13,7 +13,7 @@
 #include "jz/HaloProperties.h"
 #include "jz/Knn.h"
 
-namespace jzbench
+namespace jztest
 {
 // A periodic cube of side `length` from the corner `lo`.
 template <class Problem>
@@ -25,13 +25,21 @@ void setPeriodicCube(Problem& p, const std::array<double, 3>& lo, double length)
     p.boxHi[d] = lo[d] + length;
 }
 
-// The K nearest of n sources (interleaved xyz) among themselves.
+// A problem of n sources (interleaved xyz): kNN, gravity.
+template <class Problem, class T>
+Problem onSources(const T* sources, std::size_t n)
+{
+  Problem p;
+  p.sources = sources;
+  p.numSources = n;
+  return p;
+}
+
+// The K nearest of n sources among themselves.
 template <class T>
 jz::KnnProblem<T> knnProblem(const T* sources, std::size_t n, int k)
 {
-  jz::KnnProblem<T> p;
-  p.sources = sources;
-  p.numSources = n;
+  auto p = onSources<jz::KnnProblem<T>>(sources, n);
   p.k = k;
   return p;
 }
@@ -66,9 +74,7 @@ template <class T>
 jz::GravityProblem<T> gravityProblem(
   const T* sources, std::size_t n, const double* masses, double openingAngle, double softening)
 {
-  jz::GravityProblem<T> p;
-  p.sources = sources;
-  p.numSources = n;
+  auto p = onSources<jz::GravityProblem<T>>(sources, n);
   p.sourceMasses = masses;
   p.openingAngle = openingAngle;
   p.softening = softening;
@@ -95,4 +101,4 @@ jz::HaloPropertiesInput<T> haloPropertiesInput(const T* points, std::size_t n, c
   in.periodic = periodic;
   return in;
 }
-} // namespace jzbench
+} // namespace jztest

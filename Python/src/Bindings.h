@@ -1,0 +1,140 @@
+// What every binding of the jztree module shares: numpy arrays as the
+// kernels read them (used in place when they already are), the box, the
+// device and the communicator arguments, and running a kernel with the GIL
+// released and Ctrl-C turned into the kernels' abort.
+//
+// A family of functions (kNN, FoF, ...) is one file that defines its
+// functions and registers them with JZ_PY_BINDINGS; Module.cpp needs no edit.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jz/Backend.h"
+#include "jz/Communicator.h"
+#include "jz/Config.h"
+#include "jz/Validate.h"
+
+namespace jzpy
+{
+namespace py = pybind11;
+
+template <class T>
+using CArray = py::array_t<T, py::array::c_style>;
+
+// The registry of binding families (one function per family file).
+using BindFunction = void (*)(py::module_&);
+std::vector<BindFunction>& bindings();
+struct Registration
+{
+  explicit Registration(BindFunction f) { bindings().push_back(f); }
+};
+#define JZ_PY_BINDINGS(name)                                                                      \
+  static void name(pybind11::module_& m);                                                         \
+  static const ::jzpy::Registration name##Registration(&name);                                    \
+  static void name(pybind11::module_& m)
+
+// The precision of a coordinate array: float32 stays float, float64 (and any
+// other real floating type, converted) double. Anything else (integers,
+// complex, bool, objects) is a TypeError naming `what`.
+bool isSinglePrecision(py::handle array, const char* what);
+
+// An (n, 3) array of T, C-contiguous: `array` itself when it already is one
+// (no copy), else one converted copy (counted by conversions()). Wrong
+// dtype: TypeError; wrong shape: ValueError.
+template <class T>
+CArray<T> coordinates(py::handle array, const char* what);
+
+// Per-point values (n, or n x components) in float64, used in place when
+// contiguous float64. None gives an empty array (the kernels' "not given").
+CArray<double> pointValues(py::handle array, std::size_t n, int components, const char* what);
+
+// How many input arrays were converted (copied) since the module was loaded.
+std::uint64_t conversions();
+
+// box=None | L | (Lx, Ly, Lz): the periodic box [0, L), checked by the
+// kernels' rule.
+struct Box
+{
+  bool periodic = false;
+  double lo[3] = { 0, 0, 0 };
+  double hi[3] = { 1, 1, 1 };
+  double volume() const { return (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
+  template <class P>
+  void applyTo(P& problem) const
+  {
+    problem.periodic = periodic;
+    for (int d = 0; d < 3; ++d)
+    {
+      problem.boxLo[d] = lo[d];
+      problem.boxHi[d] = hi[d];
+    }
+  }
+};
+Box parseBox(py::handle box);
+
+// device="auto" | "cpu" | "cuda"; "cuda" without a usable GPU raises
+// RuntimeError saying why.
+jz::Backend parseDevice(const std::string& device);
+
+// The kernels' input names in the module's words (argument names).
+jz::InputNames inputNames();
+
+// A parameter checked against its range in ParameterRanges.h, named as the
+// Python argument.
+void checkRange(const jz::ParameterRange& range, double value, const char* name);
+
+// comm=None (one process) or an mpi4py communicator.
+struct Comm
+{
+  std::unique_ptr<jz::Communicator> comm;
+  bool distributed = false;
+  jz::Communicator& operator*() const { return *comm; }
+  // Raises ValueError on every rank when any rank has a message.
+  void agree(const std::string& localError) const;
+  // The sum over the ranks.
+  std::int64_t total(std::int64_t local) const { return jz::allSum(*comm, local); }
+  // Global ids of this rank's n points (the serial call's indices on the
+  // points of all ranks in rank order); empty for one process.
+  std::vector<jz::GlobalId> globalIds(std::size_t n) const;
+};
+Comm makeComm(py::handle comm);
+
+// Runs `kernel` with the GIL released, with a RunControl whose progress hook
+// polls for Ctrl-C (briefly re-taking the GIL) and aborts the kernel; then
+// raises KeyboardInterrupt. jz::Error becomes ValueError.
+void runKernel(const std::function<void(const jz::RunControl&)>& kernel);
+
+// An uninitialised C-contiguous result array.
+template <class T>
+CArray<T> newArray(std::size_t n, std::size_t components = 1)
+{
+  if (components == 1)
+    return CArray<T>({ static_cast<py::ssize_t>(n) });
+  return CArray<T>({ static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(components) });
+}
+
+// Data pointer of an array of `count` values, or nullptr for none (the
+// kernels' "not given").
+template <class T>
+const T* dataOrNull(const CArray<T>& a)
+{
+  return a.size() > 0 ? a.data() : nullptr;
+}
+
+// Calls f(float{}) or f(double{}) by the precision of `points`.
+template <class F>
+auto inPrecision(py::handle points, F&& f)
+{
+  if (isSinglePrecision(points, "points"))
+    return f(float{});
+  return f(double{});
+}
+} // namespace jzpy

@@ -1,5 +1,7 @@
 #include "Bindings.h"
 
+#include <pybind11/stl.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -15,25 +17,11 @@ namespace jzpy
 namespace
 {
 std::atomic<std::uint64_t> convertedArrays{ 0 };
+std::atomic<std::uint64_t> abortedRuns{ 0 };
 
 std::string dtypeName(const py::array& a)
 {
   return py::str(a.dtype()).cast<std::string>();
-}
-
-// `array` as a numpy array (a list becomes one: that is a conversion).
-py::array asArray(py::handle array, const char* what)
-{
-  if (py::isinstance<py::array>(array))
-    return py::reinterpret_borrow<py::array>(array);
-  py::array converted = py::array::ensure(array);
-  if (!converted)
-  {
-    PyErr_Clear();
-    throw py::type_error(std::string(what) + " must be a numpy array");
-  }
-  ++convertedArrays;
-  return converted;
 }
 
 void checkShape(const py::array& a, std::size_t n, int components, const char* what)
@@ -80,6 +68,20 @@ C commFromHandle(std::uintptr_t handle)
 }
 #endif
 
+py::array asArray(py::handle array, const char* what)
+{
+  if (py::isinstance<py::array>(array))
+    return py::reinterpret_borrow<py::array>(array);
+  py::array converted = py::array::ensure(array);
+  if (!converted)
+  {
+    PyErr_Clear();
+    throw py::type_error(std::string(what) + " must be a numpy array");
+  }
+  ++convertedArrays;
+  return converted;
+}
+
 std::vector<BindFunction>& bindings()
 {
   static std::vector<BindFunction> all;
@@ -123,6 +125,11 @@ CArray<double> pointValues(py::handle array, std::size_t n, int components, cons
 std::uint64_t conversions()
 {
   return convertedArrays.load();
+}
+
+std::uint64_t interruptedKernels()
+{
+  return abortedRuns.load();
 }
 
 Box parseBox(py::handle box)
@@ -268,6 +275,8 @@ void runKernel(const std::function<void(const jz::RunControl&)>& kernel)
       aborted = true;
     }
   }
+  if (interrupted && aborted)
+    ++abortedRuns;
   if (interrupted)
     throw py::error_already_set(); // KeyboardInterrupt (or the signal handler's exception)
   if (aborted)

@@ -58,6 +58,8 @@ CArray<double> pointValues(py::handle array, std::size_t n, int components, cons
 
 // How many input arrays were converted (copied) since the module was loaded.
 std::uint64_t conversions();
+// How many kernel runs Ctrl-C stopped midway (through the abort hook).
+std::uint64_t interruptedKernels();
 
 // box=None | L | (Lx, Ly, Lz): the periodic box [0, L), checked by the
 // kernels' rule.
@@ -112,12 +114,15 @@ Comm makeComm(py::handle comm);
 // raises KeyboardInterrupt. jz::Error becomes ValueError.
 void runKernel(const std::function<void(const jz::RunControl&)>& kernel);
 
-// An uninitialised C-contiguous result array.
+// Uninitialised C-contiguous result arrays: (n,) and (n, components).
 template <class T>
-CArray<T> newArray(std::size_t n, std::size_t components = 1)
+CArray<T> newArray(std::size_t n)
 {
-  if (components == 1)
-    return CArray<T>({ static_cast<py::ssize_t>(n) });
+  return CArray<T>({ static_cast<py::ssize_t>(n) });
+}
+template <class T>
+CArray<T> newArray(std::size_t n, std::size_t components)
+{
   return CArray<T>({ static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(components) });
 }
 
@@ -129,10 +134,15 @@ const T* dataOrNull(const CArray<T>& a)
   return a.size() > 0 ? a.data() : nullptr;
 }
 
-// Calls f(float{}) or f(double{}) by the precision of `points`.
+// `array` as a numpy array: itself, or (a list, ...) converted once.
+py::array asArray(py::handle array, const char* what);
+
+// Calls f(float{}) or f(double{}) by the precision of `points`, after
+// making `points` a numpy array (so that a list is converted only once).
 template <class F>
-auto inPrecision(py::handle points, F&& f)
+auto inPrecision(py::object& points, F&& f)
 {
+  points = asArray(points, "points");
   if (isSinglePrecision(points, "points"))
     return f(float{});
   return f(double{});

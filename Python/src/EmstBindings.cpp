@@ -26,7 +26,7 @@ struct EmstCall
   Comm comm;
   jz::Backend backend = jz::Backend::Auto;
 
-  EmstCall(py::handle points, py::handle box, const std::string& device, py::handle communicator)
+  EmstCall(py::object points, py::handle box, const std::string& device, py::handle communicator)
   {
     backend = parseDevice(device);
     xyz = coordinates<T>(points, "points");
@@ -50,7 +50,7 @@ struct EmstCall
   }
 };
 
-py::tuple emst(py::handle points, py::object minSamples, py::handle box,
+py::tuple emst(py::object points, py::object minSamples, py::handle box,
   const std::string& device, py::handle communicator)
 {
   return inPrecision(points,
@@ -136,7 +136,7 @@ jz::ClusterSelection parseMethod(const std::string& method)
   throw py::value_error("method must be \"eom\" or \"leaf\", got \"" + method + "\"");
 }
 
-py::tuple hdbscan(py::handle points, int minClusterSize, py::object minSamples,
+py::tuple hdbscan(py::object points, int minClusterSize, py::object minSamples,
   const std::string& method, bool allowSingleCluster, py::handle box, const std::string& device,
   py::handle communicator)
 {

@@ -116,7 +116,7 @@ void gatherCatalogue(jz::Communicator& comm, jz::FofCatalogue& cat, std::vector<
   cat.velocityDispersion = jz::allGatherConcat(comm, cat.velocityDispersion);
 }
 
-py::tuple fof(py::handle points, double linkingLength, std::int64_t minSize, bool relative,
+py::tuple fof(py::object points, double linkingLength, std::int64_t minSize, bool relative,
   py::handle masses, py::handle velocities, py::handle box, const std::string& device,
   py::handle communicator)
 {

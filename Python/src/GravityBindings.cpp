@@ -20,7 +20,7 @@ jz::GravityInputNames gravityNames()
   return names;
 }
 
-py::tuple gravity(py::handle points, py::handle masses, double theta, double softening,
+py::tuple gravity(py::object points, py::handle masses, double theta, double softening,
   double G, py::handle queries, const std::string& device, py::handle communicator)
 {
   return inPrecision(points,

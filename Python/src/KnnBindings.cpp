@@ -23,7 +23,7 @@ struct KnnCall
   Comm comm;
   jz::Backend backend = jz::Backend::Auto;
 
-  bool prepare(py::handle points, int k, py::handle massArray, py::handle queryPoints,
+  bool prepare(py::object points, int k, py::handle massArray, py::handle queryPoints,
     py::handle box, const std::string& device, py::handle communicator)
   {
     backend = parseDevice(device);
@@ -66,7 +66,7 @@ struct KnnCall
   }
 };
 
-py::tuple knn(py::handle points, int k, py::handle queries, py::handle box,
+py::tuple knn(py::object points, int k, py::handle queries, py::handle box,
   const std::string& device, py::handle comm)
 {
   return inPrecision(points,
@@ -97,7 +97,7 @@ jz::DensityEstimator parseEstimator(const std::string& estimator)
   throw py::value_error("estimator must be \"sph\" or \"tophat\", got \"" + estimator + "\"");
 }
 
-py::tuple density(py::handle points, int k, py::handle masses, const std::string& estimator,
+py::tuple density(py::object points, int k, py::handle masses, const std::string& estimator,
   py::handle queries, py::handle box, const std::string& device, py::handle comm)
 {
   const jz::DensityEstimator kind = parseEstimator(estimator);

@@ -27,6 +27,8 @@ PYBIND11_MODULE(_jztree, m)
   m.def("_conversions", &jzpy::conversions,
     "How many input arrays were converted (copied) so far: contiguous float32/float64 "
     "coordinates and float64 values are used in place and do not count.");
+  m.def("_interrupted_kernels", &jzpy::interruptedKernels,
+    "How many kernel runs Ctrl-C stopped midway, through the kernels' abort hook.");
 #ifdef JZ_PY_HAVE_MPI
   m.attr("_has_mpi") = true;
 #else

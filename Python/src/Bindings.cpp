@@ -18,6 +18,7 @@ namespace
 {
 std::atomic<std::uint64_t> convertedArrays{ 0 };
 std::atomic<std::uint64_t> abortedRuns{ 0 };
+std::atomic<double> lastKernelSeconds{ 0 };
 
 std::string dtypeName(const py::array& a)
 {
@@ -130,6 +131,11 @@ std::uint64_t conversions()
 std::uint64_t interruptedKernels()
 {
   return abortedRuns.load();
+}
+
+double kernelSeconds()
+{
+  return lastKernelSeconds.load();
 }
 
 Box parseBox(py::handle box)
@@ -266,6 +272,7 @@ void runKernel(const std::function<void(const jz::RunControl&)>& kernel)
   bool aborted = false;
   {
     py::gil_scoped_release release;
+    const Clock::time_point start = Clock::now();
     try
     {
       kernel(control);
@@ -274,6 +281,7 @@ void runKernel(const std::function<void(const jz::RunControl&)>& kernel)
     {
       aborted = true;
     }
+    lastKernelSeconds = std::chrono::duration<double>(Clock::now() - start).count();
   }
   if (interrupted && aborted)
     ++abortedRuns;

@@ -60,6 +60,9 @@ CArray<double> pointValues(py::handle array, std::size_t n, int components, cons
 std::uint64_t conversions();
 // How many kernel runs Ctrl-C stopped midway (through the abort hook).
 std::uint64_t interruptedKernels();
+// Wall-clock seconds of the last kernel run alone (the benchmark of the
+// call's overhead).
+double kernelSeconds();
 
 // box=None | L | (Lx, Ly, Lz): the periodic box [0, L), checked by the
 // kernels' rule.

@@ -29,6 +29,8 @@ PYBIND11_MODULE(_jztree, m)
     "coordinates and float64 values are used in place and do not count.");
   m.def("_interrupted_kernels", &jzpy::interruptedKernels,
     "How many kernel runs Ctrl-C stopped midway, through the kernels' abort hook.");
+  m.def("_kernel_seconds", &jzpy::kernelSeconds,
+    "Wall-clock seconds of the last call's kernel run alone, without the binding around it.");
 #ifdef JZ_PY_HAVE_MPI
   m.attr("_has_mpi") = true;
 #else

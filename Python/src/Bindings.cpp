@@ -174,19 +174,14 @@ Box parseBox(py::handle box)
 
 jz::Backend parseDevice(const std::string& device)
 {
-  if (device == "auto")
-    return jz::Backend::Auto;
-  if (device == "cpu")
-    return jz::Backend::CPU;
-  if (device == "cuda")
-  {
-    std::string why;
-    if (!jz::cudaUsable(&why))
-      throw std::runtime_error("device=\"cuda\" needs a usable CUDA GPU, and there is none: " +
-        why + " (device=\"auto\" runs on the CPU then)");
-    return jz::Backend::CUDA;
-  }
-  throw py::value_error("device must be \"auto\", \"cpu\" or \"cuda\", got \"" + device + "\"");
+  const jz::Backend backend = parseChoice<jz::Backend>(device,
+    { { "auto", jz::Backend::Auto }, { "cpu", jz::Backend::CPU }, { "cuda", jz::Backend::CUDA } },
+    "device");
+  std::string why;
+  if (backend == jz::Backend::CUDA && !jz::cudaUsable(&why))
+    throw std::runtime_error("device=\"cuda\" needs a usable CUDA GPU, and there is none: " +
+      why + " (device=\"auto\" runs on the CPU then)");
+  return backend;
 }
 
 jz::InputNames inputNames()

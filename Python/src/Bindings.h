@@ -13,8 +13,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jz/Backend.h"
@@ -84,6 +86,26 @@ struct Box
   }
 };
 Box parseBox(py::handle box);
+
+// One of the named choices of a string argument, or ValueError listing them:
+// `what must be "a", "b" or "c", got "x"`.
+template <class E>
+E parseChoice(const std::string& value, std::initializer_list<std::pair<const char*, E>> choices,
+  const char* what)
+{
+  std::string names;
+  std::size_t i = 0;
+  for (const auto& choice : choices)
+  {
+    if (value == choice.first)
+      return choice.second;
+    if (i > 0)
+      names += i + 1 == choices.size() ? " or " : ", ";
+    names += "\"" + std::string(choice.first) + "\"";
+    ++i;
+  }
+  throw py::value_error(std::string(what) + " must be " + names + ", got \"" + value + "\"");
+}
 
 // device="auto" | "cpu" | "cuda"; "cuda" without a usable GPU raises
 // RuntimeError saying why.

@@ -127,15 +127,6 @@ py::tuple emst(py::object points, py::object minSamples, py::handle box,
     });
 }
 
-jz::ClusterSelection parseMethod(const std::string& method)
-{
-  if (method == "eom")
-    return jz::ClusterSelection::ExcessOfMass;
-  if (method == "leaf")
-    return jz::ClusterSelection::Leaf;
-  throw py::value_error("method must be \"eom\" or \"leaf\", got \"" + method + "\"");
-}
-
 py::tuple hdbscan(py::object points, int minClusterSize, py::object minSamples,
   const std::string& method, bool allowSingleCluster, py::handle box, const std::string& device,
   py::handle communicator)
@@ -143,7 +134,9 @@ py::tuple hdbscan(py::object points, int minClusterSize, py::object minSamples,
   jz::HdbscanOptions options;
   options.minClusterSize = minClusterSize;
   options.minSamples = minSamples.is_none() ? 0 : minSamples.cast<int>();
-  options.selection = parseMethod(method);
+  options.selection = parseChoice<jz::ClusterSelection>(method,
+    { { "eom", jz::ClusterSelection::ExcessOfMass }, { "leaf", jz::ClusterSelection::Leaf } },
+    "method");
   options.allowSingleCluster = allowSingleCluster;
   const std::string optionError = jz::hdbscanOptionsError(options);
   if (!optionError.empty())

@@ -88,19 +88,12 @@ py::tuple knn(py::object points, int k, py::handle queries, py::handle box,
     });
 }
 
-jz::DensityEstimator parseEstimator(const std::string& estimator)
-{
-  if (estimator == "sph")
-    return jz::DensityEstimator::SphCubicSpline;
-  if (estimator == "tophat")
-    return jz::DensityEstimator::TopHat;
-  throw py::value_error("estimator must be \"sph\" or \"tophat\", got \"" + estimator + "\"");
-}
-
 py::tuple density(py::object points, int k, py::handle masses, const std::string& estimator,
   py::handle queries, py::handle box, const std::string& device, py::handle comm)
 {
-  const jz::DensityEstimator kind = parseEstimator(estimator);
+  const jz::DensityEstimator kind = parseChoice<jz::DensityEstimator>(estimator,
+    { { "sph", jz::DensityEstimator::SphCubicSpline }, { "tophat", jz::DensityEstimator::TopHat } },
+    "estimator");
   return inPrecision(points,
     [&](auto precision)
     {

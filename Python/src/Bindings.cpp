@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #ifdef JZ_PY_HAVE_MPI
@@ -49,10 +50,16 @@ void checkShape(const py::array& a, std::size_t n, int components, const char* w
 template <class T>
 CArray<T> contiguous(const py::array& a)
 {
-  if (py::isinstance<CArray<T>>(a))
+  const bool aligned = reinterpret_cast<std::uintptr_t>(a.data()) % alignof(T) == 0;
+  if (py::isinstance<CArray<T>>(a) && aligned)
     return py::reinterpret_borrow<CArray<T>>(a);
   ++convertedArrays;
-  return CArray<T>::ensure(a);
+  // forcecast: also the casts numpy calls unsafe (long double to double).
+  auto converted = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  if (!converted)
+    throw py::type_error("cannot convert an array of dtype " + dtypeName(a) + " to " +
+      (sizeof(T) == 4 ? "float32" : "float64"));
+  return py::reinterpret_borrow<CArray<T>>(converted);
 }
 } // namespace
 
@@ -195,6 +202,18 @@ jz::InputNames inputNames()
   names.queryPoint = "query point";
   names.sourceMasses = "masses";
   return names;
+}
+
+int optionalCount(py::handle value, const char* name, int none)
+{
+  if (value.is_none())
+    return none;
+  if (!py::isinstance<py::int_>(value) && !py::hasattr(value, "__index__"))
+    throw py::type_error(std::string(name) + " must be an integer or None");
+  const long long v = py::int_(py::reinterpret_borrow<py::object>(value)).cast<long long>();
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    throw py::value_error(std::string(name) + " is out of range (got " + std::to_string(v) + ")");
+  return static_cast<int>(v);
 }
 
 void checkRange(const jz::ParameterRange& range, double value, const char* name)

@@ -114,6 +114,10 @@ jz::Backend parseDevice(const std::string& device);
 // The kernels' input names in the module's words (argument names).
 jz::InputNames inputNames();
 
+// An optional integer argument (min_samples=None | n): `none` for None,
+// TypeError for a non-integer.
+int optionalCount(py::handle value, const char* name, int none);
+
 // A parameter checked against its range in ParameterRanges.h, named as the
 // Python argument.
 void checkRange(const jz::ParameterRange& range, double value, const char* name);

@@ -62,7 +62,7 @@ py::tuple emst(py::object points, py::object minSamples, py::handle box,
       if (mutual)
       {
         call.problem.metric = jz::EmstMetric::MutualReachability;
-        call.problem.minSamples = minSamples.cast<int>();
+        call.problem.minSamples = optionalCount(minSamples, "min_samples", 0);
         checkRange(jz::ranges::EmstMinSamples, call.problem.minSamples, "min_samples");
       }
       std::vector<jz::GlobalId> from, to;
@@ -133,7 +133,7 @@ py::tuple hdbscan(py::object points, int minClusterSize, py::object minSamples,
 {
   jz::HdbscanOptions options;
   options.minClusterSize = minClusterSize;
-  options.minSamples = minSamples.is_none() ? 0 : minSamples.cast<int>();
+  options.minSamples = optionalCount(minSamples, "min_samples", 0); // 0: min_cluster_size
   options.selection = parseChoice<jz::ClusterSelection>(method,
     { { "eom", jz::ClusterSelection::ExcessOfMass }, { "leaf", jz::ClusterSelection::Leaf } },
     "method");

@@ -47,6 +47,12 @@ def test_knn_layouts_same_result_and_conversions():
         count = jztree._jztree._conversions()
         lids, ldist = jztree.knn(layout, 6)
         assert jztree._jztree._conversions() == count + 1  # converted exactly once
+    unaligned = np.frombuffer(b"x" + pts.tobytes(), np.float64, offset=1).reshape(3000, 3)
+    for other in (pts.astype(">f8"), pts.astype(np.longdouble), unaligned):
+        count = jztree._jztree._conversions()
+        lids, ldist = jztree.knn(other, 6)
+        assert jztree._jztree._conversions() == count + 1
+        assert np.array_equal(lids, ids) and np.array_equal(ldist, dist)
     strided = np.empty((3000, 6))
     strided[:, ::2] = pts
     lids, ldist = jztree.knn(strided[:, ::2], 6)

@@ -68,6 +68,8 @@ def test_emst_small_and_bad_input():
         jztree.emst(pts, min_samples=100)  # not below N
     with pytest.raises(ValueError):
         jztree.emst(pts, min_samples=0)
+    with pytest.raises(TypeError):
+        jztree.emst(pts, min_samples=2.5)
     bad = pts.copy()
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="non-finite"):

@@ -25,6 +25,7 @@
 
 #include "jz/Distributed.h"
 #include "jz/Fof.h"
+#include "jz/FofCatalogueColumns.h"
 #include "jz/HaloProperties.h"
 #include "jz/Validate.h"
 
@@ -262,16 +263,16 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   offsets->SetNumberOfTuples(G + 1);
   auto conn = vtkSmartPointer<vtkIdTypeArray>::New();
   conn->SetNumberOfTuples(G);
-  auto catId = NewArray<vtkIdTypeArray>("GroupId", G);
-  auto count = NewArray<vtkIdTypeArray>("Count", G);
-  auto mass = NewArray<vtkDoubleArray>("Mass", G);
-  auto com = NewArray<vtkDoubleArray>("CenterOfMass", G, 3);
-  auto radius = NewArray<vtkDoubleArray>("InertiaRadius", G);
+  auto catId = NewArray<vtkIdTypeArray>(jz::catalogue::kGroupId, G);
+  auto count = NewArray<vtkIdTypeArray>(jz::catalogue::kCount, G);
+  auto mass = NewArray<vtkDoubleArray>(jz::catalogue::kMass, G);
+  auto com = NewArray<vtkDoubleArray>(jz::catalogue::kCenterOfMass, G, 3);
+  auto radius = NewArray<vtkDoubleArray>(jz::catalogue::kInertiaRadius, G);
   vtkSmartPointer<vtkDoubleArray> meanVel, disp;
   if (cat.hasVelocities)
   {
-    meanVel = NewArray<vtkDoubleArray>("MeanVelocity", G, 3);
-    disp = NewArray<vtkDoubleArray>("VelocityDispersion", G);
+    meanVel = NewArray<vtkDoubleArray>(jz::catalogue::kMeanVelocity, G, 3);
+    disp = NewArray<vtkDoubleArray>(jz::catalogue::kVelocityDispersion, G);
   }
   for (vtkIdType g = 0; g < G; ++g)
   {
@@ -310,8 +311,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   }
   if (s.halo.potentialCentres)
   {
-    auto cop = NewArray<vtkDoubleArray>("CentreOfPotential", G, 3);
-    auto mostBound = NewArray<vtkIdTypeArray>("MostBoundId", G);
+    auto cop = NewArray<vtkDoubleArray>(jz::catalogue::kCentreOfPotential, G, 3);
+    auto mostBound = NewArray<vtkIdTypeArray>(jz::catalogue::kMostBoundId, G);
     for (vtkIdType g = 0; g < G; ++g)
     {
       cop->SetTypedTuple(g, &extra.centreOfPotential[3 * g]);
@@ -322,9 +323,9 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   }
   if (s.halo.sphericalOverdensity)
   {
-    auto soRadius = NewArray<vtkDoubleArray>("SORadius", G);
-    auto soMass = NewArray<vtkDoubleArray>("SOMass", G);
-    auto soCount = NewArray<vtkIdTypeArray>("SOCount", G);
+    auto soRadius = NewArray<vtkDoubleArray>(jz::catalogue::kSORadius, G);
+    auto soMass = NewArray<vtkDoubleArray>(jz::catalogue::kSOMass, G);
+    auto soCount = NewArray<vtkIdTypeArray>(jz::catalogue::kSOCount, G);
     for (vtkIdType g = 0; g < G; ++g)
     {
       soRadius->SetValue(g, extra.soRadius[g]);
@@ -335,7 +336,7 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     cpd->AddArray(soMass);
     cpd->AddArray(soCount);
   }
-  cpd->SetActiveScalars("Count");
+  cpd->SetActiveScalars(jz::catalogue::kCount);
   vtkJZKernelAdapter::AddDeviceFieldData(catalogueOut, info.backend);
 }
 

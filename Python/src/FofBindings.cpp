@@ -5,6 +5,7 @@
 
 #include "jz/Distributed.h"
 #include "jz/Fof.h"
+#include "jz/FofCatalogueColumns.h"
 #include "jz/LinkingLength.h"
 
 #include <algorithm>
@@ -90,16 +91,17 @@ py::dict catalogueDict(const jz::FofCatalogue& cat, const std::vector<jz::Global
         meanVelocity.mutable_data()[3 * g + d] = cat.meanVelocity[3 * row + d];
     }
   }
+  namespace column = jz::catalogue;
   py::dict out;
-  out["GroupId"] = id;
-  out["Count"] = count;
-  out["Mass"] = mass;
-  out["CenterOfMass"] = com;
-  out["InertiaRadius"] = radius;
+  out[column::kGroupId] = id;
+  out[column::kCount] = count;
+  out[column::kMass] = mass;
+  out[column::kCenterOfMass] = com;
+  out[column::kInertiaRadius] = radius;
   if (velocities)
   {
-    out["MeanVelocity"] = meanVelocity;
-    out["VelocityDispersion"] = dispersion;
+    out[column::kMeanVelocity] = meanVelocity;
+    out[column::kVelocityDispersion] = dispersion;
   }
   return out;
 }

@@ -75,20 +75,25 @@ py::dict catalogueDict(const jz::FofCatalogue& cat, const std::vector<jz::Global
   auto radius = newArray<double>(G);
   auto meanVelocity = newArray<double>(G, 3);
   auto dispersion = newArray<double>(G);
+  jz::GlobalId* idOut = id.mutable_data();
+  jz::GlobalId* countOut = count.mutable_data();
+  double* massOut = mass.mutable_data();
+  double* comOut = com.mutable_data();
+  double* radiusOut = radius.mutable_data();
+  double* meanVelocityOut = meanVelocity.mutable_data();
+  double* dispersionOut = dispersion.mutable_data();
   for (std::size_t row = 0; row < G; ++row)
   {
     const std::size_t g = static_cast<std::size_t>(groupIds[row]); // rows land at their GroupId
-    id.mutable_data()[g] = groupIds[row];
-    count.mutable_data()[g] = cat.count[row];
-    mass.mutable_data()[g] = cat.mass[row];
-    radius.mutable_data()[g] = cat.inertiaRadius[row];
-    for (int d = 0; d < 3; ++d)
-      com.mutable_data()[3 * g + d] = cat.centerOfMass[3 * row + d];
+    idOut[g] = groupIds[row];
+    countOut[g] = cat.count[row];
+    massOut[g] = cat.mass[row];
+    radiusOut[g] = cat.inertiaRadius[row];
+    std::copy_n(&cat.centerOfMass[3 * row], 3, comOut + 3 * g);
     if (velocities)
     {
-      dispersion.mutable_data()[g] = cat.velocityDispersion[row];
-      for (int d = 0; d < 3; ++d)
-        meanVelocity.mutable_data()[3 * g + d] = cat.meanVelocity[3 * row + d];
+      dispersionOut[g] = cat.velocityDispersion[row];
+      std::copy_n(&cat.meanVelocity[3 * row], 3, meanVelocityOut + 3 * g);
     }
   }
   namespace column = jz::catalogue;

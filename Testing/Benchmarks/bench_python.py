@@ -1,7 +1,8 @@
 """The jztree Python module against scipy, side by side in one run,
 interleaved: jztree.knn against cKDTree(points).query(points, k, workers=-1)
-(both return ids and distances, tree build included), jztree.fof against
-cKDTree.query_pairs(l) + csgraph.connected_components (groups of the same
+(both return ids and distances, tree build included), jztree.fof (groups,
+their numbering and the catalogue of groups of at least min_size) against
+cKDTree.query_pairs(l) + csgraph.connected_components (the groups of the same
 linking length), and the Python call's overhead over its kernel run
 (jztree._jztree._kernel_seconds(): the kernel alone, timed inside the call).
 Minima over the repeats; ratios are scipy's time over jztree's. Not a test:
@@ -9,7 +10,7 @@ nothing is asserted.
 
   OMP_NUM_THREADS=2 PYTHONPATH=build/python /usr/bin/python3 \\
       Testing/Benchmarks/bench_python.py [--n 1e6] [--k 16] [--b 0.2] [--repeats 3]
-      [--dtypes float32 float64]
+      [--min-size 20] [--dtypes float32 float64]
 
 Points: numpy uniform in the unit cube (seed 1). workers=-1 gives scipy every
 core the machine has; OMP_NUM_THREADS sets jztree's threads.
@@ -49,6 +50,7 @@ def main():
     ap.add_argument("--n", type=float, default=1e6)
     ap.add_argument("--k", type=int, default=16)
     ap.add_argument("--b", type=float, default=0.2, help="FoF linking length over the spacing")
+    ap.add_argument("--min-size", type=int, default=20, help="jztree.fof's min_size")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     args = ap.parse_args()
@@ -70,7 +72,8 @@ def main():
             keep("knn kernel", jztree._jztree._kernel_seconds())
             t, (_, ref_ids) = timed(lambda: scipy_knn(pts, args.k))
             keep("scipy knn", t)
-            t, (gid, gsize, _) = timed(lambda: jztree.fof(pts, l, min_size=1, relative=False))
+            t, (gid, gsize, _) = timed(lambda: jztree.fof(pts, l, min_size=args.min_size,
+                                                        relative=False))
             keep("fof", t)
             keep("fof kernel", jztree._jztree._kernel_seconds())
             t, comp = timed(lambda: scipy_fof(pts, l))

@@ -16,3 +16,9 @@ from . import _jztree
 # functions there), re-exported here.
 __all__ = sorted(name for name in dir(_jztree) if not name.startswith("_"))
 globals().update({name: getattr(_jztree, name) for name in __all__})
+for _function in __all__:
+    try:  # help() then names the package, where users find the functions
+        globals()[_function].__module__ = __name__
+    except (AttributeError, TypeError):
+        pass
+del _function

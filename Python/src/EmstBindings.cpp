@@ -26,7 +26,7 @@ struct EmstCall
   Comm comm;
   jz::Backend backend = jz::Backend::Auto;
 
-  EmstCall(py::object points, py::handle box, const std::string& device, py::handle communicator)
+  EmstCall(py::object points, py::object box, const std::string& device, py::object communicator)
   {
     backend = parseDevice(device);
     xyz = coordinates<T>(points, "points");
@@ -50,8 +50,8 @@ struct EmstCall
   }
 };
 
-py::tuple emst(py::object points, py::object minSamples, py::handle box,
-  const std::string& device, py::handle communicator)
+py::tuple emst(py::object points, py::object minSamples, py::object box,
+  const std::string& device, py::object communicator)
 {
   return inPrecision(points,
     [&](auto precision)
@@ -128,8 +128,8 @@ py::tuple emst(py::object points, py::object minSamples, py::handle box,
 }
 
 py::tuple hdbscan(py::object points, int minClusterSize, py::object minSamples,
-  const std::string& method, bool allowSingleCluster, py::handle box, const std::string& device,
-  py::handle communicator)
+  const std::string& method, bool allowSingleCluster, py::object box, const std::string& device,
+  py::object communicator)
 {
   jz::HdbscanOptions options;
   options.minClusterSize = minClusterSize;

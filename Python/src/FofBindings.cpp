@@ -124,8 +124,8 @@ void gatherCatalogue(jz::Communicator& comm, jz::FofCatalogue& cat, std::vector<
 }
 
 py::tuple fof(py::object points, double linkingLength, std::int64_t minSize, bool relative,
-  py::handle masses, py::handle velocities, py::handle box, const std::string& device,
-  py::handle communicator)
+  py::object masses, py::object velocities, py::object box, const std::string& device,
+  py::object communicator)
 {
   return inPrecision(points,
     [&](auto precision)

@@ -20,8 +20,8 @@ jz::GravityInputNames gravityNames()
   return names;
 }
 
-py::tuple gravity(py::object points, py::handle masses, double theta, double softening,
-  double G, py::handle queries, const std::string& device, py::handle communicator)
+py::tuple gravity(py::object points, py::object masses, double theta, double softening,
+  double G, py::object queries, const std::string& device, py::object communicator)
 {
   return inPrecision(points,
     [&](auto precision)

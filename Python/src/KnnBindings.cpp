@@ -23,8 +23,8 @@ struct KnnCall
   Comm comm;
   jz::Backend backend = jz::Backend::Auto;
 
-  bool prepare(py::object points, int k, py::handle massArray, py::handle queryPoints,
-    py::handle box, const std::string& device, py::handle communicator)
+  bool prepare(py::object points, int k, py::object massArray, py::object queryPoints,
+    py::object box, const std::string& device, py::object communicator)
   {
     backend = parseDevice(device);
     sources = coordinates<T>(points, "points");
@@ -66,8 +66,8 @@ struct KnnCall
   }
 };
 
-py::tuple knn(py::object points, int k, py::handle queries, py::handle box,
-  const std::string& device, py::handle comm)
+py::tuple knn(py::object points, int k, py::object queries, py::object box,
+  const std::string& device, py::object comm)
 {
   return inPrecision(points,
     [&](auto precision)
@@ -88,8 +88,8 @@ py::tuple knn(py::object points, int k, py::handle queries, py::handle box,
     });
 }
 
-py::tuple density(py::object points, int k, py::handle masses, const std::string& estimator,
-  py::handle queries, py::handle box, const std::string& device, py::handle comm)
+py::tuple density(py::object points, int k, py::object masses, const std::string& estimator,
+  py::object queries, py::object box, const std::string& device, py::object comm)
 {
   const jz::DensityEstimator kind = parseChoice<jz::DensityEstimator>(estimator,
     { { "sph", jz::DensityEstimator::SphCubicSpline }, { "tophat", jz::DensityEstimator::TopHat } },

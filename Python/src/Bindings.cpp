@@ -228,6 +228,32 @@ void Comm::agree(const std::string& localError) const
   jz::agreeOnErrors(*comm, localError); // jz::Error: ValueError on every rank
 }
 
+void Comm::agreeOnFailure(const std::exception_ptr& failure, const std::string& message) const
+{
+  if (distributed)
+  {
+    try
+    {
+      agree(failure && message.empty() ? "invalid arguments" : message);
+    }
+    catch (const jz::Error&)
+    {
+      if (!failure)
+        throw;
+    }
+  }
+  if (failure)
+    std::rethrow_exception(failure);
+}
+
+void Comm::givenOnAllOrNone(bool given, const char* what) const
+{
+  const std::int64_t ranks = total(given ? 1 : 0);
+  if (ranks != 0 && ranks != comm->size())
+    throw py::value_error(std::string(what) + " must be given on every rank or on none (" +
+      std::to_string(ranks) + " of " + std::to_string(comm->size()) + " ranks have them)");
+}
+
 std::vector<jz::GlobalId> Comm::globalIds(std::size_t n) const
 {
   if (!distributed)

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -130,6 +131,34 @@ struct Comm
   jz::Communicator& operator*() const { return *comm; }
   // Raises ValueError on every rank when any rank has a message.
   void agree(const std::string& localError) const;
+  // Runs f, which converts and checks this rank's arguments. When it fails
+  // on any rank every rank raises (this one its own exception, the others
+  // ValueError naming the rank), so that none waits in a collective.
+  template <class F>
+  void local(F&& f) const
+  {
+    std::exception_ptr failure;
+    std::string message;
+    try
+    {
+      f();
+    }
+    catch (py::error_already_set& e)
+    {
+      failure = std::current_exception();
+      message = e.what();
+    }
+    catch (const std::exception& e)
+    {
+      failure = std::current_exception();
+      message = e.what();
+    }
+    agreeOnFailure(failure, message);
+  }
+  void agreeOnFailure(const std::exception_ptr& failure, const std::string& message) const;
+  // An optional argument (queries, velocities) given on every rank or on
+  // none; ValueError on every rank otherwise.
+  void givenOnAllOrNone(bool given, const char* what) const;
   // The sum over the ranks.
   std::int64_t total(std::int64_t local) const { return jz::allSum(*comm, local); }
   // Global ids of this rank's n points (the serial call's indices on the
@@ -166,13 +195,22 @@ const T* dataOrNull(const CArray<T>& a)
 // `array` as a numpy array: itself, or (a list, ...) converted once.
 py::array asArray(py::handle array, const char* what);
 
-// Calls f(float{}) or f(double{}) by the precision of `points`, after
-// making `points` a numpy array (so that a list is converted only once).
+// Calls f(float{}) or f(double{}) by the precision of `points` (on every
+// rank: float only when all ranks' points are float32), after making
+// `points` a numpy array (so that a list is converted only once).
 template <class F>
-auto inPrecision(py::object& points, F&& f)
+auto inPrecision(py::object& points, const Comm& comm, F&& f)
 {
-  points = asArray(points, "points");
-  if (isSinglePrecision(points, "points"))
+  bool single = false;
+  comm.local(
+    [&]
+    {
+      points = asArray(points, "points");
+      single = isSinglePrecision(points, "points");
+    });
+  if (comm.distributed)
+    single = comm.total(single ? 0 : 1) == 0;
+  if (single)
     return f(float{});
   return f(double{});
 }

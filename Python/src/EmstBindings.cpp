@@ -18,21 +18,26 @@ namespace
 template <class T>
 struct EmstCall
 {
+  const Comm& comm;
   CArray<T> xyz;
   std::size_t n = 0;
   std::int64_t total = 0;
   std::vector<jz::GlobalId> ids;
   jz::EmstProblem<T> problem;
-  Comm comm;
   jz::Backend backend = jz::Backend::Auto;
 
-  EmstCall(py::object points, py::object box, const std::string& device, py::object communicator)
+  EmstCall(const Comm& c, py::object points, py::object box, const std::string& device)
+    : comm(c)
   {
-    backend = parseDevice(device);
-    xyz = coordinates<T>(points, "points");
+    Box b;
+    comm.local(
+      [&]
+      {
+        backend = parseDevice(device);
+        xyz = coordinates<T>(points, "points");
+        b = parseBox(box);
+      });
     n = static_cast<std::size_t>(xyz.shape(0));
-    const Box b = parseBox(box);
-    comm = makeComm(communicator);
     total = comm.total(static_cast<std::int64_t>(n));
     ids = comm.globalIds(n);
     problem.points = dataOrNull(xyz);
@@ -53,11 +58,12 @@ struct EmstCall
 py::tuple emst(py::object points, py::object minSamples, py::object box,
   const std::string& device, py::object communicator)
 {
-  return inPrecision(points,
+  const Comm comm = makeComm(communicator);
+  return inPrecision(points, comm,
     [&](auto precision)
     {
       using T = decltype(precision);
-      EmstCall<T> call(points, box, device, communicator);
+      EmstCall<T> call(comm, points, box, device);
       const bool mutual = !minSamples.is_none();
       if (mutual)
       {
@@ -141,11 +147,12 @@ py::tuple hdbscan(py::object points, int minClusterSize, py::object minSamples,
   const std::string optionError = jz::hdbscanOptionsError(options);
   if (!optionError.empty())
     throw py::value_error(optionError);
-  return inPrecision(points,
+  const Comm comm = makeComm(communicator);
+  return inPrecision(points, comm,
     [&](auto precision)
     {
       using T = decltype(precision);
-      EmstCall<T> call(points, box, device, communicator);
+      EmstCall<T> call(comm, points, box, device);
       auto labels = newArray<jz::GlobalId>(call.n);
       auto probabilities = newArray<double>(call.n);
       auto scores = newArray<double>(call.n);

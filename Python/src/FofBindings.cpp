@@ -127,18 +127,28 @@ py::tuple fof(py::object points, double linkingLength, std::int64_t minSize, boo
   py::object masses, py::object velocities, py::object box, const std::string& device,
   py::object communicator)
 {
-  return inPrecision(points,
+  const Comm comm = makeComm(communicator);
+  return inPrecision(points, comm,
     [&](auto precision)
     {
       using T = decltype(precision);
-      const jz::Backend backend = parseDevice(device);
-      const CArray<T> xyz = coordinates<T>(points, "points");
+      jz::Backend backend = jz::Backend::Auto;
+      CArray<T> xyz;
+      CArray<double> m, v;
+      Box b;
+      comm.local(
+        [&]
+        {
+          backend = parseDevice(device);
+          xyz = coordinates<T>(points, "points");
+          const std::size_t count = static_cast<std::size_t>(xyz.shape(0));
+          m = pointValues(masses, count, 1, "masses");
+          v = pointValues(velocities, count, 3, "velocities");
+          b = parseBox(box);
+          checkRange(jz::ranges::MinimumGroupSize, double(minSize), "min_size");
+        });
       const std::size_t n = static_cast<std::size_t>(xyz.shape(0));
-      const CArray<double> m = pointValues(masses, n, 1, "masses");
-      const CArray<double> v = pointValues(velocities, n, 3, "velocities");
-      const Box b = parseBox(box);
-      checkRange(jz::ranges::MinimumGroupSize, double(minSize), "min_size");
-      const Comm comm = makeComm(communicator);
+      comm.givenOnAllOrNone(!velocities.is_none(), "velocities");
       auto groupId = newArray<jz::GlobalId>(n);
       auto groupSize = newArray<jz::GlobalId>(n);
       const std::int64_t total = comm.total(static_cast<std::int64_t>(n));

@@ -23,20 +23,27 @@ jz::GravityInputNames gravityNames()
 py::tuple gravity(py::object points, py::object masses, double theta, double softening,
   double G, py::object queries, const std::string& device, py::object communicator)
 {
-  return inPrecision(points,
+  const Comm comm = makeComm(communicator);
+  return inPrecision(points, comm,
     [&](auto precision)
     {
       using T = decltype(precision);
-      const jz::Backend backend = parseDevice(device);
-      const CArray<T> sources = coordinates<T>(points, "points");
-      const std::size_t n = static_cast<std::size_t>(sources.shape(0));
+      jz::Backend backend = jz::Backend::Auto;
+      CArray<T> sources, q;
+      CArray<double> m;
       const bool hasQueries = !queries.is_none();
-      CArray<T> q;
-      if (hasQueries)
-        q = coordinates<T>(queries, "queries");
+      comm.local(
+        [&]
+        {
+          backend = parseDevice(device);
+          sources = coordinates<T>(points, "points");
+          if (hasQueries)
+            q = coordinates<T>(queries, "queries");
+          m = pointValues(masses, static_cast<std::size_t>(sources.shape(0)), 1, "masses");
+        });
+      comm.givenOnAllOrNone(hasQueries, "queries");
+      const std::size_t n = static_cast<std::size_t>(sources.shape(0));
       const std::size_t numQueries = hasQueries ? static_cast<std::size_t>(q.shape(0)) : n;
-      const CArray<double> m = pointValues(masses, n, 1, "masses");
-      const Comm comm = makeComm(communicator);
 
       jz::GravityProblem<T> problem;
       problem.sources = dataOrNull(sources);

@@ -14,32 +14,42 @@ namespace
 template <class T>
 struct KnnCall
 {
+  const Comm& comm;
   CArray<T> sources, queries;
   CArray<double> masses;
   bool hasQueries = false;
   std::size_t numQueries = 0;
   std::vector<jz::GlobalId> ids;
   jz::KnnProblem<T> problem;
-  Comm comm;
   jz::Backend backend = jz::Backend::Auto;
 
-  bool prepare(py::object points, int k, py::object massArray, py::object queryPoints,
-    py::object box, const std::string& device, py::object communicator)
+  explicit KnnCall(const Comm& c)
+    : comm(c)
   {
-    backend = parseDevice(device);
-    sources = coordinates<T>(points, "points");
-    hasQueries = !queryPoints.is_none();
-    if (hasQueries)
-      queries = coordinates<T>(queryPoints, "queries");
+  }
+
+  bool prepare(py::object points, int k, py::object massArray, py::object queryPoints,
+    py::object box, const std::string& device)
+  {
+    Box b;
+    comm.local(
+      [&]
+      {
+        backend = parseDevice(device);
+        sources = coordinates<T>(points, "points");
+        hasQueries = !queryPoints.is_none();
+        if (hasQueries)
+          queries = coordinates<T>(queryPoints, "queries");
+        masses = pointValues(massArray, static_cast<std::size_t>(sources.shape(0)), 1, "masses");
+        b = parseBox(box);
+        checkRange(jz::ranges::NumberOfNeighbors, k, "k");
+      });
+    comm.givenOnAllOrNone(hasQueries, "queries");
     numQueries = hasQueries ? static_cast<std::size_t>(queries.shape(0))
                             : static_cast<std::size_t>(sources.shape(0));
-    masses = pointValues(massArray, static_cast<std::size_t>(sources.shape(0)), 1, "masses");
-    const Box b = parseBox(box);
-    comm = makeComm(communicator);
     const std::int64_t totalSources = comm.total(static_cast<std::int64_t>(sources.shape(0)));
     const std::int64_t totalQueries =
       hasQueries ? comm.total(static_cast<std::int64_t>(numQueries)) : totalSources;
-    checkRange(jz::ranges::NumberOfNeighbors, k, "k");
     if (totalSources == 0 && totalQueries == 0)
       return false; // empty input, empty output
     comm.agree(jz::neighbourCountError(k, totalSources, inputNames()));
@@ -67,14 +77,15 @@ struct KnnCall
 };
 
 py::tuple knn(py::object points, int k, py::object queries, py::object box,
-  const std::string& device, py::object comm)
+  const std::string& device, py::object communicator)
 {
-  return inPrecision(points,
+  const Comm comm = makeComm(communicator);
+  return inPrecision(points, comm,
     [&](auto precision)
     {
       using T = decltype(precision);
-      KnnCall<T> call;
-      const bool any = call.prepare(points, k, py::none(), queries, box, device, comm);
+      KnnCall<T> call(comm);
+      const bool any = call.prepare(points, k, py::none(), queries, box, device);
       auto ids = newArray<jz::GlobalId>(call.numQueries, static_cast<std::size_t>(std::max(k, 1)));
       auto distances = newArray<T>(call.numQueries, static_cast<std::size_t>(std::max(k, 1)));
       if (any)
@@ -89,17 +100,18 @@ py::tuple knn(py::object points, int k, py::object queries, py::object box,
 }
 
 py::tuple density(py::object points, int k, py::object masses, const std::string& estimator,
-  py::object queries, py::object box, const std::string& device, py::object comm)
+  py::object queries, py::object box, const std::string& device, py::object communicator)
 {
   const jz::DensityEstimator kind = parseChoice<jz::DensityEstimator>(estimator,
     { { "sph", jz::DensityEstimator::SphCubicSpline }, { "tophat", jz::DensityEstimator::TopHat } },
     "estimator");
-  return inPrecision(points,
+  const Comm comm = makeComm(communicator);
+  return inPrecision(points, comm,
     [&](auto precision)
     {
       using T = decltype(precision);
-      KnnCall<T> call;
-      const bool any = call.prepare(points, k, masses, queries, box, device, comm);
+      KnnCall<T> call(comm);
+      const bool any = call.prepare(points, k, masses, queries, box, device);
       auto h = newArray<T>(call.numQueries);
       auto rho = newArray<T>(call.numQueries);
       if (any)

@@ -122,6 +122,36 @@ def run(dtype):
             check(False, "bad input did not raise")
         except ValueError as error:
             check("non-finite" in str(error), f"message: {error}")
+    # Argument errors of one rank only (dtype, length, shape, queries on
+    # some ranks): that rank raises its own error, the others ValueError.
+    last = rank == size - 1
+    local_cases = (
+        lambda: jztree.knn(local.astype(np.int64) if last else local, 4, comm=comm),
+        lambda: jztree.density(local, 4, masses=masses[mine][:-1] if last else masses[mine],
+                               comm=comm),
+        lambda: jztree.fof(local[:, :2] if last else local, 0.2, comm=comm),
+        lambda: jztree.fof(local, 0.2, velocities=velocities[mine] if last else None,
+                           comm=comm),
+        lambda: jztree.emst(local, box=-1.0 if last else None, comm=comm),
+        lambda: jztree.gravity(local, queries=local if last else None, comm=comm),
+    )
+    for number, call in enumerate(local_cases):
+        if size == 1 and number in (3, 5):
+            continue  # consistent on one rank: not an error
+        try:
+            call()
+            check(False, f"local error {number} did not raise")
+        except (ValueError, TypeError):
+            pass
+    # Float32 on some ranks, float64 on others: all in double, as serial on
+    # the float64 values.
+    rounded = pts.astype(np.float32).astype(np.float64)
+    ids, dist = jztree.knn(rounded, 6)
+    mixed = rounded[mine].astype(np.float32) if rank == 0 else rounded[mine]
+    lids, ldist = jztree.knn(mixed, 6, comm=comm)
+    check(ldist.dtype == (np.float32 if size == 1 else np.float64), "mixed precision dtype")
+    check(np.array_equal(lids, ids[mine]) and np.allclose(ldist, dist[mine], rtol=1e-7),
+          "mixed precision")
     try:
         jztree.knn(local, n + 1, comm=comm)
         check(False, "k > N did not raise")

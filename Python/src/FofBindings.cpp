@@ -6,7 +6,7 @@
 #include "jz/Distributed.h"
 #include "jz/Fof.h"
 #include "jz/FofCatalogueColumns.h"
-#include "jz/LinkingLength.h"
+#include "jz/RelativeLinkingLength.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,42 +16,16 @@ namespace jzpy
 {
 namespace
 {
-// l = b (V/N)^(1/3), V the periodic box or the bounding box of all ranks'
-// points (the filter's Relative mode).
+// l = b (V/N)^(1/3) over all ranks (RelativeLinkingLength.h), or the
+// filter's error in the module's words.
 template <class T>
 double relativeLength(double b, const CArray<T>& points, const Box& box, std::size_t total,
   const Comm& comm)
 {
-  double bounds[6] = { 0, 0, 0, 0, 0, 0 };
-  if (box.periodic)
-  {
-    for (int d = 0; d < 3; ++d)
-    {
-      bounds[2 * d] = box.lo[d];
-      bounds[2 * d + 1] = box.hi[d];
-    }
-  }
-  else
-  {
-    double negLoHi[6];
-    std::fill_n(negLoHi, 6, -HUGE_VAL);
-    const T* xyz = points.data();
-    for (py::ssize_t i = 0; i < points.shape(0); ++i)
-      for (int d = 0; d < 3; ++d)
-      {
-        negLoHi[2 * d] = std::max(negLoHi[2 * d], -double(xyz[3 * i + d]));
-        negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], double(xyz[3 * i + d]));
-      }
-    (*comm).allReduceMax(negLoHi, 6);
-    for (int d = 0; d < 3; ++d)
-    {
-      bounds[2 * d] = -negLoHi[2 * d];
-      bounds[2 * d + 1] = negLoHi[2 * d + 1];
-    }
-  }
-  const double volume =
-    (bounds[1] - bounds[0]) * (bounds[3] - bounds[2]) * (bounds[5] - bounds[4]);
-  const double l = jz::relativeLinkingLength(b, volume, total);
+  const double bounds[6] = { box.lo[0], box.hi[0], box.lo[1], box.hi[1], box.lo[2], box.hi[2] };
+  double volume = 0;
+  const double l = jz::relativeLinkingLengthOver(*comm, dataOrNull(points),
+    static_cast<std::size_t>(points.shape(0)), total, b, box.periodic, bounds, &volume);
   if (!(l > 0) || !std::isfinite(l))
   {
     std::ostringstream msg;

@@ -45,8 +45,8 @@ void checkShape(const py::array& a, std::size_t n, int components, const char* w
       " tuples, but the input has " + std::to_string(n) + " points.");
 }
 
-// An array of T with the shape checked: in place when it is already
-// C-contiguous T, else one converted copy.
+// An array of T: in place when it already is aligned, C-contiguous T, else
+// one converted copy.
 template <class T>
 CArray<T> contiguous(const py::array& a)
 {
@@ -55,7 +55,9 @@ CArray<T> contiguous(const py::array& a)
     return py::reinterpret_borrow<CArray<T>>(a);
   ++convertedArrays;
   // forcecast: also the casts numpy calls unsafe (long double to double).
-  auto converted = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  constexpr int flags =
+    py::array::c_style | py::array::forcecast | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  auto converted = py::array_t<T, flags>::ensure(a);
   if (!converted)
     throw py::type_error("cannot convert an array of dtype " + dtypeName(a) + " to " +
       (sizeof(T) == 4 ? "float32" : "float64"));

@@ -25,7 +25,9 @@
 
 #include "jz/Distributed.h"
 #include "jz/Fof.h"
+#include "jz/FofCatalogueColumns.h"
 #include "jz/HaloProperties.h"
+#include "jz/RelativeLinkingLength.h"
 #include "jz/Validate.h"
 
 #include <algorithm>
@@ -262,16 +264,16 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   offsets->SetNumberOfTuples(G + 1);
   auto conn = vtkSmartPointer<vtkIdTypeArray>::New();
   conn->SetNumberOfTuples(G);
-  auto catId = NewArray<vtkIdTypeArray>("GroupId", G);
-  auto count = NewArray<vtkIdTypeArray>("Count", G);
-  auto mass = NewArray<vtkDoubleArray>("Mass", G);
-  auto com = NewArray<vtkDoubleArray>("CenterOfMass", G, 3);
-  auto radius = NewArray<vtkDoubleArray>("InertiaRadius", G);
+  auto catId = NewArray<vtkIdTypeArray>(jz::catalogue::kGroupId, G);
+  auto count = NewArray<vtkIdTypeArray>(jz::catalogue::kCount, G);
+  auto mass = NewArray<vtkDoubleArray>(jz::catalogue::kMass, G);
+  auto com = NewArray<vtkDoubleArray>(jz::catalogue::kCenterOfMass, G, 3);
+  auto radius = NewArray<vtkDoubleArray>(jz::catalogue::kInertiaRadius, G);
   vtkSmartPointer<vtkDoubleArray> meanVel, disp;
   if (cat.hasVelocities)
   {
-    meanVel = NewArray<vtkDoubleArray>("MeanVelocity", G, 3);
-    disp = NewArray<vtkDoubleArray>("VelocityDispersion", G);
+    meanVel = NewArray<vtkDoubleArray>(jz::catalogue::kMeanVelocity, G, 3);
+    disp = NewArray<vtkDoubleArray>(jz::catalogue::kVelocityDispersion, G);
   }
   for (vtkIdType g = 0; g < G; ++g)
   {
@@ -310,8 +312,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   }
   if (s.halo.potentialCentres)
   {
-    auto cop = NewArray<vtkDoubleArray>("CentreOfPotential", G, 3);
-    auto mostBound = NewArray<vtkIdTypeArray>("MostBoundId", G);
+    auto cop = NewArray<vtkDoubleArray>(jz::catalogue::kCentreOfPotential, G, 3);
+    auto mostBound = NewArray<vtkIdTypeArray>(jz::catalogue::kMostBoundId, G);
     for (vtkIdType g = 0; g < G; ++g)
     {
       cop->SetTypedTuple(g, &extra.centreOfPotential[3 * g]);
@@ -322,9 +324,9 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   }
   if (s.halo.sphericalOverdensity)
   {
-    auto soRadius = NewArray<vtkDoubleArray>("SORadius", G);
-    auto soMass = NewArray<vtkDoubleArray>("SOMass", G);
-    auto soCount = NewArray<vtkIdTypeArray>("SOCount", G);
+    auto soRadius = NewArray<vtkDoubleArray>(jz::catalogue::kSORadius, G);
+    auto soMass = NewArray<vtkDoubleArray>(jz::catalogue::kSOMass, G);
+    auto soCount = NewArray<vtkIdTypeArray>(jz::catalogue::kSOCount, G);
     for (vtkIdType g = 0; g < G; ++g)
     {
       soRadius->SetValue(g, extra.soRadius[g]);
@@ -335,43 +337,10 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     cpd->AddArray(soMass);
     cpd->AddArray(soCount);
   }
-  cpd->SetActiveScalars("Count");
+  cpd->SetActiveScalars(jz::catalogue::kCount);
   vtkJZKernelAdapter::AddDeviceFieldData(catalogueOut, info.backend);
 }
 
-// The bounding box of the points of all ranks (a collective).
-void GlobalBounds(jz::Communicator& comm, const ParticleInput& in, double bounds[6])
-{
-  // As (-min, max), so that one reduction gives the global box.
-  double negLoHi[6] = { -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX,
-    -VTK_DOUBLE_MAX, -VTK_DOUBLE_MAX };
-  auto extend = [&negLoHi](const auto* xyz, std::size_t count)
-  {
-    for (std::size_t i = 0; i < count; ++i)
-    {
-      for (int d = 0; d < 3; ++d)
-      {
-        const double x = double(xyz[3 * i + d]);
-        negLoHi[2 * d] = std::max(negLoHi[2 * d], -x);
-        negLoHi[2 * d + 1] = std::max(negLoHi[2 * d + 1], x);
-      }
-    }
-  };
-  if (in.useFloat)
-  {
-    extend(in.coordsF.data, in.coordsF.size);
-  }
-  else
-  {
-    extend(in.coordsD.data, in.coordsD.size);
-  }
-  comm.allReduceMax(negLoHi, 6);
-  for (int d = 0; d < 3; ++d)
-  {
-    bounds[2 * d] = -negLoHi[2 * d];
-    bounds[2 * d + 1] = negLoHi[2 * d + 1];
-  }
-}
 } // namespace
 
 //------------------------------------------------------------------------------
@@ -492,16 +461,15 @@ int vtkJZFriendsOfFriends::RunParticles(
     this->OverdensityReference == CRITICAL_DENSITY ? this->CriticalDensity : 0.0;
   if (this->LinkingLengthMode == RELATIVE)
   {
-    // Global N and the global bounding box (or the periodic box).
-    double bounds[6];
-    if (!this->Periodic)
-    {
-      GlobalBounds(*in.comm, in, bounds); // the same branch on every rank
-    }
-    const double* b = this->Periodic ? in.box : bounds;
-    const double volume = (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]);
-    settings.linkingLength = jz::relativeLinkingLength(
-      this->LinkingLength, volume, static_cast<std::size_t>(in.totalPoints));
+    // Global N and the global bounding box (or the periodic box); the same
+    // branch on every rank.
+    double volume = 0;
+    const auto total = static_cast<std::size_t>(in.totalPoints);
+    settings.linkingLength = in.useFloat
+      ? jz::relativeLinkingLengthOver(*in.comm, in.coordsF.data, in.coordsF.size, total,
+          this->LinkingLength, this->Periodic, in.box, &volume)
+      : jz::relativeLinkingLengthOver(*in.comm, in.coordsD.data, in.coordsD.size, total,
+          this->LinkingLength, this->Periodic, in.box, &volume);
     if (!(settings.linkingLength > 0) || !std::isfinite(settings.linkingLength))
     {
       vtkErrorMacro("Relative linking length needs a volume: the "

@@ -21,6 +21,8 @@ PACKAGES=(
   libnanoflann-dev python3-numpy python3-scipy python3-h5py
   # the scaling figures (Testing/Benchmarks/bench_scaling.py)
   python3-matplotlib
+  # the jztree Python module (Python/): its build, its tests, comm= under MPI
+  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-mpi4py
   # the `cross` test: Kernels/ cross-built for aarch64 and run under qemu-user
   g++-aarch64-linux-gnu qemu-user
 )

@@ -8,15 +8,13 @@ namespace jzpy
 {
 namespace
 {
-jz::GravityInputNames gravityNames()
+// The Python argument names in the kernels' messages.
+jz::InputNames gravityNames()
 {
-  jz::GravityInputNames names;
+  jz::InputNames names = inputNames();
   names.openingAngle = "theta";
   names.softening = "softening";
   names.gravitationalConstant = "G";
-  names.masses = "masses";
-  names.sourcePoint = "point";
-  names.queryPoint = "query point";
   return names;
 }
 

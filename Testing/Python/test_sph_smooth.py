@@ -283,9 +283,10 @@ def section_errors(c):
             run.array("Velocity_Smoothed") is None, "no arrays selected: SmoothingLength and Density only")
 
 
-run_section({
-    "reference": section_reference,
-    "periodic": section_periodic,
-    "gadget": section_gadget,
-    "errors": section_errors,
-}).finish()
+if __name__ == "__main__":
+    run_section({
+        "reference": section_reference,
+        "periodic": section_periodic,
+        "gadget": section_gadget,
+        "errors": section_errors,
+    }).finish()

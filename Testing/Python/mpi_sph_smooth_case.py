@@ -1,8 +1,8 @@
 """SPHSmooth on every rank's piece, run by test_mpi_sph_smooth.py. Every rank
 builds the same deterministic particle sets ("periodic": float32 in a box,
 clusters at its faces and corners, no GlobalIds; "open": float64 with
-scattered GlobalIds), keeps the points a split assigns to it (random, slabs,
-an empty rank, all on one rank, a multiblock of pieces), runs SPHSmooth and
+scattered GlobalIds), keeps the points a split of mpi_cases.py assigns to it (random,
+slabs, an empty rank, all on one rank, multiblock and partitioned pieces), runs SPHSmooth and
 writes what it got to OUT/<case>.<split>.rank<r>.npz. In serial mode one
 process runs the concatenation of what the ranks of a P-rank run hold, in
 rank order (the reference: without GlobalIds the ids are indices in it).
@@ -17,12 +17,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 from jztest import polydata  # noqa: E402
+from mpi_cases import leaves, piece, split  # noqa: E402  (the splits and pieces of mpi_cases.py)
 from test_sph_smooth import smooth  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
-from vtkmodules.vtkCommonDataModel import vtkMultiBlockDataSet, vtkPolyData  # noqa: E402
 from vtkmodules.vtkParallelCore import vtkMultiProcessController  # noqa: E402
 
-SPLITS = ("random", "slabs", "empty", "one", "multiblock")
+SPLITS = ("random", "slabs", "empty", "one", "multiblock", "partitioned")
 OUTPUTS = ("SmoothingLength", "Density", "Velocity_Smoothed", "Velocity_Divergence",
            "Velocity_Curl", "Velocity_Dispersion", "Temperature_Smoothed", "Temperature_Gradient")
 
@@ -47,53 +47,12 @@ def dataset(name):
                         "Temperature": rng.random(n)})
 
 
-def split(name, n, nranks):
-    rng = np.random.default_rng(99)
-    if name == "slabs":
-        return np.array_split(np.arange(n), nranks)
-    if name == "one":
-        return [np.array([], dtype=np.int64)] * (nranks - 1) + [rng.permutation(n)]
-    owner = rng.integers(0, nranks, n)
-    if name == "empty" and nranks > 1:
-        owner = np.where(owner == 1, 0, owner)
-    perm = rng.permutation(n)
-    return [perm[owner[perm] == r] for r in range(nranks)]
-
-
-def piece(data, idx, kind):
-    def poly(sel):
-        arrays = {k: v[sel] for k, v in data["arrays"].items()}
-        if data["ids"] is not None:
-            arrays["GlobalIds"] = data["ids"][sel]
-        return polydata(data["points"][sel], arrays)
-    if kind == "multiblock":
-        mb = vtkMultiBlockDataSet()
-        h = len(idx) // 2
-        mb.SetBlock(0, poly(idx[:h]))
-        mb.SetBlock(1, vtkPolyData())
-        mb.SetBlock(2, poly(idx[h:]))
-        return mb
-    return poly(idx)
-
-
-def leaves(obj):
-    if not obj.IsA("vtkCompositeDataSet"):
-        return [obj]
-    out, it = [], obj.NewIterator()
-    it.SkipEmptyNodesOn()
-    it.InitTraversal()
-    while not it.IsDoneWithTraversal():
-        out.append(it.GetCurrentDataObject())
-        it.GoToNextItem()
-    return out
-
-
 def run_case(data, idx, kind, path):
     props = dict(NumberOfNeighbors=24, MassArray=["POINTS", "Mass"],
                  PointArrays=["Velocity", "Temperature"])
     if data["periodic"]:
         props.update(Periodic=1, BoxBounds=[0, 4] * 3)
-    r = smooth(piece(data, idx, kind), **props)
+    r = smooth(piece(data, idx, kind, True), **props)
     res = dict(errors=np.array(" | ".join(r.errors)), index=idx)
     for name in OUTPUTS:
         parts = []
@@ -118,7 +77,8 @@ def main():
     for case in ("periodic", "open"):
         data = dataset(case)
         for kind in SPLITS:
-            parts = split("random" if kind == "multiblock" else kind, len(data["points"]), nranks)
+            parts = split("random" if kind in ("multiblock", "partitioned") else kind, data["points"],
+                          nranks, 0)
             if mode == "serial":
                 run_case(data, np.concatenate(parts), "poly",
                          os.path.join(out, f"{case}.{kind}.serial.npz"))

@@ -11,7 +11,6 @@ Usage: test_mpi_sph_smooth.py P   (PVBATCH, MPIEXEC from the environment or PATH
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -20,24 +19,16 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from checks import Checker  # noqa: E402
-from mpi_env import mpiexec_command, pvbatch  # noqa: E402
+from mpi_env import mpiexec_command, pvbatch, run_pvbatch_ranks  # noqa: E402
 
 OUTPUTS = ("SmoothingLength", "Density", "Velocity_Smoothed", "Velocity_Divergence",
            "Velocity_Curl", "Velocity_Dispersion", "Temperature_Smoothed", "Temperature_Gradient")
-SPLITS = ("random", "slabs", "empty", "one", "multiblock")
+SPLITS = ("random", "slabs", "empty", "one", "multiblock", "partitioned")
 c = Checker()
 
 
-def run(cmd, timeout):
-    print("+", " ".join(cmd), flush=True)
-    try:
-        p = subprocess.run(cmd, timeout=timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-    except subprocess.TimeoutExpired:
-        return c.check(False, f"finished within {timeout} s (no hang)")
-    if p.returncode != 0:
-        print(p.stdout[-4000:])
-    return c.check(p.returncode == 0, " ".join(os.path.basename(x) for x in cmd[-4:]))
+def run(cmd, ranks):
+    return run_pvbatch_ranks(cmd, ranks, c.check) is not None
 
 
 def compare(tmp, case, kind, P):
@@ -67,9 +58,9 @@ def main():
     tmp = tempfile.mkdtemp(prefix=f"jz-sph-smooth-mpi{P}-")
     try:
         case = os.path.join(HERE, "mpi_sph_smooth_case.py")
-        if not run([pvbatch(), case, "serial", tmp, str(P)], 300):
+        if not run([pvbatch(), case, "serial", tmp, str(P)], 1):
             return
-        if not run(mpiexec_command(P) + [pvbatch(), "--symmetric", case, "parallel", tmp], 300):
+        if not run(mpiexec_command(P) + [pvbatch(), "--symmetric", case, "parallel", tmp], P):
             return
         for name in ("periodic", "open"):
             for kind in SPLITS:

@@ -23,12 +23,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 from scipy.spatial import cKDTree  # noqa: E402
 
+import jztest  # noqa: E402  (loads the plugin into its namespace)
 from checks import run_section  # noqa: E402
 from jztest import SKIP, Run, polydata, run_filter, wrap  # noqa: E402
 from vtkmodules.util.numpy_support import numpy_to_vtk  # noqa: E402
 from vtkmodules.vtkCommonCore import vtkDoubleArray  # noqa: E402
 
-SPHSmooth = globals().get("SPHSmooth") or sys.modules["paraview.simple"].SPHSmooth
+SPHSmooth = jztest.SPHSmooth
 
 
 def smooth(data, **props):

@@ -3,6 +3,7 @@
 #include "jz/SphSmooth.h"
 
 #include <algorithm>
+#include <new>
 #include <string>
 
 #include "common/Progress.h"
@@ -12,6 +13,7 @@
 #include "sph/SphSmoothExchange.h"
 #include "sph/SphSmoothIdIndex.h"
 #include "sph/SphSmoothSums.h"
+#include "tree/ZSortCpu.h"
 
 namespace jz
 {
@@ -93,6 +95,25 @@ RunInfo computeSphSmooth(const SphSmoothProblem<T>& problem, const SphSmoothResu
   Communicator& comm, Backend backend, const RunControl& control)
 {
   agreeOnErrors(comm, smoothProblemError(problem, results));
+  // K against all points before K ids per point are allocated.
+  const std::int64_t total = allSum(comm, std::int64_t(problem.numPoints));
+  if (total > 0)
+    agreeOnErrors(comm, neighbourCountError(problem.k, total));
+  // Without fields only h and rho are wanted: no neighbour lists.
+  const bool anyField = !problem.fields.empty();
+  std::vector<GlobalId> neighbours;
+  std::string memoryError;
+  try
+  {
+    if (anyField)
+      neighbours.resize(problem.numPoints * std::size_t(std::max(problem.k, 0)));
+  }
+  catch (const std::bad_alloc&)
+  {
+    memoryError = "not enough memory for the " + std::to_string(problem.k) +
+      " neighbour ids of each of the " + std::to_string(problem.numPoints) + " points";
+  }
+  agreeOnErrors(comm, memoryError);
   KnnProblem<T> knn;
   knn.sources = problem.points;
   knn.numSources = problem.numPoints;
@@ -102,7 +123,6 @@ RunInfo computeSphSmooth(const SphSmoothProblem<T>& problem, const SphSmoothResu
   knn.periodic = problem.periodic;
   std::copy(problem.boxLo, problem.boxLo + 3, knn.boxLo);
   std::copy(problem.boxHi, problem.boxHi + 3, knn.boxHi);
-  std::vector<GlobalId> neighbours(problem.numPoints * std::size_t(std::max(problem.k, 0)));
   KnnResults<T> knnResults;
   knnResults.smoothingLength = results.smoothingLength;
   knnResults.density = results.density;
@@ -110,7 +130,7 @@ RunInfo computeSphSmooth(const SphSmoothProblem<T>& problem, const SphSmoothResu
   RunControl knnControl = control;
   knnControl.progress = progressSpan(control, 0.0, 0.7);
   RunInfo info = computeKnnDistributed(knn, knnResults, comm, backend, knnControl);
-  if (allSum(comm, std::int64_t(problem.numPoints)) == 0)
+  if (total == 0 || !anyField)
     return info;
 
   SphSmoothParticles<T> particles;
@@ -144,13 +164,16 @@ RunInfo computeSphSmooth(const SphSmoothProblem<T>& problem, const SphSmoothResu
   info.counters.emplace_back("neighbour records received", double(wanted.size()));
 
   StageTimer sums(&info, "smoothing sums");
+  JointPoints<T> joint{ problem.points, Index(problem.numPoints), nullptr, 0, particles.periodicity,
+    { particles.boxLo[0], particles.boxLo[1], particles.boxLo[2] } };
+  const std::vector<Index> order = zSortOrder(joint);
   RunControl sumControl = control;
   sumControl.progress = progressSpan(control, 0.7, 0.3);
   agreeOnRunErrors(comm,
     [&]
     {
       sphSmoothSums(particles, neighbours.data(), problem.k, results.smoothingLength,
-        particles.periodicity, results.fields, sumControl);
+        particles.periodicity, order, results.fields, sumControl);
     });
   return info;
 }

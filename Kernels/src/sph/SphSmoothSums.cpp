@@ -129,7 +129,8 @@ double dispersion(const SphSmoothParticles<T>& p, const NeighbourTerm* terms, in
 
 template <class T>
 void sphSmoothSums(const SphSmoothParticles<T>& p, const GlobalId* neighbourRows, int k, const T* h,
-  const Periodicity& per, const std::vector<SphFieldResults>& out, const RunControl& control)
+  const Periodicity& per, const std::vector<Index>& order, const std::vector<SphFieldResults>& out,
+  const RunControl& control)
 {
   const std::vector<SphField>& fields = *p.fields;
   int maxComponents = 1;
@@ -148,7 +149,7 @@ void sphSmoothSums(const SphSmoothParticles<T>& p, const GlobalId* neighbourRows
 #pragma omp for schedule(dynamic, 256)
       for (long long ii = b0; ii < b1; ++ii)
       {
-        const Index i = Index(ii);
+        const Index i = order[std::size_t(ii)];
         const double hi = double(h[i]);
         neighbourTerms(
           p, i, neighbourRows + std::size_t(i) * std::size_t(k), k, hi, per, terms.data());
@@ -173,7 +174,9 @@ void sphSmoothSums(const SphSmoothParticles<T>& p, const GlobalId* neighbourRows
 }
 
 template void sphSmoothSums(const SphSmoothParticles<float>&, const GlobalId*, int, const float*,
-  const Periodicity&, const std::vector<SphFieldResults>&, const RunControl&);
+  const Periodicity&, const std::vector<Index>&, const std::vector<SphFieldResults>&,
+  const RunControl&);
 template void sphSmoothSums(const SphSmoothParticles<double>&, const GlobalId*, int, const double*,
-  const Periodicity&, const std::vector<SphFieldResults>&, const RunControl&);
+  const Periodicity&, const std::vector<Index>&, const std::vector<SphFieldResults>&,
+  const RunControl&);
 } // namespace jz

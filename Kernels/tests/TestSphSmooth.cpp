@@ -600,6 +600,55 @@ JZ_TEST(PeriodicFieldGradientAcrossTheBox)
   JZ_CHECK(worst(open.fields[0].gradient, 3, edge, exact, 2 * kPi) > 0.2);
 }
 
+JZ_TEST(ScaleInvarianceAndDensitiesOutOfRange)
+{
+  // Lengths times 2^80 (centimetres rather than megaparsecs): in double the
+  // smoothed values are the same and the gradients 2^-80 times the unit
+  // scale's; in float the densities underflow, and the run says so.
+  Case c = fieldsOf(jztest::makePoints<double>("clustered", 2000, 4), 24, 7);
+  c.masses.clear();
+  const Run unit = runSerial<double>(c);
+  const double s = std::ldexp(1.0, 80);
+  Case big = c;
+  for (double& x : big.points)
+    x *= s;
+  const Run scaled = runSerial<double>(big);
+  double worstSmooth = 0, worstGrad = 0;
+  for (std::size_t i = 0; i < unit.fields[0].smoothed.size(); ++i)
+    worstSmooth = std::max(worstSmooth,
+      std::fabs(scaled.fields[0].smoothed[i] - unit.fields[0].smoothed[i]) /
+        (std::fabs(unit.fields[0].smoothed[i]) + 1e-300));
+  for (std::size_t i = 0; i < unit.fields[0].gradient.size(); ++i)
+    worstGrad = std::max(worstGrad,
+      std::fabs(scaled.fields[0].gradient[i] * s - unit.fields[0].gradient[i]) /
+        (std::fabs(unit.fields[0].gradient[i]) + 1e-6));
+  JZ_CHECK_MSG(worstSmooth < 1e-12, "smoothed values change with the length unit: " << worstSmooth);
+  JZ_CHECK_MSG(worstGrad < 1e-9, "gradients do not scale with the length unit: " << worstGrad);
+
+  const std::vector<float> pts = rounded<float>(big.points);
+  jz::SphSmoothProblem<float> p;
+  p.points = pts.data();
+  p.numPoints = pts.size() / 3;
+  p.k = 24;
+  jz::SphField f;
+  f.values = big.values[0].data();
+  p.fields = { f };
+  std::vector<float> h(p.numPoints), rho(p.numPoints);
+  std::vector<double> smoothed(p.numPoints);
+  jz::SphSmoothResults<float> r;
+  r.smoothingLength = h.data();
+  r.density = rho.data();
+  jz::SphFieldResults out;
+  out.smoothed = smoothed.data();
+  r.fields = { out };
+  jz::SerialCommunicator serial;
+  const jz::RunInfo info = jz::computeSphSmooth(p, r, serial, jztest::backend());
+  bool warned = false;
+  for (const std::string& w : info.warnings)
+    warned = warned || w.find("smoothed arrays") != std::string::npos;
+  JZ_CHECK_MSG(warned, "float densities below the float range are reported");
+}
+
 // The points split over `ranks` simulated ranks give what one process gives.
 template <class T>
 void distributedCase(const std::string& kind, const std::string& how, int ranks, bool periodic)

@@ -10,6 +10,7 @@
 #include "jz/Distributed.h"
 #include "jz/StageTimer.h"
 #include "jz/Validate.h"
+#include "knn/KnnInFrame.h"
 #include "sph/SphSmoothExchange.h"
 #include "sph/SphSmoothIdIndex.h"
 #include "sph/SphSmoothSums.h"
@@ -132,6 +133,15 @@ RunInfo computeSphSmooth(const SphSmoothProblem<T>& problem, const SphSmoothResu
   RunInfo info = computeKnnDistributed(knn, knnResults, comm, backend, knnControl);
   if (total == 0 || !anyField)
     return info;
+  // A density the output precision cannot hold (the kNN's warning) is what
+  // the sums read: its particle's terms are lost to its neighbours.
+  const std::int64_t lost =
+    allSum(comm, std::int64_t(densitiesOutOfRange(knn, knnResults, problem.numPoints)));
+  if (lost > 0)
+    info.warnings.push_back(std::to_string(lost) +
+      " particle(s) have a Density outside the output precision's range: the smoothed arrays "
+      "and derivatives around them miss their terms; input points in float64, or other length "
+      "or mass units avoid this");
 
   SphSmoothParticles<T> particles;
   particles.numLocal = problem.numPoints;

@@ -14,6 +14,7 @@ namespace
 const Entry Table[] = {
   // producer                port  look                array             size array(s)                 noise       log    emphasis         preset
   { "KNNDensity",             0, Look::Scalars,    "Density",        "SmoothingLength",            nullptr,     true,  Emphasis::High, "Inferno (matplotlib)" },
+  { "SPHSmooth",              0, Look::Scalars,    "Density",        "SmoothingLength",            nullptr,     true,  Emphasis::High, "Inferno (matplotlib)" },
   { "FriendsOfFriends",       0, Look::Categories, "GroupId",        nullptr,                      "ungrouped", false, Emphasis::High, nullptr },
   { "FriendsOfFriends",       1, Look::Spheres,    "GroupId",        "SORadius|InertiaRadius",     nullptr,     false, Emphasis::High, nullptr },
   { "HDBSCAN",                0, Look::Categories, "ClusterId",      nullptr,                      "noise",     false, Emphasis::High, nullptr },

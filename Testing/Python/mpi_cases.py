@@ -233,4 +233,5 @@ def main():
     print(f"rank {rank}: done")
 
 
-main()
+if __name__ == "__main__":
+    main()

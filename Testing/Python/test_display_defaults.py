@@ -225,6 +225,21 @@ def sec_knn(c):
             "opacity rises with density, low densities faint")
 
 
+def sec_sph_smooth(c):
+    # SPHSmooth opens as KNNDensity does: particles coloured by log Density.
+    smooth = getattr(simple, "SPHSmooth")(Input=particles(), NumberOfNeighbors=16)
+    d = simple.Show(smooth, view())
+    _, data = fetch_points(smooth)
+    rho = point_array(data, "Density").astype(np.float64)
+    c.check(d.Representation == "Point Gaussian", "SPHSmooth: Point Gaussian")
+    c.check(list(d.ColorArrayName) == ["POINTS", "Density"], "coloured by Density")
+    c.check(d.LookupTable.UseLogScale == 1, "logarithmic colour scale")
+    rgb = np.asarray(d.LookupTable.RGBPoints).reshape(-1, 4)
+    c.close([rgb[0, 0], rgb[-1, 0]], [rho.min(), rho.max()], 1e-5, "colour range = density range")
+    c.check(d.ScaleByArray == 1 and list(d.SetScaleArray) == ["POINTS", "SmoothingLength"],
+            "splat radius from SmoothingLength")
+
+
 def sec_knn_infinite(c):
     # Coincident points give h = 0 and Density = +inf: no log scale is
     # possible; the view still opens, coloured by Density, without errors.
@@ -411,6 +426,7 @@ def sec_reader(c):
 SECTIONS = {
     "fof": sec_fof, "catalogue_views": sec_catalogue_views, "extend": sec_extend,
     "knn": sec_knn, "knn_infinite": sec_knn_infinite, "knn_grid": sec_knn_grid, "knn_surface": sec_knn_surface,
+    "sph_smooth": sec_sph_smooth,
     "user_colormap": sec_user_colormap, "state": sec_state, "off": sec_off,
     "hdbscan": sec_hdbscan, "gravity": sec_gravity, "emst": sec_emst, "reader": sec_reader,
 }

@@ -23,6 +23,23 @@ JZ_HD double cubicSplineW(double r, double h)
   return 0.0;
 }
 
+// dW/dr of cubicSplineW, the radial derivative that SPH gradients use
+// (grad_i W(|x_i - x_j|, h) = dW/dr (x_i - x_j) / r):
+// 8 / (pi h^4) * { -12q + 18q^2 (q <= 1/2); -6 (1 - q)^2 (q <= 1); 0 }; 0 at r = 0.
+JZ_HD double cubicSplineDWdr(double r, double h)
+{
+  const double q = r / h;
+  const double norm = 8.0 / (kPi * h * h * h * h);
+  if (q <= 0.5)
+    return norm * (-12.0 * q + 18.0 * q * q);
+  if (q <= 1.0)
+  {
+    const double u = 1.0 - q;
+    return norm * -6.0 * u * u;
+  }
+  return 0.0;
+}
+
 JZ_HD double topHatDensity(double totalMass, double h)
 {
   return totalMass / (4.0 / 3.0 * kPi * h * h * h);

@@ -29,8 +29,8 @@ constexpr double kNone = std::numeric_limits<double>::infinity();
 constexpr double kIntMax = double(std::numeric_limits<int>::max());
 
 // Counts.
-constexpr ParameterRange NumberOfNeighbors{ "NumberOfNeighbors", "KNNDensity", 1, kIntMax, false,
-  true };
+constexpr ParameterRange NumberOfNeighbors{ "NumberOfNeighbors", "KNNDensity SPHSmooth", 1,
+  kIntMax, false, true };
 constexpr ParameterRange MinimumGroupSize{ "MinimumGroupSize", "FriendsOfFriends", 1, kIntMax,
   false, true };
 constexpr ParameterRange EmstMinSamples{ "MinSamples", "EuclideanMST", 1, kIntMax, false, true };
@@ -64,7 +64,7 @@ constexpr ParameterRange Metric{ "Metric", "EuclideanMST", 0, 1, false, true };
 constexpr ParameterRange ClusterSelectionMethod{ "ClusterSelectionMethod", "HDBSCAN", 0, 1, false,
   true };
 constexpr ParameterRange Device{ "Device",
-  "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity", 0, 2, false, true };
+  "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity SPHSmooth", 0, 2, false, true };
 
 constexpr ParameterRange kAll[] = { NumberOfNeighbors, MinimumGroupSize, EmstMinSamples,
   MinClusterSize, HdbscanMinSamples, Stride, LinkingLength, Softening, GravitationalConstant,

@@ -428,11 +428,12 @@ int vtkJZHaloTracking::RequestData(
     trackIds->SetValue(i, g >= 0 ? in.Tree.trackOf(shown, static_cast<jz::GlobalId>(g)) : -1);
   }
   vtkJZKernelAdapter::AttachResults(input, outputs[0], { trackIds }, "TrackId");
-  if (comm->rank() == 0)
-  {
-    FillTree(vtkTable::SafeDownCast(outputs[1]), in.Tree, times);
-    FillHistory(vtkTable::SafeDownCast(outputs[2]), in.Tree, times, this->SelectedTrackId);
-  }
+  // The tables on rank 0; the other ranks' have the same columns and no
+  // rows (what ParaView's delivery of tables merges).
+  const jz::HaloTree none;
+  const jz::HaloTree& shownTree = comm->rank() == 0 ? in.Tree : none;
+  FillTree(vtkTable::SafeDownCast(outputs[1]), shownTree, times);
+  FillHistory(vtkTable::SafeDownCast(outputs[2]), shownTree, times, this->SelectedTrackId);
   if (!times.empty())
   {
     for (vtkDataObject* output : outputs)

@@ -1,0 +1,43 @@
+"""HaloTracking under mpiexec pvbatch --symmetric on the Gadget-4 series:
+ParticleSnapshotReader (each rank reads its share of every snapshot; the
+files are in group order, so particles change rank between steps) ->
+FriendsOfFriends -> HaloTracking. Every rank writes, per time step, its
+points' GlobalIds and TrackIds and the merger tree it holds (complete on
+rank 0, empty elsewhere) to OUT/rank<r>.npz. Run by test_halo_tracking_mpi.py.
+
+Usage: mpiexec -n P pvbatch --symmetric mpi_tracking_case.py DATA_DIR OUT
+"""
+import glob
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jztest  # noqa: E402  (loads the plugin)
+import numpy as np  # noqa: E402
+from test_halo_tracking import plugin_proxy, points_arrays, run, table  # noqa: E402
+from vtkmodules.vtkParallelCore import vtkMultiProcessController  # noqa: E402
+
+base, out = sys.argv[1], sys.argv[2]
+ctl = vtkMultiProcessController.GetGlobalController()
+rank = ctl.GetLocalProcessId()
+reader = plugin_proxy("ParticleSnapshotReader")(
+    FileName=sorted(glob.glob(os.path.join(base, "snapshot_*.hdf5"))))
+fof = plugin_proxy("FriendsOfFriends")(Input=reader, LinkingLength=0.2, MinimumGroupSize=32,
+                                       Periodic=1, Device="CPU")
+ht = plugin_proxy("HaloTracking")(Input=fof, MassArray=["POINTS", "Masses"])
+res = {}
+errors = []
+times = list(reader.TimestepValues)
+for s, t in enumerate(reversed(times)):  # the first pass ends at the last step
+    alg, errs = run(ht, t)
+    errors += errs
+    p = points_arrays(alg)
+    step = len(times) - 1 - s
+    for name in ("GlobalIds", "TrackId", "GroupId"):
+        res[f"{name}{step}"] = p[name] if p[name] is not None else np.zeros(0, np.int64)
+for name, column in table(alg, 1).items():
+    res["tree/" + name] = column
+res["errors"] = np.array(" | ".join(errors))
+np.savez(os.path.join(out, f"rank{rank}.npz"), **res)
+ctl.Barrier()
+print(f"rank {rank}: done", flush=True)

@@ -19,6 +19,7 @@
 #include "vtkTable.h"
 
 #include "jz/HaloTracking.h"
+#include "jz/StageTimer.h" // the one scoped clock of the kernels
 
 #include <algorithm>
 #include <string>
@@ -378,13 +379,17 @@ int vtkJZHaloTracking::RequestData(
                                  ? StepAt(times, t)
                                  : 0);
 
+  jz::RunInfo info;
+  jz::StageTimer reading(&info, "read step");
   StepPoints points;
   std::string error = ReadStep(*comm, input, massArray, static_cast<std::size_t>(shown), points);
   if (error.empty() && inPass)
   {
     in.Steps[static_cast<std::size_t>(step)] = Members(points);
+    reading.stop();
     if (++in.VisitAt < in.Visit.size())
     {
+      vtkJZKernelAdapter::ReportRunInfo(this, "HaloTracking", info, *comm);
       request->Set(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING(), 1);
       return 1;
     }
@@ -398,8 +403,10 @@ int vtkJZHaloTracking::RequestData(
     error = vtkJZKernelAdapter::RangeError({ { jz::ranges::MinimumShared, static_cast<double>(this->MinimumShared) },
       { jz::ranges::SelectedTrackId, static_cast<double>(this->SelectedTrackId) } });
   }
+  reading.stop();
   if (error.empty() && (!in.HaveTree || in.TreeMinimumShared != this->MinimumShared))
   {
+    jz::StageTimer linking(&info, "link");
     try
     {
       jz::TrackingOptions options;
@@ -434,6 +441,7 @@ int vtkJZHaloTracking::RequestData(
   const jz::HaloTree& shownTree = comm->rank() == 0 ? in.Tree : none;
   FillTree(vtkTable::SafeDownCast(outputs[1]), shownTree, times);
   FillHistory(vtkTable::SafeDownCast(outputs[2]), shownTree, times, this->SelectedTrackId);
+  vtkJZKernelAdapter::ReportRunInfo(this, "HaloTracking", info, *comm);
   if (!times.empty())
   {
     for (vtkDataObject* output : outputs)

@@ -101,9 +101,9 @@ class Run:
         return arr.GetValue(0) if arr is not None else None
 
 
-def update_collecting_errors(proxy):
-    """Updates a filter proxy; returns its VTK algorithm and the messages of
-    the error events it raised meanwhile."""
+def update_collecting_errors(proxy, time=None):
+    """Updates a filter proxy (at `time` when given); returns its VTK
+    algorithm and the messages of the error events it raised meanwhile."""
     alg = proxy.GetClientSideObject()
     errors = []
 
@@ -113,7 +113,10 @@ def update_collecting_errors(proxy):
 
     tag = alg.AddObserver("ErrorEvent", on_error)
     try:
-        proxy.UpdatePipeline()
+        if time is None:
+            proxy.UpdatePipeline()
+        else:
+            proxy.UpdatePipeline(time)
     finally:
         alg.RemoveObserver(tag)
     return alg, errors

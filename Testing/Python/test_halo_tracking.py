@@ -20,11 +20,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
 import snapshot_files as sf  # noqa: E402
 from checks import run_section  # noqa: E402
-from jztest import SKIP, simple  # noqa: E402
+from jztest import SKIP, simple, update_collecting_errors  # noqa: E402
 from tracking_reference import COLUMNS, reference_tree  # noqa: E402
-from vtkmodules.util.misc import calldata_type  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
-from vtkmodules.util.vtkConstants import VTK_STRING  # noqa: E402
 
 
 
@@ -50,11 +48,12 @@ if len(times):
     info.Append(ex.TIME_RANGE(), float(times[-1]))
 """
 
-DATA_SCRIPT = """
+# The start of a ProgrammableSource script serving step s of the npz series
+# at {path}: the last step at or before the requested time.
+STEP_SCRIPT = """
 import numpy as np
 from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
 from vtkmodules.vtkCommonCore import vtkPoints
-from vtkmodules.vtkCommonDataModel import vtkPolyData
 d = np.load(r'{path}')
 times = d['times']
 info = self.GetOutputInformation(0)
@@ -62,6 +61,10 @@ ex = self.GetExecutive()
 t = info.Get(ex.UPDATE_TIME_STEP()) if info.Has(ex.UPDATE_TIME_STEP()) else 0.0
 s = int(np.searchsorted(times, t, side='right')) - 1 if len(times) else 0
 s = s if s > 0 else 0
+"""
+
+DATA_SCRIPT = STEP_SCRIPT + """
+from vtkmodules.vtkCommonDataModel import vtkPolyData
 ids, groups, masses = d['ids%d' % s], d['groups%d' % s], d['masses%d' % s]
 def piece(sel):
     pd = vtkPolyData()
@@ -132,22 +135,7 @@ def make_step(groups_by_id, n_ids, masses=None):
 
 def run(proxy, time=None):
     """Updates the filter at `time`; returns its algorithm and the errors."""
-    alg = proxy.GetClientSideObject()
-    errors = []
-
-    @calldata_type(VTK_STRING)
-    def on_error(obj, event, message):
-        errors.append(message)
-
-    tag = alg.AddObserver("ErrorEvent", on_error)
-    try:
-        if time is None:
-            proxy.UpdatePipeline()
-        else:
-            proxy.UpdatePipeline(time)
-    finally:
-        alg.RemoveObserver(tag)
-    return alg, errors
+    return update_collecting_errors(proxy, time)
 
 
 def table(alg, port):
@@ -365,6 +353,13 @@ def section_views(c):
     from paraview import servermanager as sm
     series = Series(synthetic_steps())
     ht = HaloTracking(Input=series.source)
+    c.check(sorted(ht.ListProperties()) == ["Input", "MassArray", "MinimumShared", "SelectedTrackId"],
+            f"properties {sorted(ht.ListProperties())}")
+    c.check(ht.GetXMLLabel() == "Halo Tracking" and ht.MinimumShared == 1 and
+            ht.SelectedTrackId == -1 and ht.MassArray[1] == "None",
+            "label Halo Tracking; defaults MinimumShared 1, SelectedTrackId -1, MassArray None")
+    menu = ht.SMProxy.GetHints().FindNestedElementByName("ShowInMenu")
+    c.check(menu is not None and menu.GetAttribute("category") == "JZ-Tree", "menu category JZ-Tree")
     run(ht, series.times[-1])
     controller = sm.vtkSMParaViewPipelineControllerWithRendering()
     c.check(controller.GetPreferredViewType(ht.SMProxy, 2) == "XYChartView",

@@ -14,6 +14,7 @@
 #include "vtkInformationVector.h"
 #include "vtkIntArray.h"
 #include "vtkObjectFactory.h"
+#include "vtkPointData.h"
 #include "vtkPointSet.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkTable.h"
@@ -97,15 +98,19 @@ std::string ReadStep(jz::Communicator& comm, vtkDataObject* input, const char* m
       error = "The Input has no GlobalIds: HaloTracking links time steps by particle ids that "
               "persist in time (e.g. the snapshot reader's GlobalIds).";
     }
+    for (vtkDataSet* piece : in.pieces)
+    {
+      if (error.empty() && piece->GetNumberOfPoints() > 0 &&
+        !piece->GetPointData()->GetArray("GroupId"))
+      {
+        error = "The Input has no GroupId point array (e.g. FriendsOfFriends' output port 0).";
+      }
+    }
     if (error.empty() &&
       vtkJZKernelAdapter::GetPointValues(in.pieces, "GroupId", 1, "GroupId", in.groups, error))
     {
       vtkJZKernelAdapter::GetPointValues(in.pieces, massArray, 1, "MassArray", in.masses, error);
     }
-  }
-  if (error.empty() && in.numPoints > 0 && !in.groups.data)
-  {
-    error = "The Input has no GroupId point array (e.g. FriendsOfFriends' output port 0).";
   }
   error = vtkJZKernelAdapter::AgreeOnError(comm, error);
   if (error.empty())

@@ -5,6 +5,7 @@
 // trees on simulated ranks where particles change rank between steps.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -441,6 +442,25 @@ JZ_TEST(BadInput)
   JZ_CHECK_EQ(jz::duplicateIdError(serial, ids.data(), ids.size(), 2),
     "particle id 3 appears twice at time step 2 (GlobalIds must be unique in each step)");
   JZ_CHECK(jz::duplicateIdError(serial, ids.data(), 3, 0).empty());
+  // Compact ids (checked with a bitmap), sparse ones (sorted), and ids at
+  // both ends of the 64-bit range.
+  const GlobalId lowest = std::numeric_limits<GlobalId>::min();
+  const GlobalId highest = std::numeric_limits<GlobalId>::max();
+  for (const std::vector<GlobalId>& set : { std::vector<GlobalId>{ 9, 4, 7, 5, 8, 6, 7, 4 },
+         std::vector<GlobalId>{ 1000000007, 3, -5, 1000000007, 3 },
+         std::vector<GlobalId>{ highest, lowest, 0, lowest, highest } })
+  {
+    GlobalId want = highest;
+    for (const GlobalId id : set)
+      if (std::count(set.begin(), set.end(), id) > 1)
+        want = std::min(want, id);
+    const std::string got = jz::duplicateIdError(serial, set.data(), set.size(), 0);
+    JZ_CHECK_MSG(got.find("particle id " + std::to_string(want) + " appears twice") == 0, got);
+    std::vector<GlobalId> unique = set;
+    std::sort(unique.begin(), unique.end());
+    unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+    JZ_CHECK(jz::duplicateIdError(serial, unique.data(), unique.size(), 0).empty());
+  }
   jztest::ThreadWorld world(3);
   std::vector<std::string> got(3);
   world.run(

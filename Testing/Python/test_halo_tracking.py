@@ -71,8 +71,9 @@ def piece(sel):
     pts = vtkPoints()
     pts.SetData(numpy_to_vtk(np.random.default_rng(s).random((int(sel.sum()), 3)), deep=1))
     pd.SetPoints(pts)
-    arrays = [('GroupId', numpy_to_vtkIdTypeArray(groups[sel].astype(np.int64), deep=1)),
-              ('Masses', numpy_to_vtk(masses[sel].astype(np.float64), deep=1))]
+    arrays = [('Masses', numpy_to_vtk(masses[sel].astype(np.float64), deep=1))]
+    if not d['no_groups']:
+        arrays.append(('GroupId', numpy_to_vtkIdTypeArray(groups[sel].astype(np.int64), deep=1)))
     if not d['no_ids']:
         arrays.append(('GlobalIds', numpy_to_vtkIdTypeArray(ids[sel].astype(np.int64), deep=1)))
     for name, a in arrays:
@@ -96,12 +97,12 @@ class Series:
     """A time series of particles (ids, GroupId, masses per step; -1 outside
     groups) served by a ProgrammableSource, whose executions are counted."""
 
-    def __init__(self, steps, times=None, no_ids=False, blocks=False):
+    def __init__(self, steps, times=None, no_ids=False, blocks=False, no_groups=False):
         self.dir = tempfile.mkdtemp(prefix="jz-tracking-")
         path = os.path.join(self.dir, "series.npz")
         arrays = {"times": np.array(times if times is not None else np.arange(len(steps)) * 0.5 + 1,
                                     dtype=np.float64),
-                  "no_ids": np.array(no_ids)}
+                  "no_ids": np.array(no_ids), "no_groups": np.array(no_groups)}
         for s, (ids, groups, masses) in enumerate(steps):
             arrays[f"ids{s}"], arrays[f"groups{s}"], arrays[f"masses{s}"] = ids, groups, masses
         np.savez(path, **arrays)
@@ -404,6 +405,35 @@ def section_errors(c):
             f"duplicate id: error names it and the step ({errors[:1]})")
     c.check(alg.GetOutputDataObject(0).GetNumberOfPoints() == 0 and
             alg.GetOutputDataObject(1).GetNumberOfRows() == 0, "duplicate id: empty outputs")
+    simple.Delete(ht)
+    series.close()
+    # No GroupId.
+    series = Series(steps, no_groups=True)
+    ht = HaloTracking(Input=series.source)
+    alg, errors = run(ht, series.times[0])
+    c.check(any("GroupId" in e for e in errors) and alg.GetOutputDataObject(1).GetNumberOfRows() == 0,
+            f"no GroupId: error names it, empty outputs ({errors[:1]})")
+    simple.Delete(ht)
+    series.close()
+    # A NaN or negative mass in the MassArray.
+    for bad_mass in (float("nan"), -1.0):
+        bad = [list(s) for s in steps]
+        m = bad[1][2].copy()
+        m[np.flatnonzero(bad[1][1] >= 0)[3]] = bad_mass
+        bad[1][2] = m
+        series = Series([tuple(s) for s in bad])
+        ht = HaloTracking(Input=series.source, MassArray=["POINTS", "Masses"])
+        alg, errors = run(ht, series.times[0])
+        c.check(len(errors) > 0 and alg.GetOutputDataObject(1).GetNumberOfRows() == 0,
+                f"mass {bad_mass}: an error, empty outputs ({errors[:1]})")
+        simple.Delete(ht)
+        series.close()
+    # Ids at both ends of the 64-bit range are ids like any other.
+    wide = [(np.where(i % 2 == 0, i - 2**62, i + 2**62).astype(np.int64), g, m) for i, g, m in steps]
+    series = Series(wide)
+    ht = HaloTracking(Input=series.source, MassArray=["POINTS", "Masses"])
+    alg, errors = run(ht, series.times[0])
+    check_tree(c, table(alg, 1), reference_tree(series.members()), "ids near -2^62 and 2^62")
     simple.Delete(ht)
     series.close()
     # One time step: every group starts a track, no links, no error.

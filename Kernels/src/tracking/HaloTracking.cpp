@@ -154,9 +154,7 @@ std::string duplicateIdError(
   Communicator& comm, const GlobalId* ids, std::size_t numIds, std::size_t step)
 {
   GlobalId id = 0;
-  return smallestDuplicateId(comm, routeToIdOwners(comm, ids, nullptr, numIds), id)
-    ? duplicateMessage(id, step)
-    : std::string();
+  return smallestDuplicateId(comm, ids, numIds, id) ? duplicateMessage(id, step) : std::string();
 }
 
 HaloTree trackHalos(

@@ -28,13 +28,19 @@ struct GroupLink
 };
 
 // Collective. Each (id, group) to the owner rank of the id; returns those
-// owned here, sorted by id. `groups` may be null (then group -1).
+// owned here, sorted by id.
 std::vector<OwnedMember> routeToIdOwners(
   Communicator& comm, const GlobalId* ids, const GlobalId* groups, std::size_t n);
 
 // Collective. The smallest id that some rank holds twice in its sorted
 // owned list, the same on every rank; false when there is none.
 bool smallestDuplicateId(Communicator& comm, const std::vector<OwnedMember>& owned, GlobalId& id);
+
+// Collective. The smallest id that appears twice among all ranks' `ids`, the
+// same on every rank; false when there is none. Each id goes to its owner
+// rank, which checks its share with a bitmap when the share's ids span at
+// most a few times their number (e.g. ids 1..N), else by sorting.
+bool smallestDuplicateId(Communicator& comm, const GlobalId* ids, std::size_t n, GlobalId& id);
 
 // The particles of this rank's owned lists (both sorted by id) shared per
 // pair of groups (previous step's a, next step's b), sorted by (a, b).

@@ -88,8 +88,9 @@ std::vector<GlobalId> smallestLocalDuplicate(std::vector<GlobalId>& ids)
   const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
   const GlobalId low = *lo;
   // The span as unsigned: exact even for ids at both ends of the 64-bit range.
+  // A bitmap of up to 64 bits per id is no larger than the ids themselves.
   const std::uint64_t span = std::uint64_t(*hi) - std::uint64_t(low);
-  if (span < 4 * std::uint64_t(ids.size()))
+  if (span < 64 * std::uint64_t(ids.size()))
   {
     std::vector<bool> seen(std::size_t(span) + 1, false);
     GlobalId smallest = 0;

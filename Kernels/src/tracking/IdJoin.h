@@ -39,7 +39,7 @@ bool smallestDuplicateId(Communicator& comm, const std::vector<OwnedMember>& own
 // Collective. The smallest id that appears twice among all ranks' `ids`, the
 // same on every rank; false when there is none. Each id goes to its owner
 // rank, which checks its share with a bitmap when the share's ids span at
-// most a few times their number (e.g. ids 1..N), else by sorting.
+// most 64 times their number (e.g. ids 1..N), else by sorting.
 bool smallestDuplicateId(Communicator& comm, const GlobalId* ids, std::size_t n, GlobalId& id);
 
 // The particles of this rank's owned lists (both sorted by id) shared per

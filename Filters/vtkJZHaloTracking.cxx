@@ -253,6 +253,44 @@ public:
     this->Pending = key;
   }
 
+  // Keeps the members of the pass's current step; whether the pass goes on
+  // (else the cache is now valid).
+  bool KeepStep(int step, const StepPoints& points)
+  {
+    this->Steps[static_cast<std::size_t>(step)] = Members(points);
+    if (++this->VisitAt < this->Visit.size())
+    {
+      return true;
+    }
+    this->Visit.clear();
+    this->Valid = true;
+    this->Cached = this->Pending;
+    return false;
+  }
+
+  // Collective. Links the cached members again when they or MinimumShared
+  // changed; the error, or "".
+  std::string UpdateTree(jz::Communicator& comm, int minimumShared)
+  {
+    if (this->HaveTree && this->TreeMinimumShared == minimumShared)
+    {
+      return std::string();
+    }
+    try
+    {
+      jz::TrackingOptions options;
+      options.minimumShared = minimumShared;
+      this->Tree = jz::trackHalos(comm, this->Steps, options);
+      this->HaveTree = true;
+      this->TreeMinimumShared = minimumShared;
+      return std::string();
+    }
+    catch (const std::exception& e)
+    {
+      return std::string("HaloTracking: ") + e.what();
+    }
+  }
+
   void Drop()
   {
     this->Valid = false;
@@ -388,46 +426,27 @@ int vtkJZHaloTracking::RequestData(
   jz::StageTimer reading(&info, "read step");
   StepPoints points;
   std::string error = ReadStep(*comm, input, massArray, static_cast<std::size_t>(shown), points);
-  if (error.empty() && inPass)
+  reading.stop();
+  if (error.empty() && inPass && in.KeepStep(step, points))
   {
-    in.Steps[static_cast<std::size_t>(step)] = Members(points);
-    reading.stop();
-    if (++in.VisitAt < in.Visit.size())
-    {
-      vtkJZKernelAdapter::ReportRunInfo(this, "HaloTracking", info, *comm);
-      request->Set(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING(), 1);
-      return 1;
-    }
-    request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
-    in.Visit.clear();
-    in.Valid = true;
-    in.Cached = in.Pending;
+    vtkJZKernelAdapter::ReportRunInfo(this, "HaloTracking", info, *comm);
+    request->Set(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING(), 1);
+    return 1;
+  }
+  request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
+  if (error.empty())
+  {
+    error = vtkJZKernelAdapter::RangeError(
+      { { jz::ranges::MinimumShared, static_cast<double>(this->MinimumShared) },
+        { jz::ranges::SelectedTrackId, static_cast<double>(this->SelectedTrackId) } });
   }
   if (error.empty())
   {
-    error = vtkJZKernelAdapter::RangeError({ { jz::ranges::MinimumShared, static_cast<double>(this->MinimumShared) },
-      { jz::ranges::SelectedTrackId, static_cast<double>(this->SelectedTrackId) } });
-  }
-  reading.stop();
-  if (error.empty() && (!in.HaveTree || in.TreeMinimumShared != this->MinimumShared))
-  {
-    jz::StageTimer linking(&info, "link");
-    try
-    {
-      jz::TrackingOptions options;
-      options.minimumShared = this->MinimumShared;
-      in.Tree = jz::trackHalos(*comm, in.Steps, options);
-      in.HaveTree = true;
-      in.TreeMinimumShared = this->MinimumShared;
-    }
-    catch (const std::exception& e)
-    {
-      error = std::string("HaloTracking: ") + e.what();
-    }
+    const jz::StageTimer linking(&info, "link");
+    error = in.UpdateTree(*comm, this->MinimumShared);
   }
   if (!error.empty())
   {
-    request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
     in.Drop();
     vtkErrorMacro(<< error);
     return 0;

@@ -3,7 +3,8 @@ ParticleSnapshotReader (each rank reads its share of every snapshot; the
 files are in group order, so particles change rank between steps) ->
 FriendsOfFriends -> HaloTracking. Every rank writes, per time step, its
 points' GlobalIds and TrackIds and the merger tree it holds (complete on
-rank 0, empty elsewhere) to OUT/rank<r>.npz. Run by test_halo_tracking_mpi.py.
+rank 0, empty elsewhere), and the errors of a series whose ids repeat over
+the ranks, to OUT/rank<r>.npz. Run by test_halo_tracking_mpi.py.
 
 Usage: mpiexec -n P pvbatch --symmetric mpi_tracking_case.py DATA_DIR OUT
 """
@@ -14,7 +15,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
 import numpy as np  # noqa: E402
-from test_halo_tracking import plugin_proxy, points_arrays, run, table  # noqa: E402
+from test_halo_tracking import Series, plugin_proxy, points_arrays, run, synthetic_steps, table  # noqa: E402
 from vtkmodules.vtkParallelCore import vtkMultiProcessController  # noqa: E402
 
 base, out = sys.argv[1], sys.argv[2]
@@ -38,6 +39,13 @@ for s, t in enumerate(reversed(times)):  # the first pass ends at the last step
 for name, column in table(alg, 1).items():
     res["tree/" + name] = column
 res["errors"] = np.array(" | ".join(errors))
+# The same synthetic series served whole on every rank: with several ranks
+# every id appears once per rank, an id twice in one step, which every rank
+# reports (the same message) without waiting for the others.
+series = Series(synthetic_steps())
+_, dup_errors = run(plugin_proxy("HaloTracking")(Input=series.source), series.times[1])
+res["duplicate_errors"] = np.array(" | ".join(dup_errors))
+series.close()
 np.savez(os.path.join(out, f"rank{rank}.npz"), **res)
 ctl.Barrier()
 print(f"rank {rank}: done", flush=True)

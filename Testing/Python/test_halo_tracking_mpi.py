@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """HaloTracking under mpiexec pvbatch on 1, 2 and 3 ranks (the Gadget-4
 series, read in pieces): identical merger trees (complete on rank 0, empty
-on the other ranks) and the same TrackId for every particle at every step.
+on the other ranks) and the same TrackId for every particle at every step;
+an id repeated over the ranks fails every rank with the same error.
 Skips (125) when ../shared/data/external is absent.
 
 Usage: test_halo_tracking_mpi.py P...
@@ -62,6 +63,14 @@ def main():
         errs = [str(d["errors"]) for d in ranks if str(d["errors"])]
         check(not errs, f"{P} ranks: no error ({errs[:1]})")
         check(all(len(d["tree/GroupId"]) == 0 for d in ranks[1:]), f"{P} ranks: no rows on ranks > 0")
+        dups = [str(d["duplicate_errors"]) for d in ranks]
+        if P == 1:
+            check(dups == [""], "1 rank: the synthetic series has no duplicate id")
+        else:
+            messages = {m[m.find("particle id"):].strip() for m in dups}
+            check(all("appears twice at time step" in m for m in dups) and len(messages) == 1,
+                  f"{P} ranks: ids repeated over the ranks: every rank reports the same error "
+                  f"({sorted(messages)[:1]})")
         for col in columns:
             a, b = ranks[0][col], ref[0][col]
             same = a.shape == b.shape and (np.allclose(a, b, rtol=1e-12, atol=0) if col == "tree/Mass"

@@ -59,8 +59,7 @@ bool RequestedTime(vtkInformation* request, vtkInformationVector* outputVector, 
     : 0;
   for (int p : { port, 0 })
   {
-    vtkInformation* info =
-      p >= 0 && p < outputVector->GetNumberOfInformationObjects()
+    vtkInformation* info = p >= 0 && p < outputVector->GetNumberOfInformationObjects()
       ? outputVector->GetInformationObject(p)
       : nullptr;
     if (info && info->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP()))
@@ -417,10 +416,9 @@ int vtkJZHaloTracking::RequestData(
   const bool inPass = !in.Visit.empty();
   const int step = inPass ? in.Visit[in.VisitAt] : 0;
   double t = 0;
-  const int shown = inPass ? step
-                           : (!times.empty() && RequestedTime(request, outputVector, t)
-                                 ? StepAt(times, t)
-                                 : 0);
+  const int shown = inPass
+    ? step
+    : (!times.empty() && RequestedTime(request, outputVector, t) ? StepAt(times, t) : 0);
 
   jz::RunInfo info;
   jz::StageTimer reading(&info, "read step");

@@ -302,8 +302,8 @@ bool GetGlobalIds(vtkDataSet* dataSet, Buffer<jz::GlobalId>& ids, std::string& e
     // Contiguous values of an integer type: converted in one typed loop.
     switch (array->GetDataType())
     {
-      vtkTemplateMacro(std::copy_n(static_cast<const VTK_TT*>(array->GetVoidPointer(0)), n,
-        ids.storage.begin()));
+      vtkTemplateMacro(
+        std::copy_n(static_cast<const VTK_TT*>(array->GetVoidPointer(0)), n, ids.storage.begin()));
     }
   }
   else

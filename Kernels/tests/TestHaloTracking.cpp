@@ -150,8 +150,8 @@ std::vector<jz::TrackedGroup> naiveTree(const Series& series, std::int64_t minim
 void checkSameRows(const std::vector<jz::TrackedGroup>& got,
   const std::vector<jz::TrackedGroup>& want, double massTolerance, const std::string& what)
 {
-  JZ_CHECK_MSG(got.size() == want.size(), what << ": " << got.size() << " rows, want "
-                                               << want.size());
+  JZ_CHECK_MSG(
+    got.size() == want.size(), what << ": " << got.size() << " rows, want " << want.size());
   for (std::size_t r = 0; r < std::min(got.size(), want.size()); ++r)
   {
     const jz::TrackedGroup& g = got[r];
@@ -160,11 +160,11 @@ void checkSameRows(const std::vector<jz::TrackedGroup>& got,
       g.count == w.count && g.descendant == w.descendant && g.shared == w.shared &&
       g.isMainProgenitor == w.isMainProgenitor &&
       std::abs(g.mass - w.mass) <= massTolerance * std::abs(w.mass);
-    JZ_CHECK_MSG(same, what << ": row " << r << " (step " << w.step << ", group " << w.group
-                            << "): track " << g.track << "/" << w.track << ", descendant "
-                            << g.descendant << "/" << w.descendant << ", shared " << g.shared
-                            << "/" << w.shared << ", main " << g.isMainProgenitor << "/"
-                            << w.isMainProgenitor << ", count " << g.count << "/" << w.count);
+    JZ_CHECK_MSG(same,
+      what << ": row " << r << " (step " << w.step << ", group " << w.group << "): track "
+           << g.track << "/" << w.track << ", descendant " << g.descendant << "/" << w.descendant
+           << ", shared " << g.shared << "/" << w.shared << ", main " << g.isMainProgenitor << "/"
+           << w.isMainProgenitor << ", count " << g.count << "/" << w.count);
     if (!same)
       return;
   }

@@ -44,13 +44,13 @@ struct TrackingOptions
 // One (time step, group) of the merger tree.
 struct TrackedGroup
 {
-  std::int64_t step = 0;        // index of the time step
-  GlobalId group = -1;          // GroupId at that step
-  GlobalId track = -1;          // TrackId
-  std::int64_t count = 0;       // members
-  double mass = 0;              // sum of the members' masses
-  GlobalId descendant = -1;     // GroupId at step + 1, -1: none
-  std::int64_t shared = 0;      // particles shared with the descendant (0: none)
+  std::int64_t step = 0;         // index of the time step
+  GlobalId group = -1;           // GroupId at that step
+  GlobalId track = -1;           // TrackId
+  std::int64_t count = 0;        // members
+  double mass = 0;               // sum of the members' masses
+  GlobalId descendant = -1;      // GroupId at step + 1, -1: none
+  std::int64_t shared = 0;       // particles shared with the descendant (0: none)
   bool isMainProgenitor = false; // whether this is its descendant's main progenitor
 };
 

@@ -58,8 +58,8 @@ std::vector<GroupSum> groupSums(Communicator& comm, const TrackingMembers& membe
     sum.mass += members.masses.empty() ? 1.0 : members.masses[i];
   }
   std::vector<GroupSum> all = comm.size() == 1 ? local : allGatherConcat(comm, local);
-  std::stable_sort(all.begin(), all.end(),
-    [](const GroupSum& x, const GroupSum& y) { return x.group < y.group; });
+  std::stable_sort(
+    all.begin(), all.end(), [](const GroupSum& x, const GroupSum& y) { return x.group < y.group; });
   std::vector<GroupSum> out;
   for (const GroupSum& s : all)
   {

@@ -427,6 +427,7 @@ int vtkJZHaloTracking::RequestData(
   reading.stop();
   if (error.empty() && inPass && in.KeepStep(step, points))
   {
+    this->UpdateProgress(static_cast<double>(in.VisitAt) / static_cast<double>(in.Visit.size()));
     vtkJZKernelAdapter::ReportRunInfo(this, "HaloTracking", info, *comm);
     request->Set(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING(), 1);
     return 1;

@@ -445,6 +445,24 @@ def section_errors(c):
             np.all(tree["DescendantGroupId"] == -1), "a single step: four tracks, no links")
     simple.Delete(ht)
     series.close()
+    # An Input without time steps is one step; an empty Input gives empty
+    # outputs without error.
+    ids = np.arange(100, dtype=np.int64) + 5
+    groups = np.where(ids < 50, 0, np.where(ids < 70, 1, -1)).astype(np.int64)
+    src = jztest.producer(jztest.polydata(np.random.default_rng(1).random((100, 3)),
+                                          {"GlobalIds": ids, "GroupId": groups}))
+    ht = HaloTracking(Input=src)
+    alg, errors = run(ht)
+    tree = table(alg, 1)
+    c.check(not errors and np.array_equal(tree["Count"], [45, 20]) and
+            np.array_equal(points_arrays(alg)["TrackId"], np.where(groups >= 0, groups, -1)),
+            "an Input without time steps: one step, its groups' tracks")
+    simple.Delete(ht)
+    ht = HaloTracking(Input=jztest.producer(jztest.polydata(np.zeros((0, 3)))))
+    alg, errors = run(ht)
+    c.check(not errors and alg.GetOutputDataObject(1).GetNumberOfRows() == 0 and
+            alg.GetOutputDataObject(0).GetNumberOfPoints() == 0, "an empty Input: empty outputs, no error")
+    simple.Delete(ht)
     # Steps where no group exists.
     series = Series([steps[3], steps[3], steps[0]])
     ht = HaloTracking(Input=series.source)

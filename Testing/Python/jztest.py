@@ -122,6 +122,24 @@ def update_collecting_errors(proxy, time=None):
     return alg, errors
 
 
+def count_fof_executions(proxy):
+    """Counts a FriendsOfFriends proxy's executions by what they did: a dict
+    {"computing": n, "reusing": m} that grows at each execution's end (the
+    filter's progress text says whether it computed the groups or reused the
+    cached result of the time step)."""
+    alg = proxy.GetClientSideObject()
+    counts = {"computing": 0, "reusing": 0}
+
+    def on_end(obj, event):
+        text = (obj.GetProgressText() or "").lower()
+        for what in counts:
+            if what in text:
+                counts[what] += 1
+
+    alg.AddObserver("EndEvent", on_end)
+    return counts
+
+
 def update_observing_progress(proxy, observer):
     """Updates a filter proxy with observer(alg, event) on its ProgressEvent;
     returns its VTK algorithm."""

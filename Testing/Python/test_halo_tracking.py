@@ -3,7 +3,7 @@ tracker (tracking_reference.py): synthetic series with known answers served
 by a programmable time-series source, the real Gadget-4 series through
 ParticleSnapshotReader -> FriendsOfFriends -> HaloTracking checked against
 the tracking of the snapshots' own Gadget-4 FOF groups (read with h5py) for
-every link, the cache (upstream executions counted), the track history and
+every link, the cache (FoF computations counted), the track history and
 default views, and bad input.
 
 Usage: pvpython test_halo_tracking.py SECTION
@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
 import snapshot_files as sf  # noqa: E402
 from checks import run_section  # noqa: E402
-from jztest import SKIP, simple, update_collecting_errors  # noqa: E402
+from jztest import SKIP, count_fof_executions, simple, update_collecting_errors  # noqa: E402
 from tracking_reference import COLUMNS, reference_tree  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
 
@@ -315,37 +315,53 @@ def section_cache(c):
         sys.exit(SKIP)
     reader = ParticleSnapshotReader(FileName=sorted(glob.glob(os.path.join(d, "snapshot_*.hdf5"))))
     fof = FriendsOfFriends(Input=reader, LinkingLength=0.2, MinimumGroupSize=32, Periodic=1)
-    runs = [0]
-    fof.GetClientSideObject().AddObserver("EndEvent", lambda *a: runs.__setitem__(0, runs[0] + 1))
+    executions = count_fof_executions(fof)
+
+    def computed():
+        return executions["computing"]
+
     ht = HaloTracking(Input=fof)
     times = list(reader.TimestepValues)
     alg, _ = run(ht, times[2])
-    c.check(runs[0] == len(times), f"first pass: one FoF per time step ({runs[0]})")
+    c.check(computed() == len(times), f"first pass: one FoF computation per time step ({computed()})")
     first = table(alg, 1)
     run(ht, times[2])
-    c.check(runs[0] == len(times), "the same time again: no FoF")
-    # Scrubbing: each frame updates upstream for its own step only, never the series.
-    for k, t in enumerate([times[0], times[4], times[1], times[3]]):
+    c.check(computed() == len(times), "the same time again: no FoF")
+    # Scrubbing: each frame updates upstream for its own step, which FoF
+    # serves from its per-step cache.
+    for t in [times[0], times[4], times[1], times[3], times[2]]:
+        before = executions["reusing"]
         alg, errors = run(ht, t)
-        c.check(runs[0] == len(times) + k + 1 and not errors,
-                f"scrub to step {times.index(t)}: only that step's FoF ({runs[0]})")
+        c.check(computed() == len(times) and executions["reusing"] == before + 1 and not errors,
+                f"scrub to step {times.index(t)}: FoF executes and reuses its result, "
+                f"no FoF computation ({computed()} in all)")
         check_tracks_on_points(c, alg, first, times.index(t), "after scrubbing")
     c.check(all(np.array_equal(first[k], v) for k, v in table(alg, 1).items()), "the tree is unchanged")
-    before = runs[0]
+    before = computed()
     ht.MinimumShared = 40
     alg, _ = run(ht, times[3])
     relinked = table(alg, 1)
-    c.check(runs[0] == before, "a new MinimumShared relinks the cached members: no FoF")
+    c.check(computed() == before, "a new MinimumShared relinks the cached members: no FoF")
     c.check(np.all((relinked["SharedWithDescendant"] == 0) | (relinked["SharedWithDescendant"] >= 40)) and
             not np.array_equal(relinked["DescendantGroupId"], first["DescendantGroupId"]),
             "MinimumShared 40 drops the smaller links")
     ht.SelectedTrackId = 1
     run(ht, times[3])
-    c.check(runs[0] == before, "a new SelectedTrackId: no FoF")
+    c.check(computed() == before, "a new SelectedTrackId: no FoF")
     fof.LinkingLength = 0.18
     alg, _ = run(ht, times[3])
-    c.check(runs[0] == before + len(times), f"a new FoF LinkingLength: a new pass ({runs[0] - before} FoF)")
+    c.check(computed() == before + len(times),
+            f"a new FoF LinkingLength: a new pass, one computation per step ({computed() - before})")
     c.check(len(table(alg, 1)["GroupId"]) < len(first["GroupId"]), "fewer groups at b = 0.18")
+    for t in [times[1], times[4]]:
+        run(ht, t)
+    c.check(computed() == before + len(times), "scrubbing at b = 0.18: no FoF")
+    fof.LinkingLength = 0.2
+    alg, _ = run(ht, times[2])
+    c.check(computed() == before + 2 * len(times),
+            f"back to b = 0.2: recomputed, the cache was cleared ({computed() - before})")
+    c.check(all(np.array_equal(relinked[k], v) for k, v in table(alg, 1).items()),
+            "back to b = 0.2: the tree of MinimumShared 40 again")
     for p in (ht, fof, reader):
         simple.Delete(p)
 

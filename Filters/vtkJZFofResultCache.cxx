@@ -66,18 +66,19 @@ void vtkJZFofResultCache::Store(const Key& key, const Result& result)
       break;
     }
   }
+  // The budget may have shrunk: the entries alone must fit too.
   const std::size_t budget = BudgetBytes();
-  if (bytes > budget)
-  {
-    return;
-  }
-  while (!this->Entries.empty() && this->Bytes + bytes > budget)
+  const std::size_t added = bytes <= budget ? bytes : 0;
+  while (!this->Entries.empty() && this->Bytes + added > budget)
   {
     this->Bytes -= this->Entries.back().Bytes;
     this->Entries.pop_back();
   }
-  this->Entries.push_front(Entry{ key, result, bytes });
-  this->Bytes += bytes;
+  if (bytes <= budget)
+  {
+    this->Entries.push_front(Entry{ key, result, bytes });
+    this->Bytes += bytes;
+  }
 }
 
 void vtkJZFofResultCache::Clear()

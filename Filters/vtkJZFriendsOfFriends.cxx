@@ -104,10 +104,11 @@ std::string PieceError(const Buffer<T>& coords, FofSettings s, double linkingLen
 // The catalogue additions (centres of potential, SO) for this rank's rows;
 // the reference density of the Mean mode is the total mass over the box.
 template <class T>
-jz::HaloProperties HaloAdditions(vtkAlgorithm* self, jz::Communicator& comm, const Buffer<T>& coords,
-  const Buffer<double>& masses, const Buffer<jz::GlobalId>& ids, vtkIdTypeArray* groupId,
-  const jz::FofCatalogue& cat, const std::vector<jz::GlobalId>& rows, std::size_t numGroups,
-  const FofSettings& s, const jz::RunControl& control, std::vector<std::string>& warnings)
+jz::HaloProperties HaloAdditions(vtkAlgorithm* self, jz::Communicator& comm,
+  const Buffer<T>& coords, const Buffer<double>& masses, const Buffer<jz::GlobalId>& ids,
+  vtkIdTypeArray* groupId, const jz::FofCatalogue& cat, const std::vector<jz::GlobalId>& rows,
+  std::size_t numGroups, const FofSettings& s, const jz::RunControl& control,
+  std::vector<std::string>& warnings)
 {
   jz::HaloPropertiesInput<T> in;
   in.points = coords.data;

@@ -41,8 +41,8 @@ JZ_TEST(SameBytesSameHashOnAnyThreadCount)
 
 JZ_TEST(EverySingleBitFlipChangesTheHash)
 {
-  for (const std::size_t n : { std::size_t(1), std::size_t(7), std::size_t(8), std::size_t(33),
-         std::size_t(100) })
+  for (const std::size_t n :
+    { std::size_t(1), std::size_t(7), std::size_t(8), std::size_t(33), std::size_t(100) })
   {
     auto bytes = randomBytes(n, static_cast<unsigned>(n));
     const std::uint64_t h = jz::contentHash(bytes.data(), n);
@@ -56,14 +56,14 @@ JZ_TEST(EverySingleBitFlipChangesTheHash)
         bytes[i] ^= static_cast<unsigned char>(1u << bit);
       }
     }
-    JZ_CHECK_MSG(seen.size() == 8 * n + 1, n << " bytes: " << seen.size() - 1 << " distinct of "
-                                              << 8 * n << " flips");
+    JZ_CHECK_MSG(seen.size() == 8 * n + 1,
+      n << " bytes: " << seen.size() - 1 << " distinct of " << 8 * n << " flips");
   }
   // A flip deep inside a multi-block buffer, in its last block and its tail.
   auto big = randomBytes((std::size_t(3) << 20) + 5, 7);
   const std::uint64_t h = jz::contentHash(big.data(), big.size());
-  for (const std::size_t at : { std::size_t(0), std::size_t(1) << 20, (std::size_t(2) << 20) + 99,
-         big.size() - 1 })
+  for (const std::size_t at :
+    { std::size_t(0), std::size_t(1) << 20, (std::size_t(2) << 20) + 99, big.size() - 1 })
   {
     big[at] ^= 0x10;
     JZ_CHECK_MSG(jz::contentHash(big.data(), big.size()) != h, "flip at " << at);
@@ -93,8 +93,8 @@ JZ_TEST(LengthOrderAndSeedChangeTheHash)
   }
   // Chaining: hash(a then b) depends on both.
   const std::uint64_t a = jz::contentHash(bytes.data(), 100);
-  JZ_CHECK(jz::contentHash(bytes.data() + 100, 100, a) !=
-    jz::contentHash(bytes.data() + 100, 100, a + 1));
+  JZ_CHECK(
+    jz::contentHash(bytes.data() + 100, 100, a) != jz::contentHash(bytes.data() + 100, 100, a + 1));
 }
 
 JZ_TEST_MAIN()

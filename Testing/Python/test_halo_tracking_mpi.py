@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """HaloTracking under mpiexec pvbatch on 1, 2 and 3 ranks (the Gadget-4
 series, read in pieces): identical merger trees (complete on rank 0, empty
-on the other ranks) and the same TrackId for every particle at every step;
-an id repeated over the ranks fails every rank with the same error.
+on the other ranks) and the same TrackId and GroupId for every particle at
+every step; FoF computes each step once on every rank, scrubbing reuses its
+results (agreed over the ranks) and they equal the computed ones; an id
+repeated over the ranks fails every rank with the same error.
 Skips (125) when ../shared/data/external is absent.
 
 Usage: test_halo_tracking_mpi.py P...
@@ -36,9 +38,9 @@ def run_ranks(base, P):
         shutil.rmtree(out, ignore_errors=True)
 
 
-def tracks_by_id(ranks, step):
+def tracks_by_id(ranks, step, name="TrackId"):
     ids = np.concatenate([d[f"GlobalIds{step}"] for d in ranks])
-    tracks = np.concatenate([d[f"TrackId{step}"] for d in ranks])
+    tracks = np.concatenate([d[f"{name}{step}"] for d in ranks])
     order = np.argsort(ids)
     return ids[order], tracks[order]
 
@@ -86,6 +88,20 @@ def main():
                 moved = f", {sum(prev[i] != now[i] for i in now)} particles changed rank"
             check(np.array_equal(ids, rids) and np.array_equal(tracks, rtracks),
                   f"{P} ranks, step {s}: every particle's TrackId{moved}")
+            check(np.array_equal(tracks_by_id(ranks, s, "GroupId")[1],
+                                 tracks_by_id(ref, s, "GroupId")[1]),
+                  f"{P} ranks, step {s}: every particle's GroupId (after scrubbing)")
+        last = len(steps) - 1
+        computed = [int(d["fof_computed"]) for d in ranks]
+        check([int(d["fof_computed_first_pass"]) for d in ranks] == [len(steps)] * P and
+              computed == [len(steps)] * P and
+              [int(d["fof_reused"]) for d in ranks] == [len(steps)] * P,
+              f"{P} ranks: one FoF computation per step on every rank, none when scrubbing "
+              f"(computed {computed}, reused {[int(d['fof_reused']) for d in ranks]})")
+        check(all(np.array_equal(d["again/GlobalIds"], d["fresh/GlobalIds"]) and
+                  np.array_equal(d["again/GroupId"], d["fresh/GroupId"]) for d in ranks) and
+              sum(len(d["fresh/GroupId"]) for d in ranks) == sum(len(d[f"GroupId{last}"]) for d in ranks),
+              f"{P} ranks: the last step's reused GroupIds equal a new FoF filter's on every rank")
     checker.finish()
 
 

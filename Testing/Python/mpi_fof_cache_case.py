@@ -16,7 +16,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
 import numpy as np  # noqa: E402
 from jztest import count_fof_executions, simple  # noqa: E402
-from test_fof import SERIES_DATA, SERIES_INFO, clustered, fof_outputs, identical  # noqa: E402
+from jztest import SERIES_INFO_SCRIPT  # noqa: E402
+from test_fof import SERIES_DATA, clustered, fof_outputs, identical  # noqa: E402
 from vtkmodules.vtkParallelCore import vtkMultiProcessController  # noqa: E402
 
 out = sys.argv[1]
@@ -39,7 +40,7 @@ np.savez(path, **arrays)
 times = [float(t) for t in arrays["times"]]
 src = simple.ProgrammableSource(OutputDataSetType="vtkPolyData",
                                 Script=SERIES_DATA.format(path=path),
-                                ScriptRequestInformation=SERIES_INFO.format(path=path))
+                                ScriptRequestInformation=SERIES_INFO_SCRIPT.format(path=path))
 props = dict(LinkingLengthMode="Absolute", LinkingLength=0.004, MinimumGroupSize=5,
              MassArray=["POINTS", "Mass"], VelocityArray=["POINTS", "Velocity"], Device="CPU")
 fof = FriendsOfFriends(Input=src, **props)

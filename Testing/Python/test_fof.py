@@ -14,7 +14,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
 from checks import run_section  # noqa: E402
-from jztest import SKIP, polydata, producer, simple  # noqa: E402
+from jztest import (SERIES_INFO_SCRIPT, SERIES_OUTPUT_SCRIPT, SERIES_STEP_SCRIPT, SKIP,  # noqa: E402
+                    count_fof_executions, data_leaves, polydata, producer, simple)
 
 import numpy as np  # noqa: E402
 from scipy.sparse import coo_matrix  # noqa: E402
@@ -546,30 +547,8 @@ def sec_relative_lattice(c):
 
 # A time series served by a ProgrammableSource from an npz file that the test
 # may rewrite: the data then change without a new time or MTime.
-SERIES_INFO = """
-import numpy as np
-times = np.load(r'{path}')['times']
-info = self.GetOutputInformation(0)
-ex = self.GetExecutive()
-info.Remove(ex.TIME_STEPS())
-info.Remove(ex.TIME_RANGE())
-for t in times:
-    info.Append(ex.TIME_STEPS(), float(t))
-info.Append(ex.TIME_RANGE(), float(times[0]))
-info.Append(ex.TIME_RANGE(), float(times[-1]))
-"""
-SERIES_DATA = """
-import numpy as np
-from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
-from vtkmodules.vtkCommonCore import vtkPoints
+SERIES_DATA = SERIES_STEP_SCRIPT + """
 from vtkmodules.vtkCommonDataModel import vtkPolyData
-d = np.load(r'{path}')
-times = d['times']
-info = self.GetOutputInformation(0)
-ex = self.GetExecutive()
-t = info.Get(ex.UPDATE_TIME_STEP()) if info.Has(ex.UPDATE_TIME_STEP()) else times[0]
-s = int(np.searchsorted(times, t, side='right')) - 1
-s = s if s > 0 else 0  # (the script's max is numpy_interface's)
 def piece(sel):
     pd = vtkPolyData()
     pts = vtkPoints()
@@ -581,17 +560,8 @@ def piece(sel):
         a.SetName(name)
         pd.GetPointData().AddArray(a)
     return pd
-out = self.GetOutputDataObject(0)
 n = len(d['ids%d' % s])
-if out.IsA('vtkMultiBlockDataSet'):
-    half = np.arange(n) < n // 3
-    out.SetNumberOfBlocks(2)
-    out.SetBlock(0, piece(half))
-    out.SetBlock(1, piece(~half))
-else:
-    out.ShallowCopy(piece(np.ones(n, bool)))
-out.GetInformation().Set(out.DATA_TIME_STEP(), float(times[s]))
-"""
+""" + SERIES_OUTPUT_SCRIPT
 
 
 def series_arrays(steps, rng, dtype):
@@ -612,16 +582,7 @@ def fof_outputs(alg):
     res = {}
     for port in (0, 1):
         out = alg.GetOutputDataObject(port)
-        leaves = []
-        if out.IsA("vtkCompositeDataSet"):
-            it = out.NewIterator()
-            it.InitTraversal()
-            while not it.IsDoneWithTraversal():
-                leaves.append(it.GetCurrentDataObject())
-                it.GoToNextItem()
-        else:
-            leaves.append(out)
-        for leaf in leaves:
+        for leaf in data_leaves(out):
             pd = leaf.GetPointData()
             for i in range(pd.GetNumberOfArrays()):
                 key = f"{port}/{pd.GetArrayName(i)}"
@@ -647,7 +608,6 @@ def sec_stepcache(c):
     included, composite input too); data that change without a new time are
     recomputed; a property change recomputes; the memory budget evicts the
     least recently used step; a single data set is never cached."""
-    from jztest import count_fof_executions
     tmp = tempfile.mkdtemp(prefix="jz-fof-steps-")
     path = os.path.join(tmp, "series.npz")
     rng = np.random.default_rng(21)
@@ -658,7 +618,8 @@ def sec_stepcache(c):
     def source(blocks):
         return simple.ProgrammableSource(
             OutputDataSetType="vtkMultiblockDataSet" if blocks else "vtkPolyData",
-            Script=SERIES_DATA.format(path=path), ScriptRequestInformation=SERIES_INFO.format(path=path))
+            Script=SERIES_DATA.format(path=path),
+            ScriptRequestInformation=SERIES_INFO_SCRIPT.format(path=path))
 
     def fresh(src, t):
         """The outputs of a new filter at time t (always computed)."""
@@ -684,7 +645,8 @@ def sec_stepcache(c):
                 first.append(fof_outputs(alg))
             c.check(n == {"computing": 3, "reusing": 0}, f"{tag}: one computation per step {n}")
             c.check(bool(np.all([int(o["1/GroupId"].size) > 3 and "1/SOMass" in o and
-                                 "1/MostBoundId" in o for o in first])), f"{tag}: groups and the catalogue additions at every step")
+                                 "1/MostBoundId" in o for o in first])),
+                    f"{tag}: groups and the catalogue additions at every step")
             c.check("Cached time steps: 3" in str(alg), f"{tag}: three steps cached")
             for s in (0, 2, 1, 0):
                 f.UpdatePipeline(times[s])

@@ -20,7 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
 import snapshot_files as sf  # noqa: E402
 from checks import run_section  # noqa: E402
-from jztest import SKIP, count_fof_executions, simple, update_collecting_errors  # noqa: E402
+from jztest import (SERIES_INFO_SCRIPT, SERIES_OUTPUT_SCRIPT, SERIES_STEP_SCRIPT, SKIP,  # noqa: E402
+                    count_fof_executions, data_leaves, simple, update_collecting_errors)
 from tracking_reference import COLUMNS, reference_tree  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
 
@@ -34,36 +35,7 @@ HaloTracking = plugin_proxy("HaloTracking")
 FriendsOfFriends = plugin_proxy("FriendsOfFriends")
 ParticleSnapshotReader = plugin_proxy("ParticleSnapshotReader")
 
-INFO_SCRIPT = """
-import numpy as np
-times = np.load(r'{path}')['times']
-info = self.GetOutputInformation(0)
-ex = self.GetExecutive()
-info.Remove(ex.TIME_STEPS())
-info.Remove(ex.TIME_RANGE())
-for t in times:
-    info.Append(ex.TIME_STEPS(), float(t))
-if len(times):
-    info.Append(ex.TIME_RANGE(), float(times[0]))
-    info.Append(ex.TIME_RANGE(), float(times[-1]))
-"""
-
-# The start of a ProgrammableSource script serving step s of the npz series
-# at {path}: the last step at or before the requested time.
-STEP_SCRIPT = """
-import numpy as np
-from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
-from vtkmodules.vtkCommonCore import vtkPoints
-d = np.load(r'{path}')
-times = d['times']
-info = self.GetOutputInformation(0)
-ex = self.GetExecutive()
-t = info.Get(ex.UPDATE_TIME_STEP()) if info.Has(ex.UPDATE_TIME_STEP()) else 0.0
-s = int(np.searchsorted(times, t, side='right')) - 1 if len(times) else 0
-s = s if s > 0 else 0
-"""
-
-DATA_SCRIPT = STEP_SCRIPT + """
+DATA_SCRIPT = SERIES_STEP_SCRIPT + """
 from vtkmodules.vtkCommonDataModel import vtkPolyData
 ids, groups, masses = d['ids%d' % s], d['groups%d' % s], d['masses%d' % s]
 def piece(sel):
@@ -80,17 +52,8 @@ def piece(sel):
         a.SetName(name)
         pd.GetPointData().AddArray(a)
     return pd
-out = self.GetOutputDataObject(0)
-if out.IsA('vtkMultiBlockDataSet'):
-    half = np.arange(len(ids)) % 2 == 0
-    out.SetNumberOfBlocks(2)
-    out.SetBlock(0, piece(half))
-    out.SetBlock(1, piece(~half))
-else:
-    out.ShallowCopy(piece(np.ones(len(ids), bool)))
-if len(times):
-    out.GetInformation().Set(out.DATA_TIME_STEP(), float(times[s]))
-"""
+n = len(ids)
+""" + SERIES_OUTPUT_SCRIPT
 
 
 class Series:
@@ -111,7 +74,7 @@ class Series:
         self.source = simple.ProgrammableSource(
             OutputDataSetType="vtkMultiblockDataSet" if blocks else "vtkPolyData",
             Script=DATA_SCRIPT.format(path=path),
-            ScriptRequestInformation=INFO_SCRIPT.format(path=path))
+            ScriptRequestInformation=SERIES_INFO_SCRIPT.format(path=path))
         self.runs = 0
         self.source.GetClientSideObject().AddObserver(
             "EndEvent", lambda *a: setattr(self, "runs", self.runs + 1))
@@ -146,16 +109,7 @@ def table(alg, port):
 
 def points_arrays(alg, names=("GlobalIds", "GroupId", "TrackId")):
     """Point arrays of port 0 over all blocks, concatenated."""
-    out = alg.GetOutputDataObject(0)
-    leaves = []
-    if out.IsA("vtkCompositeDataSet"):
-        it = out.NewIterator()
-        it.InitTraversal()
-        while not it.IsDoneWithTraversal():
-            leaves.append(it.GetCurrentDataObject())
-            it.GoToNextItem()
-    else:
-        leaves.append(out)
+    leaves = data_leaves(alg.GetOutputDataObject(0))
     res = {}
     for name in names:
         parts = [vtk_to_numpy(l.GetPointData().GetArray(name)) for l in leaves

@@ -1,6 +1,7 @@
 #include "vtkJZFriendsOfFriends.h"
 
 #include "vtkJZFilterRun.h"
+#include "vtkJZFofResultCache.h"
 #include "vtkJZFofTreeCache.h"
 #include "vtkJZKernelAdapter.h"
 #include "vtkJZParticleInput.h"
@@ -12,6 +13,7 @@
 #include "vtkCompositeDataSet.h"
 #include "vtkDataArray.h"
 #include "vtkDataObject.h"
+#include "vtkDemandDrivenPipeline.h"
 #include "vtkDoubleArray.h"
 #include "vtkIdTypeArray.h"
 #include "vtkInformation.h"
@@ -22,6 +24,7 @@
 #include "vtkPoints.h"
 #include "vtkPolyData.h"
 #include "vtkSmartPointer.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 
 #include "jz/Distributed.h"
 #include "jz/Fof.h"
@@ -47,6 +50,7 @@ namespace
 using vtkJZKernelAdapter::Buffer;
 using vtkJZKernelAdapter::NewArray;
 using vtkJZKernelAdapter::ParticleInput;
+using FofResult = vtkJZFofResultCache::Result;
 
 struct FofSettings
 {
@@ -102,10 +106,11 @@ std::string PieceError(const Buffer<T>& coords, FofSettings s, double linkingLen
 // The catalogue additions (centres of potential, SO) for this rank's rows;
 // the reference density of the Mean mode is the total mass over the box.
 template <class T>
-jz::HaloProperties HaloAdditions(vtkAlgorithm* self, jz::Communicator& comm, const Buffer<T>& coords,
-  const Buffer<double>& masses, const Buffer<jz::GlobalId>& ids, vtkIdTypeArray* groupId,
-  const jz::FofCatalogue& cat, const std::vector<jz::GlobalId>& rows, std::size_t numGroups,
-  const FofSettings& s, const jz::RunControl& control)
+jz::HaloProperties HaloAdditions(vtkAlgorithm* self, jz::Communicator& comm,
+  const Buffer<T>& coords, const Buffer<double>& masses, const Buffer<jz::GlobalId>& ids,
+  vtkIdTypeArray* groupId, const jz::FofCatalogue& cat, const std::vector<jz::GlobalId>& rows,
+  std::size_t numGroups, const FofSettings& s, const jz::RunControl& control,
+  std::vector<std::string>& warnings)
 {
   jz::HaloPropertiesInput<T> in;
   in.points = coords.data;
@@ -139,18 +144,19 @@ jz::HaloProperties HaloAdditions(vtkAlgorithm* self, jz::Communicator& comm, con
   jz::HaloProperties out;
   const jz::RunInfo info = jz::computeHaloProperties(comm, in, options, out, control);
   vtkJZKernelAdapter::ReportRunInfo(self, "FriendsOfFriends catalogue additions", info, comm);
+  warnings = info.warnings;
   return out;
 }
 
 // Runs groups, labels and catalogue in precision T (over all ranks of `comm`
 // when there are several: jz::computeFofDistributed; with one, the
-// single-process kernels); fills the outputs only when everything succeeded.
-// Throws on failure (the same jz::Error on every rank).
+// single-process kernels) into `result`. Throws on failure (the same
+// jz::Error on every rank).
 template <class T>
-void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
-  const Buffer<T>& coords, const Buffer<double>& masses, const Buffer<double>& velocities,
-  const Buffer<jz::GlobalId>& ids, const FofSettings& s, vtkDataObject* output,
-  vtkPolyData* catalogueOut, vtkJZFofTreeCache& cache, const vtkJZFofTreeCache::Key& key)
+void RunFof(vtkAlgorithm* self, jz::Communicator& comm, const Buffer<T>& coords,
+  const Buffer<double>& masses, const Buffer<double>& velocities, const Buffer<jz::GlobalId>& ids,
+  const FofSettings& s, vtkJZFofTreeCache& cache, const vtkJZFofTreeCache::Key& key,
+  FofResult& result)
 {
   const vtkIdType n = static_cast<vtkIdType>(coords.size);
   const jz::FofProblem<T> problem = MakeProblem(coords, ids, s);
@@ -245,12 +251,14 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
     }
   }
   vtkJZKernelAdapter::ReportRunInfo(self, "FriendsOfFriends", info, comm);
+  result.Warnings = info.warnings;
 
   jz::HaloProperties extra;
   if (s.halo.potentialCentres || s.halo.sphericalOverdensity)
   {
     extra = HaloAdditions(self, comm, coords, masses, ids, groupId, cat, catalogueGroupId,
-      comm.size() > 1 ? distributedGroups : catalogueGroupId.size(), s, catalogueControl);
+      comm.size() > 1 ? distributedGroups : catalogueGroupId.size(), s, catalogueControl,
+      result.AdditionsWarnings);
   }
 
   // Catalogue: one vertex per kept group (that this rank owns) at its centre
@@ -294,9 +302,11 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   offsets->SetValue(G, G);
   verts->SetData(offsets, conn);
 
-  vtkJZKernelAdapter::AttachResults(input, output, { groupId, groupSize }, "GroupId");
-  vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);
-
+  result.GroupId = groupId;
+  result.GroupSize = groupSize;
+  result.Backend = info.backend;
+  result.Catalogue = vtkSmartPointer<vtkPolyData>::New();
+  vtkPolyData* catalogueOut = result.Catalogue;
   catalogueOut->SetPoints(points);
   catalogueOut->SetVerts(verts);
   vtkPointData* cpd = catalogueOut->GetPointData();
@@ -341,6 +351,64 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, vtkDataObject* input,
   vtkJZKernelAdapter::AddDeviceFieldData(catalogueOut, info.backend);
 }
 
+// A reused result's warnings again, and under JZ_RUNINFO the reuse.
+void ReportReuse(vtkAlgorithm* self, const FofResult& r, const jz::Communicator& comm)
+{
+  jz::RunInfo info;
+  info.backend = r.Backend;
+  info.warnings = r.Warnings;
+  info.counters.emplace_back("reused the result of this time step", 1);
+  vtkJZKernelAdapter::ReportRunInfo(self, "FriendsOfFriends", info, comm);
+  if (!r.AdditionsWarnings.empty())
+  {
+    info.warnings = r.AdditionsWarnings;
+    info.counters.clear();
+    vtkJZKernelAdapter::ReportRunInfo(self, "FriendsOfFriends catalogue additions", info, comm);
+  }
+}
+
+// The outputs of a computed or reused result: port 0 the Input with
+// GroupId and GroupSize, port 1 the catalogue (sharing the result's arrays).
+void ShowResult(
+  vtkDataObject* input, vtkDataObject* output, vtkPolyData* catalogueOut, const FofResult& r)
+{
+  vtkJZKernelAdapter::AttachResults(input, output, { r.GroupId, r.GroupSize }, "GroupId");
+  vtkJZKernelAdapter::AddDeviceFieldData(output, r.Backend);
+  catalogueOut->ShallowCopy(r.Catalogue);
+}
+
+// Two or more time steps upstream; a single data set or step is never cached.
+bool InputHasTimeSteps(vtkAlgorithm* self)
+{
+  vtkInformation* inInfo = self->GetInputInformation(0, 0);
+  return inInfo && inInfo->Length(vtkStreamingDemandDrivenPipeline::TIME_STEPS()) >= 2;
+}
+
+// The result cache's key of this execution; drops the cache first when a
+// property or anything upstream changed (the pipeline MTime).
+vtkJZFofResultCache::Key StepKey(vtkAlgorithm* self, vtkJZFofResultCache& cache,
+  vtkDataObject* input, const ParticleInput& in, const FofSettings& settings)
+{
+  auto* executive = vtkDemandDrivenPipeline::SafeDownCast(self->GetExecutive());
+  cache.Validate(
+    std::max(self->GetMTime(), executive ? executive->GetPipelineMTime() : vtkMTimeType(0)));
+  vtkJZFofResultCache::Key key;
+  vtkInformation* dataInfo = input->GetInformation();
+  key.Time = dataInfo->Has(vtkDataObject::DATA_TIME_STEP())
+    ? dataInfo->Get(vtkDataObject::DATA_TIME_STEP())
+    : std::nan("");
+  key.NumPoints = static_cast<std::size_t>(in.localPoints);
+  key.Content = vtkJZFofResultCache::Hash(in);
+  // The settings derived from the data (the Relative linking length, the
+  // box from the field data) besides the properties.
+  const jz::HaloPropertiesOptions& h = settings.halo;
+  key.Settings = { settings.linkingLength, static_cast<double>(settings.minimumGroupSize),
+    double(settings.periodic), static_cast<double>(settings.backend), double(in.useFloat),
+    double(h.potentialCentres), h.softening, h.gravitationalConstant,
+    double(h.sphericalOverdensity), h.overdensity, h.referenceDensity };
+  key.Settings.insert(key.Settings.end(), settings.box, settings.box + 6);
+  return key;
+}
 } // namespace
 
 //------------------------------------------------------------------------------
@@ -370,6 +438,7 @@ std::string vtkJZFriendsOfFriends::HaloOptionsError() const
 //------------------------------------------------------------------------------
 vtkJZFriendsOfFriends::vtkJZFriendsOfFriends()
   : TreeCache(new vtkJZFofTreeCache)
+  , ResultCache(new vtkJZFofResultCache)
 {
   this->SetNumberOfOutputPorts(2);
 }
@@ -378,6 +447,7 @@ vtkJZFriendsOfFriends::vtkJZFriendsOfFriends()
 vtkJZFriendsOfFriends::~vtkJZFriendsOfFriends()
 {
   delete this->TreeCache;
+  delete this->ResultCache;
 }
 
 //------------------------------------------------------------------------------
@@ -392,6 +462,7 @@ int vtkJZFriendsOfFriends::RunParticles(
 {
   vtkDataObject* output = outputs[0];
   vtkPolyData* catalogue = vtkPolyData::SafeDownCast(outputs[1]);
+  this->SetProgressText(nullptr);
 
   // Every rank takes part in every collective below, also a rank without
   // points (vtkJZParticleInput.h).
@@ -491,13 +562,43 @@ int vtkJZFriendsOfFriends::RunParticles(
   key.device = this->Device;
   key.useFloat = useFloat;
   key.numPoints = static_cast<std::size_t>(n);
+
+  // A time step computed before with the same properties and the same input
+  // is reused (vtkJZFofResultCache.h). Only for an Input with time steps, a
+  // branch the same on every rank (the pipeline's TIME_STEPS); then all
+  // ranks reuse or all compute.
+  const bool perStep = InputHasTimeSteps(this);
+  vtkJZFofResultCache::Key stepKey;
+  const FofResult* cached = nullptr;
+  if (perStep)
+  {
+    stepKey = StepKey(this, *this->ResultCache, input, in, settings);
+    cached = this->ResultCache->Find(stepKey);
+  }
+  const bool reuse = perStep && vtkJZKernelAdapter::AllRanks(*in.comm, cached != nullptr);
   return vtkJZKernelAdapter::RunInPrecision(this, "FriendsOfFriends", useFloat,
     { output, catalogue },
     [&](auto precision)
     {
       using T = decltype(precision);
-      RunFof<T>(this, *in.comm, input, in.Coordinates<T>(), in.masses, in.velocities, in.ids,
-        settings, output, catalogue, *this->TreeCache, key);
+      FofResult result;
+      if (reuse)
+      {
+        result = *cached;
+        this->SetProgressText(ReusingProgressText);
+        ReportReuse(this, result, *in.comm);
+      }
+      else
+      {
+        this->SetProgressText(ComputingProgressText);
+        RunFof<T>(this, *in.comm, in.Coordinates<T>(), in.masses, in.velocities, in.ids, settings,
+          *this->TreeCache, key, result);
+      }
+      ShowResult(input, output, catalogue, result);
+      if (perStep && !reuse && !std::isnan(stepKey.Time))
+      {
+        this->ResultCache->Store(stepKey, result);
+      }
     });
 }
 
@@ -510,4 +611,5 @@ void vtkJZFriendsOfFriends::PrintSelf(ostream& os, vtkIndent indent)
      << "\n";
   os << indent << "LinkingLength: " << this->LinkingLength << "\n";
   os << indent << "MinimumGroupSize: " << this->MinimumGroupSize << "\n";
+  os << indent << "Cached time steps: " << this->ResultCache->Size() << "\n";
 }

@@ -7,7 +7,9 @@
  * `GroupSize`, port 1 the halo catalogue (all sums in double), with the
  * additions of jz/HaloProperties.h (centres of potential, spherical
  * overdensity). On one process the groups at a new LinkingLength are a cut
- * of the cached tree (vtkJZFofTreeCache). Periodic, BoxBounds, BoxFromData
+ * of the cached tree (vtkJZFofTreeCache). On an Input with time steps the
+ * results of each step are kept (vtkJZFofResultCache), so that showing a
+ * step again at the same properties reuses them. Periodic, BoxBounds, BoxFromData
  * and Device: see vtkJZParticleAlgorithm. User documentation (outputs,
  * definitions, ties, parallel behaviour, bad input):
  * doc/filters/FriendsOfFriends.md, generated from Plugin/FriendsOfFriends.xml.
@@ -22,6 +24,7 @@
 
 #include <string> // for HaloOptionsError
 
+class vtkJZFofResultCache;
 class vtkJZFofTreeCache;
 
 class JZTREEFILTERS_EXPORT vtkJZFriendsOfFriends : public vtkJZParticleAlgorithm
@@ -108,6 +111,18 @@ public:
    * statistics). A name of "None" (or empty) selects none.
    */
 
+  /**
+   * Each execution that gets to the groups sets the progress text
+   * (GetProgressText, shown by ParaView's progress bar) to
+   * ComputingProgressText or, when it reuses the cached result of the same
+   * time step (vtkJZFofResultCache), to ReusingProgressText; other
+   * executions (bad or empty input) leave it empty. Tests count real FoF
+   * computations by it.
+   */
+  static constexpr const char* ComputingProgressText = "Friends of friends: computing the groups";
+  static constexpr const char* ReusingProgressText =
+    "Friends of friends: reusing the groups of this time step";
+
 protected:
   vtkJZFriendsOfFriends();
   ~vtkJZFriendsOfFriends() override;
@@ -129,6 +144,9 @@ protected:
 
   // The minimum spanning tree cached for new linking lengths (vtkJZFofTreeCache.h).
   vtkJZFofTreeCache* TreeCache = nullptr;
+  // The outputs of the time steps computed at the current properties
+  // (vtkJZFofResultCache.h).
+  vtkJZFofResultCache* ResultCache = nullptr;
 
 private:
   vtkJZFriendsOfFriends(const vtkJZFriendsOfFriends&) = delete;

@@ -8,7 +8,10 @@
 # ../shared/data opened through the plugin's reader, density and halos with
 # the periodic box from the file, our catalogue compared with Gadget-4's
 # (out/snapshot_halos.png, out/snapshot_halos.csv); skipped with a message
-# when ../shared is absent.
+# when ../shared is absent. Last, halos through time (scripts/demo_tracking.py):
+# the five Gadget-4 snapshots as a series, HaloTracking's merger tree of the
+# largest z = 0 halo printed and its progenitors drawn per redshift
+# (out/halo_progenitors.png).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -17,3 +20,4 @@ scripts/build.sh
 # pvbatch on Debian renders through X: a virtual display when none is set.
 scripts/with-display.sh pvbatch scripts/demo.py "$@"
 scripts/with-display.sh pvbatch scripts/demo_snapshot.py "$@"
+scripts/with-display.sh pvbatch scripts/demo_tracking.py "$@"

@@ -24,6 +24,7 @@ const Entry Table[] = {
   { "EuclideanMSTAlias",      0, Look::Faint,      nullptr,          nullptr,                      nullptr,     false, Emphasis::High, nullptr },
   { "EuclideanMSTAlias",      1, Look::Lines,      "Length",         nullptr,                      nullptr,     true,  Emphasis::Low,  "Viridis (matplotlib)" },
   { "HDBSCANAlias",           0, Look::Categories, "ClusterId",      nullptr,                      "noise",     false, Emphasis::High, nullptr },
+  { "HaloTracking",           0, Look::Categories, "TrackId",        nullptr,                      "ungrouped", false, Emphasis::High, nullptr },
   { "TreeGravity",            0, Look::Scalars,    "Potential",      nullptr,                      nullptr,     false, Emphasis::Low,  "Viridis (matplotlib)" },
   { "ParticleSnapshotReader", 0, Look::BlockTypes, nullptr,          nullptr,                      nullptr,     false, Emphasis::High, nullptr },
   // the same reader under its scripting name (ParticleSnapshotReader(...) in pvpython)

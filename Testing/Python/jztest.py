@@ -142,11 +142,92 @@ def update_collecting(proxy, time=None):
     return alg, errors, warnings
 
 
-def update_collecting_errors(proxy):
-    """Updates a filter proxy; returns its VTK algorithm and the messages of
-    the error events it raised meanwhile (warnings are printed as usual)."""
-    alg, (errors,) = _update_collecting_events(proxy, ("ErrorEvent",))
+def update_collecting_errors(proxy, time=None):
+    """Updates a filter proxy (at `time` when given); returns its VTK
+    algorithm and the messages of the error events it raised meanwhile
+    (warnings are printed as usual)."""
+    alg, (errors,) = _update_collecting_events(proxy, ("ErrorEvent",), time)
     return alg, errors
+
+
+def data_leaves(obj):
+    """The data sets of a data object: its leaves when composite (in the
+    filters' traversal order), else the object itself."""
+    if not obj.IsA("vtkCompositeDataSet"):
+        return [obj]
+    leaves = []
+    it = obj.NewIterator()
+    it.InitTraversal()
+    while not it.IsDoneWithTraversal():
+        leaves.append(it.GetCurrentDataObject())
+        it.GoToNextItem()
+    return leaves
+
+
+# A time series for a ProgrammableSource, read from an npz file at {path}
+# (format the scripts with path=...) whose 'times' are the time steps and
+# whose other arrays are per step. SERIES_INFO_SCRIPT is the
+# ScriptRequestInformation; a Script starts with SERIES_STEP_SCRIPT (d the
+# npz, s the step served: the last at or before the requested time), defines
+# piece(sel) (a vtkPolyData of the selected points of step s) and n, and ends
+# with SERIES_OUTPUT_SCRIPT (one piece, or two blocks for a multiblock output).
+SERIES_INFO_SCRIPT = """
+import numpy as np
+times = np.load(r'{path}')['times']
+info = self.GetOutputInformation(0)
+ex = self.GetExecutive()
+info.Remove(ex.TIME_STEPS())
+info.Remove(ex.TIME_RANGE())
+for t in times:
+    info.Append(ex.TIME_STEPS(), float(t))
+if len(times):
+    info.Append(ex.TIME_RANGE(), float(times[0]))
+    info.Append(ex.TIME_RANGE(), float(times[-1]))
+"""
+
+SERIES_STEP_SCRIPT = """
+import numpy as np
+from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
+from vtkmodules.vtkCommonCore import vtkPoints
+d = np.load(r'{path}')
+times = d['times']
+info = self.GetOutputInformation(0)
+ex = self.GetExecutive()
+t = info.Get(ex.UPDATE_TIME_STEP()) if info.Has(ex.UPDATE_TIME_STEP()) else 0.0
+s = int(np.searchsorted(times, t, side='right')) - 1 if len(times) else 0
+s = s if s > 0 else 0
+"""
+
+SERIES_OUTPUT_SCRIPT = """
+out = self.GetOutputDataObject(0)
+if out.IsA('vtkMultiBlockDataSet'):
+    half = np.arange(n) % 2 == 0
+    out.SetNumberOfBlocks(2)
+    out.SetBlock(0, piece(half))
+    out.SetBlock(1, piece(~half))
+else:
+    out.ShallowCopy(piece(np.ones(n, bool)))
+if len(times):
+    out.GetInformation().Set(out.DATA_TIME_STEP(), float(times[s]))
+"""
+
+
+def count_fof_executions(proxy):
+    """Counts a FriendsOfFriends proxy's executions by what they did: a dict
+    {"computing": n, "reusing": m} that grows at each execution's end (the
+    filter's progress text says whether it computed the groups or reused the
+    cached result of the time step)."""
+    alg = proxy.GetClientSideObject()
+    counts = {"computing": 0, "reusing": 0}
+
+    def on_end(obj, event):
+        text = (obj.GetProgressText() or "").lower()
+        for what in counts:
+            if what in text:
+                counts[what] += 1
+
+    alg.AddObserver("EndEvent", on_end)
+    return counts
 
 
 def update_observing_progress(proxy, observer):

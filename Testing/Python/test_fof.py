@@ -1,17 +1,21 @@
 """FriendsOfFriends against scipy: cKDTree.query_pairs(l) plus
 scipy.sparse.csgraph.connected_components, computed in double from the input
-coordinates, compared label-agnostically; labels, catalogue, options, errors
-and real data (Gadget-4 FOF catalogues, hfof domain counts).
+coordinates, compared label-agnostically; labels, catalogue, options, errors,
+real data (Gadget-4 FOF catalogues, hfof domain counts) and the per-time-step
+result cache.
 
 Usage: pvpython test_fof.py SECTION   (see SECTIONS at the bottom)
 """
 import os
+import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
 from checks import run_section  # noqa: E402
-from jztest import SKIP, polydata, producer, simple  # noqa: E402
+from jztest import (SERIES_INFO_SCRIPT, SERIES_OUTPUT_SCRIPT, SERIES_STEP_SCRIPT, SKIP,  # noqa: E402
+                    count_fof_executions, data_leaves, polydata, producer, simple)
 
 import numpy as np  # noqa: E402
 from scipy.sparse import coo_matrix  # noqa: E402
@@ -541,6 +545,192 @@ def sec_relative_lattice(c):
         c.check(int(below.array("Count", 1).max()) == 1, f"{n}^3: b = 1 - 1e-9 links nothing")
 
 
+# A time series served by a ProgrammableSource from an npz file that the test
+# may rewrite: the data then change without a new time or MTime.
+SERIES_DATA = SERIES_STEP_SCRIPT + """
+from vtkmodules.vtkCommonDataModel import vtkPolyData
+def piece(sel):
+    pd = vtkPolyData()
+    pts = vtkPoints()
+    pts.SetData(numpy_to_vtk(np.ascontiguousarray(d['pts%d' % s][sel]), deep=1))
+    pd.SetPoints(pts)
+    for name, a in (('GlobalIds', numpy_to_vtkIdTypeArray(d['ids%d' % s][sel], deep=1)),
+                    ('Mass', numpy_to_vtk(d['mass%d' % s][sel], deep=1)),
+                    ('Velocity', numpy_to_vtk(np.ascontiguousarray(d['vel%d' % s][sel]), deep=1))):
+        a.SetName(name)
+        pd.GetPointData().AddArray(a)
+    return pd
+n = len(d['ids%d' % s])
+""" + SERIES_OUTPUT_SCRIPT
+
+
+def series_arrays(steps, rng, dtype):
+    """npz arrays of `steps` clustered snapshots with ids, masses, velocities."""
+    arrays = {"times": np.arange(steps, dtype=np.float64) * 0.25 + 1.0}
+    for s in range(steps):
+        pts = clustered(4000, rng, dtype)
+        arrays[f"pts{s}"] = pts
+        arrays[f"ids{s}"] = rng.permutation(len(pts)).astype(np.int64) * 5 + 11
+        arrays[f"mass{s}"] = 0.5 + rng.random(len(pts))
+        arrays[f"vel{s}"] = rng.standard_normal((len(pts), 3)) * 10
+    return arrays
+
+
+def fof_outputs(alg):
+    """Deep copies of every point array of both ports (port 0 over its
+    blocks, concatenated), the catalogue's points and the JZDevice."""
+    res = {}
+    for port in (0, 1):
+        out = alg.GetOutputDataObject(port)
+        for leaf in data_leaves(out):
+            pd = leaf.GetPointData()
+            for i in range(pd.GetNumberOfArrays()):
+                key = f"{port}/{pd.GetArrayName(i)}"
+                a = np.array(vtk_to_numpy(pd.GetArray(i)), copy=True)
+                res[key] = np.concatenate([res[key], a]) if key in res else a
+            fd = leaf.GetFieldData().GetAbstractArray("JZDevice")
+            res[f"{port}/JZDevice"] = fd.GetValue(0) if fd is not None else None
+        if port == 1:
+            res["1/points"] = np.array(vtk_to_numpy(out.GetPoints().GetData()), copy=True)
+    return res
+
+
+def identical(a, b):
+    return sorted(a) == sorted(b) and bool(np.all([
+        a[k] == b[k] if isinstance(a[k], str) or a[k] is None else
+        (a[k].dtype == b[k].dtype and a[k].shape == b[k].shape and
+         np.array_equal(a[k].view(np.uint8), b[k].view(np.uint8))) for k in a]))
+
+
+def sec_stepcache(c):
+    """The per-time-step result cache: a step shown again reuses its result,
+    bit-identical to a fresh computation (catalogue and its additions
+    included, composite input too); data that change without a new time are
+    recomputed; a property change recomputes; the memory budget evicts the
+    least recently used step; a single data set is never cached."""
+    tmp = tempfile.mkdtemp(prefix="jz-fof-steps-")
+    path = os.path.join(tmp, "series.npz")
+    rng = np.random.default_rng(21)
+    props = dict(LinkingLength=0.2, MinimumGroupSize=5, MassArray=["POINTS", "Mass"],
+                 VelocityArray=["POINTS", "Velocity"], PotentialCentres=1,
+                 SphericalOverdensity=1, OverdensityReference="Critical", CriticalDensity=50.0)
+
+    def source(blocks):
+        return simple.ProgrammableSource(
+            OutputDataSetType="vtkMultiblockDataSet" if blocks else "vtkPolyData",
+            Script=SERIES_DATA.format(path=path),
+            ScriptRequestInformation=SERIES_INFO_SCRIPT.format(path=path))
+
+    def fresh(src, t):
+        """The outputs of a new filter at time t (always computed)."""
+        f = FriendsOfFriends(Input=src, **props)
+        f.UpdatePipeline(t)
+        res = fof_outputs(f.GetClientSideObject())
+        simple.Delete(f)
+        return res
+
+    try:
+        for dtype, blocks in ((np.float64, False), (np.float32, True)):
+            tag = f"{np.dtype(dtype).name}{' blocks' if blocks else ''}"
+            arrays = series_arrays(3, rng, dtype)
+            np.savez(path, **arrays)
+            times = [float(t) for t in arrays["times"]]
+            src = source(blocks)
+            f = FriendsOfFriends(Input=src, **props)
+            alg = f.GetClientSideObject()
+            n = count_fof_executions(f)
+            first = []
+            for t in times:
+                f.UpdatePipeline(t)
+                first.append(fof_outputs(alg))
+            c.check(n == {"computing": 3, "reusing": 0}, f"{tag}: one computation per step {n}")
+            c.check(bool(np.all([int(o["1/GroupId"].size) > 3 and "1/SOMass" in o and
+                                 "1/MostBoundId" in o for o in first])),
+                    f"{tag}: groups and the catalogue additions at every step")
+            c.check("Cached time steps: 3" in str(alg), f"{tag}: three steps cached")
+            for s in (0, 2, 1, 0):
+                f.UpdatePipeline(times[s])
+                again = fof_outputs(alg)
+                want = fresh(src, times[s])
+                c.check(n["computing"] == 3 and identical(again, first[s]) and identical(again, want),
+                        f"{tag}: step {s} again reuses its result, bit-identical to a fresh "
+                        f"computation ({len(want)} arrays) {n}")
+            c.check(n["reusing"] == 4, f"{tag}: four reused executions {n}")
+            # The points of step 1 move (same time, no MTime): recomputed.
+            arrays["pts1"] = (arrays["pts1"] * 0.999).astype(dtype)
+            np.savez(path, **arrays)
+            f.UpdatePipeline(times[1])
+            moved = fof_outputs(alg)
+            c.check(n["computing"] == 4 and identical(moved, fresh(src, times[1])) and
+                    not identical(moved, first[1]),
+                    f"{tag}: moved points at the same time are recomputed {n}")
+            # Only the masses of step 2 change: the catalogue's Mass must follow.
+            arrays["mass2"] = arrays["mass2"] * 2.0
+            np.savez(path, **arrays)
+            f.UpdatePipeline(times[2])
+            heavier = fof_outputs(alg)
+            c.check(n["computing"] == 5 and np.array_equal(heavier["1/Mass"], 2 * first[2]["1/Mass"]),
+                    f"{tag}: new masses at the same time are recomputed {n}")
+            f.UpdatePipeline(times[0])
+            c.check(n["computing"] == 5 and identical(fof_outputs(alg), first[0]),
+                    f"{tag}: an unchanged step is still reused {n}")
+            # A property change clears the cache.
+            f.MinimumGroupSize = 6
+            for t in times:
+                f.UpdatePipeline(t)
+            c.check(n["computing"] == 8, f"{tag}: a new MinimumGroupSize recomputes every step {n}")
+            simple.Delete(f)
+            simple.Delete(src)
+
+        # The budget: room for two steps of the last series keeps the two most
+        # recently used; a budget smaller than one step keeps none.
+        np.savez(path, **arrays)
+        src = source(False)
+        f = FriendsOfFriends(Input=src, **props)
+        alg = f.GetClientSideObject()
+        n = count_fof_executions(f)
+        f.UpdatePipeline(times[0])
+        step_bytes = 1024 * (alg.GetOutputDataObject(0).GetPointData().GetArray("GroupId")
+                             .GetActualMemorySize() * 2 + alg.GetOutputDataObject(1).GetActualMemorySize())
+        os.environ["JZ_FOF_RESULT_CACHE_BYTES"] = str(int(2.5 * step_bytes))
+        for t in (times[1], times[2], times[1]):
+            f.UpdatePipeline(t)
+        c.check(n == {"computing": 3, "reusing": 1}, f"budget of 2.5 steps: step 1 kept {n}")
+        f.UpdatePipeline(times[0])
+        f.UpdatePipeline(times[2])
+        c.check(n == {"computing": 5, "reusing": 1} and "Cached time steps: 2" in str(alg),
+                f"budget of 2.5 steps: the least recently used step was evicted {n}")
+        os.environ["JZ_FOF_RESULT_CACHE_BYTES"] = "1"
+        f.UpdatePipeline(times[1])
+        f.UpdatePipeline(times[0])
+        c.check(n == {"computing": 7, "reusing": 1} and "Cached time steps: 0" in str(alg) and
+                identical(fof_outputs(alg), fresh(src, times[0])),
+                f"a budget below one step: the cache empties, results unchanged {n}")
+        del os.environ["JZ_FOF_RESULT_CACHE_BYTES"]
+        # A time between steps: the step's data and its time, so reused.
+        f.UpdatePipeline(times[2])
+        f.UpdatePipeline(times[2] + 0.01)
+        c.check(n == {"computing": 8, "reusing": 2}, f"a time within step 2 reuses step 2 {n}")
+        simple.Delete(f)
+        simple.Delete(src)
+
+        # A single data set (no time): computed at each execution, never cached.
+        data = polydata(clustered(3000, rng, np.float64))
+        prod = producer(data)
+        f = FriendsOfFriends(Input=prod, MinimumGroupSize=5)
+        alg = f.GetClientSideObject()
+        n = count_fof_executions(f)
+        f.UpdatePipeline()
+        f.LinkingLength = 0.21
+        f.UpdatePipeline()
+        c.check(n == {"computing": 2, "reusing": 0} and "Cached time steps: 0" in str(alg),
+                f"a single data set: computed, nothing cached {n}")
+        simple.Delete(f)
+        simple.Delete(prod)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 SECTIONS = {
     "uniform": sec_uniform, "clustered": sec_clustered, "chains": sec_chains,
     "lattice": sec_lattice, "duplicates": sec_duplicates, "offset": sec_offset,
@@ -548,7 +738,7 @@ SECTIONS = {
     "relative_lattice": sec_relative_lattice,
     "errors": sec_errors, "empty": sec_empty, "device": sec_device,
     "gadget": sec_gadget, "hfof": sec_hfof, "progress": sec_progress,
-    "pointsets": sec_pointsets,
+    "pointsets": sec_pointsets, "stepcache": sec_stepcache,
 }
 
 if __name__ == "__main__":

@@ -39,6 +39,10 @@ constexpr ParameterRange EmstMinSamples{ "MinSamples", "EuclideanMST", 1, kIntMa
 constexpr ParameterRange MinClusterSize{ "MinClusterSize", "HDBSCAN", 2, kIntMax, false, true };
 constexpr ParameterRange HdbscanMinSamples{ "MinSamples", "HDBSCAN", 0, kIntMax, false, true };
 constexpr ParameterRange Stride{ "Stride", "ParticleSnapshotReader", 1, kIntMax, false, true };
+constexpr ParameterRange MinimumShared{ "MinimumShared", "HaloTracking", 1, kIntMax, false, true };
+// A TrackId, or -1 for "the most massive track at the last step".
+constexpr ParameterRange SelectedTrackId{ "SelectedTrackId", "HaloTracking", -1, kIntMax, false,
+  true };
 
 // Lengths and physical constants: finite, and positive or non-negative.
 constexpr ParameterRange LinkingLength{ "LinkingLength", "FriendsOfFriends", 0, kNone, true,
@@ -67,9 +71,9 @@ constexpr ParameterRange Device{ "Device",
   "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity SPHSmooth", 0, 2, false, true };
 
 constexpr ParameterRange kAll[] = { NumberOfNeighbors, MinimumGroupSize, EmstMinSamples,
-  MinClusterSize, HdbscanMinSamples, Stride, LinkingLength, Softening, GravitationalConstant,
-  Overdensity, CriticalDensity, OpeningAngle, Estimator, LinkingLengthMode, OverdensityReference,
-  Metric, ClusterSelectionMethod, Device };
+  MinClusterSize, HdbscanMinSamples, Stride, MinimumShared, SelectedTrackId, LinkingLength,
+  Softening, GravitationalConstant, Overdensity, CriticalDensity, OpeningAngle, Estimator,
+  LinkingLengthMode, OverdensityReference, Metric, ClusterSelectionMethod, Device };
 } // namespace ranges
 
 // Why `value` is outside the range, naming the parameter as `name` (the

@@ -39,6 +39,9 @@ constexpr ParameterRange EmstMinSamples{ "MinSamples", "EuclideanMST", 1, kIntMa
 constexpr ParameterRange MinClusterSize{ "MinClusterSize", "HDBSCAN", 2, kIntMax, false, true };
 constexpr ParameterRange HdbscanMinSamples{ "MinSamples", "HDBSCAN", 0, kIntMax, false, true };
 constexpr ParameterRange Stride{ "Stride", "ParticleSnapshotReader", 1, kIntMax, false, true };
+// The reader's box override: 0 keeps the file's.
+constexpr ParameterRange SnapshotBoxSize{ "BoxSize", "ParticleSnapshotReader", 0, kNone, false,
+  false };
 
 // Lengths and physical constants: finite, and positive or non-negative.
 constexpr ParameterRange LinkingLength{ "LinkingLength", "FriendsOfFriends", 0, kNone, true,
@@ -67,7 +70,7 @@ constexpr ParameterRange Device{ "Device",
   "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity", 0, 2, false, true };
 
 constexpr ParameterRange kAll[] = { NumberOfNeighbors, MinimumGroupSize, EmstMinSamples,
-  MinClusterSize, HdbscanMinSamples, Stride, LinkingLength, Softening, GravitationalConstant,
+  MinClusterSize, HdbscanMinSamples, Stride, SnapshotBoxSize, LinkingLength, Softening, GravitationalConstant,
   Overdensity, CriticalDensity, OpeningAngle, Estimator, LinkingLengthMode, OverdensityReference,
   Metric, ClusterSelectionMethod, Device };
 } // namespace ranges

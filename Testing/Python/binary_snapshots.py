@@ -211,3 +211,32 @@ def write_tipsy(path, counts, *, endian=">", time=0.25, seed=3, iord=None, box=1
                              "i4").tobytes())
             f.write(ids.tobytes())
     return data
+
+
+def gadget_expected(data, mass_table):
+    out = {}
+    for t, d in data.items():
+        e = dict(d)
+        e["GlobalIds"] = d["ParticleIDs"]
+        if "Masses" not in e:
+            e["Masses"] = np.full(len(d["ParticleIDs"]), mass_table[t])
+        out[f"PartType{t}"] = e
+    return out
+
+
+def region_mask(expected, region):
+    lo, hi = np.array(region[0::2]), np.array(region[1::2])
+    return {b: np.all((a["Coordinates"] >= lo) & (a["Coordinates"] < hi), axis=1)
+            for b, a in expected.items()}
+
+
+def stride_in_region(expected, region, stride):
+    """The rows a Region with Stride keeps: every stride-th inside, in file order."""
+    masks = region_mask(expected, region)
+    out = {}
+    for b, m in masks.items():
+        idx = np.flatnonzero(m)[::stride]
+        keep = np.zeros(len(m), bool)
+        keep[idx] = True
+        out[b] = keep
+    return out

@@ -63,17 +63,6 @@ def check_blocks(c, run, expected, label, stride=1, mask=None):
         c.check(run.blocks[block].GetNumberOfVerts() == n, f"{label} {block}: {n} vertices")
 
 
-def gadget_expected(data, mass_table):
-    out = {}
-    for t, d in data.items():
-        e = dict(d)
-        e["GlobalIds"] = d["ParticleIDs"]
-        if "Masses" not in e:
-            e["Masses"] = np.full(len(d["ParticleIDs"]), mass_table[t])
-        out[f"PartType{t}"] = e
-    return out
-
-
 def section_gadget_real(c):
     d = need("gadget2-example-ics")
     runs = {}
@@ -81,7 +70,7 @@ def section_gadget_real(c):
         path = os.path.join(d, f"lcdm_gas_{order}endian.dat")
         header, data = bs.read_gadget_binary(path)
         run = runs[order] = Read(path)
-        check_blocks(c, run, gadget_expected(data, header["mass"]), f"lcdm {order}-endian")
+        check_blocks(c, run, bs.gadget_expected(data, header["mass"]), f"lcdm {order}-endian")
         c.check(run.field("SnapshotFormat") == f"Gadget-2 binary (SnapFormat 1, {order}-endian)",
                 f"lcdm {order}: SnapshotFormat {run.field('SnapshotFormat')}")
         c.check(abs(run.field("Time")[0] - 0.0909091) < 1e-6 and
@@ -116,7 +105,7 @@ def section_gadget_real(c):
     path = os.path.join(d, "gassphere_littleendian.dat")
     header, data = bs.read_gadget_binary(path)
     run = Read(path)
-    check_blocks(c, run, gadget_expected(data, header["mass"]), "gassphere")
+    check_blocks(c, run, bs.gadget_expected(data, header["mass"]), "gassphere")
     m = run.array("PartType0", "Masses")
     r = np.linalg.norm(run.points("PartType0"), axis=1)
     c.check(len(m) == 1472 and abs(m.sum() - 1.0) < 1e-4 and np.allclose(m, 6.7935e-4, rtol=1e-4),
@@ -142,7 +131,7 @@ def section_gadget_synthetic(c):
             counts = [800, 900, 0, 0, 30, 0]
             files, data = bs.write_gadget_binary(base, counts, seed=i, **kw)
             table = (kw.get("mass_table") or [0.0] * 6)
-            expected = gadget_expected(data, table)
+            expected = bs.gadget_expected(data, table)
             label = f"Gadget binary {kw}"
             for opened in sorted({files[0], files[-1]}):
                 run = Read(opened)
@@ -275,24 +264,6 @@ def section_tipsy_synthetic(c):
         shutil.rmtree(tmp)
 
 
-def region_mask(expected, region):
-    lo, hi = np.array(region[0::2]), np.array(region[1::2])
-    return {b: np.all((a["Coordinates"] >= lo) & (a["Coordinates"] < hi), axis=1)
-            for b, a in expected.items()}
-
-
-def stride_in_region(expected, region, stride):
-    """The rows a Region with Stride keeps: every stride-th inside, in file order."""
-    masks = region_mask(expected, region)
-    out = {}
-    for b, m in masks.items():
-        idx = np.flatnonzero(m)[::stride]
-        keep = np.zeros(len(m), bool)
-        keep[idx] = True
-        out[b] = keep
-    return out
-
-
 def section_region(c):
     tmp = tempfile.mkdtemp(prefix="jz-reader-region-")
     try:
@@ -312,7 +283,7 @@ def section_region(c):
         cases.append(("HDF5", h5, exp))
         files, data = bs.write_gadget_binary(os.path.join(tmp, "bin"), [3000, 4000, 0, 0, 500],
                                              fmt=2, endian=">", numfiles=2)
-        cases.append(("Gadget binary", files[1], gadget_expected(data, [0.0] * 6)))
+        cases.append(("Gadget binary", files[1], bs.gadget_expected(data, [0.0] * 6)))
         tip = os.path.join(tmp, "t.std")
         cases.append(("TIPSY", tip, bs.write_tipsy(tip, (3000, 4000, 500), box=100.0)))
         for label, path, expected in cases:
@@ -321,7 +292,7 @@ def section_region(c):
                                    ((200, 300, 0, 1, 0, 1), 1), ((-20, 0, -50, 0, -50, 50), 1)):
                 run = Read(path, Region=list(region), Stride=stride)
                 check_blocks(c, run, expected, f"{label} Region {region} Stride {stride}", 1,
-                             stride_in_region(expected, region, stride))
+                             bs.stride_in_region(expected, region, stride))
             run = Read(path, Region=[0, 50, 0, 50, 0, 50], ParticleTypes=[sorted(expected)[1]])
             c.check(sorted(run.blocks) == [sorted(expected)[1]], f"{label}: Region with ParticleTypes")
         # Exactly on the faces: min included, max excluded.
@@ -336,76 +307,21 @@ def section_region(c):
             f.write(arr.tobytes())
         _, expected = tipsy_expected(grid)
         run = Read(grid, Region=[1, 2, 1, 2, 0, 4.5])
-        check_blocks(c, run, expected, "faces", 1, region_mask(expected, [1, 2, 1, 2, 0, 4.5]))
+        check_blocks(c, run, expected, "faces", 1, bs.region_mask(expected, [1, 2, 1, 2, 0, 4.5]))
         c.check(run.blocks["dark"].GetNumberOfPoints() == 2 * 2 * 9,
                 f"half-open faces: {run.blocks['dark'].GetNumberOfPoints()} of 36 grid points")
         # More than one chunk (2^20 rows): stride counted across chunks and parts.
         files, data = bs.write_gadget_binary(os.path.join(tmp, "big"), [0, 1300000], numfiles=2,
                                              mass_table=[0, 1.5])
-        expected = gadget_expected(data, [0, 1.5])
+        expected = bs.gadget_expected(data, [0, 1.5])
         for region, stride in (((0, 100, 0, 100, 0, 100), 5), ((0, 33, 10, 90, 0, 100), 7)):
             run = Read(files[0], Region=list(region), Stride=stride)
             check_blocks(c, run, expected, f"1.3e6 particles Region {region} Stride {stride}", 1,
-                         stride_in_region(expected, region, stride))
+                         bs.stride_in_region(expected, region, stride))
         run = Read(files[0], Stride=5)
         check_blocks(c, run, expected, "1.3e6 particles Stride 5 without Region", 5)
     finally:
         shutil.rmtree(tmp)
-
-
-def write_swift_cells(path, seed=5, planted=True, bounds=False):
-    """A SWIFT-layout file whose particles are sorted by top-level cell (4^3
-    cells of a 40-box) with SWIFT's Cells index; when `planted`, the last
-    particle of cell 0 is moved to the middle of the box (beyond the drift
-    SWIFT allows), so that a reader using the index cannot see it."""
-    rng = np.random.default_rng(seed)
-    box, cdim = 40.0, 4
-    sf.write_swift(path, n_gas=2000, n_dm=3000, n_stars=0, box=(box, box, box), seed=seed)
-    width = box / cdim
-    out = {}
-    with h5py.File(path, "r+") as f:
-        del f["Cells"]
-        cells = f.create_group("Cells")
-        meta = cells.create_group("Meta-data")
-        meta.attrs["dimension"] = np.array([cdim] * 3, dtype=np.int32)
-        meta.attrs["size"] = np.array([width] * 3)
-        meta.attrs["nr_cells"] = np.array([cdim ** 3], dtype=np.int32)
-        ijk = np.stack(np.meshgrid(*[np.arange(cdim)] * 3, indexing="ij"), -1).reshape(-1, 3)
-        cells.create_dataset("Centres", data=(ijk + 0.5) * width)
-        for t in (0, 1):
-            g = f[f"PartType{t}"]
-            pos = g["Coordinates"][...]
-            cell = np.floor(pos / width).astype(int).clip(0, cdim - 1)
-            key = (cell[:, 0] * cdim + cell[:, 1]) * cdim + cell[:, 2]
-            order = np.argsort(key, kind="stable")
-            for name in list(g):
-                data = g[name][...][order]
-                attrs = dict(g[name].attrs)
-                del g[name]
-                g.create_dataset(name, data=data)
-                for k, v in attrs.items():
-                    g[name].attrs[k] = v
-            counts = np.bincount(key, minlength=cdim ** 3)
-            offsets = np.cumsum(counts) - counts
-            cells.create_dataset(f"Counts/PartType{t}", data=counts)
-            cells.create_dataset(f"OffsetsInFile/PartType{t}", data=offsets)
-            cells.create_dataset(f"Files/PartType{t}", data=np.zeros(cdim ** 3, np.int32))
-            if bounds:
-                data = g["Coordinates"][...]
-                mn = np.array([data[o:o + n].min(0) if n else (ijk[i] + 0.5) * width
-                               for i, (o, n) in enumerate(zip(offsets, counts))])
-                mx = np.array([data[o:o + n].max(0) if n else (ijk[i] + 0.5) * width
-                               for i, (o, n) in enumerate(zip(offsets, counts))])
-                cells.create_dataset(f"MinPositions/PartType{t}", data=mn)
-                cells.create_dataset(f"MaxPositions/PartType{t}", data=mx)
-            if planted:
-                data = g["Coordinates"][...]
-                data[counts[0] - 1] = [25.5, 25.5, 25.5]
-                g["Coordinates"][...] = data
-            e = {k: g[k][...] for k in g}
-            e["GlobalIds"] = e["ParticleIDs"].astype(np.int64)
-            out[f"PartType{t}"] = e
-    return out
 
 
 def section_swift_cells(c):
@@ -413,10 +329,10 @@ def section_swift_cells(c):
     try:
         for bounds in (False, True):
             path = os.path.join(tmp, f"swift{int(bounds)}.hdf5")
-            expected = write_swift_cells(path, bounds=bounds)
+            expected = sf.write_swift_cells(path, bounds=bounds)
             region = [24, 27, 24, 27, 24, 27]  # cell 0, even widened by a cell, is far from it
             run = Read(path, Region=region)
-            masks = region_mask(expected, region)
+            masks = bs.region_mask(expected, region)
             planted = {b: np.zeros(len(m), bool) for b, m in masks.items()}
             for b in planted:
                 counts = None
@@ -432,11 +348,11 @@ def section_swift_cells(c):
             region = [0, 25, 0, 25, 0, 25]
             run = Read(path, Region=region)
             check_blocks(c, run, expected, f"SWIFT cells (bounding boxes {bounds}) corner Region",
-                         1, region_mask(expected, region))
+                         1, bs.region_mask(expected, region))
             region = [39, 40, 0, 40, 0, 40]
             run = Read(path, Region=region, Stride=2)
             check_blocks(c, run, expected, f"SWIFT cells edge Region Stride 2", 1,
-                         stride_in_region(expected, region, 2))
+                         bs.stride_in_region(expected, region, 2))
     finally:
         shutil.rmtree(tmp)
 

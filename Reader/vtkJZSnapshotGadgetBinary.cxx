@@ -252,9 +252,13 @@ Part ReadPart(const std::string& fileName, int& format, bool& swap, bool first)
       part.Blocks[record.Label] = record;
     }
   }
-  if (!part.Blocks.count("POS"))
+  for (const char* required : { "POS", "VEL", "ID" })
   {
-    throw Error("'" + fileName + "' has no POS block (the positions).");
+    if (!part.Blocks.count(required) && (format == 1 || std::string(required) == "POS"))
+    {
+      throw Error("'" + fileName + "' has no " + required + " block (SnapFormat 1 always has " +
+        "POS, VEL and ID): it is truncated or not a Gadget snapshot.");
+    }
   }
   if (variableMass > 0 && !part.Blocks.count("MASS"))
   {

@@ -321,7 +321,11 @@ struct vtkJZSnapshotBlocks::Block
   void AllocateMade(bool wantTableMasses)
   {
     const vtkIdType n = static_cast<vtkIdType>(this->Rows);
-    if (this->ParticleIds)
+    if (this->IdsOnly && vtkIdTypeArray::SafeDownCast(this->ParticleIds))
+    {
+      this->GlobalIds = vtkIdTypeArray::SafeDownCast(this->ParticleIds);
+    }
+    else if (this->ParticleIds)
     {
       this->GlobalIds = vtkSmartPointer<vtkIdTypeArray>::New();
       this->GlobalIds->SetName("GlobalIds");
@@ -391,8 +395,12 @@ vtkJZSnapshotBlocks::vtkJZSnapshotBlocks(const Layout& layout, const Request& re
       {
         continue;
       }
-      block->Arrays.emplace_back(
-        &field, NewArray(VTKTypeOf(field.Type), field.Name, field.Components, n));
+      // Ids that are only the GlobalIds and already 64-bit signed are read
+      // straight into the vtkIdTypeArray.
+      const bool idsInPlace = field.GlobalIdsOnly && field.Type.Integer && field.Type.Signed &&
+        field.Type.Bytes == 8 && field.Components == 1;
+      block->Arrays.emplace_back(&field,
+        NewArray(idsInPlace ? VTK_ID_TYPE : VTKTypeOf(field.Type), field.Name, field.Components, n));
       if ((field.Name == "ParticleIDs" || field.GlobalIdsOnly) && field.Components == 1)
       {
         block->ParticleIds = block->Arrays.back().second;
@@ -715,7 +723,10 @@ void vtkJZSnapshotBlocks::Finish(vtkMultiBlockDataSet* output)
     }
     if (b.GlobalIds)
     {
-      ConvertIds(b.ParticleIds, b.GlobalIds);
+      if (b.GlobalIds != b.ParticleIds)
+      {
+        ConvertIds(b.ParticleIds, b.GlobalIds);
+      }
       pd->SetGlobalIds(b.GlobalIds);
     }
 

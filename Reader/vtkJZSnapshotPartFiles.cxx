@@ -26,6 +26,13 @@ std::vector<std::string> Names(
   {
     return { fileName };
   }
+  if (numFiles > MaximumParts) // a damaged header: no list of a billion names
+  {
+    std::ostringstream msg;
+    msg << "'" << fileName << "' is damaged: " << countSource << " says the snapshot has "
+        << numFiles << " files (at most " << MaximumParts << " are accepted).";
+    throw vtkJZSnapshotHDF5::Error(msg.str());
+  }
   const std::size_t base = fileName.find_last_of('/') + 1; // 0 when no directory
   const std::size_t last = fileName.find_last_of('.');
   std::size_t dot = std::string::npos, end = fileName.size();

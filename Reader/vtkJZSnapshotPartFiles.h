@@ -17,9 +17,13 @@
 
 namespace vtkJZSnapshotPartFiles
 {
+/// More parts than any simulation writes: a damaged header.
+constexpr std::int64_t MaximumParts = std::int64_t(1) << 20;
+
 /// The `numFiles` part names of the set `fileName` belongs to (the file
 /// itself when numFiles <= 1). Throws vtkJZSnapshotHDF5::Error when the name
-/// has no part number; `countSource` names the header value that gave N.
+/// has no part number or N exceeds MaximumParts; `countSource` names the
+/// header value that gave N.
 std::vector<std::string> Names(
   const std::string& fileName, std::int64_t numFiles, const std::string& countSource);
 }

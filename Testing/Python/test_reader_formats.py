@@ -465,6 +465,8 @@ def section_errors(c):
         expect_error(c, bad, [bad, "2147483647"], "absurd npart")
         bad = corrupt(src, os.path.join(tmp, "negative"), 8, np.array([-5], "<i4").tobytes())
         expect_error(c, bad, [bad, "-5"], "negative npart")
+        bad = corrupt(src, os.path.join(tmp, "numfiles.0"), 4 + 124, np.array([2**31 - 1], "<i4").tobytes())
+        expect_error(c, bad, [bad, "num_files", "2147483647"], "absurd num_files")
         # A missing part of a multi-file set.
         files, _ = bs.write_gadget_binary(os.path.join(tmp, "m"), [300, 400], numfiles=3)
         os.remove(files[1])

@@ -558,17 +558,20 @@ std::int64_t vtkJZSnapshotBlocks::ScanRegion(Block& block, vtkJZSnapshotRows& ro
     rowBytes = std::max(rowBytes,
       static_cast<std::size_t>(entry.second->GetNumberOfComponents() * entry.second->GetDataTypeSize()));
   }
-  const std::size_t chunk = static_cast<std::size_t>(ChunkRows);
+  // At most ChunkRows rows, and at most ChunkBytes for the positions and one
+  // array's values together, however many components an array has.
+  const std::int64_t chunkRows = std::max<std::int64_t>(1,
+    std::min<std::int64_t>(ChunkRows, ChunkBytes / static_cast<std::int64_t>(pointBytes + rowBytes)));
+  const std::size_t chunk = static_cast<std::size_t>(chunkRows);
   std::vector<char> positions(block.Positions ? chunk * pointBytes : 0), values(chunk * rowBytes);
   std::vector<std::int32_t> keep;
   std::int64_t inside = 0, kept = 0;
   for (const vtkJZSnapshotShare::FileRows& read : share.Reads)
   {
     rows.Open(read.File);
-    for (std::int64_t i = 0; i < read.Count && block.Positions && !aborted;
-         i += ChunkRows)
+    for (std::int64_t i = 0; i < read.Count && block.Positions && !aborted; i += chunkRows)
     {
-      const std::int64_t k = std::min(ChunkRows, read.Count - i);
+      const std::int64_t k = std::min(chunkRows, read.Count - i);
       rows.Read(*block.Set, *block.Positions, read.File, read.Start + i, k, 1, pointType,
         positions.data());
       keep.clear();

@@ -63,8 +63,11 @@ public:
     double Region[6] = { 0, 0, 0, 0, 0, 0 }; // xmin xmax ymin ymax zmin zmax, half-open
   };
 
-  /// Rows read at once when streaming a Region.
+  /// Rows read at once when streaming a Region, and the bytes of their
+  /// positions and one array's values at most (with vtkJZSnapshotRows'
+  /// buffer, the whole read buffer stays under 256 MiB).
   static constexpr std::int64_t ChunkRows = std::int64_t(1) << 20;
+  static constexpr std::int64_t ChunkBytes = std::int64_t(128) << 20;
 
   /// Allocates the piece's blocks; `layout` must outlive this object.
   vtkJZSnapshotBlocks(const vtkJZSnapshotLayout::Layout& layout, const Request& request);

@@ -14,7 +14,7 @@ read and its peak resident memory (ru_maxrss) above the process's own
 footprint before the read. Not a test: nothing is asserted.
 
   python3 Testing/Benchmarks/bench_reader_region.py [--n 2e7] [--formats gadget tipsy hdf5]
-      [--repeats 3] [--dir /tmp] [--keep]
+      [--repeats 3] [--dir /tmp] [--keep] [--region-only]
 """
 import argparse
 import json
@@ -175,6 +175,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--dir", default="/tmp")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--region-only", action="store_true",
+                    help="only the Region reads (files larger than memory allows to read whole)")
     args = ap.parse_args()
     n = int(args.n)
     directory = tempfile.mkdtemp(prefix="jz-bench-region-", dir=args.dir)
@@ -193,7 +195,7 @@ def main():
             with open(path, "rb") as f:  # into the page cache
                 while f.read(1 << 26):
                     pass
-            for label, region in (("whole", None), ("region", REGION)):
+            for label, region in (("whole", None), ("region", REGION))[args.region_only:]:
                 ours, peer = [], []
                 for _ in range(args.repeats):
                     ours.append(run(["pvpython", script, PLUGIN, path, json.dumps(region)]))

@@ -59,9 +59,12 @@ struct ValueType
 /// RowBytes of that part (or of `File` when set, e.g. a TIPSY .iord file
 /// beside the snapshot), its values ByteOffset bytes into the record.
 /// RowBytes 0: an HDF5 dataset. IndexBase >= 0: not stored, the value of
-/// row r is IndexBase + r (TIPSY ids without a .iord).
+/// row r is IndexBase + r (TIPSY ids without a .iord); with Text, the value
+/// of row r is integer IndexBase + r of the text file `File`, after its
+/// first (a count; an ASCII TIPSY .iord).
 struct RawColumn
 {
+  bool Text = false;
   std::string File;
   std::vector<std::int64_t> Offsets;
   std::int64_t RowBytes = 0;

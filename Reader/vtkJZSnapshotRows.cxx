@@ -6,6 +6,7 @@
 #include "vtkType.h"
 
 #include <algorithm>
+#include <cstdlib> // strtoll
 #include <cstring>
 
 namespace
@@ -135,6 +136,11 @@ void vtkJZSnapshotRows::ReadRaw(const vtkJZSnapshotLayout::Field& field, std::si
   std::int64_t start, std::int64_t count, std::int64_t stride, void* target)
 {
   const vtkJZSnapshotLayout::RawColumn& raw = field.Raw;
+  if (raw.Text)
+  {
+    this->ReadText(field, start, count, stride, static_cast<std::int64_t*>(target));
+    return;
+  }
   if (raw.IndexBase >= 0)
   {
     auto* out = static_cast<std::int64_t*>(target);
@@ -184,5 +190,84 @@ void vtkJZSnapshotRows::ReadRaw(const vtkJZSnapshotLayout::Field& field, std::si
   {
     vtkJZSnapshotRawFile::SwapBytes(target, static_cast<std::size_t>(count * field.Components),
       field.Type.Bytes);
+  }
+}
+
+//------------------------------------------------------------------------------
+bool vtkJZSnapshotRows::NextToken(const vtkJZSnapshotRawFile::File& file, std::string& token)
+{
+  token.clear();
+  for (;;)
+  {
+    if (this->TextPos == this->TextBuffer.size())
+    {
+      const std::int64_t left = file.Size() - this->TextByte;
+      if (left <= 0)
+      {
+        return !token.empty();
+      }
+      this->TextBuffer.resize(static_cast<std::size_t>(std::min<std::int64_t>(left, 1 << 20)));
+      file.Read(this->TextByte, this->TextBuffer.data(), this->TextBuffer.size(), "the ids");
+      this->TextByte += static_cast<std::int64_t>(this->TextBuffer.size());
+      this->TextPos = 0;
+    }
+    const char c = this->TextBuffer[this->TextPos++];
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+    {
+      if (!token.empty())
+      {
+        return true;
+      }
+    }
+    else if (token.size() < 32)
+    {
+      token.push_back(c);
+    }
+  }
+}
+
+//------------------------------------------------------------------------------
+void vtkJZSnapshotRows::ReadText(const vtkJZSnapshotLayout::Field& field, std::int64_t start,
+  std::int64_t count, std::int64_t stride, std::int64_t* target)
+{
+  const std::string& name = field.Raw.File;
+  const vtkJZSnapshotRawFile::File& file = this->RawFile(name);
+  const std::int64_t first = field.Raw.IndexBase + start;
+  std::string token;
+  if (this->TextFile != name || this->TextRow < 0 || this->TextRow > first)
+  {
+    this->TextFile = name;
+    this->TextByte = 0;
+    this->TextBuffer.clear();
+    this->TextPos = 0;
+    this->TextRow = -1;
+    this->NextToken(file, token); // the count
+    this->TextRow = 0;
+  }
+  for (std::int64_t i = 0; i < count; ++i)
+  {
+    const std::int64_t wanted = first + i * stride;
+    for (; this->TextRow <= wanted; ++this->TextRow)
+    {
+      char* end = nullptr;
+      if (!this->NextToken(file, token))
+      {
+        const std::int64_t read = this->TextRow;
+        this->TextRow = -1;
+        throw vtkJZSnapshotHDF5::Error("'" + name + "' ends after " + std::to_string(read) +
+          " ids; the snapshot has more particles.");
+      }
+      const long long value = std::strtoll(token.c_str(), &end, 10);
+      if (*end != '\0')
+      {
+        this->TextRow = -1;
+        throw vtkJZSnapshotHDF5::Error(
+          "'" + name + "' has '" + token + "' where an integer id should be.");
+      }
+      if (this->TextRow == wanted)
+      {
+        target[i] = value;
+      }
+    }
   }
 }

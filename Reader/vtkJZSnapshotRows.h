@@ -4,7 +4,8 @@
  *
  * HDF5 datasets through hyperslabs (MPI-IO when given a communicator), raw
  * binary columns (Gadget binary, TIPSY, .iord) with checked reads, byte
- * order fixed, and row indices for ids that are not stored. Files are
+ * order fixed, ASCII .iord files as they stream (one pass while the rows
+ * asked for go forward), and row indices for ids that are not stored. Files are
  * opened once and kept open while this object lives. Raw reads of strided
  * or interleaved rows go through one buffer of bounded size, which also
  * serves the next field of the same records (TIPSY's fields share them).
@@ -58,6 +59,9 @@ private:
   void ReadRaw(const vtkJZSnapshotLayout::Field& field, std::size_t file, std::int64_t start,
     std::int64_t count, std::int64_t stride, void* target);
   const vtkJZSnapshotRawFile::File& RawFile(const std::string& name);
+  void ReadText(const vtkJZSnapshotLayout::Field& field, std::int64_t start, std::int64_t count,
+    std::int64_t stride, std::int64_t* target);
+  bool NextToken(const vtkJZSnapshotRawFile::File& file, std::string& token);
 
   const vtkJZSnapshotLayout::Layout& Snapshot;
   MPI_Comm* Comm;
@@ -70,6 +74,12 @@ private:
   std::string BufferFile;
   std::int64_t BufferStart = -1, BufferLength = 0;
   int FilesOpened = 0;
+  // A text column read as it streams: the next value's index and where the
+  // unread text starts (TextBuffer[TextPos..] then the file from TextByte).
+  std::string TextFile;
+  std::int64_t TextRow = -1, TextByte = 0;
+  std::vector<char> TextBuffer;
+  std::size_t TextPos = 0;
 };
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib> // strtoll
 #include <sstream>
 
 namespace vtkJZSnapshotTipsy
@@ -118,8 +119,20 @@ Field IdsField(const std::string& fileName, std::int64_t bodies, Layout& layout)
       }
     }
   }
-  layout.Warnings.push_back("'" + iord + "' is not a binary TIPSY array of " +
-    std::to_string(bodies) + " ids (a count, then one 4- or 8-byte integer per particle); " +
+  // An ASCII array: the count, then one integer per particle (read as it streams).
+  char text[32] = { 0 };
+  file.Read(0, text, static_cast<std::size_t>(std::min<std::int64_t>(file.Size(), 31)), "the count");
+  char* end = nullptr;
+  const long long n = std::strtoll(text, &end, 10);
+  if (end != text && n == bodies && (*end == '\n' || *end == ' ' || *end == '\r' || *end == '\t'))
+  {
+    ids.Raw.File = iord;
+    ids.Raw.Text = true;
+    ids.Raw.Offsets = { 0 };
+    return ids;
+  }
+  layout.Warnings.push_back("'" + iord + "' is not a TIPSY array of " + std::to_string(bodies) +
+    " ids (a count, then one integer per particle, binary or ASCII); " +
     "GlobalIds are the particles' indices in the file.");
   return ids;
 }
@@ -196,7 +209,7 @@ Layout Describe(const std::string& fileName)
         set.Fields.push_back(field);
       }
       Field familyIds = ids;
-      if (familyIds.Raw.IndexBase >= 0)
+      if (familyIds.Raw.IndexBase >= 0 || familyIds.Raw.Text)
       {
         familyIds.Raw.IndexBase = before;
       }

@@ -252,11 +252,31 @@ def section_tipsy_synthetic(c):
             c.check(run.field("Time")[0] == np.float64(0.1 * i), f"{label}: Time")
             want = "TIPSY (XDR, big-endian)" if endian == ">" else "TIPSY (native, little-endian)"
             c.check(run.field("SnapshotFormat") == want, f"{label}: {run.field('SnapshotFormat')}")
+        # An ASCII .iord (the count, then one id per line), read as it streams, also
+        # through a Region and with Stride.
+        path = os.path.join(tmp, "ascii")
+        expected = bs.write_tipsy(path, (30, 40, 20), seed=9)
+        ids = 5000 + 11 * np.arange(90)
+        with open(path + ".iord", "w") as f:
+            f.write("90\n" + "\n".join(str(i) for i in ids) + "\n")
+        start = 0
+        for family in ("gas", "dark", "star"):
+            n = len(expected[family]["Masses"])
+            expected[family]["GlobalIds"] = ids[start:start + n]
+            start += n
+        check_blocks(c, Read(path), expected, "TIPSY with an ASCII .iord")
+        check_blocks(c, Read(path, Stride=3), expected, "ASCII .iord, Stride 3", stride=3)
+        region = [-0.2, 0.3, -0.5, 0.5, -0.5, 0.1]
+        check_blocks(c, Read(path, Region=region), expected, "ASCII .iord, Region", 1,
+                     bs.region_mask(expected, region))
+        with open(path + ".iord", "w") as f:
+            f.write("90\n" + "\n".join(str(i) for i in ids[:50]) + "\n")
+        expect_error(c, path, [path + ".iord", "ends after 50"], "ASCII .iord with too few ids")
         # An .iord that does not fit: a warning, ids are the indices.
         path = os.path.join(tmp, "badiord")
         expected = bs.write_tipsy(path, (5, 6, 0))
         with open(path + ".iord", "w") as f:
-            f.write("3\n1\n2\n3\n")
+            f.write("3\n1\n2\n3\n")  # 3 ids for 11 particles
         run = Read(path)
         check_blocks(c, run, expected, "TIPSY with an unusable .iord")
         c.check(any(".iord" in w for w in run.warnings), f"unusable .iord: a warning {run.warnings[:1]}")

@@ -20,8 +20,12 @@
 
 #include "vtkMPI.h"
 
+#include <cmath>
 #include <cstdlib> // getenv
+#include <cstring>
+#include <algorithm>
 #include <map>
+#include <sstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -64,6 +68,28 @@ void ResetSelection(vtkDataArraySelection* selection, const std::set<std::string
     const auto it = previous.find(name);
     selection->AddArray(name.c_str(), it == previous.end() ? true : it->second);
   }
+}
+
+// Why a Region (xmin xmax ymin ymax zmin zmax) cannot be used, or "".
+std::string RegionError(const double region[6])
+{
+  static const char* axes = "xyz";
+  for (int axis = 0; axis < 3; ++axis)
+  {
+    const double lo = region[2 * axis], hi = region[2 * axis + 1];
+    if (std::isnan(lo) || std::isnan(hi))
+    {
+      return std::string("Region: the ") + axes[axis] + " bounds are not numbers.";
+    }
+    if (lo > hi)
+    {
+      std::ostringstream msg;
+      msg << "Region is inverted: " << axes[axis] << "min = " << lo << " is larger than "
+          << axes[axis] << "max = " << hi << " (expected xmin xmax ymin ymax zmin zmax).";
+      return msg.str();
+    }
+  }
+  return {};
 }
 
 // The MPI communicator of the global controller when this is an MPI run of
@@ -208,7 +234,7 @@ void vtkJZParticleSnapshotReader::UpdateSelections()
       types.insert(set.Name);
       for (const auto& field : set.Fields)
       {
-        if (kind == Kind::GroupCatalogue || field.Name != set.Positions)
+        if (!field.GlobalIdsOnly && (kind == Kind::GroupCatalogue || field.Name != set.Positions))
         {
           arrays.insert(field.Name);
         }
@@ -282,10 +308,40 @@ std::string vtkJZParticleSnapshotReader::ReadBlocks(jz::Communicator& comm,
   const char* setting = std::getenv("JZ_SNAPSHOT_MPIIO");
   const std::string mpiio = setting ? setting : "";
   const bool useMPIIO = vtkJZKernelAdapter::AllRanks(comm,
-    mpiComm && layout.Files.size() == 1 && (!layout.HasVirtualDatasets() || mpiio == "force") &&
+    mpiComm && layout.Store == vtkJZSnapshotLayout::Storage::HDF5 && !blocks.HasRegion() &&
+      layout.Files.size() == 1 && (!layout.HasVirtualDatasets() || mpiio == "force") &&
       numPieces == comm.size() && piece == comm.rank() && mpiio != "0");
+  std::string error;
+  if (blocks.NeedsRowsBefore()) // Stride over a Region counts from the pieces before
+  {
+    const bool ranks = numPieces == comm.size() && piece == comm.rank();
+    std::vector<std::int64_t> counts;
+    error = vtkJZKernelAdapter::AgreeOnError(comm, blocks.CountInRegion(!ranks, counts));
+    if (!error.empty())
+    {
+      return error;
+    }
+    if (ranks)
+    {
+      std::vector<char> mine(counts.size() * sizeof(std::int64_t));
+      std::memcpy(mine.data(), counts.data(), mine.size());
+      const std::vector<std::vector<char>> all = comm.allGather(mine);
+      std::vector<std::int64_t> before(counts.size(), 0);
+      for (int r = 0; r < piece; ++r)
+      {
+        for (std::size_t b = 0; b < before.size(); ++b)
+        {
+          std::int64_t n;
+          std::memcpy(&n, all[r].data() + b * sizeof(n), sizeof(n));
+          before[b] += n;
+        }
+      }
+      counts = before;
+    }
+    blocks.SetRowsBefore(counts);
+  }
   jz::RunInfo info;
-  std::string error = blocks.Read(useMPIIO ? mpiComm : nullptr, this, aborted, info);
+  error = blocks.Read(useMPIIO ? mpiComm : nullptr, this, aborted, info);
   error = vtkJZKernelAdapter::AgreeOnError(comm, error);
   if (useMPIIO && !error.empty())
   {
@@ -333,7 +389,12 @@ int vtkJZParticleSnapshotReader::RequestData(
   std::string error = internals.InformationError;
   if (error.empty())
   {
-    error = vtkJZKernelAdapter::RangeError({ { jz::ranges::Stride, this->Stride } });
+    error = vtkJZKernelAdapter::RangeError(
+      { { jz::ranges::Stride, this->Stride }, { jz::ranges::SnapshotBoxSize, this->BoxSize } });
+  }
+  if (error.empty())
+  {
+    error = RegionError(this->Region);
   }
   vtkJZSnapshotLayout::Layout layout;
   std::size_t step = 0;
@@ -363,6 +424,15 @@ int vtkJZParticleSnapshotReader::RequestData(
     vtkWarningMacro(<< warning);
   }
 
+  if (this->BoxSize > 0)
+  {
+    auto& header = layout.Header;
+    header.erase(std::remove_if(header.begin(), header.end(),
+                   [](const vtkJZSnapshotLayout::HeaderValue& v) { return v.Name == "BoxSize"; }),
+      header.end());
+    header.insert(header.begin(), { "BoxSize", { this->BoxSize } });
+  }
+
   vtkJZSnapshotBlocks::Request request;
   request.TypeSelected = [this](const std::string& name)
   { return IsSelected(this->ParticleTypeSelection, name); };
@@ -371,6 +441,8 @@ int vtkJZParticleSnapshotReader::RequestData(
   request.Stride = this->Stride;
   request.Piece = piece;
   request.NumberOfPieces = numPieces;
+  request.HasRegion = std::any_of(this->Region, this->Region + 6, [](double v) { return v != 0; });
+  std::copy(this->Region, this->Region + 6, request.Region);
   vtkJZSnapshotBlocks blocks(layout, request);
   bool aborted = false;
   error = this->ReadBlocks(*comm, layout, blocks, piece, numPieces, aborted);
@@ -404,6 +476,12 @@ void vtkJZParticleSnapshotReader::PrintSelf(ostream& os, vtkIndent indent)
     os << " " << name;
   }
   os << "\n" << indent << "Stride: " << this->Stride << "\n";
+  os << indent << "Region:";
+  for (double v : this->Region)
+  {
+    os << " " << v;
+  }
+  os << "\n" << indent << "BoxSize: " << this->BoxSize << "\n";
   os << indent << "ParticleTypeSelection:\n";
   this->ParticleTypeSelection->PrintSelf(os, indent.GetNextIndent());
   os << indent << "PointArraySelection:\n";

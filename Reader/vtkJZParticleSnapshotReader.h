@@ -1,6 +1,6 @@
 /**
  * @class   vtkJZParticleSnapshotReader
- * @brief   reads Gadget / AREPO / SWIFT HDF5 particle snapshots and group catalogues
+ * @brief   reads Gadget / AREPO / SWIFT HDF5, Gadget binary and TIPSY particle snapshots and group catalogues
  *
  * A vtkMultiBlockDataSet with one vtkPolyData block per selected particle
  * type (`PartType<n>`; `Group`, `Subhalo` or `Groups` in catalogues), every
@@ -81,6 +81,26 @@ public:
   vtkGetMacro(Stride, int);
   ///@}
 
+  ///@{
+  /**
+   * Only the particles inside the box xmin xmax ymin ymax zmin zmax
+   * (half-open: min <= x < max) are read, streamed in bounded chunks; all
+   * zeros (the default) reads the whole snapshot. Stride then keeps every
+   * n-th particle inside, in file order.
+   */
+  vtkSetVector6Macro(Region, double);
+  vtkGetVector6Macro(Region, double);
+  ///@}
+
+  ///@{
+  /**
+   * The field-data BoxSize: 0 (default) takes the file's where it stores a
+   * positive one; a positive value replaces it.
+   */
+  vtkSetMacro(BoxSize, double);
+  vtkGetMacro(BoxSize, double);
+  ///@}
+
 protected:
   vtkJZParticleSnapshotReader();
   ~vtkJZParticleSnapshotReader() override;
@@ -89,6 +109,8 @@ protected:
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
   int Stride = 1;
+  double Region[6] = { 0, 0, 0, 0, 0, 0 };
+  double BoxSize = 0;
 
 private:
   vtkJZParticleSnapshotReader(const vtkJZParticleSnapshotReader&) = delete;

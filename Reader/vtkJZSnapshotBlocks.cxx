@@ -1,6 +1,8 @@
 #include "vtkJZSnapshotBlocks.h"
 
+#include "vtkJZSnapshotCells.h"
 #include "vtkJZSnapshotHDF5.h"
+#include "vtkJZSnapshotRows.h"
 #include "vtkJZSnapshotShare.h"
 
 #include "vtkAlgorithm.h"
@@ -26,8 +28,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib> // posix_memalign
+#include <cstdlib> // posix_memalign, realloc
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -62,33 +66,6 @@ int VTKTypeOf(const ValueType& t)
   }
 }
 
-hid_t NativeTypeOf(int vtkType)
-{
-  switch (vtkType)
-  {
-    case VTK_FLOAT:
-      return H5T_NATIVE_FLOAT;
-    case VTK_DOUBLE:
-      return H5T_NATIVE_DOUBLE;
-    case VTK_SIGNED_CHAR:
-      return H5T_NATIVE_SCHAR;
-    case VTK_UNSIGNED_CHAR:
-      return H5T_NATIVE_UCHAR;
-    case VTK_SHORT:
-      return H5T_NATIVE_SHORT;
-    case VTK_UNSIGNED_SHORT:
-      return H5T_NATIVE_USHORT;
-    case VTK_INT:
-      return H5T_NATIVE_INT;
-    case VTK_UNSIGNED_INT:
-      return H5T_NATIVE_UINT;
-    case VTK_LONG_LONG:
-      return H5T_NATIVE_LLONG;
-    default:
-      return H5T_NATIVE_ULLONG;
-  }
-}
-
 // Gives `array` (its components set) room for `values` values. With
 // JZ_SNAPSHOT_HUGEPAGES=1, large arrays get 2 MiB-aligned memory advised to
 // use transparent huge pages: one fault per 2 MiB instead of per 4 KiB, and
@@ -119,46 +96,6 @@ vtkSmartPointer<vtkDataArray> NewArray(
   array->SetNumberOfComponents(components);
   Allocate(array, tuples * components);
   return array;
-}
-
-// Memory type for reading a dataset into an array of `vtkType`: the native
-// type, or for an enumeration (h5py's booleans) the enumeration itself.
-Handle MemoryType(hid_t dataset, int vtkType)
-{
-  Handle fileType(H5Dget_type(dataset), H5Tclose);
-  if (fileType.Valid() && H5Tget_class(fileType.Get()) == H5T_ENUM)
-  {
-    return Handle(H5Tget_native_type(fileType.Get(), H5T_DIR_ASCEND), H5Tclose);
-  }
-  return Handle(H5Tcopy(NativeTypeOf(vtkType)), H5Tclose);
-}
-
-// Reads this piece's rows of one dataset in one part file into `array`.
-void ReadField(hid_t file, const std::string& fileName, const std::string& path,
-  const vtkJZSnapshotShare::FileRows& rows, std::int64_t stride, vtkDataArray* array)
-{
-  const std::string what = "the dataset " + path + " of '" + fileName + "'";
-  Handle dataset = vtkJZSnapshotHDF5::OpenDataset(file, path, what);
-  Handle memoryType = MemoryType(dataset.Get(), array->GetDataType());
-  auto* target = static_cast<char*>(array->GetVoidPointer(0)) +
-    rows.Offset * array->GetNumberOfComponents() * array->GetDataTypeSize();
-  vtkJZSnapshotHDF5::ReadRows(dataset.Get(), static_cast<hsize_t>(rows.Start),
-    static_cast<hsize_t>(rows.Count), static_cast<hsize_t>(stride), memoryType.Get(), target,
-    H5P_DEFAULT, what);
-}
-
-// File access for reading: MPI-IO over `comm` when given (collective
-// opens), else the default driver. A larger sieve buffer makes strided
-// reads (Stride > 1) touch the disk in fewer, larger pieces.
-Handle FileAccess(MPI_Comm* comm)
-{
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_sieve_buf_size(fapl.Get(), 4 << 20);
-  if (comm)
-  {
-    H5Pset_fapl_mpio(fapl.Get(), *comm, MPI_INFO_NULL);
-  }
-  return fapl;
 }
 
 //------------------------------------------------------------------------------
@@ -204,6 +141,68 @@ void ConvertIds(vtkDataArray* particleIds, vtkIdTypeArray* ids)
       std::transform(in, in + n, out, [](VTK_TT v) { return static_cast<vtkIdType>(v); });
     });
   }
+}
+
+//------------------------------------------------------------------------------
+// An output array of unknown final size (a Region's rows): grows by
+// doubling with realloc (large blocks are remapped, not copied) and is
+// handed to VTK at its exact size.
+class GrowingArray
+{
+public:
+  GrowingArray() = default;
+  GrowingArray(const GrowingArray&) = delete;
+  GrowingArray& operator=(const GrowingArray&) = delete;
+  ~GrowingArray() { std::free(this->Data); }
+
+  // Appends rows `keep` of `rows` (each `rowBytes` bytes).
+  void Append(const char* rows, const std::vector<std::int32_t>& keep, std::size_t rowBytes)
+  {
+    const std::size_t needed = this->Bytes + keep.size() * rowBytes;
+    if (needed > this->Capacity)
+    {
+      const std::size_t capacity = std::max(needed, 2 * this->Capacity);
+      void* grown = std::realloc(this->Data, capacity);
+      if (!grown)
+      {
+        throw vtkJZSnapshotHDF5::Error("Out of memory for the particles inside the Region.");
+      }
+      this->Data = static_cast<char*>(grown);
+      this->Capacity = capacity;
+    }
+    for (const std::int32_t row : keep)
+    {
+      std::memcpy(this->Data + this->Bytes, rows + row * rowBytes, rowBytes);
+      this->Bytes += rowBytes;
+    }
+  }
+
+  // Gives the memory to `array` (its type and components set).
+  void MoveInto(vtkDataArray* array)
+  {
+    const vtkIdType values = static_cast<vtkIdType>(this->Bytes / array->GetDataTypeSize());
+    if (values == 0)
+    {
+      array->SetNumberOfTuples(0);
+      return;
+    }
+    void* exact = std::realloc(this->Data, this->Bytes);
+    array->SetVoidArray(exact ? exact : this->Data, values, 0, vtkAbstractArray::VTK_DATA_ARRAY_FREE);
+    this->Data = nullptr;
+    this->Bytes = this->Capacity = 0;
+  }
+
+private:
+  char* Data = nullptr;
+  std::size_t Bytes = 0, Capacity = 0;
+};
+
+// Whether a position is inside the half-open box [min, max) of `region`.
+template <class T>
+bool Inside(const T* p, const double* region)
+{
+  return region[0] <= p[0] && p[0] < region[1] && region[2] <= p[1] && p[1] < region[3] &&
+    region[4] <= p[2] && p[2] < region[5];
 }
 
 //------------------------------------------------------------------------------
@@ -297,29 +296,73 @@ void AddFieldData(vtkFieldData* source, vtkDataObject* target)
 
 //------------------------------------------------------------------------------
 // One output block being filled: its share of rows and, per field read, the
-// VTK array whose memory HDF5 writes into.
+// VTK array whose memory the reads write into (with a Region: a growing
+// buffer, moved into the array when reading ends).
 struct vtkJZSnapshotBlocks::Block
 {
   const PointSet* Set = nullptr;
+  const Field* Positions = nullptr;
+  std::vector<vtkJZSnapshotShare::Range> Candidates; // with a Region
   vtkJZSnapshotShare::Share Share;
+  std::int64_t RowsBefore = 0; // with a Region: its rows in the pieces before
+  std::int64_t Rows = 0;       // rows of this piece
   vtkSmartPointer<vtkDataArray> Points;
   std::vector<std::pair<const Field*, vtkSmartPointer<vtkDataArray>>> Arrays;
+  std::vector<std::unique_ptr<GrowingArray>> Growing; // Points, then Arrays
   // Not from the file: one vertex per point, Masses from the MassTable,
   // GlobalIds from ParticleIDs (null when not made).
   vtkSmartPointer<vtkDataArray> Offsets, Connectivity;
   vtkSmartPointer<vtkDoubleArray> TableMasses;
   vtkSmartPointer<vtkIdTypeArray> GlobalIds;
   vtkDataArray* ParticleIds = nullptr;
+  bool IdsOnly = false; // ParticleIds is not an output array of its own
+
+  // Allocates the arrays that are not read, for `Rows` rows.
+  void AllocateMade(bool wantTableMasses)
+  {
+    const vtkIdType n = static_cast<vtkIdType>(this->Rows);
+    if (this->IdsOnly && vtkIdTypeArray::SafeDownCast(this->ParticleIds))
+    {
+      this->GlobalIds = vtkIdTypeArray::SafeDownCast(this->ParticleIds);
+    }
+    else if (this->ParticleIds)
+    {
+      this->GlobalIds = vtkSmartPointer<vtkIdTypeArray>::New();
+      this->GlobalIds->SetName("GlobalIds");
+      Allocate(this->GlobalIds, n);
+    }
+    this->Offsets = NewCellArray(n + 1, n);
+    this->Connectivity = NewCellArray(n, n);
+    if (wantTableMasses)
+    {
+      this->TableMasses = vtkSmartPointer<vtkDoubleArray>::New();
+      this->TableMasses->SetName("Masses");
+      Allocate(this->TableMasses, n);
+    }
+  }
+
+  void FillMade() const
+  {
+    FillIota(this->Offsets);
+    FillIota(this->Connectivity);
+    if (vtkDoubleArray* masses = this->TableMasses)
+    {
+      std::fill(masses->GetPointer(0), masses->GetPointer(0) + masses->GetNumberOfValues(),
+        this->Set->TableMass);
+    }
+  }
 };
 
 //------------------------------------------------------------------------------
 // Allocates the block of every selected point set: points in the stored
 // precision and one array per selected dataset (in a snapshot the positions
-// are the points only; in a catalogue also an array), sized for the share.
+// are the points only; in a catalogue also an array), sized for the share
+// (with a Region: empty, to grow while reading).
 vtkJZSnapshotBlocks::vtkJZSnapshotBlocks(const Layout& layout, const Request& request)
   : Snapshot(layout)
   , Selection(request)
 {
+  const bool region = request.HasRegion;
   for (const PointSet& set : layout.PointSets)
   {
     if (!request.TypeSelected(set.Name))
@@ -328,36 +371,45 @@ vtkJZSnapshotBlocks::vtkJZSnapshotBlocks(const Layout& layout, const Request& re
     }
     auto block = std::unique_ptr<Block>(new Block);
     block->Set = &set;
-    block->Share = vtkJZSnapshotShare::ComputeShare(
-      set.CountPerFile, request.Stride, request.Piece, request.NumberOfPieces);
-    const vtkIdType n = static_cast<vtkIdType>(block->Share.NumberOfRows);
-    const Field* positions = set.Find(set.Positions);
+    block->Positions = set.Find(set.Positions);
+    if (region)
+    {
+      block->Candidates = vtkJZSnapshotCells::CandidateRows(layout, set, request.Region);
+      block->Share = vtkJZSnapshotShare::ComputeShare(
+        block->Candidates, 1, request.Piece, request.NumberOfPieces);
+    }
+    else
+    {
+      block->Share = vtkJZSnapshotShare::ComputeShare(vtkJZSnapshotShare::WholeFiles(set.CountPerFile),
+        request.Stride, request.Piece, request.NumberOfPieces);
+      block->Rows = block->Share.NumberOfRows;
+    }
+    const vtkIdType n = region ? 0 : static_cast<vtkIdType>(block->Rows);
+    const Field* positions = block->Positions;
     const bool doublePoints = !positions || positions->Type.Integer || positions->Type.Bytes == 8;
     block->Points = NewArray(doublePoints ? VTK_DOUBLE : VTK_FLOAT, "Points", 3, n);
     for (const Field& field : set.Fields)
     {
       if ((layout.Type == Kind::Snapshot && field.Name == set.Positions) ||
-        !request.ArraySelected(field.Name))
+        (!request.ArraySelected(field.Name) && !field.GlobalIdsOnly))
       {
         continue;
       }
-      block->Arrays.emplace_back(
-        &field, NewArray(VTKTypeOf(field.Type), field.Name, field.Components, n));
-      if (field.Name == "ParticleIDs" && field.Components == 1)
+      // Ids that are only the GlobalIds and already 64-bit signed are read
+      // straight into the vtkIdTypeArray.
+      const bool idsInPlace = field.GlobalIdsOnly && field.Type.Integer && field.Type.Signed &&
+        field.Type.Bytes == 8 && field.Components == 1;
+      block->Arrays.emplace_back(&field,
+        NewArray(idsInPlace ? VTK_ID_TYPE : VTKTypeOf(field.Type), field.Name, field.Components, n));
+      if ((field.Name == "ParticleIDs" || field.GlobalIdsOnly) && field.Components == 1)
       {
         block->ParticleIds = block->Arrays.back().second;
-        block->GlobalIds = vtkSmartPointer<vtkIdTypeArray>::New();
-        block->GlobalIds->SetName("GlobalIds");
-        Allocate(block->GlobalIds, n);
+        block->IdsOnly = field.GlobalIdsOnly;
       }
     }
-    block->Offsets = NewCellArray(n + 1, n);
-    block->Connectivity = NewCellArray(n, n);
-    if (set.TableMass != 0 && !set.Find("Masses") && request.ArraySelected("Masses"))
+    if (!region)
     {
-      block->TableMasses = vtkSmartPointer<vtkDoubleArray>::New();
-      block->TableMasses->SetName("Masses");
-      Allocate(block->TableMasses, n);
+      block->AllocateMade(this->WantTableMasses(set));
     }
     this->Blocks.push_back(std::move(block));
   }
@@ -367,14 +419,189 @@ vtkJZSnapshotBlocks::vtkJZSnapshotBlocks(const Layout& layout, const Request& re
 vtkJZSnapshotBlocks::~vtkJZSnapshotBlocks() = default;
 
 //------------------------------------------------------------------------------
+bool vtkJZSnapshotBlocks::WantTableMasses(const PointSet& set) const
+{
+  return set.TableMass != 0 && !set.Find("Masses") && this->Selection.ArraySelected("Masses");
+}
+
+//------------------------------------------------------------------------------
 std::int64_t vtkJZSnapshotBlocks::GetNumberOfRows() const
 {
   std::int64_t rows = 0;
   for (const auto& block : this->Blocks)
   {
-    rows += block->Share.NumberOfRows;
+    rows += block->Rows;
   }
   return rows;
+}
+
+//------------------------------------------------------------------------------
+bool vtkJZSnapshotBlocks::NeedsRowsBefore() const
+{
+  return this->Selection.HasRegion && this->Selection.Stride > 1 &&
+    this->Selection.NumberOfPieces > 1;
+}
+
+//------------------------------------------------------------------------------
+std::string vtkJZSnapshotBlocks::CountInRegion(bool before, std::vector<std::int64_t>& counts)
+{
+  vtkJZSnapshotHDF5::ErrorSilencer silence;
+  counts.assign(this->Blocks.size(), 0);
+  try
+  {
+    vtkJZSnapshotRows rows(this->Snapshot, nullptr);
+    for (std::size_t i = 0; i < this->Blocks.size(); ++i)
+    {
+      Block& block = *this->Blocks[i];
+      vtkJZSnapshotShare::Share share = block.Share;
+      if (before) // the rows of the pieces before this one
+      {
+        std::int64_t begin = 0;
+        for (int p = 0; p < this->Selection.Piece; ++p)
+        {
+          begin += vtkJZSnapshotShare::ComputeShare(
+            block.Candidates, 1, p, this->Selection.NumberOfPieces)
+                     .NumberOfRows;
+        }
+        share = vtkJZSnapshotShare::Slice(block.Candidates, 0, begin);
+      }
+      bool aborted = false;
+      counts[i] = this->ScanRegion(block, rows, share, false, nullptr, aborted);
+    }
+  }
+  catch (const vtkJZSnapshotHDF5::Error& e)
+  {
+    return e.what();
+  }
+  return {};
+}
+
+//------------------------------------------------------------------------------
+void vtkJZSnapshotBlocks::SetRowsBefore(const std::vector<std::int64_t>& counts)
+{
+  for (std::size_t i = 0; i < this->Blocks.size() && i < counts.size(); ++i)
+  {
+    this->Blocks[i]->RowsBefore = counts[i];
+  }
+}
+
+//------------------------------------------------------------------------------
+void vtkJZSnapshotBlocks::Progress(vtkAlgorithm* algorithm, std::int64_t rows, bool& aborted)
+{
+  this->ProgressRows += rows;
+  if (algorithm)
+  {
+    algorithm->UpdateProgress(static_cast<double>(this->ProgressRows) /
+      static_cast<double>(std::max<std::int64_t>(this->ProgressTotal, 1)));
+    aborted = aborted || algorithm->GetAbortExecute() != 0;
+  }
+}
+
+//------------------------------------------------------------------------------
+// Reads the share's rows straight into the output arrays: HDF5 one
+// hyperslab per range and field; raw files in chunks, every field of a
+// chunk in turn, so that interleaved records (TIPSY) are read once.
+void vtkJZSnapshotBlocks::ReadDirect(
+  Block& block, vtkJZSnapshotRows& rows, vtkAlgorithm* algorithm, bool& aborted)
+{
+  const std::int64_t stride = this->Selection.Stride;
+  const bool raw = this->Snapshot.Store == vtkJZSnapshotLayout::Storage::Raw;
+  std::int64_t recordBytes = 1;
+  for (const Field& field : block.Set->Fields)
+  {
+    recordBytes = std::max(recordBytes, field.Raw.RowBytes);
+  }
+  const std::int64_t chunk = raw
+    ? std::max<std::int64_t>(1, vtkJZSnapshotRows::BufferBytes / (stride * recordBytes))
+    : std::numeric_limits<std::int64_t>::max();
+  for (const vtkJZSnapshotShare::FileRows& read : block.Share.Reads)
+  {
+    rows.Open(read.File);
+    for (std::int64_t i = 0; i < read.Count && !aborted; i += chunk)
+    {
+      const std::int64_t k = std::min(chunk, read.Count - i);
+      const std::int64_t start = read.Start + i * stride;
+      auto into = [&](vtkDataArray* array)
+      {
+        return static_cast<char*>(array->GetVoidPointer(0)) +
+          (read.Offset + i) * array->GetNumberOfComponents() * array->GetDataTypeSize();
+      };
+      if (block.Positions)
+      {
+        rows.Read(*block.Set, *block.Positions, read.File, start, k, stride,
+          block.Points->GetDataType(), into(block.Points));
+      }
+      for (auto& entry : block.Arrays)
+      {
+        rows.Read(*block.Set, *entry.first, read.File, start, k, stride,
+          entry.second->GetDataType(), into(entry.second));
+      }
+      this->Progress(algorithm, k, aborted);
+    }
+  }
+}
+
+//------------------------------------------------------------------------------
+// Streams the rows of `share` in chunks and keeps those inside the Region:
+// with `append`, every Stride-th of them (counted from RowsBefore) goes to
+// the growing outputs; returns how many rows were inside (kept or not).
+std::int64_t vtkJZSnapshotBlocks::ScanRegion(Block& block, vtkJZSnapshotRows& rows,
+  const vtkJZSnapshotShare::Share& share, bool append, vtkAlgorithm* algorithm, bool& aborted)
+{
+  const double* region = this->Selection.Region;
+  const std::int64_t stride = this->Selection.Stride;
+  const int pointType = block.Points->GetDataType();
+  const std::size_t pointBytes = 3 * static_cast<std::size_t>(block.Points->GetDataTypeSize());
+  std::size_t rowBytes = pointBytes;
+  for (const auto& entry : block.Arrays)
+  {
+    rowBytes = std::max(rowBytes,
+      static_cast<std::size_t>(entry.second->GetNumberOfComponents() * entry.second->GetDataTypeSize()));
+  }
+  // At most ChunkRows rows, and at most ChunkBytes for the positions and one
+  // array's values together, however many components an array has.
+  const std::int64_t chunkRows = std::max<std::int64_t>(1,
+    std::min<std::int64_t>(ChunkRows, ChunkBytes / static_cast<std::int64_t>(pointBytes + rowBytes)));
+  const std::size_t chunk = static_cast<std::size_t>(chunkRows);
+  std::vector<char> positions(block.Positions ? chunk * pointBytes : 0), values(chunk * rowBytes);
+  std::vector<std::int32_t> keep;
+  std::int64_t inside = 0, kept = 0;
+  for (const vtkJZSnapshotShare::FileRows& read : share.Reads)
+  {
+    rows.Open(read.File);
+    for (std::int64_t i = 0; i < read.Count && block.Positions && !aborted; i += chunkRows)
+    {
+      const std::int64_t k = std::min(chunkRows, read.Count - i);
+      rows.Read(*block.Set, *block.Positions, read.File, read.Start + i, k, 1, pointType,
+        positions.data());
+      keep.clear();
+      for (std::int64_t j = 0; j < k; ++j)
+      {
+        const bool in = pointType == VTK_FLOAT
+          ? Inside(reinterpret_cast<const float*>(positions.data()) + 3 * j, region)
+          : Inside(reinterpret_cast<const double*>(positions.data()) + 3 * j, region);
+        if (in && (block.RowsBefore + inside++) % stride == 0)
+        {
+          keep.push_back(static_cast<std::int32_t>(j));
+        }
+      }
+      if (append && !keep.empty())
+      {
+        kept += static_cast<std::int64_t>(keep.size());
+        block.Growing[0]->Append(positions.data(), keep, pointBytes);
+        for (std::size_t a = 0; a < block.Arrays.size(); ++a)
+        {
+          vtkDataArray* array = block.Arrays[a].second;
+          rows.Read(*block.Set, *block.Arrays[a].first, read.File, read.Start + i, k, 1,
+            array->GetDataType(), values.data());
+          block.Growing[a + 1]->Append(values.data(), keep,
+            static_cast<std::size_t>(array->GetNumberOfComponents() * array->GetDataTypeSize()));
+        }
+      }
+      this->Progress(algorithm, k, aborted);
+    }
+  }
+  return append ? kept : inside;
 }
 
 //------------------------------------------------------------------------------
@@ -382,83 +609,82 @@ std::string vtkJZSnapshotBlocks::Read(
   MPI_Comm* mpiComm, vtkAlgorithm* algorithm, bool& aborted, jz::RunInfo& info)
 {
   vtkJZSnapshotHDF5::ErrorSilencer silence;
-  double filesOpened = 0;
-  std::size_t totalReads = 0, reads = 0;
+  const bool region = this->Selection.HasRegion;
+  this->ProgressRows = 0;
+  this->ProgressTotal = 0;
   for (const auto& block : this->Blocks)
   {
-    totalReads += block->Share.Reads.size() * (block->Arrays.size() + 1);
+    for (const auto& read : block->Share.Reads)
+    {
+      this->ProgressTotal += read.Count;
+    }
   }
-  const std::int64_t stride = this->Selection.Stride;
-  std::vector<vtkDataArray*> readOrder, made;
+  std::vector<vtkDataArray*> readOrder;
   std::vector<std::function<void()>> fills;
   for (const auto& block : this->Blocks)
   {
+    if (region)
+    {
+      break;
+    }
     readOrder.push_back(block->Points);
     for (const auto& entry : block->Arrays)
     {
       readOrder.push_back(entry.second);
     }
-    made.insert(made.end(), { block->Offsets, block->Connectivity, block->GlobalIds });
-    fills.emplace_back(
-      [&block]()
-      {
-        FillIota(block->Offsets);
-        FillIota(block->Connectivity);
-        if (vtkDoubleArray* masses = block->TableMasses)
-        {
-          std::fill(masses->GetPointer(0), masses->GetPointer(0) + masses->GetNumberOfValues(),
-            block->Set->TableMass);
-        }
-      });
+    fills.emplace_back([&block]() { block->FillMade(); });
   }
-  for (vtkDataArray* array : made)
+  for (const auto& block : this->Blocks)
   {
-    if (array)
+    for (vtkDataArray* array : { static_cast<vtkDataArray*>(block->Offsets),
+           static_cast<vtkDataArray*>(block->Connectivity),
+           static_cast<vtkDataArray*>(block->GlobalIds) })
     {
-      readOrder.push_back(array);
+      if (array && !region)
+      {
+        readOrder.push_back(array);
+      }
     }
   }
   MemoryPreparer preparer(readOrder, fills);
+  int filesOpened = 0;
   try
   {
-    Handle access = FileAccess(mpiComm);
-    for (std::size_t file = 0; file < this->Snapshot.Files.size() && !aborted; ++file)
+    vtkJZSnapshotRows rows(this->Snapshot, mpiComm);
+    if (mpiComm) // MPI-IO opens are collective: every rank opens every part
     {
-      const std::string& name = this->Snapshot.Files[file];
-      const bool needed = mpiComm ||
-        std::any_of(this->Blocks.begin(), this->Blocks.end(),
-          [&](const std::unique_ptr<Block>& b)
-          {
-            return std::any_of(b->Share.Reads.begin(), b->Share.Reads.end(),
-              [&](const vtkJZSnapshotShare::FileRows& r) { return r.File == file; });
-          });
-      if (!needed)
+      for (std::size_t file = 0; file < this->Snapshot.Files.size(); ++file)
       {
-        continue;
-      }
-      Handle handle = vtkJZSnapshotHDF5::OpenFile(name, access.Get());
-      ++filesOpened;
-      for (const auto& block : this->Blocks)
-      {
-        for (const vtkJZSnapshotShare::FileRows& rows : block->Share.Reads)
-        {
-          if (rows.File != file || aborted)
-          {
-            continue;
-          }
-          const std::string group = block->Set->Name + "/";
-          ReadField(handle.Get(), name, group + block->Set->Positions, rows, stride, block->Points);
-          for (auto& entry : block->Arrays)
-          {
-            ReadField(handle.Get(), name, group + entry.first->Name, rows, stride, entry.second);
-            algorithm->UpdateProgress(
-              static_cast<double>(++reads) / std::max<std::size_t>(totalReads, 1));
-            aborted = algorithm->GetAbortExecute() != 0;
-          }
-          ++reads;
-        }
+        rows.Open(file);
       }
     }
+    for (const auto& block : this->Blocks)
+    {
+      if (aborted)
+      {
+        break;
+      }
+      if (!region)
+      {
+        this->ReadDirect(*block, rows, algorithm, aborted);
+        continue;
+      }
+      block->Growing.clear();
+      for (std::size_t a = 0; a <= block->Arrays.size(); ++a)
+      {
+        block->Growing.emplace_back(new GrowingArray);
+      }
+      block->Rows = this->ScanRegion(*block, rows, block->Share, true, algorithm, aborted);
+      block->Growing[0]->MoveInto(block->Points);
+      for (std::size_t a = 0; a < block->Arrays.size(); ++a)
+      {
+        block->Growing[a + 1]->MoveInto(block->Arrays[a].second);
+      }
+      block->Growing.clear();
+      block->AllocateMade(this->WantTableMasses(*block->Set));
+      block->FillMade();
+    }
+    filesOpened = rows.GetFilesOpened();
   }
   catch (const vtkJZSnapshotHDF5::Error& e)
   {
@@ -489,7 +715,10 @@ void vtkJZSnapshotBlocks::Finish(vtkMultiBlockDataSet* output)
     vtkPointData* pd = block->GetPointData();
     for (const auto& entry : b.Arrays)
     {
-      pd->AddArray(entry.second);
+      if (!(b.IdsOnly && entry.second == b.ParticleIds))
+      {
+        pd->AddArray(entry.second);
+      }
     }
     if (b.TableMasses)
     {
@@ -497,9 +726,13 @@ void vtkJZSnapshotBlocks::Finish(vtkMultiBlockDataSet* output)
     }
     if (b.GlobalIds)
     {
-      ConvertIds(b.ParticleIds, b.GlobalIds);
+      if (b.GlobalIds != b.ParticleIds)
+      {
+        ConvertIds(b.ParticleIds, b.GlobalIds);
+      }
       pd->SetGlobalIds(b.GlobalIds);
     }
+
     AddFieldData(fieldData, block);
     const auto index = static_cast<unsigned int>(i);
     output->SetBlock(index, block);

@@ -167,7 +167,7 @@ Handle OpenFile(const std::string& fileName, hid_t fapl)
     std::string message = "Cannot open '" + fileName + "' as HDF5: ";
     message += HasHDF5Signature(fileName)
       ? "the file is damaged or truncated" + (reason.empty() ? "" : " (HDF5: " + reason + ")")
-      : std::string("it is not an HDF5 file");
+      : std::string("it is not an HDF5 file (nor a Gadget binary or TIPSY snapshot)");
     throw Error(message + ".");
   }
   return file;

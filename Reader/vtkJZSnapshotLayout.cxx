@@ -1,7 +1,11 @@
 #include "vtkJZSnapshotLayout.h"
 
 #include "vtkJZSnapshotHDF5.h"
+#include "vtkJZSnapshotGadgetBinary.h"
 #include "vtkJZSnapshotHeader.h"
+#include "vtkJZSnapshotPartFiles.h"
+#include "vtkJZSnapshotRawFile.h"
+#include "vtkJZSnapshotTipsy.h"
 
 #include <algorithm>
 #include <cctype>
@@ -154,36 +158,9 @@ std::int64_t NumberOfFiles(hid_t file, Kind kind)
   return 1;
 }
 
-// The names of all parts of a multi-file set: "dir/snap_062.3.hdf5" with
-// N parts gives dir/snap_062.0.hdf5 ... dir/snap_062.<N-1>.hdf5.
 std::vector<std::string> PartFiles(const std::string& fileName, std::int64_t numFiles)
 {
-  if (numFiles <= 1)
-  {
-    return { fileName };
-  }
-  const std::size_t base = fileName.find_last_of('/') + 1; // 0 when no directory
-  const std::size_t extension = fileName.find_last_of('.');
-  const std::size_t dot = extension != std::string::npos && extension > base
-    ? fileName.find_last_of('.', extension - 1)
-    : std::string::npos;
-  const bool numbered = dot != std::string::npos && dot >= base && extension > dot + 1 &&
-    std::all_of(fileName.begin() + dot + 1, fileName.begin() + extension,
-      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-  if (!numbered)
-  {
-    std::ostringstream msg;
-    msg << "'" << fileName << "' says it is one of " << numFiles
-        << " files of a multi-file snapshot (Header/NumFilesPerSnapshot), but its name does not "
-           "end in '.<part>.<extension>', so the other parts cannot be found.";
-    throw Error(msg.str());
-  }
-  std::vector<std::string> parts;
-  for (std::int64_t i = 0; i < numFiles; ++i)
-  {
-    parts.push_back(fileName.substr(0, dot + 1) + std::to_string(i) + fileName.substr(extension));
-  }
-  return parts;
+  return vtkJZSnapshotPartFiles::Names(fileName, numFiles, "Header/NumFilesPerSnapshot");
 }
 
 bool ToValueType(hid_t type, ValueType& out)
@@ -280,7 +257,10 @@ struct PartCount
 };
 
 // The point sets of one part file with the row counts its header gives.
-std::vector<PartCount> CountPoints(hid_t file, Kind kind, const std::string& fileName)
+// Types that the header counts but the file lacks (cut-down files) are left
+// out, with a warning added to `warnings` when given.
+std::vector<PartCount> CountPoints(
+  hid_t file, Kind kind, const std::string& fileName, std::vector<std::string>* warnings)
 {
   std::vector<PartCount> counts;
   if (kind == Kind::Snapshot)
@@ -309,12 +289,14 @@ std::vector<PartCount> CountPoints(hid_t file, Kind kind, const std::string& fil
     for (std::size_t type = 0; type < numPart.size(); ++type)
     {
       const std::string name = "PartType" + std::to_string(type);
-      if (numPart[type] > 0 && std::find(groups.begin(), groups.end(), name) == groups.end())
+      if (numPart[type] > 0 && std::find(groups.begin(), groups.end(), name) == groups.end() &&
+        warnings)
       {
         std::ostringstream msg;
         msg << "'" << fileName << "': Header/NumPart_ThisFile[" << type << "] is " << numPart[type]
-            << " but the file has no group " << name << ".";
-        throw Error(msg.str());
+            << " but the file has no group " << name << " (a cut-down file?); " << name
+            << " is not read.";
+        warnings->push_back(msg.str());
       }
     }
     return counts;
@@ -380,7 +362,7 @@ PointSet& FindOrAdd(Layout& layout, const PartCount& count)
 // the header's count (and against the datasets of the parts before it).
 void ScanPart(hid_t file, std::size_t part, const std::string& fileName, Layout& layout)
 {
-  for (const PartCount& count : CountPoints(file, layout.Type, fileName))
+  for (const PartCount& count : CountPoints(file, layout.Type, fileName, &layout.Warnings))
   {
     PointSet& set = FindOrAdd(layout, count);
     set.CountPerFile[part] = count.Count;
@@ -458,6 +440,27 @@ void CheckTotals(
   }
 }
 
+// Which reader a file goes to, by content. A file that is none of the
+// formats goes to HDF5, whose error says so; one that cannot be opened too.
+enum class FileFormat
+{
+  HDF5,
+  GadgetBinary,
+  Tipsy
+};
+FileFormat Detect(const std::string& fileName)
+{
+  if (!vtkJZSnapshotRawFile::Readable(fileName) || vtkJZSnapshotHDF5::HasHDF5Signature(fileName))
+  {
+    return FileFormat::HDF5;
+  }
+  if (vtkJZSnapshotGadgetBinary::Recognise(fileName))
+  {
+    return FileFormat::GadgetBinary;
+  }
+  return vtkJZSnapshotTipsy::Recognise(fileName) ? FileFormat::Tipsy : FileFormat::HDF5;
+}
+
 Handle OpenKnownFile(const std::string& fileName, Kind& kind)
 {
   Handle file = vtkJZSnapshotHDF5::OpenFile(fileName);
@@ -519,7 +522,7 @@ bool CanRead(const std::string& fileName)
   vtkJZSnapshotHDF5::ErrorSilencer silence;
   if (!vtkJZSnapshotHDF5::HasHDF5Signature(fileName))
   {
-    return false;
+    return vtkJZSnapshotGadgetBinary::Recognise(fileName) || vtkJZSnapshotTipsy::Recognise(fileName);
   }
   Handle file(H5Fopen(fileName.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.Valid())
@@ -532,7 +535,8 @@ bool CanRead(const std::string& fileName)
 }
 
 //------------------------------------------------------------------------------
-Layout Describe(const std::string& fileName)
+// The checked layout of an HDF5 snapshot or catalogue.
+static Layout DescribeHDF5(const std::string& fileName)
 {
   vtkJZSnapshotHDF5::ErrorSilencer silence;
   Layout layout;
@@ -591,13 +595,45 @@ Layout Describe(const std::string& fileName)
 }
 
 //------------------------------------------------------------------------------
+Layout Describe(const std::string& fileName)
+{
+  Layout layout;
+  switch (Detect(fileName))
+  {
+    case FileFormat::GadgetBinary:
+      layout = vtkJZSnapshotGadgetBinary::Describe(fileName);
+      break;
+    case FileFormat::Tipsy:
+      layout = vtkJZSnapshotTipsy::Describe(fileName);
+      break;
+    default:
+      layout = DescribeHDF5(fileName);
+  }
+  // A BoxSize of 0 (Gadget's non-periodic runs and initial conditions) is no box.
+  layout.Header.erase(std::remove_if(layout.Header.begin(), layout.Header.end(),
+                        [](const HeaderValue& v)
+                        {
+                          return v.Name == "BoxSize" &&
+                            std::any_of(v.Values.begin(), v.Values.end(),
+                              [](double x) { return !(x > 0); });
+                        }),
+    layout.Header.end());
+  return layout;
+}
+
+//------------------------------------------------------------------------------
 std::vector<PointSet> ListPointSets(const std::string& fileName, Kind& kind)
 {
+  if (Detect(fileName) != FileFormat::HDF5)
+  {
+    kind = Kind::Snapshot;
+    return Describe(fileName).PointSets;
+  }
   vtkJZSnapshotHDF5::ErrorSilencer silence;
   Handle file = OpenKnownFile(fileName, kind);
   std::vector<PointSet> sets;
   std::vector<std::string> ignored;
-  const std::vector<PartCount> counts = CountPoints(file.Get(), kind, fileName);
+  const std::vector<PartCount> counts = CountPoints(file.Get(), kind, fileName, nullptr);
   for (const PartCount& count : counts)
   {
     PointSet set;
@@ -613,6 +649,17 @@ std::vector<PointSet> ListPointSets(const std::string& fileName, Kind& kind)
 //------------------------------------------------------------------------------
 std::string SeriesEntry(const std::string& fileName, double& time, bool& hasTime)
 {
+  switch (Detect(fileName))
+  {
+    case FileFormat::GadgetBinary:
+      hasTime = true;
+      return vtkJZSnapshotGadgetBinary::SeriesEntry(fileName, time);
+    case FileFormat::Tipsy:
+      hasTime = true;
+      return vtkJZSnapshotTipsy::SeriesEntry(fileName, time);
+    default:
+      break;
+  }
   vtkJZSnapshotHDF5::ErrorSilencer silence;
   Kind kind;
   Handle file = OpenKnownFile(fileName, kind);

@@ -18,6 +18,11 @@
  * so reading can trust the layout. Errors throw vtkJZSnapshotHDF5::Error
  * naming the file and the dataset.
  *
+ * Binary formats (vtkJZSnapshotGadgetBinary, vtkJZSnapshotTipsy) are
+ * recognised by content too and described in the same Layout, their fields
+ * pointing into the files (RawColumn). A type that the header counts but
+ * whose group is absent (cut-down files) is left out with a warning.
+ *
  * Not wrapped; include it only from .cxx files.
  */
 #ifndef vtkJZSnapshotLayout_h
@@ -49,13 +54,34 @@ struct ValueType
   }
 };
 
+/// Where the values of a field of a binary snapshot (Gadget binary,
+/// TIPSY) lie: row r of part file f is the record at byte Offsets[f] + r *
+/// RowBytes of that part (or of `File` when set, e.g. a TIPSY .iord file
+/// beside the snapshot), its values ByteOffset bytes into the record.
+/// RowBytes 0: an HDF5 dataset. IndexBase >= 0: not stored, the value of
+/// row r is IndexBase + r (TIPSY ids without a .iord); with Text, the value
+/// of row r is integer IndexBase + r of the text file `File`, after its
+/// first (a count; an ASCII TIPSY .iord).
+struct RawColumn
+{
+  bool Text = false;
+  std::string File;
+  std::vector<std::int64_t> Offsets;
+  std::int64_t RowBytes = 0;
+  std::int64_t ByteOffset = 0;
+  bool Swap = false; // stored in the other byte order
+  std::int64_t IndexBase = -1;
+};
+
 /// One dataset of a point set: one row per point.
 struct Field
 {
   std::string Name;   // path below the point set's group, e.g. "Velocities"
   int Components = 1; // product of the dimensions after the first
   ValueType Type;
-  bool Virtual = false; // an HDF5 virtual dataset (SWIFT's meta-snapshots)
+  bool Virtual = false;       // an HDF5 virtual dataset (SWIFT's meta-snapshots)
+  bool GlobalIdsOnly = false; // becomes the GlobalIds, not an array of its own
+  RawColumn Raw;
 };
 
 /// The points of one particle type (or of the groups of a catalogue).
@@ -78,9 +104,17 @@ struct HeaderValue
   std::vector<double> Values;
 };
 
+/// How the values are stored: HDF5 datasets, or raw binary columns.
+enum class Storage
+{
+  HDF5,
+  Raw
+};
+
 struct Layout
 {
   Kind Type = Kind::Snapshot;
+  Storage Store = Storage::HDF5;
   std::string Format;                // "Gadget-4", "SWIFT", "Gadget-4 group catalogue", ...
   std::vector<std::string> Files;    // the parts, in order
   std::vector<PointSet> PointSets;   // in name order
@@ -93,8 +127,8 @@ struct Layout
 };
 
 /// Whether the file is a snapshot or group catalogue this reader reads (by
-/// content; also true for an HDF5 file too damaged to open, so that opening
-/// it reports why). Never throws.
+/// content: HDF5, Gadget binary or TIPSY; also true for an HDF5 file too
+/// damaged to open, so that opening it reports why). Never throws.
 bool CanRead(const std::string& fileName);
 
 /// The layout of the (possibly multi-file) snapshot or catalogue the file

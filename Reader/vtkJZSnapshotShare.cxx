@@ -1,3 +1,4 @@
+// VTK-HeaderTest-Exclude: vtkJZSnapshotShare.h
 #include "vtkJZSnapshotShare.h"
 
 #include <algorithm>
@@ -18,40 +19,60 @@ std::int64_t Boundary(std::int64_t total, int piece, int numPieces)
   const std::int64_t q = total / numPieces, r = total % numPieces;
   return q * piece + r * piece / numPieces;
 }
-}
 
-Share ComputeShare(
-  const std::vector<std::int64_t>& countPerFile, std::int64_t stride, int piece, int numPieces)
+// Kept rows k in [lo, hi) (kept row k = row k * stride of the concatenation).
+Share KeptRows(
+  const std::vector<Range>& ranges, std::int64_t stride, std::int64_t lo, std::int64_t hi)
 {
   Share share;
+  std::int64_t rangeStart = 0; // row of the concatenation at the range's first row
+  for (std::size_t i = 0; i < ranges.size() && hi > lo; ++i)
+  {
+    const std::int64_t rangeEnd = rangeStart + ranges[i].Count;
+    const std::int64_t first = std::max(lo, CeilDiv(rangeStart, stride));
+    const std::int64_t last = std::min(hi, CeilDiv(rangeEnd, stride)); // exclusive
+    if (last > first)
+    {
+      share.Reads.push_back(
+        { ranges[i].File, ranges[i].Start + first * stride - rangeStart, last - first, first - lo });
+    }
+    rangeStart = rangeEnd;
+  }
+  share.NumberOfRows = std::max<std::int64_t>(hi - lo, 0);
+  return share;
+}
+}
+
+std::vector<Range> WholeFiles(const std::vector<std::int64_t>& countPerFile)
+{
+  std::vector<Range> ranges;
+  for (std::size_t file = 0; file < countPerFile.size(); ++file)
+  {
+    ranges.push_back({ file, 0, countPerFile[file] });
+  }
+  return ranges;
+}
+
+Share ComputeShare(const std::vector<Range>& ranges, std::int64_t stride, int piece, int numPieces)
+{
   stride = std::max<std::int64_t>(stride, 1);
   numPieces = std::max(numPieces, 1);
   if (piece < 0 || piece >= numPieces)
   {
-    return share;
+    return {};
   }
   std::int64_t total = 0;
-  for (std::int64_t n : countPerFile)
+  for (const Range& range : ranges)
   {
-    total += n;
+    total += range.Count;
   }
-  // Kept row k is global row k * stride; this piece keeps k in [lo, hi).
   const std::int64_t kept = CeilDiv(total, stride);
-  const std::int64_t lo = Boundary(kept, piece, numPieces);
-  const std::int64_t hi = Boundary(kept, piece + 1, numPieces);
-  std::int64_t fileStart = 0; // global row of the file's first row
-  for (std::size_t file = 0; file < countPerFile.size() && hi > lo; ++file)
-  {
-    const std::int64_t fileEnd = fileStart + countPerFile[file];
-    const std::int64_t first = std::max(lo, CeilDiv(fileStart, stride));
-    const std::int64_t last = std::min(hi, CeilDiv(fileEnd, stride)); // exclusive
-    if (last > first)
-    {
-      share.Reads.push_back({ file, first * stride - fileStart, last - first, first - lo });
-    }
-    fileStart = fileEnd;
-  }
-  share.NumberOfRows = hi - lo;
-  return share;
+  return KeptRows(
+    ranges, stride, Boundary(kept, piece, numPieces), Boundary(kept, piece + 1, numPieces));
+}
+
+Share Slice(const std::vector<Range>& ranges, std::int64_t begin, std::int64_t end)
+{
+  return KeptRows(ranges, 1, begin, end);
 }
 }

@@ -10,6 +10,8 @@
   3-vector BoxSize, 7 particle types; Cosmology, Units and
   InternalCodeUnits groups; PartType groups with unit attributes on every
   dataset; GasParticles / DMParticles / ... aliases as soft links; Cells).
+- write_swift_cells(): a SWIFT file sorted by top-level cell with SWIFT's
+  Cells index (Counts, OffsetsInFile, Files, optionally Min/MaxPositions).
 - write_gadget(): a synthetic Gadget-style snapshot of any size (benchmarks,
   error cases).
 - Bad files: truncated copies, a missing Coordinates, wrong NumPart_ThisFile.
@@ -356,3 +358,58 @@ def copy_with_numpart(src, dst, type_index, count):
         n = np.array(f["Header"].attrs["NumPart_ThisFile"])
         n[type_index] = count
         f["Header"].attrs["NumPart_ThisFile"] = n
+
+
+def write_swift_cells(path, seed=5, planted=True, bounds=False):
+    """A SWIFT-layout file whose particles are sorted by top-level cell (4^3
+    cells of a 40-box) with SWIFT's Cells index; when `planted`, the last
+    particle of cell 0 is moved to the middle of the box (beyond the drift
+    SWIFT allows), so that a reader using the index cannot see it."""
+    rng = np.random.default_rng(seed)
+    box, cdim = 40.0, 4
+    write_swift(path, n_gas=2000, n_dm=3000, n_stars=0, box=(box, box, box), seed=seed)
+    width = box / cdim
+    out = {}
+    with h5py.File(path, "r+") as f:
+        del f["Cells"]
+        cells = f.create_group("Cells")
+        meta = cells.create_group("Meta-data")
+        meta.attrs["dimension"] = np.array([cdim] * 3, dtype=np.int32)
+        meta.attrs["size"] = np.array([width] * 3)
+        meta.attrs["nr_cells"] = np.array([cdim ** 3], dtype=np.int32)
+        ijk = np.stack(np.meshgrid(*[np.arange(cdim)] * 3, indexing="ij"), -1).reshape(-1, 3)
+        cells.create_dataset("Centres", data=(ijk + 0.5) * width)
+        for t in (0, 1):
+            g = f[f"PartType{t}"]
+            pos = g["Coordinates"][...]
+            cell = np.floor(pos / width).astype(int).clip(0, cdim - 1)
+            key = (cell[:, 0] * cdim + cell[:, 1]) * cdim + cell[:, 2]
+            order = np.argsort(key, kind="stable")
+            for name in list(g):
+                data = g[name][...][order]
+                attrs = dict(g[name].attrs)
+                del g[name]
+                g.create_dataset(name, data=data)
+                for k, v in attrs.items():
+                    g[name].attrs[k] = v
+            counts = np.bincount(key, minlength=cdim ** 3)
+            offsets = np.cumsum(counts) - counts
+            cells.create_dataset(f"Counts/PartType{t}", data=counts)
+            cells.create_dataset(f"OffsetsInFile/PartType{t}", data=offsets)
+            cells.create_dataset(f"Files/PartType{t}", data=np.zeros(cdim ** 3, np.int32))
+            if bounds:
+                data = g["Coordinates"][...]
+                mn = np.array([data[o:o + n].min(0) if n else (ijk[i] + 0.5) * width
+                               for i, (o, n) in enumerate(zip(offsets, counts))])
+                mx = np.array([data[o:o + n].max(0) if n else (ijk[i] + 0.5) * width
+                               for i, (o, n) in enumerate(zip(offsets, counts))])
+                cells.create_dataset(f"MinPositions/PartType{t}", data=mn)
+                cells.create_dataset(f"MaxPositions/PartType{t}", data=mx)
+            if planted:
+                data = g["Coordinates"][...]
+                data[counts[0] - 1] = [25.5, 25.5, 25.5]
+                g["Coordinates"][...] = data
+            e = {k: g[k][...] for k in g}
+            e["GlobalIds"] = e["ParticleIDs"].astype(np.int64)
+            out[f"PartType{t}"] = e
+    return out

@@ -15,7 +15,8 @@ random kind, and one of:
 - composite: the points split over blocks, some empty, float32 and float64
   mixed: the outputs, block after block, equal a run on the concatenated
   points (float64 unless every block is float32).
-- file: a snapshot truncated or with bytes overwritten at random: a clear
+- file: a snapshot (HDF5, Gadget binary or TIPSY) truncated or with bytes
+  overwritten at random: a clear
   error and an empty output, or (bytes in a dataset's values) a complete one;
   never a crash.
 
@@ -351,9 +352,20 @@ def case_composite(c, rng, label):
 def case_file(c, rng, label, workdir):
     import snapshot_files
 
-    path = os.path.join(workdir, f"snap_{int(rng.integers(0, 1 << 30))}.hdf5")
-    snapshot_files.write_gadget(path, [0, int(rng.integers(50, 500)), 0, 0, 0, 0],
-                                seed=int(rng.integers(0, 1000)))
+    import binary_snapshots
+
+    fmt = int(rng.integers(0, 3))  # HDF5, Gadget binary, TIPSY
+    path = os.path.join(workdir, f"snap_{int(rng.integers(0, 1 << 30))}" + (".hdf5", "", ".std")[fmt])
+    n, seed = int(rng.integers(50, 500)), int(rng.integers(0, 1000))
+    if fmt == 0:
+        snapshot_files.write_gadget(path, [0, n, 0, 0, 0, 0], seed=seed)
+    elif fmt == 1:
+        binary_snapshots.write_gadget_binary(path, [int(rng.integers(0, 50)), n], seed=seed,
+                                             fmt=int(rng.integers(1, 3)), endian="<>"[seed % 2])
+    else:
+        binary_snapshots.write_tipsy(path, (int(rng.integers(0, 50)), n, int(rng.integers(0, 9))),
+                                     endian="<>"[seed % 2], seed=seed)
+    label += " " + ("HDF5", "Gadget binary", "TIPSY")[fmt]
     data = bytearray(open(path, "rb").read())
     truncate = rng.random() < 0.5
     if truncate:

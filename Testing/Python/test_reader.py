@@ -57,7 +57,7 @@ class Read:
         if arr is None:
             return None
         a = vtk_to_numpy(arr)
-        return a.reshape(len(a), -1) if arr.GetNumberOfComponents() > 1 else a
+        return a.reshape(len(a), arr.GetNumberOfComponents()) if arr.GetNumberOfComponents() > 1 else a
 
     def field(self, name, block=None):
         data = self.blocks[block] if block else self.output
@@ -584,7 +584,11 @@ def section_errors(c):
                          f"NumPart_ThisFile {label} than the datasets")
         bad = os.path.join(tmp, "numpart_phantom.hdf5")
         sf.copy_with_numpart(src, bad, 0, 10)
-        expect_error(c, bad, [bad, "NumPart_ThisFile[0]", "PartType0"], "NumPart_ThisFile for an absent type")
+        # A cut-down file: the present types are read, a warning names the absent one.
+        run = Read(bad)
+        c.check(not run.errors and sorted(run.blocks) == ["PartType1"] and
+                any("NumPart_ThisFile[0]" in w and "PartType0" in w for w in run.warnings),
+                f"NumPart_ThisFile for an absent type: PartType1 read, a warning ({run.warnings[:1]})")
         # Multi-file sets with a bad part.
         base = os.path.join(tmp, "set")
         parts = sf.split(src, base, [10000, 20000])

@@ -4,6 +4,8 @@ rank order, equal the whole snapshot as h5py reads it (every array, exactly),
 each rank holding a contiguous near-equal share; for the real Gadget-4
 snapshot (one file: MPI-IO), the same with MPI-IO switched off, a multi-file
 set cut from it (independent reads), a gas/DM/stars snapshot with Stride, a
+multi-file Gadget binary set and a TIPSY file, Regions with Stride (HDF5,
+Gadget binary, TIPSY, a SWIFT file read by its cell index), a
 SWIFT file with compressed, check-summed datasets, a SWIFT meta-snapshot of
 virtual datasets (independent reads: parallel HDF5 cannot read those); FriendsOfFriends on the
 reader's output with the box from the file finds Gadget-4's groups; a
@@ -24,6 +26,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import binary_snapshots as bs  # noqa: E402
 import snapshot_files as sf  # noqa: E402
 from checks import Checker  # noqa: E402
 from mpi_env import mpiexec_command, pvbatch, run_pvbatch_ranks  # noqa: E402
@@ -53,17 +56,40 @@ def reference(files, stride=1):
     return ref
 
 
-def compare(case, out, P, ref):
+def flat_reference(expected, masks=None):
+    """{block: {array: values}} (binary formats, the writers' arrays) as
+    reference() gives it, rows restricted to `masks`."""
+    ref = {}
+    for block, arrays in expected.items():
+        keep = masks[block] if masks is not None else slice(None)
+        for name, values in arrays.items():
+            values = np.asarray(values)[keep]
+            values = values.astype(np.int64 if name == "GlobalIds" else values.dtype.newbyteorder("="))
+            ref[f"{block}/{name}"] = values
+    return ref
+
+
+def h5_expected(path):
+    """{block: {array: values}} of an HDF5 snapshot (GlobalIds, Masses from the table)."""
+    ref = reference([path])
+    out = {}
+    for key, values in ref.items():
+        block, name = key.split("/", 1)
+        out.setdefault(block, {})[name] = values
+    return out
+
+
+def compare(case, out, P, ref, balanced=True):
     ranks = [dict(np.load(os.path.join(out, f"{case}.rank{r}.npz"))) for r in range(P)]
     errors = [str(d["errors"]) for d in ranks if str(d["errors"])]
     if not check(not errors, f"{case}: no error on any rank {errors[:1]}"):
         return
     types = sorted({k.split("/")[0] for k in ref})
-    check(all(list(d["blocks"]) == types for d in ranks), f"{case}: blocks {types} on every rank")
+    check(all(sorted(d["blocks"]) == types for d in ranks), f"{case}: blocks {types} on every rank")
     for t in types:
         sizes = [len(d[f"{t}/points"]) for d in ranks]
         total = len(ref[f"{t}/Coordinates"])
-        check(sum(sizes) == total and max(sizes) - min(sizes) <= 1 and
+        check(sum(sizes) == total and (not balanced or max(sizes) - min(sizes) <= 1) and
               all(int(d[f"{t}/verts"]) == len(d[f"{t}/points"]) for d in ranks),
               f"{case} {t}: contiguous near-equal shares {sizes} of {total}, one vertex each")
         for key, expected in ref.items():
@@ -98,6 +124,32 @@ def main():
                                                  n_dm=1200, n_stars=5)
         broken = sf.split(real, os.path.join(tmp, "broken"), [10000, 20000])
         os.remove(broken[1])
+        # Binary formats and Regions: the writers' arrays are the reference.
+        gfiles, gdata = bs.write_gadget_binary(os.path.join(tmp, "gbin"), [3001, 4002, 0, 0, 77],
+                                               fmt=2, endian=">", numfiles=3, id64=True,
+                                               mass_table=[0, 0.5, 0, 0, 0, 0])
+        gexp = bs.gadget_expected(gdata, [0, 0.5, 0, 0, 0, 0])
+        tipsy = os.path.join(tmp, "t.std")
+        texp = bs.write_tipsy(tipsy, (2000, 3001, 55), iord=">i4", box=100.0)
+        swift_cells = os.path.join(tmp, "swift_cells.hdf5")
+        sexp = sf.write_swift_cells(swift_cells, planted=False, bounds=True)
+        mexp = h5_expected(mixed)
+        region = [10, 70, 5, 95, 20, 80]
+        sregion = [5, 17, 0, 40, 12, 31]
+        binary = {
+            "gadget_binary": ({}, gexp, None),
+            "tipsy": ({}, texp, None),
+            "gadget_binary_region": ({"Region": region, "Stride": 3}, gexp,
+                                     bs.stride_in_region(gexp, region, 3)),
+            "tipsy_region": ({"Region": region, "Stride": 2}, texp,
+                             bs.stride_in_region(texp, region, 2)),
+            "hdf5_region": ({"Region": region, "Stride": 4}, mexp,
+                            bs.stride_in_region(mexp, region, 4)),
+            "swift_cells_region": ({"Region": sregion, "Stride": 3}, sexp,
+                                   bs.stride_in_region(sexp, sregion, 3)),
+        }
+        paths = {"gadget_binary": gfiles[1], "tipsy": tipsy, "gadget_binary_region": gfiles[2],
+                 "tipsy_region": tipsy, "hdf5_region": mixed, "swift_cells_region": swift_cells}
         cases = [
             {"name": "real", "files": real, "ref": ([real], 1), "fof": True},
             {"name": "real_independent", "files": real, "mpiio": "0", "ref": ([real], 1)},
@@ -107,7 +159,8 @@ def main():
             {"name": "swift_virtual", "files": meta, "ref": ([meta_full], 1)},
             {"name": "virtual_forced", "files": meta, "mpiio": "force", "ref": ([meta_full], 1)},
             {"name": "broken", "files": broken[0]},
-        ]
+        ] + [{"name": name, "files": paths[name], "props": props}
+             for name, (props, _, _) in binary.items()]
         cases_file = os.path.join(tmp, "cases.json")
         with open(cases_file, "w") as f:
             json.dump([{k: v for k, v in c.items() if k != "ref"} for c in cases], f)
@@ -121,6 +174,8 @@ def main():
         for case in cases:
             if "ref" in case:
                 compare(case["name"], out, P, reference(*case["ref"]))
+        for name, (props, expected, masks) in binary.items():
+            compare(name, out, P, flat_reference(expected, masks), balanced=masks is None)
         # MPI-IO for the one-file snapshot on several ranks, not when switched off,
         # never for a multi-file set (the reader prints its counters with JZ_RUNINFO).
         per_rank = {r: [] for r in range(P)}
@@ -131,7 +186,7 @@ def main():
         # (parallel HDF5 cannot read virtual datasets), virtual_forced (MPI-IO fails,
         # the ranks read again independently); broken reports nothing.
         on = 1.0 if P > 1 else 0.0
-        want = [on, 0.0, 0.0, on, on, 0.0, 0.0]
+        want = [on, 0.0, 0.0, on, on, 0.0, 0.0] + [0.0] * len(binary)
         check(all(v == want for v in per_rank.values()),
               f"MPI-IO used where expected {want} (reported per rank {per_rank})")
         fallback = "Parallel HDF5 (MPI-IO) could not read the snapshot; reading it independently"

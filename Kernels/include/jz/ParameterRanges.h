@@ -43,6 +43,9 @@ constexpr ParameterRange MinimumShared{ "MinimumShared", "HaloTracking", 1, kInt
 // A TrackId, or -1 for "the most massive track at the last step".
 constexpr ParameterRange SelectedTrackId{ "SelectedTrackId", "HaloTracking", -1, kIntMax, false,
   true };
+// The reader's box override: 0 keeps the file's.
+constexpr ParameterRange SnapshotBoxSize{ "BoxSize", "ParticleSnapshotReader", 0, kNone, false,
+  false };
 
 // Lengths and physical constants: finite, and positive or non-negative.
 constexpr ParameterRange LinkingLength{ "LinkingLength", "FriendsOfFriends", 0, kNone, true,
@@ -71,9 +74,9 @@ constexpr ParameterRange Device{ "Device",
   "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity SPHSmooth", 0, 2, false, true };
 
 constexpr ParameterRange kAll[] = { NumberOfNeighbors, MinimumGroupSize, EmstMinSamples,
-  MinClusterSize, HdbscanMinSamples, Stride, MinimumShared, SelectedTrackId, LinkingLength,
-  Softening, GravitationalConstant, Overdensity, CriticalDensity, OpeningAngle, Estimator,
-  LinkingLengthMode, OverdensityReference, Metric, ClusterSelectionMethod, Device };
+  MinClusterSize, HdbscanMinSamples, Stride, SnapshotBoxSize, MinimumShared, SelectedTrackId,
+  LinkingLength, Softening, GravitationalConstant, Overdensity, CriticalDensity, OpeningAngle,
+  Estimator, LinkingLengthMode, OverdensityReference, Metric, ClusterSelectionMethod, Device };
 } // namespace ranges
 
 // Why `value` is outside the range, naming the parameter as `name` (the

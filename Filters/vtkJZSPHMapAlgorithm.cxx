@@ -128,6 +128,16 @@ std::string ReadFields(ParticleInput& in, const std::vector<std::string>& names,
   return vtkJZKernelAdapter::AgreeOnError(comm, error);
 }
 
+// An array selection by name: none for "" and for "None" (unless some
+// block has an array called so), as vtkJZKernelAdapter::SelectedArrayName.
+const char* SelectedName(const std::string& name, vtkDataObject* input)
+{
+  auto info = vtkSmartPointer<vtkInformation>::New();
+  info->Set(vtkDataObject::FIELD_NAME(), name.c_str());
+  const char* selected = vtkJZKernelAdapter::SelectedArrayName(info, input);
+  return selected ? name.c_str() : nullptr;
+}
+
 struct MapSettings
 {
   jz::SphGrid grid;
@@ -343,6 +353,26 @@ void vtkJZSPHMapAlgorithm::AddPointArray(const char* name)
   }
 }
 
+void vtkJZSPHMapAlgorithm::SetSmoothingLengthArray(const char* name)
+{
+  const std::string value = name ? name : "";
+  if (value != this->SmoothingLengthArray)
+  {
+    this->SmoothingLengthArray = value;
+    this->Modified();
+  }
+}
+
+void vtkJZSPHMapAlgorithm::SetDensityArray(const char* name)
+{
+  const std::string value = name ? name : "";
+  if (value != this->DensityArray)
+  {
+    this->DensityArray = value;
+    this->Modified();
+  }
+}
+
 void vtkJZSPHMapAlgorithm::ClearPointArrays()
 {
   if (!this->PointArrays.empty())
@@ -504,8 +534,8 @@ int vtkJZSPHMapAlgorithm::RunParticles(
   s.k = this->NumberOfNeighbors;
   s.hScale = this->SmoothingLengthScale;
   s.periodic = this->Periodic;
-  s.hArray = vtkJZKernelAdapter::SelectedArrayName(this->GetInputArrayInformation(1), input);
-  s.rhoArray = vtkJZKernelAdapter::SelectedArrayName(this->GetInputArrayInformation(2), input);
+  s.hArray = SelectedName(this->SmoothingLengthArray, input);
+  s.rhoArray = SelectedName(this->DensityArray, input);
   s.fieldNames = this->PointArrays;
   s.backend = vtkJZKernelAdapter::ToBackend(this->Device);
   return vtkJZKernelAdapter::RunInPrecision(this, this->FilterName, in.useFloat, { output },
@@ -530,6 +560,8 @@ void vtkJZSPHMapAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
     os << " " << r;
   }
   os << "\n";
+  os << indent << "SmoothingLengthArray: " << this->SmoothingLengthArray << "\n";
+  os << indent << "DensityArray: " << this->DensityArray << "\n";
   os << indent << "PointArrays:";
   for (const std::string& name : this->PointArrays)
   {

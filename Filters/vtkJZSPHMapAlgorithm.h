@@ -68,11 +68,25 @@ public:
   void ClearPointArrays();
   ///@}
 
+  ///@{
   /**
-   * Input arrays to process: 0 the masses, 1 the smoothing lengths, 2 the
-   * densities (point arrays, one component; none selected: unit masses,
-   * kNN smoothing lengths, computed densities).
+   * The point arrays (one component) of the smoothing lengths and of the
+   * densities; empty or "None": kNN smoothing lengths, computed densities.
+   * The masses are the input array to process 0 (none: unit masses). The
+   * five-argument forms take an array selection as SetInputArrayToProcess
+   * does (only the name is used).
    */
+  void SetSmoothingLengthArray(const char* name);
+  void SetDensityArray(const char* name);
+  void SetSmoothingLengthArraySelection(int, int, int, int, const char* name)
+  {
+    this->SetSmoothingLengthArray(name);
+  }
+  void SetDensityArraySelection(int, int, int, int, const char* name)
+  {
+    this->SetDensityArray(name);
+  }
+  ///@}
 
 protected:
   vtkJZSPHMapAlgorithm();
@@ -91,6 +105,8 @@ protected:
   int MapKind = 0;
   const char* FilterName = "SPHProjection";
   std::vector<std::string> PointArrays;
+  std::string SmoothingLengthArray;
+  std::string DensityArray;
   int UpdateExtent[6] = { 0, -1, 0, -1, 0, -1 };
 #endif
 

@@ -148,6 +148,103 @@ def section_gadget(c):
             "Gadget-4 slice Density = direct sum with its SmoothingLength")
     c.check(np.allclose(got_u, ref_u, rtol=1e-9, atol=1e-12 * ref_u.max()),
             "Gadget-4 slice InternalEnergy = direct sum with its SmoothingLength and Density")
+    with h5py.File(path, "r") as f:
+        dm = np.asarray(f["PartType1"]["Coordinates"], dtype=np.float64)
+    out, errors = make("SPHProjection", dm, {}, Resolution=[96, 96], Periodic=1, BoxFromData=0,
+                       BoxBounds=[0, box, 0, box, 0, box])
+    total = image(out, "SurfaceDensity").sum() * (box / 96) ** 2
+    c.check(not errors and abs(total - len(dm)) < 1e-6 * len(dm),
+            f"Gadget-4 dark matter (kNN smoothing lengths): projected count {total} = {len(dm)}")
+
+
+def slice_reference(pts, h, m, rho, values, axis_point, periodic=False):
+    """Density and sum_j m_j / rho_j A_j W at the given points, by direct sums."""
+    dens = np.zeros(len(axis_point))
+    mapped = np.zeros(len(axis_point))
+    for p, hh, mm, rr, aa in zip(pts, h, m, rho, values):
+        d = axis_point - p
+        if periodic:
+            d -= np.round(d)
+        w = W(np.sqrt((d**2).sum(axis=1)), hh)
+        dens += mm * w
+        mapped += mm / rr * aa * w
+    return dens, mapped
+
+
+def section_knn_density(c):
+    """h and rho computed on the fly equal KNNDensity's SmoothingLength and
+    Density: the slice of a mapped array against direct sums with them."""
+    rng = np.random.default_rng(8)
+    n = 600
+    pts = rng.uniform(0, 1, (n, 3))
+    m = rng.uniform(0.5, 2, n)
+    t = rng.uniform(1, 2, n)
+    k = jztest.knn(polydata(pts, {"m": m}), NumberOfNeighbors=24, MassArray=["POINTS", "m"])
+    h, rho = k.array("SmoothingLength"), k.array("Density")
+    out, errors = make("SPHSlice", pts, {"m": m, "T": t}, Resolution=[10, 9], NumberOfNeighbors=24,
+                       Region=[0, 1, 0, 1, 0, 1], SlicePosition=0.55, PointArrays=["T"])
+    c.check(not errors, f"no errors {errors}")
+    xs, ys = (np.arange(10) + 0.5) / 10, (np.arange(9) + 0.5) / 9
+    X, Y = np.meshgrid(xs, ys)
+    grid = np.stack([X.ravel(), Y.ravel(), np.full(X.size, 0.55)], axis=1)
+    dens, mapped = slice_reference(pts, h, m, rho, t, grid)
+    c.check(np.allclose(image(out, "Density"), dens, rtol=1e-9), "Density with the kNN's h")
+    c.check(np.allclose(image(out, "T"), mapped, rtol=1e-9), "T with KNNDensity's h and Density")
+    # The Wendland kernel's own density: rho_j = sum_k m_k W(r_jk, h_j) over the K neighbours.
+    out, errors = make("SPHSlice", pts, {"m": m, "T": t}, Resolution=[10, 9], NumberOfNeighbors=24,
+                       Region=[0, 1, 0, 1, 0, 1], SlicePosition=0.55, PointArrays=["T"],
+                       Kernel="Wendland C2")
+    d = np.sqrt(((pts[:, None, :] - pts[None, :, :])**2).sum(axis=2))
+
+    def wendland(r, hh):
+        q = r / hh
+        return np.where(q <= 1, 21 / (2 * np.pi * hh**3) * (1 - q)**4 * (1 + 4 * q), 0.0)
+
+    rho_w = (m[None, :] * wendland(d, h[:, None])).sum(axis=1)
+    ref = np.zeros(len(grid))
+    for p, hh, mm, rr, tt in zip(pts, h, m, rho_w, t):
+        ref += mm / rr * tt * wendland(np.sqrt(((grid - p)**2).sum(axis=1)), hh)
+    c.check(np.allclose(image(out, "T"), ref, rtol=1e-9), "Wendland C2: T with its own computed rho")
+
+
+def section_periodic(c):
+    """A particle across an edge or a corner of the periodic box equals the
+    same particle moved by half the box, its image rolled by half the pixels."""
+    for at in ([1 / 64, 0.5, 0.5], [63 / 64, 1 / 64, 61 / 64]):
+        moved = [a + (0.5 if a < 0.5 else -0.5) for a in at]
+        imgs = []
+        for p in (at, moved):
+            out, errors = make("SPHProjection", np.array([p]), {"h": np.array([0.2])},
+                               Resolution=[16, 16], Periodic=1, BoxFromData=0)
+            imgs.append(image(out, "SurfaceDensity").reshape(16, 16))
+        c.check(np.allclose(imgs[0], np.roll(imgs[1], (8, 8), axis=(0, 1)), rtol=1e-9, atol=1e-12),
+                f"periodic wrap at {at}")
+        c.check(abs(imgs[0].sum() / 256 - 1) < 1e-9, f"periodic mass at {at}")
+
+
+def section_composite(c):
+    """A composite Input is one particle set; a block without a mapped array
+    is an error naming the block."""
+    from vtkmodules.vtkCommonDataModel import vtkMultiBlockDataSet
+    rng = np.random.default_rng(4)
+    a, b = rng.uniform(0.2, 0.8, (100, 3)), rng.uniform(0.2, 0.8, (80, 3))
+    mb = vtkMultiBlockDataSet()
+    mb.SetBlock(0, polydata(a, {"h": np.full(100, 0.1), "T": np.ones(100)}))
+    mb.SetBlock(1, polydata(b, {"h": np.full(80, 0.1), "T": np.ones(80)}))
+    f = (jztest.__dict__.get("SPHProjection") or simple.SPHProjection)(
+        Input=producer(mb), SmoothingLengthArray=["POINTS", "h"], Resolution=[8, 8],
+        Region=[0, 1, 0, 1, 0, 1], PointArrays=["T"])
+    alg, errors = update_collecting_errors(f)
+    sd = image(alg.GetOutputDataObject(0), "SurfaceDensity")
+    c.check(not errors and abs(sd.sum() / 64 - 180) < 1e-9, "both blocks' mass in the image")
+    c.check(np.allclose(image(alg.GetOutputDataObject(0), "T")[sd > 0], 1.0), "T's mean is 1")
+    mb.SetBlock(1, polydata(b, {"h": np.full(80, 0.1)}))
+    f2 = (jztest.__dict__.get("SPHProjection") or simple.SPHProjection)(
+        Input=producer(mb), SmoothingLengthArray=["POINTS", "h"], Resolution=[8, 8],
+        Region=[0, 1, 0, 1, 0, 1], PointArrays=["T"])
+    alg, errors = update_collecting_errors(f2)
+    c.check(errors and "block 1" in " ".join(errors), f"a clear error naming block 1 ({errors})")
+    c.check(alg.GetOutputDataObject(0).GetNumberOfPoints() == 0, "no output")
 
 
 def section_errors(c):
@@ -174,6 +271,8 @@ def section_empty(c):
 
 
 SECTIONS = dict(pixels=section_pixels, mass=section_mass, slice=section_slice,
+                knn_density=section_knn_density, periodic=section_periodic,
+                composite=section_composite,
                 gadget=section_gadget, errors=section_errors, empty=section_empty)
 
 if __name__ == "__main__":

@@ -247,6 +247,22 @@ double SphCumulativeTable::value(const TableStencil& a, const TableStencil& b) c
   return a.sign * b.sign * s;
 }
 
+void SphCumulativeTable::row(
+  const TableStencil& b, const TableStencil* a, std::size_t n, double* out) const
+{
+  const double* base = padded_.data() + b.first;
+  const double w0 = b.weight[0], w1 = b.weight[1], w2 = b.weight[2], w3 = b.weight[3];
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const TableStencil& s = a[i];
+    const double* r = base + std::size_t(s.first) * stride_;
+    double v = 0;
+    for (int p = 0; p < 4; ++p, r += stride_)
+      v += s.weight[p] * (w0 * r[0] + w1 * r[1] + w2 * r[2] + w3 * r[3]);
+    out[i] = b.sign * s.sign * v;
+  }
+}
+
 double SphCumulativeTable::value(
   const TableStencil& a, const TableStencil& b, const TableStencil& c) const
 {

@@ -9,6 +9,7 @@
 // tensor cubic interpolation.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "jz/DensityKernels.h"
@@ -33,6 +34,8 @@ public:
   // The stencil of the (unit-support) coordinate a.
   TableStencil stencil(double a) const;
   double value(const TableStencil& a, const TableStencil& b) const;
+  // value(a[i], b) for the n stencils a, into out[i].
+  void row(const TableStencil& b, const TableStencil* a, std::size_t n, double* out) const;
   double value(const TableStencil& a, const TableStencil& b, const TableStencil& c) const;
 
   int intervals() const { return n_; }

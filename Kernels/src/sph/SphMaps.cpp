@@ -121,17 +121,27 @@ void depositColumn(const SphCumulativeTable& table, const GridAxis& u, const Gri
   const std::size_t nu = std::size_t(i1 - i0 + 2), nv = std::size_t(j1 - j0 + 2);
   scratch.corner.resize(nu * nv);
   for (std::size_t b = 0; b < nv; ++b)
-    for (std::size_t a = 0; a < nu; ++a)
-      scratch.corner[b * nu + a] = table.value(scratch.s[0][a], scratch.s[1][b]);
+    table.row(scratch.s[1][b], scratch.s[0].data(), nu, scratch.corner.data() + b * nu);
   const double* c = scratch.corner.data();
   for (std::size_t b = 0; b + 1 < nv; ++b)
+  {
+    const double* lo = c + b * nu;
+    const double* hi = lo + nu;
+    const std::size_t row = (j0 + b) * std::size_t(u.cells) + i0;
+    if (who.fields->empty())
+    {
+      double* out = sums.mass.data() + row;
+      for (std::size_t a = 0; a + 1 < nu; ++a)
+        out[a] += m * (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]);
+      continue;
+    }
     for (std::size_t a = 0; a + 1 < nu; ++a)
     {
-      const double frac = c[(b + 1) * nu + a + 1] - c[(b + 1) * nu + a] - c[b * nu + a + 1] +
-        c[b * nu + a];
+      const double frac = hi[a + 1] - hi[a] - lo[a + 1] + lo[a];
       if (frac != 0)
-        who.add(sums, (j0 + b) * std::size_t(u.cells) + i0 + a, m * frac, m * frac);
+        who.add(sums, row + a, m * frac, m * frac);
     }
+  }
 }
 
 // The kernel of a particle at (x, y, z) over the voxels of slabs [k0, k1).

@@ -119,7 +119,7 @@ double columnKernel(SphKernel kernel, double R)
 
 SphCumulativeTable::SphCumulativeTable(SphKernel kernel, int dims)
 {
-  n_ = dims == 2 ? 256 : 128;
+  n_ = dims == 2 ? 128 : 64;
   stride_ = n_ + 3;
   const int n = n_;
   const double d = 1.0 / n;

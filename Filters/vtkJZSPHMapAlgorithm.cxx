@@ -251,6 +251,9 @@ void SupportAndDensity(vtkAlgorithm* self, ParticleInput& in, const MapSettings&
 template <class T>
 void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImageData* output)
 {
+  // Device CUDA without a usable GPU is an error even when no kNN runs; the
+  // deposition itself runs on the CPU.
+  jz::resolveBackend(s.backend);
   const bool needDensity = s.grid.kind == jz::SphMapKind::Slice && !s.fieldNames.empty();
   std::vector<Buffer<double>> fieldValues;
   std::vector<int> components;
@@ -338,6 +341,7 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   output->GetPointData()->SetActiveScalars(density->GetName());
   for (auto& f : fields)
     output->GetPointData()->AddArray(f);
+  vtkJZKernelAdapter::AddDeviceFieldData(output, jz::Backend::CPU);
 }
 }
 

@@ -250,15 +250,28 @@ double SphCumulativeTable::value(const TableStencil& a, const TableStencil& b) c
 void SphCumulativeTable::row(
   const TableStencil& b, const TableStencil* a, std::size_t n, double* out) const
 {
-  const double* base = padded_.data() + b.first;
+  // The table's rows contracted with b's weights once, over the rows that
+  // a's stencils reach; then 4 terms per value (the same sums, in the same order).
+  int lo = n_, hi = 0;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    lo = a[i].first < lo ? a[i].first : lo;
+    hi = a[i].first > hi ? a[i].first : hi;
+  }
+  double column[kMaxIntervals + 3];
   const double w0 = b.weight[0], w1 = b.weight[1], w2 = b.weight[2], w3 = b.weight[3];
+  for (int k = lo; k <= hi + 3 && k < stride_; ++k)
+  {
+    const double* r = padded_.data() + std::size_t(k) * stride_ + b.first;
+    column[k] = w0 * r[0] + w1 * r[1] + w2 * r[2] + w3 * r[3];
+  }
   for (std::size_t i = 0; i < n; ++i)
   {
     const TableStencil& s = a[i];
-    const double* r = base + std::size_t(s.first) * stride_;
+    const double* c = column + s.first;
     double v = 0;
-    for (int p = 0; p < 4; ++p, r += stride_)
-      v += s.weight[p] * (w0 * r[0] + w1 * r[1] + w2 * r[2] + w3 * r[3]);
+    for (int p = 0; p < 4; ++p)
+      v += s.weight[p] * c[p];
     out[i] = b.sign * s.sign * v;
   }
 }

@@ -41,6 +41,7 @@ public:
   int intervals() const { return n_; }
 
 private:
+  static constexpr int kMaxIntervals = 256;
   SphCumulativeTable(SphKernel kernel, int dims);
   int n_ = 0;      // intervals on [0, 1]
   int stride_ = 0; // padded nodes per axis: n + 3 (nodes -1 .. n + 1)

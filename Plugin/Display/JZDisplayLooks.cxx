@@ -358,6 +358,13 @@ void Spheres(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info)
   SetDouble(repr, "Opacity", SphereOpacity);
 }
 
+// An image one point thick along some axis (the SPH maps' projections and slices).
+bool IsFlatImage(vtkPVDataInformation* info)
+{
+  const int* e = info->GetExtent();
+  return e[0] == e[1] || e[2] == e[3] || e[4] == e[5];
+}
+
 void Volume(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info)
 {
   double range[2];
@@ -398,9 +405,21 @@ void Volume(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info)
 
 void Scalars(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info, bool newColorMap)
 {
-  if (info->DataSetTypeIsA("vtkImageData"))
+  if (info->DataSetTypeIsA("vtkImageData") && !IsFlatImage(info))
   {
     Volume(entry, repr, info);
+    return;
+  }
+  if (info->DataSetTypeIsA("vtkImageData"))
+  {
+    // A map (one point thick): the image shown as a slice.
+    vtkSMRepresentationProxy::SetRepresentationType(repr, "Slice");
+    double range[2];
+    vtkSMProxy* lut = ColorBy(repr, entry.Array, Points);
+    if (lut && Range(info, entry.Array, Points, range) && newColorMap)
+    {
+      ConfigureScalarColors(lut, entry, range);
+    }
     return;
   }
   const bool particles = IsPointCloud(info);

@@ -26,6 +26,9 @@ const Entry Table[] = {
   { "HDBSCANAlias",           0, Look::Categories, "ClusterId",      nullptr,                      "noise",     false, Emphasis::High, nullptr },
   { "HaloTracking",           0, Look::Categories, "TrackId",        nullptr,                      "ungrouped", false, Emphasis::High, nullptr },
   { "TreeGravity",            0, Look::Scalars,    "Potential",      nullptr,                      nullptr,     false, Emphasis::Low,  "Viridis (matplotlib)" },
+  { "SPHProjection",          0, Look::Scalars,    "SurfaceDensity", nullptr,                      nullptr,     true,  Emphasis::High, "Inferno (matplotlib)" },
+  { "SPHSlice",               0, Look::Scalars,    "Density",        nullptr,                      nullptr,     true,  Emphasis::High, "Inferno (matplotlib)" },
+  { "SPHVolume",              0, Look::Scalars,    "Density",        nullptr,                      nullptr,     true,  Emphasis::High, "Inferno (matplotlib)" },
   { "ParticleSnapshotReader", 0, Look::BlockTypes, nullptr,          nullptr,                      nullptr,     false, Emphasis::High, nullptr },
   // the same reader under its scripting name (ParticleSnapshotReader(...) in pvpython)
   { "ParticleSnapshotReaderAlias", 0, Look::BlockTypes, nullptr,     nullptr,                      nullptr,     false, Emphasis::High, nullptr },

@@ -287,6 +287,24 @@ def sec_knn_grid(c):
     c.check(img.max() > 0.7, f"the volume shows bright dense regions (max {img.max():.2f})")
 
 
+def sec_sph_maps(c):
+    """A projection and a slice show as an image slice on a log colour scale;
+    a volume as a volume."""
+    for name, array, rep in (("SPHProjection", "SurfaceDensity", "Slice"),
+                             ("SPHSlice", "Density", "Slice"), ("SPHVolume", "Density", "Volume")):
+        f = getattr(simple, name)(Input=particles(), Resolution=[32, 32, 32][:3 if rep == "Volume" else 2])
+        v = view()
+        d = simple.Show(f, v)
+        c.check(d.Representation == rep, f"{name}: shown as {rep} ({d.Representation})")
+        c.check(d.ColorArrayName[1] == array, f"{name}: coloured by {array} ({d.ColorArrayName[1]})")
+        if rep == "Slice":
+            c.check(d.LookupTable.UseLogScale == 1, f"{name}: log colour scale")
+            img = render(v, os.path.join(tempfile.mkdtemp(), name + ".png"))
+            c.check(img.max() > 0.5, f"{name}: the picture shows the map (max {img.max():.2f})")
+        simple.Delete(d)
+        simple.Delete(f)
+
+
 def sec_knn_surface(c):
     plane = simple.Plane(Origin=[0, 0, 0.5], Point1=[1, 0, 0.5], Point2=[0, 1, 0.5],
                          XResolution=20, YResolution=20)
@@ -429,6 +447,7 @@ SECTIONS = {
     "sph_smooth": sec_sph_smooth,
     "user_colormap": sec_user_colormap, "state": sec_state, "off": sec_off,
     "hdbscan": sec_hdbscan, "gravity": sec_gravity, "emst": sec_emst, "reader": sec_reader,
+    "sph_maps": sec_sph_maps,
 }
 
 if __name__ == "__main__":

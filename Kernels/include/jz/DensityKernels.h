@@ -44,4 +44,26 @@ JZ_HD double topHatDensity(double totalMass, double h)
 {
   return totalMass / (4.0 / 3.0 * kPi * h * h * h);
 }
+
+// ---- The SPH maps' kernels (SphMaps.h): both with compact support h. ----
+enum class SphKernel
+{
+  CubicSpline, // cubicSplineW, KNNDensity's "SPH Cubic Spline"
+  WendlandC2   // wendlandC2W
+};
+
+// Wendland C2: W(r, h) = 21 / (2 pi h^3) (1 - q)^4 (1 + 4q) for q = r/h <= 1.
+JZ_HD double wendlandC2W(double r, double h)
+{
+  const double q = r / h;
+  if (q > 1.0)
+    return 0.0;
+  const double u = 1.0 - q;
+  return 21.0 / (2.0 * kPi * h * h * h) * u * u * u * u * (1.0 + 4.0 * q);
+}
+
+JZ_HD double sphKernelW(SphKernel kernel, double r, double h)
+{
+  return kernel == SphKernel::WendlandC2 ? wendlandC2W(r, h) : cubicSplineW(r, h);
+}
 } // namespace jz

@@ -29,8 +29,8 @@ constexpr double kNone = std::numeric_limits<double>::infinity();
 constexpr double kIntMax = double(std::numeric_limits<int>::max());
 
 // Counts.
-constexpr ParameterRange NumberOfNeighbors{ "NumberOfNeighbors", "KNNDensity SPHSmooth", 1,
-  kIntMax, false, true };
+constexpr ParameterRange NumberOfNeighbors{ "NumberOfNeighbors",
+  "KNNDensity SPHSmooth SPHProjection SPHSlice SPHVolume", 1, kIntMax, false, true };
 constexpr ParameterRange MinimumGroupSize{ "MinimumGroupSize", "FriendsOfFriends", 1, kIntMax,
   false, true };
 constexpr ParameterRange EmstMinSamples{ "MinSamples", "EuclideanMST", 1, kIntMax, false, true };
@@ -71,12 +71,25 @@ constexpr ParameterRange Metric{ "Metric", "EuclideanMST", 0, 1, false, true };
 constexpr ParameterRange ClusterSelectionMethod{ "ClusterSelectionMethod", "HDBSCAN", 0, 1, false,
   true };
 constexpr ParameterRange Device{ "Device",
-  "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity SPHSmooth", 0, 2, false, true };
+  "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity SPHSmooth SPHProjection SPHSlice "
+  "SPHVolume",
+  0, 2, false, true };
+
+// The SPH maps (SphMaps.h): their kernels and axes, and the factor from a
+// smoothing-length array to the kernel's support radius.
+constexpr ParameterRange SphKernel{ "Kernel", "SPHProjection SPHSlice SPHVolume", 0, 1, false,
+  true };
+constexpr ParameterRange SphAxis{ "Axis", "SPHProjection SPHSlice", 0, 2, false, true };
+constexpr ParameterRange SmoothingLengthScale{ "SmoothingLengthScale",
+  "SPHProjection SPHSlice SPHVolume", 0, kNone, true, false };
+constexpr ParameterRange SphResolution{ "Resolution", "SPHProjection SPHSlice SPHVolume", 1,
+  kIntMax, false, true };
 
 constexpr ParameterRange kAll[] = { NumberOfNeighbors, MinimumGroupSize, EmstMinSamples,
   MinClusterSize, HdbscanMinSamples, Stride, SnapshotBoxSize, MinimumShared, SelectedTrackId,
   LinkingLength, Softening, GravitationalConstant, Overdensity, CriticalDensity, OpeningAngle,
-  Estimator, LinkingLengthMode, OverdensityReference, Metric, ClusterSelectionMethod, Device };
+  Estimator, LinkingLengthMode, OverdensityReference, Metric, ClusterSelectionMethod, Device,
+  SphKernel, SphAxis, SmoothingLengthScale, SphResolution };
 } // namespace ranges
 
 // Why `value` is outside the range, naming the parameter as `name` (the

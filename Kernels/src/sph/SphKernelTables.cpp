@@ -1,0 +1,294 @@
+#include "SphKernelTables.h"
+
+#include <cmath>
+#include <memory>
+#include <mutex>
+
+namespace jz
+{
+namespace
+{
+// Gauss-Legendre nodes and weights on [-1, 1].
+constexpr double kGauss4X[4] = { -0.8611363115940526, -0.3399810435848563, 0.3399810435848563,
+  0.8611363115940526 };
+constexpr double kGauss4W[4] = { 0.3478548451374538, 0.6521451548625461, 0.6521451548625461,
+  0.3478548451374538 };
+constexpr double kGauss8X[8] = { -0.9602898564975363, -0.7966664774136267, -0.5255324099163290,
+  -0.1834346424956498, 0.1834346424956498, 0.5255324099163290, 0.7966664774136267,
+  0.9602898564975363 };
+constexpr double kGauss8W[8] = { 0.1012285362903763, 0.2223810344533745, 0.3137066458778873,
+  0.3626837833783620, 0.3626837833783620, 0.3137066458778873, 0.2223810344533745,
+  0.1012285362903763 };
+
+template <class F>
+double gauss8(F&& f, double a, double b)
+{
+  const double mid = 0.5 * (a + b), half = 0.5 * (b - a);
+  double s = 0;
+  for (int i = 0; i < 8; ++i)
+    s += kGauss8W[i] * f(mid + half * kGauss8X[i]);
+  return s * half;
+}
+
+// Adaptive Gauss-Legendre: halves an interval until the two halves agree
+// with the whole to `tol`.
+template <class F>
+double adaptive(F&& f, double a, double b, double whole, double tol, int depth)
+{
+  const double mid = 0.5 * (a + b);
+  const double left = gauss8(f, a, mid), right = gauss8(f, mid, b);
+  if (depth >= 40 || std::fabs(left + right - whole) <= tol)
+    return left + right;
+  return adaptive(f, a, mid, left, 0.5 * tol, depth + 1) +
+    adaptive(f, mid, b, right, 0.5 * tol, depth + 1);
+}
+
+template <class F>
+double integrate(F&& f, double a, double b, double tol = 1e-15)
+{
+  return b > a ? adaptive(f, a, b, gauss8(f, a, b), tol, 0) : 0.0;
+}
+
+// Cubic Lagrange weights of the nodes -1, 0, 1, 2 at 0 <= f <= 1.
+void lagrangeWeights(double f, double* w)
+{
+  w[0] = -f * (f - 1) * (f - 2) / 6;
+  w[1] = (f + 1) * (f - 1) * (f - 2) / 2;
+  w[2] = -(f + 1) * f * (f - 2) / 2;
+  w[3] = (f + 1) * f * (f - 1) / 6;
+}
+
+// The column kernel tabulated finely in R, for the table's cell quadrature.
+class ColumnSamples
+{
+public:
+  explicit ColumnSamples(SphKernel kernel)
+    : values_(kIntervals + 4)
+  {
+    for (int i = 0; i <= kIntervals; ++i)
+      values_[i + 1] = columnKernel(kernel, double(i) / kIntervals);
+    values_[0] = values_[2]; // even in R
+    values_[kIntervals + 2] = values_[kIntervals + 3] = 0;
+  }
+  double operator()(double R) const
+  {
+    if (R >= 1)
+      return 0;
+    const double t = R * kIntervals;
+    const int i = int(t) < kIntervals ? int(t) : kIntervals - 1;
+    double w[4];
+    lagrangeWeights(t - i, w);
+    return w[0] * values_[i] + w[1] * values_[i + 1] + w[2] * values_[i + 2] +
+      w[3] * values_[i + 3];
+  }
+
+private:
+  static constexpr int kIntervals = 8192;
+  std::vector<double> values_;
+};
+
+// The node of the padded axis (-1 .. n + 1) that holds a table value, and
+// its sign: G is odd (node -1 = -node 1) and constant beyond 1.
+int sourceNode(int node, int n, double& sign)
+{
+  if (node < 0)
+  {
+    sign = -sign;
+    return 1;
+  }
+  return node > n ? n : node;
+}
+} // namespace
+
+double columnKernel(SphKernel kernel, double R)
+{
+  if (R >= 1)
+    return 0;
+  const double top = std::sqrt(1 - R * R);
+  auto f = [&](double z) { return sphKernelW(kernel, std::sqrt(R * R + z * z), 1.0); };
+  // Break where the integrand is not smooth: at z = R (the scale of its
+  // curvature) and where q = 1/2 (the cubic spline's joint).
+  double breaks[4] = { 0, std::fmin(R, top), top, top };
+  if (R < 0.5)
+    breaks[2] = std::fmax(breaks[1], std::sqrt(0.25 - R * R));
+  double s = 0;
+  for (int i = 0; i < 3; ++i)
+    s += integrate(f, breaks[i], breaks[i + 1]);
+  return 2 * s;
+}
+
+SphCumulativeTable::SphCumulativeTable(SphKernel kernel, int dims)
+{
+  n_ = dims == 2 ? 128 : 64;
+  stride_ = n_ + 3;
+  const int n = n_;
+  const double d = 1.0 / n;
+  // Cell integrals by 4-point Gauss per axis, then prefix sums over nodes.
+  const std::size_t nodes = std::size_t(n + 1);
+  std::vector<double> cum(dims == 2 ? nodes * nodes : nodes * nodes * nodes, 0.0);
+  if (dims == 2)
+  {
+    const ColumnSamples column(kernel);
+#pragma omp parallel for schedule(dynamic)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+      {
+        double s = 0;
+        for (int p = 0; p < 4; ++p)
+          for (int q = 0; q < 4; ++q)
+          {
+            const double x = (i + 0.5 + 0.5 * kGauss4X[p]) * d;
+            const double y = (j + 0.5 + 0.5 * kGauss4X[q]) * d;
+            s += kGauss4W[p] * kGauss4W[q] * column(std::sqrt(x * x + y * y));
+          }
+        cum[(i + 1) * nodes + j + 1] = s * 0.25 * d * d;
+      }
+    for (std::size_t i = 1; i < nodes; ++i)
+      for (std::size_t j = 1; j < nodes; ++j)
+        cum[i * nodes + j] +=
+          cum[(i - 1) * nodes + j] + cum[i * nodes + j - 1] - cum[(i - 1) * nodes + j - 1];
+  }
+  else
+  {
+#pragma omp parallel for schedule(dynamic)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        for (int k = 0; k < n; ++k)
+        {
+          double s = 0;
+          const double x0 = i * d, y0 = j * d, z0 = k * d;
+          if (x0 * x0 + y0 * y0 + z0 * z0 < 1)
+            for (int p = 0; p < 4; ++p)
+              for (int q = 0; q < 4; ++q)
+                for (int r = 0; r < 4; ++r)
+                {
+                  const double x = x0 + (0.5 + 0.5 * kGauss4X[p]) * d;
+                  const double y = y0 + (0.5 + 0.5 * kGauss4X[q]) * d;
+                  const double z = z0 + (0.5 + 0.5 * kGauss4X[r]) * d;
+                  s += kGauss4W[p] * kGauss4W[q] * kGauss4W[r] *
+                    sphKernelW(kernel, std::sqrt(x * x + y * y + z * z), 1.0);
+                }
+          cum[((i + 1) * nodes + j + 1) * nodes + k + 1] = s * 0.125 * d * d * d;
+        }
+    for (std::size_t i = 1; i < nodes; ++i)
+      for (std::size_t j = 1; j < nodes; ++j)
+        for (std::size_t k = 1; k < nodes; ++k)
+        {
+          auto at = [&](std::size_t a, std::size_t b, std::size_t c)
+          { return cum[(a * nodes + b) * nodes + c]; };
+          cum[(i * nodes + j) * nodes + k] += at(i - 1, j, k) + at(i, j - 1, k) +
+            at(i, j, k - 1) - at(i - 1, j - 1, k) - at(i - 1, j, k - 1) - at(i, j - 1, k - 1) +
+            at(i - 1, j - 1, k - 1);
+        }
+  }
+  // The whole kernel (2^dims orthants of G(1, ..., 1)) is exactly 1.
+  const double total = cum.back() * double(1 << dims);
+  const double scale = 1.0 / total;
+  const int s = stride_;
+  if (dims == 2)
+  {
+    padded_.assign(std::size_t(s) * s, 0.0);
+    for (int a = 0; a < s; ++a)
+      for (int b = 0; b < s; ++b)
+      {
+        double sign = 1;
+        const int i = sourceNode(a - 1, n, sign), j = sourceNode(b - 1, n, sign);
+        padded_[std::size_t(a) * s + b] = sign * cum[i * nodes + j] * scale;
+      }
+    padded_[std::size_t(n + 1) * s + n + 1] = 0.25; // exactly
+  }
+  else
+  {
+    padded_.assign(std::size_t(s) * s * s, 0.0);
+    for (int a = 0; a < s; ++a)
+      for (int b = 0; b < s; ++b)
+        for (int c = 0; c < s; ++c)
+        {
+          double sign = 1;
+          const int i = sourceNode(a - 1, n, sign), j = sourceNode(b - 1, n, sign),
+                    k = sourceNode(c - 1, n, sign);
+          padded_[(std::size_t(a) * s + b) * s + c] =
+            sign * cum[(i * nodes + j) * nodes + k] * scale;
+        }
+    padded_[(std::size_t(n + 1) * s + n + 1) * s + n + 1] = 0.125; // exactly
+  }
+}
+
+const SphCumulativeTable& SphCumulativeTable::get(SphKernel kernel, int dims)
+{
+  static std::once_flag once[2][2];
+  static std::unique_ptr<SphCumulativeTable> tables[2][2];
+  const int k = kernel == SphKernel::WendlandC2 ? 1 : 0, d = dims == 3 ? 1 : 0;
+  std::call_once(once[k][d],
+    [&] { tables[k][d].reset(new SphCumulativeTable(kernel, dims == 3 ? 3 : 2)); });
+  return *tables[k][d];
+}
+
+TableStencil SphCumulativeTable::stencil(double a) const
+{
+  TableStencil st;
+  st.sign = a < 0 ? -1.0 : 1.0;
+  const double t = std::fmin(std::fabs(a), 1.0) * n_;
+  const int i = int(t) < n_ ? int(t) : n_ - 1;
+  st.first = i; // padded index of node i - 1
+  lagrangeWeights(t - i, st.weight);
+  return st;
+}
+
+double SphCumulativeTable::value(const TableStencil& a, const TableStencil& b) const
+{
+  double s = 0;
+  for (int p = 0; p < 4; ++p)
+  {
+    const double* row = &padded_[std::size_t(a.first + p) * stride_ + b.first];
+    s += a.weight[p] *
+      (b.weight[0] * row[0] + b.weight[1] * row[1] + b.weight[2] * row[2] + b.weight[3] * row[3]);
+  }
+  return a.sign * b.sign * s;
+}
+
+void SphCumulativeTable::row(
+  const TableStencil& b, const TableStencil* a, std::size_t n, double* out) const
+{
+  // The table's rows contracted with b's weights once, over the rows that
+  // a's stencils reach; then 4 terms per value (the same sums, in the same order).
+  int lo = n_, hi = 0;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    lo = a[i].first < lo ? a[i].first : lo;
+    hi = a[i].first > hi ? a[i].first : hi;
+  }
+  double column[kMaxIntervals + 3];
+  const double w0 = b.weight[0], w1 = b.weight[1], w2 = b.weight[2], w3 = b.weight[3];
+  for (int k = lo; k <= hi + 3 && k < stride_; ++k)
+  {
+    const double* r = padded_.data() + std::size_t(k) * stride_ + b.first;
+    column[k] = w0 * r[0] + w1 * r[1] + w2 * r[2] + w3 * r[3];
+  }
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const TableStencil& s = a[i];
+    const double* c = column + s.first;
+    double v = 0;
+    for (int p = 0; p < 4; ++p)
+      v += s.weight[p] * c[p];
+    out[i] = b.sign * s.sign * v;
+  }
+}
+
+double SphCumulativeTable::value(
+  const TableStencil& a, const TableStencil& b, const TableStencil& c) const
+{
+  double s = 0;
+  for (int p = 0; p < 4; ++p)
+    for (int q = 0; q < 4; ++q)
+    {
+      const double* row =
+        &padded_[(std::size_t(a.first + p) * stride_ + b.first + q) * stride_ + c.first];
+      s += a.weight[p] * b.weight[q] *
+        (c.weight[0] * row[0] + c.weight[1] * row[1] + c.weight[2] * row[2] +
+          c.weight[3] * row[3]);
+    }
+  return a.sign * b.sign * c.sign * s;
+}
+} // namespace jz

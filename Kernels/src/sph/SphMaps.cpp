@@ -1,0 +1,542 @@
+// The SPH maps' deposition (jz/SphMaps.h): the particles whose kernel
+// reaches a strip of the map, found on the tree's planes (SphTree.h), put
+// their kernel's integral over each pixel or voxel (SphKernelTables.h) or
+// its value at each pixel centre into the strip.
+#include "jz/SphMaps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <omp.h>
+
+#include "SphKernelTables.h"
+#include "SphTree.h"
+#include "common/Progress.h"
+#include "jz/Validate.h"
+
+namespace jz
+{
+namespace
+{
+// Pixel rows (images) or voxel slabs (volumes) per strip: fixed, so that a
+// cell's sum never depends on the number of threads.
+constexpr int kImageStripRows = 8;
+constexpr int kVolumeStripSlabs = 2;
+// Beyond this many cells a map is refused (absurd resolutions).
+constexpr double kMaxCells = double(1u << 31);
+
+// One axis of the grid: [lo, lo + cells * step).
+struct GridAxis
+{
+  int dim = 0;
+  double lo = 0, hi = 1, step = 1;
+  int cells = 1;
+  double period = 0;
+
+  double edge(int i) const { return lo + i * step; }
+  // The cells [first, last] that [x - r, x + r] overlaps, clipped to [c0, c1).
+  bool span(double x, double r, int c0, int c1, int& first, int& last) const
+  {
+    const double a = std::floor((x - r - lo) / step), b = std::floor((x + r - lo) / step);
+    if (!(b >= c0) || !(a < c1))
+      return false;
+    first = a < c0 ? c0 : int(a);
+    last = b >= c1 ? c1 - 1 : int(b);
+    return first <= last;
+  }
+  // The cells whose centre lies strictly within r of x, clipped to [c0, c1).
+  bool centresWithin(double x, double r, int c0, int c1, int& first, int& last) const
+  {
+    const double a = std::floor((x - r - lo) / step - 0.5) + 1;
+    const double b = std::ceil((x + r - lo) / step - 0.5) - 1;
+    if (!(b >= c0) || !(a < c1))
+      return false;
+    first = a < c0 ? c0 : int(a);
+    last = b >= c1 ? c1 - 1 : int(b);
+    return first <= last;
+  }
+};
+
+GridAxis makeAxis(const SphGrid& grid, int dim, int cells, double period)
+{
+  GridAxis a;
+  a.dim = dim;
+  a.lo = grid.region[2 * dim];
+  a.hi = grid.region[2 * dim + 1];
+  a.cells = cells;
+  a.step = (a.hi - a.lo) / cells;
+  a.period = period;
+  return a;
+}
+
+// One thread's scratch for a particle's corner values.
+struct Scratch
+{
+  std::vector<TableStencil> s[3];
+  std::vector<double> corner;
+  DescentStack stack;
+};
+
+// What a particle adds: `weight` times each field's values, per cell.
+struct Contribution
+{
+  const std::vector<SphField>* fields;
+  std::size_t index;
+  void add(SphMapSums& sums, std::size_t cell, double weight, double fieldWeight) const
+  {
+    sums.mass[cell] += weight;
+    for (std::size_t f = 0; f < fields->size(); ++f)
+    {
+      const SphField& field = (*fields)[f];
+      const double* a = field.values + index * std::size_t(field.components);
+      double* out = &sums.fields[f][cell * std::size_t(field.components)];
+      for (int c = 0; c < field.components; ++c)
+        out[c] += fieldWeight * a[c];
+    }
+  }
+};
+
+void fillStencils(const SphCumulativeTable& table, const GridAxis& axis, double x, double h,
+  int first, int last, std::vector<TableStencil>& out)
+{
+  out.resize(std::size_t(last - first + 2));
+  for (int i = first; i <= last + 1; ++i)
+    out[std::size_t(i - first)] = table.stencil((axis.edge(i) - x) / h);
+}
+
+// The column of a particle at (x, y) over the image rows [r0, r1).
+void depositColumn(const SphCumulativeTable& table, const GridAxis& u, const GridAxis& v, double x,
+  double y, double h, double m, int r0, int r1, const Contribution& who, SphMapSums& sums,
+  Scratch& scratch)
+{
+  int i0, i1, j0, j1;
+  if (!u.span(x, h, 0, u.cells, i0, i1) || !v.span(y, h, r0, r1, j0, j1))
+    return;
+  if (h == 0)
+  {
+    who.add(sums, std::size_t(j0) * u.cells + i0, m, m);
+    return;
+  }
+  fillStencils(table, u, x, h, i0, i1, scratch.s[0]);
+  fillStencils(table, v, y, h, j0, j1, scratch.s[1]);
+  const std::size_t nu = std::size_t(i1 - i0 + 2), nv = std::size_t(j1 - j0 + 2);
+  scratch.corner.resize(nu * nv);
+  for (std::size_t b = 0; b < nv; ++b)
+    table.row(scratch.s[1][b], scratch.s[0].data(), nu, scratch.corner.data() + b * nu);
+  const double* c = scratch.corner.data();
+  for (std::size_t b = 0; b + 1 < nv; ++b)
+  {
+    const double* lo = c + b * nu;
+    const double* hi = lo + nu;
+    const std::size_t row = (j0 + b) * std::size_t(u.cells) + i0;
+    if (who.fields->empty())
+    {
+      double* out = sums.mass.data() + row;
+      for (std::size_t a = 0; a + 1 < nu; ++a)
+        out[a] += m * (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]);
+      continue;
+    }
+    for (std::size_t a = 0; a + 1 < nu; ++a)
+    {
+      const double frac = hi[a + 1] - hi[a] - lo[a + 1] + lo[a];
+      if (frac != 0)
+        who.add(sums, row + a, m * frac, m * frac);
+    }
+  }
+}
+
+// The kernel of a particle at (x, y, z) over the voxels of slabs [k0, k1).
+void depositVoxels(const SphCumulativeTable& table, const GridAxis* ax, const double* p, double h,
+  double m, int k0, int k1, const Contribution& who, SphMapSums& sums, Scratch& scratch)
+{
+  int first[3], last[3];
+  for (int d = 0; d < 3; ++d)
+    if (!ax[d].span(p[d], h, d == 2 ? k0 : 0, d == 2 ? k1 : ax[d].cells, first[d], last[d]))
+      return;
+  const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
+  if (h == 0)
+  {
+    who.add(sums, (std::size_t(first[2]) * ny + first[1]) * nx + first[0], m, m);
+    return;
+  }
+  std::size_t n[3];
+  for (int d = 0; d < 3; ++d)
+  {
+    fillStencils(table, ax[d], p[d], h, first[d], last[d], scratch.s[d]);
+    n[d] = std::size_t(last[d] - first[d] + 2);
+  }
+  scratch.corner.resize(n[0] * n[1] * n[2]);
+  double* c = scratch.corner.data();
+  for (std::size_t k = 0; k < n[2]; ++k)
+    for (std::size_t j = 0; j < n[1]; ++j)
+      for (std::size_t i = 0; i < n[0]; ++i)
+        c[(k * n[1] + j) * n[0] + i] =
+          table.value(scratch.s[0][i], scratch.s[1][j], scratch.s[2][k]);
+  auto at = [&](std::size_t i, std::size_t j, std::size_t k) { return c[(k * n[1] + j) * n[0] + i]; };
+  for (std::size_t k = 0; k + 1 < n[2]; ++k)
+    for (std::size_t j = 0; j + 1 < n[1]; ++j)
+      for (std::size_t i = 0; i + 1 < n[0]; ++i)
+      {
+        const double frac = at(i + 1, j + 1, k + 1) - at(i, j + 1, k + 1) - at(i + 1, j, k + 1) -
+          at(i + 1, j + 1, k) + at(i, j, k + 1) + at(i, j + 1, k) + at(i + 1, j, k) - at(i, j, k);
+        if (frac != 0)
+          who.add(sums, ((first[2] + k) * ny + first[1] + j) * nx + first[0] + i, m * frac,
+            m * frac);
+      }
+}
+
+// The kernel's values at the pixel centres of rows [r0, r1) of a plane at
+// distance dz from a particle at (x, y) in the plane.
+void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double x, double y,
+  double dz, double h, double m, double fieldScale, int r0, int r1, const Contribution& who,
+  SphMapSums& sums)
+{
+  const double rr = std::sqrt(std::fmax(0.0, h * h - dz * dz));
+  int i0, i1, j0, j1;
+  if (!u.centresWithin(x, rr, 0, u.cells, i0, i1) || !v.centresWithin(y, rr, r0, r1, j0, j1))
+    return;
+  for (int j = j0; j <= j1; ++j)
+  {
+    const double dy = v.lo + (j + 0.5) * v.step - y;
+    for (int i = i0; i <= i1; ++i)
+    {
+      const double dx = u.lo + (i + 0.5) * u.step - x;
+      const double r = std::sqrt(dx * dx + dy * dy + dz * dz);
+      if (r >= h)
+        continue;
+      const double w = sphKernelW(kernel, r, h);
+      who.add(sums, std::size_t(j) * u.cells + i, m * w, fieldScale * w);
+    }
+  }
+}
+
+// The number of images x + k period in [lo, hi) (1 or 0 when not periodic).
+int imagesInside(double x, double lo, double hi, double period)
+{
+  if (!(period > 0))
+    return x >= lo && x < hi ? 1 : 0;
+  int count = 0;
+  for (double k = std::ceil((lo - x) / period); x + k * period < hi; k += 1)
+    count += x + k * period >= lo ? 1 : 0;
+  return count;
+}
+
+template <class T>
+void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const SupportTree<T>& st,
+  SphMapSums& sums, const RunControl& control)
+{
+  const SortedPoints<T>& sp = st.tree.sources;
+  const bool volume = grid.kind == SphMapKind::Volume;
+  const int a = volume ? 2 : grid.axis, ud = volume ? 0 : (a + 1) % 3, vd = volume ? 1 : (a + 2) % 3;
+  GridAxis ax[3];
+  ax[0] = makeAxis(grid, ud, grid.resolution[0], st.period[ud]);
+  ax[1] = makeAxis(grid, vd, grid.resolution[1], st.period[vd]);
+  ax[2] = makeAxis(grid, a, volume ? grid.resolution[2] : 1, st.period[a]);
+  const GridAxis &u = ax[0], &v = ax[1], &w = ax[2];
+  const int stripCells = volume ? kVolumeStripSlabs : kImageStripRows;
+  const int stripped = volume ? w.cells : v.cells;
+  const int numStrips = (stripped + stripCells - 1) / stripCells;
+  const SphCumulativeTable* table = nullptr;
+  if (grid.kind != SphMapKind::Slice)
+    table = &SphCumulativeTable::get(P.kernel, volume ? 3 : 2);
+  const double period[3] = { st.period[0], st.period[1], st.period[2] };
+
+#pragma omp parallel
+  {
+    Scratch scratch;
+#pragma omp for schedule(dynamic, 1)
+    for (int strip = 0; strip < numStrips; ++strip)
+    {
+      const int c0 = strip * stripCells, c1 = std::min(stripped, c0 + stripCells);
+      double lo[3], hi[3];
+      bool grow[3] = { true, true, true };
+      lo[ud] = u.lo;
+      hi[ud] = u.hi;
+      const GridAxis& s = volume ? w : v;
+      lo[vd] = v.lo;
+      hi[vd] = v.hi;
+      lo[s.dim] = s.edge(c0);
+      hi[s.dim] = s.edge(c1);
+      if (grid.kind == SphMapKind::Projection)
+      {
+        lo[a] = w.lo;
+        hi[a] = w.hi;
+        grow[a] = false;
+      }
+      else if (grid.kind == SphMapKind::Slice)
+        lo[a] = hi[a] = grid.slicePosition;
+      st.forPointsReaching(lo, hi, grow, scratch.stack,
+        [&](Index sorted)
+        {
+          const std::size_t i = sp.inputIndex[sorted];
+          const double x[3] = { double(sp.x[sorted]), double(sp.y[sorted]), double(sp.z[sorted]) };
+          const double h = P.support[i];
+          const double m = P.masses ? P.masses[i] : 1.0;
+          const Contribution who{ &P.fields, i };
+          if (grid.kind == SphMapKind::Projection)
+          {
+            const int n = imagesInside(x[a], w.lo, w.hi, period[a]);
+            if (n == 0)
+              return;
+            const ImageShifts su(x[ud], h, u.lo, u.hi, period[ud]);
+            const ImageShifts sv(x[vd], h, lo[vd], hi[vd], period[vd]);
+            for (int ku = su.first; ku <= su.last; ++ku)
+              for (int kv = sv.first; kv <= sv.last; ++kv)
+                depositColumn(*table, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd], h,
+                  m * n, c0, c1, who, sums, scratch);
+          }
+          else if (grid.kind == SphMapKind::Slice)
+          {
+            if (!(h > 0))
+              return;
+            const double rho = P.density ? P.density[i] : 0.0;
+            const double fieldScale = rho > 0 ? m / rho : 0.0;
+            const ImageShifts sa(x[a], h, grid.slicePosition, grid.slicePosition, period[a]);
+            for (int ka = sa.first; ka <= sa.last; ++ka)
+            {
+              const double dz = x[a] + ka * period[a] - grid.slicePosition;
+              if (!(std::fabs(dz) < h))
+                continue;
+              const ImageShifts su(x[ud], h, u.lo, u.hi, period[ud]);
+              const ImageShifts sv(x[vd], h, lo[vd], hi[vd], period[vd]);
+              for (int ku = su.first; ku <= su.last; ++ku)
+                for (int kv = sv.first; kv <= sv.last; ++kv)
+                  depositSlice(P.kernel, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd],
+                    dz, h, m, fieldScale, c0, c1, who, sums);
+            }
+          }
+          else
+          {
+            ImageShifts sh[3] = { ImageShifts(x[0], h, lo[0], hi[0], period[0]),
+              ImageShifts(x[1], h, lo[1], hi[1], period[1]),
+              ImageShifts(x[2], h, lo[2], hi[2], period[2]) };
+            for (int kx = sh[0].first; kx <= sh[0].last; ++kx)
+              for (int ky = sh[1].first; ky <= sh[1].last; ++ky)
+                for (int kz = sh[2].first; kz <= sh[2].last; ++kz)
+                {
+                  const double p[3] = { x[0] + kx * period[0], x[1] + ky * period[1],
+                    x[2] + kz * period[2] };
+                  depositVoxels(*table, ax, p, h, m, c0, c1, who, sums, scratch);
+                }
+          }
+        });
+    }
+  }
+  reportProgress(control, 1.0);
+}
+} // namespace
+
+std::size_t SphGrid::numCells() const
+{
+  const std::size_t n = std::size_t(resolution[0]) * std::size_t(resolution[1]);
+  return kind == SphMapKind::Volume ? n * std::size_t(resolution[2]) : n;
+}
+
+double SphGrid::cellMeasure() const
+{
+  if (kind == SphMapKind::Slice)
+    return 1.0;
+  if (kind == SphMapKind::Volume)
+    return (region[1] - region[0]) / resolution[0] * ((region[3] - region[2]) / resolution[1]) *
+      ((region[5] - region[4]) / resolution[2]);
+  const int u = (axis + 1) % 3, v = (axis + 2) % 3;
+  return (region[2 * u + 1] - region[2 * u]) / resolution[0] *
+    ((region[2 * v + 1] - region[2 * v]) / resolution[1]);
+}
+
+std::string sphGridError(const SphGrid& grid)
+{
+  const bool volume = grid.kind == SphMapKind::Volume;
+  if (!volume && (grid.axis < 0 || grid.axis > 2))
+    return "Axis must be X, Y or Z.";
+  const int dims = volume ? 3 : 2;
+  double cells = 1;
+  for (int d = 0; d < dims; ++d)
+  {
+    if (grid.resolution[d] < 1)
+      return "Resolution must be at least 1 on every axis (got " +
+        std::to_string(grid.resolution[d]) + ").";
+    cells *= grid.resolution[d];
+  }
+  if (cells > kMaxCells)
+    return "Resolution asks for more than 2^31 cells.";
+  static const char* names[3] = { "x", "y", "z" };
+  for (int d = 0; d < 3; ++d)
+  {
+    if (grid.kind == SphMapKind::Slice && d == grid.axis)
+      continue;
+    const double lo = grid.region[2 * d], hi = grid.region[2 * d + 1];
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+      return std::string("Region is not finite on ") + names[d] + ".";
+    if (!(lo < hi))
+      return std::string("Region is inverted or empty on ") + names[d] + " (min " +
+        std::to_string(lo) + " >= max " + std::to_string(hi) + ").";
+  }
+  if (grid.kind == SphMapKind::Slice && !std::isfinite(grid.slicePosition))
+    return "SlicePosition is not finite.";
+  return "";
+}
+
+template <class T>
+std::string sphParticlesError(const SphParticles<T>& P, const SphGrid& grid)
+{
+  std::string e = sphGridError(grid);
+  if (e.empty())
+    e = pointCountError(P.numPoints);
+  if (e.empty())
+    e = periodicBoxError(P.periodic, P.boxLo, P.boxHi);
+  if (e.empty())
+    e = nonFiniteCoordinateError(P.points, P.numPoints, "point");
+  if (e.empty() && P.masses)
+    e = nonFiniteValueError(P.masses, P.numPoints, 1, "MassArray");
+  if (e.empty() && P.numPoints > 0 && !P.support)
+    return "No smoothing lengths.";
+  for (std::size_t i = 0; e.empty() && i < P.numPoints; ++i)
+    if (!(P.support[i] >= 0) || !std::isfinite(P.support[i]))
+      return "SmoothingLength of point " + std::to_string(i) +
+        " is negative or not finite (" + std::to_string(P.support[i]) + ").";
+  for (std::size_t f = 0; e.empty() && f < P.fields.size(); ++f)
+    e = nonFiniteValueError(P.fields[f].values, P.numPoints, P.fields[f].components,
+      "PointArrays entry " + std::to_string(f));
+  if (e.empty() && grid.kind == SphMapKind::Slice && !P.fields.empty())
+  {
+    if (P.numPoints > 0 && !P.density)
+      return "No densities for the slice's arrays.";
+    for (std::size_t i = 0; i < P.numPoints; ++i)
+      if (!(P.density[i] >= 0))
+        return "Density of point " + std::to_string(i) + " is negative or NaN.";
+  }
+  return e;
+}
+
+template <class T>
+RunInfo depositSphMap(const SphParticles<T>& P, const SphGrid& grid, SphMapSums& sums,
+  const RunControl& control)
+{
+  const std::string error = sphParticlesError(P, grid);
+  if (!error.empty())
+    throw Error(error);
+  RunInfo info;
+  const std::size_t cells = grid.numCells();
+  sums.mass.assign(cells, 0.0);
+  sums.fields.resize(P.fields.size());
+  for (std::size_t f = 0; f < P.fields.size(); ++f)
+    sums.fields[f].assign(cells * std::size_t(P.fields[f].components), 0.0);
+  if (P.numPoints == 0)
+    return info;
+  const int threadsBefore = omp_get_max_threads();
+  if (control.numThreads > 0)
+    omp_set_num_threads(control.numThreads);
+  struct RestoreThreads
+  {
+    int n;
+    ~RestoreThreads() { omp_set_num_threads(n); }
+  } restore{ threadsBefore };
+  SupportTree<T> st;
+  RunControl buildControl;
+  buildControl.progress = progressSpan(control, 0, 0.2);
+  st.build(P.points, P.numPoints, P.support, P.periodic, P.boxLo, P.boxHi, buildControl);
+  depositStrips(P, grid, st, sums, control);
+  return info;
+}
+
+void finishSphMap(const SphGrid& grid, SphMapSums& sums)
+{
+  if (grid.kind == SphMapKind::Slice)
+    return;
+  const double measure = grid.cellMeasure();
+  const std::size_t cells = sums.mass.size();
+  for (std::vector<double>& field : sums.fields)
+  {
+    const std::size_t comps = cells ? field.size() / cells : 0;
+    for (std::size_t c = 0; c < cells; ++c)
+      for (std::size_t k = 0; k < comps; ++k)
+      {
+        double& value = field[c * comps + k];
+        value = sums.mass[c] != 0 ? value / sums.mass[c] : 0.0;
+      }
+  }
+  for (double& m : sums.mass)
+    m /= measure;
+}
+
+template <class T>
+void sphGatherDensity(const T* sources, std::size_t numSources, const double* sourceMasses,
+  const T* queries, std::size_t numQueries, const double* querySupport, SphKernel kernel,
+  bool periodic, const double* boxLo, const double* boxHi, double* density,
+  const RunControl& control)
+{
+  if (!queries)
+  {
+    queries = sources;
+    numQueries = numSources;
+  }
+  if (numQueries == 0)
+    return;
+  std::vector<double> zero(numSources, 0.0);
+  SupportTree<T> st;
+  st.build(sources, numSources, zero.data(), periodic, boxLo, boxHi, control);
+  const SortedPoints<T>& sp = st.tree.sources;
+  const std::int64_t n = std::int64_t(numQueries);
+#pragma omp parallel
+  {
+    DescentStack stack;
+#pragma omp for schedule(dynamic, 64)
+    for (std::int64_t q = 0; q < n; ++q)
+    {
+      const double h = querySupport[q];
+      if (!(h > 0))
+      {
+        density[q] = kInfinity; // all within a zero support: a point mass
+        continue;
+      }
+      double x[3];
+      for (int d = 0; d < 3; ++d)
+        x[d] = double(queries[3 * q + d]);
+      ImageShifts sh[3] = { ImageShifts(x[0], h, boxLo[0], boxHi[0], st.period[0]),
+        ImageShifts(x[1], h, boxLo[1], boxHi[1], st.period[1]),
+        ImageShifts(x[2], h, boxLo[2], boxHi[2], st.period[2]) };
+      if (!periodic)
+        for (auto& s : sh)
+          s.first = s.last = 0;
+      double rho = 0;
+      const bool grow[3] = { false, false, false };
+      const double noPeriods[3] = { 0, 0, 0 };
+      for (int kx = sh[0].first; kx <= sh[0].last; ++kx)
+        for (int ky = sh[1].first; ky <= sh[1].last; ++ky)
+          for (int kz = sh[2].first; kz <= sh[2].last; ++kz)
+          {
+            const double c[3] = { x[0] + kx * st.period[0], x[1] + ky * st.period[1],
+              x[2] + kz * st.period[2] };
+            const double lo[3] = { c[0] - h, c[1] - h, c[2] - h };
+            const double hi[3] = { c[0] + h, c[1] + h, c[2] + h };
+            // Each image is explicit here: the tree's test must not wrap again.
+            st.forPointsReaching(lo, hi, grow, stack,
+              [&](Index s)
+              {
+                const double dx = double(sp.x[s]) - c[0], dy = double(sp.y[s]) - c[1],
+                             dz = double(sp.z[s]) - c[2];
+                const double r = std::sqrt(dx * dx + dy * dy + dz * dz);
+                if (r < h)
+                  rho += (sourceMasses ? sourceMasses[sp.inputIndex[s]] : 1.0) *
+                    sphKernelW(kernel, r, h);
+              },
+              noPeriods);
+          }
+      density[q] = rho;
+    }
+  }
+}
+
+template std::string sphParticlesError<float>(const SphParticles<float>&, const SphGrid&);
+template std::string sphParticlesError<double>(const SphParticles<double>&, const SphGrid&);
+template RunInfo depositSphMap<float>(
+  const SphParticles<float>&, const SphGrid&, SphMapSums&, const RunControl&);
+template RunInfo depositSphMap<double>(
+  const SphParticles<double>&, const SphGrid&, SphMapSums&, const RunControl&);
+template void sphGatherDensity<float>(const float*, std::size_t, const double*, const float*,
+  std::size_t, const double*, SphKernel, bool, const double*, const double*, double*,
+  const RunControl&);
+template void sphGatherDensity<double>(const double*, std::size_t, const double*, const double*,
+  std::size_t, const double*, SphKernel, bool, const double*, const double*, double*,
+  const RunControl&);
+} // namespace jz

@@ -1,0 +1,600 @@
+// SPH maps against independent references: pixel and voxel integrals of the
+// kernel by adaptive Simpson quadrature (nested, in the test), slices against
+// direct kernel sums, mass conservation, h = 0, sub-pixel and huge
+// particles, periodic wrap across edges and corners, duplicates, empty
+// input, both kernels, float and double, and thread-count independence.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "TestHarness.h"
+#include "jz/SphMaps.h"
+
+namespace
+{
+using jz::SphKernel;
+using jz::SphMapKind;
+
+const SphKernel kKernels[] = { SphKernel::CubicSpline, SphKernel::WendlandC2 };
+
+// Adaptive Simpson on [a, b] to an absolute tolerance.
+template <class F>
+double simpsonStep(const F& f, double a, double b, double fa, double fm, double fb, double whole,
+  double tol, int depth)
+{
+  const double m = 0.5 * (a + b), lm = 0.5 * (a + m), rm = 0.5 * (m + b);
+  const double flm = f(lm), frm = f(rm);
+  const double left = (m - a) / 6 * (fa + 4 * flm + fm), right = (b - m) / 6 * (fm + 4 * frm + fb);
+  if (depth > 40 || std::fabs(left + right - whole) <= 15 * tol)
+    return left + right + (left + right - whole) / 15;
+  return simpsonStep(f, a, m, fa, flm, fm, left, 0.5 * tol, depth + 1) +
+    simpsonStep(f, m, b, fm, frm, fb, right, 0.5 * tol, depth + 1);
+}
+
+template <class F>
+double simpson(const F& f, double a, double b, double tol)
+{
+  if (!(b > a))
+    return 0;
+  const double fa = f(a), fm = f(0.5 * (a + b)), fb = f(b);
+  return simpsonStep(f, a, b, fa, fm, fb, (b - a) / 6 * (fa + 4 * fm + fb), tol, 0);
+}
+
+double W(SphKernel k, double r, double h)
+{
+  return jz::sphKernelW(k, r, h); // the definition; the integrals below are the test's own
+}
+
+// The projected kernel of unit support, tabulated finely by quadrature
+// (linear interpolation between 2e5 samples).
+class ColumnReference
+{
+public:
+  explicit ColumnReference(SphKernel k)
+    : f_(kSamples + 2, 0.0)
+  {
+    for (int i = 0; i <= kSamples; ++i)
+    {
+      const double R = double(i) / kSamples, top = std::sqrt(std::fmax(0.0, 1 - R * R));
+      auto w = [&](double z) { return W(k, std::sqrt(R * R + z * z), 1.0); };
+      const double joint = R < 0.5 ? std::sqrt(0.25 - R * R) : 0.0;
+      f_[i] = 2 * (simpson(w, 0, joint, 1e-13) + simpson(w, joint, top, 1e-13));
+    }
+  }
+  double operator()(double R) const
+  {
+    if (R >= 1)
+      return 0;
+    const double t = R * kSamples;
+    const int i = int(t);
+    return f_[i] + (t - i) * (f_[i + 1] - f_[i]);
+  }
+
+private:
+  static constexpr int kSamples = 200000;
+  std::vector<double> f_;
+};
+
+const ColumnReference& columnReference(SphKernel k)
+{
+  static const ColumnReference cubic(SphKernel::CubicSpline), wendland(SphKernel::WendlandC2);
+  return k == SphKernel::WendlandC2 ? wendland : cubic;
+}
+
+// Fraction of a particle's projected kernel (centre c, support h) over the
+// rectangle [x0, x1] x [y0, y1]: the column integrated over the rectangle's
+// part of the disk.
+double pixelFraction(SphKernel k, double cx, double cy, double h, double x0, double x1, double y0,
+  double y1)
+{
+  const ColumnReference& column = columnReference(k);
+  auto alongY = [&](double x)
+  {
+    const double dx = x - cx;
+    const double half = std::sqrt(std::fmax(0.0, h * h - dx * dx));
+    return simpson([&](double y) { return column(std::hypot(dx, y - cy) / h) / (h * h); },
+      std::fmax(y0, cy - half), std::fmin(y1, cy + half), 1e-11);
+  };
+  return simpson(alongY, std::fmax(x0, cx - h), std::fmin(x1, cx + h), 1e-9);
+}
+
+// 16-point Gauss-Legendre on [a, b].
+template <class F>
+double gauss16(const F& f, double a, double b)
+{
+  static const double x[8] = { 0.0950125098376374, 0.2816035507792589, 0.4580167776572274,
+    0.6178762444026438, 0.7554044083550030, 0.8656312023878318, 0.9445750230732326,
+    0.9894009349916499 };
+  static const double w[8] = { 0.1894506104550685, 0.1826034150449236, 0.1691565193950025,
+    0.1495959888165767, 0.1246289712555339, 0.0951585116824928, 0.0622535239386479,
+    0.0271524594117541 };
+  const double m = 0.5 * (a + b), r = 0.5 * (b - a);
+  double s = 0;
+  for (int i = 0; i < 8; ++i)
+    s += w[i] * (f(m - r * x[i]) + f(m + r * x[i]));
+  return s * r;
+}
+
+// Integral of f over [a, b] split at the given points (where f is not
+// smooth), each piece in 8 Gauss panels.
+template <class F>
+double piecewise(const F& f, double a, double b, std::vector<double> breaks)
+{
+  if (!(b > a))
+    return 0;
+  breaks.push_back(a);
+  breaks.push_back(b);
+  std::sort(breaks.begin(), breaks.end());
+  double s = 0;
+  for (std::size_t i = 0; i + 1 < breaks.size(); ++i)
+  {
+    const double lo = std::max(a, breaks[i]), hi = std::min(b, breaks[i + 1]);
+    for (int p = 0; lo < hi && p < 8; ++p)
+      s += gauss16(f, lo + (hi - lo) * p / 8, lo + (hi - lo) * (p + 1) / 8);
+  }
+  return s;
+}
+
+// Fraction of a particle's kernel inside the box [lo, hi]: along z by
+// Gauss panels split where the kernel's pieces join, over y and x by
+// adaptive Simpson.
+double voxelFraction(SphKernel k, const double* c, double h, const double* lo, const double* hi)
+{
+  auto alongZ = [&](double dx, double dy)
+  {
+    const double rho2 = dx * dx + dy * dy;
+    const double half = std::sqrt(std::fmax(0.0, h * h - rho2));
+    const double joint = std::sqrt(std::fmax(0.0, 0.25 * h * h - rho2));
+    return piecewise([&](double z) { return W(k, std::sqrt(rho2 + (z - c[2]) * (z - c[2])), h); },
+      std::fmax(lo[2], c[2] - half), std::fmin(hi[2], c[2] + half),
+      { c[2] - joint, c[2], c[2] + joint });
+  };
+  auto alongY = [&](double x)
+  {
+    const double dx = x - c[0];
+    const double half = std::sqrt(std::fmax(0.0, h * h - dx * dx));
+    return simpson([&](double y) { return alongZ(dx, y - c[1]); }, std::fmax(lo[1], c[1] - half),
+      std::fmin(hi[1], c[1] + half), 1e-11);
+  };
+  return simpson(alongY, std::fmax(lo[0], c[0] - h), std::fmin(hi[0], c[0] + h), 1e-9);
+}
+
+template <class T>
+struct Particles
+{
+  std::vector<T> xyz;
+  std::vector<double> m, h, rho;
+  std::vector<std::vector<double>> fields;
+  std::vector<int> comps;
+
+  void add(double x, double y, double z, double mass, double hh)
+  {
+    xyz.insert(xyz.end(), { T(x), T(y), T(z) });
+    m.push_back(mass);
+    h.push_back(hh);
+  }
+  jz::SphParticles<T> view(SphKernel k) const
+  {
+    jz::SphParticles<T> p;
+    p.points = xyz.data();
+    p.numPoints = m.size();
+    p.masses = m.data();
+    p.support = h.data();
+    p.density = rho.empty() ? nullptr : rho.data();
+    for (std::size_t f = 0; f < fields.size(); ++f)
+      p.fields.push_back({ fields[f].data(), comps[f] });
+    p.kernel = k;
+    return p;
+  }
+};
+
+jz::SphGrid grid(SphMapKind kind, int axis, double lo, double hi, int nu, int nv, int nw = 1)
+{
+  jz::SphGrid g;
+  g.kind = kind;
+  g.axis = axis;
+  for (int d = 0; d < 3; ++d)
+  {
+    g.region[2 * d] = lo;
+    g.region[2 * d + 1] = hi;
+  }
+  g.resolution[0] = nu;
+  g.resolution[1] = nv;
+  g.resolution[2] = nw;
+  return g;
+}
+
+template <class T>
+jz::SphMapSums run(const jz::SphParticles<T>& p, const jz::SphGrid& g, int threads = 0)
+{
+  jz::SphMapSums sums;
+  jz::RunControl control;
+  control.numThreads = threads;
+  jz::depositSphMap(p, g, sums, control);
+  jz::finishSphMap(g, sums);
+  return sums;
+}
+
+// One particle's pixel fractions against quadrature, for h from sub-pixel to
+// many pixels, at an off-centre position; also the total inside the image.
+template <class T>
+void projectionSingle()
+{
+  const int n = 16;
+  const double du = 1.0 / n;
+  for (SphKernel k : kKernels)
+    for (double hPixels : { 0.3, 1.7, 6.5 })
+      for (int axis : { 2, 0 })
+      {
+        Particles<T> P;
+        const double c[3] = { 0.4719, 0.5313, 0.5 };
+        P.add(c[0], c[1], c[2], 2.0, hPixels * du);
+        jz::SphGrid g = grid(SphMapKind::Projection, axis, 0, 1, n, n);
+        const auto sums = run(P.view(k), g);
+        const int u = (axis + 1) % 3, v = (axis + 2) % 3;
+        const double cu = double(T(c[u])), cv = double(T(c[v])), h = P.h[0];
+        double total = 0, worst = 0;
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i)
+          {
+            const double got = sums.mass[std::size_t(j) * n + i] * du * du / 2.0;
+            total += got;
+            const bool near = std::fabs((i + 0.5) * du - cu) < h + du && std::fabs((j + 0.5) * du - cv) < h + du;
+            // Quadrature on every pixel of small kernels, on a sample of a large one's.
+            if (near && (hPixels < 2 || (i + j) % 3 == 0))
+            {
+              const double ref = pixelFraction(k, cu, cv, h, i * du, (i + 1) * du, j * du, (j + 1) * du);
+              worst = std::max(worst, std::fabs(got - ref));
+            }
+            else if (!near)
+              JZ_CHECK_EQ(got, 0.0);
+          }
+        JZ_CHECK_MSG(worst < 1e-6, "h/pixel " << hPixels << " worst pixel error " << worst);
+        JZ_CHECK_MSG(std::fabs(total - 1) < 1e-12, "total " << total);
+      }
+}
+
+JZ_TEST(ProjectionSingleParticleDouble)
+{
+  projectionSingle<double>();
+}
+
+JZ_TEST(ProjectionSingleParticleFloat)
+{
+  projectionSingle<float>();
+}
+
+// Mass conservation over many particles, some across the image's edges
+// (their inside fraction by quadrature), some sub-pixel, some h = 0.
+template <class T>
+void massConservation(SphKernel k)
+{
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> pos(0.25, 0.75), hs(0.001, 0.2), ms(0.5, 2.0);
+  Particles<T> P;
+  double expected = 0;
+  for (int i = 0; i < 3000; ++i)
+  {
+    P.add(pos(rng), pos(rng), pos(rng), ms(rng), i % 100 == 0 ? 0.0 : hs(rng) * (i % 7 == 0 ? 0.01 : 1));
+    expected += P.m.back();
+  }
+  // Two particles across the edges and one outside along the line of sight.
+  P.add(0.02, 0.5, 0.5, 1.0, 0.1);
+  expected += pixelFraction(k, double(T(0.02)), double(T(0.5)), 0.1, 0, 1, 0, 1);
+  P.add(0.97, 0.99, 0.5, 1.0, 0.05);
+  expected += pixelFraction(k, double(T(0.97)), double(T(0.99)), 0.05, 0, 1, 0, 1);
+  P.add(0.5, 0.5, 1.2, 5.0, 0.1);
+  const jz::SphGrid g = grid(SphMapKind::Projection, 2, 0, 1, 200, 150);
+  const auto sums = run(P.view(k), g);
+  double total = 0;
+  for (double s : sums.mass)
+    total += s * g.cellMeasure();
+  JZ_CHECK_MSG(std::fabs(total - expected) < 1e-6 * 2, "total " << total << " expected " << expected);
+}
+
+JZ_TEST(ProjectionMassConservation)
+{
+  for (SphKernel k : kKernels)
+  {
+    massConservation<double>(k);
+    massConservation<float>(k);
+  }
+}
+
+// h = 0: all of the mass in the containing pixel (half-open pixels); a
+// particle on the region's high edge is outside.
+JZ_TEST(ProjectionZeroSmoothingLength)
+{
+  Particles<double> P;
+  P.add(0.26, 0.51, 0.5, 3.0, 0.0);
+  P.add(0.5, 0.25, 0.5, 1.0, 0.0); // on a pixel edge: the higher pixel
+  P.add(1.0, 0.5, 0.5, 7.0, 0.0);  // on the region's edge: outside
+  const jz::SphGrid g = grid(SphMapKind::Projection, 2, 0, 1, 4, 4);
+  const auto sums = run(P.view(SphKernel::CubicSpline), g);
+  std::vector<double> expect(16, 0.0);
+  expect[2 * 4 + 1] = 3.0 / g.cellMeasure();
+  expect[1 * 4 + 2] = 1.0 / g.cellMeasure();
+  for (int i = 0; i < 16; ++i)
+    JZ_CHECK_MSG(std::fabs(sums.mass[i] - expect[i]) < 1e-12, "pixel " << i);
+}
+
+// Duplicates in bulk: N coincident particles make N times one particle's map,
+// and a whole set inside one pixel puts its mass there.
+JZ_TEST(ProjectionDuplicates)
+{
+  for (SphKernel k : kKernels)
+  {
+    Particles<double> one, many, tiny;
+    one.add(0.3, 0.6, 0.1, 1.0, 0.15);
+    for (int i = 0; i < 500; ++i)
+    {
+      many.add(0.3, 0.6, 0.1, 1.0, 0.15);
+      tiny.add(0.51 + 1e-4 * (i % 7), 0.52, 0.5, 1.0, 1e-5);
+    }
+    const jz::SphGrid g = grid(SphMapKind::Projection, 2, 0, 1, 32, 32);
+    const auto a = run(one.view(k), g), b = run(many.view(k), g), t = run(tiny.view(k), g);
+    for (std::size_t i = 0; i < a.mass.size(); ++i)
+      JZ_CHECK(std::fabs(b.mass[i] - 500 * a.mass[i]) <= 1e-9 * (1 + b.mass[i]));
+    const std::size_t pixel = 16 * 32 + 16;
+    JZ_CHECK(std::fabs(t.mass[pixel] * g.cellMeasure() - 500) < 1e-9);
+  }
+}
+
+// Periodic wrap: a particle across an edge or a corner makes the image of the
+// same particle moved by half the box, rolled by half the pixels.
+template <class T>
+void periodicWrap(SphMapKind kind)
+{
+  const int n = 16;
+  for (SphKernel k : kKernels)
+    for (const double* at : { (const double[3]){ 1.0 / 64, 0.5, 0.5 }, (const double[3]){ 63.0 / 64, 1.0 / 64, 61.0 / 64 } })
+    {
+      Particles<T> edge, moved;
+      edge.add(at[0], at[1], at[2], 1.0, 0.125);
+      moved.add(at[0] + (at[0] < 0.5 ? 0.5 : -0.5), at[1] + (at[1] < 0.5 ? 0.5 : -0.5),
+        at[2] + (at[2] < 0.5 ? 0.5 : -0.5), 1.0, 0.125);
+      edge.rho = moved.rho = { 1.0 };
+      auto pe = edge.view(k), pm = moved.view(k);
+      pe.periodic = pm.periodic = true;
+      jz::SphGrid g = grid(kind, 2, 0, 1, n, n, kind == SphMapKind::Volume ? n : 1);
+      g.slicePosition = double(T(at[2])) + 0.03;
+      jz::SphGrid gm = g;
+      gm.slicePosition = g.slicePosition + (at[2] < 0.5 ? 0.5 : -0.5);
+      const auto a = run(pe, g), b = run(pm, gm);
+      const int nw = kind == SphMapKind::Volume ? n : 1;
+      double total = 0;
+      for (int w = 0; w < nw; ++w)
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i)
+          {
+            const int wm = kind == SphMapKind::Volume ? (w + n / 2) % n : 0;
+            const double va = a.mass[(std::size_t(w) * n + j) * n + i];
+            const double vb = b.mass[(std::size_t(wm) * n + (j + n / 2) % n) * n + (i + n / 2) % n];
+            total += va;
+            JZ_CHECK_MSG(std::fabs(va - vb) <= 1e-7 * (1 + std::fabs(vb)), "cell " << i << " " << j << " " << w);
+          }
+      JZ_CHECK(total > 0);
+      if (kind != SphMapKind::Slice)
+        JZ_CHECK_MSG(std::fabs(total * g.cellMeasure() - 1) < 1e-9, "periodic total " << total * g.cellMeasure());
+    }
+}
+
+JZ_TEST(PeriodicWrap)
+{
+  for (SphMapKind kind : { SphMapKind::Projection, SphMapKind::Slice, SphMapKind::Volume })
+  {
+    periodicWrap<double>(kind);
+    periodicWrap<float>(kind);
+  }
+}
+
+// The slice against direct sums of the kernel at the pixel centres, with a
+// mapped vector array and given densities, open and periodic.
+template <class T>
+void sliceBruteForce(SphKernel k, bool periodic)
+{
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> pos(0, 1), hs(0.02, 0.3), ms(0.5, 2.0);
+  Particles<T> P;
+  std::vector<double> vel;
+  for (int i = 0; i < 1500; ++i)
+  {
+    P.add(pos(rng), pos(rng), pos(rng), ms(rng), i == 5 ? 0.0 : hs(rng));
+    P.rho.push_back(ms(rng));
+    vel.insert(vel.end(), { pos(rng), pos(rng), pos(rng) });
+  }
+  P.fields = { vel };
+  P.comps = { 3 };
+  const int nu = 24, nv = 20;
+  jz::SphGrid g = grid(SphMapKind::Slice, 1, 0, 1, nu, nv);
+  g.region[0] = 0.1; // x spans [0.1, 0.9)
+  g.region[1] = 0.9;
+  g.slicePosition = 0.37;
+  auto view = P.view(k);
+  view.periodic = periodic;
+  const auto sums = run(view, g);
+  double worst = 0;
+  for (int j = 0; j < nv; ++j)
+    for (int i = 0; i < nu; ++i)
+    {
+      // Axis Y: the image's axes are z then x.
+      const double px[3] = { 0.1 + (j + 0.5) * 0.8 / nv, 0.37, (i + 0.5) / nu };
+      double rho = 0, v[3] = { 0, 0, 0 };
+      for (std::size_t p = 0; p < P.m.size(); ++p)
+      {
+        double r2 = 0;
+        for (int d = 0; d < 3; ++d)
+        {
+          double dd = px[d] - double(P.xyz[3 * p + d]);
+          if (periodic)
+            dd -= std::nearbyint(dd);
+          r2 += dd * dd;
+        }
+        const double h = P.h[p];
+        if (h == 0 || std::sqrt(r2) >= h)
+          continue;
+        const double w = W(k, std::sqrt(r2), h);
+        rho += P.m[p] * w;
+        for (int c = 0; c < 3; ++c)
+          v[c] += P.m[p] / P.rho[p] * vel[3 * p + c] * w;
+      }
+      const std::size_t cell = std::size_t(j) * nu + i;
+      worst = std::max(worst, std::fabs(sums.mass[cell] - rho) / (1 + rho));
+      for (int c = 0; c < 3; ++c)
+        worst = std::max(worst, std::fabs(sums.fields[0][3 * cell + c] - v[c]) / (1 + std::fabs(v[c])));
+    }
+  JZ_CHECK_MSG(worst < 1e-10, "slice worst relative error " << worst);
+}
+
+JZ_TEST(SliceBruteForce)
+{
+  for (SphKernel k : kKernels)
+    for (bool periodic : { false, true })
+    {
+      sliceBruteForce<double>(k, periodic);
+      sliceBruteForce<float>(k, periodic);
+    }
+}
+
+// Voxel integrals of one particle against triple quadrature, and mass
+// conservation of the volume.
+template <class T>
+void volumeSingle(SphKernel k)
+{
+  const int n = 12;
+  const double dv = 1.0 / n;
+  for (double hVoxels : { 0.4, 2.3 })
+  {
+    Particles<T> P;
+    const double c[3] = { 0.5123, 0.4791, 0.5377 };
+    P.add(c[0], c[1], c[2], 1.0, hVoxels * dv);
+    P.fields = { { 4.0 } };
+    P.comps = { 1 };
+    const jz::SphGrid g = grid(SphMapKind::Volume, 2, 0, 1, n, n, n);
+    const auto sums = run(P.view(k), g);
+    const double cc[3] = { double(T(c[0])), double(T(c[1])), double(T(c[2])) };
+    double total = 0, worst = 0;
+    int checked = 0;
+    for (int z = 0; z < n; ++z)
+      for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x)
+        {
+          const std::size_t cell = (std::size_t(z) * n + y) * n + x;
+          const double got = sums.mass[cell] * g.cellMeasure();
+          total += got;
+          if (got > 0)
+            JZ_CHECK(std::fabs(sums.fields[0][cell] - 4.0) < 1e-12);
+          const double lo[3] = { x * dv, y * dv, z * dv }, hi[3] = { lo[0] + dv, lo[1] + dv, lo[2] + dv };
+          bool near = true;
+          for (int d = 0; d < 3; ++d)
+            near = near && lo[d] < cc[d] + P.h[0] && hi[d] > cc[d] - P.h[0];
+          if (!near)
+          {
+            JZ_CHECK_EQ(got, 0.0);
+            continue;
+          }
+          if ((x + 2 * y + 3 * z) % 4 != 0 && hVoxels > 1)
+            continue;
+          worst = std::max(worst, std::fabs(got - voxelFraction(k, cc, P.h[0], lo, hi)));
+          ++checked;
+        }
+    JZ_CHECK(checked >= 1);
+    JZ_CHECK_MSG(worst < 1e-6, "h/voxel " << hVoxels << " worst voxel error " << worst);
+    JZ_CHECK_MSG(std::fabs(total - 1) < 1e-12, "volume total " << total);
+  }
+}
+
+JZ_TEST(VolumeSingleParticle)
+{
+  for (SphKernel k : kKernels)
+  {
+    volumeSingle<double>(k);
+    volumeSingle<float>(k);
+  }
+}
+
+// The density gather against direct sums, open and periodic, both kernels.
+JZ_TEST(GatherDensityBruteForce)
+{
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> pos(0, 1), hs(0.05, 0.6), ms(0.5, 2.0);
+  const std::size_t n = 800;
+  std::vector<double> xyz(3 * n), m(n), h(n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    for (int d = 0; d < 3; ++d)
+      xyz[3 * i + d] = pos(rng);
+    m[i] = ms(rng);
+    h[i] = hs(rng);
+  }
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  for (SphKernel k : kKernels)
+    for (bool periodic : { false, true })
+    {
+      std::vector<double> rho(n);
+      jz::sphGatherDensity<double>(xyz.data(), n, m.data(), nullptr, 0, h.data(), k, periodic, lo, hi, rho.data());
+      double worst = 0;
+      for (std::size_t q = 0; q < n; ++q)
+      {
+        double ref = 0;
+        for (std::size_t s = 0; s < n; ++s)
+          for (int a = -1; a <= 1; ++a)
+            for (int b = -1; b <= 1; ++b)
+              for (int c = -1; c <= 1; ++c)
+              {
+                if (!periodic && (a || b || c))
+                  continue;
+                const double dx = xyz[3 * s] + a - xyz[3 * q], dy = xyz[3 * s + 1] + b - xyz[3 * q + 1],
+                             dz = xyz[3 * s + 2] + c - xyz[3 * q + 2];
+                const double r = std::sqrt(dx * dx + dy * dy + dz * dz);
+                if (r < h[q])
+                  ref += m[s] * W(k, r, h[q]);
+              }
+        worst = std::max(worst, std::fabs(rho[q] - ref) / ref);
+      }
+      JZ_CHECK_MSG(worst < 1e-12, "gather worst relative error " << worst);
+    }
+}
+
+// The sums do not depend on the number of threads, bit for bit.
+JZ_TEST(ThreadCountIndependence)
+{
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> pos(0, 1), hs(0.01, 0.1);
+  Particles<double> P;
+  for (int i = 0; i < 5000; ++i)
+    P.add(pos(rng), pos(rng), pos(rng), 1.0, hs(rng));
+  for (SphMapKind kind : { SphMapKind::Projection, SphMapKind::Volume, SphMapKind::Slice })
+  {
+    const jz::SphGrid g = grid(kind, 2, 0, 1, 64, 64, kind == SphMapKind::Volume ? 32 : 1);
+    const auto a = run(P.view(SphKernel::CubicSpline), g, 1);
+    const auto b = run(P.view(SphKernel::CubicSpline), g, 3);
+    JZ_CHECK(a.mass == b.mass);
+  }
+}
+
+JZ_TEST(EmptyInputAndBadInput)
+{
+  Particles<double> P;
+  jz::SphGrid g = grid(SphMapKind::Projection, 2, 0, 1, 8, 8);
+  const auto sums = run(P.view(SphKernel::CubicSpline), g);
+  JZ_CHECK_EQ(sums.mass.size(), std::size_t(64));
+  JZ_CHECK(std::all_of(sums.mass.begin(), sums.mass.end(), [](double v) { return v == 0; }));
+  P.add(0.5, 0.5, 0.5, 1.0, -0.1);
+  JZ_CHECK_THROWS(run(P.view(SphKernel::CubicSpline), g));
+  P.h[0] = std::nan("");
+  JZ_CHECK_THROWS(run(P.view(SphKernel::CubicSpline), g));
+  P.h[0] = 0.1;
+  jz::SphGrid bad = g;
+  bad.resolution[0] = 0;
+  JZ_CHECK_THROWS(run(P.view(SphKernel::CubicSpline), bad));
+  bad = g;
+  std::swap(bad.region[2], bad.region[3]);
+  JZ_CHECK_THROWS(run(P.view(SphKernel::CubicSpline), bad));
+  JZ_CHECK(jz::sphGridError(bad).find("Region") != std::string::npos);
+}
+} // namespace
+
+JZ_TEST_MAIN()

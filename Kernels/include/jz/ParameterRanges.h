@@ -38,21 +38,28 @@ constexpr ParameterRange EmstMinSamples{ "MinSamples", "EuclideanMST", 1, kIntMa
 // 0 standing for "= MinClusterSize".
 constexpr ParameterRange MinClusterSize{ "MinClusterSize", "HDBSCAN", 2, kIntMax, false, true };
 constexpr ParameterRange HdbscanMinSamples{ "MinSamples", "HDBSCAN", 0, kIntMax, false, true };
+constexpr ParameterRange DensityNeighbors{ "DensityNeighbors", "SubhaloFinder", 1, kIntMax, false,
+  true };
+constexpr ParameterRange SaddleNeighbors{ "SaddleNeighbors", "SubhaloFinder", 1, kIntMax, false,
+  true };
+constexpr ParameterRange MinimumSubhaloSize{ "MinimumSubhaloSize", "SubhaloFinder", 1, kIntMax,
+  false, true };
 constexpr ParameterRange Stride{ "Stride", "ParticleSnapshotReader", 1, kIntMax, false, true };
 
 // Lengths and physical constants: finite, and positive or non-negative.
 constexpr ParameterRange LinkingLength{ "LinkingLength", "FriendsOfFriends", 0, kNone, true,
   false };
-constexpr ParameterRange Softening{ "Softening", "FriendsOfFriends TreeGravity", 0, kNone, false,
-  false };
+constexpr ParameterRange Softening{ "Softening", "FriendsOfFriends TreeGravity SubhaloFinder", 0,
+  kNone, false, false };
 constexpr ParameterRange GravitationalConstant{ "GravitationalConstant",
-  "FriendsOfFriends TreeGravity", 0, kNone, true, false };
+  "FriendsOfFriends TreeGravity SubhaloFinder", 0, kNone, true, false };
 constexpr ParameterRange Overdensity{ "Overdensity", "FriendsOfFriends", 0, kNone, true, false };
 constexpr ParameterRange CriticalDensity{ "CriticalDensity", "FriendsOfFriends", 0, kNone, true,
   false };
 // Beyond 1.5 a node is accepted at a distance shorter than its own size:
 // the multipoles are then no approximation at all.
-constexpr ParameterRange OpeningAngle{ "OpeningAngle", "TreeGravity", 0, 1.5, false, false };
+constexpr ParameterRange OpeningAngle{ "OpeningAngle", "TreeGravity SubhaloFinder", 0, 1.5, false,
+  false };
 
 // Enumerations: their values are 0 .. max.
 constexpr ParameterRange Estimator{ "Estimator", "KNNDensity", 0, 1, false, true };
@@ -64,12 +71,12 @@ constexpr ParameterRange Metric{ "Metric", "EuclideanMST", 0, 1, false, true };
 constexpr ParameterRange ClusterSelectionMethod{ "ClusterSelectionMethod", "HDBSCAN", 0, 1, false,
   true };
 constexpr ParameterRange Device{ "Device",
-  "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity", 0, 2, false, true };
+  "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity SubhaloFinder", 0, 2, false, true };
 
 constexpr ParameterRange kAll[] = { NumberOfNeighbors, MinimumGroupSize, EmstMinSamples,
-  MinClusterSize, HdbscanMinSamples, Stride, LinkingLength, Softening, GravitationalConstant,
-  Overdensity, CriticalDensity, OpeningAngle, Estimator, LinkingLengthMode, OverdensityReference,
-  Metric, ClusterSelectionMethod, Device };
+  MinClusterSize, HdbscanMinSamples, DensityNeighbors, SaddleNeighbors, MinimumSubhaloSize, Stride,
+  LinkingLength, Softening, GravitationalConstant, Overdensity, CriticalDensity, OpeningAngle,
+  Estimator, LinkingLengthMode, OverdensityReference, Metric, ClusterSelectionMethod, Device };
 } // namespace ranges
 
 // Why `value` is outside the range, naming the parameter as `name` (the

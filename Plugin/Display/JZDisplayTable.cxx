@@ -23,6 +23,8 @@ const Entry Table[] = {
   { "EuclideanMSTAlias",      0, Look::Faint,      nullptr,          nullptr,                      nullptr,     false, Emphasis::High, nullptr },
   { "EuclideanMSTAlias",      1, Look::Lines,      "Length",         nullptr,                      nullptr,     true,  Emphasis::Low,  "Viridis (matplotlib)" },
   { "HDBSCANAlias",           0, Look::Categories, "ClusterId",      nullptr,                      "noise",     false, Emphasis::High, nullptr },
+  { "SubhaloFinder",          0, Look::Categories, "SubhaloId",      nullptr,                      "in no subhalo", false, Emphasis::High, nullptr },
+  { "SubhaloFinder",          1, Look::Spheres,    "SubhaloId",      "RVmax",                      nullptr,     false, Emphasis::High, nullptr },
   { "TreeGravity",            0, Look::Scalars,    "Potential",      nullptr,                      nullptr,     false, Emphasis::Low,  "Viridis (matplotlib)" },
   { "ParticleSnapshotReader", 0, Look::BlockTypes, nullptr,          nullptr,                      nullptr,     false, Emphasis::High, nullptr },
   // the same reader under its scripting name (ParticleSnapshotReader(...) in pvpython)

@@ -71,13 +71,11 @@ void FillCatalogue(const jz::SubhaloCatalogue& cat, vtkPolyData* out)
   offsets->SetNumberOfTuples(S + 1);
   auto conn = vtkSmartPointer<vtkIdTypeArray>::New();
   conn->SetNumberOfTuples(S);
-  std::vector<jz::GlobalId> ids(cat.numSubhalos);
   for (vtkIdType s = 0; s < S; ++s)
   {
     points->SetPoint(s, &cat.centreOfPotential[3 * s]);
     offsets->SetValue(s, s);
     conn->SetValue(s, s);
-    ids[s] = s;
   }
   offsets->SetValue(S, S);
   auto verts = vtkSmartPointer<vtkCellArray>::New();
@@ -85,7 +83,7 @@ void FillCatalogue(const jz::SubhaloCatalogue& cat, vtkPolyData* out)
   out->SetPoints(points);
   out->SetVerts(verts);
   vtkPointData* pd = out->GetPointData();
-  pd->AddArray(NewArray<vtkIdTypeArray>("SubhaloId", ids.data(), S));
+  pd->AddArray(NewArray<vtkIdTypeArray>("SubhaloId", cat.subhaloId.data(), S));
   pd->AddArray(NewArray<vtkIdTypeArray>("GroupId", cat.groupId.data(), S));
   pd->AddArray(NewArray<vtkIdTypeArray>("SubhaloRank", cat.subhaloRank.data(), S));
   pd->AddArray(NewArray<vtkIdTypeArray>("Count", cat.count.data(), S));
@@ -138,11 +136,6 @@ int vtkJZSubhaloFinder::RunParticles(
     error = "SubhaloFinder needs a VelocityArray (three components): subhalos are bound by "
             "their kinetic energy. Choose the particles' velocity array.";
   }
-  if (error.empty() && in.comm->size() > 1)
-  {
-    error = "SubhaloFinder runs on one process only for now: run it in pvpython or a "
-            "serial pvserver.";
-  }
   if (error.empty())
   {
     error = vtkJZKernelAdapter::ReadPeriodicBox(
@@ -186,9 +179,12 @@ int vtkJZSubhaloFinder::RunParticles(
       p.openingAngle = this->OpeningAngle;
       vtkJZKernelAdapter::SetPeriodicBox(this->Periodic, in.box, p);
       jz::Subhalos result;
-      const jz::RunInfo info =
-        jz::computeSubhalos(p, result, vtkJZKernelAdapter::ToBackend(this->Device),
-          vtkJZKernelAdapter::MakeRunControl(this), PropertyNames());
+      const jz::Backend backend = vtkJZKernelAdapter::ToBackend(this->Device);
+      const jz::RunControl control = vtkJZKernelAdapter::MakeRunControl(this);
+      // Under MPI each group goes whole to one rank; the catalogue rows stay there.
+      const jz::RunInfo info = in.comm->size() > 1
+        ? jz::computeSubhalosDistributed(*in.comm, p, result, backend, control, PropertyNames())
+        : jz::computeSubhalos(p, result, backend, control, PropertyNames());
       vtkJZKernelAdapter::ReportRunInfo(this, "SubhaloFinder", info, *in.comm);
       const vtkIdType n = static_cast<vtkIdType>(coords.size);
       auto subhaloId = NewArray<vtkIdTypeArray>("SubhaloId", result.subhaloId.data(), n);

@@ -10,12 +10,14 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <set>
 #include <vector>
 
 #include "TestHarness.h"
+#include "ThreadCommunicator.h"
 #include "jz/Subhalo.h"
 
 namespace
@@ -389,6 +391,84 @@ JZ_TEST(LargeGroupAtThetaHalf)
 {
   const Halo h = makeHalo(24000);
   checkMembership(h, subhaloById(run<double>(h, 0.5)));
+}
+
+// Simulated ranks, each with a slice of a shuffled input: the serial result.
+JZ_TEST(DistributedEqualsSerial)
+{
+  const Halo h = makeHalo(3000);
+  const std::size_t n = h.group.size();
+  std::vector<std::size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), std::size_t(0));
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(5));
+  std::vector<double> xyz(3 * n), vel(3 * n), mass(n);
+  std::vector<jz::GlobalId> ids(n), group(n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    for (int k = 0; k < 3; ++k)
+    {
+      xyz[3 * i + k] = h.xyz[3 * perm[i] + k];
+      vel[3 * i + k] = h.vel[3 * perm[i] + k];
+    }
+    mass[i] = 1.0 + double(perm[i] % 2);
+    ids[i] = jz::GlobalId(perm[i]);
+    group[i] = h.group[perm[i]];
+  }
+  jz::SubhaloProblem<double> p;
+  p.points = xyz.data();
+  p.numPoints = n;
+  p.velocities = vel.data();
+  p.masses = mass.data();
+  p.ids = ids.data();
+  p.groupId = group.data();
+  jz::Subhalos serial;
+  jz::computeSubhalos(p, serial, jz::Backend::CPU);
+  JZ_CHECK(serial.catalogue.numSubhalos >= 8);
+  for (int ranks : { 1, 2, 3 })
+  {
+    std::vector<jz::GlobalId> sid(n, -2), srank(n, -2);
+    std::vector<jz::GlobalId> rowCount(serial.catalogue.numSubhalos, -1),
+      rowMostBound(serial.catalogue.numSubhalos, -1), rowParent(serial.catalogue.numSubhalos, -2);
+    std::mutex lock;
+    jztest::ThreadWorld world(ranks);
+    world.run(
+      [&](jz::Communicator& comm)
+      {
+        const std::size_t a = n * std::size_t(comm.rank()) / std::size_t(ranks);
+        const std::size_t b = n * std::size_t(comm.rank() + 1) / std::size_t(ranks);
+        jz::SubhaloProblem<double> piece = p;
+        piece.points = xyz.data() + 3 * a;
+        piece.velocities = vel.data() + 3 * a;
+        piece.masses = mass.data() + a;
+        piece.ids = ids.data() + a;
+        piece.groupId = group.data() + a;
+        piece.numPoints = b - a;
+        jz::Subhalos out;
+        jz::RunControl control;
+        control.numThreads = 1;
+        jz::computeSubhalosDistributed(comm, piece, out, jz::Backend::CPU, control);
+        std::lock_guard<std::mutex> guard(lock);
+        std::copy(out.subhaloId.begin(), out.subhaloId.end(), sid.begin() + std::ptrdiff_t(a));
+        std::copy(
+          out.subhaloRank.begin(), out.subhaloRank.end(), srank.begin() + std::ptrdiff_t(a));
+        const jz::SubhaloCatalogue& c = out.catalogue;
+        for (std::size_t s = 0; s < c.numSubhalos; ++s)
+        {
+          const auto row = std::size_t(c.subhaloId[s]);
+          if (row < rowCount.size())
+          {
+            rowCount[row] = c.count[s];
+            rowMostBound[row] = c.mostBoundId[s];
+            rowParent[row] = c.parentSubhaloId[s];
+          }
+        }
+      });
+    JZ_CHECK_MSG(sid == serial.subhaloId, ranks << " ranks: SubhaloId");
+    JZ_CHECK_MSG(srank == serial.subhaloRank, ranks << " ranks: SubhaloRank");
+    JZ_CHECK_MSG(rowCount == serial.catalogue.count, ranks << " ranks: Count");
+    JZ_CHECK_MSG(rowMostBound == serial.catalogue.mostBoundId, ranks << " ranks: MostBoundId");
+    JZ_CHECK_MSG(rowParent == serial.catalogue.parentSubhaloId, ranks << " ranks: parents");
+  }
 }
 
 JZ_TEST(EmptyAndBadInput)

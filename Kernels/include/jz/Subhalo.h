@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Backend.h"
+#include "Communicator.h"
 #include "Config.h"
 #include "InputNames.h"
 
@@ -26,8 +27,11 @@ struct SubhaloProblem
   const double* velocities = nullptr; // interleaved xyz per point; required
   const GlobalId* ids = nullptr;      // unique global ids; nullptr = input index
   const GlobalId* groupId = nullptr;  // per point: its FoF group (>= 0) or -1; required
-  int densityNeighbors = 32;          // K of the SPH density over all points
-  int saddleNeighbors = 20;           // neighbours among the group's members
+  // The SPH densities when the caller has them (the distributed driver);
+  // nullptr = computed here over these points.
+  const double* densities = nullptr;
+  int densityNeighbors = 32; // K of the SPH density over all points
+  int saddleNeighbors = 20;  // neighbours among the group's members
   GlobalId minimumSubhaloSize = 20;
   double softening = 0;
   double gravitationalConstant = 1;
@@ -54,6 +58,9 @@ struct SubhaloNames
 struct SubhaloCatalogue
 {
   std::size_t numSubhalos = 0;
+  // The rows' SubhaloIds: 0..numSubhalos-1 from computeSubhalos; the rows a
+  // rank owns from computeSubhalosDistributed.
+  std::vector<GlobalId> subhaloId;
   std::vector<GlobalId> groupId, subhaloRank, count, mostBoundId, parentSubhaloId;
   std::vector<double> mass;
   std::vector<double> centreOfPotential, centerOfMass, meanVelocity; // 3 per row
@@ -81,6 +88,17 @@ template <class T>
 RunInfo computeSubhalos(const SubhaloProblem<T>& problem, Subhalos& out,
   Backend backend = Backend::Auto, const RunControl& control = {}, const SubhaloNames& names = {});
 
+// The same over the ranks of `comm`: every rank passes its own particles
+// (problem.ids global and unique) and gets SubhaloId and SubhaloRank for
+// them; densities from the distributed kNN, then each group goes whole to
+// one rank (balanced by size), and the catalogue rows stay there (rows of
+// consecutive SubhaloIds per rank). Identical to the serial result for any
+// partition. Input errors on any rank throw the same Error on every rank.
+template <class T>
+RunInfo computeSubhalosDistributed(Communicator& comm, const SubhaloProblem<T>& problem,
+  Subhalos& out, Backend backend = Backend::Auto, const RunControl& control = {},
+  const SubhaloNames& names = {});
+
 extern template std::string subhaloProblemError<float>(
   const SubhaloProblem<float>&, const SubhaloNames&);
 extern template std::string subhaloProblemError<double>(
@@ -88,5 +106,9 @@ extern template std::string subhaloProblemError<double>(
 extern template RunInfo computeSubhalos<float>(
   const SubhaloProblem<float>&, Subhalos&, Backend, const RunControl&, const SubhaloNames&);
 extern template RunInfo computeSubhalos<double>(
+  const SubhaloProblem<double>&, Subhalos&, Backend, const RunControl&, const SubhaloNames&);
+extern template RunInfo computeSubhalosDistributed<float>(Communicator&,
+  const SubhaloProblem<float>&, Subhalos&, Backend, const RunControl&, const SubhaloNames&);
+extern template RunInfo computeSubhalosDistributed<double>(Communicator&,
   const SubhaloProblem<double>&, Subhalos&, Backend, const RunControl&, const SubhaloNames&);
 } // namespace jz

@@ -26,8 +26,11 @@ namespace
 constexpr std::size_t kLargeGroup = 20000;
 
 template <class T>
-std::vector<T> densities(const SubhaloProblem<T>& p, Backend backend, const RunControl& control)
+std::vector<double> densities(
+  const SubhaloProblem<T>& p, Backend backend, const RunControl& control)
 {
+  if (p.densities)
+    return std::vector<double>(p.densities, p.densities + p.numPoints);
   KnnProblem<T> k;
   k.sources = p.points;
   k.numSources = p.numPoints;
@@ -41,12 +44,12 @@ std::vector<T> densities(const SubhaloProblem<T>& p, Backend backend, const RunC
   KnnResults<T> r;
   r.density = rho.data();
   computeKnn(k, r, backend, control);
-  return rho;
+  return std::vector<double>(rho.begin(), rho.end());
 }
 
 template <class T>
 GroupMembers gatherGroup(const SubhaloProblem<T>& p, const std::vector<Index>& inputs,
-  const std::vector<T>& rho, const double* period)
+  const std::vector<double>& rho, const double* period)
 {
   auto idOf = [&](Index i) { return p.ids ? p.ids[i] : GlobalId(i); };
   GroupMembers g;
@@ -123,7 +126,7 @@ std::string subhaloProblemError(const SubhaloProblem<T>& p, const SubhaloNames& 
   if (!p.groupId && p.numPoints > 0)
     return "no " + names.groupArray + " array: run FriendsOfFriends first";
   std::string e = rangeError(ranges::DensityNeighbors, p.densityNeighbors, names.densityNeighbors);
-  if (e.empty() && p.numPoints > 0)
+  if (e.empty() && p.numPoints > 0 && !p.densities)
   {
     InputNames density = names.input;
     density.neighbourCount = names.densityNeighbors;
@@ -193,7 +196,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
     }
     groups.back().push_back(byGroup[i]);
   }
-  const std::vector<T> rho = densities(p, backend, control);
+  const std::vector<double> rho = densities(p, backend, control);
   double period[3];
   for (int d = 0; d < 3; ++d)
     period[d] = p.periodic ? p.boxHi[d] - p.boxLo[d] : 0.0;

@@ -151,6 +151,7 @@ void buildSubhaloCatalogue(const SubhaloProblem<T>& p, const std::vector<GlobalI
   {
     const std::size_t t = order[k];
     const Row& r = rows[t];
+    cat.subhaloId.push_back(GlobalId(k));
     cat.groupId.push_back(groupIds[r.group]);
     cat.subhaloRank.push_back(r.rank);
     cat.count.push_back(fof.count[t]);

@@ -8,7 +8,6 @@ Usage: test_mpi_subhalo.py P   (PVBATCH, MPIEXEC from the environment or PATH)
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -17,21 +16,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from checks import Checker  # noqa: E402
-from mpi_env import mpiexec_command, pvbatch  # noqa: E402
+from mpi_env import mpiexec_command, pvbatch, run_pvbatch_ranks  # noqa: E402
 
 c = Checker()
-
-
-def run(cmd, timeout):
-    print("+", " ".join(cmd), flush=True)
-    try:
-        p = subprocess.run(cmd, timeout=timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-    except subprocess.TimeoutExpired:
-        return c.check(False, f"finished within {timeout} s")
-    if p.returncode != 0:
-        print(p.stdout[-4000:])
-    return c.check(p.returncode == 0, " ".join(os.path.basename(a) for a in cmd[-4:]))
 
 
 def main():
@@ -39,9 +26,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix=f"jz-subhalo-mpi{P}-")
     try:
         case = os.path.join(HERE, "mpi_subhalo_case.py")
-        if not run([pvbatch(), case, "serial", tmp, str(P)], 300):
+        if not run_pvbatch_ranks([pvbatch(), case, "serial", tmp, str(P)], 1, c.check):
             return
-        if not run(mpiexec_command(P) + [pvbatch(), "--symmetric", case, "parallel", tmp], 300):
+        if not run_pvbatch_ranks(mpiexec_command(P) + [pvbatch(), "--symmetric", case, "parallel",
+                                                       tmp], P, c.check):
             return
         ref = dict(np.load(os.path.join(tmp, "serial.npz")))
         ranks = [dict(np.load(os.path.join(tmp, f"rank{r}.npz"))) for r in range(P)]

@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jztest  # noqa: E402  (loads the plugin)
 from checks import run_section  # noqa: E402
 from jztest import polydata  # noqa: E402
+from test_halo_properties import arr  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.spatial import cKDTree  # noqa: E402
@@ -22,14 +23,6 @@ from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
 
 SubhaloFinder = getattr(jztest.simple, "SubhaloFinder")
 FriendsOfFriends = getattr(jztest.simple, "FriendsOfFriends")
-
-
-def arr(data, name):
-    a = data.GetPointData().GetArray(name)
-    if a is None:
-        return None
-    v = vtk_to_numpy(a)
-    return v.reshape(len(v), -1) if a.GetNumberOfComponents() > 1 else v
 
 
 def sphere(rng, n, radius_of, phi, centre, bulk):

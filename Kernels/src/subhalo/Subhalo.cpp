@@ -31,15 +31,7 @@ std::vector<double> densities(
 {
   if (p.densities)
     return std::vector<double>(p.densities, p.densities + p.numPoints);
-  KnnProblem<T> k;
-  k.sources = p.points;
-  k.numSources = p.numPoints;
-  k.sourceMasses = p.masses;
-  k.sourceIds = p.ids;
-  k.k = p.densityNeighbors;
-  k.periodic = p.periodic;
-  std::copy_n(p.boxLo, 3, k.boxLo);
-  std::copy_n(p.boxHi, 3, k.boxHi);
+  const KnnProblem<T> k = densityProblem(p);
   std::vector<T> rho(p.numPoints);
   KnnResults<T> r;
   r.density = rho.data();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "SubhaloGroup.h"
 #include "jz/Distributed.h"
 #include "jz/Subhalo.h"
 #include "jz/Validate.h"
@@ -87,15 +88,7 @@ RunInfo computeSubhalosDistributed(Communicator& comm, const SubhaloProblem<T>& 
   if (total == 0)
     return info;
   // Densities over all ranks.
-  KnnProblem<T> k;
-  k.sources = p.points;
-  k.numSources = p.numPoints;
-  k.sourceMasses = p.masses;
-  k.sourceIds = p.ids;
-  k.k = p.densityNeighbors;
-  k.periodic = p.periodic;
-  std::copy_n(p.boxLo, 3, k.boxLo);
-  std::copy_n(p.boxHi, 3, k.boxHi);
+  const KnnProblem<T> k = densityProblem(p);
   std::vector<T> rho(p.numPoints);
   KnnResults<T> kr;
   kr.density = rho.data();

@@ -5,11 +5,32 @@
 #include <cstddef>
 #include <vector>
 
+#include <algorithm>
+
 #include "jz/Backend.h"
 #include "jz/Config.h"
+#include "jz/Knn.h"
+#include "jz/Subhalo.h"
 
 namespace jz
 {
+// The density problem of the subhalo problem's points (SPH, K =
+// densityNeighbors, masses, ids and box): the serial and distributed drivers'.
+template <class T>
+KnnProblem<T> densityProblem(const SubhaloProblem<T>& p)
+{
+  KnnProblem<T> k;
+  k.sources = p.points;
+  k.numSources = p.numPoints;
+  k.sourceMasses = p.masses;
+  k.sourceIds = p.ids;
+  k.k = p.densityNeighbors;
+  k.periodic = p.periodic;
+  std::copy_n(p.boxLo, 3, k.boxLo);
+  std::copy_n(p.boxHi, 3, k.boxHi);
+  return k;
+}
+
 // A group's members, densest first (ties: smaller global id), so a member's
 // index is its density rank: "denser" is "smaller index". Positions are
 // unwrapped around the member of smallest global id when periodic.

@@ -153,6 +153,11 @@ int vtkJZSubhaloFinder::RunParticles(
   {
     error = ReadGroupIds(in, groupId);
   }
+  if (in.comm)
+  {
+    // GroupId is read per rank: every rank stops when one cannot go on.
+    error = vtkJZKernelAdapter::AgreeOnError(*in.comm, error);
+  }
   if (!error.empty())
   {
     vtkErrorMacro(<< error);

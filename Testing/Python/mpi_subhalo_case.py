@@ -35,12 +35,17 @@ def dataset():
     return x, v, 1.0 + (np.arange(n) % 2), gid, ids
 
 
-def run(x, v, m, gid, ids, out):
-    pd = polydata(x, {"Velocities": v, "Mass": m, "GroupId": gid, "GlobalIds": ids})
-    parts, cat, errors = subhalos(pd, VelocityArray=["POINTS", "Velocities"],
-                                  MassArray=["POINTS", "Mass"], Periodic=1,
-                                  BoxBounds=[0, 50, 0, 50, 0, 50])
-    res = dict(ids=ids, errors="\n".join(errors))
+def run(x, v, m, gid, ids, out, without_groups=False):
+    arrays = {"Velocities": v, "Mass": m, "GroupId": gid, "GlobalIds": ids}
+    props = dict(VelocityArray=["POINTS", "Velocities"], MassArray=["POINTS", "Mass"],
+                 Periodic=1, BoxBounds=[0, 50, 0, 50, 0, 50])
+    parts, cat, errors = subhalos(polydata(x, arrays), **props)
+    # Bad input on one rank only (its piece without GroupId): every rank fails.
+    if without_groups:
+        del arrays["GroupId"]
+    bad, _, bad_errors = subhalos(polydata(x, arrays), **props)
+    res = dict(ids=ids, errors="\n".join(errors), bad_errors="\n".join(bad_errors),
+               bad_points=bad.GetNumberOfPoints())
     for name in ("SubhaloId", "SubhaloRank"):
         a = arr(parts, name)
         if a is not None:
@@ -62,7 +67,8 @@ def main():
     ctrl = vtkMultiProcessController.GetGlobalController()
     r, P = ctrl.GetLocalProcessId(), ctrl.GetNumberOfProcesses()
     sel = np.flatnonzero(np.random.default_rng(5).integers(0, P, len(x)) == r)
-    run(x[sel], v[sel], m[sel], gid[sel], ids[sel], os.path.join(out, f"rank{r}.npz"))
+    run(x[sel], v[sel], m[sel], gid[sel], ids[sel], os.path.join(out, f"rank{r}.npz"),
+        without_groups=(r == P - 1))
 
 
 main()

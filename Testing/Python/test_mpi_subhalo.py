@@ -2,7 +2,7 @@
 """SubhaloFinder under mpiexec pvbatch equals a serial run: SubhaloId and
 SubhaloRank identical per particle (matched by GlobalIds), every catalogue row
 on exactly one rank with the serial row's integers identical and its values
-equal up to summation order.
+equal up to summation order; GroupId missing on one rank fails every rank.
 
 Usage: test_mpi_subhalo.py P   (PVBATCH, MPIEXEC from the environment or PATH)
 """
@@ -35,6 +35,8 @@ def main():
         ranks = [dict(np.load(os.path.join(tmp, f"rank{r}.npz"))) for r in range(P)]
         for r, d in enumerate(ranks):
             c.check(not str(d["errors"]), f"rank {r}: no errors {str(d['errors'])[:200]}")
+        c.check(all("GroupId" in str(d["bad_errors"]) and int(d["bad_points"]) == 0 for d in ranks),
+                "GroupId missing on the last rank: every rank reports it, empty outputs, no hang")
         ids = np.concatenate([d["ids"] for d in ranks])
         pos = {int(g): i for i, g in enumerate(ref["ids"])}
         at = np.array([pos[int(g)] for g in ids])

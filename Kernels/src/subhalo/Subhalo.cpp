@@ -161,11 +161,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   const std::string error = subhaloProblemError(p, names);
   if (!error.empty())
     throw Error(error);
-  out = Subhalos();
-  out.subhaloId.assign(p.numPoints, -1);
-  out.subhaloRank.assign(p.numPoints, -1);
-  RunInfo info;
-  info.backend = resolveBackend(backend);
+  RunInfo info = noSubhalos(out, p.numPoints, backend);
   if (p.numPoints == 0)
     return info;
   // Groups in GroupId order.

@@ -10,6 +10,18 @@
 
 namespace jz
 {
+// No subhalo yet: SubhaloId and SubhaloRank -1 for each of numPoints, an
+// empty catalogue; the backend that runs recorded in the RunInfo returned.
+inline RunInfo noSubhalos(Subhalos& out, std::size_t numPoints, Backend backend)
+{
+  out = Subhalos();
+  out.subhaloId.assign(numPoints, -1);
+  out.subhaloRank.assign(numPoints, -1);
+  RunInfo info;
+  info.backend = resolveBackend(backend);
+  return info;
+}
+
 // found[g]: the subhalos of the group groupIds[g] (member indices into
 // memberInputs[g], the input index of each member). Fills out's per-point
 // arrays (already sized, -1) and catalogue.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "SubhaloCatalogue.h"
 #include "SubhaloGroup.h"
 #include "jz/Distributed.h"
 #include "jz/Subhalo.h"
@@ -80,11 +81,7 @@ RunInfo computeSubhalosDistributed(Communicator& comm, const SubhaloProblem<T>& 
   }
   if (!error.empty())
     throw Error(error);
-  out = Subhalos();
-  out.subhaloId.assign(p.numPoints, -1);
-  out.subhaloRank.assign(p.numPoints, -1);
-  RunInfo info;
-  info.backend = resolveBackend(backend);
+  RunInfo info = noSubhalos(out, p.numPoints, backend);
   if (total == 0)
     return info;
   // Densities over all ranks.

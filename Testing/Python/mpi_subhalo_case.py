@@ -50,10 +50,9 @@ def run(x, v, m, gid, ids, out, without_groups=False):
         a = arr(parts, name)
         if a is not None:
             res[name] = a
-    for name in CATALOGUE:
-        a = arr(cat, name)
-        if a is not None:
-            res["cat_" + name] = a
+    for name in CATALOGUE:  # a rank may own no rows
+        if cat.GetNumberOfPoints() > 0 and arr(cat, name) is not None:
+            res["cat_" + name] = arr(cat, name)
     np.savez(out, **res)
 
 

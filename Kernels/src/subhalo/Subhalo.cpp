@@ -14,6 +14,7 @@
 #include "SubhaloGroup.h"
 #include "jz/Geometry.h"
 #include "jz/Knn.h"
+#include "jz/StageTimer.h"
 #include "jz/Subhalo.h"
 #include "jz/Validate.h"
 
@@ -184,7 +185,9 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
     }
     groups.back().push_back(byGroup[i]);
   }
+  StageTimer densityTimer(&info, "density");
   const std::vector<double> rho = densities(p, backend, control);
+  densityTimer.stop();
   double period[3];
   for (int d = 0; d < 3; ++d)
     period[d] = p.periodic ? p.boxHi[d] - p.boxLo[d] : 0.0;
@@ -195,6 +198,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   unbinding.openingAngle = p.openingAngle;
   std::vector<std::vector<FoundSubhalo>> found(groups.size());
   std::vector<std::vector<Index>> memberInputs(groups.size());
+  StageTimer groupTimer(&info, "candidates and unbinding");
   forEachGroup(groups, backend, control,
     [&](std::size_t gi, Backend b, const RunControl& c)
     {
@@ -206,6 +210,8 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       found[gi] = unbindCandidates(g, cands, unbinding, b, c);
       memberInputs[gi] = g.input;
     });
+  groupTimer.stop();
+  const StageTimer catalogueTimer(&info, "catalogue");
   buildSubhaloCatalogue(p, groupIds, found, memberInputs, out, control);
   return info;
 }

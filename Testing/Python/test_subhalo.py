@@ -247,7 +247,66 @@ def section_errors(c):
             f"empty input: empty outputs, no error {errors[:1]}")
 
 
-SECTIONS = dict(satellites=section_satellites, reference=section_reference, errors=section_errors)
+def section_gadget(c):
+    """The five Gadget-4 snapshots (G from their units, their softening,
+    velocities scaled by the expansion factor as below): every
+    subhalo inside one FoF group and bound at OpeningAngle 0 under a direct
+    sum here; the counts, the mass function and how often a main subhalo's
+    MostBoundId is the FoF catalogue's are reported."""
+    import h5py
+    from test_fof import external_or_skip
+    base = external_or_skip("gadget4-cosmobox-n32-l50")
+    for snap in ("013", "020", "031", "046", "062"):
+        with h5py.File(os.path.join(base, f"snapshot_{snap}.hdf5"), "r") as f:
+            p, h = f["Parameters"].attrs, f["Header"].attrs
+            x = f["PartType1/Coordinates"][...]
+            # Gadget's V = v_peculiar / sqrt(a) and comoving x: with v = a V the
+            # energy 1/2 v^2 + phi(x) is a times the physical one (same sign).
+            v = float(h["Time"]) * f["PartType1/Velocities"][...].astype(np.float64)
+            ids = f["PartType1/ParticleIDs"][...].astype(np.int64)
+            m = np.full(len(x), float(h["MassTable"][1]))
+            G = 6.6743e-8 * p["UnitMass_in_g"] / (p["UnitLength_in_cm"] * p["UnitVelocity_in_cm_per_s"] ** 2)
+            eps, L = float(p["SofteningComovingClass0"]), float(h["BoxSize"])
+        src = jztest.producer(polydata(x, {"Velocities": v, "Masses": m, "GlobalIds": ids}))
+        common = dict(MassArray=["POINTS", "Masses"], Periodic=1, BoxFromData=0, BoxBounds=[0, L] * 3,
+                      Softening=eps, GravitationalConstant=G)
+        fof = FriendsOfFriends(Input=src, LinkingLength=0.2, MinimumGroupSize=32, PotentialCentres=1,
+                               **common)
+        sub = SubhaloFinder(Input=fof, VelocityArray=["POINTS", "Velocities"], OpeningAngle=0.0,
+                            **common)
+        sub.UpdatePipeline()
+        parts, cat = jztest.output_copies(sub.GetClientSideObject(), 2)
+        fcat = jztest.output_copies(fof.GetClientSideObject(), 2)[1]
+        for proxy in (sub, fof, src):
+            jztest.simple.Delete(proxy)
+        gid, sid = arr(parts, "GroupId"), arr(parts, "SubhaloId")
+        S = cat.GetNumberOfPoints()
+        inside = all(len(set(gid[sid == s])) == 1 and gid[sid == s][0] == arr(cat, "GroupId")[s]
+                     for s in range(S))
+        c.check(inside, f"snapshot {snap}: each of {S} subhalos inside its FoF group")
+        unbound = 0
+        for s in range(S):
+            mem = np.flatnonzero(sid == s)
+            d = x[mem][:, None, :].astype(np.float64) - x[mem][None, :, :]
+            d -= L * np.round(d / L)
+            r2 = (d ** 2).sum(axis=2) + eps * eps
+            np.fill_diagonal(r2, np.inf)
+            phi = -G * (m[mem][None, :] / np.sqrt(r2)).sum(axis=1)
+            vbar = (m[mem][:, None] * v[mem]).sum(axis=0) / m[mem].sum()
+            e = 0.5 * ((v[mem] - vbar) ** 2).sum(axis=1) + phi
+            unbound += int((e > 1e-9 * np.abs(phi)).sum())
+        c.check(unbound == 0, f"snapshot {snap}: every member bound at OpeningAngle 0 ({unbound} not)")
+        rank, sgid, smb = arr(cat, "SubhaloRank"), arr(cat, "GroupId"), arr(cat, "MostBoundId")
+        main = rank == 0
+        same = int((arr(fcat, "MostBoundId")[sgid[main]] == smb[main]).sum()) if S else 0
+        hist = np.histogram(np.log10(arr(cat, "Mass")), bins=np.arange(2.5, 5.5, 0.5))[0] if S else []
+        print(f"  info snapshot {snap}: {fcat.GetNumberOfPoints()} groups, {S} subhalos "
+              f"({int(main.sum()) if S else 0} main); mass function per 0.5 dex from 10^2.5: "
+              f"{list(hist)}; main MostBoundId = FoF's in {same} of {int(main.sum()) if S else 0}")
+
+
+SECTIONS = dict(satellites=section_satellites, reference=section_reference, errors=section_errors,
+                gadget=section_gadget)
 
 if __name__ == "__main__":
     run_section(SECTIONS).finish()

@@ -25,6 +25,8 @@ const Entry Table[] = {
   { "EuclideanMSTAlias",      1, Look::Lines,      "Length",         nullptr,                      nullptr,     true,  Emphasis::Low,  "Viridis (matplotlib)" },
   { "HDBSCANAlias",           0, Look::Categories, "ClusterId",      nullptr,                      "noise",     false, Emphasis::High, nullptr },
   { "HaloTracking",           0, Look::Categories, "TrackId",        nullptr,                      "ungrouped", false, Emphasis::High, nullptr },
+  { "SubhaloFinder",          0, Look::Categories, "SubhaloId",      nullptr,                      "in no subhalo", false, Emphasis::High, nullptr },
+  { "SubhaloFinder",          1, Look::Spheres,    "SubhaloId",      "RVmax",                      nullptr,     false, Emphasis::High, nullptr },
   { "TreeGravity",            0, Look::Scalars,    "Potential",      nullptr,                      nullptr,     false, Emphasis::Low,  "Viridis (matplotlib)" },
   { "SPHProjection",          0, Look::Scalars,    "SurfaceDensity", nullptr,                      nullptr,     true,  Emphasis::High, "Inferno (matplotlib)" },
   { "SPHSlice",               0, Look::Scalars,    "Density",        nullptr,                      nullptr,     true,  Emphasis::High, "Inferno (matplotlib)" },

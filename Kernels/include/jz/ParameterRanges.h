@@ -38,6 +38,12 @@ constexpr ParameterRange EmstMinSamples{ "MinSamples", "EuclideanMST", 1, kIntMa
 // 0 standing for "= MinClusterSize".
 constexpr ParameterRange MinClusterSize{ "MinClusterSize", "HDBSCAN", 2, kIntMax, false, true };
 constexpr ParameterRange HdbscanMinSamples{ "MinSamples", "HDBSCAN", 0, kIntMax, false, true };
+constexpr ParameterRange DensityNeighbors{ "DensityNeighbors", "SubhaloFinder", 1, kIntMax, false,
+  true };
+constexpr ParameterRange SaddleNeighbors{ "SaddleNeighbors", "SubhaloFinder", 1, kIntMax, false,
+  true };
+constexpr ParameterRange MinimumSubhaloSize{ "MinimumSubhaloSize", "SubhaloFinder", 1, kIntMax,
+  false, true };
 constexpr ParameterRange Stride{ "Stride", "ParticleSnapshotReader", 1, kIntMax, false, true };
 constexpr ParameterRange MinimumShared{ "MinimumShared", "HaloTracking", 1, kIntMax, false, true };
 // A TrackId, or -1 for "the most massive track at the last step".
@@ -50,16 +56,17 @@ constexpr ParameterRange SnapshotBoxSize{ "BoxSize", "ParticleSnapshotReader", 0
 // Lengths and physical constants: finite, and positive or non-negative.
 constexpr ParameterRange LinkingLength{ "LinkingLength", "FriendsOfFriends", 0, kNone, true,
   false };
-constexpr ParameterRange Softening{ "Softening", "FriendsOfFriends TreeGravity", 0, kNone, false,
-  false };
+constexpr ParameterRange Softening{ "Softening", "FriendsOfFriends TreeGravity SubhaloFinder", 0,
+  kNone, false, false };
 constexpr ParameterRange GravitationalConstant{ "GravitationalConstant",
-  "FriendsOfFriends TreeGravity", 0, kNone, true, false };
+  "FriendsOfFriends TreeGravity SubhaloFinder", 0, kNone, true, false };
 constexpr ParameterRange Overdensity{ "Overdensity", "FriendsOfFriends", 0, kNone, true, false };
 constexpr ParameterRange CriticalDensity{ "CriticalDensity", "FriendsOfFriends", 0, kNone, true,
   false };
 // Beyond 1.5 a node is accepted at a distance shorter than its own size:
 // the multipoles are then no approximation at all.
-constexpr ParameterRange OpeningAngle{ "OpeningAngle", "TreeGravity", 0, 1.5, false, false };
+constexpr ParameterRange OpeningAngle{ "OpeningAngle", "TreeGravity SubhaloFinder", 0, 1.5, false,
+  false };
 
 // Enumerations: their values are 0 .. max.
 constexpr ParameterRange Estimator{ "Estimator", "KNNDensity", 0, 1, false, true };
@@ -71,8 +78,8 @@ constexpr ParameterRange Metric{ "Metric", "EuclideanMST", 0, 1, false, true };
 constexpr ParameterRange ClusterSelectionMethod{ "ClusterSelectionMethod", "HDBSCAN", 0, 1, false,
   true };
 constexpr ParameterRange Device{ "Device",
-  "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity SPHSmooth SPHProjection SPHSlice "
-  "SPHVolume",
+  "KNNDensity FriendsOfFriends EuclideanMST HDBSCAN TreeGravity SubhaloFinder SPHSmooth "
+  "SPHProjection SPHSlice SPHVolume",
   0, 2, false, true };
 
 // The SPH maps (SphMaps.h): their kernels and axes, and the factor from a
@@ -86,7 +93,7 @@ constexpr ParameterRange SphResolution{ "Resolution", "SPHProjection SPHSlice SP
   kIntMax, false, true };
 
 constexpr ParameterRange kAll[] = { NumberOfNeighbors, MinimumGroupSize, EmstMinSamples,
-  MinClusterSize, HdbscanMinSamples, Stride, SnapshotBoxSize, MinimumShared, SelectedTrackId,
+  MinClusterSize, HdbscanMinSamples, DensityNeighbors, SaddleNeighbors, MinimumSubhaloSize, Stride, SnapshotBoxSize, MinimumShared, SelectedTrackId,
   LinkingLength, Softening, GravitationalConstant, Overdensity, CriticalDensity, OpeningAngle,
   Estimator, LinkingLengthMode, OverdensityReference, Metric, ClusterSelectionMethod, Device,
   SphKernel, SphAxis, SmoothingLengthScale, SphResolution };

@@ -1,0 +1,226 @@
+// computeSubhalos: validation, the density order over all points, the groups
+// (one per thread when small, all threads inside when large) and the
+// catalogue, numbered by (GroupId, SubhaloRank).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <numeric>
+
+#include <omp.h>
+
+#include "SubhaloCatalogue.h"
+#include "SubhaloGroup.h"
+#include "jz/Geometry.h"
+#include "jz/Knn.h"
+#include "jz/StageTimer.h"
+#include "jz/Subhalo.h"
+#include "jz/Validate.h"
+
+namespace jz
+{
+namespace
+{
+// Groups of at least this many members use every thread inside their
+// neighbour searches and potentials; smaller ones run one per thread.
+constexpr std::size_t kLargeGroup = 20000;
+
+template <class T>
+std::vector<double> densities(
+  const SubhaloProblem<T>& p, Backend backend, const RunControl& control)
+{
+  if (p.densities)
+    return std::vector<double>(p.densities, p.densities + p.numPoints);
+  const KnnProblem<T> k = densityProblem(p);
+  std::vector<T> rho(p.numPoints);
+  KnnResults<T> r;
+  r.density = rho.data();
+  computeKnn(k, r, backend, control);
+  return std::vector<double>(rho.begin(), rho.end());
+}
+
+template <class T>
+GroupMembers gatherGroup(const SubhaloProblem<T>& p, const std::vector<Index>& inputs,
+  const std::vector<double>& rho, const double* period)
+{
+  auto idOf = [&](Index i) { return p.ids ? p.ids[i] : GlobalId(i); };
+  GroupMembers g;
+  g.input = inputs;
+  std::sort(g.input.begin(), g.input.end(),
+    [&](Index a, Index b) { return rho[a] != rho[b] ? rho[a] > rho[b] : idOf(a) < idOf(b); });
+  const std::size_t n = g.input.size();
+  const Index ref = *std::min_element(
+    g.input.begin(), g.input.end(), [&](Index a, Index b) { return idOf(a) < idOf(b); });
+  g.id.resize(n);
+  g.xyz.resize(3 * n);
+  g.vel.resize(3 * n);
+  g.mass.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const Index m = g.input[i];
+    g.id[i] = idOf(m);
+    g.mass[i] = p.masses ? p.masses[m] : 1.0;
+    for (int d = 0; d < 3; ++d)
+    {
+      const double r0 = double(p.points[3 * ref + d]);
+      g.xyz[3 * i + d] = r0 + nearestImageOffset(double(p.points[3 * m + d]) - r0, period[d]);
+      g.vel[3 * i + d] = p.velocities[3 * m + d];
+    }
+  }
+  return g;
+}
+
+// Runs `work(group, backend, control)` on every group: large ones one after
+// the other with all threads, then the small ones one per thread. The first
+// error is rethrown.
+template <class Work>
+void forEachGroup(const std::vector<std::vector<Index>>& groups, Backend backend,
+  const RunControl& control, Work&& work)
+{
+  std::vector<std::size_t> large, small;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    (groups[g].size() >= kLargeGroup ? large : small).push_back(g);
+  for (std::size_t g : large)
+    work(g, backend, control);
+  // Largest first, for the dynamic schedule's balance.
+  std::stable_sort(small.begin(), small.end(),
+    [&](std::size_t a, std::size_t b) { return groups[a].size() > groups[b].size(); });
+  RunControl single;
+  single.numThreads = 1;
+  std::exception_ptr error;
+  std::mutex errorLock;
+  const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (std::ptrdiff_t s = 0; s < std::ptrdiff_t(small.size()); ++s)
+  {
+    try
+    {
+      work(small[std::size_t(s)], Backend::CPU, single);
+    }
+    catch (...)
+    {
+      std::lock_guard<std::mutex> lock(errorLock);
+      if (!error)
+        error = std::current_exception();
+    }
+  }
+  if (error)
+    std::rethrow_exception(error);
+}
+} // namespace
+
+template <class T>
+std::string subhaloProblemError(const SubhaloProblem<T>& p, const SubhaloNames& names)
+{
+  if (!p.velocities && p.numPoints > 0)
+    return "no " + names.velocityArray +
+      ": subhalos are bound by their kinetic energy, so the particles need velocities";
+  if (!p.groupId && p.numPoints > 0)
+    return "no " + names.groupArray + " array: run FriendsOfFriends first";
+  std::string e = rangeError(ranges::DensityNeighbors, p.densityNeighbors, names.densityNeighbors);
+  if (e.empty() && p.numPoints > 0 && !p.densities)
+  {
+    InputNames density = names.input;
+    density.neighbourCount = names.densityNeighbors;
+    e = neighbourCountError(p.densityNeighbors, std::int64_t(p.numPoints), density);
+  }
+  if (e.empty())
+    e = rangeError(ranges::SaddleNeighbors, p.saddleNeighbors, names.saddleNeighbors);
+  if (e.empty())
+    e = rangeError(
+      ranges::MinimumSubhaloSize, double(p.minimumSubhaloSize), names.minimumSubhaloSize);
+  if (e.empty())
+    e = rangeError(ranges::OpeningAngle, p.openingAngle, names.input.openingAngle);
+  if (e.empty())
+    e = rangeError(ranges::Softening, p.softening, names.input.softening);
+  if (e.empty())
+    e = rangeError(
+      ranges::GravitationalConstant, p.gravitationalConstant, names.input.gravitationalConstant);
+  if (e.empty())
+    e = periodicBoxError(p.periodic, p.boxLo, p.boxHi, names.input);
+  if (e.empty())
+    e = pointCountError(p.numPoints);
+  if (e.empty())
+    e = nonFiniteCoordinateError(p.points, p.numPoints, names.input.point);
+  if (e.empty() && p.numPoints > 0)
+    e = nonFiniteValueError(p.velocities, p.numPoints, 3, names.velocityArray);
+  if (e.empty() && p.masses)
+  {
+    e = nonFiniteValueError(p.masses, p.numPoints, 1, names.input.sourceMasses);
+    for (std::size_t i = 0; e.empty() && i < p.numPoints; ++i)
+      if (p.masses[i] < 0)
+        e = names.input.sourceMasses + " has a negative value at point " + std::to_string(i);
+  }
+  return e;
+}
+
+template <class T>
+RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backend,
+  const RunControl& control, const SubhaloNames& names)
+{
+  const std::string error = subhaloProblemError(p, names);
+  if (!error.empty())
+    throw Error(error);
+  RunInfo info = noSubhalos(out, p.numPoints, backend);
+  if (p.numPoints == 0)
+    return info;
+  // Groups in GroupId order.
+  std::vector<Index> byGroup;
+  for (std::size_t i = 0; i < p.numPoints; ++i)
+    if (p.groupId[i] >= 0)
+      byGroup.push_back(Index(i));
+  if (byGroup.empty())
+    return info;
+  std::stable_sort(
+    byGroup.begin(), byGroup.end(), [&](Index a, Index b) { return p.groupId[a] < p.groupId[b]; });
+  std::vector<std::vector<Index>> groups;
+  std::vector<GlobalId> groupIds;
+  for (std::size_t i = 0; i < byGroup.size(); ++i)
+  {
+    if (i == 0 || p.groupId[byGroup[i]] != p.groupId[byGroup[i - 1]])
+    {
+      groups.emplace_back();
+      groupIds.push_back(p.groupId[byGroup[i]]);
+    }
+    groups.back().push_back(byGroup[i]);
+  }
+  StageTimer densityTimer(&info, "density");
+  const std::vector<double> rho = densities(p, backend, control);
+  densityTimer.stop();
+  double period[3];
+  for (int d = 0; d < 3; ++d)
+    period[d] = p.periodic ? p.boxHi[d] - p.boxLo[d] : 0.0;
+  UnbindingOptions unbinding;
+  unbinding.minimumSize = p.minimumSubhaloSize;
+  unbinding.softening = p.softening;
+  unbinding.gravitationalConstant = p.gravitationalConstant;
+  unbinding.openingAngle = p.openingAngle;
+  std::vector<std::vector<FoundSubhalo>> found(groups.size());
+  std::vector<std::vector<Index>> memberInputs(groups.size());
+  StageTimer groupTimer(&info, "candidates and unbinding");
+  forEachGroup(groups, backend, control,
+    [&](std::size_t gi, Backend b, const RunControl& c)
+    {
+      if (GlobalId(groups[gi].size()) < p.minimumSubhaloSize)
+        return;
+      const GroupMembers g = gatherGroup(p, groups[gi], rho, period);
+      const GroupCandidates cands =
+        findCandidates(g, p.saddleNeighbors, p.minimumSubhaloSize, b, c);
+      found[gi] = unbindCandidates(g, cands, unbinding, b, c);
+      memberInputs[gi] = g.input;
+    });
+  groupTimer.stop();
+  const StageTimer catalogueTimer(&info, "catalogue");
+  buildSubhaloCatalogue(p, groupIds, found, memberInputs, out, control);
+  return info;
+}
+
+template std::string subhaloProblemError<float>(const SubhaloProblem<float>&, const SubhaloNames&);
+template std::string subhaloProblemError<double>(
+  const SubhaloProblem<double>&, const SubhaloNames&);
+template RunInfo computeSubhalos<float>(
+  const SubhaloProblem<float>&, Subhalos&, Backend, const RunControl&, const SubhaloNames&);
+template RunInfo computeSubhalos<double>(
+  const SubhaloProblem<double>&, Subhalos&, Backend, const RunControl&, const SubhaloNames&);
+} // namespace jz

@@ -1,0 +1,87 @@
+// One FoF group's subhalo search (doc/filters/SubhaloFinder.md): its members
+// in density order, the saddle-point candidates, and their unbinding.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <algorithm>
+
+#include "jz/Backend.h"
+#include "jz/Config.h"
+#include "jz/Knn.h"
+#include "jz/Subhalo.h"
+
+namespace jz
+{
+// The density problem of the subhalo problem's points (SPH, K =
+// densityNeighbors, masses, ids and box): the serial and distributed drivers'.
+template <class T>
+KnnProblem<T> densityProblem(const SubhaloProblem<T>& p)
+{
+  KnnProblem<T> k;
+  k.sources = p.points;
+  k.numSources = p.numPoints;
+  k.sourceMasses = p.masses;
+  k.sourceIds = p.ids;
+  k.k = p.densityNeighbors;
+  k.periodic = p.periodic;
+  std::copy_n(p.boxLo, 3, k.boxLo);
+  std::copy_n(p.boxHi, 3, k.boxHi);
+  return k;
+}
+
+// A group's members, densest first (ties: smaller global id), so a member's
+// index is its density rank: "denser" is "smaller index". Positions are
+// unwrapped around the member of smallest global id when periodic.
+struct GroupMembers
+{
+  std::vector<Index> input; // input index of each member
+  std::vector<GlobalId> id; // global id
+  std::vector<double> xyz;  // 3 per member
+  std::vector<double> vel;  // 3 per member
+  std::vector<double> mass; // 1 per member
+  std::size_t size() const { return input.size(); }
+};
+
+// A candidate: the members at [start, start + length) of GroupCandidates::order.
+struct Candidate
+{
+  std::size_t start = 0, length = 0;
+  GlobalId densestId = 0; // its densest member's global id (the tie rule)
+  bool wholeGroup = false;
+};
+
+struct GroupCandidates
+{
+  std::vector<Index> order;          // member indices; every candidate is a run of it
+  std::vector<Candidate> candidates; // the recorded ones, then the whole group
+};
+
+// The saddle-point rule over each member's saddleNeighbors nearest members
+// (itself excluded; by distance, then global id). Candidates smaller than
+// minimumSize are not recorded (they cannot hold a subhalo).
+GroupCandidates findCandidates(const GroupMembers& group, int saddleNeighbors, GlobalId minimumSize,
+  Backend backend, const RunControl& control);
+
+struct UnbindingOptions
+{
+  GlobalId minimumSize = 20;
+  double softening = 0, gravitationalConstant = 1, openingAngle = 0.5;
+};
+
+// A subhalo of the group: its members (member indices) and the candidate it
+// came from.
+struct FoundSubhalo
+{
+  std::vector<Index> members;
+  Candidate candidate;
+};
+
+// Candidates by increasing size (ties: larger densest id first), each without
+// the members of smaller subhalos, unbound until every member has energy
+// 1/2 |v - vmean|^2 + phi <= 0; those with at least minimumSize members left.
+std::vector<FoundSubhalo> unbindCandidates(const GroupMembers& group,
+  const GroupCandidates& candidates, const UnbindingOptions& options, Backend backend,
+  const RunControl& control);
+} // namespace jz

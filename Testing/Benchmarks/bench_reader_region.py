@@ -9,9 +9,9 @@
 
 The files are generated one at a time, each deleted after its reads (dark
 matter only: float32 positions and velocities, 32-bit ids, a MassTable mass;
-written in chunks), and read from the page cache. Every measurement is a fresh process: its wall time for the
-read and its peak resident memory (ru_maxrss) above the process's own
-footprint before the read. Not a test: nothing is asserted.
+written in chunks), and read from the page cache. Every measurement is a
+fresh process: its wall time for the read and its peak resident memory
+(ru_maxrss) above the process's own footprint before the read. Not a test: nothing is asserted.
 
   python3 Testing/Benchmarks/bench_reader_region.py [--n 2e7] [--formats gadget tipsy hdf5]
       [--repeats 3] [--dir /tmp] [--keep] [--region-only]

@@ -27,6 +27,8 @@
 #include "jz/HugePages.h" // jz::adviseHugePages
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib> // posix_memalign, realloc
 #include <cstring>
@@ -115,17 +117,17 @@ vtkSmartPointer<vtkDataArray> NewCellArray(vtkIdType values, vtkIdType points)
   return array;
 }
 
-// 0, 1, 2, ... into an array of cell offsets or connectivity.
-void FillIota(vtkDataArray* array)
+// begin, begin + 1, ..., end - 1 into values [begin, end) of an array of
+// cell offsets or connectivity.
+void FillIota(vtkDataArray* array, vtkIdType begin, vtkIdType end)
 {
-  const vtkIdType n = array->GetNumberOfValues();
   if (auto* a32 = vtkTypeInt32Array::SafeDownCast(array))
   {
-    std::iota(a32->GetPointer(0), a32->GetPointer(0) + n, vtkTypeInt32(0));
+    std::iota(a32->GetPointer(begin), a32->GetPointer(0) + end, static_cast<vtkTypeInt32>(begin));
   }
   else if (auto* a64 = vtkTypeInt64Array::SafeDownCast(array))
   {
-    std::iota(a64->GetPointer(0), a64->GetPointer(0) + n, vtkTypeInt64(0));
+    std::iota(a64->GetPointer(begin), a64->GetPointer(0) + end, static_cast<vtkTypeInt64>(begin));
   }
 }
 
@@ -206,61 +208,106 @@ bool Inside(const T* p, const double* region)
 }
 
 //------------------------------------------------------------------------------
-// Prepares output memory on a second thread while HDF5 reads into it: maps
-// the pages of the arrays in the order they are read (MADV_POPULATE_WRITE:
-// the kernel faults them in, nothing is written) and then runs the fills of
-// the arrays that do not come from the file. The first touch of fresh
-// memory costs about as much as the read from the page cache itself;
-// overlapped, it mostly disappears. Joins when destroyed.
+// Prepares output memory while HDF5 reads into it. The first touch of fresh
+// memory costs about as much as the read from the page cache itself, and
+// the arrays that do not come from the file are about as large again, so a
+// second thread first fills those, then maps the pages of the arrays read
+// (MADV_POPULATE_WRITE: the kernel faults them in, nothing is written) from
+// the last one backwards, to meet the reading thread rather than race it
+// over the same pages. The work is a list of slices of bounded size: the
+// reading thread, once done, takes the fills left (Finish) instead of
+// waiting for them. Joins when destroyed.
 class MemoryPreparer
 {
 public:
-  MemoryPreparer(std::vector<vtkDataArray*> readOrder, std::vector<std::function<void()>> fills)
-    : Worker(
-        [readOrder, fills]()
-        {
-          for (vtkDataArray* array : readOrder)
-          {
-            Populate(array);
-          }
-          for (const auto& fill : fills)
-          {
-            fill();
-          }
-        })
+  using Task = std::function<void()>;
+  static constexpr vtkIdType SliceBytes = vtkIdType(8) << 20;
+
+  // The tasks of `fills`, then populating `readOrder` backwards in slices.
+  MemoryPreparer(const std::vector<vtkDataArray*>& readOrder, std::vector<Task> fills)
+    : Tasks(std::move(fills))
   {
+    for (auto array = readOrder.rbegin(); array != readOrder.rend(); ++array)
+    {
+      std::vector<Task> slices;
+      vtkDataArray* a = *array;
+      const std::atomic<bool>* read = &this->Read;
+      ForSlices(a, 0,
+        [a, read](vtkIdType begin, vtkIdType end)
+        {
+          if (!*read)
+          {
+            Populate(a, begin, end);
+          }
+        },
+        slices);
+      this->Tasks.insert(this->Tasks.end(), std::make_move_iterator(slices.rbegin()),
+        std::make_move_iterator(slices.rend()));
+    }
+    this->Worker = std::thread([this]() { this->Work(); });
   }
-  ~MemoryPreparer() { this->Join(); }
+  ~MemoryPreparer() { this->Finish(); }
   MemoryPreparer(const MemoryPreparer&) = delete;
   MemoryPreparer& operator=(const MemoryPreparer&) = delete;
 
-  void Join()
+  // After reading: runs the fills no thread has taken yet (the pages read
+  // are mapped by now), then waits for the worker.
+  void Finish()
   {
+    this->Read = true;
+    this->Work();
     if (this->Worker.joinable())
     {
       this->Worker.join();
     }
   }
 
-private:
-  static void Populate(vtkDataArray* array)
+  // Calls `slice(begin, end)` over the values of `array` from `first` on,
+  // slices of about SliceBytes.
+  template <class Slice>
+  static void ForSlices(vtkDataArray* array, vtkIdType first, Slice&& slice, std::vector<Task>& out)
+  {
+    const vtkIdType n = array->GetNumberOfValues();
+    const vtkIdType step = std::max<vtkIdType>(1, SliceBytes / array->GetDataTypeSize());
+    for (vtkIdType begin = first; begin < n; begin += step)
+    {
+      const vtkIdType end = std::min(n, begin + step);
+      out.emplace_back([slice, begin, end]() { slice(begin, end); });
+    }
+  }
+
+  // Maps the pages of values [begin, end) of `array`.
+  static void Populate(vtkDataArray* array, vtkIdType begin, vtkIdType end)
   {
 #ifdef MADV_POPULATE_WRITE
     const std::uintptr_t page = 4096;
-    const auto begin = reinterpret_cast<std::uintptr_t>(array->GetVoidPointer(0));
-    const auto end = begin +
-      static_cast<std::uintptr_t>(array->GetNumberOfValues()) *
-        static_cast<std::uintptr_t>(array->GetDataTypeSize());
-    const std::uintptr_t first = begin & ~(page - 1);
-    if (end > first)
+    const auto base = reinterpret_cast<std::uintptr_t>(array->GetVoidPointer(0));
+    const auto size = static_cast<std::uintptr_t>(array->GetDataTypeSize());
+    const std::uintptr_t first = (base + static_cast<std::uintptr_t>(begin) * size) & ~(page - 1);
+    const std::uintptr_t last = base + static_cast<std::uintptr_t>(end) * size;
+    if (last > first)
     {
-      madvise(reinterpret_cast<void*>(first), end - first, MADV_POPULATE_WRITE); // advice only
+      madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE); // advice only
     }
 #else
     (void)array;
+    (void)begin;
+    (void)end;
 #endif
   }
 
+private:
+  void Work()
+  {
+    for (std::size_t i = this->Next++; i < this->Tasks.size(); i = this->Next++)
+    {
+      this->Tasks[i]();
+    }
+  }
+
+  std::vector<Task> Tasks;
+  std::atomic<std::size_t> Next{ 0 };
+  std::atomic<bool> Read{ false };
   std::thread Worker;
 };
 
@@ -341,14 +388,41 @@ struct vtkJZSnapshotBlocks::Block
     }
   }
 
-  void FillMade() const
+  // The fills of the arrays not read, in slices, each mapping its pages
+  // first (faster than faulting them one by one).
+  void FillSlices(std::vector<MemoryPreparer::Task>& out) const
   {
-    FillIota(this->Offsets);
-    FillIota(this->Connectivity);
+    for (vtkDataArray* cells : { static_cast<vtkDataArray*>(this->Offsets),
+           static_cast<vtkDataArray*>(this->Connectivity) })
+    {
+      MemoryPreparer::ForSlices(cells, 0,
+        [cells](vtkIdType begin, vtkIdType end)
+        {
+          MemoryPreparer::Populate(cells, begin, end);
+          FillIota(cells, begin, end);
+        },
+        out);
+    }
     if (vtkDoubleArray* masses = this->TableMasses)
     {
-      std::fill(masses->GetPointer(0), masses->GetPointer(0) + masses->GetNumberOfValues(),
-        this->Set->TableMass);
+      const double mass = this->Set->TableMass;
+      MemoryPreparer::ForSlices(masses, 0,
+        [masses, mass](vtkIdType begin, vtkIdType end)
+        {
+          MemoryPreparer::Populate(masses, begin, end);
+          std::fill(masses->GetPointer(begin), masses->GetPointer(0) + end, mass);
+        },
+        out);
+    }
+  }
+
+  void FillMade() const
+  {
+    std::vector<MemoryPreparer::Task> fills;
+    this->FillSlices(fills);
+    for (const auto& fill : fills)
+    {
+      fill();
     }
   }
 };
@@ -620,7 +694,7 @@ std::string vtkJZSnapshotBlocks::Read(
     }
   }
   std::vector<vtkDataArray*> readOrder;
-  std::vector<std::function<void()>> fills;
+  std::vector<MemoryPreparer::Task> fills;
   for (const auto& block : this->Blocks)
   {
     if (region)
@@ -632,21 +706,20 @@ std::string vtkJZSnapshotBlocks::Read(
     {
       readOrder.push_back(entry.second);
     }
-    fills.emplace_back([&block]() { block->FillMade(); });
+    block->FillSlices(fills);
   }
   for (const auto& block : this->Blocks)
   {
-    for (vtkDataArray* array : { static_cast<vtkDataArray*>(block->Offsets),
-           static_cast<vtkDataArray*>(block->Connectivity),
-           static_cast<vtkDataArray*>(block->GlobalIds) })
+    vtkDataArray* ids = block->GlobalIds;
+    if (ids && block->GlobalIds != block->ParticleIds && !region)
     {
-      if (array && !region)
-      {
-        readOrder.push_back(array);
-      }
+      MemoryPreparer::ForSlices(ids, 0,
+        [ids](vtkIdType begin, vtkIdType end) { MemoryPreparer::Populate(ids, begin, end); }, fills);
     }
   }
-  MemoryPreparer preparer(readOrder, fills);
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  MemoryPreparer preparer(readOrder, std::move(fills));
   int filesOpened = 0;
   try
   {
@@ -685,6 +758,11 @@ std::string vtkJZSnapshotBlocks::Read(
       block->FillMade();
     }
     filesOpened = rows.GetFilesOpened();
+    const Clock::time_point read = Clock::now();
+    preparer.Finish();
+    info.stageSeconds.emplace_back("read", std::chrono::duration<double>(read - start).count());
+    info.stageSeconds.emplace_back(
+      "fill after reading", std::chrono::duration<double>(Clock::now() - read).count());
   }
   catch (const vtkJZSnapshotHDF5::Error& e)
   {
@@ -699,6 +777,7 @@ std::string vtkJZSnapshotBlocks::Read(
 //------------------------------------------------------------------------------
 void vtkJZSnapshotBlocks::Finish(vtkMultiBlockDataSet* output)
 {
+
   vtkSmartPointer<vtkFieldData> fieldData = MakeFieldData(this->Snapshot);
   output->SetNumberOfBlocks(static_cast<unsigned int>(this->Blocks.size()));
   for (std::size_t i = 0; i < this->Blocks.size(); ++i)

@@ -7,11 +7,11 @@
     offsets; h5py for HDF5): the whole file, and the region the plain way
     (read the positions, mask, then gather the other arrays).
 
-The files are generated once (dark matter only: float32 positions and
-velocities, 32-bit ids, a MassTable mass; written in chunks) and read from
-the page cache. Every measurement is a fresh process: its wall time for the
-read and its peak resident memory (ru_maxrss) above the process's own
-footprint before the read. Not a test: nothing is asserted.
+The files are generated one at a time, each deleted after its reads (dark
+matter only: float32 positions and velocities, 32-bit ids, a MassTable mass;
+written in chunks), and read from the page cache. Every measurement is a
+fresh process: its wall time for the read and its peak resident memory
+(ru_maxrss) above the process's own footprint before the read. Not a test: nothing is asserted.
 
   python3 Testing/Benchmarks/bench_reader_region.py [--n 2e7] [--formats gadget tipsy hdf5]
       [--repeats 3] [--dir /tmp] [--keep] [--region-only]
@@ -181,7 +181,6 @@ def main():
     n = int(args.n)
     directory = tempfile.mkdtemp(prefix="jz-bench-region-", dir=args.dir)
     try:
-        paths = write_files(directory, n, args.formats)
         script = os.path.join(directory, "reader.py")
         with open(script, "w") as f:
             f.write(READER)
@@ -190,7 +189,8 @@ def main():
               f"fresh processes, page cache warm")
         print(f"{'format':8} {'file MiB':>9} {'what':7} {'reader s':>9} {'numpy s':>8} "
               f"{'time ratio':>10} {'reader peak MiB':>15} {'numpy peak MiB':>14} {'rows':>10}")
-        for fmt, path in paths.items():
+        for fmt in args.formats:  # one file at a time: large ones take much of the disk
+            path = write_files(directory, n, [fmt])[fmt]
             size = os.path.getsize(path) / mib
             with open(path, "rb") as f:  # into the page cache
                 while f.read(1 << 26):
@@ -206,6 +206,8 @@ def main():
                 print(f"{fmt:8} {size:9.0f} {label:7} {t_ours:9.3f} {t_peer:8.3f} "
                       f"{t_ours / t_peer:10.2f} {m_ours / mib:15.0f} {m_peer / mib:14.0f} "
                       f"{ours[0]['rows']:>10}", flush=True)
+            if not args.keep:
+                os.remove(path)
     finally:
         if not args.keep:
             shutil.rmtree(directory, ignore_errors=True)

@@ -104,7 +104,7 @@ void supportAndDensity(const Comm& comm, const CArray<T>& p, const CArray<double
   const std::size_t n = static_cast<std::size_t>(p.shape(0));
   h.assign(n, 0.0);
   std::vector<T> knnRho;
-  const bool computeH = givenH.size() == 0;
+  const bool computeH = a.h.is_none(); // not the size: a rank may have no points
   if (computeH)
   {
     comm.agree(jz::neighbourCountError(a.k, total, inputNames()));
@@ -152,6 +152,8 @@ void supportAndDensity(const Comm& comm, const CArray<T>& p, const CArray<double
     std::copy(masses.data(), masses.data() + n, m.begin());
   const std::vector<T> all = jz::allGatherConcat(*comm, local);
   const std::vector<double> allMasses = jz::allGatherConcat(*comm, m);
+  if (n == 0)
+    return; // (null queries would mean "the sources")
   runKernel(
     [&](const jz::RunControl& control)
     {

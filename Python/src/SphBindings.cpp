@@ -34,19 +34,6 @@ struct MapArgs
   py::dict arrays; // slice only: name -> (N,) or (N, c)
 };
 
-// The sums of all ranks added in rank order, on every rank (as the filter).
-void reduceSums(jz::Communicator& comm, std::vector<double>& sums)
-{
-  if (comm.size() == 1)
-    return;
-  const std::vector<double> all = jz::allGatherConcat(comm, sums);
-  const std::size_t n = sums.size();
-  std::fill(sums.begin(), sums.end(), 0.0);
-  for (std::size_t r = 0; r * n < all.size(); ++r)
-    for (std::size_t i = 0; i < n; ++i)
-      sums[i] += all[r * n + i];
-}
-
 // The points' bounds over all ranks (empty ranks contribute nothing).
 template <class T>
 void globalBounds(const CArray<T>& p, jz::Communicator& comm, double region[6])
@@ -257,9 +244,7 @@ std::vector<py::array> runMap(const Comm& comm, jz::SphGrid grid, const MapArgs&
   jz::SphMapSums sums;
   runKernel([&](const jz::RunControl& control)
     { jz::depositSphMap(particles, grid, sums, control); });
-  reduceSums(*comm, sums.mass);
-  for (std::vector<double>& f : sums.fields)
-    reduceSums(*comm, f);
+  jz::reduceSphMapSums(*comm, sums);
   jz::finishSphMap(grid, sums);
 
   std::vector<py::array> maps{ cellsArray(grid, sums.mass, 1) };

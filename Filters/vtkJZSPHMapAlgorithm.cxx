@@ -152,19 +152,6 @@ struct MapSettings
   int extent[6] = { 0, -1, 0, -1, 0, -1 };
 };
 
-// The sums of all ranks added in rank order, on every rank.
-void ReduceSums(jz::Communicator& comm, std::vector<double>& sums)
-{
-  if (comm.size() == 1)
-    return;
-  const std::vector<double> all = jz::allGatherConcat(comm, sums);
-  const std::size_t n = sums.size();
-  std::fill(sums.begin(), sums.end(), 0.0);
-  for (std::size_t r = 0; r * n < all.size(); ++r)
-    for (std::size_t i = 0; i < n; ++i)
-      sums[i] += all[r * n + i];
-}
-
 // The support radii of this rank's particles: the array's h times the scale,
 // or the distance to the K-th nearest particle of all ranks; and, when
 // `rho` is wanted and not given, with it the densities.
@@ -283,9 +270,7 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   const jz::RunInfo info =
     jz::depositSphMap(particles, s.grid, sums, vtkJZKernelAdapter::MakeRunControl(self));
   vtkJZKernelAdapter::ReportRunInfo(self, "SPH map", info, *in.comm);
-  ReduceSums(*in.comm, sums.mass);
-  for (std::vector<double>& f : sums.fields)
-    ReduceSums(*in.comm, f);
+  jz::reduceSphMapSums(*in.comm, sums);
   jz::finishSphMap(s.grid, sums);
 
   // In place in 3-D: pixel centres, the image's plane along Axis.

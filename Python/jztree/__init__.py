@@ -1,7 +1,8 @@
 """jztree: the jz-tree kernels of JZ-Tree for ParaView over numpy arrays.
 
 Exact k nearest neighbours and densities, friends-of-friends groups with a
-halo catalogue, Euclidean minimum spanning trees, HDBSCAN* and tree gravity,
+halo catalogue, Euclidean minimum spanning trees, HDBSCAN*, tree gravity and
+SPH maps (projection, slice, volume),
 without ParaView. Every function takes points as an (N, 3) float32 or
 float64 array (used in place when C-contiguous), releases the GIL while it
 runs, stops on Ctrl-C, takes ``box=None | L | (Lx, Ly, Lz)`` for a periodic

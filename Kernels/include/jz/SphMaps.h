@@ -103,6 +103,11 @@ RunInfo depositSphMap(const SphParticles<T>& particles, const SphGrid& grid, Sph
 // mass. A field is 0 where the mass is 0.
 void finishSphMap(const SphGrid& grid, SphMapSums& sums);
 
+// The sums of all ranks added in rank order (the same on every rank, for
+// any partition up to summation order), before finishSphMap.
+class Communicator;
+void reduceSphMapSums(Communicator& comm, SphMapSums& sums);
+
 // The per-particle inputs the maps need when none are given:
 // support radii = the distance to the k-th nearest particle (jz/Knn.h), and
 // densities rho_j = sum_k m_k W(|x_j - x_k|, h_j) over all sources k within

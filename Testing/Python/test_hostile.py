@@ -223,7 +223,7 @@ def rescaled_knn(ref, got, warnings, unit, arrays, props, factor):
     Density the estimator on the scaled run's own neighbours, within what the
     shift can move it."""
     shift, u = rescaled_shift(unit)
-    slack = lambda d: shift + 8 * u * d
+    slack = lambda d: shift + 8 * u * d  # noqa: E731
     box = props["BoxBounds"] if props["Periodic"] else None
     bad = []
     h_ref, h = ref["SmoothingLength"].astype(np.float64), got["SmoothingLength"] / factor
@@ -363,6 +363,12 @@ def case_scale(c, rng, label):
         bad += rescaled_knn(ref.arrays(), got.arrays(), got.warnings, unit, arrays, props, factor)
     elif not pow2 and name == "TreeGravity":
         bad += rescaled_gravity(got.arrays(), got.warnings, unit, arrays, props, factor)
+    elif not pow2 and "CoreDistance" in ref.arrays() and "CoreDistance" in got.arrays():
+        # A k-th nearest distance too: within the shift.
+        shift, u = rescaled_shift(unit)
+        core, core_ref = got.arrays()["CoreDistance"] / factor, ref.arrays()["CoreDistance"]
+        if np.any(np.abs(core - core_ref) > shift + 8 * u * core_ref):
+            bad.append("CoreDistance moved by more than rounding")
     c.check(not bad, f"{label}: {'; '.join(bad) if bad else 'outputs scaled back'}")
 
 

@@ -9,7 +9,10 @@ random kind, and one of:
   accelerations times 2^-2k, the same ids, groups, edges and clusters. A
   density that the output precision cannot hold must be inf or 0 with a
   warning. Some cases take a non-power-of-two scale (centimetres: 3.0857e24
-  per Mpc), compared to rounding.
+  per Mpc), where the coordinates round: KNNDensity's distances within
+  what that rounding can move them (neighbours at near-tied distances may
+  differ), its Density the estimator on its own neighbours; TreeGravity
+  against the float64 direct sum.
 - parameter: one property set outside its range, or a NaN coordinate or mass:
   an error naming it, and every output empty.
 - composite: the points split over blocks, some empty, float32 and float64
@@ -190,6 +193,134 @@ def representable(value, dtype):
     return (a == 0) | np.isinf(value) | ((a >= info.tiny) & (a <= info.max))
 
 
+def out_of_range(array, g, held, warnings):
+    """Values the output precision cannot hold (held false) must be inf, 0 or
+    subnormal, with a warning."""
+    lost = g[~held]
+    if lost.size and not (np.all((lost == 0) | np.isinf(lost) | (np.abs(lost) < np.finfo(g.dtype).tiny))
+                          and warnings):
+        return [f"{array}: {lost.size} values out of range without inf/0 and a warning"]
+    return []
+
+
+# At a non-power-of-two scale the scaled coordinates round: each by at most
+# half an ulp, u |x| (u the unit roundoff of the points' type). Seen at unit
+# scale a point moves by at most sqrt(3) u max|x|, so the offset between two
+# points by twice that: the "shift". Any distance moves by at most the shift,
+# and so does the k-th smallest distance of a point (1-Lipschitz in the
+# points), whichever neighbours are at near-tied distances. Computing a
+# distance (differences, squares, sum, sqrt) and writing it round by a few u
+# of the distance itself at each scale: 8 u d covers both runs.
+def rescaled_shift(unit):
+    u = np.finfo(unit.dtype).eps / 2
+    return 2 * math.sqrt(3) * u * float(np.abs(unit.astype(np.float64)).max()), u
+
+
+def rescaled_knn(ref, got, warnings, unit, arrays, props, factor):
+    """KNNDensity at a non-power-of-two scale against its unit-scale run:
+    distances and h within the shift; the neighbour ids may differ among
+    near-ties (any is correct) but each must be at its reported distance;
+    Density the estimator on the scaled run's own neighbours, within what the
+    shift can move it."""
+    shift, u = rescaled_shift(unit)
+    slack = lambda d: shift + 8 * u * d  # noqa: E731
+    box = props["BoxBounds"] if props["Periodic"] else None
+    bad = []
+    h_ref, h = ref["SmoothingLength"].astype(np.float64), got["SmoothingLength"] / factor
+    rows = (len(h), -1)  # K = 1: one component
+    d_ref = ref["NeighborDistances"].astype(np.float64).reshape(rows)
+    d = got["NeighborDistances"].reshape(rows) / factor
+    ids = got["NeighborIds"].astype(np.int64).reshape(rows)
+    if np.any(np.abs(h - h_ref) > slack(h_ref)):
+        bad.append(f"SmoothingLength off by {np.abs(h / np.maximum(h_ref, 1e-300) - 1).max():.2e}")
+    if np.any(np.abs(d - d_ref) > slack(d_ref)):
+        bad.append("NeighborDistances: a k-th distance moved by more than rounding")
+    true = jztest.true_distances(unit, None, ids, box)
+    distinct = all(len(set(row)) == len(row) for row in ids.tolist())
+    if not distinct or np.any(np.abs(true - d) > slack(true)):
+        bad.append("NeighborIds: not distinct, or not at their reported distances")
+    m = arrays["Mass"][ids] if "Mass" in arrays else np.ones(ids.shape)
+    g = got["Density"]
+    zero = h == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hh = np.where(zero, 1.0, h)
+        s = slack(hh) / hh  # relative move of h, and (twice) of each q = r/h
+        if props["Estimator"] == 1:
+            want = jztest.tophat_density(hh, m)
+            tol = want * (3 * s + 8 * u)
+        else:
+            # |dW/dq| <= 2 for the M4 shape; h^3 moves by 3 s relative.
+            want = jztest.sph_density(true, hh, m)
+            scale = 8.0 / (np.pi * hh ** 3) * m.sum(axis=1)
+            tol = want * 3 * s + scale * (4 * s + 8 * u)
+    want_scaled = want * factor ** -3.0
+    held = representable(want_scaled, g.dtype) & ~zero
+    if not np.all(np.isinf(g[zero])):
+        bad.append("Density: not inf where h = 0")
+    gd = g.astype(np.float64) * factor ** 3.0
+    if np.any(np.abs(gd[held] - want[held]) > tol[held]):
+        rel = np.abs(gd[held] / want[held] - 1)
+        bad.append(f"Density off its own neighbours' estimate by {rel.max():.2e}")
+    bad += out_of_range("Density", g, held | zero, warnings)
+    return bad
+
+
+def direct_gravity(unit, m, eps):
+    """Float64 direct sums at unit scale: potential, acceleration, and the
+    sums of the terms' magnitudes and of their sensitivities to the shift."""
+    x = unit.astype(np.float64)
+    diff = x[:, None, :] - x[None, :, :]
+    r2 = (diff ** 2).sum(axis=2)
+    s2 = r2 + eps ** 2
+    # No self term; coincident points without softening: no term either.
+    live = (s2 > 0) & ~np.eye(len(x), dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = np.where(live, 1 / np.sqrt(np.where(live, s2, 1)), 0.0) * m[None, :]
+        inv3 = inv / np.where(live, s2, 1)
+    phi = -inv.sum(axis=1)
+    acc = -(diff * inv3[:, :, None]).sum(axis=1)
+    slope = inv3 * np.sqrt(r2)  # m r / s^3
+    return phi, acc, {"phi": inv.sum(axis=1), "dphi": slope.sum(axis=1), "acc": slope.sum(axis=1),
+                      "dacc": inv3.sum(axis=1)}
+
+
+def rescaled_gravity(got, warnings, unit, arrays, props, factor):
+    """TreeGravity at a non-power-of-two scale against the float64 direct sum
+    at unit scale (the scaled points build a different tree: its cells come
+    from the coordinates' bits, so at theta > 0 the two runs are two
+    different approximations and only each against the direct sum means
+    anything). Per point: the shift moves a pair term by at most
+    |d term / d offset| times the shift (|grad (m/s)| = m r/s^3 for the
+    potential, at most 2 m/s^3 for the acceleration, s^2 = r^2 + eps^2),
+    plus 16 u of the terms' magnitudes for summing (theta > 0 sums in single
+    precision: u of float32). At theta > 0 add the opening criterion's
+    truncation: a node passes with its points within b < beta d of its centre
+    of mass, beta = sqrt(0.7) theta, and its quadrupole expansion leaves out
+    terms of order beta^3 of the node's own term, which is at most (1 + beta)^2
+    (potential: 1 + beta) times the sum of its points' term magnitudes."""
+    shift, u = rescaled_shift(unit)
+    m = arrays["Mass"]
+    theta, eps = props["OpeningAngle"], props["Softening"]
+    phi, acc, mag = direct_gravity(unit, m, eps)
+    if theta > 0:
+        u = max(u, np.finfo(np.float32).eps / 2)
+    beta = math.sqrt(0.7) * theta
+    bad = []
+    for array, power, want, size, slope, grow in (
+            ("Potential", -1, phi, mag["phi"], mag["dphi"], 1 + beta),
+            ("Acceleration", -2, acc, mag["acc"], 2 * mag["dacc"], (1 + beta) ** 2)):
+        g = got[array]
+        gd = g.astype(np.float64) * factor ** -power
+        held = np.all(representable(want * factor ** power, g.dtype).reshape(len(want), -1), axis=1)
+        tol = shift * slope + 16 * u * size + (beta ** 3 * grow * size if theta > 0 else 0)
+        err = np.abs(gd - want) if want.ndim == 1 else np.linalg.norm(gd - want, axis=1)
+        if np.any(~(err[held] <= tol[held])):
+            worst = np.max(err[held] / np.maximum(tol[held], 1e-300))
+            bad.append(f"{array} off the direct sum by {worst:.2e} of its tolerance")
+        bad += out_of_range(array, g, held if g.ndim == 1 else np.repeat(held[:, None], 3, 1), warnings)
+    return bad
+
+
 def case_scale(c, rng, label):
     name = rng.choice(list(SCALED_ARRAYS))
     dtype = rng.choice([np.float32, np.float64])
@@ -217,37 +348,27 @@ def case_scale(c, rng, label):
         if r is None or g is None or r.shape != g.shape:
             bad.append(f"{array} missing or misshapen")
             continue
+        if not pow2:
+            continue  # checked below, per filter
         if power == 0:
-            if pow2 and not np.array_equal(r, g):
+            if not np.array_equal(r, g):
                 bad.append(f"{array} differs")
             continue
         want = r.astype(np.float64) * factor ** power
-        if pow2:
-            exact = representable(want, g.dtype)
-            if not np.array_equal(g[exact], want[exact].astype(g.dtype)):
-                bad.append(f"{array} not exactly scaled")
-            if (~exact).any():
-                lost = g[~exact]
-                if not (np.all((lost == 0) | np.isinf(lost) | (np.abs(lost) < np.finfo(g.dtype).tiny))
-                        and got.warnings):
-                    bad.append(f"{array}: {int((~exact).sum())} values out of range without inf/0 "
-                               f"and a warning")
-        elif name in ("KNNDensity", "TreeGravity") and array != "NeighborDistances":
-            # The points round differently at the two scales: smoothing
-            # lengths move by a few float ulps of the coordinates, and at
-            # theta > 0 the tree's cells (so its approximations) move too.
-            if want.ndim == 2:  # vectors: the error relative to the vector's length
-                length = np.linalg.norm(want, axis=1)
-                ok = np.isfinite(length) & (length > 0)
-                err = np.linalg.norm(g[ok] - want[ok], axis=1) / length[ok]
-            else:
-                ok = representable(want, g.dtype) & np.isfinite(want) & (want != 0)
-                err = np.abs(g[ok] / want[ok] - 1)
-            worst, typical = (2e-3, 2e-3) if dtype == np.float32 else (1e-9, 1e-9)
-            if name == "TreeGravity" and props["OpeningAngle"] > 0:
-                worst, typical = 5e-2, 1e-3
-            if err.size and (err.max() > worst or np.median(err) > typical):
-                bad.append(f"{array} off by {err.max():.2e} (median {np.median(err):.1e})")
+        exact = representable(want, g.dtype)
+        if not np.array_equal(g[exact], want[exact].astype(g.dtype)):
+            bad.append(f"{array} not exactly scaled")
+        bad += out_of_range(array, g, exact, got.warnings)
+    if not pow2 and name == "KNNDensity":
+        bad += rescaled_knn(ref.arrays(), got.arrays(), got.warnings, unit, arrays, props, factor)
+    elif not pow2 and name == "TreeGravity":
+        bad += rescaled_gravity(got.arrays(), got.warnings, unit, arrays, props, factor)
+    elif not pow2 and "CoreDistance" in ref.arrays() and "CoreDistance" in got.arrays():
+        # A k-th nearest distance too: within the shift.
+        shift, u = rescaled_shift(unit)
+        core, core_ref = got.arrays()["CoreDistance"] / factor, ref.arrays()["CoreDistance"]
+        if np.any(np.abs(core - core_ref) > shift + 8 * u * core_ref):
+            bad.append("CoreDistance moved by more than rounding")
     c.check(not bad, f"{label}: {'; '.join(bad) if bad else 'outputs scaled back'}")
 
 
@@ -333,8 +454,9 @@ def case_composite(c, rng, label):
         mb.SetBlock(b, jztest.polydata(block_pts, {k: v[lo:hi] for k, v in arrays.items()}))
         kinds.append(f"{hi - lo}{'f' if dtype == np.float32 else 'd'}")
     label += f" composite {name} n={n} blocks {'+'.join(kinds)}"
-    # Float32 only when every block is (the filters' rule), else float64.
-    whole = pts.astype(np.float32) if all(k.endswith("f") for k in kinds) else pts
+    # Float32 only when every non-empty block is (the filters' rule: an empty
+    # piece, e.g. a rank without particles, has no say), else float64.
+    whole = pts.astype(np.float32) if all(k.endswith("f") or k[0] == "0" for k in kinds) else pts
     ref = run(name, jztest.polydata(whole, arrays), PORTS[name], props)
     got = run(name, mb, PORTS[name], props)
     if not c.check(not ref.errors and not got.errors, f"{label}: ran ({(ref.errors + got.errors)[:1]})"):

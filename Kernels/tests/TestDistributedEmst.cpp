@@ -153,7 +153,7 @@ bool same(double a, double b)
 }
 
 // HDBSCAN* per point as the single-process run: cluster ids, probabilities,
-// outlier scores and core distances, bit for bit.
+// outlier scores and core distances, bit for bit; the tree on rank 0 only.
 template <class T>
 void checkHdbscan(const std::string& kind, jz::ClusterSelection selection, int ranks)
 {
@@ -186,8 +186,11 @@ void checkHdbscan(const std::string& kind, jz::ClusterSelection selection, int r
       piece.numPoints = pieces[r].ids.size();
       piece.ids = pieces[r].ids.data();
       jz::HdbscanResult got;
-      jz::computeHdbscanDistributed(piece, options, comm, got, jz::Backend::CPU);
+      const jz::RunInfo info =
+        jz::computeHdbscanDistributed(piece, options, comm, got, jz::Backend::CPU);
       wrong[r] += got.numClusters != serial.numClusters;
+      // One rank holds the whole tree, the others none of it.
+      wrong[r] += info.counter("tree edges held") != (r == 0 ? double(n - 1) : 0.0);
       for (std::size_t i = 0, k = 0; i < n; ++i)
       {
         if (owner[i] != r)

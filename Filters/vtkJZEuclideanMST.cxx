@@ -15,6 +15,8 @@
 #include "vtkPoints.h"
 #include "vtkPolyData.h"
 #include "vtkSmartPointer.h"
+#include "vtkTypeInt32Array.h"
+#include "vtkTypeInt64Array.h"
 
 #include "jz/Emst.h"
 #include "jz/Geometry.h"
@@ -22,26 +24,102 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 vtkStandardNewMacro(vtkJZEuclideanMST);
 
 namespace
 {
-// One rank's edges, endpoints as coordinates, ready for the polydata.
-struct EdgeRows
+// The Edges output in the input's precision: one line per edge with its own
+// two points (the second at the nearest image of the first when periodic),
+// 32-bit connectivity when the point count allows it. Filled edge by edge,
+// so the kernel's edges can be freed while it grows.
+template <class T>
+class EdgeLines
 {
-  std::vector<double> from, to; // xyz each
-  std::vector<jz::GlobalId> fromId, toId;
-  std::vector<double> weight2;
-  std::vector<double> core2; // this rank's points
+public:
+  EdgeLines(vtkIdType m, bool periodic, const double box[6])
+    : m_(m)
+    , periodic_(periodic)
+    , box_(box)
+  {
+    length_ = vtkSmartPointer<vtkDoubleArray>::New();
+    length_->SetName("Length");
+    length_->SetNumberOfTuples(m);
+  }
+
+  void setLength(vtkIdType e, double weight2) { length_->SetValue(e, std::sqrt(weight2)); }
+
+  // The points and EndpointIds, allocated after the lengths (the caller may
+  // free its weights in between).
+  void allocateEnds()
+  {
+    points_ = vtkSmartPointer<vtkPoints>::New();
+    points_->SetDataType(std::is_same<T, float>::value ? VTK_FLOAT : VTK_DOUBLE);
+    points_->SetNumberOfPoints(2 * m_);
+    ends_ = vtkSmartPointer<vtkIdTypeArray>::New();
+    ends_->SetName("EndpointIds");
+    ends_->SetNumberOfComponents(2);
+    ends_->SetNumberOfTuples(m_);
+  }
+
+  void setEnds(vtkIdType e, const T* a, const T* to, jz::GlobalId idA, jz::GlobalId idB)
+  {
+    T* out = static_cast<T*>(points_->GetVoidPointer(0)) + 6 * e;
+    for (int d = 0; d < 3; ++d)
+    {
+      const double period = periodic_ ? box_[2 * d + 1] - box_[2 * d] : 0.0;
+      out[d] = a[d];
+      out[3 + d] = static_cast<T>(
+        double(a[d]) + jz::nearestImageOffset(double(to[d]) - double(a[d]), period));
+    }
+    ends_->SetTypedComponent(e, 0, idA);
+    ends_->SetTypedComponent(e, 1, idB);
+  }
+
+  void finish(vtkPolyData* out)
+  {
+    auto lines = vtkSmartPointer<vtkCellArray>::New();
+    if (2 * m_ < vtkIdType(std::numeric_limits<vtkTypeInt32>::max()))
+      lines->SetData(connectivity<vtkTypeInt32Array>(), connectivity<vtkTypeInt32Array>(true));
+    else
+      lines->SetData(connectivity<vtkTypeInt64Array>(), connectivity<vtkTypeInt64Array>(true));
+    out->SetPoints(points_);
+    out->SetLines(lines);
+    out->GetCellData()->AddArray(length_);
+    out->GetCellData()->AddArray(ends_);
+    out->GetCellData()->SetActiveScalars("Length");
+  }
+
+private:
+  // Offsets 0, 2, ..., 2m, or the connectivity 0, 1, ..., 2m - 1.
+  template <class A>
+  vtkSmartPointer<A> connectivity(bool points = false) const
+  {
+    auto a = vtkSmartPointer<A>::New();
+    a->SetNumberOfTuples(points ? 2 * m_ : m_ + 1);
+    for (vtkIdType i = 0; i < a->GetNumberOfTuples(); ++i)
+      a->SetValue(i, static_cast<typename A::ValueType>(points ? i : 2 * i));
+    return a;
+  }
+
+  vtkIdType m_;
+  bool periodic_;
+  const double* box_;
+  vtkSmartPointer<vtkPoints> points_;
+  vtkSmartPointer<vtkDoubleArray> length_;
+  vtkSmartPointer<vtkIdTypeArray> ends_;
 };
 
+// The tree into `edges`; returns this rank's squared core distances (mutual
+// reachability). Each kernel array is freed as soon as it is copied.
 template <class T>
-void ComputeEdges(vtkAlgorithm* self, vtkJZKernelAdapter::ParticleInput& in,
+std::vector<double> ComputeEdges(vtkAlgorithm* self, vtkJZKernelAdapter::ParticleInput& in,
   const vtkJZKernelAdapter::Buffer<T>& coords, jz::EmstProblem<T> problem, jz::Backend backend,
-  EdgeRows& rows, jz::RunInfo& info)
+  bool periodic, vtkPolyData* edges, jz::RunInfo& info)
 {
   problem.points = coords.data;
   problem.numPoints = coords.size;
@@ -51,76 +129,34 @@ void ComputeEdges(vtkAlgorithm* self, vtkJZKernelAdapter::ParticleInput& in,
   {
     jz::EmstRankEdges<T> out;
     info = jz::computeEmstDistributed(problem, *in.comm, out, backend, control);
-    rows.from.assign(out.fromPoint.begin(), out.fromPoint.end());
-    rows.to.assign(out.toPoint.begin(), out.toPoint.end());
-    rows.fromId = out.fromId;
-    rows.toId = out.toId;
-    rows.weight2 = out.weight2;
-    rows.core2 = out.core2;
-    return;
+    const vtkIdType m = static_cast<vtkIdType>(out.weight2.size());
+    EdgeLines<T> lines(m, periodic, in.box);
+    for (vtkIdType e = 0; e < m; ++e)
+      lines.setLength(e, out.weight2[e]);
+    lines.allocateEnds();
+    for (vtkIdType e = 0; e < m; ++e)
+      lines.setEnds(e, &out.fromPoint[3 * e], &out.toPoint[3 * e], out.fromId[e], out.toId[e]);
+    lines.finish(edges);
+    return std::move(out.core2);
   }
-  jz::EmstEdges edges;
-  info = jz::computeEmst(problem, edges, backend, control);
-  const std::size_t m = edges.size();
-  rows.weight2 = edges.weight2;
-  rows.core2 = edges.core2;
-  for (std::size_t e = 0; e < m; ++e)
-  {
-    const jz::Index a = edges.from[e], b = edges.to[e];
-    rows.fromId.push_back(in.ids.data ? in.ids.data[a] : jz::GlobalId(a));
-    rows.toId.push_back(in.ids.data ? in.ids.data[b] : jz::GlobalId(b));
-    for (int d = 0; d < 3; ++d)
-    {
-      rows.from.push_back(double(coords.data[3 * std::size_t(a) + d]));
-      rows.to.push_back(double(coords.data[3 * std::size_t(b) + d]));
-    }
-  }
-}
-
-// The edges as lines; the second endpoint at the nearest image of the first.
-void FillEdges(const EdgeRows& rows, bool periodic, const double box[6], vtkPolyData* out)
-{
-  const vtkIdType m = static_cast<vtkIdType>(rows.weight2.size());
-  auto points = vtkSmartPointer<vtkPoints>::New();
-  points->SetDataTypeToDouble();
-  points->SetNumberOfPoints(2 * m);
-  auto offsets = vtkSmartPointer<vtkIdTypeArray>::New();
-  offsets->SetNumberOfTuples(m + 1);
-  auto conn = vtkSmartPointer<vtkIdTypeArray>::New();
-  conn->SetNumberOfTuples(2 * m);
-  auto length = vtkSmartPointer<vtkDoubleArray>::New();
-  length->SetName("Length");
-  length->SetNumberOfTuples(m);
-  auto ends = vtkSmartPointer<vtkIdTypeArray>::New();
-  ends->SetName("EndpointIds");
-  ends->SetNumberOfComponents(2);
-  ends->SetNumberOfTuples(m);
+  jz::EmstEdges out;
+  info = jz::computeEmst(problem, out, backend, control);
+  const vtkIdType m = static_cast<vtkIdType>(out.size());
+  EdgeLines<T> lines(m, periodic, in.box);
+  for (vtkIdType e = 0; e < m; ++e)
+    lines.setLength(e, out.weight2[e]);
+  std::vector<double>().swap(out.weight2);
+  lines.allocateEnds();
+  auto id = [&in](jz::Index i) { return in.ids.data ? in.ids.data[i] : jz::GlobalId(i); };
   for (vtkIdType e = 0; e < m; ++e)
   {
-    const double* a = &rows.from[3 * e];
-    double b[3];
-    for (int d = 0; d < 3; ++d)
-    {
-      const double period = periodic ? box[2 * d + 1] - box[2 * d] : 0.0;
-      b[d] = a[d] + jz::nearestImageOffset(rows.to[3 * e + d] - a[d], period);
-    }
-    points->SetPoint(2 * e, a);
-    points->SetPoint(2 * e + 1, b);
-    offsets->SetValue(e, 2 * e);
-    conn->SetValue(2 * e, 2 * e);
-    conn->SetValue(2 * e + 1, 2 * e + 1);
-    length->SetValue(e, std::sqrt(rows.weight2[e]));
-    ends->SetTypedComponent(e, 0, rows.fromId[e]);
-    ends->SetTypedComponent(e, 1, rows.toId[e]);
+    const jz::Index a = out.from[e], b = out.to[e];
+    lines.setEnds(e, coords.data + 3 * std::size_t(a), coords.data + 3 * std::size_t(b), id(a), id(b));
   }
-  offsets->SetValue(m, 2 * m);
-  auto lines = vtkSmartPointer<vtkCellArray>::New();
-  lines->SetData(offsets, conn);
-  out->SetPoints(points);
-  out->SetLines(lines);
-  out->GetCellData()->AddArray(length);
-  out->GetCellData()->AddArray(ends);
-  out->GetCellData()->SetActiveScalars("Length");
+  std::vector<jz::Index>().swap(out.from);
+  std::vector<jz::Index>().swap(out.to);
+  lines.finish(edges);
+  return std::move(out.core2);
 }
 }
 
@@ -164,9 +200,9 @@ int vtkJZEuclideanMST::RunParticles(
       problem.metric = mutual ? jz::EmstMetric::MutualReachability : jz::EmstMetric::Euclidean;
       problem.minSamples = this->MinSamples;
       vtkJZKernelAdapter::SetPeriodicBox(this->Periodic, in.box, problem);
-      EdgeRows rows;
       jz::RunInfo info;
-      ComputeEdges(this, in, in.Coordinates<T>(), problem, backend, rows, info);
+      const std::vector<double> core2 = ComputeEdges(
+        this, in, in.Coordinates<T>(), problem, backend, this->Periodic != 0, edges, info);
       vtkJZKernelAdapter::ReportRunInfo(this, "EuclideanMST", info, *in.comm);
 
       std::vector<vtkDataArray*> results;
@@ -176,13 +212,12 @@ int vtkJZEuclideanMST::RunParticles(
         core = vtkJZKernelAdapter::NewArray<vtkDoubleArray>("CoreDistance", in.localPoints);
         for (vtkIdType i = 0; i < in.localPoints; ++i)
         {
-          core->SetValue(i, std::sqrt(rows.core2[i]));
+          core->SetValue(i, std::sqrt(core2[i]));
         }
         results.push_back(core);
       }
       vtkJZKernelAdapter::AttachResults(input, output, results, mutual ? "CoreDistance" : nullptr);
       vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);
-      FillEdges(rows, this->Periodic, in.box, edges);
       vtkJZKernelAdapter::AddDeviceFieldData(edges, info.backend);
     });
 }

@@ -105,7 +105,9 @@ def check_emst_case(c, kind, n, dtype, periodic=False, mutual=False, min_samples
     total = np.sqrt([e[0] for e in want]).sum()
     c.check(abs(length.sum() - total) <= 1e-12 * total, what + ": total weight")
     # Each line: its own two points, Length = their distance, the first at the point.
-    pts = vtk_to_numpy(edges.GetPoints().GetData()).astype(np.float64)
+    pts = vtk_to_numpy(edges.GetPoints().GetData())
+    c.check(pts.dtype == np.dtype(dtype), what + ": edge points in the input's precision (%s)" % pts.dtype)
+    pts = pts.astype(np.float64)
     a, b = pts[0::2], pts[1::2]
     # (float32 periodic: the kernel wraps in float, the lines start at the input point)
     tol = 1e-6 if (periodic and dtype == np.float32) else 1e-12

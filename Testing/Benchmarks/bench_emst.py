@@ -10,8 +10,16 @@ count (not a test: nothing is asserted; doc/BENCHMARKS.md has the figures):
     (HDBSCAN_PATH, exact MST) on halos.py points, with the agreement of the
     labels (fraction of points in the same cluster up to renumbering).
 
+  * --mutual 5 16: the kernel's mutual-reachability tree at those MinSamples
+    on the same points, as a ratio to its Euclidean time (mutual / Euclidean);
+  * --filter: the EuclideanMST filter end to end in pvpython on the same
+    points (uniform: numpy's, seed 1), wall time and peak memory beyond the
+    input (VmHWM reset after the input is built, in bytes per point);
+    --filter-hdbscan N: the HDBSCAN filter on N halos.py points, the same way.
+
   /usr/bin/python3 Testing/Benchmarks/bench_emst.py [--n 1e6] [--threads 2] [--repeats 2]
       [--arborx PATH] [--scipy 1e5] [--hdbscan-n 1e5] [--hdbscan-jz-n 1e6] (0 leaves a run out)
+      [--sets uniform halos] [--mutual 5 16] [--filter] [--filter-hdbscan 1e7]
 """
 import argparse
 import os
@@ -54,6 +62,42 @@ def timed(cmd, env, pattern):
     return float(m.group(1)), out
 
 
+# The filter end to end: points from a float32 file into a vtkPolyData, the
+# peak reset once they are built, then one update (the plugin from
+# PV_PLUGIN_PATH, default build/).
+FILTER = r"""
+import sys, time, numpy as np
+from paraview import simple
+from vtkmodules.util.numpy_support import numpy_to_vtk
+from vtkmodules.vtkCommonCore import vtkPoints
+from vtkmodules.vtkCommonDataModel import vtkPolyData
+def kb(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1])
+pts = np.fromfile(sys.argv[1], dtype=np.float32).reshape(-1, 3)
+pd = vtkPolyData(); vp = vtkPoints(); vp.SetData(numpy_to_vtk(pts, deep=1)); pd.SetPoints(vp)
+del pts
+tp = simple.TrivialProducer(); tp.GetClientSideObject().SetOutput(pd)
+if sys.argv[2] == "emst":
+    f = simple.EuclideanMST(Input=tp, Device="CPU")
+else:
+    f = simple.HDBSCAN(Input=tp, MinClusterSize=20, Device="CPU")
+open("/proc/self/clear_refs", "w").write("5")
+before = kb("VmRSS:")
+t = time.perf_counter(); f.GetClientSideObject().Update()
+wall = time.perf_counter() - t
+print("total=%.4fs peak_beyond_input=%.1f B/point" % (wall, 1024.0 * (kb("VmHWM:") - before) / pd.GetNumberOfPoints()))
+"""
+
+
+def filter_run(path, what, env):
+    env = dict(env)
+    env.setdefault("PV_PLUGIN_PATH", os.path.join(BUILD, "lib/paraview-5.11/plugins/JZTree"))
+    t, out = timed(["pvpython", "-c", FILTER, path, what], env, r"total=([0-9.]+)s")
+    return t, float(re.search(r"peak_beyond_input=([0-9.]+)", out).group(1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=float, default=1e6)
@@ -65,6 +109,10 @@ def main():
     ap.add_argument("--hdbscan-jz-n", type=float, default=1e6)
     ap.add_argument("--hdbscan-path", default=os.environ.get("HDBSCAN_PATH", "/work/peers/hdbscan"))
     ap.add_argument("--tmp", default="/tmp/jz_bench_emst")
+    ap.add_argument("--sets", nargs="+", default=["uniform", "halos"])
+    ap.add_argument("--mutual", nargs="*", type=int, default=[])
+    ap.add_argument("--filter", action="store_true")
+    ap.add_argument("--filter-hdbscan", type=float, default=0)
     a = ap.parse_args()
     os.makedirs(a.tmp, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OMP_PROC_BIND="spread",
@@ -76,8 +124,14 @@ def main():
     jz = tool("jz_bench_emst")
     print("EMST, %d points, %d threads, minimum of %d runs each, interleaved, load average %s"
           % (n, a.threads, a.repeats, " ".join("%.2f" % x for x in os.getloadavg())))
-    for kind in ("uniform", "halos"):
+    if a.filter and "uniform" in a.sets:
+        uni = os.path.join(a.tmp, "uniform%d.f32" % n)
+        if not os.path.exists(uni):
+            np.random.default_rng(1).random((n, 3)).astype(np.float32).tofile(uni)
+    for kind in a.sets:
         tj, ta, cj, ca = [], [], [], []
+        tm = {ms: [] for ms in a.mutual}
+        tf, mf = [], []
         for _ in range(a.repeats):
             src = "uniform" if kind == "uniform" else hal
             t, out = timed([jz, str(n), src], env, r"total=([0-9.]+)s")
@@ -91,7 +145,20 @@ def main():
                 ta.append(t)
                 ca.append(CPU[-1])
                 wa = re.search(r"weight=([0-9.e+]+)", out).group(1)
+            for ms in a.mutual:
+                cmd = [jz, str(n), src, "mutual", "1", str(ms)]
+                tm[ms].append(timed(cmd, env, r"total=([0-9.]+)s")[0])
+            if a.filter:
+                t, peak = filter_run(uni if kind == "uniform" else hal, "emst", env)
+                tf.append(t)
+                mf.append(peak)
         line = "  %-8s jz-tree %.2f s (weight %s, peak %s B/point beyond input)" % (kind, min(tj), wj, mem)
+        for ms in a.mutual:
+            line += " | mutual MinSamples %d %.2f s = %.2fx Euclidean" % (ms, min(tm[ms]), min(tm[ms]) / min(tj))
+        if tf:
+            line += " | filter %.2f s, peak %.1f B/point" % (min(tf), max(mf))
+            if ta:
+                line += ", ArborX/filter = %.2fx" % (min(ta) / min(tf))
         if ta:
             line += " | ArborX %.2f s (weight %s) | ArborX/jz = %.2fx" % (min(ta), wa, min(ta) / min(tj))
             line += (" | process CPU (user+sys, setup included): jz %.2f s, ArborX %.2f s, ArborX/jz = %.2fx"
@@ -110,6 +177,14 @@ def main():
         tj, out = timed([jz, str(m), pts], env, r"total=([0-9.]+)s")
         print("  scipy Delaunay+MST, %d halos points: %.2f s (weight %.6f) | jz-tree %.3f s | scipy/jz = %.1fx"
               % (m, ts, w, tj, ts / tj))
+    if a.filter_hdbscan:
+        hn = int(a.filter_hdbscan)
+        pts = os.path.join(a.tmp, "halos%d.f32" % hn)
+        if not os.path.exists(pts):
+            halos(hn, pts)
+        t, peak = filter_run(pts, "hdbscan", env)
+        print("HDBSCAN filter, %d halos points (MinClusterSize 20): %.2f s, peak %.1f B/point beyond input"
+              % (hn, t, peak), flush=True)
     hdb = tool("jz_hdbscan")
     for hn, lib in ((int(a.hdbscan_n), True), (int(a.hdbscan_jz_n), False)):
         if hn <= 0:  # --hdbscan-n 0 / --hdbscan-jz-n 0: leave that run out

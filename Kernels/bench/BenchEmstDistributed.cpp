@@ -2,6 +2,8 @@
 // local point (mean and max over ranks: the decomposition, the covers, the
 // boundary queries and answers, the allgathered spanning candidates and
 // cross-rank edges, the edges home), boundary queries per local point,
+// points received per local point (by the searches; moved by the
+// decomposition, which these interleaved input pieces make about all),
 // Borůvka rounds, and rank 0's stage times. Volume does not depend on
 // timing, so threads stand in for MPI ranks.
 //   jz_bench_emst_distributed [ranks=4] [pointsPerRank=1e5] [kind=uniform|clustered]
@@ -39,7 +41,7 @@ int main(int argc, char** argv)
   const bool periodic = argc > 6 && std::string(argv[6]) == "periodic";
   const std::size_t n = perRank * std::size_t(ranks);
   std::vector<float> xyz = jztest::makePoints<float>(kind, n, 5);
-  std::vector<double> bytes(ranks), queries(ranks), local(ranks);
+  std::vector<double> bytes(ranks), queries(ranks), local(ranks), moved(ranks), searched(ranks);
   std::vector<jz::RunInfo> infos(ranks);
   jztest::ThreadWorld world(ranks);
   world.run(
@@ -66,6 +68,8 @@ int main(int argc, char** argv)
       infos[r] = jz::computeEmstDistributed(pr, comm, out, jz::Backend::CPU, one);
       bytes[r] = counter(infos[r], "bytes received");
       queries[r] = counter(infos[r], "boundary queries");
+      moved[r] = counter(infos[r], "points received: decomposition");
+      searched[r] = counter(infos[r], "points received: searches");
       local[r] = double(ids.size());
     });
   double meanBytes = 0, maxBytes = 0, meanQueries = 0;
@@ -79,6 +83,15 @@ int main(int argc, char** argv)
               "max %.1f; boundary queries per local point %.3f; rounds %.0f\n",
     ranks, perRank, kind.c_str(), mutual ? "mutual reachability" : "euclidean", meanBytes,
     maxBytes, meanQueries, counter(infos[0], "boruvka rounds"));
+  double meanMoved = 0, meanSearched = 0, maxSearched = 0;
+  for (int r = 0; r < ranks; ++r)
+  {
+    meanMoved += moved[r] / local[r] / ranks;
+    meanSearched += searched[r] / local[r] / ranks;
+    maxSearched = std::max(maxSearched, searched[r] / local[r]);
+  }
+  std::printf("points received per local point: by the searches mean %.3f max %.3f; moved by the "
+              "decomposition mean %.3f\n", meanSearched, maxSearched, meanMoved);
   for (const auto& [key, value] : infos[0].counters)
     if (key.rfind("bytes received: ", 0) == 0)
       std::printf("  rank 0 %-32s %.1f per local point\n", key.c_str(), value / local[0]);

@@ -3,12 +3,14 @@
 //
 // Usage: jz_hdbscan POINTS.f64 OUT.bin MIN_CLUSTER_SIZE MIN_SAMPLES eom|leaf ALLOW_SINGLE(0|1)
 // OUT.bin: per point int64 ClusterId, then float64 Probability, then
-// float64 OutlierScore. Prints the time.
+// float64 OutlierScore. Prints the time and the peak memory beyond the input
+// (VmHWM after minus VmRSS before, in bytes per point).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "ProcMemory.h"
 #include "jz/StageTimer.h"
 #include "jz/Hdbscan.h"
 
@@ -37,9 +39,12 @@ int main(int argc, char** argv)
                                                  : jz::ClusterSelection::ExcessOfMass;
   opt.allowSingleCluster = std::atoi(argv[6]) != 0;
   jz::HdbscanResult res;
+  jzbench::resetPeak();
+  const long before = jzbench::statusKb("VmRSS:");
   const jz::StageTimer clock(nullptr, "hdbscan");
   jz::computeHdbscan(pr, opt, res, jz::Backend::CPU);
   const double t = clock.seconds();
+  const double peak = 1024.0 * double(jzbench::statusKb("VmHWM:") - before) / double(pr.numPoints);
   std::FILE* o = std::fopen(argv[2], "wb");
   std::fwrite(res.clusterId.data(), sizeof(jz::GlobalId), res.clusterId.size(), o);
   std::fwrite(res.probability.data(), sizeof(double), res.probability.size(), o);
@@ -60,6 +65,7 @@ int main(int argc, char** argv)
     }
     std::fclose(t);
   }
-  std::printf("jz_hdbscan N=%zu clusters=%zu time=%.3fs\n", pr.numPoints, res.numClusters, t);
+  std::printf("jz_hdbscan N=%zu clusters=%zu time=%.3fs peak_beyond_input=%.1f B/point\n",
+    pr.numPoints, res.numClusters, t, peak);
   return 0;
 }

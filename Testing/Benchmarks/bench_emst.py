@@ -109,7 +109,7 @@ def main():
     ap.add_argument("--hdbscan-jz-n", type=float, default=1e6)
     ap.add_argument("--hdbscan-path", default=os.environ.get("HDBSCAN_PATH", "/work/peers/hdbscan"))
     ap.add_argument("--tmp", default="/tmp/jz_bench_emst")
-    ap.add_argument("--sets", nargs="+", default=["uniform", "halos"])
+    ap.add_argument("--sets", nargs="*", default=["uniform", "halos"])
     ap.add_argument("--mutual", nargs="*", type=int, default=[])
     ap.add_argument("--filter", action="store_true")
     ap.add_argument("--filter-hdbscan", type=float, default=0)
@@ -196,11 +196,12 @@ def main():
         f64 = os.path.join(a.tmp, "halos%d.f64" % hn)
         x.tofile(f64)
         out_bin = os.path.join(a.tmp, "hdbscan.bin")
-        tj, _ = timed([hdb, f64, out_bin, "20", "0", "eom", "0"], env, r"time=([0-9.]+)s")
+        tj, out = timed([hdb, f64, out_bin, "20", "0", "eom", "0"], env, r"time=([0-9.]+)s")
+        peak = float(re.search(r"peak_beyond_input=([0-9.]+)", out).group(1))
         raw = np.fromfile(out_bin, np.uint8)
         labels = raw[:8 * hn].view(np.int64)
-        line = "HDBSCAN* %d halos points (min_cluster_size 20): jz-tree %.2f s, %d clusters" % (
-            hn, tj, labels.max() + 1)
+        line = ("HDBSCAN* %d halos points (min_cluster_size 20): jz-tree %.2f s, %d clusters, "
+                "peak %.1f B/point beyond the float64 input" % (hn, tj, labels.max() + 1, peak))
         if lib and os.path.isdir(a.hdbscan_path):
             code = ("import sys, time, numpy as np; sys.path.insert(0, %r); import hdbscan\n"
                     "x = np.fromfile(%r).reshape(-1, 3); t = time.perf_counter()\n"

@@ -18,7 +18,10 @@ JZ_RUNINFO=1 (per-rank stage times and counters of the distributed kernels).
            the CPU figures count work, not busy waits (for a loaded machine;
            wall times on free cores are best without it).
 
-Usage: bench_mpi.py [strong] [volume] [--kinds uniform clustered] [--filters knn fof]
+  emst-volume: EuclideanMST on --ranks P (8) with --size points per rank:
+           points received per local point (searches; decomposition apart).
+
+Usage: bench_mpi.py [strong] [volume] [emst-volume] [--kinds uniform clustered] [--filters knn fof]
                     (strong also: emst, mrst, hdbscan; run EuclideanMST's two apart)
                     [--repeats N] [--size 1e7] [--no-threads-ref] [--yield]   (both parts by default)
 """
@@ -125,6 +128,25 @@ def strong(kinds=("uniform", "clustered"), filters=("knn", "fof"), repeats=1, si
           "unless --yield.")
 
 
+def emst_volume(ranks=(8,), size="perrank:1e5"):
+    """EuclideanMST: points received per local point (the searches' queries
+    and answers; the decomposition's moves apart, which these pieces, each
+    spread over the whole box, make about (P - 1) / P)."""
+    print(f"\n## EuclideanMST, {size}: points received per local point")
+    print("| data | ranks | searches mean | searches max | decomposition mean | bytes mean |")
+    print("|---|---|---|---|---|---|")
+    n_local = float(size.split(":")[1])
+    for kind in ("uniform", "clustered"):
+        for P in ranks:
+            _, _, c, _, _ = run(P, 1, kind, size, "emst")
+            e = c["emst"]
+            s = [e[r]["points received: searches"] / n_local for r in e]
+            d = [e[r]["points received: decomposition"] / n_local for r in e]
+            b = [e[r]["bytes received"] / n_local for r in e]
+            print(f"| {kind} | {P} | {sum(s) / len(s):.3f} | {max(s):.3f} | {sum(d) / len(d):.3f} | "
+                  f"{sum(b) / len(b):.1f} |", flush=True)
+
+
 def volume():
     print("\n## Communication volume, 1e6 points per rank: ghost points received per local point")
     print("| data | ranks | kNN mean | kNN max | FoF mean | FoF max |")
@@ -147,6 +169,7 @@ if __name__ == "__main__":
     ap.add_argument("--filters", nargs="+", default=["knn,fof"])
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--size", default="1e7")
+    ap.add_argument("--ranks", nargs="+", default=["8"], help="emst-volume: rank counts")
     ap.add_argument("--no-threads-ref", action="store_true",
                     help="skip the 1 rank x 2 threads reference runs")
     ap.add_argument("--yield", dest="yield_idle", action="store_true",
@@ -160,3 +183,5 @@ if __name__ == "__main__":
         strong(items(a.kinds), items(a.filters), a.repeats, a.size, not a.no_threads_ref)
     if "volume" in a.what:
         volume()
+    if "emst-volume" in a.what:
+        emst_volume(tuple(int(p) for p in a.ranks), "perrank:" + a.size)

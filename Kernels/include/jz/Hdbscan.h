@@ -46,8 +46,9 @@ int hdbscanMinSamples(const HdbscanOptions& options, std::size_t n);
 
 // Clusters from a mutual-reachability tree of n points whose edges are
 // sorted by (weight, smaller id, larger id) (computeEmst's order); ids may
-// be null (input index).
-void hdbscanFromTree(const EmstEdges& tree, std::size_t n, const GlobalId* ids,
+// be null (input index). The tree is taken over and freed as soon as its
+// hierarchy is built (callers move it in).
+void hdbscanFromTree(EmstEdges tree, std::size_t n, const GlobalId* ids,
   const HdbscanOptions& options, HdbscanResult& result);
 
 // Validates, computes the tree (Emst.h) and the clusters. Throws Error

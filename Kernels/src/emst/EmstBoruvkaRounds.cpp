@@ -369,6 +369,7 @@ private:
     for (const auto& list : foreignFound_)
     {
       traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
+      traffic_.pointsSearched += double(list.size());
       for (const EdgeAnswer<T>& a : list)
         lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
     }
@@ -384,6 +385,7 @@ private:
     for (const std::vector<EdgeAsk<T>>& list : asked)
     {
       traffic_.bytesReceived += double(list.size() * sizeof(EdgeAsk<T>));
+      traffic_.pointsSearched += double(list.size());
       for (const EdgeAsk<T>& a : list)
       {
         queries.push_back(a.query);

@@ -194,7 +194,10 @@ std::vector<double> emstCoreDistances(const EmstRankPoints<T>& points, int k, in
   const std::vector<std::vector<char>> answers =
     comm.allToAll(answerCoreQueries(points, asked, k, threads, answerBytes));
   for (int r = 0; r < ranks; ++r)
+  {
     traffic.bytesReceived += double(asked[r].size() + answers[r].size());
+    traffic.pointsSearched += double(asked[r].size() / sizeof(CoreQuery<T>));
+  }
 
   // Per asking point: its local k smallest and every answer, merged.
   std::vector<std::vector<double>> lists(n);

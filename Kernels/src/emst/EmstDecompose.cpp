@@ -36,6 +36,7 @@ EmstRankPoints<T> decomposeEmstPoints(
     route, 1, [&](std::size_t i, Index* v) { *v = Index(i); }, points.input.data(), scratch, comm);
   const std::size_t own = route.own().size();
   traffic.bytesReceived += double(n - own) * (3 * sizeof(T) + sizeof(GlobalId) + sizeof(Index));
+  traffic.pointsMoved += double(n - own);
 
   if (n > 0)
     buildTreeCpu(points.raw.data(), Index(n), static_cast<const T*>(nullptr), 0, per, piece.boxLo,

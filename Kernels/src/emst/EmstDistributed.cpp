@@ -136,6 +136,8 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   info.counters.emplace_back("bytes received: rounds", afterRounds - afterCores);
   info.counters.emplace_back("bytes received: edges home", traffic.bytesReceived - afterRounds);
   info.counters.emplace_back("boundary queries", traffic.boundaryQueries);
+  info.counters.emplace_back("points received: decomposition", traffic.pointsMoved);
+  info.counters.emplace_back("points received: searches", traffic.pointsSearched);
   return info;
 }
 

@@ -46,6 +46,11 @@ struct EmstTraffic
 {
   double bytesReceived = 0;
   double boundaryQueries = 0;
+  // Points that arrive from other ranks: moved here by the decomposition, or
+  // carried by the searches (another rank's query to answer, or an answer
+  // naming one of its points).
+  double pointsMoved = 0;
+  double pointsSearched = 0;
 };
 
 template <class T>

@@ -1,5 +1,7 @@
 #include "emst/hdbscan/CondensedTree.h"
 
+#include <algorithm>
+
 namespace jz
 {
 namespace
@@ -27,6 +29,10 @@ std::vector<CondensedRow> condenseTree(
   std::vector<CondensedRow> out;
   if (hierarchy.empty())
     return out;
+  // Every point is a child once, and each split adds two rows; a split's
+  // parts hold at least minClusterSize points each, so there are fewer than
+  // n / minClusterSize splits. Reserved, the rows never reallocate.
+  out.reserve(n + 2 * (n / std::max<Index>(minClusterSize, 1)) + 2);
   const Index root = Index(2 * hierarchy.size());
   std::vector<Index> nodes, sub;
   // Level order equals the library's level-by-level lists.

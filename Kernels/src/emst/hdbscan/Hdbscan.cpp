@@ -36,18 +36,20 @@ std::string hdbscanOptionsError(const HdbscanOptions& options)
   return e;
 }
 
-void hdbscanFromTree(const EmstEdges& tree, std::size_t n, const GlobalId* ids,
+void hdbscanFromTree(EmstEdges tree, std::size_t n, const GlobalId* ids,
   const HdbscanOptions& options, HdbscanResult& result)
 {
   const std::string error = hdbscanOptionsError(options);
   if (!error.empty())
     throw Error(error);
-  result.clusterId.assign(n, -1);
-  result.probability.assign(n, 0.0);
-  result.outlierScore.assign(n, 0.0);
   result.numClusters = 0;
   if (n < 2)
+  {
+    result.clusterId.assign(n, -1);
+    result.probability.assign(n, 0.0);
+    result.outlierScore.assign(n, 0.0);
     return;
+  }
   // The library sums stabilities (lambda = 1 / distance) in float: far
   // from unit scale they would underflow or overflow it. In a power-of-two
   // frame every lambda and sum scales exactly, and the selection, the
@@ -56,14 +58,13 @@ void hdbscanFromTree(const EmstEdges& tree, std::size_t n, const GlobalId* ids,
   for (auto w = tree.weight2.rbegin(); w != tree.weight2.rend() && largest2 == 0; ++w)
     largest2 = std::isfinite(*w) ? *w : 0;
   const ScaleFrame frame = ScaleFrame::forMagnitude(std::sqrt(largest2));
-  EmstEdges inFrame;
   if (!frame.identity())
-  {
-    inFrame = tree;
-    frame.valuesToFrame(inFrame.weight2.data(), inFrame.weight2.size(), 2);
-  }
-  const std::vector<CondensedRow> condensed = condenseTree(
-    singleLinkage(frame.identity() ? tree : inFrame, n), n, Index(options.minClusterSize));
+    frame.valuesToFrame(tree.weight2.data(), tree.weight2.size(), 2);
+  std::vector<LinkageRow> hierarchy = singleLinkage(tree, n);
+  tree = EmstEdges{};
+  const std::vector<CondensedRow> condensed =
+    condenseTree(hierarchy, n, Index(options.minClusterSize));
+  hierarchy = {};
   const std::vector<char> selected =
     selectClusters(condensed, n, options.selection, options.allowSingleCluster);
   std::vector<long long> cluster;
@@ -94,6 +95,7 @@ void hdbscanFromTree(const EmstEdges& tree, std::size_t n, const GlobalId* ids,
   std::vector<GlobalId> number(m, -1);
   for (std::size_t i = 0; i < order.size(); ++i)
     number[order[i]] = GlobalId(i);
+  result.clusterId.resize(n);
   for (std::size_t p = 0; p < n; ++p)
     result.clusterId[p] = cluster[p] < 0 ? -1 : number[std::size_t(cluster[p])];
   result.numClusters = order.size();
@@ -117,16 +119,17 @@ RunInfo computeHdbscan(const EmstProblem<T>& points, const HdbscanOptions& optio
     problem.metric = EmstMetric::Euclidean;
     EmstEdges none;
     info = computeEmst(problem, none, backend, control);
-    hdbscanFromTree(none, points.numPoints, points.ids, options, result);
+    hdbscanFromTree(std::move(none), points.numPoints, points.ids, options, result);
     result.coreDistance.assign(points.numPoints, 0.0);
     return info;
   }
   EmstEdges tree;
   info = computeEmst(problem, tree, backend, control);
-  hdbscanFromTree(tree, points.numPoints, points.ids, options, result);
-  result.coreDistance.resize(points.numPoints);
-  for (std::size_t i = 0; i < points.numPoints; ++i)
-    result.coreDistance[i] = std::sqrt(tree.core2[i]);
+  std::vector<double> core2 = std::move(tree.core2);
+  hdbscanFromTree(std::move(tree), points.numPoints, points.ids, options, result);
+  result.coreDistance = std::move(core2);
+  for (double& c : result.coreDistance)
+    c = std::sqrt(c);
   return info;
 }
 

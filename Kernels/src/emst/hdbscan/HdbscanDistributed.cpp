@@ -75,10 +75,10 @@ std::vector<std::vector<PointRow>> rowsFromTree(std::vector<TreeEdge> all, std::
   std::vector<GlobalId> ids;
   HdbscanResult global;
   {
-    const EmstEdges tree = treeInOrder(std::move(all), ids);
+    EmstEdges tree = treeInOrder(std::move(all), ids);
     if (ids.size() != total)
       throw Error("HDBSCAN: the tree does not span every point (internal error)");
-    hdbscanFromTree(tree, ids.size(), ids.data(), options, global);
+    hdbscanFromTree(std::move(tree), ids.size(), ids.data(), options, global);
   }
   numClusters = global.numClusters;
   std::vector<std::vector<PointRow>> rows(asked.size());

@@ -4,6 +4,7 @@
 // are only ever concatenated, so each recorded candidate stays a run of the
 // final list.
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "SubhaloGroup.h"
@@ -16,6 +17,59 @@ namespace
 {
 constexpr Index kNone = Index(-1);
 
+// Up to this many members the neighbours are found by comparing every pair
+// (a bounded block: cheaper than building a tree for so few).
+constexpr std::size_t kDirectNeighbours = 256;
+
+// The first two members of `nearest` (member indices, nearest first) that are
+// denser than member i (smaller index).
+void keepDenser(std::size_t i, const std::vector<Index>& nearest, std::pair<Index, Index>& out)
+{
+  for (const Index m : nearest)
+  {
+    if (m >= i)
+      continue;
+    if (out.first == kNone)
+      out.first = m;
+    else
+    {
+      out.second = m;
+      return;
+    }
+  }
+}
+
+// denserNeighbours by every pair: distances as the kNN takes them (the root
+// of the squared difference), ties by global id.
+void denserNeighboursDirect(
+  const GroupMembers& g, int saddleNeighbors, std::vector<std::pair<Index, Index>>& out)
+{
+  const std::size_t n = g.size();
+  const std::size_t k = std::min<std::size_t>(std::size_t(saddleNeighbors), n - 1);
+  std::vector<std::pair<std::pair<double, GlobalId>, Index>> list(n - 1);
+  std::vector<Index> nearest(k);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    std::size_t e = 0;
+    for (std::size_t j = 0; j < n; ++j)
+    {
+      if (j == i)
+        continue;
+      double d2 = 0;
+      for (int c = 0; c < 3; ++c)
+      {
+        const double d = g.xyz[3 * j + c] - g.xyz[3 * i + c];
+        d2 += d * d;
+      }
+      list[e++] = { { std::sqrt(d2), g.id[j] }, Index(j) };
+    }
+    std::partial_sort(list.begin(), list.begin() + std::ptrdiff_t(k), list.end());
+    for (std::size_t j = 0; j < k; ++j)
+      nearest[j] = list[j].second;
+    keepDenser(i, nearest, out[i]);
+  }
+}
+
 // For each member, its (up to) two nearest denser members among its
 // saddleNeighbors nearest others; kNone where absent.
 std::vector<std::pair<Index, Index>> denserNeighbours(
@@ -25,6 +79,11 @@ std::vector<std::pair<Index, Index>> denserNeighbours(
   std::vector<std::pair<Index, Index>> out(n, { kNone, kNone });
   if (n < 2)
     return out;
+  if (n <= kDirectNeighbours && backend != Backend::CUDA)
+  {
+    denserNeighboursDirect(g, saddleNeighbors, out);
+    return out;
+  }
   const int k = int(std::min<std::size_t>(std::size_t(saddleNeighbors) + 1, n));
   KnnProblem<double> p;
   p.sources = g.xyz.data();
@@ -47,6 +106,7 @@ std::vector<std::pair<Index, Index>> denserNeighbours(
   auto member = [&](GlobalId id)
   { return std::lower_bound(byId.begin(), byId.end(), std::make_pair(id, Index(0)))->second; };
   std::vector<std::pair<double, GlobalId>> list;
+  std::vector<Index> nearest;
   for (std::size_t i = 0; i < n; ++i)
   {
     list.clear();
@@ -58,19 +118,10 @@ std::vector<std::pair<Index, Index>> denserNeighbours(
     }
     std::sort(list.begin(), list.end()); // by distance, then global id
     list.resize(std::min<std::size_t>(list.size(), std::size_t(saddleNeighbors)));
-    for (const auto& [d, id] : list)
-    {
-      const Index m = member(id);
-      if (m >= i)
-        continue;
-      if (out[i].first == kNone)
-        out[i].first = m;
-      else
-      {
-        out[i].second = m;
-        break;
-      }
-    }
+    nearest.clear();
+    for (const auto& e : list)
+      nearest.push_back(member(e.second));
+    keepDenser(i, nearest, out[i]);
   }
   return out;
 }

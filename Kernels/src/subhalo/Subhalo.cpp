@@ -236,6 +236,8 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
     }
     ++groupSize.back();
   }
+  // The per-point output waits until after the density stage (the peak).
+  out = Subhalos();
   StageTimer densityTimer(&info, "density");
   const std::vector<double> rho = densities(p, byGroup, backend, control);
   densityTimer.stop();
@@ -272,6 +274,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   info.stageSeconds.emplace_back("candidates (CPU of group threads)", candidateCpu.load());
   info.stageSeconds.emplace_back("unbinding (CPU of group threads)", unbindingCpu.load());
   const StageTimer catalogueTimer(&info, "catalogue");
+  noSubhalos(out, p.numPoints, backend);
   buildSubhaloCatalogue(p, groupIds, found, memberInputs, out, control);
   return info;
 }

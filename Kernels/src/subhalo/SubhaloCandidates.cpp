@@ -4,6 +4,7 @@
 // are only ever concatenated, so each recorded candidate stays a run of the
 // final list.
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <utility>
 
@@ -19,7 +20,7 @@ constexpr Index kNone = Index(-1);
 
 // Up to this many members the neighbours are found by comparing every pair
 // (a bounded block: cheaper than building a tree for so few).
-constexpr std::size_t kDirectNeighbours = 256;
+constexpr std::size_t kDirectNeighbours = 64;
 
 // The first two members of `nearest` (member indices, nearest first) that are
 // denser than member i (smaller index).
@@ -40,17 +41,19 @@ void keepDenser(std::size_t i, const std::vector<Index>& nearest, std::pair<Inde
 }
 
 // denserNeighbours by every pair: distances as the kNN takes them (the root
-// of the squared difference), ties by global id.
+// of the squared difference), ties by global id; the k nearest kept sorted
+// by insertion (most pairs are farther than the k-th and cost a comparison).
 void denserNeighboursDirect(
   const GroupMembers& g, int saddleNeighbors, std::vector<std::pair<Index, Index>>& out)
 {
   const std::size_t n = g.size();
   const std::size_t k = std::min<std::size_t>(std::size_t(saddleNeighbors), n - 1);
-  std::vector<std::pair<std::pair<double, GlobalId>, Index>> list(n - 1);
-  std::vector<Index> nearest(k);
+  using Key = std::pair<double, GlobalId>;
+  std::vector<std::pair<Key, Index>> best(k + 1);
+  std::vector<Index> nearest;
   for (std::size_t i = 0; i < n; ++i)
   {
-    std::size_t e = 0;
+    std::size_t kept = 0;
     for (std::size_t j = 0; j < n; ++j)
     {
       if (j == i)
@@ -61,11 +64,17 @@ void denserNeighboursDirect(
         const double d = g.xyz[3 * j + c] - g.xyz[3 * i + c];
         d2 += d * d;
       }
-      list[e++] = { { std::sqrt(d2), g.id[j] }, Index(j) };
+      const Key key{ std::sqrt(d2), g.id[j] };
+      if (kept == k && !(key < best[k - 1].first))
+        continue;
+      std::size_t at = kept < k ? kept++ : k - 1;
+      for (; at > 0 && key < best[at - 1].first; --at)
+        best[at] = best[at - 1];
+      best[at] = { key, Index(j) };
     }
-    std::partial_sort(list.begin(), list.begin() + std::ptrdiff_t(k), list.end());
-    for (std::size_t j = 0; j < k; ++j)
-      nearest[j] = list[j].second;
+    nearest.clear();
+    for (std::size_t j = 0; j < kept; ++j)
+      nearest.push_back(best[j].second);
     keepDenser(i, nearest, out[i]);
   }
 }
@@ -85,10 +94,18 @@ std::vector<std::pair<Index, Index>> denserNeighbours(
     return out;
   }
   const int k = int(std::min<std::size_t>(std::size_t(saddleNeighbors) + 1, n));
+  // Sources keyed by their rank in global-id order (the same ties as the
+  // global ids), so that a reported neighbour is its member index at once.
+  std::vector<Index> byId(n);
+  std::iota(byId.begin(), byId.end(), Index(0));
+  std::sort(byId.begin(), byId.end(), [&](Index a, Index b) { return g.id[a] < g.id[b]; });
+  std::vector<GlobalId> idRank(n);
+  for (std::size_t r = 0; r < n; ++r)
+    idRank[byId[r]] = GlobalId(r);
   KnnProblem<double> p;
   p.sources = g.xyz.data();
   p.numSources = n;
-  p.sourceIds = g.id.data();
+  p.sourceIds = idRank.data();
   p.k = k;
   std::vector<GlobalId> nid(n * std::size_t(k));
   std::vector<double> nd(n * std::size_t(k));
@@ -98,13 +115,6 @@ std::vector<std::pair<Index, Index>> denserNeighbours(
   r.neighborIds = nid.data();
   r.neighborDistances = nd.data();
   computeKnn(p, r, backend, control);
-  // Global id -> member index.
-  std::vector<std::pair<GlobalId, Index>> byId(n);
-  for (std::size_t i = 0; i < n; ++i)
-    byId[i] = { g.id[i], Index(i) };
-  std::sort(byId.begin(), byId.end());
-  auto member = [&](GlobalId id)
-  { return std::lower_bound(byId.begin(), byId.end(), std::make_pair(id, Index(0)))->second; };
   std::vector<std::pair<double, GlobalId>> list;
   std::vector<Index> nearest;
   for (std::size_t i = 0; i < n; ++i)
@@ -113,14 +123,14 @@ std::vector<std::pair<Index, Index>> denserNeighbours(
     for (int j = 0; j < k; ++j)
     {
       const std::size_t e = i * std::size_t(k) + std::size_t(j);
-      if (nid[e] != g.id[i])
+      if (nid[e] != idRank[i])
         list.push_back({ nd[e], nid[e] });
     }
     std::sort(list.begin(), list.end()); // by distance, then global id
     list.resize(std::min<std::size_t>(list.size(), std::size_t(saddleNeighbors)));
     nearest.clear();
     for (const auto& e : list)
-      nearest.push_back(member(e.second));
+      nearest.push_back(byId[std::size_t(e.second)]);
     keepDenser(i, nearest, out[i]);
   }
   return out;

@@ -14,7 +14,7 @@ namespace
 // Up to this many members the potential is summed directly (exact, and
 // cheaper than building a tree for so few; a bounded block, not a quadratic
 // step); above it the tree with the opening angle.
-constexpr std::size_t kDirectUnbinding = 384;
+constexpr std::size_t kDirectUnbinding = 512;
 
 // phi of each member under the current members alone, directly: the pair sum
 // over padded lanes (sumPotentialsSymmetricCpu reads a lane past n).

@@ -165,6 +165,29 @@ def sec_fof(c):
             f"outside the box the background shows ({np.round(corner, 2)})")
 
 
+def sec_subhalo(c):
+    """SubhaloFinder: particles by SubhaloId ("in no subhalo" faint), the
+    catalogue as spheres of radius RVmax (the Vmax circles) in the same colours."""
+    from test_subhalo import host_with_satellites
+    x, vel, _ = host_with_satellites()
+    src = jztest.producer(jztest.polydata(x, {"Velocities": vel}))
+    fof = FriendsOfFriends(Input=src, LinkingLengthMode="Absolute", LinkingLength=0.5)
+    sub = getattr(simple, "SubhaloFinder")(Input=fof, VelocityArray=["POINTS", "Velocities"])
+    v = view()
+    d = simple.Show(sub, v)
+    cat = simple.Show(simple.OutputPort(sub, 1), v)
+    pts, data = fetch_points(sub)
+    check_categorical_particles(c, d, "SubhaloId", "in no subhalo", pts,
+                                point_array(data, "SubhaloId"))
+    c.check(cat.Representation == "Point Gaussian" and cat.ShaderPreset == "Sphere",
+            f"catalogue as spheres ({cat.Representation}, {cat.ShaderPreset})")
+    c.check(list(cat.ColorArrayName) == ["POINTS", "SubhaloId"], "catalogue coloured by SubhaloId")
+    c.check(cat.LookupTable.SMProxy == d.LookupTable.SMProxy, "catalogue shares the particles' colours")
+    c.check(cat.ScaleByArray == 1 and list(cat.SetScaleArray) == ["POINTS", "RVmax"]
+            and cat.UseScaleFunction == 0 and cat.GaussianRadius == 1.0,
+            "sphere radius = RVmax")
+
+
 def sec_catalogue_views(c):
     # The catalogue's preferred view is a spreadsheet, and it is also shown in
     # the current render view (what the GUI's Apply does).
@@ -442,7 +465,7 @@ def sec_reader(c):
 
 
 SECTIONS = {
-    "fof": sec_fof, "catalogue_views": sec_catalogue_views, "extend": sec_extend,
+    "fof": sec_fof, "subhalo": sec_subhalo, "catalogue_views": sec_catalogue_views, "extend": sec_extend,
     "knn": sec_knn, "knn_infinite": sec_knn_infinite, "knn_grid": sec_knn_grid, "knn_surface": sec_knn_surface,
     "sph_smooth": sec_sph_smooth,
     "user_colormap": sec_user_colormap, "state": sec_state, "off": sec_off,

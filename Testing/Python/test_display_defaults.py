@@ -122,6 +122,18 @@ def check_categorical_particles(c, d, array, noise_text, pts, ids):
             "id -1 drawn smaller")
 
 
+def check_catalogue_spheres(c, cat, d, array, radius):
+    """A catalogue shown as spheres of radius `radius`, coloured by `array` in
+    the colours of the particles' display d."""
+    c.check(cat.Representation == "Point Gaussian" and cat.ShaderPreset == "Sphere",
+            f"catalogue as spheres ({cat.Representation}, {cat.ShaderPreset})")
+    c.check(list(cat.ColorArrayName) == ["POINTS", array], f"catalogue coloured by {array}")
+    c.check(cat.LookupTable.SMProxy == d.LookupTable.SMProxy, "catalogue shares the particles' colours")
+    c.check(cat.ScaleByArray == 1 and list(cat.SetScaleArray) == ["POINTS", radius]
+            and cat.UseScaleFunction == 0 and cat.GaussianRadius == 1.0,
+            f"sphere radius = {radius}")
+
+
 def sec_fof(c):
     src = particles()
     fof = FriendsOfFriends(Input=src)
@@ -133,13 +145,7 @@ def sec_fof(c):
     check_categorical_particles(c, d, "GroupId", "ungrouped", pts, ids)
 
     # The catalogue: spheres at the centres, radius InertiaRadius, same colours.
-    c.check(cat.Representation == "Point Gaussian" and cat.ShaderPreset == "Sphere",
-            f"catalogue as spheres ({cat.Representation}, {cat.ShaderPreset})")
-    c.check(list(cat.ColorArrayName) == ["POINTS", "GroupId"], "catalogue coloured by GroupId")
-    c.check(cat.LookupTable.SMProxy == d.LookupTable.SMProxy, "catalogue shares the particles' colours")
-    c.check(cat.ScaleByArray == 1 and list(cat.SetScaleArray) == ["POINTS", "InertiaRadius"]
-            and cat.UseScaleFunction == 0 and cat.GaussianRadius == 1.0,
-            "sphere radius = InertiaRadius")
+    check_catalogue_spheres(c, cat, d, "GroupId", "InertiaRadius")
 
     # The picture: the centre of each of the 8 largest halos is drawn in the
     # colour of its GroupId (nearest among all annotated colours), and the
@@ -179,13 +185,7 @@ def sec_subhalo(c):
     pts, data = fetch_points(sub)
     check_categorical_particles(c, d, "SubhaloId", "in no subhalo", pts,
                                 point_array(data, "SubhaloId"))
-    c.check(cat.Representation == "Point Gaussian" and cat.ShaderPreset == "Sphere",
-            f"catalogue as spheres ({cat.Representation}, {cat.ShaderPreset})")
-    c.check(list(cat.ColorArrayName) == ["POINTS", "SubhaloId"], "catalogue coloured by SubhaloId")
-    c.check(cat.LookupTable.SMProxy == d.LookupTable.SMProxy, "catalogue shares the particles' colours")
-    c.check(cat.ScaleByArray == 1 and list(cat.SetScaleArray) == ["POINTS", "RVmax"]
-            and cat.UseScaleFunction == 0 and cat.GaussianRadius == 1.0,
-            "sphere radius = RVmax")
+    check_catalogue_spheres(c, cat, d, "SubhaloId", "RVmax")
 
 
 def sec_catalogue_views(c):

@@ -22,7 +22,7 @@ from paraview.simple import *  # noqa: F401,F403 (pvbatch idiom)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from demo_views import render_view, scalar_bar  # noqa: E402
+from demo_views import column, leaves, render_view, scalar_bar  # noqa: E402
 
 DEFAULT = os.path.join(ROOT, "..", "shared", "data", "external", "gadget4-cosmobox-n32-l50",
                        "snapshot_062.hdf5")
@@ -51,22 +51,7 @@ os.makedirs(args.out, exist_ok=True)
 
 import numpy as np  # noqa: E402
 from paraview import servermanager  # noqa: E402
-from vtkmodules.numpy_interface.dataset_adapter import CompositeDataIterator  # noqa: E402
 from vtkmodules.util.numpy_support import vtk_to_numpy  # noqa: E402
-
-
-def leaves(data):
-    """The data sets of a (composite) data object, in order."""
-    if not data.IsA("vtkCompositeDataSet"):
-        return [data]
-    return [leaf.VTKObject for leaf in CompositeDataIterator(data)]
-
-
-def column(data, name):
-    parts = [vtk_to_numpy(d.GetPointData().GetArray(name)) for d in leaves(data)
-             if d.GetPointData().GetArray(name) is not None]
-    a = np.concatenate(parts)
-    return a.reshape(len(a), -1) if a.ndim > 1 else a
 
 
 # 1. Open: File > Open's route (the reader factory recognises the snapshot).

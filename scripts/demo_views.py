@@ -1,5 +1,24 @@
-"""The view and display settings the demo scripts share (pvbatch)."""
+"""The view and display settings, and the array access, the demo scripts
+share (pvbatch)."""
+import numpy as np
 from paraview.simple import ColorBy, CreateView, GetScalarBar
+from vtkmodules.numpy_interface.dataset_adapter import CompositeDataIterator
+from vtkmodules.util.numpy_support import vtk_to_numpy
+
+
+def leaves(data):
+    """The data sets of a (composite) data object, in order."""
+    if not data.IsA("vtkCompositeDataSet"):
+        return [data]
+    return [leaf.VTKObject for leaf in CompositeDataIterator(data)]
+
+
+def column(data, name):
+    """The point array `name` over the leaves of `data`, as one numpy array."""
+    parts = [vtk_to_numpy(d.GetPointData().GetArray(name)) for d in leaves(data)
+             if d.GetPointData().GetArray(name) is not None]
+    a = np.concatenate(parts)
+    return a.reshape(len(a), -1) if a.ndim > 1 else a
 
 
 def render_view(size, background):

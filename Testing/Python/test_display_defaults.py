@@ -122,6 +122,18 @@ def check_categorical_particles(c, d, array, noise_text, pts, ids):
             "id -1 drawn smaller")
 
 
+def check_catalogue_spheres(c, cat, d, array, radius):
+    """A catalogue shown as spheres of radius `radius`, coloured by `array` in
+    the colours of the particles' display d."""
+    c.check(cat.Representation == "Point Gaussian" and cat.ShaderPreset == "Sphere",
+            f"catalogue as spheres ({cat.Representation}, {cat.ShaderPreset})")
+    c.check(list(cat.ColorArrayName) == ["POINTS", array], f"catalogue coloured by {array}")
+    c.check(cat.LookupTable.SMProxy == d.LookupTable.SMProxy, "catalogue shares the particles' colours")
+    c.check(cat.ScaleByArray == 1 and list(cat.SetScaleArray) == ["POINTS", radius]
+            and cat.UseScaleFunction == 0 and cat.GaussianRadius == 1.0,
+            f"sphere radius = {radius}")
+
+
 def sec_fof(c):
     src = particles()
     fof = FriendsOfFriends(Input=src)
@@ -133,13 +145,7 @@ def sec_fof(c):
     check_categorical_particles(c, d, "GroupId", "ungrouped", pts, ids)
 
     # The catalogue: spheres at the centres, radius InertiaRadius, same colours.
-    c.check(cat.Representation == "Point Gaussian" and cat.ShaderPreset == "Sphere",
-            f"catalogue as spheres ({cat.Representation}, {cat.ShaderPreset})")
-    c.check(list(cat.ColorArrayName) == ["POINTS", "GroupId"], "catalogue coloured by GroupId")
-    c.check(cat.LookupTable.SMProxy == d.LookupTable.SMProxy, "catalogue shares the particles' colours")
-    c.check(cat.ScaleByArray == 1 and list(cat.SetScaleArray) == ["POINTS", "InertiaRadius"]
-            and cat.UseScaleFunction == 0 and cat.GaussianRadius == 1.0,
-            "sphere radius = InertiaRadius")
+    check_catalogue_spheres(c, cat, d, "GroupId", "InertiaRadius")
 
     # The picture: the centre of each of the 8 largest halos is drawn in the
     # colour of its GroupId (nearest among all annotated colours), and the
@@ -163,6 +169,23 @@ def sec_fof(c):
     corner = img[5:60, 5:60].reshape(-1, 3).mean(axis=0)
     c.check(np.abs(corner - background).max() < 0.15,
             f"outside the box the background shows ({np.round(corner, 2)})")
+
+
+def sec_subhalo(c):
+    """SubhaloFinder: particles by SubhaloId ("in no subhalo" faint), the
+    catalogue as spheres of radius RVmax (the Vmax circles) in the same colours."""
+    from test_subhalo import host_with_satellites
+    x, vel, _ = host_with_satellites()
+    src = jztest.producer(jztest.polydata(x, {"Velocities": vel}))
+    fof = FriendsOfFriends(Input=src, LinkingLengthMode="Absolute", LinkingLength=0.5)
+    sub = getattr(simple, "SubhaloFinder")(Input=fof, VelocityArray=["POINTS", "Velocities"])
+    v = view()
+    d = simple.Show(sub, v)
+    cat = simple.Show(simple.OutputPort(sub, 1), v)
+    pts, data = fetch_points(sub)
+    check_categorical_particles(c, d, "SubhaloId", "in no subhalo", pts,
+                                point_array(data, "SubhaloId"))
+    check_catalogue_spheres(c, cat, d, "SubhaloId", "RVmax")
 
 
 def sec_catalogue_views(c):
@@ -442,7 +465,7 @@ def sec_reader(c):
 
 
 SECTIONS = {
-    "fof": sec_fof, "catalogue_views": sec_catalogue_views, "extend": sec_extend,
+    "fof": sec_fof, "subhalo": sec_subhalo, "catalogue_views": sec_catalogue_views, "extend": sec_extend,
     "knn": sec_knn, "knn_infinite": sec_knn_infinite, "knn_grid": sec_knn_grid, "knn_surface": sec_knn_surface,
     "sph_smooth": sec_sph_smooth,
     "user_colormap": sec_user_colormap, "state": sec_state, "off": sec_off,

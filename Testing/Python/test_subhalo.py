@@ -25,15 +25,15 @@ SubhaloFinder = getattr(jztest.simple, "SubhaloFinder")
 FriendsOfFriends = getattr(jztest.simple, "FriendsOfFriends")
 
 
-def sphere(rng, n, radius_of, phi, centre, bulk):
+def sphere(rng, n, radius_of, phi, centre, bulk, reach=0.6):
     """n unit-mass particles: radii from the inverse cumulative mass, speeds
-    up to 0.6 of the local escape speed (G = 1), isotropic directions."""
+    up to `reach` times the local escape speed (G = 1), isotropic directions."""
     r = radius_of(rng.random(n))
     d = rng.normal(size=(n, 3))
     d /= np.linalg.norm(d, axis=1)[:, None]
     e = rng.normal(size=(n, 3))
     e /= np.linalg.norm(e, axis=1)[:, None]
-    v = 0.6 * rng.random(n) * np.sqrt(2 * np.abs(phi(r)))
+    v = reach * rng.random(n) * np.sqrt(2 * np.abs(phi(r)))
     return np.asarray(centre) + r[:, None] * d, np.asarray(bulk) + v[:, None] * e
 
 
@@ -46,13 +46,13 @@ def plummer(rng, n, b, centre, bulk):
     return sphere(rng, n, radius, lambda r: -n / np.sqrt(r * r + b * b), centre, bulk)
 
 
-def hernquist(rng, n, a):
+def hernquist(rng, n, a, reach=0.6):
     fmax = 100.0 / 121.0  # truncated at 10 a
 
     def radius(q):
         s = np.sqrt(q * fmax)
         return a * s / (1 - s)
-    return sphere(rng, n, radius, lambda r: -n / (r + a), (0, 0, 0), (0, 0, 0))
+    return sphere(rng, n, radius, lambda r: -n / (r + a), (0, 0, 0), (0, 0, 0), reach)
 
 
 # (members, Plummer scale, position, bulk velocity); satellite 2 orbits satellite 1.
@@ -247,38 +247,73 @@ def section_errors(c):
             f"empty input: empty outputs, no error {errors[:1]}")
 
 
+def direct_energies(x, v, m, G, eps, L=0.0):
+    """1/2 |v - vbar|^2 + phi of each point under the others by direct
+    summation (Plummer eps, nearest image when L > 0), and phi; in row blocks
+    so that a large subhalo needs little memory."""
+    x = np.asarray(x, dtype=np.float64)
+    phi = np.empty(len(x))
+    for a in range(0, len(x), 1024):
+        b = min(a + 1024, len(x))
+        d = x[a:b, None, :] - x[None, :, :]
+        if L > 0:
+            d -= L * np.round(d / L)
+        r2 = (d ** 2).sum(axis=2) + eps * eps
+        r2[np.arange(b - a), np.arange(a, b)] = np.inf
+        phi[a:b] = -G * (m[None, :] / np.sqrt(r2)).sum(axis=1)
+    vbar = (m[:, None] * v).sum(axis=0) / m.sum()
+    return 0.5 * ((v - vbar) ** 2).sum(axis=1) + phi, phi
+
+
+def gadget_snapshot(base, snap):
+    """Points, velocities (scaled by the expansion factor as below), ids,
+    masses, G from the units, softening and box of one Gadget-4 snapshot."""
+    import h5py
+    with h5py.File(os.path.join(base, f"snapshot_{snap}.hdf5"), "r") as f:
+        p, h = f["Parameters"].attrs, f["Header"].attrs
+        x = f["PartType1/Coordinates"][...]
+        # Gadget's V = v_peculiar / sqrt(a) and comoving x: with v = a V the
+        # energy 1/2 v^2 + phi(x) is a times the physical one (same sign).
+        v = float(h["Time"]) * f["PartType1/Velocities"][...].astype(np.float64)
+        ids = f["PartType1/ParticleIDs"][...].astype(np.int64)
+        m = np.full(len(x), float(h["MassTable"][1]))
+        G = 6.6743e-8 * p["UnitMass_in_g"] / (p["UnitLength_in_cm"] * p["UnitVelocity_in_cm_per_s"] ** 2)
+        return x, v, ids, m, G, float(p["SofteningComovingClass0"]), float(h["BoxSize"])
+
+
+GADGET_SNAPSHOTS = ("013", "020", "031", "046", "062")
+
+
+def gadget_subhalos(x, v, ids, m, G, eps, L, theta):
+    """FriendsOfFriends (b = 0.2, 32 members, centres of potential) ->
+    SubhaloFinder at OpeningAngle theta on a snapshot: (particles, catalogue,
+    FoF catalogue)."""
+    src = jztest.producer(polydata(x, {"Velocities": v, "Masses": m, "GlobalIds": ids}))
+    common = dict(MassArray=["POINTS", "Masses"], Periodic=1, BoxFromData=0, BoxBounds=[0, L] * 3,
+                  Softening=eps, GravitationalConstant=G)
+    fof = FriendsOfFriends(Input=src, LinkingLength=0.2, MinimumGroupSize=32, PotentialCentres=1,
+                           **common)
+    sub = SubhaloFinder(Input=fof, VelocityArray=["POINTS", "Velocities"], OpeningAngle=theta,
+                        **common)
+    sub.UpdatePipeline()
+    parts, cat = jztest.output_copies(sub.GetClientSideObject(), 2)
+    fcat = jztest.output_copies(fof.GetClientSideObject(), 2)[1]
+    for proxy in (sub, fof, src):
+        jztest.simple.Delete(proxy)
+    return parts, cat, fcat
+
+
 def section_gadget(c):
     """The five Gadget-4 snapshots (G from their units, their softening,
-    velocities scaled by the expansion factor as below): every
+    velocities scaled by the expansion factor): every
     subhalo inside one FoF group and bound at OpeningAngle 0 under a direct
     sum here; the counts, the mass function and how often a main subhalo's
     MostBoundId is the FoF catalogue's are reported."""
-    import h5py
     from test_fof import external_or_skip
     base = external_or_skip("gadget4-cosmobox-n32-l50")
-    for snap in ("013", "020", "031", "046", "062"):
-        with h5py.File(os.path.join(base, f"snapshot_{snap}.hdf5"), "r") as f:
-            p, h = f["Parameters"].attrs, f["Header"].attrs
-            x = f["PartType1/Coordinates"][...]
-            # Gadget's V = v_peculiar / sqrt(a) and comoving x: with v = a V the
-            # energy 1/2 v^2 + phi(x) is a times the physical one (same sign).
-            v = float(h["Time"]) * f["PartType1/Velocities"][...].astype(np.float64)
-            ids = f["PartType1/ParticleIDs"][...].astype(np.int64)
-            m = np.full(len(x), float(h["MassTable"][1]))
-            G = 6.6743e-8 * p["UnitMass_in_g"] / (p["UnitLength_in_cm"] * p["UnitVelocity_in_cm_per_s"] ** 2)
-            eps, L = float(p["SofteningComovingClass0"]), float(h["BoxSize"])
-        src = jztest.producer(polydata(x, {"Velocities": v, "Masses": m, "GlobalIds": ids}))
-        common = dict(MassArray=["POINTS", "Masses"], Periodic=1, BoxFromData=0, BoxBounds=[0, L] * 3,
-                      Softening=eps, GravitationalConstant=G)
-        fof = FriendsOfFriends(Input=src, LinkingLength=0.2, MinimumGroupSize=32, PotentialCentres=1,
-                               **common)
-        sub = SubhaloFinder(Input=fof, VelocityArray=["POINTS", "Velocities"], OpeningAngle=0.0,
-                            **common)
-        sub.UpdatePipeline()
-        parts, cat = jztest.output_copies(sub.GetClientSideObject(), 2)
-        fcat = jztest.output_copies(fof.GetClientSideObject(), 2)[1]
-        for proxy in (sub, fof, src):
-            jztest.simple.Delete(proxy)
+    for snap in GADGET_SNAPSHOTS:
+        x, v, ids, m, G, eps, L = gadget_snapshot(base, snap)
+        parts, cat, fcat = gadget_subhalos(x, v, ids, m, G, eps, L, 0.0)
         gid, sid = arr(parts, "GroupId"), arr(parts, "SubhaloId")
         S = cat.GetNumberOfPoints()
         inside = all(len(set(gid[sid == s])) == 1 and gid[sid == s][0] == arr(cat, "GroupId")[s]
@@ -287,13 +322,7 @@ def section_gadget(c):
         unbound = 0
         for s in range(S):
             mem = np.flatnonzero(sid == s)
-            d = x[mem][:, None, :].astype(np.float64) - x[mem][None, :, :]
-            d -= L * np.round(d / L)
-            r2 = (d ** 2).sum(axis=2) + eps * eps
-            np.fill_diagonal(r2, np.inf)
-            phi = -G * (m[mem][None, :] / np.sqrt(r2)).sum(axis=1)
-            vbar = (m[mem][:, None] * v[mem]).sum(axis=0) / m[mem].sum()
-            e = 0.5 * ((v[mem] - vbar) ** 2).sum(axis=1) + phi
+            e, phi = direct_energies(x[mem], v[mem], m[mem], G, eps, L)
             unbound += int((e > 1e-9 * np.abs(phi)).sum())
         c.check(unbound == 0, f"snapshot {snap}: every member bound at OpeningAngle 0 ({unbound} not)")
         rank, sgid, smb = arr(cat, "SubhaloRank"), arr(cat, "GroupId"), arr(cat, "MostBoundId")
@@ -305,8 +334,65 @@ def section_gadget(c):
               f"{list(hist)}; main MostBoundId = FoF's in {same} of {int(main.sum()) if S else 0}")
 
 
+def unbound_members(x, v, m, sid, G, eps, L=0.0):
+    """(members whose direct-sum energy is >= 0, all members, the largest
+    E / |phi| of a member: how near E = 0 the closest one is) over the subhalos."""
+    bad, nearest = 0, -np.inf
+    for s in np.unique(sid[sid >= 0]):
+        mem = np.flatnonzero(sid == s)
+        e, phi = direct_energies(x[mem], v[mem], m[mem], G, eps, L)
+        bad += int((e >= 0).sum())
+        nearest = max(nearest, float((e / np.abs(phi)).max()))
+    return bad, int((sid >= 0).sum()), nearest
+
+
+# OpeningAngle -> the largest fraction of subhalo members allowed to be
+# unbound under the direct sum (the tree potential's error decides near E = 0).
+OPENING_BOUNDS = {0.5: 0.01, 1.5: 0.05}
+
+
+def section_opening(c):
+    """At OpeningAngle > 0 (the default 0.5, and the largest, 1.5) the
+    unbinding's tree potential differs from the direct sum: the fraction of
+    subhalo members whose direct-sum energy is >= 0 is reported and bounded,
+    on the host with satellites, on one group of a Hernquist host whose speeds
+    reach the escape speed (many members near E = 0, decided by the tree), and
+    on the five Gadget-4 snapshots."""
+    from test_fof import external_or_skip
+    base = external_or_skip("gadget4-cosmobox-n32-l50")
+    x, v, _ = host_with_satellites()
+    hx, hv = hernquist(np.random.default_rng(11), 10000, 1.0, reach=1.2)
+    snaps = [gadget_snapshot(base, snap) for snap in GADGET_SNAPSHOTS]
+    for theta, bound in OPENING_BOUNDS.items():
+        src = jztest.producer(polydata(x, {"Velocities": v}))
+        fof = FriendsOfFriends(Input=src, LinkingLengthMode="Absolute", LinkingLength=0.5)
+        sub = SubhaloFinder(Input=fof, VelocityArray=["POINTS", "Velocities"], OpeningAngle=theta)
+        sub.UpdatePipeline()
+        parts = jztest.output_copies(sub.GetClientSideObject(), 2)[0]
+        for proxy in (sub, fof, src):
+            jztest.simple.Delete(proxy)
+        host = unbound_members(x, v, np.ones(len(x)), arr(parts, "SubhaloId"), 1.0, 0.0)
+        one = polydata(hx, {"Velocities": hv, "GroupId": np.zeros(len(hx), dtype=np.int64)})
+        parts = subhalos(one, VelocityArray=["POINTS", "Velocities"], OpeningAngle=theta)[0]
+        escape = unbound_members(hx, hv, np.ones(len(hx)), arr(parts, "SubhaloId"), 1.0, 0.0)
+        real = [0, 0, -np.inf]
+        for xs, vs, ids, ms, G, eps, L in snaps:
+            sid = arr(gadget_subhalos(xs, vs, ids, ms, G, eps, L, theta)[0], "SubhaloId")
+            bad, total, nearest = unbound_members(xs, vs, ms, sid, G, eps, L)
+            real = [real[0] + bad, real[1] + total, max(real[2], nearest)]
+        for name, (bad, total, nearest) in (("host with satellites", host),
+                                   ("Hernquist host to the escape speed", escape),
+                                   ("Gadget-4 snapshots", real)):
+            fraction = bad / max(total, 1)
+            print(f"  info OpeningAngle {theta}: {name}: {bad} of {total} members "
+                  f"unbound under the direct sum (fraction {fraction:.2e}; the nearest to "
+                  f"E = 0 at E = {nearest:.1e} |phi|)")
+            c.check(total > 0 and fraction <= bound,
+                    f"OpeningAngle {theta}, {name}: unbound fraction {fraction:.2e} <= {bound}")
+
+
 SECTIONS = dict(satellites=section_satellites, reference=section_reference, errors=section_errors,
-                gadget=section_gadget)
+                gadget=section_gadget, opening=section_opening)
 
 if __name__ == "__main__":
     run_section(SECTIONS).finish()

@@ -26,30 +26,79 @@ namespace
 // neighbour searches and potentials; smaller ones run one per thread.
 constexpr std::size_t kLargeGroup = 20000;
 
+void addSeconds(std::atomic<double>& total, double seconds)
+{
+  double now = total.load();
+  while (!total.compare_exchange_weak(now, now + seconds))
+  {
+  }
+}
+
+// The density of each grouped point (in `grouped` order): only they query,
+// every point is a source. The grouped points go first so that they alone query;
+// ids travel with the points, so the ties (and the result) do not change.
 template <class T>
-std::vector<double> densities(
-  const SubhaloProblem<T>& p, Backend backend, const RunControl& control)
+std::vector<double> densities(const SubhaloProblem<T>& p, const std::vector<Index>& grouped,
+  Backend backend, const RunControl& control)
 {
   if (p.densities)
-    return std::vector<double>(p.densities, p.densities + p.numPoints);
-  const KnnProblem<T> k = densityProblem(p);
-  std::vector<T> rho(p.numPoints);
+  {
+    std::vector<double> given(grouped.size());
+    for (std::size_t j = 0; j < grouped.size(); ++j)
+      given[j] = p.densities[grouped[j]];
+    return given;
+  }
+  const std::size_t n = p.numPoints;
+  std::vector<Index> order = grouped;
+  {
+    std::vector<char> inGroup(n, 0);
+    for (Index i : grouped)
+      inGroup[i] = 1;
+    order.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (!inGroup[i])
+        order.push_back(Index(i));
+  }
+  std::vector<T> xyz(3 * n);
+  std::vector<GlobalId> ids(n);
+  std::vector<double> mass(p.masses ? n : 0);
+  for (std::size_t j = 0; j < n; ++j)
+  {
+    const Index i = order[j];
+    std::copy_n(p.points + 3 * std::size_t(i), 3, &xyz[3 * j]);
+    ids[j] = p.ids ? p.ids[i] : GlobalId(i);
+    if (p.masses)
+      mass[j] = p.masses[i];
+  }
+  order = {};
+  KnnProblem<T> k = densityProblem(p);
+  k.sources = xyz.data();
+  k.sourceIds = ids.data();
+  k.sourceMasses = p.masses ? mass.data() : nullptr;
+  k.numSelfQueries = grouped.size();
+  std::vector<T> rho(grouped.size());
   KnnResults<T> r;
   r.density = rho.data();
   computeKnn(k, r, backend, control);
   return std::vector<double>(rho.begin(), rho.end());
 }
 
+// The group of the n input points `inputs` with densities `rho` (both in
+// the same order).
 template <class T>
-GroupMembers gatherGroup(const SubhaloProblem<T>& p, const std::vector<Index>& inputs,
-  const std::vector<double>& rho, const double* period)
+GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const double* rho,
+  std::size_t n, const double* period)
 {
   auto idOf = [&](Index i) { return p.ids ? p.ids[i] : GlobalId(i); };
+  std::vector<Index> byDensity(n);
+  std::iota(byDensity.begin(), byDensity.end(), Index(0));
+  std::sort(byDensity.begin(), byDensity.end(),
+    [&](Index a, Index b)
+    { return rho[a] != rho[b] ? rho[a] > rho[b] : idOf(inputs[a]) < idOf(inputs[b]); });
   GroupMembers g;
-  g.input = inputs;
-  std::sort(g.input.begin(), g.input.end(),
-    [&](Index a, Index b) { return rho[a] != rho[b] ? rho[a] > rho[b] : idOf(a) < idOf(b); });
-  const std::size_t n = g.input.size();
+  g.input.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    g.input[i] = inputs[byDensity[i]];
   const Index ref = *std::min_element(
     g.input.begin(), g.input.end(), [&](Index a, Index b) { return idOf(a) < idOf(b); });
   g.id.resize(n);
@@ -75,17 +124,17 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const std::vector<Index>& i
 // the other with all threads, then the small ones one per thread. The first
 // error is rethrown.
 template <class Work>
-void forEachGroup(const std::vector<std::vector<Index>>& groups, Backend backend,
+void forEachGroup(const std::vector<std::size_t>& groupSize, Backend backend,
   const RunControl& control, Work&& work)
 {
   std::vector<std::size_t> large, small;
-  for (std::size_t g = 0; g < groups.size(); ++g)
-    (groups[g].size() >= kLargeGroup ? large : small).push_back(g);
+  for (std::size_t g = 0; g < groupSize.size(); ++g)
+    (groupSize[g] >= kLargeGroup ? large : small).push_back(g);
   for (std::size_t g : large)
     work(g, backend, control);
   // Largest first, for the dynamic schedule's balance.
   std::stable_sort(small.begin(), small.end(),
-    [&](std::size_t a, std::size_t b) { return groups[a].size() > groups[b].size(); });
+    [&](std::size_t a, std::size_t b) { return groupSize[a] > groupSize[b]; });
   RunControl single;
   single.numThreads = 1;
   std::exception_ptr error;
@@ -174,19 +223,23 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
     return info;
   std::stable_sort(
     byGroup.begin(), byGroup.end(), [&](Index a, Index b) { return p.groupId[a] < p.groupId[b]; });
-  std::vector<std::vector<Index>> groups;
+  // Group g is byGroup[groupStart[g], groupStart[g] + groupSize[g]).
+  std::vector<std::size_t> groupStart, groupSize;
   std::vector<GlobalId> groupIds;
   for (std::size_t i = 0; i < byGroup.size(); ++i)
   {
     if (i == 0 || p.groupId[byGroup[i]] != p.groupId[byGroup[i - 1]])
     {
-      groups.emplace_back();
+      groupStart.push_back(i);
+      groupSize.push_back(0);
       groupIds.push_back(p.groupId[byGroup[i]]);
     }
-    groups.back().push_back(byGroup[i]);
+    ++groupSize.back();
   }
+  // The per-point output waits until after the density stage (the peak).
+  out = Subhalos();
   StageTimer densityTimer(&info, "density");
-  const std::vector<double> rho = densities(p, backend, control);
+  const std::vector<double> rho = densities(p, byGroup, backend, control);
   densityTimer.stop();
   double period[3];
   for (int d = 0; d < 3; ++d)
@@ -196,22 +249,32 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   unbinding.softening = p.softening;
   unbinding.gravitationalConstant = p.gravitationalConstant;
   unbinding.openingAngle = p.openingAngle;
-  std::vector<std::vector<FoundSubhalo>> found(groups.size());
-  std::vector<std::vector<Index>> memberInputs(groups.size());
+  std::vector<std::vector<FoundSubhalo>> found(groupIds.size());
+  std::vector<std::vector<Index>> memberInputs(groupIds.size());
   StageTimer groupTimer(&info, "candidates and unbinding");
-  forEachGroup(groups, backend, control,
+  std::atomic<double> candidateCpu{ 0 }, unbindingCpu{ 0 };
+  forEachGroup(groupSize, backend, control,
     [&](std::size_t gi, Backend b, const RunControl& c)
     {
-      if (GlobalId(groups[gi].size()) < p.minimumSubhaloSize)
+      if (GlobalId(groupSize[gi]) < p.minimumSubhaloSize)
         return;
-      const GroupMembers g = gatherGroup(p, groups[gi], rho, period);
+      const double t0 = threadCpuSeconds();
+      const std::size_t at = groupStart[gi];
+      const GroupMembers g = gatherGroup(p, &byGroup[at], &rho[at], groupSize[gi], period);
       const GroupCandidates cands =
         findCandidates(g, p.saddleNeighbors, p.minimumSubhaloSize, b, c);
+      const double t1 = threadCpuSeconds();
       found[gi] = unbindCandidates(g, cands, unbinding, b, c);
       memberInputs[gi] = g.input;
+      addSeconds(candidateCpu, t1 - t0);
+      addSeconds(unbindingCpu, threadCpuSeconds() - t1);
     });
   groupTimer.stop();
+  // Thread CPU of the groups' stages (the large groups' inner threads not counted).
+  info.stageSeconds.emplace_back("candidates (CPU of group threads)", candidateCpu.load());
+  info.stageSeconds.emplace_back("unbinding (CPU of group threads)", unbindingCpu.load());
   const StageTimer catalogueTimer(&info, "catalogue");
+  noSubhalos(out, p.numPoints, backend);
   buildSubhaloCatalogue(p, groupIds, found, memberInputs, out, control);
   return info;
 }

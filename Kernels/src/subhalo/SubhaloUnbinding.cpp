@@ -4,32 +4,53 @@
 #include <algorithm>
 
 #include "SubhaloGroup.h"
+#include "gravity/GravityKernelsCpu.h"
 #include "jz/Gravity.h"
 
 namespace jz
 {
 namespace
 {
-// The members of `members` with energy 1/2 |v - vmean|^2 + phi <= 0.
-std::vector<Index> boundMembers(const GroupMembers& g, const std::vector<Index>& members,
-  const UnbindingOptions& o, Backend backend, const RunControl& control)
+// Up to this many members the potential is summed directly (exact, and
+// cheaper than building a tree for so few; a bounded block, not a quadratic
+// step); above it the tree with the opening angle.
+constexpr std::size_t kDirectUnbinding = 512;
+
+// phi of each member under the current members alone, directly: the pair sum
+// over padded lanes (sumPotentialsSymmetricCpu reads a lane past n).
+void directPotentials(const GroupMembers& g, const std::vector<Index>& members,
+  const UnbindingOptions& o, std::vector<double>& phi)
 {
   const std::size_t n = members.size();
-  std::vector<double> xyz(3 * n), mass(n), phi(n);
-  double vmean[3] = { 0, 0, 0 }, total = 0;
+  const std::size_t padded = (n + kGravityLanes - 1) / kGravityLanes * kGravityLanes + kGravityLanes;
+  std::vector<double> x(padded, 0.0), y(padded, 0.0), z(padded, 0.0), m(padded, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const Index k = members[i];
+    x[i] = g.xyz[3 * k];
+    y[i] = g.xyz[3 * k + 1];
+    z[i] = g.xyz[3 * k + 2];
+    m[i] = g.mass[k];
+  }
+  std::vector<double> u(padded);
+  sumPotentialsSymmetricCpu(
+    x.data(), y.data(), z.data(), m.data(), n, o.softening * o.softening, u.data());
+  for (std::size_t i = 0; i < n; ++i)
+    phi[i] = -o.gravitationalConstant * u[i];
+}
+
+// phi of each member under the current members alone, by the gravity tree.
+void treePotentials(const GroupMembers& g, const std::vector<Index>& members,
+  const UnbindingOptions& o, Backend backend, const RunControl& control, std::vector<double>& phi)
+{
+  const std::size_t n = members.size();
+  std::vector<double> xyz(3 * n), mass(n);
   for (std::size_t i = 0; i < n; ++i)
   {
     const Index m = members[i];
     mass[i] = g.mass[m];
-    total += mass[i];
-    for (int d = 0; d < 3; ++d)
-    {
-      xyz[3 * i + d] = g.xyz[3 * m + d];
-      vmean[d] += mass[i] * g.vel[3 * m + d];
-    }
+    std::copy_n(&g.xyz[3 * std::size_t(m)], 3, &xyz[3 * i]);
   }
-  for (double& v : vmean)
-    v = total > 0 ? v / total : 0.0;
   GravityProblem<double> p;
   p.sources = xyz.data();
   p.numSources = n;
@@ -40,6 +61,27 @@ std::vector<Index> boundMembers(const GroupMembers& g, const std::vector<Index>&
   GravityResults r;
   r.potential = phi.data();
   computeGravity(p, r, backend, control);
+}
+
+// The members of `members` with energy 1/2 |v - vmean|^2 + phi <= 0.
+std::vector<Index> boundMembers(const GroupMembers& g, const std::vector<Index>& members,
+  const UnbindingOptions& o, Backend backend, const RunControl& control)
+{
+  const std::size_t n = members.size();
+  std::vector<double> phi(n);
+  double vmean[3] = { 0, 0, 0 }, total = 0;
+  for (const Index m : members)
+  {
+    total += g.mass[m];
+    for (int d = 0; d < 3; ++d)
+      vmean[d] += g.mass[m] * g.vel[3 * m + d];
+  }
+  for (double& v : vmean)
+    v = total > 0 ? v / total : 0.0;
+  if (n <= kDirectUnbinding && backend != Backend::CUDA)
+    directPotentials(g, members, o, phi);
+  else
+    treePotentials(g, members, o, backend, control, phi);
   std::vector<Index> bound;
   bound.reserve(n);
   for (std::size_t i = 0; i < n; ++i)

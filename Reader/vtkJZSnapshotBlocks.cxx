@@ -4,6 +4,7 @@
 #include "vtkJZSnapshotHDF5.h"
 #include "vtkJZSnapshotRows.h"
 #include "vtkJZSnapshotShare.h"
+#include "vtkJZSnapshotSharedMemory.h"
 
 #include "vtkAlgorithm.h"
 #include "vtkCellArray.h"
@@ -128,6 +129,22 @@ void FillIota(vtkDataArray* array, vtkIdType begin, vtkIdType end)
   else if (auto* a64 = vtkTypeInt64Array::SafeDownCast(array))
   {
     std::iota(a64->GetPointer(begin), a64->GetPointer(0) + end, static_cast<vtkTypeInt64>(begin));
+  }
+}
+
+// Whether values of `vtkType` are GlobalIds (vtkIdType) bit for bit.
+bool SameBitsAsIds(int vtkType)
+{
+  switch (vtkType)
+  {
+    case VTK_LONG_LONG:
+    case VTK_UNSIGNED_LONG_LONG:
+    case VTK_LONG:
+    case VTK_UNSIGNED_LONG:
+    case VTK_ID_TYPE:
+      return vtkDataArray::GetDataTypeSize(vtkType) == sizeof(vtkIdType);
+    default:
+      return false;
   }
 }
 
@@ -357,12 +374,16 @@ struct vtkJZSnapshotBlocks::Block
   std::vector<std::pair<const Field*, vtkSmartPointer<vtkDataArray>>> Arrays;
   std::vector<std::unique_ptr<GrowingArray>> Growing; // Points, then Arrays
   // Not from the file: one vertex per point, Masses from the MassTable,
-  // GlobalIds from ParticleIDs (null when not made).
+  // GlobalIds from ParticleIDs (null when not made). Where they can, they
+  // take no fresh memory (vtkJZSnapshotSharedMemory): the connectivity is
+  // the start of the offsets, 64-bit GlobalIds are the ParticleIDs' memory,
+  // table masses one mapped constant; the others are filled.
   vtkSmartPointer<vtkDataArray> Offsets, Connectivity;
   vtkSmartPointer<vtkDoubleArray> TableMasses;
   vtkSmartPointer<vtkIdTypeArray> GlobalIds;
   vtkDataArray* ParticleIds = nullptr;
   bool IdsOnly = false; // ParticleIds is not an output array of its own
+  bool ConnectivityFilled = false, MassesFilled = false, IdsConverted = false;
 
   // Allocates the arrays that are not read, for `Rows` rows.
   void AllocateMade(bool wantTableMasses)
@@ -376,15 +397,31 @@ struct vtkJZSnapshotBlocks::Block
     {
       this->GlobalIds = vtkSmartPointer<vtkIdTypeArray>::New();
       this->GlobalIds->SetName("GlobalIds");
-      Allocate(this->GlobalIds, n);
+      this->IdsConverted = !(SameBitsAsIds(this->ParticleIds->GetDataType()) &&
+        vtkJZSnapshotSharedMemory::ShareMemory(this->ParticleIds, this->GlobalIds, n));
+      if (this->IdsConverted)
+      {
+        Allocate(this->GlobalIds, n);
+      }
     }
     this->Offsets = NewCellArray(n + 1, n);
-    this->Connectivity = NewCellArray(n, n);
+    this->Connectivity = NewCellArray(0, n);
+    this->ConnectivityFilled =
+      !vtkJZSnapshotSharedMemory::ShareMemory(this->Offsets, this->Connectivity, n);
+    if (this->ConnectivityFilled)
+    {
+      Allocate(this->Connectivity, n);
+    }
     if (wantTableMasses)
     {
       this->TableMasses = vtkSmartPointer<vtkDoubleArray>::New();
       this->TableMasses->SetName("Masses");
-      Allocate(this->TableMasses, n);
+      const double mass = this->Set->TableMass;
+      this->MassesFilled = !vtkJZSnapshotSharedMemory::MapConstant(this->TableMasses, n, &mass);
+      if (this->MassesFilled)
+      {
+        Allocate(this->TableMasses, n);
+      }
     }
   }
 
@@ -393,8 +430,12 @@ struct vtkJZSnapshotBlocks::Block
   void FillSlices(std::vector<MemoryPreparer::Task>& out) const
   {
     for (vtkDataArray* cells : { static_cast<vtkDataArray*>(this->Offsets),
-           static_cast<vtkDataArray*>(this->Connectivity) })
+           static_cast<vtkDataArray*>(this->ConnectivityFilled ? this->Connectivity : nullptr) })
     {
+      if (!cells)
+      {
+        continue;
+      }
       MemoryPreparer::ForSlices(cells, 0,
         [cells](vtkIdType begin, vtkIdType end)
         {
@@ -403,7 +444,7 @@ struct vtkJZSnapshotBlocks::Block
         },
         out);
     }
-    if (vtkDoubleArray* masses = this->TableMasses)
+    if (vtkDoubleArray* masses = this->MassesFilled ? this->TableMasses : nullptr)
     {
       const double mass = this->Set->TableMass;
       MemoryPreparer::ForSlices(masses, 0,
@@ -711,7 +752,7 @@ std::string vtkJZSnapshotBlocks::Read(
   for (const auto& block : this->Blocks)
   {
     vtkDataArray* ids = block->GlobalIds;
-    if (ids && block->GlobalIds != block->ParticleIds && !region)
+    if (ids && block->IdsConverted && !region)
     {
       MemoryPreparer::ForSlices(ids, 0,
         [ids](vtkIdType begin, vtkIdType end) { MemoryPreparer::Populate(ids, begin, end); }, fills);
@@ -805,7 +846,7 @@ void vtkJZSnapshotBlocks::Finish(vtkMultiBlockDataSet* output)
     }
     if (b.GlobalIds)
     {
-      if (b.GlobalIds != b.ParticleIds)
+      if (b.IdsConverted)
       {
         ConvertIds(b.ParticleIds, b.GlobalIds);
       }

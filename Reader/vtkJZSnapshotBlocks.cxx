@@ -148,16 +148,15 @@ bool SameBitsAsIds(int vtkType)
   }
 }
 
-// GlobalIds (vtkIdType) converted from the ParticleIDs array.
-void ConvertIds(vtkDataArray* particleIds, vtkIdTypeArray* ids)
+// GlobalIds (vtkIdType) [begin, end) converted from the ParticleIDs array.
+void ConvertIds(vtkDataArray* particleIds, vtkIdTypeArray* ids, vtkIdType begin, vtkIdType end)
 {
-  const vtkIdType n = particleIds->GetNumberOfTuples();
-  vtkIdType* out = ids->GetPointer(0);
+  vtkIdType* out = ids->GetPointer(begin);
   switch (particleIds->GetDataType())
   {
     vtkTemplateMacro({
       const auto* in = static_cast<const VTK_TT*>(particleIds->GetVoidPointer(0));
-      std::transform(in, in + n, out, [](VTK_TT v) { return static_cast<vtkIdType>(v); });
+      std::transform(in + begin, in + end, out, [](VTK_TT v) { return static_cast<vtkIdType>(v); });
     });
   }
 }
@@ -384,6 +383,10 @@ struct vtkJZSnapshotBlocks::Block
   vtkDataArray* ParticleIds = nullptr;
   bool IdsOnly = false; // ParticleIds is not an output array of its own
   bool ConnectivityFilled = false, MassesFilled = false, IdsConverted = false;
+  // When GlobalIds are converted while reading: the rows whose ParticleIDs
+  // are read (the ids are read first; the preparing thread converts behind).
+  bool IdsConvertedWhileReading = false;
+  std::atomic<std::int64_t> IdsRowsRead{ 0 };
 
   // Allocates the arrays that are not read, for `Rows` rows.
   void AllocateMade(bool wantTableMasses)
@@ -641,6 +644,19 @@ void vtkJZSnapshotBlocks::ReadDirect(
         return static_cast<char*>(array->GetVoidPointer(0)) +
           (read.Offset + i) * array->GetNumberOfComponents() * array->GetDataTypeSize();
       };
+      auto readArray = [&](const std::pair<const Field*, vtkSmartPointer<vtkDataArray>>& entry)
+      {
+        rows.Read(*block.Set, *entry.first, read.File, start, k, stride,
+          entry.second->GetDataType(), into(entry.second));
+      };
+      for (auto& entry : block.Arrays) // the ids first, for their conversion
+      {
+        if (entry.second == block.ParticleIds && block.IdsConvertedWhileReading)
+        {
+          readArray(entry);
+          block.IdsRowsRead = read.Offset + i + k;
+        }
+      }
       if (block.Positions)
       {
         rows.Read(*block.Set, *block.Positions, read.File, start, k, stride,
@@ -648,8 +664,10 @@ void vtkJZSnapshotBlocks::ReadDirect(
       }
       for (auto& entry : block.Arrays)
       {
-        rows.Read(*block.Set, *entry.first, read.File, start, k, stride,
-          entry.second->GetDataType(), into(entry.second));
+        if (!(entry.second == block.ParticleIds && block.IdsConvertedWhileReading))
+        {
+          readArray(entry);
+        }
       }
       this->Progress(algorithm, k, aborted);
     }
@@ -751,16 +769,43 @@ std::string vtkJZSnapshotBlocks::Read(
   }
   for (const auto& block : this->Blocks)
   {
-    vtkDataArray* ids = block->GlobalIds;
-    if (ids && block->IdsConverted && !region)
+    // GlobalIds converted by the preparing thread, each slice once its ids are read.
+    Block* b = block.get();
+    vtkIdTypeArray* ids = b->GlobalIds;
+    if (ids && b->IdsConverted && !region)
     {
+      b->IdsConvertedWhileReading = true;
+      b->IdsRowsRead = 0;
       MemoryPreparer::ForSlices(ids, 0,
-        [ids](vtkIdType begin, vtkIdType end) { MemoryPreparer::Populate(ids, begin, end); }, fills);
+        [b, ids](vtkIdType begin, vtkIdType end)
+        {
+          while (b->IdsRowsRead.load() < end)
+          {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+          }
+          MemoryPreparer::Populate(ids, begin, end);
+          ConvertIds(b->ParticleIds, ids, begin, end);
+        },
+        fills);
     }
   }
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   MemoryPreparer preparer(readOrder, std::move(fills));
+  // Destroyed before the preparer (also on errors): no slice waits for ids
+  // that will not be read.
+  struct ReleaseWaiters
+  {
+    std::vector<std::unique_ptr<Block>>& Blocks;
+    void Release() const
+    {
+      for (const auto& block : this->Blocks)
+      {
+        block->IdsRowsRead = std::numeric_limits<std::int64_t>::max();
+      }
+    }
+    ~ReleaseWaiters() { this->Release(); }
+  } releaseWaiters{ this->Blocks };
   int filesOpened = 0;
   try
   {
@@ -800,6 +845,7 @@ std::string vtkJZSnapshotBlocks::Read(
     }
     filesOpened = rows.GetFilesOpened();
     const Clock::time_point read = Clock::now();
+    releaseWaiters.Release(); // after an abort, ids not read
     preparer.Finish();
     info.stageSeconds.emplace_back("read", std::chrono::duration<double>(read - start).count());
     info.stageSeconds.emplace_back(
@@ -846,9 +892,9 @@ void vtkJZSnapshotBlocks::Finish(vtkMultiBlockDataSet* output)
     }
     if (b.GlobalIds)
     {
-      if (b.IdsConverted)
+      if (b.IdsConverted && !b.IdsConvertedWhileReading)
       {
-        ConvertIds(b.ParticleIds, b.GlobalIds);
+        ConvertIds(b.ParticleIds, b.GlobalIds, 0, b.GlobalIds->GetNumberOfValues());
       }
       pd->SetGlobalIds(b.GlobalIds);
     }

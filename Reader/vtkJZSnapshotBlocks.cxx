@@ -760,10 +760,19 @@ std::string vtkJZSnapshotBlocks::Read(
     {
       break;
     }
+    // GlobalIds converted while reading: their ids are read first.
+    block->IdsConvertedWhileReading = block->GlobalIds && block->IdsConverted;
+    if (block->IdsConvertedWhileReading)
+    {
+      readOrder.push_back(block->ParticleIds);
+    }
     readOrder.push_back(block->Points);
     for (const auto& entry : block->Arrays)
     {
-      readOrder.push_back(entry.second);
+      if (!(block->IdsConvertedWhileReading && entry.second == block->ParticleIds))
+      {
+        readOrder.push_back(entry.second);
+      }
     }
     block->FillSlices(fills);
   }
@@ -772,9 +781,8 @@ std::string vtkJZSnapshotBlocks::Read(
     // GlobalIds converted by the preparing thread, each slice once its ids are read.
     Block* b = block.get();
     vtkIdTypeArray* ids = b->GlobalIds;
-    if (ids && b->IdsConverted && !region)
+    if (b->IdsConvertedWhileReading)
     {
-      b->IdsConvertedWhileReading = true;
       b->IdsRowsRead = 0;
       MemoryPreparer::ForSlices(ids, 0,
         [b, ids](vtkIdType begin, vtkIdType end)

@@ -4,6 +4,7 @@
 #include "vtkJZSnapshotHDF5.h"
 #include "vtkJZSnapshotRows.h"
 #include "vtkJZSnapshotShare.h"
+#include "vtkJZSnapshotSharedMemory.h"
 
 #include "vtkAlgorithm.h"
 #include "vtkCellArray.h"
@@ -131,16 +132,31 @@ void FillIota(vtkDataArray* array, vtkIdType begin, vtkIdType end)
   }
 }
 
-// GlobalIds (vtkIdType) converted from the ParticleIDs array.
-void ConvertIds(vtkDataArray* particleIds, vtkIdTypeArray* ids)
+// Whether values of `vtkType` are GlobalIds (vtkIdType) bit for bit.
+bool SameBitsAsIds(int vtkType)
 {
-  const vtkIdType n = particleIds->GetNumberOfTuples();
-  vtkIdType* out = ids->GetPointer(0);
+  switch (vtkType)
+  {
+    case VTK_LONG_LONG:
+    case VTK_UNSIGNED_LONG_LONG:
+    case VTK_LONG:
+    case VTK_UNSIGNED_LONG:
+    case VTK_ID_TYPE:
+      return vtkDataArray::GetDataTypeSize(vtkType) == sizeof(vtkIdType);
+    default:
+      return false;
+  }
+}
+
+// GlobalIds (vtkIdType) [begin, end) converted from the ParticleIDs array.
+void ConvertIds(vtkDataArray* particleIds, vtkIdTypeArray* ids, vtkIdType begin, vtkIdType end)
+{
+  vtkIdType* out = ids->GetPointer(begin);
   switch (particleIds->GetDataType())
   {
     vtkTemplateMacro({
       const auto* in = static_cast<const VTK_TT*>(particleIds->GetVoidPointer(0));
-      std::transform(in, in + n, out, [](VTK_TT v) { return static_cast<vtkIdType>(v); });
+      std::transform(in + begin, in + end, out, [](VTK_TT v) { return static_cast<vtkIdType>(v); });
     });
   }
 }
@@ -357,12 +373,20 @@ struct vtkJZSnapshotBlocks::Block
   std::vector<std::pair<const Field*, vtkSmartPointer<vtkDataArray>>> Arrays;
   std::vector<std::unique_ptr<GrowingArray>> Growing; // Points, then Arrays
   // Not from the file: one vertex per point, Masses from the MassTable,
-  // GlobalIds from ParticleIDs (null when not made).
+  // GlobalIds from ParticleIDs (null when not made). Where they can, they
+  // take no fresh memory (vtkJZSnapshotSharedMemory): the connectivity is
+  // the start of the offsets, 64-bit GlobalIds are the ParticleIDs' memory,
+  // table masses one mapped constant; the others are filled.
   vtkSmartPointer<vtkDataArray> Offsets, Connectivity;
   vtkSmartPointer<vtkDoubleArray> TableMasses;
   vtkSmartPointer<vtkIdTypeArray> GlobalIds;
   vtkDataArray* ParticleIds = nullptr;
   bool IdsOnly = false; // ParticleIds is not an output array of its own
+  bool ConnectivityFilled = false, MassesFilled = false, IdsConverted = false;
+  // When GlobalIds are converted while reading: the rows whose ParticleIDs
+  // are read (the ids are read first; the preparing thread converts behind).
+  bool IdsConvertedWhileReading = false;
+  std::atomic<std::int64_t> IdsRowsRead{ 0 };
 
   // Allocates the arrays that are not read, for `Rows` rows.
   void AllocateMade(bool wantTableMasses)
@@ -376,15 +400,31 @@ struct vtkJZSnapshotBlocks::Block
     {
       this->GlobalIds = vtkSmartPointer<vtkIdTypeArray>::New();
       this->GlobalIds->SetName("GlobalIds");
-      Allocate(this->GlobalIds, n);
+      this->IdsConverted = !(SameBitsAsIds(this->ParticleIds->GetDataType()) &&
+        vtkJZSnapshotSharedMemory::ShareMemory(this->ParticleIds, this->GlobalIds, n));
+      if (this->IdsConverted)
+      {
+        Allocate(this->GlobalIds, n);
+      }
     }
     this->Offsets = NewCellArray(n + 1, n);
-    this->Connectivity = NewCellArray(n, n);
+    this->Connectivity = NewCellArray(0, n);
+    this->ConnectivityFilled =
+      !vtkJZSnapshotSharedMemory::ShareMemory(this->Offsets, this->Connectivity, n);
+    if (this->ConnectivityFilled)
+    {
+      Allocate(this->Connectivity, n);
+    }
     if (wantTableMasses)
     {
       this->TableMasses = vtkSmartPointer<vtkDoubleArray>::New();
       this->TableMasses->SetName("Masses");
-      Allocate(this->TableMasses, n);
+      const double mass = this->Set->TableMass;
+      this->MassesFilled = !vtkJZSnapshotSharedMemory::MapConstant(this->TableMasses, n, &mass);
+      if (this->MassesFilled)
+      {
+        Allocate(this->TableMasses, n);
+      }
     }
   }
 
@@ -393,8 +433,12 @@ struct vtkJZSnapshotBlocks::Block
   void FillSlices(std::vector<MemoryPreparer::Task>& out) const
   {
     for (vtkDataArray* cells : { static_cast<vtkDataArray*>(this->Offsets),
-           static_cast<vtkDataArray*>(this->Connectivity) })
+           static_cast<vtkDataArray*>(this->ConnectivityFilled ? this->Connectivity : nullptr) })
     {
+      if (!cells)
+      {
+        continue;
+      }
       MemoryPreparer::ForSlices(cells, 0,
         [cells](vtkIdType begin, vtkIdType end)
         {
@@ -403,7 +447,7 @@ struct vtkJZSnapshotBlocks::Block
         },
         out);
     }
-    if (vtkDoubleArray* masses = this->TableMasses)
+    if (vtkDoubleArray* masses = this->MassesFilled ? this->TableMasses : nullptr)
     {
       const double mass = this->Set->TableMass;
       MemoryPreparer::ForSlices(masses, 0,
@@ -600,6 +644,19 @@ void vtkJZSnapshotBlocks::ReadDirect(
         return static_cast<char*>(array->GetVoidPointer(0)) +
           (read.Offset + i) * array->GetNumberOfComponents() * array->GetDataTypeSize();
       };
+      auto readArray = [&](const std::pair<const Field*, vtkSmartPointer<vtkDataArray>>& entry)
+      {
+        rows.Read(*block.Set, *entry.first, read.File, start, k, stride,
+          entry.second->GetDataType(), into(entry.second));
+      };
+      for (auto& entry : block.Arrays) // the ids first, for their conversion
+      {
+        if (entry.second == block.ParticleIds && block.IdsConvertedWhileReading)
+        {
+          readArray(entry);
+          block.IdsRowsRead = read.Offset + i + k;
+        }
+      }
       if (block.Positions)
       {
         rows.Read(*block.Set, *block.Positions, read.File, start, k, stride,
@@ -607,8 +664,10 @@ void vtkJZSnapshotBlocks::ReadDirect(
       }
       for (auto& entry : block.Arrays)
       {
-        rows.Read(*block.Set, *entry.first, read.File, start, k, stride,
-          entry.second->GetDataType(), into(entry.second));
+        if (!(entry.second == block.ParticleIds && block.IdsConvertedWhileReading))
+        {
+          readArray(entry);
+        }
       }
       this->Progress(algorithm, k, aborted);
     }
@@ -701,25 +760,60 @@ std::string vtkJZSnapshotBlocks::Read(
     {
       break;
     }
+    // GlobalIds converted while reading: their ids are read first.
+    block->IdsConvertedWhileReading = block->GlobalIds && block->IdsConverted;
+    if (block->IdsConvertedWhileReading)
+    {
+      readOrder.push_back(block->ParticleIds);
+    }
     readOrder.push_back(block->Points);
     for (const auto& entry : block->Arrays)
     {
-      readOrder.push_back(entry.second);
+      if (!(block->IdsConvertedWhileReading && entry.second == block->ParticleIds))
+      {
+        readOrder.push_back(entry.second);
+      }
     }
     block->FillSlices(fills);
   }
   for (const auto& block : this->Blocks)
   {
-    vtkDataArray* ids = block->GlobalIds;
-    if (ids && block->GlobalIds != block->ParticleIds && !region)
+    // GlobalIds converted by the preparing thread, each slice once its ids are read.
+    Block* b = block.get();
+    vtkIdTypeArray* ids = b->GlobalIds;
+    if (b->IdsConvertedWhileReading)
     {
+      b->IdsRowsRead = 0;
       MemoryPreparer::ForSlices(ids, 0,
-        [ids](vtkIdType begin, vtkIdType end) { MemoryPreparer::Populate(ids, begin, end); }, fills);
+        [b, ids](vtkIdType begin, vtkIdType end)
+        {
+          while (b->IdsRowsRead.load() < end)
+          {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+          }
+          MemoryPreparer::Populate(ids, begin, end);
+          ConvertIds(b->ParticleIds, ids, begin, end);
+        },
+        fills);
     }
   }
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   MemoryPreparer preparer(readOrder, std::move(fills));
+  // Destroyed before the preparer (also on errors): no slice waits for ids
+  // that will not be read.
+  struct ReleaseWaiters
+  {
+    std::vector<std::unique_ptr<Block>>& Blocks;
+    void Release() const
+    {
+      for (const auto& block : this->Blocks)
+      {
+        block->IdsRowsRead = std::numeric_limits<std::int64_t>::max();
+      }
+    }
+    ~ReleaseWaiters() { this->Release(); }
+  } releaseWaiters{ this->Blocks };
   int filesOpened = 0;
   try
   {
@@ -759,6 +853,7 @@ std::string vtkJZSnapshotBlocks::Read(
     }
     filesOpened = rows.GetFilesOpened();
     const Clock::time_point read = Clock::now();
+    releaseWaiters.Release(); // after an abort, ids not read
     preparer.Finish();
     info.stageSeconds.emplace_back("read", std::chrono::duration<double>(read - start).count());
     info.stageSeconds.emplace_back(
@@ -805,9 +900,9 @@ void vtkJZSnapshotBlocks::Finish(vtkMultiBlockDataSet* output)
     }
     if (b.GlobalIds)
     {
-      if (b.GlobalIds != b.ParticleIds)
+      if (b.IdsConverted && !b.IdsConvertedWhileReading)
       {
-        ConvertIds(b.ParticleIds, b.GlobalIds);
+        ConvertIds(b.ParticleIds, b.GlobalIds, 0, b.GlobalIds->GetNumberOfValues());
       }
       pd->SetGlobalIds(b.GlobalIds);
     }

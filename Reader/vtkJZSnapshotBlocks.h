@@ -18,8 +18,11 @@
  * `GlobalIds` from `ParticleIDs`, and the header values as field data.
  *
  * Reading from the page cache is dominated by the first touch of fresh
- * output memory, so a second thread maps the output pages and fills the
- * arrays that do not come from the file while HDF5 reads. With the
+ * output memory. The arrays that do not come from the file take none of
+ * their own where they can (vtkJZSnapshotSharedMemory), and a second
+ * thread fills the others (the vertex offsets; GlobalIds converted from
+ * 32-bit ids, which are read first) and maps the output pages while the
+ * files are read. With the
  * environment variable JZ_SNAPSHOT_HUGEPAGES=1, large arrays are also
  * advised to use transparent huge pages (faster repeated reads, e.g. of a
  * time series in one session).

@@ -11,7 +11,8 @@ The snapshot is generated once (Gadget-4 style, dark matter only: float32
 Coordinates and Velocities, uint64 ParticleIDs, a MassTable entry) and read
 from the page cache. Every measurement is the first read of a fresh process
 (what a user opening the file gets), the two sides alternating, --repeats
-times each; the medians (and the best times) are compared, for the reader
+times each; the medians (and the best times) are compared, wall time and
+(steadier on a shared machine) rank 0's CPU time of the read, for the reader
 as it is and with JZ_SNAPSHOT_HUGEPAGES=1 (transparent huge pages). A second
 read in the same reader process is printed too: with huge pages the output
 memory it gets back is already mapped, so it is much faster than the first.
@@ -48,16 +49,17 @@ def worker_h5py(path, repeats):
     rank, size = comm.Get_rank(), comm.Get_size()
     for _ in range(repeats):
         comm.Barrier()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with h5py.File(path, "r") as f:
             g = f["PartType1"]
             n = g["Coordinates"].shape[0]
             lo, hi = rank * n // size, (rank + 1) * n // size
             arrays = [g[name][lo:hi] for name in DATASETS]
+        cpu = time.process_time() - c0
         comm.Barrier()
         if rank == 0:
-            print(f"TIME h5py {time.perf_counter() - t0:.4f} rows {sum(len(a) for a in arrays[:1])}",
-                  flush=True)
+            print(f"TIME h5py {time.perf_counter() - t0:.4f} CPU {cpu:.4f} "
+                  f"rows {sum(len(a) for a in arrays[:1])}", flush=True)
         del arrays
 
 
@@ -74,10 +76,12 @@ def worker_reader(path, repeats):
     for _ in range(repeats):
         reader = make_reader(FileName=path)
         reader.UpdatePipelineInformation()
+        c0 = time.process_time()
         elapsed = timed_update(reader, ctl)
+        cpu = time.process_time() - c0
         if not ctl or ctl.GetLocalProcessId() == 0:
             n = reader.GetClientSideObject().GetOutputDataObject(0).GetBlock(0).GetNumberOfPoints()
-            print(f"TIME reader {elapsed:.4f} rows {n}", flush=True)
+            print(f"TIME reader {elapsed:.4f} CPU {cpu:.4f} rows {n}", flush=True)
         simple.Delete(reader)
 
 
@@ -97,10 +101,11 @@ def run_side(side, path, ranks, repeats, env_extra=None):
     env = dict(os.environ, OMP_NUM_THREADS="1", **(env_extra or {}))
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     times = [float(t) for t in re.findall(rf"TIME {side} (\S+)", p.stdout)]
+    cpus = [float(t) for t in re.findall(rf"TIME {side} \S+ CPU (\S+)", p.stdout)]
     if p.returncode != 0 or len(times) != repeats:
         print(p.stdout[-3000:])
         raise SystemExit(f"{side} on {ranks} rank(s) failed")
-    return times
+    return times, cpus
 
 
 def main():
@@ -128,20 +133,26 @@ def main():
         run_side("h5py", path, 1, 1)  # page cache warm-up
         for ranks in args.ranks:
             times = {"h5py": [], "reader": [], "huge pages": []}
+            cpus = {"h5py": [], "reader": [], "huge pages": []}
             second = {"reader": [], "huge pages": []}
             for _ in range(args.repeats):
-                times["h5py"] += run_side("h5py", path, ranks, 1)
+                t, c = run_side("h5py", path, ranks, 1)
+                times["h5py"] += t
+                cpus["h5py"] += c
                 for label, extra in (("reader", {}), ("huge pages", {"JZ_SNAPSHOT_HUGEPAGES": "1"})):
-                    both = run_side("reader", path, ranks, 2, extra)
+                    both, c = run_side("reader", path, ranks, 2, extra)
                     times[label].append(both[0])
+                    cpus[label].append(c[0])
                     second[label].append(both[1])
-            h = np.median(times["h5py"])
-            print(f"ranks {ranks}: h5py median {h:.3f} s {['%.2f' % t for t in times['h5py']]}")
+            h, hc = np.median(times["h5py"]), np.median(cpus["h5py"])
+            print(f"ranks {ranks}: h5py median {h:.3f} s (CPU {hc:.3f} s) "
+                  f"{['%.2f' % t for t in times['h5py']]}")
             for label in ("reader", "huge pages"):
                 r = np.median(times[label])
                 name = "ParticleSnapshotReader" + (" (JZ_SNAPSHOT_HUGEPAGES=1)" if label != "reader" else "")
                 print(f"  {name}: first read median {r:.3f} s, ratio reader/h5py {r / h:.3f} "
-                      f"(best {min(times[label]) / min(times['h5py']):.3f}) "
+                      f"(best {min(times[label]) / min(times['h5py']):.3f}; CPU "
+                      f"{np.median(cpus[label]) / hc:.3f}) "
                       f"{['%.2f' % t for t in times[label]]}; second read in the same process "
                       f"median {np.median(second[label]):.3f} s, ratio {np.median(second[label]) / h:.3f}",
                       flush=True)

@@ -10,8 +10,9 @@
 The files are generated one at a time, each deleted after its reads (dark
 matter only: float32 positions and velocities, 32-bit ids, a MassTable mass;
 written in chunks), and read from the page cache. Every measurement is a
-fresh process: its wall time for the read and its peak resident memory
-(ru_maxrss) above the process's own footprint before the read. Not a test: nothing is asserted.
+fresh process: its wall time for the read, its CPU time (steadier on a
+shared machine) and its peak resident memory (ru_maxrss) above the
+process's own footprint before the read. Not a test: nothing is asserted.
 
   python3 Testing/Benchmarks/bench_reader_region.py [--n 2e7] [--formats gadget tipsy hdf5]
       [--repeats 3] [--dir /tmp] [--keep] [--region-only]
@@ -106,11 +107,11 @@ if region:
     r.Region = region
 r.UpdatePipelineInformation()
 before = rss()
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 r.UpdatePipeline()
-t = time.perf_counter() - t0
+t, c = time.perf_counter() - t0, time.process_time() - c0
 out = r.GetClientSideObject().GetOutputDataObject(0)
-print(json.dumps({"time": t, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before,
+print(json.dumps({"time": t, "cpu": c, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before,
                   "rows": out.GetNumberOfPoints()}))
 '''
 
@@ -123,7 +124,7 @@ def rss():
 if fmt == "hdf5":
     import h5py
 before = rss()
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 if fmt == "gadget":
     def block(i, width, dtype, comps):
         off = 4 + 256 + 4 + sum(8 + n * w for w in (12, 12, 4)[:i]) + 4
@@ -149,8 +150,8 @@ if region:
     others = [a[keep] for a in get()]
 else:
     others = get()
-t = time.perf_counter() - t0
-print(json.dumps({"time": t, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before,
+t, c = time.perf_counter() - t0, time.process_time() - c0
+print(json.dumps({"time": t, "cpu": c, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before,
                   "rows": len(pos)}))
 '''
 
@@ -188,7 +189,8 @@ def main():
         print(f"{n:.3g} particles; Region {REGION} (about 1 %); medians of {args.repeats}, "
               f"fresh processes, page cache warm")
         print(f"{'format':8} {'file MiB':>9} {'what':7} {'reader s':>9} {'numpy s':>8} "
-              f"{'time ratio':>10} {'reader peak MiB':>15} {'numpy peak MiB':>14} {'rows':>10}")
+              f"{'time ratio':>10} {'CPU ratio':>9} {'reader peak MiB':>15} {'numpy peak MiB':>14} "
+              f"{'rows':>10}")
         for fmt in args.formats:  # one file at a time: large ones take much of the disk
             path = write_files(directory, n, [fmt])[fmt]
             size = os.path.getsize(path) / mib
@@ -202,9 +204,10 @@ def main():
                     peer.append(run([sys.executable, "-c", NUMPY, fmt, path, json.dumps(region),
                                      str(n)]))
                 t_ours, t_peer = median([o["time"] for o in ours]), median([p["time"] for p in peer])
+                c_ours, c_peer = median([o["cpu"] for o in ours]), median([p["cpu"] for p in peer])
                 m_ours, m_peer = median([o["peak"] for o in ours]), median([p["peak"] for p in peer])
                 print(f"{fmt:8} {size:9.0f} {label:7} {t_ours:9.3f} {t_peer:8.3f} "
-                      f"{t_ours / t_peer:10.2f} {m_ours / mib:15.0f} {m_peer / mib:14.0f} "
+                      f"{t_ours / t_peer:10.2f} {c_ours / c_peer:9.2f} {m_ours / mib:15.0f} {m_peer / mib:14.0f} "
                       f"{ours[0]['rows']:>10}", flush=True)
             if not args.keep:
                 os.remove(path)

@@ -2,7 +2,8 @@
 snapshots and catalogues exactly (values and types), multi-file sets cut from
 them, a SWIFT-layout file, time series, selections and Stride, the periodic
 box taken from the data by the filters, the reader factory's content check,
-and every kind of bad input (a clear error naming file and dataset, no output).
+every kind of bad input (a clear error naming file and dataset, no output),
+and the arrays made without fresh memory of their own, used alone and written.
 
 Usage: pvpython test_reader.py SECTION   (see SECTIONS at the bottom)
 """
@@ -742,7 +743,84 @@ def section_large(c):
         shutil.rmtree(tmp)
 
 
+def section_memory(c):
+    """The arrays the reader makes without fresh memory of their own (the
+    vertex connectivity within the offsets, 64-bit GlobalIds within the
+    ParticleIDs, MassTable masses one mapped value) against h5py, kept alone
+    after the reader and its output are gone, grown (VTK reallocates) and
+    written: each stays an array of its own values. 64-bit ids at and above
+    2**63 keep their bits; 32-bit ids are converted."""
+    tmp = tempfile.mkdtemp(prefix="jz-reader-memory-")
+    try:
+        path = os.path.join(tmp, "memory.hdf5")
+        n0, n1 = 70001, 300007  # neither a whole number of pages of values
+        sf.write_gadget(path, [n0, n1], mass_table=[2.25, 7.5], id_dtype=np.uint64)
+        ids1 = (np.arange(n1, dtype=np.uint64) * np.uint64(3)) + np.uint64(2**63 - 1000)
+        with h5py.File(path, "a") as f:
+            del f["PartType0/ParticleIDs"]
+            f["PartType0/ParticleIDs"] = np.arange(5, n0 + 5, dtype=np.uint32)
+            f["PartType1/ParticleIDs"][...] = ids1
+        run = Read(path)
+        c.check(not run.errors, f"no error {run.errors[:1]}")
+        check_snapshot(c, run, [path], "uint32 ids (gas), uint64 ids beyond 2**63 (dark matter)")
+        kept = {}
+        for t, n in (("PartType0", n0), ("PartType1", n1)):
+            pd, verts = run.blocks[t].GetPointData(), run.blocks[t].GetVerts()
+            kept[t] = dict(ids=pd.GetArray("ParticleIDs"), gids=pd.GetGlobalIds(),
+                           masses=pd.GetArray("Masses"), offsets=verts.GetOffsetsArray(),
+                           conn=verts.GetConnectivityArray())
+            k = kept[t]
+            print(f"{t}: connectivity within the offsets: "
+                  f"{k['conn'].GetVoidPointer(0) == k['offsets'].GetVoidPointer(0)}; GlobalIds "
+                  f"within ParticleIDs: {k['gids'].GetVoidPointer(0) == k['ids'].GetVoidPointer(0)}")
+        del run
+        with h5py.File(path, "r") as f:
+            ref = {t: f[t]["ParticleIDs"][...] for t in ("PartType0", "PartType1")}
+        for t, n, mass in (("PartType0", n0, 2.25), ("PartType1", n1, 7.5)):
+            k = kept[t]
+            iota = np.arange(n + 1)
+            # Grow the offsets first (the connectivity must still read its own values).
+            k["offsets"].InsertNextValue(n + 1)
+            c.check(np.array_equal(vtk_to_numpy(k["offsets"]), np.arange(n + 2)) and
+                    np.array_equal(vtk_to_numpy(k["conn"]), iota[:n]),
+                    f"{t}: offsets grown by one, connectivity unchanged")
+            k["conn"].InsertNextValue(-7)
+            k["conn"].SetValue(0, 42)
+            conn = vtk_to_numpy(k["conn"])
+            c.check(conn[0] == 42 and conn[-1] == -7 and np.array_equal(conn[1:n], iota[1:n]) and
+                    vtk_to_numpy(k["offsets"])[0] == 0, f"{t}: connectivity grown and written alone")
+            del k["offsets"], k["conn"]
+            gids = vtk_to_numpy(k["gids"])
+            c.check(k["gids"].IsA("vtkIdTypeArray") and
+                    np.array_equal(gids, ref[t].astype(np.int64)),
+                    f"{t}: GlobalIds (vtkIdType) kept alone == ParticleIDs' bits")
+            del k["ids"]
+            c.check(np.array_equal(vtk_to_numpy(k["gids"]), ref[t].astype(np.int64)),
+                    f"{t}: GlobalIds outlive ParticleIDs")
+            masses = k["masses"]
+            c.check(masses.IsA("vtkDoubleArray") and masses.GetNumberOfTuples() == n and
+                    np.array_equal(vtk_to_numpy(masses), np.full(n, mass)),
+                    f"{t}: Masses kept alone == MassTable")
+            for i in (0, 1, 511, 512, n // 2, n - 1):
+                masses.SetValue(i, -float(i) - 1)
+            m = vtk_to_numpy(masses)
+            written = np.zeros(n, bool)
+            written[[0, 1, 511, 512, n // 2, n - 1]] = True
+            c.check(np.array_equal(m[written], -np.flatnonzero(written) - 1.0) and
+                    bool(np.all(m[~written] == mass)), f"{t}: Masses written value by value")
+            masses.InsertNextValue(1.0)
+            c.check(masses.GetNumberOfTuples() == n + 1 and vtk_to_numpy(masses)[n // 2 + 1] == mass,
+                    f"{t}: Masses grown")
+        # A second reader's masses are their own values, not the first's.
+        again = Read(path)
+        c.check(np.array_equal(again.array("PartType1", "Masses"), np.full(n1, 7.5)),
+                "a second read: Masses from MassTable")
+    finally:
+        shutil.rmtree(tmp)
+
+
 SECTIONS = {
+    "memory": section_memory,
     "gadget4": section_gadget4,
     "catalogue": section_catalogue,
     "multifile": section_multifile,

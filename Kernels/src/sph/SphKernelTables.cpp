@@ -1,8 +1,17 @@
 #include "SphKernelTables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <mutex>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+// The rows' loops vectorise for the machine the loader finds (AVX-512, AVX2).
+#define JZ_SPH_CLONES                                                                              \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define JZ_SPH_CLONES
+#endif
 
 namespace jz
 {
@@ -56,6 +65,74 @@ void lagrangeWeights(double f, double* w)
   w[1] = (f + 1) * (f - 1) * (f - 2) / 2;
   w[2] = -(f + 1) * f * (f - 2) / 2;
   w[3] = (f + 1) * f * (f - 1) / 6;
+}
+
+// The stencils of (lo + i step - x) / h, i < n, on a table of n intervals.
+JZ_SPH_CLONES void stencilRun(double lo, double step, double x, double h, std::size_t count,
+  int n, int* first, double* w0, double* w1, double* w2, double* w3)
+{
+  const double inv = 1.0 / h, top = n - 1;
+  const int m = int(count);
+#pragma omp simd
+  for (int i = 0; i < m; ++i)
+  {
+    const double a = (lo + i * step - x) * inv;
+    const double sign = a < 0 ? -1.0 : 1.0;
+    const double t = (std::fabs(a) < 1.0 ? std::fabs(a) : 1.0) * n; // fmin does not vectorise
+    const double node = std::floor(t) < top ? std::floor(t) : top;
+    const int k = int(node);
+    const double f = t - node;
+    first[i] = k;
+    w0[i] = sign * (-f * (f - 1) * (f - 2) / 6);
+    w1[i] = sign * ((f + 1) * (f - 1) * (f - 2) / 2);
+    w2[i] = sign * (-(f + 1) * f * (f - 2) / 2);
+    w3[i] = sign * ((f + 1) * f * (f - 1) / 6);
+  }
+}
+
+// column[k] = sum_q w[q] table[(b + q) * stride + k] for k in [lo, hi).
+JZ_SPH_CLONES void contractRows(const double* table, int stride, int b, const double* w, int lo,
+  int hi, double* column)
+{
+  const double *r0 = table + std::size_t(b) * stride, *r1 = r0 + stride, *r2 = r1 + stride,
+               *r3 = r2 + stride;
+  const double w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+#pragma omp simd
+  for (int k = lo; k < hi; ++k)
+    column[k] = w0 * r0[k] + w1 * r1[k] + w2 * r2[k] + w3 * r3[k];
+}
+
+// out[i] = scale * sum_p w_p[i] column[first[i] + p].
+JZ_SPH_CLONES void gatherRow(const double* column, const int* first, const double* w0,
+  const double* w1, const double* w2, const double* w3, double scale, std::size_t n, double* out)
+{
+  const int m = int(n);
+#pragma omp simd
+  for (int i = 0; i < m; ++i)
+  {
+    const int k = first[i];
+    out[i] = scale *
+      (w0[i] * column[k] + w1[i] * column[k + 1] + w2[i] * column[k + 2] + w3[i] * column[k + 3]);
+  }
+}
+
+// out[i] = sum_p a_i.weight[p] sum_k weight[k] table[a_i.node[p] plane + offset[k]].
+void sparseCorners(const double* table, int plane, const SparseStencil* a, int n,
+  const int* offset, const double* weight, int pairs, double* out)
+{
+  for (int i = 0; i < n; ++i)
+  {
+    double s = 0;
+    for (int p = 0; p < a[i].count; ++p)
+    {
+      const double* t = table + std::size_t(a[i].node[p]) * std::size_t(plane);
+      double v = 0;
+      for (int k = 0; k < pairs; ++k)
+        v += weight[k] * t[offset[k]];
+      s += a[i].weight[p] * v;
+    }
+    out[i] = s;
+  }
 }
 
 // The column kernel tabulated finely in R, for the table's cell quadrature.
@@ -235,60 +312,72 @@ TableStencil SphCumulativeTable::stencil(double a) const
   return st;
 }
 
-double SphCumulativeTable::value(const TableStencil& a, const TableStencil& b) const
+JZ_SPH_CLONES void addPixelDifferences(
+  const double* lo, const double* hi, double m, std::size_t n, double* out)
 {
-  double s = 0;
-  for (int p = 0; p < 4; ++p)
-  {
-    const double* row = &padded_[std::size_t(a.first + p) * stride_ + b.first];
-    s += a.weight[p] *
-      (b.weight[0] * row[0] + b.weight[1] * row[1] + b.weight[2] * row[2] + b.weight[3] * row[3]);
-  }
-  return a.sign * b.sign * s;
+#pragma omp simd
+  for (std::size_t a = 0; a < n; ++a)
+    out[a] += m * (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]);
 }
 
-void SphCumulativeTable::row(
-  const TableStencil& b, const TableStencil* a, std::size_t n, double* out) const
+void StencilRun::resize(std::size_t n)
 {
-  // The table's rows contracted with b's weights once, over the rows that
-  // a's stencils reach; then 4 terms per value (the same sums, in the same order).
+  first.resize(n);
+  for (std::vector<double>& w : weight)
+    w.resize(n);
+}
+
+void SphCumulativeTable::run(
+  double lo, double step, double x, double h, std::size_t n, StencilRun& out) const
+{
+  out.resize(n);
+  stencilRun(lo, step, x, h, n, n_, out.first.data(), out.weight[0].data(), out.weight[1].data(),
+    out.weight[2].data(), out.weight[3].data());
+}
+
+void SphCumulativeTable::row(const StencilRun& b, std::size_t j, const StencilRun& a,
+  std::size_t n, double* column, double* out) const
+{
+  // The table is symmetric (G2(a, b) = G2(b, a)): b's four rows contracted
+  // are the column of table values that a's stencils read.
   int lo = n_, hi = 0;
   for (std::size_t i = 0; i < n; ++i)
   {
-    lo = a[i].first < lo ? a[i].first : lo;
-    hi = a[i].first > hi ? a[i].first : hi;
+    lo = a.first[i] < lo ? a.first[i] : lo;
+    hi = a.first[i] > hi ? a.first[i] : hi;
   }
-  double column[kMaxIntervals + 3];
-  const double w0 = b.weight[0], w1 = b.weight[1], w2 = b.weight[2], w3 = b.weight[3];
-  for (int k = lo; k <= hi + 3 && k < stride_; ++k)
-  {
-    const double* r = padded_.data() + std::size_t(k) * stride_ + b.first;
-    column[k] = w0 * r[0] + w1 * r[1] + w2 * r[2] + w3 * r[3];
-  }
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const TableStencil& s = a[i];
-    const double* c = column + s.first;
-    double v = 0;
-    for (int p = 0; p < 4; ++p)
-      v += s.weight[p] * c[p];
-    out[i] = b.sign * s.sign * v;
-  }
+  const double bWeight[4] = { b.weight[0][j], b.weight[1][j], b.weight[2][j], b.weight[3][j] };
+  contractRows(padded_.data(), stride_, b.first[j], bWeight, lo, std::min(hi + 4, stride_), column);
+  gatherRow(column, a.first.data(), a.weight[0].data(), a.weight[1].data(), a.weight[2].data(),
+    a.weight[3].data(), 1.0, n, out);
 }
 
-double SphCumulativeTable::value(
-  const TableStencil& a, const TableStencil& b, const TableStencil& c) const
+SparseStencil SphCumulativeTable::sparse(double a) const
 {
-  double s = 0;
+  const TableStencil t = stencil(a);
+  SparseStencil s;
   for (int p = 0; p < 4; ++p)
-    for (int q = 0; q < 4; ++q)
+    if (t.weight[p] != 0)
     {
-      const double* row =
-        &padded_[(std::size_t(a.first + p) * stride_ + b.first + q) * stride_ + c.first];
-      s += a.weight[p] * b.weight[q] *
-        (c.weight[0] * row[0] + c.weight[1] * row[1] + c.weight[2] * row[2] +
-          c.weight[3] * row[3]);
+      s.node[s.count] = t.first + p;
+      s.weight[s.count++] = t.sign * t.weight[p];
     }
-  return a.sign * b.sign * c.sign * s;
+  return s;
+}
+
+void SphCumulativeTable::sparseRow(const SparseStencil* a, std::size_t n, const SparseStencil& b,
+  const SparseStencil& c, double* out) const
+{
+  // The (b, c) pairs once: offsets into the table and weight products.
+  int offset[16];
+  double weight[16];
+  int pairs = 0;
+  for (int q = 0; q < b.count; ++q)
+    for (int r = 0; r < c.count; ++r)
+    {
+      offset[pairs] = b.node[q] * stride_ + c.node[r];
+      weight[pairs++] = b.weight[q] * c.weight[r];
+    }
+  sparseCorners(padded_.data(), stride_ * stride_, a, int(n), offset, weight, pairs, out);
 }
 } // namespace jz

@@ -90,9 +90,10 @@ template <class T>
 std::string sphParticlesError(const SphParticles<T>& particles, const SphGrid& grid);
 
 // Deposits the particles' sums into `sums` (resized and zeroed). Pixels are
-// shared out in fixed strips, each strip's particles found by descending the
-// z-order tree's planes and taken in z-order, so the sums do not depend on
-// the number of threads. Throws Error on bad input.
+// shared out in strips; each particle is listed in the strips its support
+// reaches (a slice: only those reaching its plane), and each strip takes its
+// particles in one fixed order, so the sums do not depend on the number of
+// threads. Throws Error on bad input.
 template <class T>
 RunInfo depositSphMap(const SphParticles<T>& particles, const SphGrid& grid, SphMapSums& sums,
   const RunControl& control = {});

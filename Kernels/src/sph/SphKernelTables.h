@@ -33,11 +33,12 @@ struct StencilRun
   void resize(std::size_t n);
 };
 
-// A stencil without its zero weights (clamped coordinates keep one node),
-// the sign folded in: the volume's corners sum only nonzero terms.
+// A stencil reduced to its one node when the coordinate is on a node (or
+// clamped beyond 1), the sign folded in: the volume's corners sum only
+// nonzero terms.
 struct SparseStencil
 {
-  int count = 0;
+  int count = 0; // 1, or 4 consecutive nodes
   int node[4] = { 0, 0, 0, 0 }; // padded indices
   double weight[4] = { 0, 0, 0, 0 };
 };
@@ -76,6 +77,11 @@ private:
 // out[a] += m (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]) for a < n: the pixel
 // integrals of a row from its lower and upper corner values.
 void addPixelDifferences(const double* lo, const double* hi, double m, std::size_t n, double* out);
+
+// The same for a row of voxels: corner rows lo0 (j, k), lo1 (j + 1, k),
+// hi0 (j, k + 1), hi1 (j + 1, k + 1).
+void addVoxelDifferences(const double* lo0, const double* lo1, const double* hi0,
+  const double* hi1, double m, std::size_t n, double* out);
 
 // The projected kernel of unit support at radius R: 2 * integral over
 // 0 <= z <= sqrt(1 - R^2) of W(sqrt(R^2 + z^2), 1) (adaptive quadrature).

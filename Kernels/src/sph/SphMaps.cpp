@@ -13,6 +13,7 @@
 #include "SphTree.h"
 #include "common/Progress.h"
 #include "jz/Communicator.h"
+#include "jz/StageTimer.h"
 #include "jz/Validate.h"
 
 namespace jz
@@ -166,7 +167,17 @@ void depositVoxels(const SphCumulativeTable& table, const GridAxis* ax, const do
     for (std::size_t j = 0; j < n[1]; ++j)
       table.sparseRow(scratch.s[0].data(), n[0], scratch.s[1][j], scratch.s[2][k],
         c + (k * n[1] + j) * n[0]);
-  auto at = [&](std::size_t i, std::size_t j, std::size_t k) { return c[(k * n[1] + j) * n[0] + i]; };
+  auto at = [&](std::size_t i, std::size_t j, std::size_t k) -> const double&
+  { return c[(k * n[1] + j) * n[0] + i]; };
+  if (who.fields->empty())
+  {
+    for (std::size_t k = 0; k + 1 < n[2]; ++k)
+      for (std::size_t j = 0; j + 1 < n[1]; ++j)
+        addVoxelDifferences(&at(0, j, k), &at(0, j + 1, k), &at(0, j, k + 1),
+          &at(0, j + 1, k + 1), m, n[0] - 1,
+          sums.mass.data() + ((first[2] + k) * ny + first[1] + j) * nx + first[0]);
+    return;
+  }
   for (std::size_t k = 0; k + 1 < n[2]; ++k)
     for (std::size_t j = 0; j + 1 < n[1]; ++j)
       for (std::size_t i = 0; i + 1 < n[0]; ++i)
@@ -230,7 +241,7 @@ template <class T>
 void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* period,
   SphMapSums& sums, const RunControl& control, RunInfo& info)
 {
-  const double start = omp_get_wtime();
+  StageTimer listing(&info, "strip lists");
   const bool volume = grid.kind == SphMapKind::Volume;
   const int a = volume ? 2 : grid.axis, ud = volume ? 0 : (a + 1) % 3, vd = volume ? 1 : (a + 2) % 3;
   GridAxis ax[3];
@@ -284,8 +295,8 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
       P.support[i], P.masses ? P.masses[i] : 1.0, i };
   }
   reportProgress(control, 0.2);
-  const double listed = omp_get_wtime();
-  info.stageSeconds.emplace_back("strip lists", listed - start);
+  listing.stop();
+  StageTimer depositing(&info, "deposition");
   const SphCumulativeTable* table = nullptr;
   if (grid.kind != SphMapKind::Slice)
     table = &SphCumulativeTable::get(P.kernel, volume ? 3 : 2);
@@ -350,7 +361,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
       }
     }
   }
-  info.stageSeconds.emplace_back("deposition", omp_get_wtime() - listed);
+  depositing.stop();
   info.counters.emplace_back("strip entries", double(strips.numEntries()));
   reportProgress(control, 1.0);
 }

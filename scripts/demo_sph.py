@@ -11,39 +11,23 @@ script says so and exits 0 (exit code 125 with --strict). Writes
 image slice) and <out>/sph_volume.png (a volume rendering of SPHVolume's
 Density, 96^3), and prints the projected mass against the particles' mass.
 """
-import argparse
 import os
 import sys
 import time
 
 from paraview.simple import *  # noqa: F401,F403 (pvbatch idiom)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from demo_views import render_view, scalar_bar  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from demo_views import ROOT, demo_parser, render_view, scalar_bar, start_demo  # noqa: E402
 
-DEFAULT = os.path.join(ROOT, "..", "shared", "data", "external", "gadget4-lcdm-gas-sph-n2x32",
-                       "snapshot_004.hdf5")
-
-parser = argparse.ArgumentParser()
-parser.add_argument("--plugin", default=os.path.join(
-    ROOT, "build/lib/paraview-5.11/plugins/JZTree/JZTree.so"))
-parser.add_argument("--snapshot", default=DEFAULT)
-parser.add_argument("--out", default=os.path.join(ROOT, "out"))
-parser.add_argument("--size", type=int, nargs=2, default=[900, 900])
+parser = demo_parser([900, 900])
+parser.add_argument("--snapshot", default=os.path.join(
+    ROOT, "..", "shared", "data", "external", "gadget4-lcdm-gas-sph-n2x32", "snapshot_004.hdf5"))
 parser.add_argument("--resolution", type=int, default=1024)
 parser.add_argument("--volume", type=int, default=96)
-parser.add_argument("--strict", action="store_true", help="exit 125 when the data are absent")
 args, _ = parser.parse_known_args()  # run-demo.sh passes demo.py's arguments too
-
 snapshot = os.path.abspath(args.snapshot)
-if not os.path.exists(snapshot):
-    print(f"Skipping the SPH maps: {snapshot} is not available "
-          f"(it lives in ../shared/data/external beside the repository).")
-    sys.exit(125 if args.strict else 0)
-
-LoadPlugin(args.plugin, ns=globals())
-os.makedirs(args.out, exist_ok=True)
+start_demo(args, os.path.exists(snapshot), f"the SPH maps ({snapshot})", globals())
 
 import numpy as np  # noqa: E402
 from paraview import servermanager  # noqa: E402

@@ -367,6 +367,9 @@ void SphCumulativeTable::run(
   out.resize(n);
   stencilRun(lo, step, x, h, n, n_, out.first.data(), out.weight[0].data(), out.weight[1].data(),
     out.weight[2].data(), out.weight[3].data());
+  const auto range = std::minmax_element(out.first.begin(), out.first.end());
+  out.lowest = n > 0 ? *range.first : 0;
+  out.highest = n > 0 ? *range.second : 0;
 }
 
 void SphCumulativeTable::row(const StencilRun& b, std::size_t j, const StencilRun& a,
@@ -374,12 +377,7 @@ void SphCumulativeTable::row(const StencilRun& b, std::size_t j, const StencilRu
 {
   // The table is symmetric (G2(a, b) = G2(b, a)): b's four rows contracted
   // are the column of table values that a's stencils read.
-  int lo = n_, hi = 0;
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    lo = a.first[i] < lo ? a.first[i] : lo;
-    hi = a.first[i] > hi ? a.first[i] : hi;
-  }
+  const int lo = a.lowest, hi = a.highest;
   const double bWeight[4] = { b.weight[0][j], b.weight[1][j], b.weight[2][j], b.weight[3][j] };
   contractRows(padded_.data(), stride_, b.first[j], bWeight, lo, std::min(hi + 4, stride_), column);
   gatherRow(column, a.first.data(), a.weight[0].data(), a.weight[1].data(), a.weight[2].data(),

@@ -30,6 +30,7 @@ struct StencilRun
 {
   std::vector<int> first;
   std::vector<double> weight[4]; // the sign folded in
+  int lowest = 0, highest = 0;   // the smallest and largest first node
   void resize(std::size_t n);
 };
 

@@ -8,7 +8,9 @@
 // at most kEntriesPerParticle entries per particle.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "jz/Config.h"
@@ -19,6 +21,9 @@ class SphStrips
 {
 public:
   static constexpr std::size_t kEntriesPerParticle = 8;
+  // Ranks per chunk of the parallel listing, and the most chunk x strip counters.
+  static constexpr std::size_t kChunk = std::size_t(1) << 14;
+  static constexpr std::size_t kMaxHistogram = std::size_t(1) << 22;
 
   // cells: the stripped axis's cells; width: the narrowest strip (cells).
   // reach(i, visit) calls visit(firstCell, lastCell) for each range of
@@ -27,42 +32,75 @@ public:
   template <class Reach>
   void build(std::size_t numParticles, int cells, int width, Reach&& reach)
   {
+    const std::int64_t n = std::int64_t(numParticles);
+    // Each particle's first strip (numStrips_: none) and strip count, in parallel.
+    std::vector<int> firstStrip(numParticles), counts(numParticles);
     width_ = width < 1 ? 1 : width;
     for (;;)
     {
       numStrips_ = (cells + width_ - 1) / width_;
-      offsets_.assign(std::size_t(numStrips_) + 1, 0);
       std::size_t total = 0;
-      for (std::size_t i = 0; i < numParticles; ++i)
-        forStrips(i, reach, [&](int s) { ++offsets_[std::size_t(s) + 1], ++total; });
+#pragma omp parallel for schedule(static) reduction(+ : total)
+      for (std::int64_t i = 0; i < n; ++i)
+      {
+        int first = numStrips_, count = 0;
+        forStrips(std::size_t(i), reach,
+          [&](int s)
+          {
+            first = count == 0 ? s : first;
+            ++count;
+          });
+        firstStrip[std::size_t(i)] = first;
+        counts[std::size_t(i)] = count;
+        total += std::size_t(count);
+      }
       if (total <= kEntriesPerParticle * numParticles + std::size_t(numStrips_) ||
         width_ >= cells)
         break;
       width_ *= 2;
     }
-    for (int s = 0; s < numStrips_; ++s)
-      offsets_[std::size_t(s) + 1] += offsets_[std::size_t(s)];
     // The ranks: a counting sort by first strip (particles that reach
     // nothing last).
-    std::vector<int> firstStrip(numParticles, numStrips_);
     std::vector<std::size_t> start(std::size_t(numStrips_) + 2, 0);
     for (std::size_t i = 0; i < numParticles; ++i)
-    {
-      int first = numStrips_;
-      forStrips(i, reach, [&](int s) { first = s < first ? s : first; });
-      firstStrip[i] = first;
-      ++start[std::size_t(first) + 1];
-    }
+      ++start[std::size_t(firstStrip[i]) + 1];
     for (int s = 0; s <= numStrips_; ++s)
       start[std::size_t(s) + 1] += start[std::size_t(s)];
     numRanked_ = start[std::size_t(numStrips_)];
     order_.resize(numParticles);
     for (std::size_t i = 0; i < numParticles; ++i)
       order_[start[std::size_t(firstStrip[i])]++] = Index(i);
-    entries_.resize(offsets_.back());
-    std::vector<std::size_t> fill(offsets_.begin(), offsets_.end() - 1);
-    for (std::size_t r = 0; r < numRanked_; ++r)
-      forStrips(order_[r], reach, [&](int s) { entries_[fill[std::size_t(s)]++] = Index(r); });
+    // The lists: fixed chunks of ranks count their entries per strip, then
+    // fill their slots, both in parallel; the order within a strip is the
+    // ranks' whatever the threads.
+    const std::size_t strips = std::size_t(numStrips_);
+    const std::size_t chunks = std::max<std::size_t>(1,
+      std::min((numRanked_ + kChunk - 1) / kChunk, kMaxHistogram / std::max<std::size_t>(1, strips)));
+    const std::size_t chunk = (numRanked_ + chunks - 1) / chunks;
+    std::vector<std::size_t> slot(chunks * strips, 0); // [chunk][strip]
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
+      for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
+        forStrips(order_[r], reach, [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
+    offsets_.assign(strips + 1, 0);
+    std::size_t at = 0;
+    for (std::size_t s = 0; s < strips; ++s)
+    {
+      offsets_[s] = at;
+      for (std::size_t c = 0; c < chunks; ++c)
+      {
+        const std::size_t count = slot[c * strips + s];
+        slot[c * strips + s] = at;
+        at += count;
+      }
+    }
+    offsets_[strips] = at;
+    entries_.resize(at);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
+      for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
+        forStrips(order_[r], reach,
+          [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
   }
 
   int numStrips() const { return numStrips_; }

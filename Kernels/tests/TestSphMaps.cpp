@@ -633,17 +633,43 @@ JZ_TEST(GatherDensityDistributed)
 // The sums do not depend on the number of threads, bit for bit.
 JZ_TEST(ThreadCountIndependence)
 {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<double> pos(0, 1), hs(0.01, 0.1);
-  Particles<double> P;
-  for (int i = 0; i < 5000; ++i)
-    P.add(pos(rng), pos(rng), pos(rng), 1.0, hs(rng));
-  for (SphMapKind kind : { SphMapKind::Projection, SphMapKind::Volume, SphMapKind::Slice })
+  // 5000 particles (one chunk of the parallel strip listing) and 60000 (several).
+  for (int n : { 5000, 60000 })
   {
-    const jz::SphGrid g = grid(kind, 2, 0, 1, 64, 64, kind == SphMapKind::Volume ? 32 : 1);
-    const auto a = run(P.view(SphKernel::CubicSpline), g, 1);
-    const auto b = run(P.view(SphKernel::CubicSpline), g, 3);
-    JZ_CHECK(a.mass == b.mass);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> pos(0, 1), hs(0.01, 0.1);
+    Particles<double> P;
+    for (int i = 0; i < n; ++i)
+      P.add(pos(rng), pos(rng), pos(rng), 1.0, hs(rng));
+    for (SphMapKind kind : { SphMapKind::Projection, SphMapKind::Volume, SphMapKind::Slice })
+    {
+      const jz::SphGrid g = grid(kind, 2, 0, 1, 64, 64, kind == SphMapKind::Volume ? 32 : 1);
+      const auto a = run(P.view(SphKernel::CubicSpline), g, 1);
+      const auto b = run(P.view(SphKernel::CubicSpline), g, 3);
+      JZ_CHECK_MSG(a.mass == b.mass, "n " << n << " kind " << int(kind));
+      if (n < 60000)
+        continue;
+      // The several chunks' lists hold every particle once: the map equals
+      // the sum of the maps of four quarters (one chunk each).
+      std::vector<double> quarters(a.mass.size(), 0.0);
+      for (int q = 0; q < 4; ++q)
+      {
+        Particles<double> Q;
+        for (int i = q; i < n; i += 4)
+          Q.add(P.xyz[3 * std::size_t(i)], P.xyz[3 * std::size_t(i) + 1], P.xyz[3 * std::size_t(i) + 2],
+            1.0, P.h[std::size_t(i)]);
+        const auto part = run(Q.view(SphKernel::CubicSpline), g, 3);
+        for (std::size_t c = 0; c < quarters.size(); ++c)
+          quarters[c] += part.mass[c];
+      }
+      double worst = 0, top = 0;
+      for (std::size_t c = 0; c < quarters.size(); ++c)
+      {
+        worst = std::max(worst, std::fabs(quarters[c] - a.mass[c]));
+        top = std::max(top, std::fabs(a.mass[c]));
+      }
+      JZ_CHECK_MSG(worst <= 1e-12 * top, "kind " << int(kind) << ": quarters differ by " << worst);
+    }
   }
 }
 

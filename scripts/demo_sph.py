@@ -9,7 +9,8 @@ The snapshot defaults to the gas run in
 script says so and exits 0 (exit code 125 with --strict). Writes
 <out>/sph_projection.png (SPHProjection's SurfaceDensity, 1024^2, shown as an
 image slice) and <out>/sph_volume.png (a volume rendering of SPHVolume's
-Density, 96^3), and prints the projected mass against the particles' mass.
+Density, 96^3), and prints the projected mass against the particles' mass
+(exit 1 when they differ by more than 1e-6).
 """
 import os
 import sys
@@ -67,8 +68,11 @@ t = timed(proj)
 img = servermanager.Fetch(proj)
 sd = vtk_to_numpy(img.GetPointData().GetArray("SurfaceDensity"))
 cell = (box[0] / args.resolution) * (box[-1] / args.resolution)
-print(f"SPHProjection {args.resolution}^2: {t:.2f} s, projected mass {sd.sum() * cell:.6g} "
+projected = sd.sum() * cell
+print(f"SPHProjection {args.resolution}^2: {t:.2f} s, projected mass {projected:.6g} "
       f"(particles: {masses.sum():.6g})")
+if abs(projected - masses.sum()) > 1e-6 * masses.sum():
+    sys.exit("the projection lost mass")
 view = render_view(args.size, white)
 d = Show(proj, view)  # the plugin's default look: an image slice, log scale
 lut = GetColorTransferFunction("SurfaceDensity")

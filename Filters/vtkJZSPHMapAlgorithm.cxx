@@ -221,17 +221,11 @@ void SupportAndDensity(vtkAlgorithm* self, ParticleInput& in, const MapSettings&
       rho[i] = double(knnRho[i]); // KNNDensity's "SPH Cubic Spline"
     return;
   }
-  // All ranks' particles are sources of each rank's densities.
-  std::vector<T> local(c.data, c.data + 3 * n);
-  std::vector<double> masses(n, 1.0);
-  if (in.masses.data)
-    std::copy(in.masses.data, in.masses.data + n, masses.begin());
-  const std::vector<T> all = jz::allGatherConcat(comm, local);
-  const std::vector<double> allMasses = jz::allGatherConcat(comm, masses);
+  // All ranks' particles within reach are sources of each rank's densities.
   double lo[3], hi[3];
   vtkJZKernelAdapter::SplitBox(in.box, lo, hi);
-  jz::sphGatherDensity<T>(all.data(), allMasses.size(), allMasses.data(), c.data, n, h.data(),
-    s.kernel, s.periodic, lo, hi, rho.data(), vtkJZKernelAdapter::MakeRunControl(self));
+  jz::sphGatherDensityDistributed<T>(comm, c.data, n, in.masses.data, h.data(), s.kernel,
+    s.periodic, lo, hi, rho.data(), vtkJZKernelAdapter::MakeRunControl(self));
 }
 
 // The map of all ranks' particles, written into `output` over s.extent.

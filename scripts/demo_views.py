@@ -1,9 +1,38 @@
-"""The view and display settings, and the array access, the demo scripts
-share (pvbatch)."""
+"""The view and display settings, the start-up and the array access the demo
+scripts share (pvbatch)."""
+import argparse
+import os
+import sys
+
 import numpy as np
-from paraview.simple import ColorBy, CreateView, GetScalarBar
+from paraview.simple import ColorBy, CreateView, GetScalarBar, LoadPlugin
 from vtkmodules.numpy_interface.dataset_adapter import CompositeDataIterator
 from vtkmodules.util.numpy_support import vtk_to_numpy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def demo_parser(size):
+    """The options every demo on ../shared data takes: --plugin, --out, --size
+    (default `size`) and --strict."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--plugin", default=os.path.join(
+        ROOT, "build/lib/paraview-5.11/plugins/JZTree/JZTree.so"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "out"))
+    parser.add_argument("--size", type=int, nargs=2, default=size)
+    parser.add_argument("--strict", action="store_true", help="exit 125 when the data are absent")
+    return parser
+
+
+def start_demo(args, present, what, ns):
+    """Exits (0, or 125 with --strict) saying why when the data are not
+    `present`; otherwise loads the plugin into `ns` and makes args.out."""
+    if not present:
+        print(f"Skipping {what}: the data are not available "
+              f"(they live in ../shared/data/external beside the repository).")
+        sys.exit(125 if args.strict else 0)
+    LoadPlugin(args.plugin, ns=ns)
+    os.makedirs(args.out, exist_ok=True)
 
 
 def leaves(data):

@@ -11,9 +11,11 @@
 # when ../shared is absent. Last, halos through time (scripts/demo_tracking.py):
 # the five Gadget-4 snapshots as a series, HaloTracking's merger tree of the
 # largest z = 0 halo printed and its progenitors drawn per redshift
-# (out/halo_progenitors.png). And the largest z = 0 halo's subhalos
+# (out/halo_progenitors.png). The largest z = 0 halo's subhalos
 # (scripts/demo_subhalos.py): its particles by SubhaloId with each subhalo's
-# Vmax circle (out/subhalos.png).
+# Vmax circle (out/subhalos.png). Then SPH maps of a real box
+# (scripts/demo_sph.py): Gadget-4's gas projected (out/sph_projection.png)
+# and deposited into a volume, volume rendered (out/sph_volume.png).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -24,3 +26,4 @@ scripts/with-display.sh pvbatch scripts/demo.py "$@"
 scripts/with-display.sh pvbatch scripts/demo_snapshot.py "$@"
 scripts/with-display.sh pvbatch scripts/demo_tracking.py "$@"
 scripts/with-display.sh pvbatch scripts/demo_subhalos.py "$@"
+scripts/with-display.sh pvbatch scripts/demo_sph.py "$@"

@@ -2,7 +2,8 @@
 // kernel by adaptive Simpson quadrature (nested, in the test), slices against
 // direct kernel sums, mass conservation, h = 0, sub-pixel and huge
 // particles, periodic wrap across edges and corners, duplicates, empty
-// input, both kernels, float and double, and thread-count independence.
+// input, both kernels, float and double, thread-count independence, and the
+// distributed density gather against the serial one.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "TestHarness.h"
+#include "ThreadCommunicator.h"
 #include "jz/SphMaps.h"
 
 namespace
@@ -558,20 +560,116 @@ JZ_TEST(GatherDensityBruteForce)
     }
 }
 
+// The distributed gather on 1, 3 and 4 ranks (one of them empty; a clustered
+// half, an interleaved and a spatial partition) equals the serial gather up
+// to summation order, open and periodic, float and double.
+template <class T>
+void gatherDensityDistributed()
+{
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> pos(0, 1), hs(0.02, 0.3), ms(0.5, 2.0), blob(0.4, 0.5);
+  const std::size_t n = 1200;
+  std::vector<T> xyz(3 * n);
+  std::vector<double> m(n), h(n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    for (int d = 0; d < 3; ++d)
+      xyz[3 * i + d] = T(i % 2 ? pos(rng) : blob(rng));
+    m[i] = ms(rng);
+    h[i] = hs(rng);
+  }
+  const double lo[3] = { 0, 0, 0 }, hi[3] = { 1, 1, 1 };
+  for (bool periodic : { false, true })
+  {
+    std::vector<double> serial(n);
+    jz::sphGatherDensity<T>(xyz.data(), n, m.data(), nullptr, 0, h.data(), SphKernel::CubicSpline,
+      periodic, lo, hi, serial.data());
+    for (int ranks : { 1, 3, 4 })
+      for (int partition = 0; partition < 2; ++partition)
+      {
+        std::vector<double> rho(n, -1.0);
+        jztest::ThreadWorld world(ranks);
+        world.run(
+          [&](jz::Communicator& comm)
+          {
+            // Rank size - 1 holds nothing when there are 4.
+            const int holders = ranks == 4 ? 3 : ranks;
+            std::vector<std::size_t> mine;
+            for (std::size_t i = 0; i < n; ++i)
+            {
+              const int owner = partition == 0 ? int(i % std::size_t(holders))
+                                               : std::min(holders - 1, int(double(xyz[3 * i]) * holders));
+              if (owner == comm.rank())
+                mine.push_back(i);
+            }
+            std::vector<T> p;
+            std::vector<double> mm, hh, out(mine.size());
+            for (std::size_t i : mine)
+            {
+              p.insert(p.end(), &xyz[3 * i], &xyz[3 * i] + 3);
+              mm.push_back(m[i]);
+              hh.push_back(h[i]);
+            }
+            jz::sphGatherDensityDistributed<T>(comm, p.data(), mine.size(), mm.data(), hh.data(),
+              SphKernel::CubicSpline, periodic, lo, hi, out.data());
+            for (std::size_t k = 0; k < mine.size(); ++k)
+              rho[mine[k]] = out[k];
+          });
+        double worst = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          worst = std::max(worst, std::fabs(rho[i] - serial[i]) / serial[i]);
+        JZ_CHECK_MSG(worst < 1e-12, "ranks " << ranks << " partition " << partition << " periodic "
+                                             << periodic << " worst relative difference " << worst);
+      }
+  }
+}
+
+JZ_TEST(GatherDensityDistributed)
+{
+  gatherDensityDistributed<double>();
+  gatherDensityDistributed<float>();
+}
+
 // The sums do not depend on the number of threads, bit for bit.
 JZ_TEST(ThreadCountIndependence)
 {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<double> pos(0, 1), hs(0.01, 0.1);
-  Particles<double> P;
-  for (int i = 0; i < 5000; ++i)
-    P.add(pos(rng), pos(rng), pos(rng), 1.0, hs(rng));
-  for (SphMapKind kind : { SphMapKind::Projection, SphMapKind::Volume, SphMapKind::Slice })
+  // 5000 particles (one chunk of the parallel strip listing) and 60000 (several).
+  for (int n : { 5000, 60000 })
   {
-    const jz::SphGrid g = grid(kind, 2, 0, 1, 64, 64, kind == SphMapKind::Volume ? 32 : 1);
-    const auto a = run(P.view(SphKernel::CubicSpline), g, 1);
-    const auto b = run(P.view(SphKernel::CubicSpline), g, 3);
-    JZ_CHECK(a.mass == b.mass);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> pos(0, 1), hs(0.01, 0.1);
+    Particles<double> P;
+    for (int i = 0; i < n; ++i)
+      P.add(pos(rng), pos(rng), pos(rng), 1.0, hs(rng));
+    for (SphMapKind kind : { SphMapKind::Projection, SphMapKind::Volume, SphMapKind::Slice })
+    {
+      const jz::SphGrid g = grid(kind, 2, 0, 1, 64, 64, kind == SphMapKind::Volume ? 32 : 1);
+      const auto a = run(P.view(SphKernel::CubicSpline), g, 1);
+      const auto b = run(P.view(SphKernel::CubicSpline), g, 3);
+      JZ_CHECK_MSG(a.mass == b.mass, "n " << n << " kind " << int(kind));
+      if (n < 60000)
+        continue;
+      // The several chunks' lists hold every particle once: the map equals
+      // the sum of the maps of four quarters (one chunk each).
+      std::vector<double> quarters(a.mass.size(), 0.0);
+      for (int q = 0; q < 4; ++q)
+      {
+        Particles<double> Q;
+        for (int i = q; i < n; i += 4)
+          Q.add(P.xyz[3 * std::size_t(i)], P.xyz[3 * std::size_t(i) + 1], P.xyz[3 * std::size_t(i) + 2],
+            1.0, P.h[std::size_t(i)]);
+        const auto part = run(Q.view(SphKernel::CubicSpline), g, 3);
+        for (std::size_t c = 0; c < quarters.size(); ++c)
+          quarters[c] += part.mass[c];
+      }
+      double worst = 0, top = 0;
+      for (std::size_t c = 0; c < quarters.size(); ++c)
+      {
+        worst = std::max(worst, std::fabs(quarters[c] - a.mass[c]));
+        top = std::max(top, std::fabs(a.mass[c]));
+      }
+      JZ_CHECK_MSG(worst <= 1e-12 * top, "kind " << int(kind) << ": quarters differ by " << worst);
+    }
   }
 }
 

@@ -132,20 +132,13 @@ void supportAndDensity(const Comm& comm, const CArray<T>& p, const CArray<double
     std::copy(knnRho.begin(), knnRho.end(), rho.begin()); // density()'s "sph"
     return;
   }
-  // All ranks' particles are sources of each rank's densities.
-  std::vector<T> local(p.data(), p.data() + 3 * n);
-  std::vector<double> m(n, 1.0);
-  if (masses.size() > 0)
-    std::copy(masses.data(), masses.data() + n, m.begin());
-  const std::vector<T> all = jz::allGatherConcat(*comm, local);
-  const std::vector<double> allMasses = jz::allGatherConcat(*comm, m);
-  if (n == 0)
-    return; // (null queries would mean "the sources")
+  // All ranks' particles within reach are sources of each rank's densities.
   runKernel(
     [&](const jz::RunControl& control)
     {
-      jz::sphGatherDensity<T>(all.data(), allMasses.size(), allMasses.data(), dataOrNull(p), n,
-        h.data(), kernel, box.periodic, box.lo, box.hi, rho.data(), control);
+      jz::sphGatherDensityDistributed<T>(*comm, dataOrNull(p), n,
+        dataOrNull(masses), h.data(), kernel, box.periodic, box.lo,
+        box.hi, rho.data(), control);
     });
 }
 

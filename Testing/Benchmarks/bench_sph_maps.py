@@ -6,8 +6,9 @@ h = the distance to the 32nd neighbour from KNNDensity):
 - SPHSlice (a RES^2 plane) and SPHVolume (VOL^3) against ParaView's own
   vtkSPHInterpolator (SPHCubicKernel, SpatialStep = half the median h, since its
   cubic kernel reaches two SpatialSteps; a fixed smoothing length), on the same grids.
-Prints times, the time ratios peer / ours, and each map's mass-conservation error
-|sum(map) x cell - M| / M (a slice has none).
+Prints wall times (CPU times of this process in brackets; yt runs in its own
+process and gives only its wall time), the ratios peer / ours, and each map's
+mass-conservation error |sum(map) x cell - M| / M (a slice has none).
 
 Usage: pvpython Testing/Benchmarks/bench_sph_maps.py [--n 1e6] [--res 1024] [--vol 128]
        [--slice-res 512] [--skip yt,vtk]
@@ -35,10 +36,28 @@ sys.path.insert(0, ANCHORS)
 from halos import halos  # noqa: E402
 
 
+class Clock:
+    """Wall and CPU seconds of a block."""
+
+    def __enter__(self):
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall = time.perf_counter() - self.t0
+        self.cpu = time.process_time() - self.c0
+
+    def __str__(self):
+        return f"{self.wall:.2f} s ({self.cpu:.2f} s CPU)"
+
+    def ratio(self, peer):
+        return f"{peer.wall / self.wall:.2f}x ({peer.cpu / self.cpu:.2f}x CPU)"
+
+
 def timed(proxy):
-    t0 = time.perf_counter()
-    proxy.UpdatePipeline()
-    return time.perf_counter() - t0, proxy.GetClientSideObject().GetOutputDataObject(0)
+    with Clock() as c:
+        proxy.UpdatePipeline()
+    return c, proxy.GetClientSideObject().GetOutputDataObject(0)
 
 
 def vtk_sph(pd, dims, origin, spacing, step):
@@ -54,10 +73,9 @@ def vtk_sph(pd, dims, origin, spacing, step):
     f.SetKernel(kernel)
     f.SetMassArrayName("Mass")
     f.SetDensityArrayName("Density")
-    t0 = time.perf_counter()
-    f.Update()
-    dt = time.perf_counter() - t0
-    return dt, vtk_to_numpy(f.GetOutput().GetPointData().GetArray("Density"))
+    with Clock() as c:
+        f.Update()
+    return c, vtk_to_numpy(f.GetOutput().GetPointData().GetArray("Density"))
 
 
 def main():
@@ -82,13 +100,13 @@ def main():
     src2 = producer(pd)
     common = dict(SmoothingLengthArray=["POINTS", "h"], MassArray=["POINTS", "Mass"], Periodic=1,
                   BoxFromData=0)
-    print(f"N = {n} halos.py, kNN h (K = 32): {t_knn:.2f} s; median h {np.median(h):.4g}")
+    print(f"N = {n} halos.py, kNN h (K = 32): {t_knn}; median h {np.median(h):.4g}")
 
     proj = jztest.__dict__.get("SPHProjection") or simple.SPHProjection
     t_proj, img = timed(proj(Input=src2, Resolution=[a.res, a.res], **common))
     sd = vtk_to_numpy(img.GetPointData().GetArray("SurfaceDensity"))
     err = abs(sd.sum() / a.res**2 - 1.0)
-    print(f"SPHProjection {a.res}^2: {t_proj:.2f} s, mass error {err:.2e}")
+    print(f"SPHProjection {a.res}^2: {t_proj}, mass error {err:.2e}")
     if "yt" not in skip:
         p = subprocess.run(["/usr/bin/python3", os.path.join(ANCHORS, "yt_sph_projection.py"),
                             str(n), str(a.res)], capture_output=True, text=True)
@@ -96,28 +114,28 @@ def main():
         if got:
             t_yt, s_yt = float(got.group(1)), float(got.group(2))
             print(f"yt projection {a.res}^2: {t_yt:.2f} s, mass ratio {s_yt / a.res**2:.4f}; "
-                  f"yt / ours = {t_yt / t_proj:.1f}x")
+                  f"yt / ours = {t_yt / t_proj.wall:.2f}x (wall)")
         else:
             print("yt: not run:", (p.stdout + p.stderr)[-300:])
 
     slc = jztest.__dict__.get("SPHSlice") or simple.SPHSlice
     t_slice, simg = timed(slc(Input=src2, Resolution=[a.slice_res, a.slice_res], SlicePosition=0.5,
                               **common))
-    print(f"SPHSlice {a.slice_res}^2: {t_slice:.2f} s")
+    print(f"SPHSlice {a.slice_res}^2: {t_slice}")
     vol = jztest.__dict__.get("SPHVolume") or simple.SPHVolume
     t_vol, vimg = timed(vol(Input=src2, Resolution=[a.vol] * 3, **common))
     dv = vtk_to_numpy(vimg.GetPointData().GetArray("Density"))
     verr = abs(dv.sum() / a.vol**3 - 1.0)
-    print(f"SPHVolume {a.vol}^3: {t_vol:.2f} s, mass error {verr:.2e}")
+    print(f"SPHVolume {a.vol}^3: {t_vol}, mass error {verr:.2e}")
     if "vtk" not in skip:
         step = 0.5 * float(np.median(h))
         s = 1.0 / a.slice_res
         t_vs, _ = vtk_sph(pd, (a.slice_res, a.slice_res, 1), (s / 2, s / 2, 0.5), (s, s, s), step)
-        print(f"vtkSPHInterpolator plane {a.slice_res}^2: {t_vs:.2f} s; vtk / ours = {t_vs / t_slice:.1f}x")
+        print(f"vtkSPHInterpolator plane {a.slice_res}^2: {t_vs}; vtk / ours = {t_slice.ratio(t_vs)}")
         s = 1.0 / a.vol
         t_vv, d = vtk_sph(pd, (a.vol,) * 3, (s / 2,) * 3, (s,) * 3, step)
-        print(f"vtkSPHInterpolator volume {a.vol}^3: {t_vv:.2f} s, mass error "
-              f"{abs(d.sum() / a.vol**3 - 1):.2e}; vtk / ours = {t_vv / t_vol:.1f}x")
+        print(f"vtkSPHInterpolator volume {a.vol}^3: {t_vv}, mass error "
+              f"{abs(d.sum() / a.vol**3 - 1):.2e}; vtk / ours = {t_vol.ratio(t_vv)}")
 
 
 if __name__ == "__main__":

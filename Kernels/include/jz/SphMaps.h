@@ -90,9 +90,10 @@ template <class T>
 std::string sphParticlesError(const SphParticles<T>& particles, const SphGrid& grid);
 
 // Deposits the particles' sums into `sums` (resized and zeroed). Pixels are
-// shared out in fixed strips, each strip's particles found by descending the
-// z-order tree's planes and taken in z-order, so the sums do not depend on
-// the number of threads. Throws Error on bad input.
+// shared out in strips; each particle is listed in the strips its support
+// reaches (a slice: only those reaching its plane), and each strip takes its
+// particles in one fixed order, so the sums do not depend on the number of
+// threads. Throws Error on bad input.
 template <class T>
 RunInfo depositSphMap(const SphParticles<T>& particles, const SphGrid& grid, SphMapSums& sums,
   const RunControl& control = {});
@@ -119,6 +120,14 @@ void sphGatherDensity(const T* sources, std::size_t numSources, const double* so
   bool periodic, const double* boxLo, const double* boxHi, double* density,
   const RunControl& control = {});
 
+// sphGatherDensity of this rank's particles (queries and sources) with the
+// particles of all ranks as sources; each rank receives only the others'
+// particles within reach of its own. Collective.
+template <class T>
+void sphGatherDensityDistributed(Communicator& comm, const T* points, std::size_t numPoints,
+  const double* masses, const double* support, SphKernel kernel, bool periodic,
+  const double* boxLo, const double* boxHi, double* density, const RunControl& control = {});
+
 extern template std::string sphParticlesError<float>(const SphParticles<float>&, const SphGrid&);
 extern template std::string sphParticlesError<double>(const SphParticles<double>&, const SphGrid&);
 extern template RunInfo depositSphMap<float>(
@@ -131,4 +140,10 @@ extern template void sphGatherDensity<float>(const float*, std::size_t, const do
 extern template void sphGatherDensity<double>(const double*, std::size_t, const double*,
   const double*, std::size_t, const double*, SphKernel, bool, const double*, const double*,
   double*, const RunControl&);
+extern template void sphGatherDensityDistributed<float>(Communicator&, const float*, std::size_t,
+  const double*, const double*, SphKernel, bool, const double*, const double*, double*,
+  const RunControl&);
+extern template void sphGatherDensityDistributed<double>(Communicator&, const double*,
+  std::size_t, const double*, const double*, SphKernel, bool, const double*, const double*, double*,
+  const RunControl&);
 } // namespace jz

@@ -1,8 +1,18 @@
 #include "SphKernelTables.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <mutex>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+// The rows' loops vectorise for the machine the loader finds (AVX-512, AVX2).
+#define JZ_SPH_CLONES                                                                              \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define JZ_SPH_CLONES
+#endif
 
 namespace jz
 {
@@ -56,6 +66,98 @@ void lagrangeWeights(double f, double* w)
   w[1] = (f + 1) * (f - 1) * (f - 2) / 2;
   w[2] = -(f + 1) * f * (f - 2) / 2;
   w[3] = (f + 1) * f * (f - 1) / 6;
+}
+
+// The stencils of (lo + i step - x) / h, i < n, on a table of n intervals.
+JZ_SPH_CLONES void stencilRun(double lo, double step, double x, double h, std::size_t count,
+  int n, int* first, double* w0, double* w1, double* w2, double* w3)
+{
+  const double inv = 1.0 / h, top = n - 1;
+  const int m = int(count);
+#pragma omp simd
+  for (int i = 0; i < m; ++i)
+  {
+    const double a = (lo + i * step - x) * inv;
+    const double sign = a < 0 ? -1.0 : 1.0;
+    const double t = (std::fabs(a) < 1.0 ? std::fabs(a) : 1.0) * n; // fmin does not vectorise
+    const double node = std::floor(t) < top ? std::floor(t) : top;
+    const int k = int(node);
+    const double f = t - node;
+    first[i] = k;
+    w0[i] = sign * (-f * (f - 1) * (f - 2) / 6);
+    w1[i] = sign * ((f + 1) * (f - 1) * (f - 2) / 2);
+    w2[i] = sign * (-(f + 1) * f * (f - 2) / 2);
+    w3[i] = sign * ((f + 1) * f * (f - 1) / 6);
+  }
+}
+
+// column[k] = sum_q w[q] table[(b + q) * stride + k] for k in [lo, hi).
+JZ_SPH_CLONES void contractRows(const double* table, int stride, int b, const double* w, int lo,
+  int hi, double* column)
+{
+  const double *r0 = table + std::size_t(b) * stride, *r1 = r0 + stride, *r2 = r1 + stride,
+               *r3 = r2 + stride;
+  const double w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+#pragma omp simd
+  for (int k = lo; k < hi; ++k)
+    column[k] = w0 * r0[k] + w1 * r1[k] + w2 * r2[k] + w3 * r3[k];
+}
+
+// out[i] = scale * sum_p w_p[i] column[first[i] + p].
+JZ_SPH_CLONES void gatherRow(const double* column, const int* first, const double* w0,
+  const double* w1, const double* w2, const double* w3, double scale, std::size_t n, double* out)
+{
+  const int m = int(n);
+#pragma omp simd
+  for (int i = 0; i < m; ++i)
+  {
+    const int k = first[i];
+    out[i] = scale *
+      (w0[i] * column[k] + w1[i] * column[k + 1] + w2[i] * column[k + 2] + w3[i] * column[k + 3]);
+  }
+}
+
+// Four doubles as one vector (GCC's vector extension: AVX2 or two SSE2 halves).
+typedef double Double4 __attribute__((vector_size(32)));
+
+// out[i] = sum_pqr wa_i[p] wb[q] wc[r] T[a_i, b, c nodes], for the counts
+// of b's and c's stencils (1: on a node, 4: consecutive nodes): the c
+// nodes of a (p, q) pair are 4 consecutive doubles, summed as one vector.
+template <int BCount, int CCount>
+JZ_SPH_CLONES void sparseCorners(const double* table, int stride, const SparseStencil* a, int n,
+  const SparseStencil& b, const SparseStencil& c, double* out)
+{
+  const std::size_t plane = std::size_t(stride) * std::size_t(stride);
+  const double* base = table + std::size_t(c.node[0]);
+  std::size_t row[4];
+  for (int q = 0; q < BCount; ++q)
+    row[q] = std::size_t(b.node[q]) * std::size_t(stride);
+  for (int i = 0; i < n; ++i)
+  {
+    const SparseStencil& s = a[i];
+    double v = 0;
+    if (CCount == 4)
+    {
+      Double4 acc = {};
+      for (int p = 0; p < s.count; ++p)
+      {
+        const double* t = base + std::size_t(s.node[p]) * plane;
+        for (int q = 0; q < BCount; ++q)
+        {
+          Double4 r;
+          std::memcpy(&r, t + row[q], sizeof r);
+          acc += (s.weight[p] * b.weight[q]) * r;
+        }
+      }
+      v = (c.weight[0] * acc[0] + c.weight[1] * acc[1]) + (c.weight[2] * acc[2] + c.weight[3] * acc[3]);
+    }
+    else
+      for (int p = 0; p < s.count; ++p)
+        for (int q = 0; q < BCount; ++q)
+          v += s.weight[p] * b.weight[q] * c.weight[0] *
+            base[std::size_t(s.node[p]) * plane + row[q]];
+    out[i] = v;
+  }
 }
 
 // The column kernel tabulated finely in R, for the table's cell quadrature.
@@ -235,60 +337,80 @@ TableStencil SphCumulativeTable::stencil(double a) const
   return st;
 }
 
-double SphCumulativeTable::value(const TableStencil& a, const TableStencil& b) const
+JZ_SPH_CLONES void addPixelDifferences(
+  const double* lo, const double* hi, double m, std::size_t n, double* out)
 {
-  double s = 0;
-  for (int p = 0; p < 4; ++p)
-  {
-    const double* row = &padded_[std::size_t(a.first + p) * stride_ + b.first];
-    s += a.weight[p] *
-      (b.weight[0] * row[0] + b.weight[1] * row[1] + b.weight[2] * row[2] + b.weight[3] * row[3]);
-  }
-  return a.sign * b.sign * s;
+#pragma omp simd
+  for (std::size_t a = 0; a < n; ++a)
+    out[a] += m * (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]);
 }
 
-void SphCumulativeTable::row(
-  const TableStencil& b, const TableStencil* a, std::size_t n, double* out) const
+JZ_SPH_CLONES void addVoxelDifferences(const double* lo0, const double* lo1, const double* hi0,
+  const double* hi1, double m, std::size_t n, double* out)
 {
-  // The table's rows contracted with b's weights once, over the rows that
-  // a's stencils reach; then 4 terms per value (the same sums, in the same order).
-  int lo = n_, hi = 0;
+#pragma omp simd
   for (std::size_t i = 0; i < n; ++i)
-  {
-    lo = a[i].first < lo ? a[i].first : lo;
-    hi = a[i].first > hi ? a[i].first : hi;
-  }
-  double column[kMaxIntervals + 3];
-  const double w0 = b.weight[0], w1 = b.weight[1], w2 = b.weight[2], w3 = b.weight[3];
-  for (int k = lo; k <= hi + 3 && k < stride_; ++k)
-  {
-    const double* r = padded_.data() + std::size_t(k) * stride_ + b.first;
-    column[k] = w0 * r[0] + w1 * r[1] + w2 * r[2] + w3 * r[3];
-  }
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const TableStencil& s = a[i];
-    const double* c = column + s.first;
-    double v = 0;
-    for (int p = 0; p < 4; ++p)
-      v += s.weight[p] * c[p];
-    out[i] = b.sign * s.sign * v;
-  }
+    out[i] += m *
+      (hi1[i + 1] - hi1[i] - hi0[i + 1] - lo1[i + 1] + hi0[i] + lo1[i] + lo0[i + 1] - lo0[i]);
 }
 
-double SphCumulativeTable::value(
-  const TableStencil& a, const TableStencil& b, const TableStencil& c) const
+void StencilRun::resize(std::size_t n)
 {
-  double s = 0;
+  first.resize(n);
+  for (std::vector<double>& w : weight)
+    w.resize(n);
+}
+
+void SphCumulativeTable::run(
+  double lo, double step, double x, double h, std::size_t n, StencilRun& out) const
+{
+  out.resize(n);
+  stencilRun(lo, step, x, h, n, n_, out.first.data(), out.weight[0].data(), out.weight[1].data(),
+    out.weight[2].data(), out.weight[3].data());
+  const auto range = std::minmax_element(out.first.begin(), out.first.end());
+  out.lowest = n > 0 ? *range.first : 0;
+  out.highest = n > 0 ? *range.second : 0;
+}
+
+void SphCumulativeTable::row(const StencilRun& b, std::size_t j, const StencilRun& a,
+  std::size_t n, double* column, double* out) const
+{
+  // The table is symmetric (G2(a, b) = G2(b, a)): b's four rows contracted
+  // are the column of table values that a's stencils read.
+  const int lo = a.lowest, hi = a.highest;
+  const double bWeight[4] = { b.weight[0][j], b.weight[1][j], b.weight[2][j], b.weight[3][j] };
+  contractRows(padded_.data(), stride_, b.first[j], bWeight, lo, std::min(hi + 4, stride_), column);
+  gatherRow(column, a.first.data(), a.weight[0].data(), a.weight[1].data(), a.weight[2].data(),
+    a.weight[3].data(), 1.0, n, out);
+}
+
+SparseStencil SphCumulativeTable::sparse(double a) const
+{
+  // On a node (a clamped coordinate included) one weight is 1 and the others
+  // 0; between nodes all four are nonzero.
+  const TableStencil t = stencil(a);
+  SparseStencil s;
+  int nonzero = 0;
   for (int p = 0; p < 4; ++p)
-    for (int q = 0; q < 4; ++q)
+    nonzero += t.weight[p] != 0 ? 1 : 0;
+  for (int p = 0; p < 4; ++p)
+    if (nonzero != 1 || t.weight[p] != 0)
     {
-      const double* row =
-        &padded_[(std::size_t(a.first + p) * stride_ + b.first + q) * stride_ + c.first];
-      s += a.weight[p] * b.weight[q] *
-        (c.weight[0] * row[0] + c.weight[1] * row[1] + c.weight[2] * row[2] +
-          c.weight[3] * row[3]);
+      s.node[s.count] = t.first + p;
+      s.weight[s.count++] = t.sign * t.weight[p];
     }
-  return a.sign * b.sign * c.sign * s;
+  return s;
+}
+
+void SphCumulativeTable::sparseRow(const SparseStencil* a, std::size_t n, const SparseStencil& b,
+  const SparseStencil& c, double* out) const
+{
+  const int m = int(n);
+  if (b.count == 4)
+    c.count == 4 ? sparseCorners<4, 4>(padded_.data(), stride_, a, m, b, c, out)
+                 : sparseCorners<4, 1>(padded_.data(), stride_, a, m, b, c, out);
+  else
+    c.count == 4 ? sparseCorners<1, 4>(padded_.data(), stride_, a, m, b, c, out)
+                 : sparseCorners<1, 1>(padded_.data(), stride_, a, m, b, c, out);
 }
 } // namespace jz

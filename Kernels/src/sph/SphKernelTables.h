@@ -25,6 +25,25 @@ struct TableStencil
   double sign = 1;
 };
 
+// Stencils of a run of coordinates as arrays (for vectorised rows).
+struct StencilRun
+{
+  std::vector<int> first;
+  std::vector<double> weight[4]; // the sign folded in
+  int lowest = 0, highest = 0;   // the smallest and largest first node
+  void resize(std::size_t n);
+};
+
+// A stencil reduced to its one node when the coordinate is on a node (or
+// clamped beyond 1), the sign folded in: the volume's corners sum only
+// nonzero terms.
+struct SparseStencil
+{
+  int count = 0; // 1, or 4 consecutive nodes
+  int node[4] = { 0, 0, 0, 0 }; // padded indices
+  double weight[4] = { 0, 0, 0, 0 };
+};
+
 class SphCumulativeTable
 {
 public:
@@ -33,20 +52,37 @@ public:
 
   // The stencil of the (unit-support) coordinate a.
   TableStencil stencil(double a) const;
-  double value(const TableStencil& a, const TableStencil& b) const;
-  // value(a[i], b) for the n stencils a, into out[i].
-  void row(const TableStencil& b, const TableStencil* a, std::size_t n, double* out) const;
-  double value(const TableStencil& a, const TableStencil& b, const TableStencil& c) const;
+
+  // Column tables: the stencils of the n coordinates (lo + i step - x) / h.
+  void run(double lo, double step, double x, double h, std::size_t n, StencilRun& out) const;
+  // G2(a_i, b) for the stencils a of run() and b = stencil j of another
+  // run, into out[i]; `column` is scratch of stride() doubles.
+  void row(const StencilRun& b, std::size_t j, const StencilRun& a, std::size_t n, double* column,
+    double* out) const;
+  // Volume tables: the stencil of a without its zero weights.
+  SparseStencil sparse(double a) const;
+  // G3 at the corners (a_i, b, c) for i < n (the stencils of b and c as pairs).
+  void sparseRow(const SparseStencil* a, std::size_t n, const SparseStencil& b,
+    const SparseStencil& c, double* out) const;
+  int stride() const { return stride_; }
 
   int intervals() const { return n_; }
 
 private:
-  static constexpr int kMaxIntervals = 256;
   SphCumulativeTable(SphKernel kernel, int dims);
   int n_ = 0;      // intervals on [0, 1]
   int stride_ = 0; // padded nodes per axis: n + 3 (nodes -1 .. n + 1)
   std::vector<double> padded_;
 };
+
+// out[a] += m (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]) for a < n: the pixel
+// integrals of a row from its lower and upper corner values.
+void addPixelDifferences(const double* lo, const double* hi, double m, std::size_t n, double* out);
+
+// The same for a row of voxels: corner rows lo0 (j, k), lo1 (j + 1, k),
+// hi0 (j, k + 1), hi1 (j + 1, k + 1).
+void addVoxelDifferences(const double* lo0, const double* lo1, const double* hi0,
+  const double* hi1, double m, std::size_t n, double* out);
 
 // The projected kernel of unit support at radius R: 2 * integral over
 // 0 <= z <= sqrt(1 - R^2) of W(sqrt(R^2 + z^2), 1) (adaptive quadrature).

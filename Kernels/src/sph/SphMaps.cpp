@@ -1,5 +1,5 @@
 // The SPH maps' deposition (jz/SphMaps.h): the particles whose kernel
-// reaches a strip of the map, found on the tree's planes (SphTree.h), put
+// reaches a strip of the map, listed per strip (SphStrips.h), put
 // their kernel's integral over each pixel or voxel (SphKernelTables.h) or
 // its value at each pixel centre into the strip.
 #include "jz/SphMaps.h"
@@ -9,9 +9,11 @@
 #include <omp.h>
 
 #include "SphKernelTables.h"
+#include "SphStrips.h"
 #include "SphTree.h"
 #include "common/Progress.h"
 #include "jz/Communicator.h"
+#include "jz/StageTimer.h"
 #include "jz/Validate.h"
 
 namespace jz
@@ -20,7 +22,7 @@ namespace
 {
 // Pixel rows (images) or voxel slabs (volumes) per strip: fixed, so that a
 // cell's sum never depends on the number of threads.
-constexpr int kImageStripRows = 8;
+constexpr int kImageStripRows = 16;
 constexpr int kVolumeStripSlabs = 2;
 // Beyond this many cells a map is refused (absurd resolutions).
 constexpr double kMaxCells = double(1u << 31);
@@ -72,9 +74,9 @@ GridAxis makeAxis(const SphGrid& grid, int dim, int cells, double period)
 // One thread's scratch for a particle's corner values.
 struct Scratch
 {
-  std::vector<TableStencil> s[3];
-  std::vector<double> corner;
-  DescentStack stack;
+  StencilRun u, v;
+  std::vector<SparseStencil> s[3];
+  std::vector<double> column, corner, previous;
 };
 
 // What a particle adds: `weight` times each field's values, per cell.
@@ -96,15 +98,8 @@ struct Contribution
   }
 };
 
-void fillStencils(const SphCumulativeTable& table, const GridAxis& axis, double x, double h,
-  int first, int last, std::vector<TableStencil>& out)
-{
-  out.resize(std::size_t(last - first + 2));
-  for (int i = first; i <= last + 1; ++i)
-    out[std::size_t(i - first)] = table.stencil((axis.edge(i) - x) / h);
-}
-
-// The column of a particle at (x, y) over the image rows [r0, r1).
+// The column of a particle at (x, y) over the image rows [r0, r1): the
+// corner values G2 row by row, each pixel the difference of its 4 corners.
 void depositColumn(const SphCumulativeTable& table, const GridAxis& u, const GridAxis& v, double x,
   double y, double h, double m, int r0, int r1, const Contribution& who, SphMapSums& sums,
   Scratch& scratch)
@@ -117,31 +112,30 @@ void depositColumn(const SphCumulativeTable& table, const GridAxis& u, const Gri
     who.add(sums, std::size_t(j0) * u.cells + i0, m, m);
     return;
   }
-  fillStencils(table, u, x, h, i0, i1, scratch.s[0]);
-  fillStencils(table, v, y, h, j0, j1, scratch.s[1]);
   const std::size_t nu = std::size_t(i1 - i0 + 2), nv = std::size_t(j1 - j0 + 2);
-  scratch.corner.resize(nu * nv);
-  for (std::size_t b = 0; b < nv; ++b)
-    table.row(scratch.s[1][b], scratch.s[0].data(), nu, scratch.corner.data() + b * nu);
-  const double* c = scratch.corner.data();
-  for (std::size_t b = 0; b + 1 < nv; ++b)
+  table.run(u.edge(i0), u.step, x, h, nu, scratch.u);
+  table.run(v.edge(j0), v.step, y, h, nv, scratch.v);
+  scratch.column.resize(std::size_t(table.stride()));
+  scratch.corner.resize(nu);
+  scratch.previous.resize(nu);
+  double *lo = scratch.previous.data(), *hi = scratch.corner.data();
+  for (int j = j0; j <= j1 + 1; ++j)
   {
-    const double* lo = c + b * nu;
-    const double* hi = lo + nu;
-    const std::size_t row = (j0 + b) * std::size_t(u.cells) + i0;
-    if (who.fields->empty())
+    table.row(scratch.v, std::size_t(j - j0), scratch.u, nu, scratch.column.data(), hi);
+    if (j > j0)
     {
-      double* out = sums.mass.data() + row;
-      for (std::size_t a = 0; a + 1 < nu; ++a)
-        out[a] += m * (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]);
-      continue;
+      const std::size_t row = std::size_t(j - 1) * std::size_t(u.cells) + i0;
+      if (who.fields->empty())
+        addPixelDifferences(lo, hi, m, nu - 1, sums.mass.data() + row);
+      else
+        for (std::size_t a = 0; a + 1 < nu; ++a)
+        {
+          const double frac = hi[a + 1] - hi[a] - lo[a + 1] + lo[a];
+          if (frac != 0)
+            who.add(sums, row + a, m * frac, m * frac);
+        }
     }
-    for (std::size_t a = 0; a + 1 < nu; ++a)
-    {
-      const double frac = hi[a + 1] - hi[a] - lo[a + 1] + lo[a];
-      if (frac != 0)
-        who.add(sums, row + a, m * frac, m * frac);
-    }
+    std::swap(lo, hi);
   }
 }
 
@@ -162,17 +156,28 @@ void depositVoxels(const SphCumulativeTable& table, const GridAxis* ax, const do
   std::size_t n[3];
   for (int d = 0; d < 3; ++d)
   {
-    fillStencils(table, ax[d], p[d], h, first[d], last[d], scratch.s[d]);
     n[d] = std::size_t(last[d] - first[d] + 2);
+    scratch.s[d].resize(n[d]);
+    for (std::size_t i = 0; i < n[d]; ++i)
+      scratch.s[d][i] = table.sparse((ax[d].edge(first[d] + int(i)) - p[d]) / h);
   }
   scratch.corner.resize(n[0] * n[1] * n[2]);
   double* c = scratch.corner.data();
   for (std::size_t k = 0; k < n[2]; ++k)
     for (std::size_t j = 0; j < n[1]; ++j)
-      for (std::size_t i = 0; i < n[0]; ++i)
-        c[(k * n[1] + j) * n[0] + i] =
-          table.value(scratch.s[0][i], scratch.s[1][j], scratch.s[2][k]);
-  auto at = [&](std::size_t i, std::size_t j, std::size_t k) { return c[(k * n[1] + j) * n[0] + i]; };
+      table.sparseRow(scratch.s[0].data(), n[0], scratch.s[1][j], scratch.s[2][k],
+        c + (k * n[1] + j) * n[0]);
+  auto at = [&](std::size_t i, std::size_t j, std::size_t k) -> const double&
+  { return c[(k * n[1] + j) * n[0] + i]; };
+  if (who.fields->empty())
+  {
+    for (std::size_t k = 0; k + 1 < n[2]; ++k)
+      for (std::size_t j = 0; j + 1 < n[1]; ++j)
+        addVoxelDifferences(&at(0, j, k), &at(0, j + 1, k), &at(0, j, k + 1),
+          &at(0, j + 1, k + 1), m, n[0] - 1,
+          sums.mass.data() + ((first[2] + k) * ny + first[1] + j) * nx + first[0]);
+    return;
+  }
   for (std::size_t k = 0; k + 1 < n[2]; ++k)
     for (std::size_t j = 0; j + 1 < n[1]; ++j)
       for (std::size_t i = 0; i + 1 < n[0]; ++i)
@@ -221,25 +226,81 @@ int imagesInside(double x, double lo, double hi, double period)
   return count;
 }
 
-template <class T>
-void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const SupportTree<T>& st,
-  SphMapSums& sums, const RunControl& control)
+// Whether an image of a particle at x along the slice normal lies within h
+// of the plane.
+bool reachesPlane(double x, double h, double plane, double period)
 {
-  const SortedPoints<T>& sp = st.tree.sources;
+  const ImageShifts sa(x, h, plane, plane, period);
+  for (int k = sa.first; k <= sa.last; ++k)
+    if (std::fabs(x + k * period - plane) < h)
+      return true;
+  return false;
+}
+
+template <class T>
+void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* period,
+  SphMapSums& sums, const RunControl& control, RunInfo& info)
+{
+  StageTimer listing(&info, "strip lists");
   const bool volume = grid.kind == SphMapKind::Volume;
   const int a = volume ? 2 : grid.axis, ud = volume ? 0 : (a + 1) % 3, vd = volume ? 1 : (a + 2) % 3;
   GridAxis ax[3];
-  ax[0] = makeAxis(grid, ud, grid.resolution[0], st.period[ud]);
-  ax[1] = makeAxis(grid, vd, grid.resolution[1], st.period[vd]);
-  ax[2] = makeAxis(grid, a, volume ? grid.resolution[2] : 1, st.period[a]);
+  ax[0] = makeAxis(grid, ud, grid.resolution[0], period[ud]);
+  ax[1] = makeAxis(grid, vd, grid.resolution[1], period[vd]);
+  ax[2] = makeAxis(grid, a, volume ? grid.resolution[2] : 1, period[a]);
   const GridAxis &u = ax[0], &v = ax[1], &w = ax[2];
-  const int stripCells = volume ? kVolumeStripSlabs : kImageStripRows;
-  const int stripped = volume ? w.cells : v.cells;
-  const int numStrips = (stripped + stripCells - 1) / stripCells;
+  const GridAxis& stripAxis = volume ? w : v;
+  auto position = [&](std::size_t i, int d) { return double(P.points[3 * i + std::size_t(d)]); };
+
+  // The strips each particle reaches; particles off the map (outside the
+  // projected depth, away from the slice's plane, beside the region) in none.
+  SphStrips strips;
+  strips.build(P.numPoints, stripAxis.cells, volume ? kVolumeStripSlabs : kImageStripRows,
+    [&](std::size_t i, auto&& range)
+    {
+      const double h = P.support[i];
+      if (grid.kind == SphMapKind::Projection && imagesInside(position(i, a), w.lo, w.hi, period[a]) == 0)
+        return;
+      if (grid.kind == SphMapKind::Slice &&
+        (!(h > 0) || !reachesPlane(position(i, a), h, grid.slicePosition, period[a])))
+        return;
+      auto beside = [&](const GridAxis& g)
+      {
+        const ImageShifts s(position(i, g.dim), h, g.lo, g.hi, g.period);
+        return s.first > s.last;
+      };
+      if (beside(u) || (volume && beside(v)))
+        return;
+      const double x = position(i, stripAxis.dim);
+      const ImageShifts ss(x, h, stripAxis.lo, stripAxis.hi, stripAxis.period);
+      for (int k = ss.first; k <= ss.last; ++k)
+      {
+        int first, last;
+        if (stripAxis.span(x + k * stripAxis.period, h, 0, stripAxis.cells, first, last))
+          range(first, last);
+      }
+    });
+  // The particles that reach the map, in rank order.
+  struct Record
+  {
+    double x[3], h, m;
+    std::size_t input;
+  };
+  std::vector<Record> records(strips.numRanked());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < std::int64_t(records.size()); ++r)
+  {
+    const std::size_t i = strips.particle(std::size_t(r));
+    records[std::size_t(r)] = Record{ { position(i, 0), position(i, 1), position(i, 2) },
+      P.support[i], P.masses ? P.masses[i] : 1.0, i };
+  }
+  reportProgress(control, 0.2);
+  listing.stop();
+  StageTimer depositing(&info, "deposition");
   const SphCumulativeTable* table = nullptr;
   if (grid.kind != SphMapKind::Slice)
     table = &SphCumulativeTable::get(P.kernel, volume ? 3 : 2);
-  const double period[3] = { st.period[0], st.period[1], st.period[2] };
+  const int numStrips = strips.numStrips(), stripCells = strips.width();
 
 #pragma omp parallel
   {
@@ -247,81 +308,61 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const SupportT
 #pragma omp for schedule(dynamic, 1)
     for (int strip = 0; strip < numStrips; ++strip)
     {
-      const int c0 = strip * stripCells, c1 = std::min(stripped, c0 + stripCells);
-      double lo[3], hi[3];
-      bool grow[3] = { true, true, true };
-      lo[ud] = u.lo;
-      hi[ud] = u.hi;
-      const GridAxis& s = volume ? w : v;
-      lo[vd] = v.lo;
-      hi[vd] = v.hi;
-      lo[s.dim] = s.edge(c0);
-      hi[s.dim] = s.edge(c1);
-      if (grid.kind == SphMapKind::Projection)
+      const int c0 = strip * stripCells, c1 = std::min(stripAxis.cells, c0 + stripCells);
+      const double lo = stripAxis.edge(c0), hi = stripAxis.edge(c1);
+      for (const Index* e = strips.begin(strip); e != strips.end(strip); ++e)
       {
-        lo[a] = w.lo;
-        hi[a] = w.hi;
-        grow[a] = false;
-      }
-      else if (grid.kind == SphMapKind::Slice)
-        lo[a] = hi[a] = grid.slicePosition;
-      st.forPointsReaching(lo, hi, grow, scratch.stack,
-        [&](Index sorted)
+        const Record& record = records[*e];
+        const std::size_t i = record.input;
+        const double* x = record.x;
+        const double h = record.h, m = record.m;
+        const Contribution who{ &P.fields, i };
+        if (grid.kind == SphMapKind::Projection)
         {
-          const std::size_t i = sp.inputIndex[sorted];
-          const double x[3] = { double(sp.x[sorted]), double(sp.y[sorted]), double(sp.z[sorted]) };
-          const double h = P.support[i];
-          const double m = P.masses ? P.masses[i] : 1.0;
-          const Contribution who{ &P.fields, i };
-          if (grid.kind == SphMapKind::Projection)
+          const int n = imagesInside(x[a], w.lo, w.hi, period[a]);
+          const ImageShifts su(x[ud], h, u.lo, u.hi, period[ud]);
+          const ImageShifts sv(x[vd], h, lo, hi, period[vd]);
+          for (int ku = su.first; ku <= su.last; ++ku)
+            for (int kv = sv.first; kv <= sv.last; ++kv)
+              depositColumn(*table, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd], h,
+                m * n, c0, c1, who, sums, scratch);
+        }
+        else if (grid.kind == SphMapKind::Slice)
+        {
+          const double rho = P.density ? P.density[i] : 0.0;
+          const double fieldScale = rho > 0 ? m / rho : 0.0;
+          const ImageShifts sa(x[a], h, grid.slicePosition, grid.slicePosition, period[a]);
+          for (int ka = sa.first; ka <= sa.last; ++ka)
           {
-            const int n = imagesInside(x[a], w.lo, w.hi, period[a]);
-            if (n == 0)
-              return;
+            const double dz = x[a] + ka * period[a] - grid.slicePosition;
+            if (!(std::fabs(dz) < h))
+              continue;
             const ImageShifts su(x[ud], h, u.lo, u.hi, period[ud]);
-            const ImageShifts sv(x[vd], h, lo[vd], hi[vd], period[vd]);
+            const ImageShifts sv(x[vd], h, lo, hi, period[vd]);
             for (int ku = su.first; ku <= su.last; ++ku)
               for (int kv = sv.first; kv <= sv.last; ++kv)
-                depositColumn(*table, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd], h,
-                  m * n, c0, c1, who, sums, scratch);
+                depositSlice(P.kernel, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd], dz,
+                  h, m, fieldScale, c0, c1, who, sums);
           }
-          else if (grid.kind == SphMapKind::Slice)
-          {
-            if (!(h > 0))
-              return;
-            const double rho = P.density ? P.density[i] : 0.0;
-            const double fieldScale = rho > 0 ? m / rho : 0.0;
-            const ImageShifts sa(x[a], h, grid.slicePosition, grid.slicePosition, period[a]);
-            for (int ka = sa.first; ka <= sa.last; ++ka)
-            {
-              const double dz = x[a] + ka * period[a] - grid.slicePosition;
-              if (!(std::fabs(dz) < h))
-                continue;
-              const ImageShifts su(x[ud], h, u.lo, u.hi, period[ud]);
-              const ImageShifts sv(x[vd], h, lo[vd], hi[vd], period[vd]);
-              for (int ku = su.first; ku <= su.last; ++ku)
-                for (int kv = sv.first; kv <= sv.last; ++kv)
-                  depositSlice(P.kernel, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd],
-                    dz, h, m, fieldScale, c0, c1, who, sums);
-            }
-          }
-          else
-          {
-            ImageShifts sh[3] = { ImageShifts(x[0], h, lo[0], hi[0], period[0]),
-              ImageShifts(x[1], h, lo[1], hi[1], period[1]),
-              ImageShifts(x[2], h, lo[2], hi[2], period[2]) };
-            for (int kx = sh[0].first; kx <= sh[0].last; ++kx)
-              for (int ky = sh[1].first; ky <= sh[1].last; ++ky)
-                for (int kz = sh[2].first; kz <= sh[2].last; ++kz)
-                {
-                  const double p[3] = { x[0] + kx * period[0], x[1] + ky * period[1],
-                    x[2] + kz * period[2] };
-                  depositVoxels(*table, ax, p, h, m, c0, c1, who, sums, scratch);
-                }
-          }
-        });
+        }
+        else
+        {
+          const ImageShifts sh[3] = { ImageShifts(x[0], h, u.lo, u.hi, period[0]),
+            ImageShifts(x[1], h, v.lo, v.hi, period[1]), ImageShifts(x[2], h, lo, hi, period[2]) };
+          for (int kx = sh[0].first; kx <= sh[0].last; ++kx)
+            for (int ky = sh[1].first; ky <= sh[1].last; ++ky)
+              for (int kz = sh[2].first; kz <= sh[2].last; ++kz)
+              {
+                const double p[3] = { x[0] + kx * period[0], x[1] + ky * period[1],
+                  x[2] + kz * period[2] };
+                depositVoxels(*table, ax, p, h, m, c0, c1, who, sums, scratch);
+              }
+        }
+      }
     }
   }
+  depositing.stop();
+  info.counters.emplace_back("strip entries", double(strips.numEntries()));
   reportProgress(control, 1.0);
 }
 } // namespace
@@ -432,11 +473,8 @@ RunInfo depositSphMap(const SphParticles<T>& P, const SphGrid& grid, SphMapSums&
     int n;
     ~RestoreThreads() { omp_set_num_threads(n); }
   } restore{ threadsBefore };
-  SupportTree<T> st;
-  RunControl buildControl;
-  buildControl.progress = progressSpan(control, 0, 0.2);
-  st.build(P.points, P.numPoints, P.support, P.periodic, P.boxLo, P.boxHi, buildControl);
-  depositStrips(P, grid, st, sums, control);
+  const Periodicity per = Periodicity::of(P.periodic, P.boxLo, P.boxHi);
+  depositStrips(P, grid, per.length, sums, control, info);
   return info;
 }
 

@@ -1,6 +1,7 @@
 // The particles' z-order tree with each node's largest support radius: the
-// maps and the density gather find the particles whose kernel reaches a
-// region by descending its planes (walk/SingleTreeDescent.h).
+// density gather finds the particles within reach of a point by descending
+// its planes (walk/SingleTreeDescent.h), and the distributed gather grows
+// the leaves by it to choose the ghosts.
 #pragma once
 
 #include <cmath>

@@ -1,0 +1,139 @@
+// The particles of each strip of a map (rows of an image, slabs of a
+// volume): a counting sort of the particles by the strips their support
+// reaches. The particles are ranked by their first strip (then input
+// order), each strip lists its particles' ranks in increasing order, so
+// that every cell's sum runs over its particles in one order whatever the
+// number of threads, and a copy of the particles in rank order is read
+// almost sequentially. Memory: the strips are widened until the lists hold
+// at most kEntriesPerParticle entries per particle.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "jz/Config.h"
+
+namespace jz
+{
+class SphStrips
+{
+public:
+  static constexpr std::size_t kEntriesPerParticle = 8;
+  // Ranks per chunk of the parallel listing, and the most chunk x strip counters.
+  static constexpr std::size_t kChunk = std::size_t(1) << 14;
+  static constexpr std::size_t kMaxHistogram = std::size_t(1) << 22;
+
+  // cells: the stripped axis's cells; width: the narrowest strip (cells).
+  // reach(i, visit) calls visit(firstCell, lastCell) for each range of
+  // cells particle i reaches (ranges in increasing order, possibly empty
+  // for particles that reach nothing).
+  template <class Reach>
+  void build(std::size_t numParticles, int cells, int width, Reach&& reach)
+  {
+    const std::int64_t n = std::int64_t(numParticles);
+    // Each particle's first strip (numStrips_: none) and strip count, in parallel.
+    std::vector<int> firstStrip(numParticles), counts(numParticles);
+    width_ = width < 1 ? 1 : width;
+    for (;;)
+    {
+      numStrips_ = (cells + width_ - 1) / width_;
+      std::size_t total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : total)
+      for (std::int64_t i = 0; i < n; ++i)
+      {
+        int first = numStrips_, count = 0;
+        forStrips(std::size_t(i), reach,
+          [&](int s)
+          {
+            first = count == 0 ? s : first;
+            ++count;
+          });
+        firstStrip[std::size_t(i)] = first;
+        counts[std::size_t(i)] = count;
+        total += std::size_t(count);
+      }
+      if (total <= kEntriesPerParticle * numParticles + std::size_t(numStrips_) ||
+        width_ >= cells)
+        break;
+      width_ *= 2;
+    }
+    // The ranks: a counting sort by first strip (particles that reach
+    // nothing last).
+    std::vector<std::size_t> start(std::size_t(numStrips_) + 2, 0);
+    for (std::size_t i = 0; i < numParticles; ++i)
+      ++start[std::size_t(firstStrip[i]) + 1];
+    for (int s = 0; s <= numStrips_; ++s)
+      start[std::size_t(s) + 1] += start[std::size_t(s)];
+    numRanked_ = start[std::size_t(numStrips_)];
+    order_.resize(numParticles);
+    for (std::size_t i = 0; i < numParticles; ++i)
+      order_[start[std::size_t(firstStrip[i])]++] = Index(i);
+    // The lists: fixed chunks of ranks count their entries per strip, then
+    // fill their slots, both in parallel; the order within a strip is the
+    // ranks' whatever the threads.
+    const std::size_t strips = std::size_t(numStrips_);
+    const std::size_t chunks = std::max<std::size_t>(1,
+      std::min((numRanked_ + kChunk - 1) / kChunk, kMaxHistogram / std::max<std::size_t>(1, strips)));
+    const std::size_t chunk = (numRanked_ + chunks - 1) / chunks;
+    std::vector<std::size_t> slot(chunks * strips, 0); // [chunk][strip]
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
+      for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
+        forStrips(order_[r], reach, [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
+    offsets_.assign(strips + 1, 0);
+    std::size_t at = 0;
+    for (std::size_t s = 0; s < strips; ++s)
+    {
+      offsets_[s] = at;
+      for (std::size_t c = 0; c < chunks; ++c)
+      {
+        const std::size_t count = slot[c * strips + s];
+        slot[c * strips + s] = at;
+        at += count;
+      }
+    }
+    offsets_[strips] = at;
+    entries_.resize(at);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
+      for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
+        forStrips(order_[r], reach,
+          [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
+  }
+
+  int numStrips() const { return numStrips_; }
+  int width() const { return width_; }
+  std::size_t numEntries() const { return entries_.size(); }
+  // The particles that reach a strip, and the input index of rank r < numRanked().
+  std::size_t numRanked() const { return numRanked_; }
+  Index particle(std::size_t rank) const { return order_[rank]; }
+  const Index* begin(int strip) const { return entries_.data() + offsets_[std::size_t(strip)]; }
+  const Index* end(int strip) const { return entries_.data() + offsets_[std::size_t(strip) + 1]; }
+
+private:
+  // Each strip of particle i once (its ranges increase, so a repeat can
+  // only be the last strip seen).
+  template <class Reach, class Visit>
+  void forStrips(std::size_t i, Reach& reach, Visit&& visit) const
+  {
+    int last = -1;
+    reach(i,
+      [&](int first, int lastCell)
+      {
+        for (int s = first / width_; s <= lastCell / width_; ++s)
+          if (s > last)
+          {
+            visit(s);
+            last = s;
+          }
+      });
+  }
+
+  int width_ = 1, numStrips_ = 0;
+  std::size_t numRanked_ = 0;
+  std::vector<std::size_t> offsets_;
+  std::vector<Index> entries_, order_;
+};
+} // namespace jz

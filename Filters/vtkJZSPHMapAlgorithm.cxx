@@ -169,11 +169,12 @@ void SupportAndDensity(vtkAlgorithm* self, ParticleInput& in, const MapSettings&
   {
     vtkJZKernelAdapter::GetPointValues(in.pieces, s.hArray, 1, "SmoothingLengthArray", given, error);
     for (std::size_t i = 0; error.empty() && i < n; ++i)
-    {
       h[i] = given.data[i] * s.hScale;
-      if (!(given.data[i] >= 0))
-        error = "SmoothingLengthArray: point " + std::to_string(i) + " has a negative or NaN h.";
-    }
+    double lo[3], hi[3];
+    vtkJZKernelAdapter::SplitBox(in.box, lo, hi);
+    if (error.empty())
+      error = jz::sphSupportError(h.data(), n, s.periodic, lo, hi,
+        "SmoothingLengthArray (times SmoothingLengthScale)");
   }
   error = vtkJZKernelAdapter::AgreeOnError(comm, error);
   if (!error.empty())

@@ -692,6 +692,20 @@ JZ_TEST(EmptyInputAndBadInput)
   std::swap(bad.region[2], bad.region[3]);
   JZ_CHECK_THROWS(run(P.view(SphKernel::CubicSpline), bad));
   JZ_CHECK(jz::sphGridError(bad).find("Region") != std::string::npos);
+  // A kernel wider than the periodic box is refused (its images would number
+  // in the millions); one exactly as wide is mapped, its mass all inside.
+  P.h[0] = 50;
+  auto wide = P.view(SphKernel::CubicSpline);
+  wide.periodic = true;
+  JZ_CHECK_THROWS(run(wide, g));
+  JZ_CHECK(jz::sphSupportError(wide.support, 1, true, wide.boxLo, wide.boxHi, "h")
+             .find("periodic box") != std::string::npos);
+  P.h[0] = 1.0;
+  const auto sums1 = run(wide, g);
+  double total = 0;
+  for (double s : sums1.mass)
+    total += s * g.cellMeasure();
+  JZ_CHECK_MSG(std::fabs(total - 1) < 1e-9, "a kernel as wide as the box: mass " << total);
 }
 } // namespace
 

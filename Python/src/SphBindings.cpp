@@ -115,14 +115,9 @@ void supportAndDensity(const Comm& comm, const CArray<T>& p, const CArray<double
   }
   else
   {
-    std::string error;
-    for (std::size_t i = 0; i < n && error.empty(); ++i)
-    {
+    for (std::size_t i = 0; i < n; ++i)
       h[i] = givenH.data()[i] * a.hScale;
-      if (!(givenH.data()[i] >= 0) || !std::isfinite(givenH.data()[i]))
-        error = "h: point " + std::to_string(i) + " has a negative or non-finite h.";
-    }
-    comm.agree(error);
+    comm.agree(jz::sphSupportError(h.data(), n, box.periodic, box.lo, box.hi, "h (times h_scale)"));
   }
   if (!needDensity)
     return;

@@ -202,6 +202,8 @@ def test_bad_input():
         bad_h[3] = value
         with pytest.raises(ValueError, match="h"):
             jztree.sph_projection(pts, h=bad_h, resolution=(4, 4), region=region)
+    with pytest.raises(ValueError, match="periodic box"):
+        jztree.sph_volume(pts, h=np.full(100, 50.0), resolution=(8, 8, 8), box=1.0)
     with pytest.raises(ValueError, match="Resolution"):
         jztree.sph_projection(pts, k=8, resolution=(0, 4), region=region)
     with pytest.raises(ValueError, match="resolution"):

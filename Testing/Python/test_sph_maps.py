@@ -260,6 +260,19 @@ def section_errors(c):
         c.check(errors and word in " ".join(errors), f"{label}: a clear error ({errors})")
         c.check(out.GetNumberOfPoints() == 0 or image(out, "SurfaceDensity") is None,
                 f"{label}: no output")
+    # A kernel wider than the periodic box (its images would number in the
+    # millions) and an infinite h: clear errors, not a run without end, on
+    # every map and on the densities the slice computes for its arrays.
+    box = dict(Periodic=1, BoxBounds=[0, 1, 0, 1, 0, 1])
+    for name in ("SPHProjection", "SPHSlice", "SPHVolume"):
+        for label, h, props, word in (("h of 50 in a unit box", 50.0, box, "periodic box"),
+                                      ("infinite h", np.inf, {}, "finite")):
+            extra = dict(PointArrays=["T"]) if name == "SPHSlice" else {}
+            out, errors = make(name, pts, dict(h=np.full(50, h), T=np.ones(50)),
+                               Resolution=[16, 16, 16][:3 if name == "SPHVolume" else 2],
+                               **props, **extra)
+            c.check(errors and word in " ".join(errors), f"{name}, {label}: a clear error ({errors})")
+            c.check(out.GetNumberOfPoints() == 0, f"{name}, {label}: no output")
 
 
 def section_empty(c):

@@ -88,6 +88,11 @@ struct SphMapSums
 std::string sphGridError(const SphGrid& grid);
 template <class T>
 std::string sphParticlesError(const SphParticles<T>& particles, const SphGrid& grid);
+// Why support radii cannot be used, or "": a negative or non-finite radius,
+// or, in a periodic box, one beyond the box's shortest side, whose images
+// would be counted by the million. `name` names the radii in the message.
+std::string sphSupportError(const double* support, std::size_t n, bool periodic,
+  const double* boxLo, const double* boxHi, const std::string& name);
 
 // Deposits the particles' sums into `sums` (resized and zeroed). Pixels are
 // shared out in strips; each particle is listed in the strips its support

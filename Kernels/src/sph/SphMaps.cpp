@@ -418,6 +418,26 @@ std::string sphGridError(const SphGrid& grid)
   return "";
 }
 
+std::string sphSupportError(const double* support, std::size_t n, bool periodic,
+  const double* boxLo, const double* boxHi, const std::string& name)
+{
+  double side = kInfinity;
+  for (int d = 0; periodic && d < 3; ++d)
+    side = std::min(side, boxHi[d] - boxLo[d]);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const double h = support[i];
+    if (!(h >= 0) || !std::isfinite(h))
+      return name + " of point " + std::to_string(i) + " is negative or not finite (" +
+        std::to_string(h) + ").";
+    if (h > side)
+      return name + " of point " + std::to_string(i) + " (" + std::to_string(h) +
+        ") exceeds the periodic box's shortest side (" + std::to_string(side) +
+        "): a kernel wider than the box is not supported.";
+  }
+  return "";
+}
+
 template <class T>
 std::string sphParticlesError(const SphParticles<T>& P, const SphGrid& grid)
 {
@@ -432,10 +452,8 @@ std::string sphParticlesError(const SphParticles<T>& P, const SphGrid& grid)
     e = nonFiniteValueError(P.masses, P.numPoints, 1, "MassArray");
   if (e.empty() && P.numPoints > 0 && !P.support)
     return "No smoothing lengths.";
-  for (std::size_t i = 0; e.empty() && i < P.numPoints; ++i)
-    if (!(P.support[i] >= 0) || !std::isfinite(P.support[i]))
-      return "SmoothingLength of point " + std::to_string(i) +
-        " is negative or not finite (" + std::to_string(P.support[i]) + ").";
+  if (e.empty())
+    e = sphSupportError(P.support, P.numPoints, P.periodic, P.boxLo, P.boxHi, "SmoothingLength");
   for (std::size_t f = 0; e.empty() && f < P.fields.size(); ++f)
     e = nonFiniteValueError(P.fields[f].values, P.numPoints, P.fields[f].components,
       "PointArrays entry " + std::to_string(f));

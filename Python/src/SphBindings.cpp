@@ -313,7 +313,7 @@ masses : (N,) array, optional
     Per-particle masses m_j >= 0 (None: unit masses).
 h : (N,) array, optional
     Smoothing lengths (>= 0, finite); h * h_scale is the kernel's support
-    radius. None: h_j = the distance to the k-th nearest particle (all
+    radius (with ``box``, at most the box's shortest side). None: h_j = the distance to the k-th nearest particle (all
     ranks' particles), as ``density`` computes it; h_scale is then not
     applied (the filters' SmoothingLengthArray = None).
 k : int, default 32

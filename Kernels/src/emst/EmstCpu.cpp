@@ -59,14 +59,32 @@ double edgeWeight2(const BoruvkaWeights<T, Metric>& weights, Index a, Index b)
   return weights.core2 ? std::max(w, std::max(weights.core2[a], weights.core2[b])) : w;
 }
 
+// Per sorted point, of its k nearest other than itself, the two with the
+// smallest keys, smallest first (kNoPoint where there are fewer).
+constexpr int kCoreNeighbours = 2;
+
 // Squared distance to the k-th nearest point, the point itself counted
-// first (k = minSamples + 1), per sorted point.
+// first (k = minSamples + 1), per sorted point; and its core neighbours.
 template <class T, class Metric>
-std::vector<double> coreDistances2(
-  const ZTree<T>& tree, const Metric& metric, int k, const SourceKeys& keys, int threads)
+std::vector<double> coreDistances2(const ZTree<T>& tree, const Metric& metric, int k,
+  const SourceKeys& keys, int threads, std::vector<Index>& neighbours)
 {
   std::vector<double> core2(tree.sources.size());
-  auto store = [&core2, k](Index q, const RankedNeighbors& nb) { core2[q] = nb.d2(k - 1); };
+  neighbours.assign(kCoreNeighbours * tree.sources.size(), kNoPoint);
+  auto store = [&](Index q, const RankedNeighbors& nb)
+  {
+    core2[q] = nb.d2(k - 1);
+    Index* low = &neighbours[kCoreNeighbours * std::size_t(q)];
+    for (int i = 0; i < k; ++i)
+    {
+      Index s = nb.src(i);
+      if (s == q)
+        continue;
+      for (int j = 0; j < kCoreNeighbours && s != kNoPoint; ++j)
+        if (low[j] == kNoPoint || keys[s] < keys[low[j]])
+          std::swap(s, low[j]);
+    }
+  };
   using Policy = KnnLeafSearch<T, Metric, decltype(store)>;
   Policy policy(tree, k, metric, threads, &keys, Index(-1), store);
   DualWalk<T, Policy> walk(tree, policy, threads);
@@ -112,14 +130,17 @@ template <class T, class Metric>
 class BoruvkaRounds
 {
 public:
+  // coreNeighbours: mutual reachability's (coreDistances2), freed after the
+  // first round.
   BoruvkaRounds(const BoruvkaWeights<T, Metric>& weights, double maxWeight2, const SourceKeys& keys,
-    int threads, RunInfo& info)
+    int threads, RunInfo& info, std::vector<Index>* coreNeighbours = nullptr)
     : tree_(weights.tree)
     , weights_(weights)
     , keys_(keys)
     , threads_(threads)
     , info_(info)
     , comps_(weights.tree)
+    , coreNeighbours_(coreNeighbours)
   {
     comps_.maxWeight2 = maxWeight2;
     if (!weights.core2)
@@ -142,6 +163,8 @@ public:
       reportProgress(control, 0.3 + 0.7 * double(edges.size()) / n);
       if (round == 0 && !weights_.core2 && n > kNearestRound)
         chooseFromNearest();
+      if (round == 0 && weights_.core2 && coreNeighbours_)
+        chooseFromCoreNeighbours();
       const Index settled = seedBounds();
       const Index searching = comps_.markSearching(weights_.core2);
       StageTimer roundTimer(&info_, "round " + std::to_string(round));
@@ -208,6 +231,38 @@ private:
     Policy policy(tree_, kNearestRound, weights_.metric, threads_, &keys_, Index(-1), store);
     DualWalk<T, Policy> walk(tree_, policy, threads_);
     walk.leafPass(walk.walkDownTo(1));
+  }
+
+  // The first round under mutual reachability from the core distances'
+  // kNN: no edge of q is lighter than core(q), and an edge to one of its
+  // minSamples nearest, all within core(q), weighs core(q) exactly when that
+  // neighbour's core distance is at most q's. Of those the one with the
+  // smallest key is q's lightest edge (edges of one point order by the other
+  // end's key; a point tied at the K-th distance outside the list has a key
+  // above the whole list's): q is settled. Otherwise q searches as before.
+  void chooseFromCoreNeighbours()
+  {
+    StageTimer timer(&info_, "core neighbours round");
+    const std::vector<Index>& label = comps_.point;
+    std::vector<Index>& choice = comps_.choice;
+    const double* core2 = weights_.core2;
+    const double maxWeight2 = comps_.maxWeight2;
+    const Index* low = coreNeighbours_->data();
+    const long long n = (long long)label.size();
+#pragma omp parallel for schedule(static)
+    for (long long q = 0; q < n; ++q)
+      for (int j = 0; j < kCoreNeighbours; ++j)
+      {
+        const Index c = low[kCoreNeighbours * q + j];
+        if (c == kNoPoint || core2[q] > maxWeight2)
+          break;
+        if (label[c] != label[q] && weight2(Index(q), c) == core2[q])
+        {
+          choice[q] = c;
+          break;
+        }
+      }
+    std::vector<Index>().swap(*coreNeighbours_);
   }
 
   // Neighbours in z-order from different components give every component a
@@ -294,6 +349,7 @@ private:
   int threads_;
   RunInfo& info_;
   BoruvkaComponents<T> comps_;
+  std::vector<Index>* coreNeighbours_; // mutual reachability, until the first round
 };
 
 // The edges in the public order, endpoints as input indices, smaller key
@@ -366,16 +422,18 @@ FoundEdges emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const 
 {
   const bool mutual = problem.metric == EmstMetric::MutualReachability;
   std::vector<double> core2;
+  std::vector<Index> coreNeighbours;
   if (mutual)
   {
     StageTimer timer(&info, "core distances");
-    core2 = coreDistances2(tree, metric, problem.minSamples + 1, keys, threads);
+    core2 = coreDistances2(tree, metric, problem.minSamples + 1, keys, threads, coreNeighbours);
   }
   StageTimer timer(&info, "boruvka");
   const BoruvkaWeights<T, Metric> weights(tree, metric, mutual ? core2.data() : nullptr);
   FoundEdges found;
   const double maxWeight2 = problem.maxLength * problem.maxLength;
-  found.ends = BoruvkaRounds<T, Metric>(weights, maxWeight2, keys, threads, info).run(control);
+  found.ends = BoruvkaRounds<T, Metric>(weights, maxWeight2, keys, threads, info,
+    mutual ? &coreNeighbours : nullptr).run(control);
   // The round state is gone: now the weights, then the endpoints as input
   // indices (the tree is freed before publishing).
   found.weight2.resize(found.ends.size());

@@ -64,7 +64,7 @@ void hdbscanFromTree(EmstEdges tree, std::size_t n, const GlobalId* ids,
   tree = EmstEdges{};
   const std::vector<CondensedRow> condensed =
     condenseTree(hierarchy, n, Index(options.minClusterSize));
-  hierarchy = {};
+  hierarchy = std::vector<LinkageRow>(); // `= {}` would keep the capacity
   const std::vector<char> selected =
     selectClusters(condensed, n, options.selection, options.allowSingleCluster);
   std::vector<long long> cluster;

@@ -149,7 +149,7 @@ RunInfo computeHdbscanDistributed(const EmstProblem<T>& piece, const HdbscanOpti
     for (std::vector<TreeEdge>& list : edgesIn)
     {
       all.insert(all.end(), list.begin(), list.end());
-      list = {};
+      list = std::vector<TreeEdge>(); // `= {}` would keep the capacity
     }
     held = all.size();
     try

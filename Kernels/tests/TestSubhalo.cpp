@@ -531,39 +531,46 @@ void checkDensitySearchNeighbours()
   std::vector<jz::GlobalId> ids(n);
   for (std::size_t i = 0; i < n; ++i)
     ids[i] = jz::GlobalId((i * 7919) % n); // not the input order
-  jz::SubhaloProblem<T> p;
-  p.points = xyz.data();
-  p.numPoints = n;
-  p.velocities = h.vel.data();
-  p.ids = ids.data();
-  p.groupId = h.group.data();
-  p.periodic = true;
-  for (int k = 0; k < 3; ++k)
-    p.boxHi[k] = 8;
-  jz::Subhalos inside;
-  jz::computeSubhalos(p, inside, jz::Backend::CPU);
-  JZ_CHECK(inside.catalogue.numSubhalos >= 3);
+  // The defaults, and few neighbours (most members decided by the lists'
+  // first entries, many lists too short).
+  for (const auto& [densityK, saddleK] : { std::pair{ 32, 20 }, std::pair{ 8, 2 } })
+  {
+    jz::SubhaloProblem<T> p;
+    p.points = xyz.data();
+    p.numPoints = n;
+    p.velocities = h.vel.data();
+    p.ids = ids.data();
+    p.groupId = h.group.data();
+    p.densityNeighbors = densityK;
+    p.saddleNeighbors = saddleK;
+    p.periodic = true;
+    for (int k = 0; k < 3; ++k)
+      p.boxHi[k] = 8;
+    jz::Subhalos inside;
+    jz::computeSubhalos(p, inside, jz::Backend::CPU);
+    JZ_CHECK(inside.catalogue.numSubhalos >= 3);
 
-  jz::KnnProblem<T> k;
-  k.sources = xyz.data();
-  k.numSources = n;
-  k.sourceIds = ids.data();
-  k.k = p.densityNeighbors;
-  k.periodic = true;
-  for (int d = 0; d < 3; ++d)
-    k.boxHi[d] = 8;
-  std::vector<T> rho(n);
-  jz::KnnResults<T> r;
-  r.density = rho.data();
-  jz::computeKnn(k, r, jz::Backend::CPU);
-  const std::vector<double> given(rho.begin(), rho.end());
-  p.densities = given.data();
-  jz::Subhalos own;
-  jz::computeSubhalos(p, own, jz::Backend::CPU);
-  JZ_CHECK(inside.subhaloId == own.subhaloId);
-  JZ_CHECK(inside.subhaloRank == own.subhaloRank);
-  JZ_CHECK(inside.catalogue.count == own.catalogue.count);
-  JZ_CHECK(inside.catalogue.mostBoundId == own.catalogue.mostBoundId);
+    jz::KnnProblem<T> k;
+    k.sources = xyz.data();
+    k.numSources = n;
+    k.sourceIds = ids.data();
+    k.k = p.densityNeighbors;
+    k.periodic = true;
+    for (int d = 0; d < 3; ++d)
+      k.boxHi[d] = 8;
+    std::vector<T> rho(n);
+    jz::KnnResults<T> r;
+    r.density = rho.data();
+    jz::computeKnn(k, r, jz::Backend::CPU);
+    const std::vector<double> given(rho.begin(), rho.end());
+    p.densities = given.data();
+    jz::Subhalos own;
+    jz::computeSubhalos(p, own, jz::Backend::CPU);
+    JZ_CHECK_MSG(inside.subhaloId == own.subhaloId, "K " << densityK << ", " << saddleK);
+    JZ_CHECK(inside.subhaloRank == own.subhaloRank);
+    JZ_CHECK(inside.catalogue.count == own.catalogue.count);
+    JZ_CHECK(inside.catalogue.mostBoundId == own.catalogue.mostBoundId);
+  }
 }
 
 JZ_TEST(DensitySearchNeighboursEqualGroupSearch)

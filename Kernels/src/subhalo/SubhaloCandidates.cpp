@@ -91,13 +91,13 @@ void denserNeighboursDirect(const GroupMembers& g, int saddleNeighbors,
   }
 }
 
-// Member i's `listed` nearest other members (at most; in `nearest`, nearest
-// first) from the density search's list, or false where the list cannot
-// prove them: too few members in it, or a distance too near the bound past
-// which it saw none. Both searches take distances from the same coordinates
-// in double; `slack` bounds how far their rounding (the periodic images, the
-// unwrapping) can set them apart.
-bool nearestFromDensitySearch(const GroupMembers& g, const DensityNeighbours& seen, std::size_t i,
+// The nearest other members of member i (nearest first, at most `listed`)
+// that the density search's list proves: its members of the group are the
+// nearest ones up to the bound past which it saw none (its K-th point, or its
+// last listed member when the list is full). Both searches take distances
+// from the same coordinates in double; `slack` bounds how far their rounding
+// (the periodic images, the unwrapping) can set them apart.
+void nearestFromDensitySearch(const GroupMembers& g, const DensityNeighbours& seen, std::size_t i,
   std::vector<std::pair<Key, Index>>& list, std::vector<Index>& nearest)
 {
   // The radius comes back in the input's precision (float at worst).
@@ -111,9 +111,6 @@ bool nearestFromDensitySearch(const GroupMembers& g, const DensityNeighbours& se
     const Index m = seenMembers[j];
     list.push_back({ { memberDistance(g, i, m), g.id[m] }, m });
   }
-  const std::size_t want = std::min(seen.listed, n - 1);
-  if (list.size() < want)
-    return false;
   double magnitude = 0;
   for (int c = 0; c < 3; ++c)
     magnitude = std::max(magnitude, std::abs(g.xyz[3 * i + c]));
@@ -122,25 +119,19 @@ bool nearestFromDensitySearch(const GroupMembers& g, const DensityNeighbours& se
   double bound = std::numeric_limits<double>::infinity();
   if (list.size() < n - 1)
   {
-    // The unlisted members lie beyond the radius, and beyond the last listed
-    // one when the list is full.
     bound = seen.radius[i] * (1 - kRadiusRounding) - slack;
     if (list.size() == per)
       bound = std::min(bound, list.back().first.first - 2 * slack);
   }
   std::sort(list.begin(), list.end());
-  list.resize(want);
-  if (!(list.back().first.first < bound))
-    return false;
   nearest.clear();
-  for (const auto& e : list)
-    nearest.push_back(e.second);
-  return true;
+  for (std::size_t j = 0; j < list.size() && j < seen.listed && list[j].first.first < bound; ++j)
+    nearest.push_back(list[j].second);
 }
 
 // The members whose denser pair the density search proves get it in `out`
-// (their nearest members proven, and two denser among them or all
-// saddleNeighbors of them listed); the others are returned.
+// (two denser among their proven nearest members, or saddleNeighbors of
+// them proven); the others are returned.
 std::vector<Index> denserFromDensitySearch(const GroupMembers& g, int saddleNeighbors,
   const DensityNeighbours& seen, const RunControl& control,
   std::vector<std::pair<Index, Index>>& out)
@@ -156,13 +147,12 @@ std::vector<Index> denserFromDensitySearch(const GroupMembers& g, int saddleNeig
 #pragma omp for schedule(static)
     for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(n); ++i)
     {
-      if (!nearestFromDensitySearch(g, seen, std::size_t(i), list, nearest))
-        continue;
+      nearestFromDensitySearch(g, seen, std::size_t(i), list, nearest);
       nearest.resize(std::min(nearest.size(), needed));
       std::pair<Index, Index> pair{ kNone, kNone };
       keepDenser(std::size_t(i), nearest, pair);
       if (pair.second == kNone && nearest.size() < needed)
-        continue; // a denser one may lie among the nearest not listed
+        continue; // a denser one may lie among the nearest not proven
       proven[std::size_t(i)] = 1;
       out[std::size_t(i)] = pair;
     }

@@ -346,6 +346,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   std::vector<std::vector<Index>> memberInputs(groupIds.size());
   StageTimer groupTimer(&info, "candidates and unbinding");
   std::atomic<double> candidateCpu{ 0 }, unbindingCpu{ 0 };
+  std::atomic<std::size_t> searchedInGroup{ 0 };
   forEachGroup(groupSize, backend, control,
     [&](std::size_t gi, Backend b, const RunControl& c)
     {
@@ -362,6 +363,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       const GroupCandidates cands = findCandidates(
         g, p.saddleNeighbors, p.minimumSubhaloSize, seen.perPoint > 0 ? &groupSeen : nullptr, b, c);
       groupSeen = {};
+      searchedInGroup += cands.searchedInGroup;
       const double t1 = threadCpuSeconds();
       found[gi] = unbindCandidates(g, cands, unbinding, b, c);
       memberInputs[gi] = g.input;
@@ -373,6 +375,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   // Thread CPU of the groups' stages (the large groups' inner threads not counted).
   info.stageSeconds.emplace_back("candidates (CPU of group threads)", candidateCpu.load());
   info.stageSeconds.emplace_back("unbinding (CPU of group threads)", unbindingCpu.load());
+  info.counters.emplace_back("members searched within their group", double(searchedInGroup));
   const StageTimer catalogueTimer(&info, "catalogue");
   noSubhalos(out, p.numPoints, backend);
   buildSubhaloCatalogue(p, groupIds, found, memberInputs, out, control);

@@ -169,7 +169,8 @@ std::vector<Index> denserFromDensitySearch(const GroupMembers& g, int saddleNeig
 // lists serve where they prove the nearest members; the group's own search
 // (by every pair when small) ranks the rest.
 std::vector<std::pair<Index, Index>> denserNeighbours(const GroupMembers& g, int saddleNeighbors,
-  const DensityNeighbours* seen, Backend backend, const RunControl& control)
+  const DensityNeighbours* seen, Backend backend, const RunControl& control,
+  std::size_t& searchedInGroup)
 {
   const std::size_t n = g.size();
   std::vector<std::pair<Index, Index>> out(n, { kNone, kNone });
@@ -180,6 +181,7 @@ std::vector<std::pair<Index, Index>> denserNeighbours(const GroupMembers& g, int
     rest = denserFromDensitySearch(g, saddleNeighbors, *seen, control, out);
   else
     std::iota(rest.begin(), rest.end(), Index(0));
+  searchedInGroup = rest.size();
   if (rest.empty())
     return out;
   if ((n <= kDirectNeighbours || rest.size() <= kDirectNeighbours) && backend != Backend::CUDA)
@@ -250,7 +252,8 @@ GroupCandidates findCandidates(const GroupMembers& g, int saddleNeighbors, Globa
   GroupCandidates out;
   if (n == 0)
     return out;
-  const auto denser = denserNeighbours(g, saddleNeighbors, seen, backend, control);
+  const auto denser =
+    denserNeighbours(g, saddleNeighbors, seen, backend, control, out.searchedInGroup);
   // Per root: first and last of its list, its length and densest member.
   std::vector<Index> parent(n), next(n, kNone), first(n), last(n), densest(n);
   std::vector<std::size_t> length(n, 0);

@@ -56,6 +56,7 @@ struct GroupCandidates
 {
   std::vector<Index> order;          // member indices; every candidate is a run of it
   std::vector<Candidate> candidates; // the recorded ones, then the whole group
+  std::size_t searchedInGroup = 0;   // members whose neighbours the group's own search found
 };
 
 // What the whole-input density search saw of each member's neighbourhood:

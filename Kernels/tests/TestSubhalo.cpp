@@ -5,7 +5,9 @@
 // potential written here; the catalogue against brute force (MostBoundId,
 // Vmax, HalfMassRadius, counts, ranks, parents); independence of input order,
 // threads and precision; bulk duplicates, a group without substructure, tiny
-// groups, empty input and bad input.
+// groups, empty input and bad input; the neighbours taken from the density
+// search against the group's own search (periodic wrap, lattice ties,
+// duplicates, ungrouped points among the members).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +20,7 @@
 
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
+#include "jz/Knn.h"
 #include "jz/Subhalo.h"
 
 namespace
@@ -469,6 +472,116 @@ JZ_TEST(DistributedEqualsSerial)
     JZ_CHECK_MSG(rowMostBound == serial.catalogue.mostBoundId, ranks << " ranks: MostBoundId");
     JZ_CHECK_MSG(rowParent == serial.catalogue.parentSubhaloId, ranks << " ranks: parents");
   }
+}
+
+// A periodic box with a host and satellites across its corner, a lattice
+// (every distance tied), duplicates inside a clump and ungrouped points
+// everywhere: subhalos with the densities computed inside (the density
+// search's neighbour lists serve the saddle rule) equal those with the same
+// densities given (each group searches its own members).
+template <class T>
+void checkDensitySearchNeighbours()
+{
+  std::mt19937_64 rng(11);
+  Halo h;
+  const double corner[3] = { 0, 0, 0 }, still[3] = { 0, 0, 0 };
+  addPlummer(h, rng, 3000, 0.3, corner, still, 0, 0);
+  const double satA[3] = { 0.5, 0, 0 }, bulkA[3] = { 0, 30, 0 };
+  addPlummer(h, rng, 300, 0.02, satA, bulkA, 1, 0);
+  const double satB[3] = { -0.4, 0.3, 0 }, bulkB[3] = { 20, 0, 0 };
+  addPlummer(h, rng, 200, 0.02, satB, bulkB, 2, 0);
+  for (int i = 0; i < 12 * 12 * 12; ++i)
+  {
+    const int c[3] = { i % 12, (i / 12) % 12, i / 144 };
+    for (int k = 0; k < 3; ++k)
+    {
+      h.xyz.push_back(4 + c[k] / 16.0);
+      h.vel.push_back(0);
+    }
+    h.group.push_back(1);
+    h.truth.push_back(-1);
+  }
+  const double clump[3] = { 6, 2, 2 };
+  addPlummer(h, rng, 100, 0.05, clump, still, -1, 2);
+  for (int i = 0; i < 40; ++i)
+  {
+    for (int k = 0; k < 3; ++k)
+    {
+      h.xyz.push_back(clump[k]);
+      h.vel.push_back(0);
+    }
+    h.group.push_back(2);
+    h.truth.push_back(-1);
+  }
+  std::uniform_real_distribution<double> u(0, 8);
+  for (int i = 0; i < 2000; ++i)
+  {
+    for (int k = 0; k < 3; ++k)
+    {
+      h.xyz.push_back(u(rng));
+      h.vel.push_back(0);
+    }
+    h.group.push_back(-1);
+    h.truth.push_back(-1);
+  }
+  const std::size_t n = h.group.size();
+  std::vector<T> xyz(3 * n);
+  for (std::size_t i = 0; i < 3 * n; ++i)
+    xyz[i] = T(h.xyz[i] - 8 * std::floor(h.xyz[i] / 8));
+  std::vector<jz::GlobalId> ids(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ids[i] = jz::GlobalId((i * 7919) % n); // not the input order
+  // The defaults, and few neighbours (most members decided by the lists'
+  // first entries, many lists too short).
+  for (const auto& [densityK, saddleK] : { std::pair{ 32, 20 }, std::pair{ 8, 2 } })
+  {
+    jz::SubhaloProblem<T> p;
+    p.points = xyz.data();
+    p.numPoints = n;
+    p.velocities = h.vel.data();
+    p.ids = ids.data();
+    p.groupId = h.group.data();
+    p.densityNeighbors = densityK;
+    p.saddleNeighbors = saddleK;
+    p.periodic = true;
+    for (int k = 0; k < 3; ++k)
+      p.boxHi[k] = 8;
+    jz::Subhalos inside;
+    const jz::RunInfo insideInfo = jz::computeSubhalos(p, inside, jz::Backend::CPU);
+    JZ_CHECK(inside.catalogue.numSubhalos >= 3);
+
+    jz::KnnProblem<T> k;
+    k.sources = xyz.data();
+    k.numSources = n;
+    k.sourceIds = ids.data();
+    k.k = p.densityNeighbors;
+    k.periodic = true;
+    for (int d = 0; d < 3; ++d)
+      k.boxHi[d] = 8;
+    std::vector<T> rho(n);
+    jz::KnnResults<T> r;
+    r.density = rho.data();
+    jz::computeKnn(k, r, jz::Backend::CPU);
+    const std::vector<double> given(rho.begin(), rho.end());
+    p.densities = given.data();
+    jz::Subhalos own;
+    const jz::RunInfo ownInfo = jz::computeSubhalos(p, own, jz::Backend::CPU);
+    // Given densities: every member of the groups large enough searched in
+    // its group; the lists spared most of them.
+    const char* searched = "members searched within their group";
+    JZ_CHECK_EQ(ownInfo.counter(searched), double(3000 + 300 + 200 + 12 * 12 * 12 + 100 + 40));
+    JZ_CHECK(insideInfo.counter(searched) < 0.5 * ownInfo.counter(searched));
+    JZ_CHECK_MSG(inside.subhaloId == own.subhaloId, "K " << densityK << ", " << saddleK);
+    JZ_CHECK(inside.subhaloRank == own.subhaloRank);
+    JZ_CHECK(inside.catalogue.count == own.catalogue.count);
+    JZ_CHECK(inside.catalogue.mostBoundId == own.catalogue.mostBoundId);
+  }
+}
+
+JZ_TEST(DensitySearchNeighboursEqualGroupSearch)
+{
+  checkDensitySearchNeighbours<float>();
+  checkDensitySearchNeighbours<double>();
 }
 
 JZ_TEST(EmptyAndBadInput)

@@ -2,6 +2,8 @@
 // reduced on the fly to SPH or top-hat densities.
 #pragma once
 
+#include <functional>
+
 #include "Backend.h"
 #include "Config.h"
 
@@ -50,6 +52,11 @@ struct KnnResults
   T* density = nullptr;
   GlobalId* neighborIds = nullptr; // numQueries * k, nearest first
   T* neighborDistances = nullptr;  // numQueries * k, nearest first
+  // Called once per query, from any thread, with its k neighbours' source
+  // input indices, nearest first: for a caller that reduces the lists itself
+  // rather than store numQueries x k ids. The CPU walk of one process only
+  // (computeKnn on Backend::CPU); other backends do not call it.
+  std::function<void(std::size_t query, const Index* sources)> visitNeighbors;
 };
 
 // Validates the problem (throws Error with a clear message: non-finite

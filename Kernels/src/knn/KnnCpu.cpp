@@ -119,6 +119,17 @@ struct KnnOutputWriter
     if (results.neighborDistances)
       for (int j = 0; j < k; ++j)
         results.neighborDistances[out * k + j] = T(std::sqrt(nb.d2(j)));
+    if (results.visitNeighbors)
+      visit(out, nb);
+  }
+
+  void visit(std::size_t out, const RankedNeighbors& nb) const
+  {
+    thread_local std::vector<Index> inputs;
+    inputs.resize(std::size_t(problem.k));
+    for (int j = 0; j < problem.k; ++j)
+      inputs[std::size_t(j)] = sources.inputIndex[nb.src(j)];
+    results.visitNeighbors(out, inputs.data());
   }
 
   // Warms query q's output slots while its leaf is searched: they lie at

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <exception>
+#include <limits>
+#include <memory>
 #include <mutex>
 #include <numeric>
 
@@ -26,6 +29,12 @@ namespace
 // neighbour searches and potentials; smaller ones run one per thread.
 constexpr std::size_t kLargeGroup = 20000;
 
+// The density search keeps this many nearest members of each grouped point
+// (and one more) when SaddleNeighbors is larger: most points find their two
+// denser neighbours among so few, and the lists' memory is the density
+// stage's peak.
+constexpr std::size_t kListedMembers = 6;
+
 void addSeconds(std::atomic<double>& total, double seconds)
 {
   double now = total.load();
@@ -34,12 +43,40 @@ void addSeconds(std::atomic<double>& total, double seconds)
   }
 }
 
+// What the density search saw of each grouped point's group (in `grouped`
+// order): the first min(saddleNeighbors, kListedMembers) + 1 other members
+// of its group among its K nearest points, as positions within the group
+// (2 bytes: the members of groups larger than kNoLocal list none), and the
+// distance of the K-th (see DensityNeighbours). Empty where not collected.
+// Not initialised here: the walk writes every entry.
+template <class T>
+struct GroupedNeighbours
+{
+  using Local = std::uint16_t;
+  static constexpr Local kNoLocal = std::numeric_limits<Local>::max();
+  std::size_t perPoint = 0;
+  std::unique_ptr<Local[]> local;
+  std::unique_ptr<T[]> radius;
+};
+
+// Whether the density search collects GroupedNeighbours: the CPU walk only
+// reports its lists, and a K of at most saddleNeighbors cannot hold them.
+template <class T>
+bool collectsNeighbours(const SubhaloProblem<T>& p, Backend backend)
+{
+  return !p.densities && resolveBackend(backend) == Backend::CPU &&
+    p.densityNeighbors > p.saddleNeighbors;
+}
+
 // The density of each grouped point (in `grouped` order): only they query,
 // every point is a source. The grouped points go first so that they alone query;
 // ids travel with the points, so the ties (and the result) do not change.
+// Group g is at grouped positions [groupStart[g], groupStart[g + 1]). Fills
+// `seen` where collectsNeighbours.
 template <class T>
 std::vector<double> densities(const SubhaloProblem<T>& p, const std::vector<Index>& grouped,
-  Backend backend, const RunControl& control)
+  const std::vector<std::size_t>& groupStart, Backend backend, const RunControl& control,
+  GroupedNeighbours<T>& seen)
 {
   if (p.densities)
   {
@@ -79,15 +116,66 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const std::vector<Inde
   std::vector<T> rho(grouped.size());
   KnnResults<T> r;
   r.density = rho.data();
+  using Seen = GroupedNeighbours<T>;
+  using Local = typename Seen::Local;
+  if (collectsNeighbours(p, backend))
+  {
+    const std::size_t per = std::min(std::size_t(p.saddleNeighbors), kListedMembers) + 1;
+    seen.perPoint = per;
+    seen.local.reset(new Local[grouped.size() * per]);
+    seen.radius.reset(new T[grouped.size()]);
+    r.smoothingLength = seen.radius.get();
+    r.visitNeighbors = [&](std::size_t q, const Index* sources)
+    {
+      const auto g = std::upper_bound(groupStart.begin(), groupStart.end(), q) - 1;
+      const std::size_t start = *g;
+      const std::size_t end = g + 1 != groupStart.end() ? *(g + 1) : grouped.size();
+      Local* out = &seen.local[q * per];
+      std::size_t kept = 0;
+      for (int j = 0; j < k.k && kept < per && end - start <= Seen::kNoLocal; ++j)
+      {
+        const std::size_t s = sources[j];
+        if (s >= start && s < end && s != q)
+          out[kept++] = Local(s - start);
+      }
+      std::fill(out + kept, out + per, Seen::kNoLocal);
+    };
+  }
   computeKnn(k, r, backend, control);
   return std::vector<double>(rho.begin(), rho.end());
 }
 
+// The group at grouped positions [at, at + n) as DensityNeighbours, given
+// each position's member index.
+template <class T>
+DensityNeighbours groupNeighbours(const GroupedNeighbours<T>& seen, std::size_t at, std::size_t n,
+  const std::vector<Index>& memberOf, const double* period)
+{
+  const std::size_t per = seen.perPoint;
+  DensityNeighbours v;
+  v.listed = per - 1;
+  v.members.resize(n * per);
+  v.radius.resize(n);
+  v.period = std::max({ period[0], period[1], period[2] });
+  for (std::size_t local = 0; local < n; ++local)
+  {
+    const std::size_t m = memberOf[local];
+    v.radius[m] = double(seen.radius[at + local]);
+    for (std::size_t c = 0; c < per; ++c)
+    {
+      const auto e = seen.local[(at + local) * per + c];
+      v.members[m * per + c] =
+        e == GroupedNeighbours<T>::kNoLocal ? DensityNeighbours::kNoMember : memberOf[e];
+    }
+  }
+  return v;
+}
+
 // The group of the n input points `inputs` with densities `rho` (both in
-// the same order).
+// the same order); memberOf[j] is the member index of inputs[j].
 template <class T>
 GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const double* rho,
-  std::size_t n, const double* period)
+  std::size_t n, const double* period, std::vector<Index>& memberOf)
 {
   auto idOf = [&](Index i) { return p.ids ? p.ids[i] : GlobalId(i); };
   std::vector<Index> byDensity(n);
@@ -97,8 +185,12 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const 
     { return rho[a] != rho[b] ? rho[a] > rho[b] : idOf(inputs[a]) < idOf(inputs[b]); });
   GroupMembers g;
   g.input.resize(n);
+  memberOf.resize(n);
   for (std::size_t i = 0; i < n; ++i)
+  {
     g.input[i] = inputs[byDensity[i]];
+    memberOf[byDensity[i]] = Index(i);
+  }
   const Index ref = *std::min_element(
     g.input.begin(), g.input.end(), [&](Index a, Index b) { return idOf(a) < idOf(b); });
   g.id.resize(n);
@@ -239,7 +331,8 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   // The per-point output waits until after the density stage (the peak).
   out = Subhalos();
   StageTimer densityTimer(&info, "density");
-  const std::vector<double> rho = densities(p, byGroup, backend, control);
+  GroupedNeighbours<T> seen;
+  const std::vector<double> rho = densities(p, byGroup, groupStart, backend, control, seen);
   densityTimer.stop();
   double period[3];
   for (int d = 0; d < 3; ++d)
@@ -253,6 +346,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   std::vector<std::vector<Index>> memberInputs(groupIds.size());
   StageTimer groupTimer(&info, "candidates and unbinding");
   std::atomic<double> candidateCpu{ 0 }, unbindingCpu{ 0 };
+  std::atomic<std::size_t> searchedInGroup{ 0 };
   forEachGroup(groupSize, backend, control,
     [&](std::size_t gi, Backend b, const RunControl& c)
     {
@@ -260,9 +354,16 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
         return;
       const double t0 = threadCpuSeconds();
       const std::size_t at = groupStart[gi];
-      const GroupMembers g = gatherGroup(p, &byGroup[at], &rho[at], groupSize[gi], period);
-      const GroupCandidates cands =
-        findCandidates(g, p.saddleNeighbors, p.minimumSubhaloSize, b, c);
+      std::vector<Index> memberOf;
+      const GroupMembers g =
+        gatherGroup(p, &byGroup[at], &rho[at], groupSize[gi], period, memberOf);
+      DensityNeighbours groupSeen;
+      if (seen.perPoint > 0)
+        groupSeen = groupNeighbours(seen, at, groupSize[gi], memberOf, period);
+      const GroupCandidates cands = findCandidates(
+        g, p.saddleNeighbors, p.minimumSubhaloSize, seen.perPoint > 0 ? &groupSeen : nullptr, b, c);
+      groupSeen = {};
+      searchedInGroup += cands.searchedInGroup;
       const double t1 = threadCpuSeconds();
       found[gi] = unbindCandidates(g, cands, unbinding, b, c);
       memberInputs[gi] = g.input;
@@ -270,9 +371,11 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       addSeconds(unbindingCpu, threadCpuSeconds() - t1);
     });
   groupTimer.stop();
+  seen = {};
   // Thread CPU of the groups' stages (the large groups' inner threads not counted).
   info.stageSeconds.emplace_back("candidates (CPU of group threads)", candidateCpu.load());
   info.stageSeconds.emplace_back("unbinding (CPU of group threads)", unbindingCpu.load());
+  info.counters.emplace_back("members searched within their group", double(searchedInGroup));
   const StageTimer catalogueTimer(&info, "catalogue");
   noSubhalos(out, p.numPoints, backend);
   buildSubhaloCatalogue(p, groupIds, found, memberInputs, out, control);

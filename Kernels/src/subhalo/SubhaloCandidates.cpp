@@ -4,9 +4,12 @@
 // are only ever concatenated, so each recorded candidate stays a run of the
 // final list.
 #include <algorithm>
-#include <numeric>
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <utility>
+
+#include <omp.h>
 
 #include "SubhaloGroup.h"
 #include "jz/Knn.h"
@@ -18,8 +21,9 @@ namespace
 {
 constexpr Index kNone = Index(-1);
 
-// Up to this many members the neighbours are found by comparing every pair
-// (a bounded block: cheaper than building a tree for so few).
+// Up to this many members, or this many members left to search, the
+// neighbours are found by comparing every pair (cheaper than building a tree
+// for so few).
 constexpr std::size_t kDirectNeighbours = 64;
 
 // The first two members of `nearest` (member indices, nearest first) that are
@@ -40,31 +44,39 @@ void keepDenser(std::size_t i, const std::vector<Index>& nearest, std::pair<Inde
   }
 }
 
-// denserNeighbours by every pair: distances as the kNN takes them (the root
-// of the squared difference), ties by global id; the k nearest kept sorted
-// by insertion (most pairs are farther than the k-th and cost a comparison).
-void denserNeighboursDirect(
-  const GroupMembers& g, int saddleNeighbors, std::vector<std::pair<Index, Index>>& out)
+using Key = std::pair<double, GlobalId>; // distance, then global id
+
+// The distance of members i and j as the group's searches take it (the root
+// of the squared difference, summed as the kNN sums it).
+double memberDistance(const GroupMembers& g, std::size_t i, std::size_t j)
+{
+  double d2 = 0;
+  for (int c = 0; c < 3; ++c)
+  {
+    const double d = g.xyz[3 * j + c] - g.xyz[3 * i + c];
+    d2 += d * d;
+  }
+  return std::sqrt(d2);
+}
+
+// denserNeighbours of the members `which` by every pair: ties by global id;
+// the k nearest kept sorted by insertion (most pairs are farther than the
+// k-th and cost a comparison).
+void denserNeighboursDirect(const GroupMembers& g, int saddleNeighbors,
+  const std::vector<Index>& which, std::vector<std::pair<Index, Index>>& out)
 {
   const std::size_t n = g.size();
   const std::size_t k = std::min<std::size_t>(std::size_t(saddleNeighbors), n - 1);
-  using Key = std::pair<double, GlobalId>;
   std::vector<std::pair<Key, Index>> best(k + 1);
   std::vector<Index> nearest;
-  for (std::size_t i = 0; i < n; ++i)
+  for (const Index i : which)
   {
     std::size_t kept = 0;
     for (std::size_t j = 0; j < n; ++j)
     {
       if (j == i)
         continue;
-      double d2 = 0;
-      for (int c = 0; c < 3; ++c)
-      {
-        const double d = g.xyz[3 * j + c] - g.xyz[3 * i + c];
-        d2 += d * d;
-      }
-      const Key key{ std::sqrt(d2), g.id[j] };
+      const Key key{ memberDistance(g, i, j), g.id[j] };
       if (kept == k && !(key < best[k - 1].first))
         continue;
       std::size_t at = kept < k ? kept++ : k - 1;
@@ -79,18 +91,102 @@ void denserNeighboursDirect(
   }
 }
 
+// The nearest other members of member i (nearest first, at most `listed`)
+// that the density search's list proves: its members of the group are the
+// nearest ones up to the bound past which it saw none (its K-th point, or its
+// last listed member when the list is full). Both searches take distances
+// from the same coordinates in double; `slack` bounds how far their rounding
+// (the periodic images, the unwrapping) can set them apart.
+void nearestFromDensitySearch(const GroupMembers& g, const DensityNeighbours& seen, std::size_t i,
+  std::vector<std::pair<Key, Index>>& list, std::vector<Index>& nearest)
+{
+  // The radius comes back in the input's precision (float at worst).
+  constexpr double kRadiusRounding = 1e-6;
+  const std::size_t n = g.size();
+  const std::size_t per = seen.listed + 1;
+  const Index* seenMembers = &seen.members[i * per];
+  list.clear();
+  for (std::size_t j = 0; j < per && seenMembers[j] != DensityNeighbours::kNoMember; ++j)
+  {
+    const Index m = seenMembers[j];
+    list.push_back({ { memberDistance(g, i, m), g.id[m] }, m });
+  }
+  double magnitude = 0;
+  for (int c = 0; c < 3; ++c)
+    magnitude = std::max(magnitude, std::abs(g.xyz[3 * i + c]));
+  const double slack =
+    64 * std::numeric_limits<double>::epsilon() * (magnitude + seen.period + seen.radius[i]);
+  double bound = std::numeric_limits<double>::infinity();
+  if (list.size() < n - 1)
+  {
+    bound = seen.radius[i] * (1 - kRadiusRounding) - slack;
+    if (list.size() == per)
+      bound = std::min(bound, list.back().first.first - 2 * slack);
+  }
+  std::sort(list.begin(), list.end());
+  nearest.clear();
+  for (std::size_t j = 0; j < list.size() && j < seen.listed && list[j].first.first < bound; ++j)
+    nearest.push_back(list[j].second);
+}
+
+// The members whose denser pair the density search proves get it in `out`
+// (two denser among their proven nearest members, or saddleNeighbors of
+// them proven); the others are returned.
+std::vector<Index> denserFromDensitySearch(const GroupMembers& g, int saddleNeighbors,
+  const DensityNeighbours& seen, const RunControl& control,
+  std::vector<std::pair<Index, Index>>& out)
+{
+  const std::size_t n = g.size();
+  const std::size_t needed = std::min(std::size_t(saddleNeighbors), n - 1);
+  std::vector<char> proven(n, 0);
+  const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    std::vector<std::pair<Key, Index>> list;
+    std::vector<Index> nearest;
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(n); ++i)
+    {
+      nearestFromDensitySearch(g, seen, std::size_t(i), list, nearest);
+      nearest.resize(std::min(nearest.size(), needed));
+      std::pair<Index, Index> pair{ kNone, kNone };
+      keepDenser(std::size_t(i), nearest, pair);
+      if (pair.second == kNone && nearest.size() < needed)
+        continue; // a denser one may lie among the nearest not proven
+      proven[std::size_t(i)] = 1;
+      out[std::size_t(i)] = pair;
+    }
+  }
+  std::vector<Index> rest;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!proven[i])
+      rest.push_back(Index(i));
+  return rest;
+}
+
 // For each member, its (up to) two nearest denser members among its
-// saddleNeighbors nearest others; kNone where absent.
-std::vector<std::pair<Index, Index>> denserNeighbours(
-  const GroupMembers& g, int saddleNeighbors, Backend backend, const RunControl& control)
+// saddleNeighbors nearest others; kNone where absent. The density search's
+// lists serve where they prove the nearest members; the group's own search
+// (by every pair when small) ranks the rest.
+std::vector<std::pair<Index, Index>> denserNeighbours(const GroupMembers& g, int saddleNeighbors,
+  const DensityNeighbours* seen, Backend backend, const RunControl& control,
+  std::size_t& searchedInGroup)
 {
   const std::size_t n = g.size();
   std::vector<std::pair<Index, Index>> out(n, { kNone, kNone });
   if (n < 2)
     return out;
-  if (n <= kDirectNeighbours && backend != Backend::CUDA)
+  std::vector<Index> rest(n);
+  if (seen)
+    rest = denserFromDensitySearch(g, saddleNeighbors, *seen, control, out);
+  else
+    std::iota(rest.begin(), rest.end(), Index(0));
+  searchedInGroup = rest.size();
+  if (rest.empty())
+    return out;
+  if ((n <= kDirectNeighbours || rest.size() <= kDirectNeighbours) && backend != Backend::CUDA)
   {
-    denserNeighboursDirect(g, saddleNeighbors, out);
+    denserNeighboursDirect(g, saddleNeighbors, rest, out);
     return out;
   }
   const int k = int(std::min<std::size_t>(std::size_t(saddleNeighbors) + 1, n));
@@ -107,22 +203,34 @@ std::vector<std::pair<Index, Index>> denserNeighbours(
   p.numSources = n;
   p.sourceIds = idRank.data();
   p.k = k;
-  std::vector<GlobalId> nid(n * std::size_t(k));
-  std::vector<double> nd(n * std::size_t(k));
+  // Only the rest query (each finds itself among the sources, as a self
+  // query would).
+  std::vector<double> queries;
+  if (rest.size() < n)
+  {
+    queries.resize(3 * rest.size());
+    for (std::size_t q = 0; q < rest.size(); ++q)
+      std::copy_n(&g.xyz[3 * std::size_t(rest[q])], 3, &queries[3 * q]);
+    p.queries = queries.data();
+    p.numQueries = rest.size();
+  }
+  std::vector<GlobalId> nid(rest.size() * std::size_t(k));
+  std::vector<double> nd(rest.size() * std::size_t(k));
   KnnResults<double> r;
   r.smoothingLength = nullptr;
   r.density = nullptr;
   r.neighborIds = nid.data();
   r.neighborDistances = nd.data();
   computeKnn(p, r, backend, control);
-  std::vector<std::pair<double, GlobalId>> list;
+  std::vector<Key> list;
   std::vector<Index> nearest;
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t q = 0; q < rest.size(); ++q)
   {
+    const Index i = rest[q];
     list.clear();
     for (int j = 0; j < k; ++j)
     {
-      const std::size_t e = i * std::size_t(k) + std::size_t(j);
+      const std::size_t e = q * std::size_t(k) + std::size_t(j);
       if (nid[e] != idRank[i])
         list.push_back({ nd[e], nid[e] });
     }
@@ -138,13 +246,14 @@ std::vector<std::pair<Index, Index>> denserNeighbours(
 } // namespace
 
 GroupCandidates findCandidates(const GroupMembers& g, int saddleNeighbors, GlobalId minimumSize,
-  Backend backend, const RunControl& control)
+  const DensityNeighbours* seen, Backend backend, const RunControl& control)
 {
   const std::size_t n = g.size();
   GroupCandidates out;
   if (n == 0)
     return out;
-  const auto denser = denserNeighbours(g, saddleNeighbors, backend, control);
+  const auto denser =
+    denserNeighbours(g, saddleNeighbors, seen, backend, control, out.searchedInGroup);
   // Per root: first and last of its list, its length and densest member.
   std::vector<Index> parent(n), next(n, kNone), first(n), last(n), densest(n);
   std::vector<std::size_t> length(n, 0);

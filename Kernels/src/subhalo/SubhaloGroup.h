@@ -56,13 +56,29 @@ struct GroupCandidates
 {
   std::vector<Index> order;          // member indices; every candidate is a run of it
   std::vector<Candidate> candidates; // the recorded ones, then the whole group
+  std::size_t searchedInGroup = 0;   // members whose neighbours the group's own search found
+};
+
+// What the whole-input density search saw of each member's neighbourhood:
+// the first `listed` + 1 other members among its K nearest points, in that
+// search's order, and the distance of its K-th point. Members whose denser
+// pair this proves (two denser among their nearest members, or all
+// saddleNeighbors of them listed) are spared the group's own search.
+struct DensityNeighbours
+{
+  std::size_t listed = 0;
+  std::vector<Index> members; // listed + 1 per member, kNoMember after the last
+  std::vector<double> radius; // per member
+  double period = 0;          // the largest period (0: open box)
+  static constexpr Index kNoMember = Index(-1);
 };
 
 // The saddle-point rule over each member's saddleNeighbors nearest members
 // (itself excluded; by distance, then global id). Candidates smaller than
-// minimumSize are not recorded (they cannot hold a subhalo).
+// minimumSize are not recorded (they cannot hold a subhalo). `seen` may be
+// null (every member searched within the group).
 GroupCandidates findCandidates(const GroupMembers& group, int saddleNeighbors, GlobalId minimumSize,
-  Backend backend, const RunControl& control);
+  const DensityNeighbours* seen, Backend backend, const RunControl& control);
 
 struct UnbindingOptions
 {

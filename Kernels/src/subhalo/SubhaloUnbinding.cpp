@@ -22,7 +22,8 @@ void directPotentials(const GroupMembers& g, const std::vector<Index>& members,
   const UnbindingOptions& o, std::vector<double>& phi)
 {
   const std::size_t n = members.size();
-  const std::size_t padded = (n + kGravityLanes - 1) / kGravityLanes * kGravityLanes + kGravityLanes;
+  const std::size_t padded =
+    (n + kGravityLanes - 1) / kGravityLanes * kGravityLanes + kGravityLanes;
   std::vector<double> x(padded, 0.0), y(padded, 0.0), z(padded, 0.0), m(padded, 0.0);
   for (std::size_t i = 0; i < n; ++i)
   {

@@ -125,7 +125,7 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const std::vector<Inde
     seen.local.reset(new Local[grouped.size() * per]);
     seen.radius.reset(new T[grouped.size()]);
     r.smoothingLength = seen.radius.get();
-    r.visitNeighbors = [&](std::size_t q, const Index* sources)
+    r.visitNeighbors = [&, per](std::size_t q, const Index* sources) // runs after this block
     {
       const auto g = std::upper_bound(groupStart.begin(), groupStart.end(), q) - 1;
       const std::size_t start = *g;

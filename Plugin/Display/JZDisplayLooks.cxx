@@ -309,6 +309,29 @@ std::vector<std::pair<double, double>> OpacityRamp(
   return xy;
 }
 
+// The points (by index, of increasing positions x) a volume mapper can
+// resolve: it samples a transfer function in steps of its two closest points,
+// at most 16384 steps over the range, so of log-spaced points closer than one
+// step only the first is kept (and always the last: the range's top colour).
+std::vector<size_t> VolumeTablePoints(const std::vector<double>& x, const double range[2])
+{
+  const double step = (range[1] - range[0]) / (16384 - 1);
+  std::vector<size_t> keep;
+  for (size_t i = 0; i < x.size(); ++i)
+  {
+    if (!keep.empty() && x[i] - x[keep.back()] < step)
+    {
+      if (i + 1 < x.size())
+      {
+        continue;
+      }
+      keep.pop_back();
+    }
+    keep.push_back(i);
+  }
+  return keep;
+}
+
 bool IsPointCloud(vtkPVDataInformation* info)
 {
   const vtkTypeInt64 cells = info->GetNumberOfCells();
@@ -390,17 +413,34 @@ void Volume(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info)
   {
     vtkSMTransferFunctionProxy::InvertTransferFunction(lut);
   }
-  std::vector<double> rgb = vtkSMPropertyHelper(lut, "RGBPoints").GetDoubleArray();
-  for (size_t i = 0; i + 3 < rgb.size(); i += 4)
+  const std::vector<double> preset = vtkSMPropertyHelper(lut, "RGBPoints").GetDoubleArray();
+  std::vector<double> x;
+  for (size_t i = 0; i + 3 < preset.size(); i += 4)
   {
-    rgb[i] = Along(range, log, std::min(std::max(rgb[i], 0.0), 1.0));
+    x.push_back(Along(range, log, std::min(std::max(preset[i], 0.0), 1.0)));
+  }
+  std::vector<double> rgb;
+  for (const size_t i : VolumeTablePoints(x, range))
+  {
+    rgb.insert(rgb.end(), { x[i], preset[4 * i + 1], preset[4 * i + 2], preset[4 * i + 3] });
   }
   SetInt(lut, "UseLogScale", 0);
   vtkSMPropertyHelper(lut, "RGBPoints").Set(rgb.data(), static_cast<unsigned>(rgb.size()));
   // A linear rescale would undo the logarithmic spacing.
   SetEnum(lut, "AutomaticRescaleRangeMode", "Never");
   lut->UpdateVTKObjects();
-  SetFunction(repr, "ScalarOpacityFunction", OpacityRamp(entry, range, 0.0, 2.0));
+  const auto ramp = OpacityRamp(entry, range, 0.0, 2.0);
+  x.clear();
+  for (const auto& point : ramp)
+  {
+    x.push_back(point.first);
+  }
+  std::vector<std::pair<double, double>> opacity;
+  for (const size_t i : VolumeTablePoints(x, range))
+  {
+    opacity.push_back(ramp[i]);
+  }
+  SetFunction(repr, "ScalarOpacityFunction", opacity);
 }
 
 void Scalars(const Entry& entry, vtkSMProxy* repr, vtkPVDataInformation* info, bool newColorMap)

@@ -296,8 +296,17 @@ def sec_knn_grid(c):
     rgb = np.asarray(lut.RGBPoints).reshape(-1, 4)
     c.check(lut.UseLogScale == 0, "linear scale (volume mappers index linearly)")
     c.close([rgb[0, 0], rgb[-1, 0]], [rho.min(), rho.max()], 1e-5, "over the density range")
+    # Log-spaced points, thinned at the low end to those the mapper's table
+    # (16384 steps over the range) resolves: each log step a whole multiple
+    # of the top's, and no two points closer than one table step.
     step = np.diff(np.log(rgb[:, 0]))
-    c.check(step.std() < 0.05 * step.mean(), "colour points spaced logarithmically")
+    top = step[-8:].mean()
+    c.check(step[-8:].std() < 0.05 * top, "colour points spaced logarithmically at the top")
+    multiple = step[:-1] / top
+    c.check(np.abs(multiple - np.round(multiple)).max() < 0.05 * multiple.max(),
+            "lower points a log-spaced subset")
+    c.check(np.diff(rgb[:, 0]).min() >= (rho.max() - rho.min()) / 16383 * (1 - 1e-6),
+            "no two colour points closer than the volume mapper's table step")
     x, y = function_points(d.ScalarOpacityFunction)
     c.check(y[0] == 0 and y[-1] == 1 and np.all(np.diff(y) >= 0), "opacity 0 -> 1 with density")
     mid = np.interp(np.sqrt(rho.min() * rho.max()), x, y)

@@ -13,41 +13,30 @@ others faint, our catalogue's centres as rings) and <out>/snapshot_halos.csv
 (our catalogue with Gadget-4's matching group), and prints the comparison:
 group count, largest group, max |Delta CenterOfMass| against Gadget-4's GroupPos.
 """
-import argparse
 import os
 import sys
 import time
 
 from paraview.simple import *  # noqa: F401,F403 (pvbatch idiom)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from demo_views import column, leaves, render_view, scalar_bar  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from demo_views import (ROOT, column, demo_parser, leaves, render_view, scalar_bar,  # noqa: E402
+                        start_demo)
 
 DEFAULT = os.path.join(ROOT, "..", "shared", "data", "external", "gadget4-cosmobox-n32-l50",
                        "snapshot_062.hdf5")
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--plugin", default=os.path.join(
-    ROOT, "build/lib/paraview-5.11/plugins/JZTree/JZTree.so"))
+parser = demo_parser([1000, 1000])
 parser.add_argument("--snapshot", default=DEFAULT)
 parser.add_argument("--fof-tab", default=None, help="Gadget-4's catalogue (default: fof_tab_NNN "
                     "beside the snapshot)")
-parser.add_argument("--out", default=os.path.join(ROOT, "out"))
-parser.add_argument("--size", type=int, nargs=2, default=[1000, 1000])
-parser.add_argument("--strict", action="store_true", help="exit 125 when the data are absent")
 args, _ = parser.parse_known_args()  # run-demo.sh passes demo.py's arguments too
 
 snapshot = os.path.abspath(args.snapshot)
 fof_tab = args.fof_tab or os.path.join(
     os.path.dirname(snapshot), os.path.basename(snapshot).replace("snapshot_", "fof_tab_"))
-if not os.path.exists(snapshot) or not os.path.exists(fof_tab):
-    print(f"Skipping the snapshot workflow: {snapshot} (or its fof_tab) is not available "
-          f"(it lives in ../shared/data/external beside the repository).")
-    sys.exit(125 if args.strict else 0)
-
-LoadPlugin(args.plugin, ns=globals())
-os.makedirs(args.out, exist_ok=True)
+start_demo(args, os.path.exists(snapshot) and os.path.exists(fof_tab),
+           f"the snapshot workflow ({snapshot} and its fof_tab)", globals())
 
 import numpy as np  # noqa: E402
 from paraview import servermanager  # noqa: E402

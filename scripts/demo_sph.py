@@ -19,7 +19,7 @@ import time
 from paraview.simple import *  # noqa: F401,F403 (pvbatch idiom)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from demo_views import ROOT, demo_parser, render_view, scalar_bar, start_demo  # noqa: E402
+from demo_views import ROOT, column, demo_parser, render_view, scalar_bar, start_demo  # noqa: E402
 
 parser = demo_parser([900, 900])
 parser.add_argument("--snapshot", default=os.path.join(
@@ -41,10 +41,7 @@ snap.UpdatePipeline()
 box = vtk_to_numpy(servermanager.Fetch(snap).GetFieldData().GetArray("BoxSize")).ravel()
 gas = dict(SmoothingLengthArray=["POINTS", "SmoothingLength"], MassArray=["POINTS", "Masses"],
            Periodic=1)
-data = servermanager.Fetch(snap)
-blocks = [data.GetBlock(i) for i in range(data.GetNumberOfBlocks())] \
-    if data.IsA("vtkMultiBlockDataSet") else [data]
-masses = np.concatenate([vtk_to_numpy(b.GetPointData().GetArray("Masses")) for b in blocks if b])
+masses = column(servermanager.Fetch(snap), "Masses")
 print(f"{os.path.basename(snapshot)}: {len(masses)} gas particles, BoxSize {box.tolist()}")
 
 

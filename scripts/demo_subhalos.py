@@ -12,15 +12,13 @@ snapshot_062.hdf5; without it the script says so and exits 0 (exit code 125
 with --strict). Writes <out>/subhalos.png and prints the halo's subhalos
 (Count, Mass, Vmax, RVmax, ParentSubhaloId).
 """
-import argparse
 import os
 import sys
 
 from paraview.simple import *  # noqa: F401,F403 (pvbatch idiom)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from demo_views import column, render_view, scalar_bar  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from demo_views import ROOT, column, demo_parser, render_view, scalar_bar, start_demo  # noqa: E402
 
 DEFAULT = os.path.join(ROOT, "..", "shared", "data", "external", "gadget4-cosmobox-n32-l50",
                        "snapshot_062.hdf5")
@@ -30,24 +28,12 @@ PALETTE = [[0.89, 0.10, 0.11], [0.22, 0.49, 0.72], [0.30, 0.69, 0.29], [0.60, 0.
            [1.00, 0.50, 0.00], [1.00, 1.00, 0.20], [0.65, 0.34, 0.16], [0.97, 0.51, 0.75],
            [0.11, 0.62, 0.47], [0.85, 0.37, 0.01], [0.46, 0.44, 0.70], [0.90, 0.67, 0.01]]
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--plugin", default=os.path.join(
-    ROOT, "build/lib/paraview-5.11/plugins/JZTree/JZTree.so"))
+parser = demo_parser([1000, 1000])
 parser.add_argument("--snapshot", default=DEFAULT)
-parser.add_argument("--out", default=os.path.join(ROOT, "out"))
-parser.add_argument("--size", type=int, nargs=2, default=[1000, 1000])
 parser.add_argument("--min-subhalo", type=int, default=20, help="MinimumSubhaloSize")
-parser.add_argument("--strict", action="store_true", help="exit 125 when the data are absent")
 args, _ = parser.parse_known_args()  # run-demo.sh passes demo.py's arguments too
-
 snapshot = os.path.abspath(args.snapshot)
-if not os.path.exists(snapshot):
-    print(f"Skipping the subhalo picture: {snapshot} is not available "
-          f"(it lives in ../shared/data/external beside the repository).")
-    sys.exit(125 if args.strict else 0)
-
-LoadPlugin(args.plugin, ns=globals())
-os.makedirs(args.out, exist_ok=True)
+start_demo(args, os.path.exists(snapshot), f"the subhalo picture ({snapshot})", globals())
 
 import numpy as np  # noqa: E402
 from paraview import servermanager  # noqa: E402

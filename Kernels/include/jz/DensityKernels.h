@@ -9,18 +9,20 @@ constexpr double kPi = 3.14159265358979323846;
 
 // M4 cubic spline with compact support h:
 // W(r, h) = 8 / (pi h^3) * { 1 - 6q^2 + 6q^3 (q <= 1/2); 2 (1 - q)^3 (q <= 1); 0 }.
+// The shape in q = r / h is branch-free, so that loops over many r vectorise.
+JZ_HD double cubicSplineShape(double q)
+{
+  const double u = q < 1.0 ? 1.0 - q : 0.0;
+  const double inner = 1.0 - 6.0 * q * q + 6.0 * q * q * q;
+  return q <= 0.5 ? inner : 2.0 * u * u * u;
+}
+JZ_HD double cubicSplineNorm(double h)
+{
+  return 8.0 / (kPi * h * h * h);
+}
 JZ_HD double cubicSplineW(double r, double h)
 {
-  const double q = r / h;
-  const double norm = 8.0 / (kPi * h * h * h);
-  if (q <= 0.5)
-    return norm * (1.0 - 6.0 * q * q + 6.0 * q * q * q);
-  if (q <= 1.0)
-  {
-    const double u = 1.0 - q;
-    return norm * 2.0 * u * u * u;
-  }
-  return 0.0;
+  return cubicSplineNorm(h) * cubicSplineShape(r / h);
 }
 
 // dW/dr of cubicSplineW, the radial derivative that SPH gradients use
@@ -53,13 +55,18 @@ enum class SphKernel
 };
 
 // Wendland C2: W(r, h) = 21 / (2 pi h^3) (1 - q)^4 (1 + 4q) for q = r/h <= 1.
+JZ_HD double wendlandC2Shape(double q)
+{
+  const double u = q < 1.0 ? 1.0 - q : 0.0;
+  return u * u * u * u * (1.0 + 4.0 * q);
+}
+JZ_HD double wendlandC2Norm(double h)
+{
+  return 21.0 / (2.0 * kPi * h * h * h);
+}
 JZ_HD double wendlandC2W(double r, double h)
 {
-  const double q = r / h;
-  if (q > 1.0)
-    return 0.0;
-  const double u = 1.0 - q;
-  return 21.0 / (2.0 * kPi * h * h * h) * u * u * u * u * (1.0 + 4.0 * q);
+  return wendlandC2Norm(h) * wendlandC2Shape(r / h);
 }
 
 JZ_HD double sphKernelW(SphKernel kernel, double r, double h)

@@ -76,7 +76,7 @@ struct Scratch
 {
   StencilRun u, v;
   std::vector<SparseStencil> s[3];
-  std::vector<double> column, corner, previous;
+  std::vector<double> column, corner, previous, row;
 };
 
 // What a particle adds: `weight` times each field's values, per cell.
@@ -94,6 +94,24 @@ struct Contribution
       double* out = &sums.fields[f][cell * std::size_t(field.components)];
       for (int c = 0; c < field.components; ++c)
         out[c] += fieldWeight * a[c];
+    }
+  }
+  // add() for the n cells of a row from `cell`, each with its kernel value w[i].
+  void addRow(SphMapSums& sums, std::size_t cell, const double* w, std::size_t n, double weight,
+    double fieldWeight) const
+  {
+    double* mass = sums.mass.data() + cell;
+    for (std::size_t i = 0; i < n; ++i)
+      mass[i] += weight * w[i];
+    for (std::size_t f = 0; f < fields->size(); ++f)
+    {
+      const SphField& field = (*fields)[f];
+      const std::size_t nc = std::size_t(field.components);
+      const double* a = field.values + index * nc;
+      double* out = sums.fields[f].data() + cell * nc;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t c = 0; c < nc; ++c)
+          out[i * nc + c] += fieldWeight * w[i] * a[c];
     }
   }
 };
@@ -191,27 +209,33 @@ void depositVoxels(const SphCumulativeTable& table, const GridAxis* ax, const do
 }
 
 // The kernel's values at the pixel centres of rows [r0, r1) of a plane at
-// distance dz from a particle at (x, y) in the plane.
-void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double x, double y,
-  double dz, double h, double m, double fieldScale, int r0, int r1, const Contribution& who,
-  SphMapSums& sums)
+// distance dz from a particle at (x, y) in the plane, a row at a time: each
+// row only over the pixels within h, the kernel's shape (in q = r / h) inlined.
+template <class Shape>
+void depositSlice(Shape shape, double norm, const GridAxis& u, const GridAxis& v, double x,
+  double y, double dz, double h, double m, double fieldScale, int r0, int r1,
+  const Contribution& who, SphMapSums& sums, std::vector<double>& w)
 {
   const double rr = std::sqrt(std::fmax(0.0, h * h - dz * dz));
   int i0, i1, j0, j1;
   if (!u.centresWithin(x, rr, 0, u.cells, i0, i1) || !v.centresWithin(y, rr, r0, r1, j0, j1))
     return;
+  const double invH = 1.0 / h;
+  w.resize(std::size_t(i1 - i0 + 1));
   for (int j = j0; j <= j1; ++j)
   {
     const double dy = v.lo + (j + 0.5) * v.step - y;
-    for (int i = i0; i <= i1; ++i)
+    const double dyz = dy * dy + dz * dz;
+    int a, b;
+    if (!u.centresWithin(x, std::sqrt(std::fmax(0.0, h * h - dyz)), i0, i1 + 1, a, b))
+      continue;
+    for (int i = a; i <= b; ++i)
     {
       const double dx = u.lo + (i + 0.5) * u.step - x;
-      const double r = std::sqrt(dx * dx + dy * dy + dz * dz);
-      if (r >= h)
-        continue;
-      const double w = sphKernelW(kernel, r, h);
-      who.add(sums, std::size_t(j) * u.cells + i, m * w, fieldScale * w);
+      w[std::size_t(i - a)] = norm * shape(std::sqrt(dx * dx + dyz) * invH);
     }
+    who.addRow(sums, std::size_t(j) * std::size_t(u.cells) + std::size_t(a), w.data(),
+      std::size_t(b - a + 1), m, fieldScale);
   }
 }
 
@@ -341,8 +365,15 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
             const ImageShifts sv(x[vd], h, lo, hi, period[vd]);
             for (int ku = su.first; ku <= su.last; ++ku)
               for (int kv = sv.first; kv <= sv.last; ++kv)
-                depositSlice(P.kernel, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd], dz,
-                  h, m, fieldScale, c0, c1, who, sums);
+              {
+                const double xu = x[ud] + ku * period[ud], xv = x[vd] + kv * period[vd];
+                if (P.kernel == SphKernel::WendlandC2)
+                  depositSlice([](double q) { return wendlandC2Shape(q); }, wendlandC2Norm(h), u,
+                    v, xu, xv, dz, h, m, fieldScale, c0, c1, who, sums, scratch.row);
+                else
+                  depositSlice([](double q) { return cubicSplineShape(q); }, cubicSplineNorm(h),
+                    u, v, xu, xv, dz, h, m, fieldScale, c0, c1, who, sums, scratch.row);
+              }
           }
         }
         else

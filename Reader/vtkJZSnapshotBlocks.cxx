@@ -814,7 +814,7 @@ std::string vtkJZSnapshotBlocks::Read(
     }
     ~ReleaseWaiters() { this->Release(); }
   } releaseWaiters{ this->Blocks };
-  int filesOpened = 0;
+  int filesOpened = 0, directReads = 0;
   try
   {
     vtkJZSnapshotRows rows(this->Snapshot, mpiComm);
@@ -852,6 +852,7 @@ std::string vtkJZSnapshotBlocks::Read(
       block->FillMade();
     }
     filesOpened = rows.GetFilesOpened();
+    directReads = rows.GetDirectReads();
     const Clock::time_point read = Clock::now();
     releaseWaiters.Release(); // after an abort, ids not read
     preparer.Finish();
@@ -865,6 +866,7 @@ std::string vtkJZSnapshotBlocks::Read(
   }
   info.counters.emplace_back("files opened", filesOpened);
   info.counters.emplace_back("MPI-IO", mpiComm ? 1 : 0);
+  info.counters.emplace_back("HDF5 datasets read directly", directReads);
   info.counters.emplace_back("rows", static_cast<double>(this->GetNumberOfRows()));
   return {};
 }

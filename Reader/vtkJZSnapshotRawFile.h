@@ -5,8 +5,11 @@
  * A read-only file whose size is known, so that every read is checked
  * against it before anything is allocated: a read past the end throws
  * vtkJZSnapshotHDF5::Error naming the file, what was read and where
- * ("truncated"). Byte-order helpers for files written on the other
- * endianness.
+ * ("truncated"). Large reads are split over a few threads, each reading
+ * its slice of the file straight into its slice of the buffer (the first
+ * touch of fresh output memory, not the copy, is most of a read from the
+ * page cache, and it scales with cores). Byte-order helpers for files
+ * written on the other endianness.
  *
  * Not wrapped; include it only from .cxx files.
  */
@@ -33,14 +36,37 @@ public:
   std::int64_t Size() const { return this->Bytes; }
 
   /// Reads `bytes` bytes at `offset`; throws Error naming `what` when the
-  /// file ends before.
+  /// file ends before (also when it was cut after being opened).
   void Read(std::int64_t offset, void* buffer, std::size_t bytes, const std::string& what) const;
 
+  /// The same, large reads in slices on up to ReadThreads threads.
+  void ReadInParallel(
+    std::int64_t offset, void* buffer, std::size_t bytes, const std::string& what) const;
+
+  /// Whether `descriptor` (an open file) is this very file (device and inode).
+  bool SameFileAs(int descriptor) const;
+
+  /// Whether `name` names this very file now.
+  bool SameFileAs(const std::string& name) const;
+
+  /// Threads of a parallel read at most, and the bytes each reads at least.
+  static int ReadThreads();
+  static constexpr std::size_t SliceBytes = std::size_t(16) << 20;
+
 private:
+  void CheckRange(std::int64_t offset, std::size_t bytes, const std::string& what) const;
+  void ReadSpan(std::int64_t offset, char* out, std::size_t bytes, const std::string& what) const;
+
   std::string Path;
   int Descriptor = -1;
   std::int64_t Bytes = 0;
+  std::uint64_t Device = 0, Inode = 0;
 };
+
+/// The message of a read of `bytes` bytes at `offset` past the end of a
+/// file of `fileBytes` bytes (its name `path`; `what` was read).
+std::string TruncatedMessage(const std::string& path, const std::string& what,
+  std::int64_t offset, std::int64_t bytes, std::int64_t fileBytes);
 
 /// Whether a file exists and can be opened for reading.
 bool Readable(const std::string& name);

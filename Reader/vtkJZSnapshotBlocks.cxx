@@ -2,6 +2,7 @@
 
 #include "vtkJZSnapshotCells.h"
 #include "vtkJZSnapshotHDF5.h"
+#include "vtkJZSnapshotRawFile.h"
 #include "vtkJZSnapshotRows.h"
 #include "vtkJZSnapshotShare.h"
 #include "vtkJZSnapshotSharedMemory.h"
@@ -295,21 +296,10 @@ public:
   // Maps the pages of values [begin, end) of `array`.
   static void Populate(vtkDataArray* array, vtkIdType begin, vtkIdType end)
   {
-#ifdef MADV_POPULATE_WRITE
-    const std::uintptr_t page = 4096;
-    const auto base = reinterpret_cast<std::uintptr_t>(array->GetVoidPointer(0));
-    const auto size = static_cast<std::uintptr_t>(array->GetDataTypeSize());
-    const std::uintptr_t first = (base + static_cast<std::uintptr_t>(begin) * size) & ~(page - 1);
-    const std::uintptr_t last = base + static_cast<std::uintptr_t>(end) * size;
-    if (last > first)
-    {
-      madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE); // advice only
-    }
-#else
-    (void)array;
-    (void)begin;
-    (void)end;
-#endif
+    const auto size = static_cast<std::size_t>(array->GetDataTypeSize());
+    vtkJZSnapshotRawFile::PopulatePages(static_cast<char*>(array->GetVoidPointer(0)) +
+        static_cast<std::size_t>(begin) * size,
+      static_cast<std::size_t>(end - begin) * size);
   }
 
 private:

@@ -807,7 +807,9 @@ std::string vtkJZSnapshotBlocks::Read(
   int filesOpened = 0, directReads = 0;
   try
   {
-    vtkJZSnapshotRows rows(this->Snapshot, mpiComm);
+    // The pieces are assumed to share one machine's cores (never more threads than cores).
+    vtkJZSnapshotRows rows(this->Snapshot, mpiComm,
+      vtkJZSnapshotRawFile::File::ReadThreads(this->Selection.NumberOfPieces));
     if (mpiComm) // MPI-IO opens are collective: every rank opens every part
     {
       for (std::size_t file = 0; file < this->Snapshot.Files.size(); ++file)

@@ -113,20 +113,20 @@ void File::Read(std::int64_t offset, void* buffer, std::size_t bytes, const std:
 }
 
 //------------------------------------------------------------------------------
-int File::ReadThreads()
+int File::ReadThreads(int processes)
 {
-  const unsigned cores = std::thread::hardware_concurrency();
-  return static_cast<int>(std::max(1u, std::min(cores, 4u)));
+  const int cores = static_cast<int>(std::min(std::thread::hardware_concurrency(), 4u));
+  return std::max(1, cores / std::max(1, processes));
 }
 
 //------------------------------------------------------------------------------
-void File::ReadInParallel(
-  std::int64_t offset, void* buffer, std::size_t bytes, const std::string& what) const
+void File::ReadInParallel(std::int64_t offset, void* buffer, std::size_t bytes,
+  const std::string& what, int threads) const
 {
   this->CheckRange(offset, bytes, what);
   auto* out = static_cast<char*>(buffer);
   const std::size_t slices =
-    std::min<std::size_t>(static_cast<std::size_t>(ReadThreads()), bytes / SliceBytes);
+    std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), bytes / SliceBytes);
   if (slices < 2)
   {
     this->ReadFresh(offset, out, bytes, what);
@@ -161,13 +161,13 @@ void File::ReadInParallel(
       }
     }
   };
-  std::vector<std::thread> threads;
+  std::vector<std::thread> workers;
   std::size_t next = 1; // slice 0 is this thread's
   for (; next < slices; ++next)
   {
     try
     {
-      threads.emplace_back(readSlice, next);
+      workers.emplace_back(readSlice, next);
     }
     catch (const std::system_error&) // no thread: this one reads the rest
     {
@@ -179,7 +179,7 @@ void File::ReadInParallel(
   {
     readSlice(i);
   }
-  for (std::thread& thread : threads)
+  for (std::thread& thread : workers)
   {
     thread.join();
   }

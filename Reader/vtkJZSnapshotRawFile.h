@@ -40,10 +40,10 @@ public:
   void Read(std::int64_t offset, void* buffer, std::size_t bytes, const std::string& what) const;
 
   /// The same into fresh memory: each piece's pages mapped at once before
-  /// it is read (PopulatePages), large reads in slices on up to ReadThreads
+  /// it is read (PopulatePages), large reads in slices on up to `threads`
   /// threads.
-  void ReadInParallel(
-    std::int64_t offset, void* buffer, std::size_t bytes, const std::string& what) const;
+  void ReadInParallel(std::int64_t offset, void* buffer, std::size_t bytes,
+    const std::string& what, int threads) const;
 
   /// Whether `descriptor` (an open file) is this very file (device and inode).
   bool SameFileAs(int descriptor) const;
@@ -51,8 +51,9 @@ public:
   /// Whether `name` names this very file now.
   bool SameFileAs(const std::string& name) const;
 
-  /// Threads of a parallel read at most, and the bytes each reads at least.
-  static int ReadThreads();
+  /// Threads of a parallel read for one of `processes` processes that share
+  /// this machine's cores (at most 4 in all), and the bytes each reads at least.
+  static int ReadThreads(int processes);
   static constexpr std::size_t SliceBytes = std::size_t(16) << 20;
 
 private:

@@ -134,9 +134,11 @@ vtkJZSnapshotRows::ContiguousRun vtkJZSnapshotRows::FindContiguousRun(hid_t data
 }
 
 //------------------------------------------------------------------------------
-vtkJZSnapshotRows::vtkJZSnapshotRows(const vtkJZSnapshotLayout::Layout& layout, MPI_Comm* mpiComm)
+vtkJZSnapshotRows::vtkJZSnapshotRows(
+  const vtkJZSnapshotLayout::Layout& layout, MPI_Comm* mpiComm, int readThreads)
   : Snapshot(layout)
   , Comm(mpiComm)
+  , ReadThreads(readThreads)
 {
   if (layout.Store == vtkJZSnapshotLayout::Storage::HDF5)
   {
@@ -257,7 +259,8 @@ bool vtkJZSnapshotRows::ReadDirect(hid_t dataset, hid_t memoryType, const Contig
     return false;
   }
   this->PartRaw->ReadInParallel(
-    run.Offset + start * rowBytes, target, static_cast<std::size_t>(count * rowBytes), what);
+    run.Offset + start * rowBytes, target, static_cast<std::size_t>(count * rowBytes), what,
+    this->ReadThreads);
   ++this->DirectReads;
   return true;
 }
@@ -289,7 +292,8 @@ void vtkJZSnapshotRows::ReadRaw(const vtkJZSnapshotLayout::Field& field, std::si
   auto* out = static_cast<char*>(target);
   if (raw.RowBytes == valueBytes && raw.ByteOffset == 0 && stride == 1)
   {
-    source.ReadInParallel(base, out, static_cast<std::size_t>(count * valueBytes), what);
+    source.ReadInParallel(
+      base, out, static_cast<std::size_t>(count * valueBytes), what, this->ReadThreads);
   }
   else
   {

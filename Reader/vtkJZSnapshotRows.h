@@ -39,7 +39,9 @@ public:
   static constexpr std::int64_t BufferBytes = std::int64_t(64) << 20;
 
   /// `mpiComm`: open HDF5 files through MPI-IO over it (collective opens).
-  vtkJZSnapshotRows(const vtkJZSnapshotLayout::Layout& layout, MPI_Comm* mpiComm);
+  /// `readThreads`: threads of one large positioned read at most.
+  vtkJZSnapshotRows(
+    const vtkJZSnapshotLayout::Layout& layout, MPI_Comm* mpiComm, int readThreads = 1);
   ~vtkJZSnapshotRows();
   vtkJZSnapshotRows(const vtkJZSnapshotRows&) = delete;
   vtkJZSnapshotRows& operator=(const vtkJZSnapshotRows&) = delete;
@@ -82,6 +84,7 @@ private:
   // be shown to be the file HDF5 opened, or JZ_SNAPSHOT_DIRECT_READS=0).
   std::unique_ptr<vtkJZSnapshotRawFile::File> PartRaw;
   bool DirectReadsAllowed = true;
+  int ReadThreads = 1;
   int DirectReads = 0;
   std::map<std::string, std::unique_ptr<vtkJZSnapshotRawFile::File>> RawFiles;
   // The raw buffer and the bytes it holds (file, first byte, length).

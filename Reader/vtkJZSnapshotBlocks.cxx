@@ -2,6 +2,7 @@
 
 #include "vtkJZSnapshotCells.h"
 #include "vtkJZSnapshotHDF5.h"
+#include "vtkJZSnapshotRawFile.h"
 #include "vtkJZSnapshotRows.h"
 #include "vtkJZSnapshotShare.h"
 #include "vtkJZSnapshotSharedMemory.h"
@@ -295,21 +296,10 @@ public:
   // Maps the pages of values [begin, end) of `array`.
   static void Populate(vtkDataArray* array, vtkIdType begin, vtkIdType end)
   {
-#ifdef MADV_POPULATE_WRITE
-    const std::uintptr_t page = 4096;
-    const auto base = reinterpret_cast<std::uintptr_t>(array->GetVoidPointer(0));
-    const auto size = static_cast<std::uintptr_t>(array->GetDataTypeSize());
-    const std::uintptr_t first = (base + static_cast<std::uintptr_t>(begin) * size) & ~(page - 1);
-    const std::uintptr_t last = base + static_cast<std::uintptr_t>(end) * size;
-    if (last > first)
-    {
-      madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE); // advice only
-    }
-#else
-    (void)array;
-    (void)begin;
-    (void)end;
-#endif
+    const auto size = static_cast<std::size_t>(array->GetDataTypeSize());
+    vtkJZSnapshotRawFile::PopulatePages(static_cast<char*>(array->GetVoidPointer(0)) +
+        static_cast<std::size_t>(begin) * size,
+      static_cast<std::size_t>(end - begin) * size);
   }
 
 private:
@@ -814,10 +804,12 @@ std::string vtkJZSnapshotBlocks::Read(
     }
     ~ReleaseWaiters() { this->Release(); }
   } releaseWaiters{ this->Blocks };
-  int filesOpened = 0;
+  int filesOpened = 0, directReads = 0;
   try
   {
-    vtkJZSnapshotRows rows(this->Snapshot, mpiComm);
+    // The pieces are assumed to share one machine's cores (never more threads than cores).
+    vtkJZSnapshotRows rows(this->Snapshot, mpiComm,
+      vtkJZSnapshotRawFile::File::ReadThreads(this->Selection.NumberOfPieces));
     if (mpiComm) // MPI-IO opens are collective: every rank opens every part
     {
       for (std::size_t file = 0; file < this->Snapshot.Files.size(); ++file)
@@ -852,6 +844,7 @@ std::string vtkJZSnapshotBlocks::Read(
       block->FillMade();
     }
     filesOpened = rows.GetFilesOpened();
+    directReads = rows.GetDirectReads();
     const Clock::time_point read = Clock::now();
     releaseWaiters.Release(); // after an abort, ids not read
     preparer.Finish();
@@ -865,6 +858,7 @@ std::string vtkJZSnapshotBlocks::Read(
   }
   info.counters.emplace_back("files opened", filesOpened);
   info.counters.emplace_back("MPI-IO", mpiComm ? 1 : 0);
+  info.counters.emplace_back("HDF5 datasets read directly", directReads);
   info.counters.emplace_back("rows", static_cast<double>(this->GetNumberOfRows()));
   return {};
 }

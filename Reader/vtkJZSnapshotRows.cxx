@@ -6,7 +6,8 @@
 #include "vtkType.h"
 
 #include <algorithm>
-#include <cstdlib> // strtoll
+#include <cstdint>
+#include <cstdlib> // getenv, strtoll
 #include <cstring>
 
 namespace
@@ -52,6 +53,40 @@ Handle MemoryType(hid_t dataset, int vtkType)
   return Handle(H5Tcopy(NativeTypeOf(vtkType)), H5Tclose);
 }
 
+// Whether `raw`, opened just before HDF5 opened `name` as `file`, is that
+// file: the name still leads to it, and so does HDF5's own descriptor
+// where its driver has one (sec2, the default; MPI-IO keeps its own).
+bool SameFile(const vtkJZSnapshotRawFile::File& raw, const std::string& name, hid_t file)
+{
+  if (!raw.SameFileAs(name))
+  {
+    return false;
+  }
+  Handle access(H5Fget_access_plist(file), H5Pclose);
+  if (!access.Valid() || H5Pget_driver(access.Get()) != H5FD_SEC2)
+  {
+    return true;
+  }
+  void* handle = nullptr;
+  return H5Fget_vfd_handle(file, access.Get(), &handle) >= 0 && handle &&
+    raw.SameFileAs(*static_cast<int*>(handle));
+}
+
+// Whether values of the dataset's file type are bit for bit those of
+// `memoryType`: same class (integer or float), size, byte order, sign,
+// precision and padding.
+bool SameBytes(hid_t dataset, hid_t memoryType)
+{
+  Handle fileType(H5Dget_type(dataset), H5Tclose);
+  if (!fileType.Valid())
+  {
+    return false;
+  }
+  const H5T_class_t typeClass = H5Tget_class(fileType.Get());
+  return (typeClass == H5T_INTEGER || typeClass == H5T_FLOAT) &&
+    H5Tequal(fileType.Get(), memoryType) > 0;
+}
+
 // File access for reading: MPI-IO over `comm` when given (collective
 // opens), else the default driver. A larger sieve buffer makes strided
 // reads (Stride > 1) touch the disk in fewer, larger pieces.
@@ -68,14 +103,49 @@ Handle FileAccess(MPI_Comm* comm)
 }
 
 //------------------------------------------------------------------------------
-vtkJZSnapshotRows::vtkJZSnapshotRows(const vtkJZSnapshotLayout::Layout& layout, MPI_Comm* mpiComm)
+// Where a dataset's values lie when they are one run of the file in row
+// order, with no filter and no external file; Offset -1 for any other
+// dataset, and when its space is not allocated (HDF5 then gives fill values).
+struct vtkJZSnapshotRows::ContiguousRun
+{
+  std::int64_t Offset = -1;
+  std::int64_t Bytes = 0;
+};
+
+//------------------------------------------------------------------------------
+vtkJZSnapshotRows::ContiguousRun vtkJZSnapshotRows::FindContiguousRun(hid_t dataset)
+{
+  Handle create(H5Dget_create_plist(dataset), H5Pclose);
+  H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+  if (!create.Valid() || H5Pget_layout(create.Get()) != H5D_CONTIGUOUS ||
+    H5Pget_nfilters(create.Get()) != 0 || H5Pget_external_count(create.Get()) != 0 ||
+    H5Dget_space_status(dataset, &status) < 0 || status != H5D_SPACE_STATUS_ALLOCATED)
+  {
+    return {};
+  }
+  const haddr_t offset = H5Dget_offset(dataset);
+  const hsize_t bytes = H5Dget_storage_size(dataset);
+  const hsize_t limit = hsize_t(1) << 62;
+  if (offset == HADDR_UNDEF || offset >= limit || bytes >= limit)
+  {
+    return {};
+  }
+  return { static_cast<std::int64_t>(offset), static_cast<std::int64_t>(bytes) };
+}
+
+//------------------------------------------------------------------------------
+vtkJZSnapshotRows::vtkJZSnapshotRows(
+  const vtkJZSnapshotLayout::Layout& layout, MPI_Comm* mpiComm, int readThreads)
   : Snapshot(layout)
   , Comm(mpiComm)
+  , ReadThreads(readThreads)
 {
   if (layout.Store == vtkJZSnapshotLayout::Storage::HDF5)
   {
     this->Access = FileAccess(mpiComm);
   }
+  const char* direct = std::getenv("JZ_SNAPSHOT_DIRECT_READS");
+  this->DirectReadsAllowed = !(direct && std::string(direct) == "0");
 }
 
 //------------------------------------------------------------------------------
@@ -88,10 +158,22 @@ void vtkJZSnapshotRows::Open(std::size_t file)
   {
     return;
   }
+  const std::string& name = this->Snapshot.Files[file];
   this->PartHandle.Reset();
-  this->PartHandle = vtkJZSnapshotHDF5::OpenFile(this->Snapshot.Files[file], this->Access.Get());
+  this->PartRaw.reset();
+  this->OpenPart = static_cast<std::size_t>(-1);
+  std::unique_ptr<vtkJZSnapshotRawFile::File> raw;
+  if (this->DirectReadsAllowed && vtkJZSnapshotRawFile::Readable(name))
+  {
+    raw.reset(new vtkJZSnapshotRawFile::File(name));
+  }
+  this->PartHandle = vtkJZSnapshotHDF5::OpenFile(name, this->Access.Get());
   this->OpenPart = file;
   ++this->FilesOpened;
+  if (raw && SameFile(*raw, name, this->PartHandle.Get()))
+  {
+    this->PartRaw = std::move(raw);
+  }
 }
 
 //------------------------------------------------------------------------------
@@ -126,9 +208,61 @@ void vtkJZSnapshotRows::Read(const vtkJZSnapshotLayout::PointSet& set,
   const std::string what = "the dataset " + path + " of '" + name + "'";
   Handle dataset = vtkJZSnapshotHDF5::OpenDataset(this->PartHandle.Get(), path, what);
   Handle memoryType = MemoryType(dataset.Get(), vtkType);
+  const ContiguousRun run = FindContiguousRun(dataset.Get());
+  hsize_t fileBytes = 0;
+  if (run.Offset >= 0 && H5Fget_filesize(this->PartHandle.Get(), &fileBytes) >= 0 &&
+    run.Offset + run.Bytes > static_cast<std::int64_t>(fileBytes))
+  {
+    // Where a file was cut (and its end address mended), the HDF5 library
+    // reads zeros for the missing values.
+    throw vtkJZSnapshotHDF5::Error(vtkJZSnapshotRawFile::TruncatedMessage(
+      name, what, run.Offset, run.Bytes, static_cast<std::int64_t>(fileBytes)));
+  }
+  if (this->ReadDirect(
+        dataset.Get(), memoryType.Get(), run, start, count, stride, target, what))
+  {
+    return;
+  }
   vtkJZSnapshotHDF5::ReadRows(dataset.Get(), static_cast<hsize_t>(start),
     static_cast<hsize_t>(count), static_cast<hsize_t>(stride), memoryType.Get(), target,
     H5P_DEFAULT, what);
+}
+
+//------------------------------------------------------------------------------
+// Rows start .. start + count - 1 of a dataset stored as it is in memory
+// (`run`), read with positioned reads; false (nothing read) where the HDF5
+// library must read.
+bool vtkJZSnapshotRows::ReadDirect(hid_t dataset, hid_t memoryType, const ContiguousRun& run,
+  std::int64_t start, std::int64_t count, std::int64_t stride, void* target,
+  const std::string& what)
+{
+  if (!this->PartRaw || run.Offset < 0 || stride != 1 || !SameBytes(dataset, memoryType))
+  {
+    return false;
+  }
+  const std::vector<hsize_t> shape = vtkJZSnapshotHDF5::Shape(dataset);
+  if (shape.empty() || start < 0 || static_cast<hsize_t>(start + count) > shape[0])
+  {
+    return false; // HDF5 reports it
+  }
+  // The values are shape[0] rows of rowBytes: the run holds exactly those.
+  std::int64_t rowBytes = static_cast<std::int64_t>(H5Tget_size(memoryType));
+  for (std::size_t d = 1; d < shape.size() && rowBytes > 0; ++d)
+  {
+    rowBytes = shape[d] > 0 && static_cast<hsize_t>(run.Bytes / rowBytes) >= shape[d]
+      ? rowBytes * static_cast<std::int64_t>(shape[d])
+      : 0;
+  }
+  if (rowBytes <= 0 || static_cast<hsize_t>(run.Bytes / rowBytes) != shape[0] ||
+    run.Bytes % rowBytes != 0)
+  {
+    return false;
+  }
+  this->PartRaw->ReadInParallel(
+    run.Offset + start * rowBytes, target, static_cast<std::size_t>(count * rowBytes), what,
+    this->ReadThreads);
+  ++this->DirectReads;
+  return true;
 }
 
 //------------------------------------------------------------------------------
@@ -158,7 +292,8 @@ void vtkJZSnapshotRows::ReadRaw(const vtkJZSnapshotLayout::Field& field, std::si
   auto* out = static_cast<char*>(target);
   if (raw.RowBytes == valueBytes && raw.ByteOffset == 0 && stride == 1)
   {
-    source.Read(base, out, static_cast<std::size_t>(count * valueBytes), what);
+    source.ReadInParallel(
+      base, out, static_cast<std::size_t>(count * valueBytes), what, this->ReadThreads);
   }
   else
   {

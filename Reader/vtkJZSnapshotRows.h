@@ -2,8 +2,11 @@
  * @file   vtkJZSnapshotRows.h
  * @brief  Reads rows of one field of a described snapshot, whatever its format.
  *
- * HDF5 datasets through hyperslabs (MPI-IO when given a communicator), raw
- * binary columns (Gadget binary, TIPSY, .iord) with checked reads, byte
+ * HDF5 datasets through hyperslabs (MPI-IO when given a communicator), or,
+ * where a dataset's values lie in the file as they are in memory (stored
+ * contiguous, no filter, not external, the file type the memory type's
+ * bytes), with positioned reads of its bytes straight into the target, in
+ * parallel (the HDF5 library reads with one thread); raw binary columns (Gadget binary, TIPSY, .iord) with checked reads, byte
  * order fixed, ASCII .iord files as they stream (one pass while the rows
  * asked for go forward), and row indices for ids that are not stored. Files are
  * opened once and kept open while this object lives. Raw reads of strided
@@ -36,7 +39,9 @@ public:
   static constexpr std::int64_t BufferBytes = std::int64_t(64) << 20;
 
   /// `mpiComm`: open HDF5 files through MPI-IO over it (collective opens).
-  vtkJZSnapshotRows(const vtkJZSnapshotLayout::Layout& layout, MPI_Comm* mpiComm);
+  /// `readThreads`: threads of one large positioned read at most.
+  vtkJZSnapshotRows(
+    const vtkJZSnapshotLayout::Layout& layout, MPI_Comm* mpiComm, int readThreads = 1);
   ~vtkJZSnapshotRows();
   vtkJZSnapshotRows(const vtkJZSnapshotRows&) = delete;
   vtkJZSnapshotRows& operator=(const vtkJZSnapshotRows&) = delete;
@@ -55,7 +60,14 @@ public:
   /// Files opened so far.
   int GetFilesOpened() const { return this->FilesOpened; }
 
+  /// HDF5 dataset reads done with positioned reads (not the HDF5 library).
+  int GetDirectReads() const { return this->DirectReads; }
+
 private:
+  struct ContiguousRun;
+  static ContiguousRun FindContiguousRun(hid_t dataset);
+  bool ReadDirect(hid_t dataset, hid_t memoryType, const ContiguousRun& run, std::int64_t start,
+    std::int64_t count, std::int64_t stride, void* target, const std::string& what);
   void ReadRaw(const vtkJZSnapshotLayout::Field& field, std::size_t file, std::int64_t start,
     std::int64_t count, std::int64_t stride, void* target);
   const vtkJZSnapshotRawFile::File& RawFile(const std::string& name);
@@ -68,6 +80,12 @@ private:
   vtkJZSnapshotHDF5::Handle Access;
   std::size_t OpenPart = static_cast<std::size_t>(-1);
   vtkJZSnapshotHDF5::Handle PartHandle;
+  // The open part once more, for positioned reads (null when it could not
+  // be shown to be the file HDF5 opened, or JZ_SNAPSHOT_DIRECT_READS=0).
+  std::unique_ptr<vtkJZSnapshotRawFile::File> PartRaw;
+  bool DirectReadsAllowed = true;
+  int ReadThreads = 1;
+  int DirectReads = 0;
   std::map<std::string, std::unique_ptr<vtkJZSnapshotRawFile::File>> RawFiles;
   // The raw buffer and the bytes it holds (file, first byte, length).
   std::vector<char> Buffer;

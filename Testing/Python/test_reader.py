@@ -3,7 +3,8 @@ snapshots and catalogues exactly (values and types), multi-file sets cut from
 them, a SWIFT-layout file, time series, selections and Stride, the periodic
 box taken from the data by the filters, the reader factory's content check,
 every kind of bad input (a clear error naming file and dataset, no output),
-and the arrays made without fresh memory of their own, used alone and written.
+the arrays made without fresh memory of their own, used alone and written,
+and the direct (positioned) reads of HDF5 datasets against the HDF5 library's.
 
 Usage: pvpython test_reader.py SECTION   (see SECTIONS at the bottom)
 """
@@ -819,6 +820,155 @@ def section_memory(c):
         shutil.rmtree(tmp)
 
 
+def write_storage_variant(path, data, storage, userblock=0):
+    """A snapshot holding `data` ({type: {name: array}}) with every dataset
+    stored as `storage` says: contiguous, chunked, gzip or big-endian."""
+    kw = {"userblock_size": userblock} if userblock else {}
+    with h5py.File(path, "w", **kw) as f:
+        counts = [0] * 6
+        for t, arrays in data.items():
+            counts[int(t[8:])] = len(arrays["ParticleIDs"])
+        h = f.create_group("Header")
+        h.attrs["NumPart_ThisFile"] = np.array(counts, np.int32)
+        h.attrs["NumPart_Total"] = np.array(counts, np.uint32)
+        h.attrs["NumPart_Total_HighWord"] = np.zeros(6, np.uint32)
+        h.attrs["MassTable"] = np.array([0, 2.5, 0, 0, 1.25, 0], np.float64)
+        h.attrs["BoxSize"] = 100.0
+        h.attrs["NumFilesPerSnapshot"] = np.int32(1)
+        h.attrs["Time"] = 1.0
+        for t, arrays in data.items():
+            g = f.create_group(t)
+            for name, a in arrays.items():
+                kw = {}
+                if storage in ("chunked", "gzip"):
+                    kw["chunks"] = (max(1, len(a) // 7),) + a.shape[1:]
+                if storage == "gzip":
+                    kw["compression"] = "gzip"
+                if storage == "bigendian":
+                    a = a.astype(a.dtype.newbyteorder(">"))
+                g.create_dataset(name, data=a, **kw)
+
+
+def runinfo_counter(name, files, **props):
+    """A Read with JZ_RUNINFO=1, and the value of its counter `name` (stderr)."""
+    err = tempfile.TemporaryFile()
+    saved = os.dup(2)
+    os.environ["JZ_RUNINFO"] = "1"
+    try:
+        os.dup2(err.fileno(), 2)
+        run = Read(files, **props)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        del os.environ["JZ_RUNINFO"]
+    err.seek(0)
+    text = err.read().decode(errors="replace")
+    found = [float(v) for k, v in
+             (line.rsplit(" ", 1) for line in text.splitlines() if f'counter "{name}"' in line)]
+    return run, (found[0] if found else None)
+
+
+def section_direct(c):
+    """HDF5 datasets stored as they lie in memory (contiguous, no filter,
+    native byte order) are read with positioned reads, in parallel, others
+    by the HDF5 library: both against h5py and against each other
+    (JZ_SNAPSHOT_DIRECT_READS=0 turns the first off) for contiguous, chunked,
+    gzip and big-endian storage, a user block before the superblock, a
+    dataset whose space was never written, float32/float64 positions and
+    32/64-bit ids; Stride and Region; a file cut inside a dataset's values."""
+    tmp = tempfile.mkdtemp(prefix="jz-reader-direct-")
+    counter = "HDF5 datasets read directly"
+    rng = np.random.default_rng(3)
+    n0, n1, n4 = 50001, 2_900_003, 7001  # PartType1's arrays span several read slices
+    data = {
+        "PartType0": {"Coordinates": rng.random((n0, 3)) * 100.0,
+                      "Velocities": rng.normal(0, 50, (n0, 3)).astype(np.float32),
+                      "ParticleIDs": rng.permutation(n0).astype(np.uint32) + np.uint32(7),
+                      "Masses": rng.random(n0).astype(np.float32)},
+        "PartType1": {"Coordinates": (rng.random((n1, 3)) * 100.0).astype(np.float32),
+                      "Velocities": rng.normal(0, 50, (n1, 3)),
+                      "ParticleIDs": np.arange(n1, dtype=np.int64) * 3 + 2**40},
+        "PartType4": {"Coordinates": (rng.random((n4, 3)) * 100.0).astype(np.float32),
+                      "ParticleIDs": np.arange(n4, dtype=np.int32) - 5000,
+                      "StellarAge": rng.integers(-2**62, 2**62, n4, dtype=np.int64)},
+    }
+    datasets = sum(len(a) for a in data.values())
+    small = {t: {k: v[:3001] for k, v in arrays.items()} for t, arrays in data.items()}
+    small_sets = sum(len(a) for a in small.values())
+    try:
+        variants = [("contiguous", data, 0, datasets), ("user block", data, 4096, datasets)] + \
+            [(s, small, 0, 0) for s in ("chunked", "gzip", "bigendian")] + \
+            [("contiguous, small", small, 0, small_sets)]
+        for i, (storage, arrays, userblock, direct) in enumerate(variants):
+            path = os.path.join(tmp, f"variant{i}.hdf5")
+            write_storage_variant(path, arrays, storage.split(",")[0].replace("user block", "contiguous"),
+                                  userblock)
+            run, used = runinfo_counter(counter, path)
+            c.check(not run.errors and used == direct,
+                    f"{storage}: {used} of {datasets if arrays is data else small_sets} datasets "
+                    f"read directly, {direct} expected {run.errors[:1]}")
+            check_snapshot(c, run, [path], f"{storage} (direct reads)")
+            os.environ["JZ_SNAPSHOT_DIRECT_READS"] = "0"
+            try:
+                library, used = runinfo_counter(counter, path)
+            finally:
+                del os.environ["JZ_SNAPSHOT_DIRECT_READS"]
+            c.check(used == 0, f"{storage}, JZ_SNAPSHOT_DIRECT_READS=0: the HDF5 library reads all")
+            check_snapshot(c, library, [path], f"{storage} (HDF5 library)")
+            for t in arrays:
+                c.check(np.array_equal(run.points(t), library.points(t)) and
+                        all(np.array_equal(run.array(t, k), library.array(t, k)) for k in arrays[t]
+                            if k != "Coordinates"),
+                        f"{storage} {t}: direct reads == the HDF5 library's, every array")
+        path = os.path.join(tmp, "variant0.hdf5")
+        run, used = runinfo_counter(counter, path, Stride=3)
+        same(c, run.points("PartType1"), data["PartType1"]["Coordinates"][::3], "Stride 3: points")
+        same(c, run.array("PartType1", "Velocities"), data["PartType1"]["Velocities"][::3],
+             "Stride 3: Velocities")
+        c.check(used == 0, f"Stride 3: the HDF5 library reads ({used} direct)")
+        box = [10.0, 40.0, 0.0, 100.0, 25.0, 60.0]
+        run, used = runinfo_counter(counter, path, Region=box, ParticleTypes=["PartType1"])
+        p = data["PartType1"]["Coordinates"]
+        inside = (p[:, 0] >= 10) & (p[:, 0] < 40) & (p[:, 2] >= 25) & (p[:, 2] < 60)
+        same(c, run.points("PartType1"), p[inside], "Region: points")
+        same(c, run.array("PartType1", "ParticleIDs"), data["PartType1"]["ParticleIDs"][inside],
+             "Region: ParticleIDs")
+        c.check(used and used > 0, f"Region: chunks read directly ({used})")
+        # A dataset whose space was never written reads as its fill value.
+        unwritten = os.path.join(tmp, "unwritten.hdf5")
+        write_storage_variant(unwritten, small, "contiguous")
+        with h5py.File(unwritten, "a") as f:
+            f["PartType1"].create_dataset("Potential", shape=(3001,), dtype=np.float32, fillvalue=-1.5)
+        run, used = runinfo_counter(counter, unwritten)
+        same(c, run.array("PartType1", "Potential"), np.full(3001, -1.5, np.float32),
+             "a dataset never written: its fill value")
+        c.check(used == small_sets, f"unwritten dataset: the HDF5 library reads it ({used} direct)")
+        # Cut inside the last dataset's values, the superblock's end address
+        # moved to the cut so that HDF5 opens the file: a clear error, no output.
+        cut = os.path.join(tmp, "cut.hdf5")
+        shutil.copyfile(path, cut)
+        with h5py.File(cut, "r") as f:
+            last = f["PartType4/StellarAge"].id
+            start, end = last.get_offset(), last.get_offset() + last.get_storage_size()
+        c.check(end == os.path.getsize(cut), "PartType4/StellarAge's values end the file")
+        size = (start + end) // 2
+        with open(cut, "r+b") as f:
+            head = f.read(64)
+            c.check(head[:8] == b"\x89HDF\r\n\x1a\n" and head[8] == 0, "superblock version 0")
+            f.truncate(size)
+            f.seek(40)
+            f.write(size.to_bytes(8, "little"))
+        expect_error(c, cut, [cut, "PartType4/StellarAge", "truncated"], "cut inside a dataset (direct)")
+        os.environ["JZ_SNAPSHOT_DIRECT_READS"] = "0"
+        try:
+            expect_error(c, cut, [cut, "PartType4/StellarAge", "truncated"],
+                         "cut inside a dataset (HDF5 library)")
+        finally:
+            del os.environ["JZ_SNAPSHOT_DIRECT_READS"]
+    finally:
+        shutil.rmtree(tmp)
+
+
 SECTIONS = {
     "memory": section_memory,
     "gadget4": section_gadget4,
@@ -832,6 +982,7 @@ SECTIONS = {
     "boxfromdata": section_boxfromdata,
     "canread": section_canread,
     "errors": section_errors,
+    "direct": section_direct,
 }
 
 if __name__ == "__main__":

@@ -189,6 +189,16 @@ def main():
         want = [on, 0.0, 0.0, on, on, 0.0, 0.0] + [0.0] * len(binary)
         check(all(v == want for v in per_rank.values()),
               f"MPI-IO used where expected {want} (reported per rank {per_rank})")
+        # The real snapshot's datasets are contiguous: every rank reads its rows
+        # of them with positioned reads, with or without MPI-IO.
+        direct = {r: [] for r in range(P)}
+        for r, v in re.findall(
+                r"ParticleSnapshotReader rank (\d+)/\d+ counter \"HDF5 datasets read directly\" (\S+)",
+                p.stdout):
+            direct[int(r)].append(float(v))
+        check(all(len(v) > 2 and v[0] > 0 and v[1] > 0 and v[2] > 0 for v in direct.values()),
+              f"real, real_independent, multifile: HDF5 datasets read directly on every rank "
+              f"({ {r: v[:3] for r, v in direct.items()} })")
         fallback = "Parallel HDF5 (MPI-IO) could not read the snapshot; reading it independently"
         check((fallback in p.stdout) == (P > 1),
               f"MPI-IO forced on virtual datasets: {'a warning and' if P > 1 else 'no MPI-IO,'} "

@@ -23,6 +23,7 @@ namespace
 // Pixel rows (images) or voxel slabs (volumes) per strip: fixed, so that a
 // cell's sum never depends on the number of threads.
 constexpr int kImageStripRows = 16;
+constexpr int kSliceStripRows = 4; // few particles reach a slice: narrower strips balance threads
 constexpr int kVolumeStripSlabs = 2;
 // Beyond this many cells a map is refused (absurd resolutions).
 constexpr double kMaxCells = double(1u << 31);
@@ -254,6 +255,14 @@ int imagesInside(double x, double lo, double hi, double period)
 // of the plane.
 bool reachesPlane(double x, double h, double plane, double period)
 {
+  // Most particles lie far from the plane: a cheap test first, its margin
+  // beyond the rounding of the nearest image's distance.
+  if (period > 0 && h < 0.25 * period)
+  {
+    const double d = x - plane;
+    if (std::fabs(d - period * std::nearbyint(d / period)) > h + 1e-14 * (std::fabs(d) + period))
+      return false;
+  }
   const ImageShifts sa(x, h, plane, plane, period);
   for (int k = sa.first; k <= sa.last; ++k)
     if (std::fabs(x + k * period - plane) < h)
@@ -279,7 +288,10 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   // The strips each particle reaches; particles off the map (outside the
   // projected depth, away from the slice's plane, beside the region) in none.
   SphStrips strips;
-  strips.build(P.numPoints, stripAxis.cells, volume ? kVolumeStripSlabs : kImageStripRows,
+  const int stripWidth = volume ? kVolumeStripSlabs
+    : grid.kind == SphMapKind::Slice ? kSliceStripRows
+                                     : kImageStripRows;
+  strips.build(P.numPoints, stripAxis.cells, stripWidth,
     [&](std::size_t i, auto&& range)
     {
       const double h = P.support[i];

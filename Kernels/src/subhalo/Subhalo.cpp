@@ -101,8 +101,11 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
   std::vector<T> xyz(3 * n);
   std::vector<GlobalId> ids(n);
   std::vector<double> mass(p.masses ? n : 0);
-  for (std::size_t j = 0; j < n; ++j)
+  const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::ptrdiff_t sj = 0; sj < std::ptrdiff_t(n); ++sj)
   {
+    const std::size_t j = std::size_t(sj);
     const Index i = order[j];
     std::copy_n(p.points + 3 * std::size_t(i), 3, &xyz[3 * j]);
     ids[j] = p.ids ? p.ids[i] : GlobalId(i);

@@ -220,6 +220,38 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const 
   return g;
 }
 
+// The grouped points (GroupId >= 0) in GroupId order, each group in input
+// order: counted into place when the ids are below the point count (as
+// FriendsOfFriends numbers them), else sorted.
+std::vector<Index> pointsByGroup(const GlobalId* groupId, std::size_t n)
+{
+  std::vector<Index> out;
+  GlobalId top = -1;
+  for (std::size_t i = 0; i < n; ++i)
+    top = std::max(top, groupId[i]);
+  if (top < 0)
+    return out;
+  if (std::size_t(top) >= n)
+  {
+    for (std::size_t i = 0; i < n; ++i)
+      if (groupId[i] >= 0)
+        out.push_back(Index(i));
+    std::stable_sort(
+      out.begin(), out.end(), [&](Index a, Index b) { return groupId[a] < groupId[b]; });
+    return out;
+  }
+  std::vector<std::size_t> next(std::size_t(top) + 2, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    if (groupId[i] >= 0)
+      ++next[std::size_t(groupId[i]) + 1];
+  std::partial_sum(next.begin(), next.end(), next.begin());
+  out.resize(next.back());
+  for (std::size_t i = 0; i < n; ++i)
+    if (groupId[i] >= 0)
+      out[next[std::size_t(groupId[i])]++] = Index(i);
+  return out;
+}
+
 // Runs `work(group, backend, control)` on every group: large ones one after
 // the other with all threads, then the small ones one per thread. The first
 // error is rethrown.
@@ -314,15 +346,9 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   RunInfo info = noSubhalos(out, p.numPoints, backend);
   if (p.numPoints == 0)
     return info;
-  // Groups in GroupId order.
-  std::vector<Index> byGroup;
-  for (std::size_t i = 0; i < p.numPoints; ++i)
-    if (p.groupId[i] >= 0)
-      byGroup.push_back(Index(i));
+  std::vector<Index> byGroup = pointsByGroup(p.groupId, p.numPoints);
   if (byGroup.empty())
     return info;
-  std::stable_sort(
-    byGroup.begin(), byGroup.end(), [&](Index a, Index b) { return p.groupId[a] < p.groupId[b]; });
   // Group g is byGroup[groupStart[g], groupStart[g] + groupSize[g]).
   std::vector<std::size_t> groupStart, groupSize;
   std::vector<GlobalId> groupIds;

@@ -584,6 +584,55 @@ JZ_TEST(DensitySearchNeighboursEqualGroupSearch)
   checkDensitySearchNeighbours<double>();
 }
 
+// Two cold lines of MinimumSubhaloSize members flying apart, joined in one
+// group: with 2 MinimumSubhaloSize members no recorded candidate can hold a
+// subhalo (the group queries no density, the whole group unbinds to
+// nothing); one more member between them, the lowest in density, merges
+// the lines there, and the smaller line is a subhalo of its own.
+JZ_TEST(GroupsOfTwiceTheMinimumHaveOnlyTheirOwnCandidate)
+{
+  constexpr int m = 10;
+  std::vector<double> xyz, vel;
+  std::vector<jz::GlobalId> group;
+  for (jz::GlobalId g = 0; g < 2; ++g)
+  {
+    const double y = 10.0 * double(g);
+    for (int side = -1; side <= 1; side += 2)
+      for (int i = 0; i < m; ++i)
+      {
+        xyz.insert(xyz.end(), { side * (1.0 + 0.1 * i), y, 0.0 });
+        vel.insert(vel.end(), { 0.0, 100.0 * side, 0.0 });
+        group.push_back(g);
+      }
+    if (g == 1)
+    {
+      xyz.insert(xyz.end(), { 0.0, y, 0.0 });
+      vel.insert(vel.end(), { 0.0, 0.0, 0.0 });
+      group.push_back(g);
+    }
+  }
+  jz::SubhaloProblem<double> p;
+  p.points = xyz.data();
+  p.numPoints = group.size();
+  p.velocities = vel.data();
+  p.groupId = group.data();
+  p.densityNeighbors = 8;
+  p.saddleNeighbors = 2; // fewer than a line: each line's densest member starts its candidate
+  p.minimumSubhaloSize = m;
+  jz::Subhalos out;
+  const jz::RunInfo info = jz::computeSubhalos(p, out, jz::Backend::CPU);
+  JZ_CHECK_EQ(info.counter("density queries"), double(2 * m + 1));
+  const jz::SubhaloCatalogue& cat = out.catalogue;
+  JZ_CHECK_EQ(cat.numSubhalos, std::size_t(1));
+  if (cat.numSubhalos == 1)
+  {
+    JZ_CHECK_EQ(cat.groupId[0], jz::GlobalId(1));
+    JZ_CHECK_EQ(cat.count[0], jz::GlobalId(m));
+  }
+  for (std::size_t i = 0; i < 2 * m; ++i)
+    JZ_CHECK_EQ(out.subhaloId[i], jz::GlobalId(-1));
+}
+
 JZ_TEST(EmptyAndBadInput)
 {
   jz::Subhalos out;

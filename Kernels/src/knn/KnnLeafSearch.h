@@ -65,10 +65,13 @@ public:
   // The engine hands a parent's view here before its leaves: kept for them.
   // FindRmax is skipped for leaves that all seed themselves (consumeLeaf):
   // their seeds bound every query, and without leaf lists nothing else
-  // reads a leaf's radius (it stays infinite).
+  // reads a leaf's radius (it stays infinite); and for leaves whose queries
+  // all act as sources only (nothing to search there).
   double beginParent(const ParentView& parent)
   {
     scratch_.mine().parent = parent;
+    if (parent.plane == 0 && !anySearches(parent))
+      return 0.0;
     if (parent.plane == 0 && allSeedThemselves(parent))
       return kInfinity;
     return Base::beginParent(parent);
@@ -76,6 +79,8 @@ public:
 
   void consumeLeaf(Index c, const LeafList&)
   {
+    if (!searches(c))
+      return;
     const TreePlane<T>& plane = this->tree_.planes[0];
     Index q0 = plane.querySplit[c], nq = plane.querySplit[c + 1] - q0;
     const Index leafQ0 = q0, leafNq = nq;
@@ -178,6 +183,24 @@ private:
   bool isSourceOnly(Index sortedQuery) const
   {
     return this->tree_.queryPoints().inputIndex[sortedQuery] >= queryLimit_;
+  }
+
+  // Whether leaf c has a query that searches (not a source only).
+  bool searches(Index c) const
+  {
+    const TreePlane<T>& plane = this->tree_.planes[0];
+    for (Index q = plane.querySplit[c]; q < plane.querySplit[c + 1]; ++q)
+      if (!isSourceOnly(q))
+        return true;
+    return false;
+  }
+
+  bool anySearches(const ParentView& parent) const
+  {
+    for (Index c = parent.childBegin; c < parent.childEnd; ++c)
+      if (searches(c))
+        return true;
+    return false;
   }
 
   bool allSeedThemselves(const ParentView& parent) const

@@ -43,7 +43,7 @@ void addSeconds(std::atomic<double>& total, double seconds)
   }
 }
 
-// What the density search saw of each grouped point's group (in `grouped`
+// What the density search saw of each querying point's group (in query
 // order): the first min(saddleNeighbors, kListedMembers) + 1 other members
 // of its group among its K nearest points, as positions within the group
 // (2 bytes: the members of groups larger than kNoLocal list none), and the
@@ -68,28 +68,30 @@ bool collectsNeighbours(const SubhaloProblem<T>& p, Backend backend)
     p.densityNeighbors > p.saddleNeighbors;
 }
 
-// The density of each grouped point (in `grouped` order): only they query,
-// every point is a source. The grouped points go first so that they alone query;
-// ids travel with the points, so the ties (and the result) do not change.
-// Group g is at grouped positions [groupStart[g], groupStart[g + 1]). Fills
-// `seen` where collectsNeighbours.
+// The density of each of the `numQueried` points `queried` (in that order):
+// only they query, every point is a source. They go first so that they alone
+// query; ids travel with the points, so the ties (and the result) do not
+// change. Their groups are runs: group r at [groupStart[r], groupStart[r + 1])
+// (the last to numQueried). Fills `seen` where collectsNeighbours.
 template <class T>
-std::vector<double> densities(const SubhaloProblem<T>& p, const std::vector<Index>& grouped,
-  const std::vector<std::size_t>& groupStart, Backend backend, const RunControl& control,
-  GroupedNeighbours<T>& seen)
+std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
+  std::size_t numQueried, const std::vector<std::size_t>& groupStart, Backend backend,
+  const RunControl& control, GroupedNeighbours<T>& seen)
 {
   if (p.densities)
   {
-    std::vector<double> given(grouped.size());
-    for (std::size_t j = 0; j < grouped.size(); ++j)
-      given[j] = p.densities[grouped[j]];
+    std::vector<double> given(numQueried);
+    for (std::size_t j = 0; j < numQueried; ++j)
+      given[j] = p.densities[queried[j]];
     return given;
   }
+  if (numQueried == 0)
+    return {};
   const std::size_t n = p.numPoints;
-  std::vector<Index> order = grouped;
+  std::vector<Index> order(queried, queried + numQueried);
   {
     std::vector<char> inGroup(n, 0);
-    for (Index i : grouped)
+    for (Index i : order)
       inGroup[i] = 1;
     order.reserve(n);
     for (std::size_t i = 0; i < n; ++i)
@@ -99,8 +101,11 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const std::vector<Inde
   std::vector<T> xyz(3 * n);
   std::vector<GlobalId> ids(n);
   std::vector<double> mass(p.masses ? n : 0);
-  for (std::size_t j = 0; j < n; ++j)
+  const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::ptrdiff_t sj = 0; sj < std::ptrdiff_t(n); ++sj)
   {
+    const std::size_t j = std::size_t(sj);
     const Index i = order[j];
     std::copy_n(p.points + 3 * std::size_t(i), 3, &xyz[3 * j]);
     ids[j] = p.ids ? p.ids[i] : GlobalId(i);
@@ -112,8 +117,8 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const std::vector<Inde
   k.sources = xyz.data();
   k.sourceIds = ids.data();
   k.sourceMasses = p.masses ? mass.data() : nullptr;
-  k.numSelfQueries = grouped.size();
-  std::vector<T> rho(grouped.size());
+  k.numSelfQueries = numQueried;
+  std::vector<T> rho(numQueried);
   KnnResults<T> r;
   r.density = rho.data();
   using Seen = GroupedNeighbours<T>;
@@ -122,14 +127,14 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const std::vector<Inde
   {
     const std::size_t per = std::min(std::size_t(p.saddleNeighbors), kListedMembers) + 1;
     seen.perPoint = per;
-    seen.local.reset(new Local[grouped.size() * per]);
-    seen.radius.reset(new T[grouped.size()]);
+    seen.local.reset(new Local[numQueried * per]);
+    seen.radius.reset(new T[numQueried]);
     r.smoothingLength = seen.radius.get();
     r.visitNeighbors = [&, per](std::size_t q, const Index* sources) // runs after this block
     {
       const auto g = std::upper_bound(groupStart.begin(), groupStart.end(), q) - 1;
       const std::size_t start = *g;
-      const std::size_t end = g + 1 != groupStart.end() ? *(g + 1) : grouped.size();
+      const std::size_t end = g + 1 != groupStart.end() ? *(g + 1) : numQueried;
       Local* out = &seen.local[q * per];
       std::size_t kept = 0;
       for (int j = 0; j < k.k && kept < per && end - start <= Seen::kNoLocal; ++j)
@@ -145,7 +150,7 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const std::vector<Inde
   return std::vector<double>(rho.begin(), rho.end());
 }
 
-// The group at grouped positions [at, at + n) as DensityNeighbours, given
+// The group at query positions [at, at + n) as DensityNeighbours, given
 // each position's member index.
 template <class T>
 DensityNeighbours groupNeighbours(const GroupedNeighbours<T>& seen, std::size_t at, std::size_t n,
@@ -172,7 +177,8 @@ DensityNeighbours groupNeighbours(const GroupedNeighbours<T>& seen, std::size_t 
 }
 
 // The group of the n input points `inputs` with densities `rho` (both in
-// the same order); memberOf[j] is the member index of inputs[j].
+// the same order; null: by global id alone); memberOf[j] is the member index
+// of inputs[j].
 template <class T>
 GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const double* rho,
   std::size_t n, const double* period, std::vector<Index>& memberOf)
@@ -182,7 +188,9 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const 
   std::iota(byDensity.begin(), byDensity.end(), Index(0));
   std::sort(byDensity.begin(), byDensity.end(),
     [&](Index a, Index b)
-    { return rho[a] != rho[b] ? rho[a] > rho[b] : idOf(inputs[a]) < idOf(inputs[b]); });
+    {
+      return rho && rho[a] != rho[b] ? rho[a] > rho[b] : idOf(inputs[a]) < idOf(inputs[b]);
+    });
   GroupMembers g;
   g.input.resize(n);
   memberOf.resize(n);
@@ -210,6 +218,38 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const 
     }
   }
   return g;
+}
+
+// The grouped points (GroupId >= 0) in GroupId order, each group in input
+// order: counted into place when the ids are below the point count (as
+// FriendsOfFriends numbers them), else sorted.
+std::vector<Index> pointsByGroup(const GlobalId* groupId, std::size_t n)
+{
+  std::vector<Index> out;
+  GlobalId top = -1;
+  for (std::size_t i = 0; i < n; ++i)
+    top = std::max(top, groupId[i]);
+  if (top < 0)
+    return out;
+  if (std::size_t(top) >= n)
+  {
+    for (std::size_t i = 0; i < n; ++i)
+      if (groupId[i] >= 0)
+        out.push_back(Index(i));
+    std::stable_sort(
+      out.begin(), out.end(), [&](Index a, Index b) { return groupId[a] < groupId[b]; });
+    return out;
+  }
+  std::vector<std::size_t> next(std::size_t(top) + 2, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    if (groupId[i] >= 0)
+      ++next[std::size_t(groupId[i]) + 1];
+  std::partial_sum(next.begin(), next.end(), next.begin());
+  out.resize(next.back());
+  for (std::size_t i = 0; i < n; ++i)
+    if (groupId[i] >= 0)
+      out[next[std::size_t(groupId[i])]++] = Index(i);
+  return out;
 }
 
 // Runs `work(group, backend, control)` on every group: large ones one after
@@ -306,15 +346,9 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   RunInfo info = noSubhalos(out, p.numPoints, backend);
   if (p.numPoints == 0)
     return info;
-  // Groups in GroupId order.
-  std::vector<Index> byGroup;
-  for (std::size_t i = 0; i < p.numPoints; ++i)
-    if (p.groupId[i] >= 0)
-      byGroup.push_back(Index(i));
+  std::vector<Index> byGroup = pointsByGroup(p.groupId, p.numPoints);
   if (byGroup.empty())
     return info;
-  std::stable_sort(
-    byGroup.begin(), byGroup.end(), [&](Index a, Index b) { return p.groupId[a] < p.groupId[b]; });
   // Group g is byGroup[groupStart[g], groupStart[g] + groupSize[g]).
   std::vector<std::size_t> groupStart, groupSize;
   std::vector<GlobalId> groupIds;
@@ -328,12 +362,39 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
     }
     ++groupSize.back();
   }
+  // The groups whose density order can matter go first (in GroupId order):
+  // only their members query the density, rho[groupStart[g] + j] member j's.
+  std::vector<char> ordered(groupIds.size());
+  std::vector<std::size_t> queriedStart;
+  {
+    std::vector<Index> layout;
+    layout.reserve(byGroup.size());
+    std::vector<std::size_t> start(groupIds.size());
+    for (const bool first : { true, false })
+      for (std::size_t g = 0; g < groupIds.size(); ++g)
+      {
+        ordered[g] = densityOrderMatters(groupSize[g], p.minimumSubhaloSize);
+        if (bool(ordered[g]) != first)
+          continue;
+        start[g] = layout.size();
+        if (first)
+          queriedStart.push_back(start[g]);
+        layout.insert(layout.end(), &byGroup[groupStart[g]], &byGroup[groupStart[g]] + groupSize[g]);
+      }
+    byGroup.swap(layout);
+    groupStart.swap(start);
+  }
+  std::size_t numQueried = 0;
+  for (std::size_t g = 0; g < groupIds.size(); ++g)
+    numQueried += ordered[g] ? groupSize[g] : 0;
   // The per-point output waits until after the density stage (the peak).
   out = Subhalos();
   StageTimer densityTimer(&info, "density");
   GroupedNeighbours<T> seen;
-  const std::vector<double> rho = densities(p, byGroup, groupStart, backend, control, seen);
+  const std::vector<double> rho =
+    densities(p, byGroup.data(), numQueried, queriedStart, backend, control, seen);
   densityTimer.stop();
+  info.counters.emplace_back("density queries", double(numQueried));
   double period[3];
   for (int d = 0; d < 3; ++d)
     period[d] = p.periodic ? p.boxHi[d] - p.boxLo[d] : 0.0;
@@ -355,13 +416,14 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       const double t0 = threadCpuSeconds();
       const std::size_t at = groupStart[gi];
       std::vector<Index> memberOf;
-      const GroupMembers g =
-        gatherGroup(p, &byGroup[at], &rho[at], groupSize[gi], period, memberOf);
+      const GroupMembers g = gatherGroup(
+        p, &byGroup[at], ordered[gi] ? &rho[at] : nullptr, groupSize[gi], period, memberOf);
       DensityNeighbours groupSeen;
-      if (seen.perPoint > 0)
+      const bool listed = ordered[gi] && seen.perPoint > 0;
+      if (listed)
         groupSeen = groupNeighbours(seen, at, groupSize[gi], memberOf, period);
       const GroupCandidates cands = findCandidates(
-        g, p.saddleNeighbors, p.minimumSubhaloSize, seen.perPoint > 0 ? &groupSeen : nullptr, b, c);
+        g, p.saddleNeighbors, p.minimumSubhaloSize, listed ? &groupSeen : nullptr, b, c);
       groupSeen = {};
       searchedInGroup += cands.searchedInGroup;
       const double t1 = threadCpuSeconds();

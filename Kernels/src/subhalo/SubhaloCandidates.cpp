@@ -252,6 +252,13 @@ GroupCandidates findCandidates(const GroupMembers& g, int saddleNeighbors, Globa
   GroupCandidates out;
   if (n == 0)
     return out;
+  if (!densityOrderMatters(n, minimumSize))
+  {
+    out.order.resize(n);
+    std::iota(out.order.begin(), out.order.end(), Index(0));
+    out.candidates.push_back({ 0, n, g.id[0], true });
+    return out;
+  }
   const auto denser =
     denserNeighbours(g, saddleNeighbors, seen, backend, control, out.searchedInGroup);
   // Per root: first and last of its list, its length and densest member.

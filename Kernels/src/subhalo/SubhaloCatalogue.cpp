@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include <omp.h>
+
 #include "jz/Communicator.h"
 #include "jz/Fof.h"
 #include "jz/Geometry.h"
@@ -140,32 +142,44 @@ void buildSubhaloCatalogue(const SubhaloProblem<T>& p, const std::vector<GlobalI
     rows[order[k]].rank =
       k > 0 && rows[order[k - 1]].group == rows[order[k]].group ? rows[order[k - 1]].rank + 1 : 0;
   }
-  for (std::size_t i = 0; i < p.numPoints; ++i)
-    if (tempId[i] >= 0)
+  const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(p.numPoints); ++i)
+    if (tempId[std::size_t(i)] >= 0)
     {
-      out.subhaloId[i] = finalId[std::size_t(tempId[i])];
-      out.subhaloRank[i] = rows[std::size_t(tempId[i])].rank;
+      out.subhaloId[std::size_t(i)] = finalId[std::size_t(tempId[std::size_t(i)])];
+      out.subhaloRank[std::size_t(i)] = rows[std::size_t(tempId[std::size_t(i)])].rank;
     }
-  // Rows in final order.
-  for (std::size_t k = 0; k < S; ++k)
+  // Rows in final order; the circular-velocity profiles (a sort each) in parallel.
+  for (auto* column : { &cat.subhaloId, &cat.groupId, &cat.subhaloRank, &cat.count,
+         &cat.mostBoundId })
+    column->resize(S);
+  for (auto* column : { &cat.mass, &cat.velocityDispersion, &cat.vmax, &cat.rvmax,
+         &cat.halfMassRadius })
+    column->resize(S);
+  for (auto* column : { &cat.centreOfPotential, &cat.centerOfMass, &cat.meanVelocity })
+    column->resize(3 * S);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+  for (std::ptrdiff_t sk = 0; sk < std::ptrdiff_t(S); ++sk)
   {
-    const std::size_t t = order[k];
+    const std::size_t k = std::size_t(sk), t = order[k];
     const Row& r = rows[t];
-    cat.subhaloId.push_back(GlobalId(k));
-    cat.groupId.push_back(groupIds[r.group]);
-    cat.subhaloRank.push_back(r.rank);
-    cat.count.push_back(fof.count[t]);
-    cat.mass.push_back(fof.mass[t]);
-    cat.mostBoundId.push_back(props.mostBoundId[t]);
-    cat.velocityDispersion.push_back(fof.velocityDispersion[t]);
+    cat.subhaloId[k] = GlobalId(k);
+    cat.groupId[k] = groupIds[r.group];
+    cat.subhaloRank[k] = r.rank;
+    cat.count[k] = fof.count[t];
+    cat.mass[k] = fof.mass[t];
+    cat.mostBoundId[k] = props.mostBoundId[t];
+    cat.velocityDispersion[k] = fof.velocityDispersion[t];
     for (int d = 0; d < 3; ++d)
     {
-      cat.centreOfPotential.push_back(props.centreOfPotential[3 * t + d]);
-      cat.centerOfMass.push_back(fof.centerOfMass[3 * t + d]);
-      cat.meanVelocity.push_back(fof.meanVelocity[3 * t + d]);
+      cat.centreOfPotential[3 * k + d] = props.centreOfPotential[3 * t + d];
+      cat.centerOfMass[3 * k + d] = fof.centerOfMass[3 * t + d];
+      cat.meanVelocity[3 * k + d] = fof.meanVelocity[3 * t + d];
     }
     // The circular-velocity profile around the centre of potential.
     std::vector<std::pair<double, double>> rm;
+    rm.reserve(found[r.group][r.found].members.size());
     for (Index m : found[r.group][r.found].members)
     {
       const Index i = memberInputs[r.group][m];
@@ -180,9 +194,9 @@ void buildSubhaloCatalogue(const SubhaloProblem<T>& p, const std::vector<GlobalI
       rm.push_back({ std::sqrt(r2), p.masses ? p.masses[i] : 1.0 });
     }
     const CircularProfile c = circularProfile(std::move(rm), p.gravitationalConstant);
-    cat.vmax.push_back(c.vmax);
-    cat.rvmax.push_back(c.rvmax);
-    cat.halfMassRadius.push_back(c.halfMassRadius);
+    cat.vmax[k] = c.vmax;
+    cat.rvmax[k] = c.rvmax;
+    cat.halfMassRadius[k] = c.halfMassRadius;
   }
   // Parents: the smallest other subhalo of the group whose candidate holds this one's.
   cat.parentSubhaloId.assign(S, -1);

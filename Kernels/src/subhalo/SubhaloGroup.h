@@ -31,9 +31,20 @@ KnnProblem<T> densityProblem(const SubhaloProblem<T>& p)
   return k;
 }
 
+// Whether the density order of a group of n members can matter: a recorded
+// candidate is the smaller of two disjoint ones beside the member that joins
+// them, so it has at most (n - 1) / 2 members; up to n = 2 minimumSize none
+// can hold a subhalo, and the group's own candidate (all of it) is the only
+// one, whatever the order.
+inline bool densityOrderMatters(std::size_t n, GlobalId minimumSize)
+{
+  return GlobalId(n) > 2 * minimumSize;
+}
+
 // A group's members, densest first (ties: smaller global id), so a member's
-// index is its density rank: "denser" is "smaller index". Positions are
-// unwrapped around the member of smallest global id when periodic.
+// index is its density rank: "denser" is "smaller index"; by global id alone
+// where the density order cannot matter. Positions are unwrapped around the
+// member of smallest global id when periodic.
 struct GroupMembers
 {
   std::vector<Index> input; // input index of each member
@@ -75,8 +86,10 @@ struct DensityNeighbours
 
 // The saddle-point rule over each member's saddleNeighbors nearest members
 // (itself excluded; by distance, then global id). Candidates smaller than
-// minimumSize are not recorded (they cannot hold a subhalo). `seen` may be
-// null (every member searched within the group).
+// minimumSize are not recorded (they cannot hold a subhalo); where the
+// density order cannot matter the whole group is the only candidate and no
+// neighbour is searched. `seen` may be null (every member searched within
+// the group).
 GroupCandidates findCandidates(const GroupMembers& group, int saddleNeighbors, GlobalId minimumSize,
   const DensityNeighbours* seen, Backend backend, const RunControl& control);
 

@@ -88,8 +88,8 @@ public:
       for (int d = 0; d < 3; ++d)
       {
         out[d] = from[d];
-        out[3 + d] = static_cast<T>(double(from[d]) +
-          jz::nearestImageOffset(double(to[d]) - double(from[d]), period_[d]));
+        out[3 + d] = static_cast<T>(
+          double(from[d]) + jz::nearestImageOffset(double(to[d]) - double(from[d]), period_[d]));
       }
       ids[2 * e] = idA(e);
       ids[2 * e + 1] = idB(e);

@@ -27,6 +27,9 @@ constexpr Index kNoPoint = Index(-1);
 // the component is final (no other can join it either) and never searches.
 constexpr Index kFinished = Index(-3);
 constexpr Index kEmptyNode = Index(-2); // no points: neither pure nor mixed
+// Planes of fewer nodes are labelled and marked on the calling thread: a
+// parallel region costs more than they do, twice per plane and round.
+constexpr Index kParallelNodes = 8192;
 
 // The shared bounds, stored as floats rounded up (AtomicMin.h).
 inline double loadBound(const float* slot) { return atomicLoadRelaxed(slot); }
@@ -112,7 +115,7 @@ struct BoruvkaComponents
       searching[p].resize(nodes);
       const Index* split = p == 0 ? plane.sourceSplit.data() : plane.childSplit.data();
       const unsigned char* below = p == 0 ? nullptr : searching[p - 1].data();
-#pragma omp parallel for schedule(static) reduction(+ : total)
+#pragma omp parallel for schedule(static) reduction(+ : total) if (nodes > kParallelNodes)
       for (long long j = 0; j < (long long)nodes; ++j)
       {
         unsigned char any = 0;
@@ -152,7 +155,7 @@ private:
     node[p].resize(nodes);
     const Index* split = p == 0 ? plane.sourceSplit.data() : plane.childSplit.data();
     const Index* below = p == 0 ? point.data() : node[p - 1].data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nodes > kParallelNodes)
     for (long long j = 0; j < (long long)nodes; ++j)
     {
       Index label = kEmptyNode;

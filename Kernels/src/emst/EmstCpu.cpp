@@ -278,27 +278,30 @@ private:
     float* bound2 = comps_.bound2.data();
     const long long n = (long long)label.size();
     Index settled = 0;
-#pragma omp parallel for schedule(static) reduction(+ : settled)
-    for (long long q = 0; q < n; ++q)
+#pragma omp parallel reduction(+ : settled)
     {
-      if (choice[q] == kFinished)
-        continue;
-      if (choice[q] == kNoPoint || label[choice[q]] == label[q])
+#pragma omp for schedule(static) nowait
+      for (long long q = 0; q < n; ++q)
       {
-        choice[q] = kNoPoint;
-        continue;
+        if (choice[q] == kFinished)
+          continue;
+        if (choice[q] == kNoPoint || label[choice[q]] == label[q])
+        {
+          choice[q] = kNoPoint;
+          continue;
+        }
+        ++settled;
+        lowerBound(&bound2[label[q]], weight2(Index(q), choice[q]));
       }
-      ++settled;
-      lowerBound(&bound2[label[q]], weight2(Index(q), choice[q]));
-    }
-#pragma omp parallel for schedule(static)
-    for (long long i = 0; i < n - 1; ++i)
-    {
-      if (label[i] == label[i + 1])
-        continue;
-      const double w = weight2(Index(i), Index(i + 1));
-      lowerBound(&bound2[label[i]], w);
-      lowerBound(&bound2[label[i + 1]], w);
+#pragma omp for schedule(static)
+      for (long long i = 0; i < n - 1; ++i)
+      {
+        if (label[i] == label[i + 1])
+          continue;
+        const double w = weight2(Index(i), Index(i + 1));
+        lowerBound(&bound2[label[i]], w);
+        lowerBound(&bound2[label[i + 1]], w);
+      }
     }
     return settled;
   }
@@ -326,7 +329,8 @@ private:
       const double wq = weight2(q, choice[q]);
       Index w = __atomic_load_n(slot, __ATOMIC_RELAXED);
       while (w == kNoPoint ||
-        emstEdgeLess(wq, keys_[q], keys_[choice[q]], weight2(w, choice[w]), keys_[w], keys_[choice[w]]))
+        emstEdgeLess(
+          wq, keys_[q], keys_[choice[q]], weight2(w, choice[w]), keys_[w], keys_[choice[w]]))
         if (__atomic_compare_exchange_n(slot, &w, q, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
           break;
     }
@@ -353,12 +357,17 @@ private:
 };
 
 // The edges in the public order, endpoints as input indices, smaller key
-// first. `found` is freed on the way, so the peak is one copy plus the output.
+// first: two halves sorted at once, then merged straight into the output by
+// all threads, each from its own split of the two halves (the order is
+// total: one result on any thread count). `found` is freed on the way, so
+// the peak is one copy plus the output.
 void publishEdges(FoundEdges& found, const GlobalId* ids, EmstEdges& out)
 {
   auto key = [ids](Index i) { return ids ? ids[i] : GlobalId(i); };
+  const long long m = (long long)found.ends.size();
   std::vector<EdgeOfTree> edges(found.ends.size());
-  for (std::size_t i = 0; i < edges.size(); ++i)
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < m; ++i)
   {
     EdgeOfTree& e = edges[i];
     e = EdgeOfTree{ found.ends[i].a, found.ends[i].b, found.weight2[i] };
@@ -373,22 +382,45 @@ void publishEdges(FoundEdges& found, const GlobalId* ids, EmstEdges& out)
     const GlobalId xa = key(x.a), ya = key(y.a);
     return xa != ya ? xa < ya : key(x.b) < key(y.b);
   };
-  // Two halves sorted at once, then merged (the order is total: one result).
-  const auto mid = edges.begin() + std::ptrdiff_t(edges.size() / 2);
-  const int halves = omp_get_max_threads() > 1 && edges.size() > 4096 ? 2 : 1;
+  const EdgeOfTree* mid = edges.data() + m / 2;
+  const int halves = omp_get_max_threads() > 1 && m > 4096 ? 2 : 1;
 #pragma omp parallel for num_threads(halves) schedule(static, 1)
   for (int h = 0; h < 2; ++h)
-    std::sort(h == 0 ? edges.begin() : mid, h == 0 ? mid : edges.end(), less);
-  std::inplace_merge(edges.begin(), mid, edges.end(), less);
-  const std::size_t m = edges.size();
-  out.from.resize(m);
-  out.to.resize(m);
-  out.weight2.resize(m);
-  for (std::size_t i = 0; i < m; ++i)
+    std::sort(h == 0 ? edges.begin() : edges.begin() + m / 2,
+      h == 0 ? edges.begin() + m / 2 : edges.end(), less);
+  out.from.resize(std::size_t(m));
+  out.to.resize(std::size_t(m));
+  out.weight2.resize(std::size_t(m));
+  const EdgeOfTree* first = edges.data();
+  const long long n1 = m / 2, n2 = m - m / 2;
+  // The first k merged edges are first[0, i) and mid[0, k - i): the smallest
+  // i whose first[i] follows mid[k - i - 1].
+  auto split = [&](long long k)
   {
-    out.from[i] = edges[i].a;
-    out.to[i] = edges[i].b;
-    out.weight2[i] = edges[i].weight2;
+    long long lo = std::max(0LL, k - n2), hi = std::min(k, n1);
+    while (lo < hi)
+    {
+      const long long i = (lo + hi) / 2;
+      if (less(mid[k - i - 1], first[i]))
+        hi = i;
+      else
+        lo = i + 1;
+    }
+    return lo;
+  };
+#pragma omp parallel if (m > 4096)
+  {
+    const long long parts = omp_get_num_threads(), t = omp_get_thread_num();
+    const long long k0 = m * t / parts, k1 = m * (t + 1) / parts;
+    long long i = split(k0), j = k0 - i;
+    for (long long k = k0; k < k1; ++k)
+    {
+      const bool fromFirst = j >= n2 || (i < n1 && !less(mid[j], first[i]));
+      const EdgeOfTree& e = fromFirst ? first[i++] : mid[j++];
+      out.from[k] = e.a;
+      out.to[k] = e.b;
+      out.weight2[k] = e.weight2;
+    }
   }
 }
 
@@ -432,13 +464,15 @@ FoundEdges emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const 
   const BoruvkaWeights<T, Metric> weights(tree, metric, mutual ? core2.data() : nullptr);
   FoundEdges found;
   const double maxWeight2 = problem.maxLength * problem.maxLength;
-  found.ends = BoruvkaRounds<T, Metric>(weights, maxWeight2, keys, threads, info,
-    mutual ? &coreNeighbours : nullptr).run(control);
+  found.ends = BoruvkaRounds<T, Metric>(
+    weights, maxWeight2, keys, threads, info, mutual ? &coreNeighbours : nullptr)
+                 .run(control);
   // The round state is gone: now the weights, then the endpoints as input
   // indices (the tree is freed before publishing).
   found.weight2.resize(found.ends.size());
   const Index* input = tree.sources.inputIndex.data();
-  for (std::size_t i = 0; i < found.ends.size(); ++i)
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < (long long)found.ends.size(); ++i)
   {
     EdgeEnds& e = found.ends[i];
     found.weight2[i] = edgeWeight2(weights, e.a, e.b);

@@ -249,7 +249,7 @@ private:
     const double maxWeight2 = comps_.maxWeight2;
     const Index* low = coreNeighbours_->data();
     const long long n = (long long)label.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kChunk)
     for (long long q = 0; q < n; ++q)
       for (int j = 0; j < kCoreNeighbours; ++j)
       {
@@ -280,7 +280,7 @@ private:
     Index settled = 0;
 #pragma omp parallel reduction(+ : settled)
     {
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(dynamic, kChunk) nowait
       for (long long q = 0; q < n; ++q)
       {
         if (choice[q] == kFinished)
@@ -293,7 +293,7 @@ private:
         ++settled;
         lowerBound(&bound2[label[q]], weight2(Index(q), choice[q]));
       }
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, kChunk)
       for (long long i = 0; i < n - 1; ++i)
       {
         if (label[i] == label[i + 1])
@@ -319,7 +319,7 @@ private:
     const Index n = Index(label.size());
     std::vector<Index> winner(n, kNoPoint); // per root; lives no longer than this
     // The minimum under a total order: the same whichever thread wins a race.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kChunk)
     for (long long i = 0; i < (long long)n; ++i)
     {
       const Index q = Index(i);
@@ -335,7 +335,7 @@ private:
           break;
     }
     if (comps_.maxWeight2 < kInfinity)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kChunk)
       for (long long q = 0; q < (long long)n; ++q)
         if (winner[label[q]] == kNoPoint)
           comps_.choice[q] = kFinished;
@@ -366,7 +366,7 @@ void publishEdges(FoundEdges& found, const GlobalId* ids, EmstEdges& out)
   auto key = [ids](Index i) { return ids ? ids[i] : GlobalId(i); };
   const long long m = (long long)found.ends.size();
   std::vector<EdgeOfTree> edges(found.ends.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kChunk)
   for (long long i = 0; i < m; ++i)
   {
     EdgeOfTree& e = edges[i];
@@ -471,7 +471,7 @@ FoundEdges emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const 
   // indices (the tree is freed before publishing).
   found.weight2.resize(found.ends.size());
   const Index* input = tree.sources.inputIndex.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kChunk)
   for (long long i = 0; i < (long long)found.ends.size(); ++i)
   {
     EdgeEnds& e = found.ends[i];

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -317,8 +318,13 @@ private:
     const std::vector<Index>& label = comps_.point;
     const std::vector<Index>& choice = comps_.choice;
     const Index n = Index(label.size());
-    std::vector<Index> winner(n, kNoPoint); // per root; lives no longer than this
-    // The minimum under a total order: the same whichever thread wins a race.
+    // Per root; lives no longer than this, filled by the threads (no serial
+    // first fill).
+    const std::unique_ptr<Index[]> winner(new Index[n]);
+#pragma omp parallel for schedule(dynamic, kChunk)
+    for (long long i = 0; i < (long long)n; ++i)
+      winner[i] = kNoPoint;
+      // The minimum under a total order: the same whichever thread wins a race.
 #pragma omp parallel for schedule(dynamic, kChunk)
     for (long long i = 0; i < (long long)n; ++i)
     {

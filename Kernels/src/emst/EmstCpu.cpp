@@ -196,13 +196,16 @@ public:
   }
 
 private:
-  // Neighbours of the first round's search (the point itself counted).
-  static constexpr int kNearestRound = 2;
+  // Neighbours of the first round's search (the point itself counted): the
+  // first in another component is the point's choice, and the next
+  // kSpareNeighbours after it are kept for later rounds (spareChoice).
+  static constexpr int kSpareNeighbours = 2;
+  static constexpr int kNearestRound = 2 + kSpareNeighbours;
 
   double weight2(Index a, Index b) const { return edgeWeight2(weights_, a, b); }
 
-  // The first round from the kNN walk (Euclidean; K = 2 costs a fraction of
-  // a general round): for one point the edge order (weight, smaller key,
+  // The first round from the kNN walk (Euclidean; small K costs a fraction
+  // of a general round): for one point the edge order (weight, smaller key,
   // larger key) is the kNN order (distance, key of the other end), so the
   // first of its K nearest that lies in another component is its lightest
   // edge leaving its component, exactly what its search would find: the
@@ -216,13 +219,18 @@ private:
     std::vector<Index>& choice = comps_.choice;
     std::vector<float>& low2 = comps_.low2;
     const double maxWeight2 = comps_.maxWeight2;
+    spare_.assign(kSpareNeighbours * label.size(), kNoPoint);
     auto store = [&](Index q, const RankedNeighbors& nb)
     {
       for (int i = 0; i < kNearestRound; ++i)
         if (label[nb.src(i)] != label[q])
         {
           if (nb.d2(i) <= maxWeight2)
+          {
             choice[q] = nb.src(i);
+            for (int j = 0; j < kSpareNeighbours && i + 1 + j < kNearestRound; ++j)
+              spare_[kSpareNeighbours * std::size_t(q) + j] = nb.src(i + 1 + j);
+          }
           low2[q] = roundDownToFloat(nb.d2(i));
           return;
         }
@@ -232,6 +240,30 @@ private:
     Policy policy(tree_, kNearestRound, weights_.metric, threads_, &keys_, Index(-1), store);
     DualWalk<T, Policy> walk(tree_, policy, threads_);
     walk.leafPass(walk.walkDownTo(1));
+  }
+
+  // Once q's choice lies in its own component: the first of its spare
+  // neighbours (in kNN order) in another component. All before it lie in
+  // q's component (the first round's choice was the first outside it, and
+  // components only grow), and every point beyond the list follows it in
+  // the edge order: it is q's lightest edge leaving its component, and q is
+  // settled. When none is left, no such edge of q is lighter than the last
+  // spare's weight (low2), and the spares are dropped. kNoPoint: q searches.
+  Index spareChoice(Index q)
+  {
+    const std::vector<Index>& label = comps_.point;
+    Index* spare = &spare_[kSpareNeighbours * std::size_t(q)];
+    Index last = kNoPoint;
+    for (int j = 0; j < kSpareNeighbours && spare[j] != kNoPoint; ++j)
+    {
+      last = spare[j];
+      if (label[last] != label[q])
+        return weight2(q, last) <= comps_.maxWeight2 ? last : kNoPoint;
+    }
+    if (last != kNoPoint)
+      comps_.low2[q] = std::max(comps_.low2[q], roundDownToFloat(weight2(q, last)));
+    spare[0] = kNoPoint;
+    return kNoPoint;
   }
 
   // The first round under mutual reachability from the core distances'
@@ -270,7 +302,8 @@ private:
   // first upper bound before the walk, and so do the points whose edge of the
   // last round still leaves their component: that edge is still their
   // lightest (exact: a search finds a point's lightest edge or, when it is
-  // heavier than the bound, none), so they are settled and do not search.
+  // heavier than the bound, none), so they are settled and do not search;
+  // so are the points with a spare neighbour outside (spareChoice).
   // Returns the number of settled points.
   Index seedBounds()
   {
@@ -278,8 +311,9 @@ private:
     std::vector<Index>& choice = comps_.choice;
     float* bound2 = comps_.bound2.data();
     const long long n = (long long)label.size();
-    Index settled = 0;
-#pragma omp parallel reduction(+ : settled)
+    const bool spares = !spare_.empty();
+    Index settled = 0, fromSpares = 0, asked = 0;
+#pragma omp parallel reduction(+ : settled, fromSpares, asked)
     {
 #pragma omp for schedule(dynamic, kChunk) nowait
       for (long long q = 0; q < n; ++q)
@@ -288,8 +322,11 @@ private:
           continue;
         if (choice[q] == kNoPoint || label[choice[q]] == label[q])
         {
-          choice[q] = kNoPoint;
-          continue;
+          asked += spares;
+          choice[q] = spares ? spareChoice(Index(q)) : kNoPoint;
+          if (choice[q] == kNoPoint)
+            continue;
+          ++fromSpares;
         }
         ++settled;
         lowerBound(&bound2[label[q]], weight2(Index(q), choice[q]));
@@ -304,6 +341,8 @@ private:
         lowerBound(&bound2[label[i + 1]], w);
       }
     }
+    if (asked > 0 && fromSpares == 0)
+      std::vector<Index>().swap(spare_); // they settle no one any more
     return settled;
   }
 
@@ -360,6 +399,9 @@ private:
   RunInfo& info_;
   BoruvkaComponents<T> comps_;
   std::vector<Index>* coreNeighbours_; // mutual reachability, until the first round
+  // Euclidean: per sorted point its kSpareNeighbours nearest after its first
+  // round's choice (kNoPoint: none), while they settle points.
+  std::vector<Index> spare_;
 };
 
 // The edges in the public order, endpoints as input indices, smaller key

@@ -35,49 +35,65 @@ namespace
 {
 // The Edges output in the input's precision: one line per edge with its own
 // two points (the second at the nearest image of the first when periodic),
-// 32-bit connectivity when the point count allows it. Filled edge by edge,
-// so the kernel's edges can be freed while it grows.
+// 32-bit connectivity when the point count allows it. Filled in parallel
+// through raw pointers, lengths first, so the kernel's weights can be freed
+// before the points and EndpointIds are allocated.
 template <class T>
 class EdgeLines
 {
 public:
   EdgeLines(vtkIdType m, bool periodic, const double box[6])
     : m_(m)
-    , periodic_(periodic)
-    , box_(box)
   {
+    for (int d = 0; d < 3; ++d)
+    {
+      period_[d] = periodic ? box[2 * d + 1] - box[2 * d] : 0.0;
+    }
     length_ = vtkSmartPointer<vtkDoubleArray>::New();
     length_->SetName("Length");
     length_->SetNumberOfTuples(m);
   }
 
-  void setLength(vtkIdType e, double weight2) { length_->SetValue(e, std::sqrt(weight2)); }
-
-  // The points and EndpointIds, allocated after the lengths (the caller may
-  // free its weights in between).
-  void allocateEnds()
+  void setLengths(const double* weight2)
   {
-    points_ = vtkSmartPointer<vtkPoints>::New();
-    points_->SetDataType(std::is_same<T, float>::value ? VTK_FLOAT : VTK_DOUBLE);
-    points_->SetNumberOfPoints(2 * m_);
+    double* length = length_->GetPointer(0);
+#pragma omp parallel for schedule(static)
+    for (vtkIdType e = 0; e < m_; ++e)
+    {
+      length[e] = std::sqrt(weight2[e]);
+    }
+  }
+
+  // The points and EndpointIds: edge e from a(e) to b(e) (coordinates), with
+  // ids idA(e) and idB(e).
+  template <class EndA, class EndB, class IdA, class IdB>
+  void setEnds(EndA a, EndB b, IdA idA, IdB idB)
+  {
+    auto points = vtkSmartPointer<vtkPoints>::New();
+    points->SetDataType(std::is_same<T, float>::value ? VTK_FLOAT : VTK_DOUBLE);
+    points->SetNumberOfPoints(2 * m_);
     ends_ = vtkSmartPointer<vtkIdTypeArray>::New();
     ends_->SetName("EndpointIds");
     ends_->SetNumberOfComponents(2);
     ends_->SetNumberOfTuples(m_);
-  }
-
-  void setEnds(vtkIdType e, const T* a, const T* to, jz::GlobalId idA, jz::GlobalId idB)
-  {
-    T* out = static_cast<T*>(points_->GetVoidPointer(0)) + 6 * e;
-    for (int d = 0; d < 3; ++d)
+    points_ = points;
+    T* xyz = static_cast<T*>(points->GetVoidPointer(0));
+    vtkIdType* ids = ends_->GetPointer(0);
+#pragma omp parallel for schedule(static)
+    for (vtkIdType e = 0; e < m_; ++e)
     {
-      const double period = periodic_ ? box_[2 * d + 1] - box_[2 * d] : 0.0;
-      out[d] = a[d];
-      out[3 + d] = static_cast<T>(
-        double(a[d]) + jz::nearestImageOffset(double(to[d]) - double(a[d]), period));
+      const T* from = a(e);
+      const T* to = b(e);
+      T* out = xyz + 6 * e;
+      for (int d = 0; d < 3; ++d)
+      {
+        out[d] = from[d];
+        out[3 + d] = static_cast<T>(
+          double(from[d]) + jz::nearestImageOffset(double(to[d]) - double(from[d]), period_[d]));
+      }
+      ids[2 * e] = idA(e);
+      ids[2 * e + 1] = idB(e);
     }
-    ends_->SetTypedComponent(e, 0, idA);
-    ends_->SetTypedComponent(e, 1, idB);
   }
 
   void finish(vtkPolyData* out)
@@ -100,15 +116,20 @@ private:
   vtkSmartPointer<A> connectivity(bool points = false) const
   {
     auto a = vtkSmartPointer<A>::New();
-    a->SetNumberOfTuples(points ? 2 * m_ : m_ + 1);
-    for (vtkIdType i = 0; i < a->GetNumberOfTuples(); ++i)
-      a->SetValue(i, static_cast<typename A::ValueType>(points ? i : 2 * i));
+    const vtkIdType n = points ? 2 * m_ : m_ + 1;
+    a->SetNumberOfTuples(n);
+    typename A::ValueType* v = a->GetPointer(0);
+    const vtkIdType step = points ? 1 : 2;
+#pragma omp parallel for schedule(static)
+    for (vtkIdType i = 0; i < n; ++i)
+    {
+      v[i] = static_cast<typename A::ValueType>(step * i);
+    }
     return a;
   }
 
   vtkIdType m_;
-  bool periodic_;
-  const double* box_;
+  double period_[3];
   vtkSmartPointer<vtkPoints> points_;
   vtkSmartPointer<vtkDoubleArray> length_;
   vtkSmartPointer<vtkIdTypeArray> ends_;
@@ -131,11 +152,10 @@ std::vector<double> ComputeEdges(vtkAlgorithm* self, vtkJZKernelAdapter::Particl
     info = jz::computeEmstDistributed(problem, *in.comm, out, backend, control);
     const vtkIdType m = static_cast<vtkIdType>(out.weight2.size());
     EdgeLines<T> lines(m, periodic, in.box);
-    for (vtkIdType e = 0; e < m; ++e)
-      lines.setLength(e, out.weight2[e]);
-    lines.allocateEnds();
-    for (vtkIdType e = 0; e < m; ++e)
-      lines.setEnds(e, &out.fromPoint[3 * e], &out.toPoint[3 * e], out.fromId[e], out.toId[e]);
+    lines.setLengths(out.weight2.data());
+    lines.setEnds([&out](vtkIdType e) { return &out.fromPoint[3 * e]; },
+      [&out](vtkIdType e) { return &out.toPoint[3 * e]; },
+      [&out](vtkIdType e) { return out.fromId[e]; }, [&out](vtkIdType e) { return out.toId[e]; });
     lines.finish(edges);
     return std::move(out.core2);
   }
@@ -143,16 +163,15 @@ std::vector<double> ComputeEdges(vtkAlgorithm* self, vtkJZKernelAdapter::Particl
   info = jz::computeEmst(problem, out, backend, control);
   const vtkIdType m = static_cast<vtkIdType>(out.size());
   EdgeLines<T> lines(m, periodic, in.box);
-  for (vtkIdType e = 0; e < m; ++e)
-    lines.setLength(e, out.weight2[e]);
+  lines.setLengths(out.weight2.data());
   std::vector<double>().swap(out.weight2);
-  lines.allocateEnds();
-  auto id = [&in](jz::Index i) { return in.ids.data ? in.ids.data[i] : jz::GlobalId(i); };
-  for (vtkIdType e = 0; e < m; ++e)
-  {
-    const jz::Index a = out.from[e], b = out.to[e];
-    lines.setEnds(e, coords.data + 3 * std::size_t(a), coords.data + 3 * std::size_t(b), id(a), id(b));
-  }
+  const T* xyz = coords.data;
+  const jz::GlobalId* ids = in.ids.data;
+  auto id = [ids](jz::Index i) { return ids ? ids[i] : jz::GlobalId(i); };
+  lines.setEnds([&out, xyz](vtkIdType e) { return xyz + 3 * std::size_t(out.from[e]); },
+    [&out, xyz](vtkIdType e) { return xyz + 3 * std::size_t(out.to[e]); },
+    [&out, id](vtkIdType e) { return id(out.from[e]); },
+    [&out, id](vtkIdType e) { return id(out.to[e]); });
   std::vector<jz::Index>().swap(out.from);
   std::vector<jz::Index>().swap(out.to);
   lines.finish(edges);
@@ -210,9 +229,11 @@ int vtkJZEuclideanMST::RunParticles(
       if (mutual)
       {
         core = vtkJZKernelAdapter::NewArray<vtkDoubleArray>("CoreDistance", in.localPoints);
+        double* distance = core->GetPointer(0);
+#pragma omp parallel for schedule(static)
         for (vtkIdType i = 0; i < in.localPoints; ++i)
         {
-          core->SetValue(i, std::sqrt(core2[i]));
+          distance[i] = std::sqrt(core2[i]);
         }
         results.push_back(core);
       }

@@ -27,6 +27,15 @@ constexpr Index kNoPoint = Index(-1);
 // the component is final (no other can join it either) and never searches.
 constexpr Index kFinished = Index(-3);
 constexpr Index kEmptyNode = Index(-2); // no points: neither pure nor mixed
+// Loops over points are shared out in chunks of kChunk points (over nodes:
+// of kNodeChunk nodes), taken as threads come free: the work per point
+// varies along the z-order of clustered points, and a thread the system
+// holds up stalls no one. Planes above the leaves with fewer than
+// kParallelNodes nodes are labelled and marked on the calling thread: a
+// parallel region costs more than they do.
+constexpr int kChunk = 8192;
+constexpr int kNodeChunk = 64;
+constexpr Index kParallelNodes = 8192;
 
 // The shared bounds, stored as floats rounded up (AtomicMin.h).
 inline double loadBound(const float* slot) { return atomicLoadRelaxed(slot); }
@@ -82,7 +91,7 @@ struct BoruvkaComponents
     // another thread replaces it is the old parent or the root, an ancestor
     // either way, and roots are never written.
     Index* link = point.data();
-#pragma omp parallel for schedule(static) reduction(+ : roots)
+#pragma omp parallel for schedule(dynamic, kChunk) reduction(+ : roots)
     for (long long i = 0; i < (long long)n; ++i)
     {
       Index r = Index(i), up;
@@ -112,7 +121,8 @@ struct BoruvkaComponents
       searching[p].resize(nodes);
       const Index* split = p == 0 ? plane.sourceSplit.data() : plane.childSplit.data();
       const unsigned char* below = p == 0 ? nullptr : searching[p - 1].data();
-#pragma omp parallel for schedule(static) reduction(+ : total)
+#pragma omp parallel for schedule(dynamic, kNodeChunk) reduction(+ : total) \
+  if (p == 0 || nodes > kParallelNodes)
       for (long long j = 0; j < (long long)nodes; ++j)
       {
         unsigned char any = 0;
@@ -152,7 +162,7 @@ private:
     node[p].resize(nodes);
     const Index* split = p == 0 ? plane.sourceSplit.data() : plane.childSplit.data();
     const Index* below = p == 0 ? point.data() : node[p - 1].data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kNodeChunk) if (p == 0 || nodes > kParallelNodes)
     for (long long j = 0; j < (long long)nodes; ++j)
     {
       Index label = kEmptyNode;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -195,13 +196,16 @@ public:
   }
 
 private:
-  // Neighbours of the first round's search (the point itself counted).
-  static constexpr int kNearestRound = 2;
+  // Neighbours of the first round's search (the point itself counted): the
+  // first in another component is the point's choice, and the next
+  // kSpareNeighbours after it are kept for later rounds (spareChoice).
+  static constexpr int kSpareNeighbours = 2;
+  static constexpr int kNearestRound = 2 + kSpareNeighbours;
 
   double weight2(Index a, Index b) const { return edgeWeight2(weights_, a, b); }
 
-  // The first round from the kNN walk (Euclidean; K = 2 costs a fraction of
-  // a general round): for one point the edge order (weight, smaller key,
+  // The first round from the kNN walk (Euclidean; small K costs a fraction
+  // of a general round): for one point the edge order (weight, smaller key,
   // larger key) is the kNN order (distance, key of the other end), so the
   // first of its K nearest that lies in another component is its lightest
   // edge leaving its component, exactly what its search would find: the
@@ -215,13 +219,18 @@ private:
     std::vector<Index>& choice = comps_.choice;
     std::vector<float>& low2 = comps_.low2;
     const double maxWeight2 = comps_.maxWeight2;
+    spare_.assign(kSpareNeighbours * label.size(), kNoPoint);
     auto store = [&](Index q, const RankedNeighbors& nb)
     {
       for (int i = 0; i < kNearestRound; ++i)
         if (label[nb.src(i)] != label[q])
         {
           if (nb.d2(i) <= maxWeight2)
+          {
             choice[q] = nb.src(i);
+            for (int j = 0; j < kSpareNeighbours && i + 1 + j < kNearestRound; ++j)
+              spare_[kSpareNeighbours * std::size_t(q) + j] = nb.src(i + 1 + j);
+          }
           low2[q] = roundDownToFloat(nb.d2(i));
           return;
         }
@@ -231,6 +240,30 @@ private:
     Policy policy(tree_, kNearestRound, weights_.metric, threads_, &keys_, Index(-1), store);
     DualWalk<T, Policy> walk(tree_, policy, threads_);
     walk.leafPass(walk.walkDownTo(1));
+  }
+
+  // Once q's choice lies in its own component: the first of its spare
+  // neighbours (in kNN order) in another component. All before it lie in
+  // q's component (the first round's choice was the first outside it, and
+  // components only grow), and every point beyond the list follows it in
+  // the edge order: it is q's lightest edge leaving its component, and q is
+  // settled. When none is left, no such edge of q is lighter than the last
+  // spare's weight (low2), and the spares are dropped. kNoPoint: q searches.
+  Index spareChoice(Index q)
+  {
+    const std::vector<Index>& label = comps_.point;
+    Index* spare = &spare_[kSpareNeighbours * std::size_t(q)];
+    Index last = kNoPoint;
+    for (int j = 0; j < kSpareNeighbours && spare[j] != kNoPoint; ++j)
+    {
+      last = spare[j];
+      if (label[last] != label[q])
+        return weight2(q, last) <= comps_.maxWeight2 ? last : kNoPoint;
+    }
+    if (last != kNoPoint)
+      comps_.low2[q] = std::max(comps_.low2[q], roundDownToFloat(weight2(q, last)));
+    spare[0] = kNoPoint;
+    return kNoPoint;
   }
 
   // The first round under mutual reachability from the core distances'
@@ -249,7 +282,7 @@ private:
     const double maxWeight2 = comps_.maxWeight2;
     const Index* low = coreNeighbours_->data();
     const long long n = (long long)label.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kChunk)
     for (long long q = 0; q < n; ++q)
       for (int j = 0; j < kCoreNeighbours; ++j)
       {
@@ -269,7 +302,8 @@ private:
   // first upper bound before the walk, and so do the points whose edge of the
   // last round still leaves their component: that edge is still their
   // lightest (exact: a search finds a point's lightest edge or, when it is
-  // heavier than the bound, none), so they are settled and do not search.
+  // heavier than the bound, none), so they are settled and do not search;
+  // so are the points with a spare neighbour outside (spareChoice).
   // Returns the number of settled points.
   Index seedBounds()
   {
@@ -277,29 +311,38 @@ private:
     std::vector<Index>& choice = comps_.choice;
     float* bound2 = comps_.bound2.data();
     const long long n = (long long)label.size();
-    Index settled = 0;
-#pragma omp parallel for schedule(static) reduction(+ : settled)
-    for (long long q = 0; q < n; ++q)
+    const bool spares = !spare_.empty();
+    Index settled = 0, fromSpares = 0, asked = 0;
+#pragma omp parallel reduction(+ : settled, fromSpares, asked)
     {
-      if (choice[q] == kFinished)
-        continue;
-      if (choice[q] == kNoPoint || label[choice[q]] == label[q])
+#pragma omp for schedule(dynamic, kChunk) nowait
+      for (long long q = 0; q < n; ++q)
       {
-        choice[q] = kNoPoint;
-        continue;
+        if (choice[q] == kFinished)
+          continue;
+        if (choice[q] == kNoPoint || label[choice[q]] == label[q])
+        {
+          asked += spares;
+          choice[q] = spares ? spareChoice(Index(q)) : kNoPoint;
+          if (choice[q] == kNoPoint)
+            continue;
+          ++fromSpares;
+        }
+        ++settled;
+        lowerBound(&bound2[label[q]], weight2(Index(q), choice[q]));
       }
-      ++settled;
-      lowerBound(&bound2[label[q]], weight2(Index(q), choice[q]));
+#pragma omp for schedule(dynamic, kChunk)
+      for (long long i = 0; i < n - 1; ++i)
+      {
+        if (label[i] == label[i + 1])
+          continue;
+        const double w = weight2(Index(i), Index(i + 1));
+        lowerBound(&bound2[label[i]], w);
+        lowerBound(&bound2[label[i + 1]], w);
+      }
     }
-#pragma omp parallel for schedule(static)
-    for (long long i = 0; i < n - 1; ++i)
-    {
-      if (label[i] == label[i + 1])
-        continue;
-      const double w = weight2(Index(i), Index(i + 1));
-      lowerBound(&bound2[label[i]], w);
-      lowerBound(&bound2[label[i + 1]], w);
-    }
+    if (asked > 0 && fromSpares == 0)
+      std::vector<Index>().swap(spare_); // they settle no one any more
     return settled;
   }
 
@@ -314,9 +357,14 @@ private:
     const std::vector<Index>& label = comps_.point;
     const std::vector<Index>& choice = comps_.choice;
     const Index n = Index(label.size());
-    std::vector<Index> winner(n, kNoPoint); // per root; lives no longer than this
-    // The minimum under a total order: the same whichever thread wins a race.
-#pragma omp parallel for schedule(static)
+    // Per root; lives no longer than this, filled by the threads (no serial
+    // first fill).
+    const std::unique_ptr<Index[]> winner(new Index[n]);
+#pragma omp parallel for schedule(dynamic, kChunk)
+    for (long long i = 0; i < (long long)n; ++i)
+      winner[i] = kNoPoint;
+      // The minimum under a total order: the same whichever thread wins a race.
+#pragma omp parallel for schedule(dynamic, kChunk)
     for (long long i = 0; i < (long long)n; ++i)
     {
       const Index q = Index(i);
@@ -326,12 +374,13 @@ private:
       const double wq = weight2(q, choice[q]);
       Index w = __atomic_load_n(slot, __ATOMIC_RELAXED);
       while (w == kNoPoint ||
-        emstEdgeLess(wq, keys_[q], keys_[choice[q]], weight2(w, choice[w]), keys_[w], keys_[choice[w]]))
+        emstEdgeLess(
+          wq, keys_[q], keys_[choice[q]], weight2(w, choice[w]), keys_[w], keys_[choice[w]]))
         if (__atomic_compare_exchange_n(slot, &w, q, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
           break;
     }
     if (comps_.maxWeight2 < kInfinity)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, kChunk)
       for (long long q = 0; q < (long long)n; ++q)
         if (winner[label[q]] == kNoPoint)
           comps_.choice[q] = kFinished;
@@ -350,15 +399,23 @@ private:
   RunInfo& info_;
   BoruvkaComponents<T> comps_;
   std::vector<Index>* coreNeighbours_; // mutual reachability, until the first round
+  // Euclidean: per sorted point its kSpareNeighbours nearest after its first
+  // round's choice (kNoPoint: none), while they settle points.
+  std::vector<Index> spare_;
 };
 
 // The edges in the public order, endpoints as input indices, smaller key
-// first. `found` is freed on the way, so the peak is one copy plus the output.
+// first: two halves sorted at once, then merged straight into the output by
+// all threads, each from its own split of the two halves (the order is
+// total: one result on any thread count). `found` is freed on the way, so
+// the peak is one copy plus the output.
 void publishEdges(FoundEdges& found, const GlobalId* ids, EmstEdges& out)
 {
   auto key = [ids](Index i) { return ids ? ids[i] : GlobalId(i); };
+  const long long m = (long long)found.ends.size();
   std::vector<EdgeOfTree> edges(found.ends.size());
-  for (std::size_t i = 0; i < edges.size(); ++i)
+#pragma omp parallel for schedule(dynamic, kChunk)
+  for (long long i = 0; i < m; ++i)
   {
     EdgeOfTree& e = edges[i];
     e = EdgeOfTree{ found.ends[i].a, found.ends[i].b, found.weight2[i] };
@@ -373,22 +430,45 @@ void publishEdges(FoundEdges& found, const GlobalId* ids, EmstEdges& out)
     const GlobalId xa = key(x.a), ya = key(y.a);
     return xa != ya ? xa < ya : key(x.b) < key(y.b);
   };
-  // Two halves sorted at once, then merged (the order is total: one result).
-  const auto mid = edges.begin() + std::ptrdiff_t(edges.size() / 2);
-  const int halves = omp_get_max_threads() > 1 && edges.size() > 4096 ? 2 : 1;
+  const EdgeOfTree* mid = edges.data() + m / 2;
+  const int halves = omp_get_max_threads() > 1 && m > 4096 ? 2 : 1;
 #pragma omp parallel for num_threads(halves) schedule(static, 1)
   for (int h = 0; h < 2; ++h)
-    std::sort(h == 0 ? edges.begin() : mid, h == 0 ? mid : edges.end(), less);
-  std::inplace_merge(edges.begin(), mid, edges.end(), less);
-  const std::size_t m = edges.size();
-  out.from.resize(m);
-  out.to.resize(m);
-  out.weight2.resize(m);
-  for (std::size_t i = 0; i < m; ++i)
+    std::sort(h == 0 ? edges.begin() : edges.begin() + m / 2,
+      h == 0 ? edges.begin() + m / 2 : edges.end(), less);
+  out.from.resize(std::size_t(m));
+  out.to.resize(std::size_t(m));
+  out.weight2.resize(std::size_t(m));
+  const EdgeOfTree* first = edges.data();
+  const long long n1 = m / 2, n2 = m - m / 2;
+  // The first k merged edges are first[0, i) and mid[0, k - i): the smallest
+  // i whose first[i] follows mid[k - i - 1].
+  auto split = [&](long long k)
   {
-    out.from[i] = edges[i].a;
-    out.to[i] = edges[i].b;
-    out.weight2[i] = edges[i].weight2;
+    long long lo = std::max(0LL, k - n2), hi = std::min(k, n1);
+    while (lo < hi)
+    {
+      const long long i = (lo + hi) / 2;
+      if (less(mid[k - i - 1], first[i]))
+        hi = i;
+      else
+        lo = i + 1;
+    }
+    return lo;
+  };
+#pragma omp parallel if (m > 4096)
+  {
+    const long long parts = omp_get_num_threads(), t = omp_get_thread_num();
+    const long long k0 = m * t / parts, k1 = m * (t + 1) / parts;
+    long long i = split(k0), j = k0 - i;
+    for (long long k = k0; k < k1; ++k)
+    {
+      const bool fromFirst = j >= n2 || (i < n1 && !less(mid[j], first[i]));
+      const EdgeOfTree& e = fromFirst ? first[i++] : mid[j++];
+      out.from[k] = e.a;
+      out.to[k] = e.b;
+      out.weight2[k] = e.weight2;
+    }
   }
 }
 
@@ -432,13 +512,15 @@ FoundEdges emstWalks(const ZTree<T>& tree, const EmstProblem<T>& problem, const 
   const BoruvkaWeights<T, Metric> weights(tree, metric, mutual ? core2.data() : nullptr);
   FoundEdges found;
   const double maxWeight2 = problem.maxLength * problem.maxLength;
-  found.ends = BoruvkaRounds<T, Metric>(weights, maxWeight2, keys, threads, info,
-    mutual ? &coreNeighbours : nullptr).run(control);
+  found.ends = BoruvkaRounds<T, Metric>(
+    weights, maxWeight2, keys, threads, info, mutual ? &coreNeighbours : nullptr)
+                 .run(control);
   // The round state is gone: now the weights, then the endpoints as input
   // indices (the tree is freed before publishing).
   found.weight2.resize(found.ends.size());
   const Index* input = tree.sources.inputIndex.data();
-  for (std::size_t i = 0; i < found.ends.size(); ++i)
+#pragma omp parallel for schedule(dynamic, kChunk)
+  for (long long i = 0; i < (long long)found.ends.size(); ++i)
   {
     EdgeEnds& e = found.ends[i];
     found.weight2[i] = edgeWeight2(weights, e.a, e.b);

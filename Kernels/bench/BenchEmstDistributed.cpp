@@ -95,6 +95,11 @@ int main(int argc, char** argv)
   for (const auto& [key, value] : infos[0].counters)
     if (key.rfind("bytes received: ", 0) == 0)
       std::printf("  rank 0 %-32s %.1f per local point\n", key.c_str(), value / local[0]);
+  std::printf("  rank 0 boundary queries per round per local point:");
+  for (const auto& [key, value] : infos[0].counters)
+    if (key.rfind("boundary queries ", 0) == 0)
+      std::printf(" %.3f", value / local[0]);
+  std::printf("\n");
   for (const auto& [stage, seconds] : infos[0].stageSeconds)
     std::printf("  rank 0 %-20s %.3f s\n", stage.c_str(), seconds);
   return 0;

@@ -6,7 +6,10 @@
 //     this rank's tree under its component's bound (the lightest edge found
 //     so far: first a z-order neighbour's, then the search's own);
 //  2. a point whose bound reaches another rank's cover asks that rank, which
-//     searches its tree for the same (the boundary queries);
+//     searches its tree for the same (the boundary queries), unless what it
+//     learnt from that rank before still holds (ForeignMemo: the other end
+//     of its last answer still lies in another component, whose labels the
+//     answering rank keeps telling it; or no point within the bound);
 //  3. each component's lightest edge: on its rank, or, for a component that
 //     spans ranks, the lightest of the ranks' (reduced on the component's
 //     owner rank, label modulo ranks, as its bound before step 2);
@@ -25,7 +28,9 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/Progress.h"
@@ -99,6 +104,21 @@ std::vector<std::vector<V>> allToAllCounted(
   return got;
 }
 
+// What a point learnt from one other rank by asking it. The answer's other
+// end, while it lies in another component than the point's, stays the
+// point's lightest edge to that rank (the components only grow, so no other
+// point of that rank becomes eligible). Without a valid answer, every
+// eligible point of that rank lies at least `low` (squared, rounded down)
+// from it: the bound asked with, or the answer's weight once its other end
+// has joined the point's component.
+template <class T>
+struct ForeignMemo
+{
+  float low = 0;
+  bool answered = false;
+  EdgeAnswer<T> answer;
+};
+
 // Two components' labels joined by a chosen edge: all that every rank needs
 // of the cross-rank merges (the edge itself goes to its two ends' ranks).
 struct LabelPair
@@ -124,7 +144,8 @@ public:
     , comp_(n_)
     , label_(points.ids)
     , spanning_(n_, 0)
-    , lowForeign_(n_, 0.0f)
+    , foreignLabel_(comm.size())
+    , watched_(comm.size())
     , useLocalTree_(!core2)
     , localTree_(std::move(localTree))
   {
@@ -197,12 +218,17 @@ private:
       scanLocalTree();
     else
       searchLocally();
+    boundByMemos();
     shareSpanningBounds();
     const double before = traffic_.bytesReceived;
     searchBoundary();
     boundaryBytes_ += traffic_.bytesReceived - before;
     std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
-    return merge(spanningBest);
+    const std::int64_t added = merge(spanningBest);
+    const double beforeLabels = traffic_.bytesReceived;
+    tellWatchedLabels();
+    boundaryBytes_ += traffic_.bytesReceived - beforeLabels;
+    return added;
   }
 
   double weight2(Index a, Index b) const
@@ -341,23 +367,63 @@ private:
       }
   }
 
-  // Points whose bound reaches another rank ask it; the answers that found
-  // an edge come back.
+  std::uint64_t memoKey(Index i, int r) const
+  {
+    return std::uint64_t(i) * std::uint64_t(comm_.size()) + std::uint64_t(r);
+  }
+
+  // Point i's memo of rank r when its answer still holds, else null.
+  const ForeignMemo<T>* heldAnswer(Index i, int r) const
+  {
+    const auto m = memo_.find(memoKey(i, r));
+    if (m == memo_.end() || !m->second.answered)
+      return nullptr;
+    const Index other = m->second.answer.found;
+    return foreignLabel_[r].at(other) != label_[comp_[i]] ? &m->second : nullptr;
+  }
+
+  // The answers that still hold are candidates already: they tighten their
+  // components' bounds before anyone asks.
+  void boundByMemos()
+  {
+    for (const auto& [key, memo] : memo_)
+    {
+      const Index i = Index(key / std::uint64_t(comm_.size()));
+      const int r = int(key % std::uint64_t(comm_.size()));
+      if (heldAnswer(i, r))
+        bound_[comp_[i]] = std::min(bound_[comp_[i]], memo.answer.weight2);
+    }
+  }
+
+  // Points whose bound reaches another rank ask it, unless their memo of it
+  // answers already; the answers that found an edge come back, and the
+  // memos' answers that still hold join them.
   void searchBoundary()
   {
     const int ranks = comm_.size();
     std::vector<std::vector<EdgeAsk<T>>> ask(ranks);
+    std::vector<std::vector<EdgeAnswer<T>>> held(ranks);
     for (Index i = 0; i < n_; ++i)
     {
       const double b = bound_[comp_[i]];
       const EdgeQuery<T> q = queryOf(i);
-      if (q.core2 > b || double(lowForeign_[i]) > b)
+      if (q.core2 > b)
         continue;
       for (int r = 0; r < ranks; ++r)
-        if (r != me_ && points_.cover.mayReach(q.p, r, b))
-          ask[r].push_back(EdgeAsk<T>{ q, b, i });
-      // No other rank's point is within b but those the answers name.
-      lowForeign_[i] = std::max(lowForeign_[i], roundDownToFloat(b));
+      {
+        if (r == me_)
+          continue;
+        if (const ForeignMemo<T>* m = heldAnswer(i, r))
+        {
+          held[r].push_back(m->answer);
+          held[r].back().label = foreignLabel_[r].at(m->answer.found);
+          continue;
+        }
+        const auto m = memo_.find(memoKey(i, r));
+        if ((m != memo_.end() && double(m->second.low) > b) || !points_.cover.mayReach(q.p, r, b))
+          continue;
+        ask[r].push_back(EdgeAsk<T>{ q, b, i });
+      }
     }
     double asks = 0;
     for (const auto& a : ask)
@@ -366,13 +432,39 @@ private:
     roundQueries_ = asks;
     const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
     foreignFound_ = allToAllTyped(comm_, answerAsked(asked));
-    for (const auto& list : foreignFound_)
+    for (int r = 0; r < ranks; ++r)
     {
+      // No eligible point of rank r within the bound but the one answered.
+      for (const EdgeAsk<T>& a : ask[r])
+        memo_[memoKey(a.point, r)] = ForeignMemo<T>{ roundDownToFloat(a.bound2), false, {} };
+      std::vector<EdgeAnswer<T>>& list = foreignFound_[r];
       traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
       traffic_.pointsSearched += double(list.size());
       for (const EdgeAnswer<T>& a : list)
-        lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
+      {
+        memo_[memoKey(a.point, r)] = ForeignMemo<T>{ roundDownToFloat(a.weight2), true, a };
+        foreignLabel_[r][a.found] = a.label;
+      }
+      list.insert(list.end(), held[r].begin(), held[r].end());
     }
+  }
+
+  // The labels of this rank's points that its answers named, to the ranks
+  // they were named to, whenever they change (after each round's merges).
+  void tellWatchedLabels()
+  {
+    std::vector<std::vector<std::pair<Index, GlobalId>>> tell(comm_.size());
+    for (int r = 0; r < comm_.size(); ++r)
+      for (auto& [point, label] : watched_[r])
+        if (label != label_[comp_[point]])
+        {
+          label = label_[comp_[point]];
+          tell[r].emplace_back(point, label);
+        }
+    const auto told = allToAllCounted(comm_, tell, traffic_);
+    for (int r = 0; r < comm_.size(); ++r)
+      for (const auto& [point, label] : told[r])
+        foreignLabel_[r][point] = label;
   }
 
   // Every rank's asks searched at once (one query tree); per asking rank
@@ -410,6 +502,7 @@ private:
         out.label = label_[comp_[f.source]];
         raw(f.source, out.raw);
         answers[r].push_back(out);
+        watched_[r].emplace(f.source, out.label);
       }
     return answers;
   }
@@ -677,9 +770,13 @@ private:
   std::unique_ptr<BoruvkaComponents<T>> comps_;
   std::vector<GlobalId> routeIds_;
   std::vector<Index> rootOf_;
-  // Per sorted point: a lower bound of its lightest foreign edge (rounded
-  // down; it only grows, as the other components shrink).
-  std::vector<float> lowForeign_;
+  // Per asking point and other rank (memoKey) what it learnt there; per
+  // other rank the labels of its points that answers named (kept current by
+  // that rank); per other rank this rank's points named to it, and the label
+  // last told.
+  std::unordered_map<std::uint64_t, ForeignMemo<T>> memo_;
+  std::vector<std::unordered_map<Index, GlobalId>> foreignLabel_;
+  std::vector<std::map<Index, GlobalId>> watched_;
   // Euclidean: this rank's own tree (edges between components only), and
   // per component the position of its lightest edge there.
   static constexpr std::size_t kNoTreeEdge = std::size_t(-1);

@@ -40,9 +40,16 @@ public:
 
   // Whether some cell is not `far` (far(box): no point of the box is in
   // range; a box far must leave every box inside it far, as the distance
-  // bounds of Geometry.h do).
+  // bounds of Geometry.h do) nor `skipped` (skipped(j): cell j is not of
+  // interest).
   template <class Far>
   bool anyNear(Far&& far) const
+  {
+    return anyNear(std::forward<Far>(far), [](Index) { return false; });
+  }
+
+  template <class Far, class Skipped>
+  bool anyNear(Far&& far, Skipped&& skipped) const
   {
     static thread_local DescentStack stack;
     const int top = int(above_.size());
@@ -54,7 +61,7 @@ public:
     };
     auto visit = [&](int level, Index j)
     {
-      if (far(level == 0 ? cells_[j] : above_[level - 1].box[j]))
+      if (far(level == 0 ? cells_[j] : above_[level - 1].box[j]) || (level == 0 && skipped(j)))
         return Descend::Skip;
       return level == 0 ? Descend::Stop : Descend::Open;
     };
@@ -95,15 +102,25 @@ class RankCover
 public:
   RankCover() = default;
 
+  // The nodes of the tree's coarsest plane that are the rank's cells, in
+  // the cells' order.
+  static std::vector<Index> cellNodes(const ZTree<T>& tree)
+  {
+    std::vector<Index> nodes;
+    if (!tree.planes.empty())
+      for (Index j = 0; j < tree.planes.back().numNodes(); ++j)
+        if (!boxIsEmpty(tree.planes.back().sourceBox[j]))
+          nodes.push_back(j);
+    return nodes;
+  }
+
   // Collective: every rank passes its tree.
   RankCover(const ZTree<T>& tree, Communicator& comm)
     : per_(tree.periodicity)
   {
     std::vector<Box<T>> mine;
-    if (!tree.planes.empty())
-      for (const Box<T>& b : tree.planes.back().sourceBox)
-        if (!boxIsEmpty(b))
-          mine.push_back(b);
+    for (const Index j : cellNodes(tree))
+      mine.push_back(tree.planes.back().sourceBox[j]);
     const std::vector<std::vector<char>> all = comm.allGather(toBytes(mine));
     std::vector<Box<T>> others;
     for (std::size_t r = 0; r < all.size(); ++r)
@@ -122,8 +139,16 @@ public:
   // Whether some point of rank r may lie within sqrt(radius2) of p.
   bool mayReach(const T* p, int r, double radius2) const
   {
+    return mayReach(p, r, radius2, [](Index) { return false; });
+  }
+
+  // The same among the cells j of rank r that are not skipped(j).
+  template <class Skipped>
+  bool mayReach(const T* p, int r, double radius2, Skipped&& skipped) const
+  {
     return ranks_[r].anyNear(
-      [&](const Box<T>& b) { return pointBoxDistance2(p, b, per_) > radius2; });
+      [&](const Box<T>& b) { return pointBoxDistance2(p, b, per_) > radius2; },
+      std::forward<Skipped>(skipped));
   }
 
   // Whether some point of another rank may lie within sqrt(radius2) of a

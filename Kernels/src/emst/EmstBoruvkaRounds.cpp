@@ -68,6 +68,19 @@ struct EdgeAnswer
   T raw[3];
 };
 
+// An answer that names no point: every eligible point of the answering rank
+// lies at least sqrt(low2) from the asking point (the lightest such edge,
+// found beyond the bound, or the reach of the search).
+struct EdgeLow
+{
+  Index point; // the asker's
+  double low2;
+};
+
+// The answering rank searches this far beyond an ask's bound (squared):
+// what it finds there, named by weight alone, spares the asker later asks.
+constexpr double kReachBeyondBound2 = 4;
+
 // Everything gathered by allGather from other ranks, for the traffic count.
 double receivedBytes(const std::vector<std::vector<char>>& blocks, int me)
 {
@@ -220,6 +233,7 @@ private:
       searchLocally();
     boundByMemos();
     shareSpanningBounds();
+    shareCellLabels();
     const double before = traffic_.bytesReceived;
     searchBoundary();
     boundaryBytes_ += traffic_.bytesReceived - before;
@@ -420,7 +434,11 @@ private:
           continue;
         }
         const auto m = memo_.find(memoKey(i, r));
-        if ((m != memo_.end() && double(m->second.low) > b) || !points_.cover.mayReach(q.p, r, b))
+        if (m != memo_.end() && double(m->second.low) > b)
+          continue;
+        const std::vector<GlobalId>& cellLabel = cellLabel_[r];
+        if (!points_.cover.mayReach(
+              q.p, r, b, [&](Index cell) { return cellLabel[cell] == q.label; }))
           continue;
         ask[r].push_back(EdgeAsk<T>{ q, b, i });
       }
@@ -431,12 +449,16 @@ private:
     traffic_.boundaryQueries += asks;
     roundQueries_ = asks;
     const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
-    foreignFound_ = allToAllTyped(comm_, answerAsked(asked));
+    std::vector<std::vector<EdgeLow>> lows(ranks);
+    foreignFound_ = allToAllTyped(comm_, answerAsked(asked, lows));
+    lows = allToAllCounted(comm_, lows, traffic_);
     for (int r = 0; r < ranks; ++r)
     {
       // No eligible point of rank r within the bound but the one answered.
       for (const EdgeAsk<T>& a : ask[r])
         memo_[memoKey(a.point, r)] = ForeignMemo<T>{ roundDownToFloat(a.bound2), false, {} };
+      for (const EdgeLow& l : lows[r])
+        memo_[memoKey(l.point, r)].low = roundDownToFloat(l.low2);
       std::vector<EdgeAnswer<T>>& list = foreignFound_[r];
       traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
       traffic_.pointsSearched += double(list.size());
@@ -447,6 +469,28 @@ private:
       }
       list.insert(list.end(), held[r].begin(), held[r].end());
     }
+  }
+
+  // Per cell of this rank's cover (RankCover) the one label of its points,
+  // or none, to every rank: a point does not ask a rank whose cells within
+  // its bound all hold its own component alone.
+  void shareCellLabels()
+  {
+    const ZTree<T>& tree = points_.tree;
+    std::vector<GlobalId> mine;
+    for (const Index j : RankCover<T>::cellNodes(tree))
+    {
+      const Index b = tree.planes.back().sourceSplit[j], e = tree.planes.back().sourceSplit[j + 1];
+      GlobalId one = label_[comp_[b]];
+      for (Index i = b + 1; i < e && one >= 0; ++i)
+        one = label_[comp_[i]] == one ? one : GlobalId(-1);
+      mine.push_back(one);
+    }
+    const std::vector<std::vector<char>> all = comm_.allGather(toBytes(mine));
+    traffic_.bytesReceived += receivedBytes(all, me_);
+    cellLabel_.resize(all.size());
+    for (std::size_t r = 0; r < all.size(); ++r)
+      cellLabel_[r] = fromBytes<GlobalId>(all[r]);
   }
 
   // The labels of this rank's points that its answers named, to the ranks
@@ -467,10 +511,12 @@ private:
         foreignLabel_[r][point] = label;
   }
 
-  // Every rank's asks searched at once (one query tree); per asking rank
-  // the answers that found an edge.
+  // Every rank's asks searched at once (one query tree), beyond their
+  // bounds (kReachBeyondBound2, up to the longest edge allowed); per asking
+  // rank the answers that found an edge within the bound, and (lows) those
+  // that did not, by the weight of the lightest edge found, else the reach.
   std::vector<std::vector<EdgeAnswer<T>>> answerAsked(
-    const std::vector<std::vector<EdgeAsk<T>>>& asked)
+    const std::vector<std::vector<EdgeAsk<T>>>& asked, std::vector<std::vector<EdgeLow>>& lows)
   {
     std::vector<EdgeQuery<T>> queries;
     std::vector<double> bound2;
@@ -481,7 +527,7 @@ private:
       for (const EdgeAsk<T>& a : list)
       {
         queries.push_back(a.query);
-        bound2.push_back(a.bound2);
+        bound2.push_back(std::min(kReachBeyondBound2 * a.bound2, maxBound2_));
       }
     }
     const std::vector<ForeignEdge> found =
@@ -491,9 +537,15 @@ private:
     for (std::size_t r = 0; r < asked.size(); ++r)
       for (const EdgeAsk<T>& a : asked[r])
       {
+        const double reach2 = bound2[at];
         const ForeignEdge& f = found[at++];
-        if (!f.found())
+        if (!f.found() || f.weight2 > a.bound2)
+        {
+          const double low2 = f.found() ? f.weight2 : reach2;
+          if (low2 > a.bound2)
+            lows[r].push_back(EdgeLow{ a.point, low2 });
           continue;
+        }
         EdgeAnswer<T> out;
         out.point = a.point;
         out.found = f.source;
@@ -777,6 +829,7 @@ private:
   std::unordered_map<std::uint64_t, ForeignMemo<T>> memo_;
   std::vector<std::unordered_map<Index, GlobalId>> foreignLabel_;
   std::vector<std::map<Index, GlobalId>> watched_;
+  std::vector<std::vector<GlobalId>> cellLabel_; // per rank, per cell of its cover
   // Euclidean: this rank's own tree (edges between components only), and
   // per component the position of its lightest edge there.
   static constexpr std::size_t kNoTreeEdge = std::size_t(-1);

@@ -157,6 +157,8 @@ public:
     , comp_(n_)
     , label_(points.ids)
     , spanning_(n_, 0)
+    , lowForeign_(n_, 0.0f)
+    , memoAt_(n_, kNoPoint)
     , foreignLabel_(comm.size())
     , watched_(comm.size())
     , useLocalTree_(!core2)
@@ -381,37 +383,43 @@ private:
       }
   }
 
-  std::uint64_t memoKey(Index i, int r) const
+  // Point i's memos, one per rank, or null when it never asked.
+  ForeignMemo<T>* memosOf(Index i)
   {
-    return std::uint64_t(i) * std::uint64_t(comm_.size()) + std::uint64_t(r);
+    return memoAt_[i] == kNoPoint ? nullptr : &memos_[std::size_t(memoAt_[i]) * comm_.size()];
   }
 
-  // Point i's memo of rank r when its answer still holds, else null.
-  const ForeignMemo<T>* heldAnswer(Index i, int r) const
+  ForeignMemo<T>& memoOf(Index i, int r)
   {
-    const auto m = memo_.find(memoKey(i, r));
-    if (m == memo_.end() || !m->second.answered)
-      return nullptr;
-    const Index other = m->second.answer.found;
-    return foreignLabel_[r].at(other) != label_[comp_[i]] ? &m->second : nullptr;
+    if (memoAt_[i] == kNoPoint)
+    {
+      memoAt_[i] = Index(memoPoint_.size());
+      memoPoint_.push_back(i);
+      memos_.resize(memos_.size() + std::size_t(comm_.size()));
+    }
+    return memosOf(i)[r];
+  }
+
+  // Whether memo m of point i's (from rank r) holds an answer that still does.
+  bool holds(Index i, int r, const ForeignMemo<T>& m) const
+  {
+    return m.answered && foreignLabel_[r].at(m.answer.found) != label_[comp_[i]];
   }
 
   // The answers that still hold are candidates already: they tighten their
   // components' bounds before anyone asks.
   void boundByMemos()
   {
-    for (const auto& [key, memo] : memo_)
-    {
-      const Index i = Index(key / std::uint64_t(comm_.size()));
-      const int r = int(key % std::uint64_t(comm_.size()));
-      if (heldAnswer(i, r))
-        bound_[comp_[i]] = std::min(bound_[comp_[i]], memo.answer.weight2);
-    }
+    for (const Index i : memoPoint_)
+      for (int r = 0; r < comm_.size(); ++r)
+        if (holds(i, r, memosOf(i)[r]))
+          bound_[comp_[i]] = std::min(bound_[comp_[i]], memosOf(i)[r].answer.weight2);
   }
 
   // Points whose bound reaches another rank ask it, unless their memo of it
-  // answers already; the answers that found an edge come back, and the
-  // memos' answers that still hold join them.
+  // answers already (an answer that holds joins the answers, a lower bound
+  // past the bound spares the ask); a point whose lowForeign_ exceeds its
+  // bound is settled.
   void searchBoundary()
   {
     const int ranks = comm_.size();
@@ -421,27 +429,30 @@ private:
     {
       const double b = bound_[comp_[i]];
       const EdgeQuery<T> q = queryOf(i);
-      if (q.core2 > b)
+      if (q.core2 > b || double(lowForeign_[i]) > b)
         continue;
+      // A lower bound of the lightest edge to another rank, once asked.
+      float low = roundDownToFloat(b);
+      const ForeignMemo<T>* memos = memosOf(i);
       for (int r = 0; r < ranks; ++r)
       {
         if (r == me_)
           continue;
-        if (const ForeignMemo<T>* m = heldAnswer(i, r))
+        if (memos && holds(i, r, memos[r]))
         {
-          held[r].push_back(m->answer);
-          held[r].back().label = foreignLabel_[r].at(m->answer.found);
+          held[r].push_back(memos[r].answer);
+          held[r].back().label = foreignLabel_[r].at(memos[r].answer.found);
+          low = std::min(low, roundDownToFloat(memos[r].answer.weight2));
           continue;
         }
-        const auto m = memo_.find(memoKey(i, r));
-        if (m != memo_.end() && double(m->second.low) > b)
+        if (memos && double(memos[r].low) > b)
           continue;
         const std::vector<GlobalId>& cellLabel = cellLabel_[r];
-        if (!points_.cover.mayReach(
+        if (points_.cover.mayReach(
               q.p, r, b, [&](Index cell) { return cellLabel[cell] == q.label; }))
-          continue;
-        ask[r].push_back(EdgeAsk<T>{ q, b, i });
+          ask[r].push_back(EdgeAsk<T>{ q, b, i });
       }
+      lowForeign_[i] = std::max(lowForeign_[i], low);
     }
     double asks = 0;
     for (const auto& a : ask)
@@ -456,16 +467,17 @@ private:
     {
       // No eligible point of rank r within the bound but the one answered.
       for (const EdgeAsk<T>& a : ask[r])
-        memo_[memoKey(a.point, r)] = ForeignMemo<T>{ roundDownToFloat(a.bound2), false, {} };
+        memoOf(a.point, r) = ForeignMemo<T>{ roundDownToFloat(a.bound2), false, {} };
       for (const EdgeLow& l : lows[r])
-        memo_[memoKey(l.point, r)].low = roundDownToFloat(l.low2);
+        memoOf(l.point, r).low = roundDownToFloat(l.low2);
       std::vector<EdgeAnswer<T>>& list = foreignFound_[r];
       traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
       traffic_.pointsSearched += double(list.size());
       for (const EdgeAnswer<T>& a : list)
       {
-        memo_[memoKey(a.point, r)] = ForeignMemo<T>{ roundDownToFloat(a.weight2), true, a };
+        memoOf(a.point, r) = ForeignMemo<T>{ roundDownToFloat(a.weight2), true, a };
         foreignLabel_[r][a.found] = a.label;
+        lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
       }
       list.insert(list.end(), held[r].begin(), held[r].end());
     }
@@ -822,11 +834,16 @@ private:
   std::unique_ptr<BoruvkaComponents<T>> comps_;
   std::vector<GlobalId> routeIds_;
   std::vector<Index> rootOf_;
-  // Per asking point and other rank (memoKey) what it learnt there; per
-  // other rank the labels of its points that answers named (kept current by
-  // that rank); per other rank this rank's points named to it, and the label
-  // last told.
-  std::unordered_map<std::uint64_t, ForeignMemo<T>> memo_;
+  // Per sorted point: a lower bound of its lightest foreign edge (rounded
+  // down; it only grows, as the other components shrink). Per point that
+  // asked (memoAt_, memoPoint_ its inverse) per rank what it learnt there
+  // (memos_); per other rank the labels of its points that answers named
+  // (kept current by that rank); per other rank this rank's points named to
+  // it, and the label last told.
+  std::vector<float> lowForeign_;
+  std::vector<Index> memoAt_;
+  std::vector<Index> memoPoint_;
+  std::vector<ForeignMemo<T>> memos_;
   std::vector<std::unordered_map<Index, GlobalId>> foreignLabel_;
   std::vector<std::map<Index, GlobalId>> watched_;
   std::vector<std::vector<GlobalId>> cellLabel_; // per rank, per cell of its cover

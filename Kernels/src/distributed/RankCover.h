@@ -68,6 +68,34 @@ public:
     return !descendPlanes(top, 0, count, children, visit, stack);
   }
 
+  // The least dist(box) over the cells not skipped(j), or `limit` when
+  // none is nearer (dist must not exceed over a box what it is over a box
+  // inside it, as the distance bounds of Geometry.h do).
+  template <class Dist, class Skipped>
+  double least(Dist&& dist, Skipped&& skipped, double limit) const
+  {
+    static thread_local DescentStack stack;
+    const int top = int(above_.size());
+    const Index count = Index(top == 0 ? cells_.size() : above_.back().box.size());
+    auto children = [this](int level, Index j)
+    {
+      const std::vector<Index>& split = above_[level - 1].split;
+      return std::make_pair(split[j], split[j + 1]);
+    };
+    double best = limit;
+    auto visit = [&](int level, Index j)
+    {
+      if ((level == 0 && skipped(j)) || dist(level == 0 ? cells_[j] : above_[level - 1].box[j]) >= best)
+        return Descend::Skip;
+      if (level > 0)
+        return Descend::Open;
+      best = dist(cells_[j]);
+      return Descend::Skip;
+    };
+    descendPlanes(top, 0, count, children, visit, stack);
+    return best;
+  }
+
 private:
   struct Plane
   {
@@ -149,6 +177,15 @@ public:
     return ranks_[r].anyNear(
       [&](const Box<T>& b) { return pointBoxDistance2(p, b, per_) > radius2; },
       std::forward<Skipped>(skipped));
+  }
+
+  // A lower bound of the squared distance from p to the points of rank r in
+  // the cells j that are not skipped(j), or limit2 when none is nearer.
+  template <class Skipped>
+  double distance2(const T* p, int r, Skipped&& skipped, double limit2) const
+  {
+    return ranks_[r].least([&](const Box<T>& b) { return pointBoxDistance2(p, b, per_); },
+      std::forward<Skipped>(skipped), limit2);
   }
 
   // Whether some point of another rank may lie within sqrt(radius2) of a

@@ -5,11 +5,15 @@
 //     it (EmstLocalTree.h); under mutual reachability every point searches
 //     this rank's tree under its component's bound (the lightest edge found
 //     so far: first a z-order neighbour's, then the search's own);
-//  2. a point whose bound reaches another rank's cover asks that rank, which
-//     searches its tree for the same (the boundary queries), unless what it
-//     learnt from that rank before still holds (ForeignMemo: the other end
-//     of its last answer still lies in another component, whose labels the
-//     answering rank keeps telling it; or no point within the bound);
+//  2. a point whose bound reaches another rank's cover (its cells that hold
+//     other components' points) asks that rank, which searches its tree for
+//     the same (the boundary queries), unless what it learnt from that rank
+//     before still holds (ForeignMemo: the other end of its last answer
+//     still lies in another component, whose labels the answering rank keeps
+//     telling it; or a lower bound past the bound: answers search beyond it
+//     and name the lightest edge there by weight alone). Per component and
+//     rank the point nearest to the cover asks first; its answer tightens
+//     the bound for the others;
 //  3. each component's lightest edge: on its rank, or, for a component that
 //     spans ranks, the lightest of the ranks' (reduced on the component's
 //     owner rank, label modulo ranks, as its bound before step 2);
@@ -237,6 +241,7 @@ private:
     shareSpanningBounds();
     shareCellLabels();
     const double before = traffic_.bytesReceived;
+    roundQueries_ = 0;
     searchBoundary();
     boundaryBytes_ += traffic_.bytesReceived - before;
     std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
@@ -416,15 +421,55 @@ private:
           bound_[comp_[i]] = std::min(bound_[comp_[i]], memosOf(i)[r].answer.weight2);
   }
 
-  // Points whose bound reaches another rank ask it, unless their memo of it
-  // answers already (an answer that holds joins the answers, a lower bound
-  // past the bound spares the ask); a point whose lowForeign_ exceeds its
-  // bound is settled.
+  // The boundary queries in two exchanges. First the probes: per component
+  // and rank, of its points that would ask that rank, the one nearest to
+  // the rank's cover; their answers tighten the components' bounds (shared
+  // again for the spanning ones). Then every other point whose tightened
+  // bound still reaches.
   void searchBoundary()
   {
     const int ranks = comm_.size();
     std::vector<std::vector<EdgeAsk<T>>> ask(ranks);
     std::vector<std::vector<EdgeAnswer<T>>> held(ranks);
+    collectAsks(ask, nullptr);
+    probeNearest(ask);
+    foreignFound_ = exchangeAsks(ask);
+    for (const auto& list : foreignFound_)
+      for (const EdgeAnswer<T>& a : list)
+        bound_[comp_[a.point]] = std::min(bound_[comp_[a.point]], a.weight2);
+    shareSpanningBounds();
+    std::vector<std::uint64_t> probed;
+    for (int r = 0; r < ranks; ++r)
+      for (const EdgeAsk<T>& a : ask[r])
+        probed.push_back(memoKey(a.point, r));
+    std::sort(probed.begin(), probed.end());
+    for (auto& list : ask)
+      list.clear();
+    collectAsks(ask, &held, &probed);
+    const std::vector<std::vector<EdgeAnswer<T>>> more = exchangeAsks(ask);
+    for (int r = 0; r < ranks; ++r)
+    {
+      foreignFound_[r].insert(foreignFound_[r].end(), more[r].begin(), more[r].end());
+      foreignFound_[r].insert(foreignFound_[r].end(), held[r].begin(), held[r].end());
+    }
+  }
+
+  std::uint64_t memoKey(Index i, int r) const
+  {
+    return std::uint64_t(i) * std::uint64_t(comm_.size()) + std::uint64_t(r);
+  }
+
+  // Per rank the asks of the points whose bound reaches it, unless their
+  // memo of it answers already (an answer that holds goes to `held`, a lower
+  // bound past the bound spares the ask). Without `held`, only which would
+  // ask. With it (the last asks of the round), the pairs `probed` (memoKey,
+  // ascending) were asked already, and a point's lowForeign_ grows to what
+  // the round's asks leave: a point whose lowForeign_ exceeds its bound is
+  // settled.
+  void collectAsks(std::vector<std::vector<EdgeAsk<T>>>& ask,
+    std::vector<std::vector<EdgeAnswer<T>>>* held,
+    const std::vector<std::uint64_t>* probed = nullptr)
+  {
     for (Index i = 0; i < n_; ++i)
     {
       const double b = bound_[comp_[i]];
@@ -434,34 +479,77 @@ private:
       // A lower bound of the lightest edge to another rank, once asked.
       float low = roundDownToFloat(b);
       const ForeignMemo<T>* memos = memosOf(i);
-      for (int r = 0; r < ranks; ++r)
+      for (int r = 0; r < comm_.size(); ++r)
       {
         if (r == me_)
           continue;
+        const bool wasProbed = probed && memos &&
+          std::binary_search(probed->begin(), probed->end(), memoKey(i, r));
         if (memos && holds(i, r, memos[r]))
         {
-          held[r].push_back(memos[r].answer);
-          held[r].back().label = foreignLabel_[r].at(memos[r].answer.found);
+          if (held && !wasProbed)
+          {
+            held->at(r).push_back(memos[r].answer);
+            held->at(r).back().label = foreignLabel_[r].at(memos[r].answer.found);
+          }
           low = std::min(low, roundDownToFloat(memos[r].answer.weight2));
           continue;
         }
-        if (memos && double(memos[r].low) > b)
+        if (wasProbed || (memos && double(memos[r].low) > b))
           continue;
         const std::vector<GlobalId>& cellLabel = cellLabel_[r];
         if (points_.cover.mayReach(
               q.p, r, b, [&](Index cell) { return cellLabel[cell] == q.label; }))
           ask[r].push_back(EdgeAsk<T>{ q, b, i });
       }
-      lowForeign_[i] = std::max(lowForeign_[i], low);
+      if (held)
+        lowForeign_[i] = std::max(lowForeign_[i], low);
     }
+  }
+
+  // Keeps per component and rank the ask whose point lies nearest to that
+  // rank's cover (cells of its own component apart).
+  void probeNearest(std::vector<std::vector<EdgeAsk<T>>>& ask) const
+  {
+    for (int r = 0; r < comm_.size(); ++r)
+    {
+      const std::vector<GlobalId>& cellLabel = cellLabel_[r];
+      std::unordered_map<Index, std::pair<double, std::size_t>> nearest; // per component
+      for (std::size_t k = 0; k < ask[r].size(); ++k)
+      {
+        const EdgeAsk<T>& a = ask[r][k];
+        const double d2 = points_.cover.distance2(a.query.p, r,
+          [&](Index cell) { return cellLabel[cell] == a.query.label; }, kInfinity);
+        auto [at, fresh] = nearest.try_emplace(comp_[a.point], d2, k);
+        if (!fresh && d2 < at->second.first)
+          at->second = { d2, k };
+      }
+      std::vector<char> keep(ask[r].size(), 0);
+      for (const auto& entry : nearest)
+        keep[entry.second.second] = 1;
+      std::size_t kept = 0;
+      for (std::size_t k = 0; k < ask[r].size(); ++k)
+        if (keep[k])
+          ask[r][kept++] = ask[r][k];
+      ask[r].resize(kept);
+    }
+  }
+
+  // One exchange of asks: the answers that found an edge within the bound
+  // come back; the memos learn them, and the lows of the others.
+  std::vector<std::vector<EdgeAnswer<T>>> exchangeAsks(
+    const std::vector<std::vector<EdgeAsk<T>>>& ask)
+  {
+    const int ranks = comm_.size();
     double asks = 0;
     for (const auto& a : ask)
       asks += double(a.size());
     traffic_.boundaryQueries += asks;
-    roundQueries_ = asks;
+    roundQueries_ += asks;
     const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
     std::vector<std::vector<EdgeLow>> lows(ranks);
-    foreignFound_ = allToAllTyped(comm_, answerAsked(asked, lows));
+    std::vector<std::vector<EdgeAnswer<T>>> found =
+      allToAllTyped(comm_, answerAsked(asked, lows));
     lows = allToAllCounted(comm_, lows, traffic_);
     for (int r = 0; r < ranks; ++r)
     {
@@ -470,17 +558,16 @@ private:
         memoOf(a.point, r) = ForeignMemo<T>{ roundDownToFloat(a.bound2), false, {} };
       for (const EdgeLow& l : lows[r])
         memoOf(l.point, r).low = roundDownToFloat(l.low2);
-      std::vector<EdgeAnswer<T>>& list = foreignFound_[r];
-      traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
-      traffic_.pointsSearched += double(list.size());
-      for (const EdgeAnswer<T>& a : list)
+      traffic_.bytesReceived += double(found[r].size() * sizeof(EdgeAnswer<T>));
+      traffic_.pointsSearched += double(found[r].size());
+      for (const EdgeAnswer<T>& a : found[r])
       {
         memoOf(a.point, r) = ForeignMemo<T>{ roundDownToFloat(a.weight2), true, a };
         foreignLabel_[r][a.found] = a.label;
         lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
       }
-      list.insert(list.end(), held[r].begin(), held[r].end());
     }
+    return found;
   }
 
   // Per cell of this rank's cover (RankCover) the one label of its points,

@@ -42,6 +42,8 @@ public:
   // range; a box far must leave every box inside it far, as the distance
   // bounds of Geometry.h do) nor `skipped` (skipped(j): cell j is not of
   // interest).
+  Index numCells() const { return Index(cells_.size()); }
+
   template <class Far>
   bool anyNear(Far&& far) const
   {
@@ -130,25 +132,34 @@ class RankCover
 public:
   RankCover() = default;
 
-  // The nodes of the tree's coarsest plane that are the rank's cells, in
-  // the cells' order.
-  static std::vector<Index> cellNodes(const ZTree<T>& tree)
+  // The plane of the tree whose nodes are the cells: the coarsest, or
+  // `finer` planes below it (as far as the leaves).
+  static int cellPlane(const ZTree<T>& tree, int finer)
+  {
+    return std::max(0, int(tree.planes.size()) - 1 - finer);
+  }
+
+  // The nodes of that plane that are the rank's cells, in the cells' order.
+  static std::vector<Index> cellNodes(const ZTree<T>& tree, int finer)
   {
     std::vector<Index> nodes;
     if (!tree.planes.empty())
-      for (Index j = 0; j < tree.planes.back().numNodes(); ++j)
-        if (!boxIsEmpty(tree.planes.back().sourceBox[j]))
+    {
+      const TreePlane<T>& plane = tree.planes[cellPlane(tree, finer)];
+      for (Index j = 0; j < plane.numNodes(); ++j)
+        if (!boxIsEmpty(plane.sourceBox[j]))
           nodes.push_back(j);
+    }
     return nodes;
   }
 
-  // Collective: every rank passes its tree.
-  RankCover(const ZTree<T>& tree, Communicator& comm)
+  // Collective: every rank passes its tree, and the same `finer`.
+  RankCover(const ZTree<T>& tree, Communicator& comm, int finer = 0)
     : per_(tree.periodicity)
   {
     std::vector<Box<T>> mine;
-    for (const Index j : cellNodes(tree))
-      mine.push_back(tree.planes.back().sourceBox[j]);
+    for (const Index j : cellNodes(tree, finer))
+      mine.push_back(tree.planes[cellPlane(tree, finer)].sourceBox[j]);
     const std::vector<std::vector<char>> all = comm.allGather(toBytes(mine));
     std::vector<Box<T>> others;
     for (std::size_t r = 0; r < all.size(); ++r)
@@ -196,6 +207,8 @@ public:
     return others_.anyNear(
       [&](const Box<T>& b) { return boxDistanceLow2(box, b, per_) > radius2; });
   }
+
+  Index numCells(int r) const { return ranks_[r].numCells(); }
 
   // Bytes received from the other ranks.
   double bytes() const { return bytes_; }

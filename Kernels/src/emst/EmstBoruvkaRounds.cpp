@@ -576,20 +576,30 @@ private:
   void shareCellLabels()
   {
     const ZTree<T>& tree = points_.tree;
-    std::vector<GlobalId> mine;
-    for (const Index j : RankCover<T>::cellNodes(tree))
+    const TreePlane<T>& plane = tree.planes.empty() ?
+      TreePlane<T>() : tree.planes[RankCover<T>::cellPlane(tree, kEmstCoverFiner)];
+    const std::vector<Index> nodes = RankCover<T>::cellNodes(tree, kEmstCoverFiner);
+    if (cellLabel_.empty())
+      for (int r = 0; r < comm_.size(); ++r)
+        cellLabel_.emplace_back(points_.cover.numCells(r), kMixedCell);
+    // Only the cells whose label changed travel (cell, label).
+    std::vector<std::pair<Index, GlobalId>> changed;
+    for (Index c = 0; c < Index(nodes.size()); ++c)
     {
-      const Index b = tree.planes.back().sourceSplit[j], e = tree.planes.back().sourceSplit[j + 1];
+      const Index b = plane.sourceSplit[nodes[c]], e = plane.sourceSplit[nodes[c] + 1];
       GlobalId one = label_[comp_[b]];
-      for (Index i = b + 1; i < e && one >= 0; ++i)
-        one = label_[comp_[i]] == one ? one : GlobalId(-1);
-      mine.push_back(one);
+      for (Index i = b + 1; i < e && one != kMixedCell; ++i)
+        one = label_[comp_[i]] == one ? one : kMixedCell;
+      if (one != cellLabel_[me_][c])
+        changed.emplace_back(c, one);
+      cellLabel_[me_][c] = one;
     }
-    const std::vector<std::vector<char>> all = comm_.allGather(toBytes(mine));
+    const std::vector<std::vector<char>> all = comm_.allGather(toBytes(changed));
     traffic_.bytesReceived += receivedBytes(all, me_);
-    cellLabel_.resize(all.size());
-    for (std::size_t r = 0; r < all.size(); ++r)
-      cellLabel_[r] = fromBytes<GlobalId>(all[r]);
+    for (int r = 0; r < comm_.size(); ++r)
+      if (r != me_)
+        for (const auto& [c, label] : fromBytes<std::pair<Index, GlobalId>>(all[r]))
+          cellLabel_[r][c] = label;
   }
 
   // The labels of this rank's points that its answers named, to the ranks
@@ -933,7 +943,9 @@ private:
   std::vector<ForeignMemo<T>> memos_;
   std::vector<std::unordered_map<Index, GlobalId>> foreignLabel_;
   std::vector<std::map<Index, GlobalId>> watched_;
-  std::vector<std::vector<GlobalId>> cellLabel_; // per rank, per cell of its cover
+  // Per rank, per cell of its cover: the one label of its points, or none.
+  static constexpr GlobalId kMixedCell = -1;
+  std::vector<std::vector<GlobalId>> cellLabel_;
   // Euclidean: this rank's own tree (edges between components only), and
   // per component the position of its lightest edge there.
   static constexpr std::size_t kNoTreeEdge = std::size_t(-1);

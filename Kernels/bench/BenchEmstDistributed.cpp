@@ -90,7 +90,8 @@ int main(int argc, char** argv)
       dealt[(i % perRank) * std::size_t(ranks) + i / perRank] = order[i];
     order = dealt;
   }
-  std::vector<double> bytes(ranks), queries(ranks), local(ranks), moved(ranks), searched(ranks);
+  std::vector<double> bytes(ranks), queries(ranks), local(ranks), moved(ranks), searched(ranks),
+    cores(ranks);
   std::vector<jz::RunInfo> infos(ranks);
   jztest::ThreadWorld world(ranks);
   world.run(
@@ -120,6 +121,7 @@ int main(int argc, char** argv)
       queries[r] = counter(infos[r], "boundary queries");
       moved[r] = counter(infos[r], "points received: decomposition");
       searched[r] = counter(infos[r], "points received: searches");
+      cores[r] = counter(infos[r], "points received: core distances' searches");
       local[r] = double(ids.size());
     });
   double meanBytes = 0, maxBytes = 0, meanQueries = 0;
@@ -134,15 +136,17 @@ int main(int argc, char** argv)
     ranks, perRank, kind.c_str(), mutual ? "mutual reachability" : "euclidean",
     periodic ? ", periodic" : "", blocks ? ", blocks" : ", interleaved", meanBytes,
     maxBytes, meanQueries, counter(infos[0], "boruvka rounds"));
-  double meanMoved = 0, meanSearched = 0, maxSearched = 0;
+  double meanMoved = 0, meanSearched = 0, maxSearched = 0, meanCores = 0;
   for (int r = 0; r < ranks; ++r)
   {
     meanMoved += moved[r] / local[r] / ranks;
+    meanCores += cores[r] / local[r] / ranks;
     meanSearched += searched[r] / local[r] / ranks;
     maxSearched = std::max(maxSearched, searched[r] / local[r]);
   }
-  std::printf("points received per local point: by the searches mean %.3f max %.3f; moved by the "
-              "decomposition mean %.3f\n", meanSearched, maxSearched, meanMoved);
+  std::printf("points received per local point: by the searches mean %.3f max %.3f (of which "
+              "the core distances' mean %.3f); moved by the decomposition mean %.3f\n",
+    meanSearched, maxSearched, meanCores, meanMoved);
   for (const auto& [key, value] : infos[0].counters)
     if (key.rfind("bytes received: ", 0) == 0)
       std::printf("  rank 0 %-32s %.1f per local point\n", key.c_str(), value / local[0]);

@@ -38,12 +38,12 @@ public:
     }
   }
 
+  Index numCells() const { return Index(cells_.size()); }
+
   // Whether some cell is not `far` (far(box): no point of the box is in
   // range; a box far must leave every box inside it far, as the distance
   // bounds of Geometry.h do) nor `skipped` (skipped(j): cell j is not of
   // interest).
-  Index numCells() const { return Index(cells_.size()); }
-
   template <class Far>
   bool anyNear(Far&& far) const
   {
@@ -53,21 +53,13 @@ public:
   template <class Far, class Skipped>
   bool anyNear(Far&& far, Skipped&& skipped) const
   {
-    static thread_local DescentStack stack;
-    const int top = int(above_.size());
-    const Index count = Index(top == 0 ? cells_.size() : above_.back().box.size());
-    auto children = [this](int level, Index j)
-    {
-      const std::vector<Index>& split = above_[level - 1].split;
-      return std::make_pair(split[j], split[j + 1]);
-    };
-    auto visit = [&](int level, Index j)
-    {
-      if (far(level == 0 ? cells_[j] : above_[level - 1].box[j]) || (level == 0 && skipped(j)))
-        return Descend::Skip;
-      return level == 0 ? Descend::Stop : Descend::Open;
-    };
-    return !descendPlanes(top, 0, count, children, visit, stack);
+    return !descend(
+      [&](int level, Index j)
+      {
+        if (far(boxOf(level, j)) || (level == 0 && skipped(j)))
+          return Descend::Skip;
+        return level == 0 ? Descend::Stop : Descend::Open;
+      });
   }
 
   // The least dist(box) over the cells not skipped(j), or `limit` when
@@ -75,6 +67,30 @@ public:
   // inside it, as the distance bounds of Geometry.h do).
   template <class Dist, class Skipped>
   double least(Dist&& dist, Skipped&& skipped, double limit) const
+  {
+    double best = limit;
+    descend(
+      [&](int level, Index j)
+      {
+        if ((level == 0 && skipped(j)) || dist(boxOf(level, j)) >= best)
+          return Descend::Skip;
+        if (level > 0)
+          return Descend::Open;
+        best = dist(cells_[j]);
+        return Descend::Skip;
+      });
+    return best;
+  }
+
+private:
+  const Box<T>& boxOf(int level, Index j) const
+  {
+    return level == 0 ? cells_[j] : above_[level - 1].box[j];
+  }
+
+  // descendPlanes from the top plane's boxes down to the cells.
+  template <class Visit>
+  bool descend(Visit&& visit) const
   {
     static thread_local DescentStack stack;
     const int top = int(above_.size());
@@ -84,21 +100,9 @@ public:
       const std::vector<Index>& split = above_[level - 1].split;
       return std::make_pair(split[j], split[j + 1]);
     };
-    double best = limit;
-    auto visit = [&](int level, Index j)
-    {
-      if ((level == 0 && skipped(j)) || dist(level == 0 ? cells_[j] : above_[level - 1].box[j]) >= best)
-        return Descend::Skip;
-      if (level > 0)
-        return Descend::Open;
-      best = dist(cells_[j]);
-      return Descend::Skip;
-    };
-    descendPlanes(top, 0, count, children, visit, stack);
-    return best;
+    return descendPlanes(top, 0, count, children, std::forward<Visit>(visit), stack);
   }
 
-private:
   struct Plane
   {
     std::vector<Index> split; // children in the plane below

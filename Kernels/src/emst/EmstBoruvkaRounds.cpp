@@ -424,28 +424,38 @@ private:
   // The boundary queries in two exchanges. First the probes: per component
   // and rank, of its points that would ask that rank, the one nearest to
   // the rank's cover; their answers tighten the components' bounds (shared
-  // again for the spanning ones). Then every other point whose tightened
-  // bound still reaches.
+  // again for the spanning ones). Then every other point that would ask,
+  // if its tightened bound still reaches.
   void searchBoundary()
   {
     const int ranks = comm_.size();
-    std::vector<std::vector<EdgeAsk<T>>> ask(ranks);
+    std::vector<std::vector<EdgeAsk<T>>> ask(ranks), probes;
     std::vector<std::vector<EdgeAnswer<T>>> held(ranks);
-    collectAsks(ask, nullptr);
-    probeNearest(ask);
-    foreignFound_ = exchangeAsks(ask);
+    std::vector<float> low;
+    collectAsks(ask, held, low);
+    probes = probeNearest(ask);
+    foreignFound_ = exchangeAsks(probes);
     for (const auto& list : foreignFound_)
       for (const EdgeAnswer<T>& a : list)
         bound_[comp_[a.point]] = std::min(bound_[comp_[a.point]], a.weight2);
     shareSpanningBounds();
-    std::vector<std::uint64_t> probed;
     for (int r = 0; r < ranks; ++r)
-      for (const EdgeAsk<T>& a : ask[r])
-        probed.push_back(memoKey(a.point, r));
-    std::sort(probed.begin(), probed.end());
-    for (auto& list : ask)
-      list.clear();
-    collectAsks(ask, &held, &probed);
+    {
+      const std::vector<GlobalId>& cellLabel = cellLabel_[r];
+      std::size_t kept = 0;
+      for (EdgeAsk<T>& a : ask[r])
+      {
+        a.bound2 = bound_[comp_[a.point]];
+        if (!(a.query.core2 > a.bound2) && points_.cover.mayReach(a.query.p, r, a.bound2,
+              [&](Index cell) { return cellLabel[cell] == a.query.label; }))
+          ask[r][kept++] = a;
+      }
+      ask[r].resize(kept);
+    }
+    // Every rank each point's bound reaches now asked or probed.
+    for (Index i = 0; i < n_; ++i)
+      if (low[i] >= 0)
+        lowForeign_[i] = std::max(lowForeign_[i], std::min(low[i], roundDownToFloat(bound_[comp_[i]])));
     const std::vector<std::vector<EdgeAnswer<T>>> more = exchangeAsks(ask);
     for (int r = 0; r < ranks; ++r)
     {
@@ -454,63 +464,50 @@ private:
     }
   }
 
-  std::uint64_t memoKey(Index i, int r) const
-  {
-    return std::uint64_t(i) * std::uint64_t(comm_.size()) + std::uint64_t(r);
-  }
-
   // Per rank the asks of the points whose bound reaches it, unless their
   // memo of it answers already (an answer that holds goes to `held`, a lower
-  // bound past the bound spares the ask). Without `held`, only which would
-  // ask. With it (the last asks of the round), the pairs `probed` (memoKey,
-  // ascending) were asked already, and a point's lowForeign_ grows to what
-  // the round's asks leave: a point whose lowForeign_ exceeds its bound is
-  // settled.
+  // bound past the bound spares the ask). low: per point, a lower bound of
+  // its lightest edge to another rank once these asks are answered (-1: a
+  // point settled by its lowForeign_, which exceeds its bound).
   void collectAsks(std::vector<std::vector<EdgeAsk<T>>>& ask,
-    std::vector<std::vector<EdgeAnswer<T>>>* held,
-    const std::vector<std::uint64_t>* probed = nullptr)
+    std::vector<std::vector<EdgeAnswer<T>>>& held, std::vector<float>& low)
   {
+    low.assign(n_, -1.0f);
     for (Index i = 0; i < n_; ++i)
     {
       const double b = bound_[comp_[i]];
       const EdgeQuery<T> q = queryOf(i);
       if (q.core2 > b || double(lowForeign_[i]) > b)
         continue;
-      // A lower bound of the lightest edge to another rank, once asked.
-      float low = roundDownToFloat(b);
+      low[i] = roundDownToFloat(b);
       const ForeignMemo<T>* memos = memosOf(i);
       for (int r = 0; r < comm_.size(); ++r)
       {
         if (r == me_)
           continue;
-        const bool wasProbed = probed && memos &&
-          std::binary_search(probed->begin(), probed->end(), memoKey(i, r));
         if (memos && holds(i, r, memos[r]))
         {
-          if (held && !wasProbed)
-          {
-            held->at(r).push_back(memos[r].answer);
-            held->at(r).back().label = foreignLabel_[r].at(memos[r].answer.found);
-          }
-          low = std::min(low, roundDownToFloat(memos[r].answer.weight2));
+          held[r].push_back(memos[r].answer);
+          held[r].back().label = foreignLabel_[r].at(memos[r].answer.found);
+          low[i] = std::min(low[i], roundDownToFloat(memos[r].answer.weight2));
           continue;
         }
-        if (wasProbed || (memos && double(memos[r].low) > b))
+        if (memos && double(memos[r].low) > b)
           continue;
         const std::vector<GlobalId>& cellLabel = cellLabel_[r];
         if (points_.cover.mayReach(
               q.p, r, b, [&](Index cell) { return cellLabel[cell] == q.label; }))
           ask[r].push_back(EdgeAsk<T>{ q, b, i });
       }
-      if (held)
-        lowForeign_[i] = std::max(lowForeign_[i], low);
     }
   }
 
-  // Keeps per component and rank the ask whose point lies nearest to that
-  // rank's cover (cells of its own component apart).
-  void probeNearest(std::vector<std::vector<EdgeAsk<T>>>& ask) const
+  // Takes out of `ask` per component and rank the ask whose point lies
+  // nearest to that rank's cover (cells of its own component apart): the
+  // probes.
+  std::vector<std::vector<EdgeAsk<T>>> probeNearest(std::vector<std::vector<EdgeAsk<T>>>& ask) const
   {
+    std::vector<std::vector<EdgeAsk<T>>> probes(comm_.size());
     for (int r = 0; r < comm_.size(); ++r)
     {
       const std::vector<GlobalId>& cellLabel = cellLabel_[r];
@@ -524,15 +521,18 @@ private:
         if (!fresh && d2 < at->second.first)
           at->second = { d2, k };
       }
-      std::vector<char> keep(ask[r].size(), 0);
+      std::vector<char> isProbe(ask[r].size(), 0);
       for (const auto& entry : nearest)
-        keep[entry.second.second] = 1;
+        isProbe[entry.second.second] = 1;
       std::size_t kept = 0;
       for (std::size_t k = 0; k < ask[r].size(); ++k)
-        if (keep[k])
+        if (isProbe[k])
+          probes[r].push_back(ask[r][k]);
+        else
           ask[r][kept++] = ask[r][k];
       ask[r].resize(kept);
     }
+    return probes;
   }
 
   // One exchange of asks: the answers that found an edge within the bound

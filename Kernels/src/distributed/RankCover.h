@@ -1,6 +1,7 @@
 // Where every rank's points lie, known on every rank: per rank the boxes of
-// its tree's coarsest plane (about 1000 compact cells: a z-order range is
-// not convex, so one box would claim much of its neighbours' space), with
+// its tree's coarsest plane, or a plane a few finer (about 1000 compact
+// cells at the coarsest: a z-order range is not convex, so one box would
+// claim much of its neighbours' space), with
 // coarser planes over them so that a test visits few boxes. A point needs
 // another rank's answer (EMST), and a region is sent to the other ranks
 // (kNN, FoF ghosts), only when a cell of another rank lies within its radius.

@@ -1,6 +1,7 @@
 // How the distributed tests split a point set over simulated ranks: the rank
 // of every point under a named partition ("random"; "slabs" by x in [0, 1);
-// "empty": rank 0 holds nothing; "one": everything on the last rank).
+// "empty": rank 0 holds nothing; "halves": the first half of the points on
+// rank 0, the rest on rank 1 (two ranks); "one": everything on the last rank).
 #pragma once
 
 #include <algorithm>
@@ -20,6 +21,8 @@ inline std::vector<int> partitionPoints(
       owner[i] = int(rng() % ranks);
     else if (how == "slabs")
       owner[i] = std::min(ranks - 1, std::max(0, int(xyz[3 * i] * ranks)));
+    else if (how == "halves")
+      owner[i] = std::min(ranks - 1, int(2 * i / n));
     else if (how == "empty")
       owner[i] = ranks == 1 ? 0 : 1 + int(rng() % (ranks - 1));
     else

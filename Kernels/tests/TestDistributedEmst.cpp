@@ -65,10 +65,23 @@ jz::EmstProblem<T> problemOf(const Case& c)
   return pr;
 }
 
+// Uniform points in two unit cubes 10 apart along x: the first half of the
+// ids in one, the rest in the other.
 template <class T>
-void checkCase(const Case& c, std::size_t n, int ranks, const std::string& how)
+std::vector<T> twoFarBlocks(std::size_t n)
 {
-  std::vector<T> xyz = jztest::makePoints<T>(c.kind, n, 7);
+  std::vector<T> xyz = jztest::makePoints<T>("uniform", n, 7);
+  for (std::size_t i = n / 2; i < n; ++i)
+    xyz[3 * i] += T(10);
+  return xyz;
+}
+
+// The distributed edges (and core distances) against the serial run's;
+// returns the points that the searches received, summed over the ranks.
+template <class T>
+double checkCase(const Case& c, std::size_t n, int ranks, const std::string& how)
+{
+  std::vector<T> xyz = c.kind == "twoblocks" ? twoFarBlocks<T>(n) : jztest::makePoints<T>(c.kind, n, 7);
   if (c.periodic) // some points outside the box: wrapped in
     for (std::size_t i = 0; i < 3 * n; i += 11)
       xyz[i] += T(1);
@@ -92,6 +105,7 @@ void checkCase(const Case& c, std::size_t n, int ranks, const std::string& how)
   std::vector<std::vector<Edge>> parts(ranks);
   std::vector<int> bad(ranks, 0);
   std::vector<std::vector<std::pair<GlobalId, double>>> cores(ranks);
+  std::vector<double> searched(ranks, 0);
   jztest::ThreadWorld world(ranks);
   world.run(
     [&](jz::Communicator& comm)
@@ -103,7 +117,10 @@ void checkCase(const Case& c, std::size_t n, int ranks, const std::string& how)
       piece.numPoints = p.ids.size();
       piece.ids = p.ids.data();
       jz::EmstRankEdges<T> out;
-      jz::computeEmstDistributed(piece, comm, out, jz::Backend::CPU);
+      const jz::RunInfo info = jz::computeEmstDistributed(piece, comm, out, jz::Backend::CPU);
+      for (const auto& [name, value] : info.counters)
+        if (name == "points received: searches")
+          searched[r] = value;
       for (std::size_t e = 0; e < out.weight2.size(); ++e)
       {
         parts[r].emplace_back(out.weight2[e], out.fromId[e], out.toId[e]);
@@ -144,6 +161,10 @@ void checkCase(const Case& c, std::size_t n, int ranks, const std::string& how)
       }
     JZ_CHECK_MSG(wrong == 0, what << ": " << wrong << " core distances differ");
   }
+  double total = 0;
+  for (double v : searched)
+    total += v;
+  return total;
 }
 
 // Equal, or both NaN (GLOSH gives 0/0 in blobs of identical points, serially too).
@@ -252,6 +273,31 @@ JZ_TEST(DistributedEmstPartitions)
   // Runs of identical points larger than a leaf, split over ranks by id only.
   checkCase<double>(Case{ "runs", false, false }, 1500, 3, "random");
   checkCase<double>(Case{ "lattice", false, false }, 1000, 3, "random");
+}
+
+JZ_TEST(DistributedEmstEightRanks)
+{
+  for (const char* kind : { "uniform", "clustered" })
+    for (bool mutual : { false, true })
+    {
+      checkCase<double>(Case{ kind, false, mutual }, 6000, 8, "random");
+      checkCase<float>(Case{ kind, true, mutual }, 6000, 8, "slabs");
+    }
+}
+
+// Two far blocks, one per rank: the last round's one component per rank
+// probes the other rank with its point nearest to that rank's cover, and
+// the edge found bounds the other points' asks (without it, every point of
+// a block would ask).
+JZ_TEST(DistributedEmstFarComponentsAskLittle)
+{
+  const std::size_t n = 4000;
+  for (bool mutual : { false, true })
+  {
+    const double searched = checkCase<double>(Case{ "twoblocks", false, mutual }, n, 2, "halves");
+    JZ_CHECK_MSG(searched < 0.05 * double(n),
+      (mutual ? "mutual: " : "euclidean: ") << searched << " points received by the searches");
+  }
 }
 
 JZ_TEST(DistributedEmstForest)

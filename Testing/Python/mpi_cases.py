@@ -161,7 +161,7 @@ def run_case(case, data, idx, kind, with_ids, out, tag, qidx=None):
         a = cat.GetPointData().GetArray(name)
         if a is not None:
             v = vtk_to_numpy(a)
-            res["cat_" + name] = v.reshape(len(v), -1)
+            res["cat_" + name] = v.reshape(len(v), a.GetNumberOfComponents())
     run_trees(data, obj, res)
     np.savez(os.path.join(out, tag + ".npz"), **res)
 

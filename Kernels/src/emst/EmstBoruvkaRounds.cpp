@@ -5,8 +5,15 @@
 //     it (EmstLocalTree.h); under mutual reachability every point searches
 //     this rank's tree under its component's bound (the lightest edge found
 //     so far: first a z-order neighbour's, then the search's own);
-//  2. a point whose bound reaches another rank's cover asks that rank, which
-//     searches its tree for the same (the boundary queries);
+//  2. a point whose bound reaches another rank's cover (its cells that hold
+//     other components' points) asks that rank, which searches its tree for
+//     the same (the boundary queries), unless what it learnt from that rank
+//     before still holds (ForeignMemo: the other end of its last answer
+//     still lies in another component, whose labels the answering rank keeps
+//     telling it; or a lower bound past the bound: answers search beyond it
+//     and name the lightest edge there by weight alone). Per component and
+//     rank the point nearest to the cover asks first; its answer tightens
+//     the bound for the others;
 //  3. each component's lightest edge: on its rank, or, for a component that
 //     spans ranks, the lightest of the ranks' (reduced on the component's
 //     owner rank, label modulo ranks, as its bound before step 2);
@@ -25,7 +32,9 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/Progress.h"
@@ -63,6 +72,19 @@ struct EdgeAnswer
   T raw[3];
 };
 
+// An answer that names no point: every eligible point of the answering rank
+// lies at least sqrt(low2) from the asking point (the lightest such edge,
+// found beyond the bound, or the reach of the search).
+struct EdgeLow
+{
+  Index point; // the asker's
+  double low2;
+};
+
+// The answering rank searches this far beyond an ask's bound (squared):
+// what it finds there, named by weight alone, spares the asker later asks.
+constexpr double kReachBeyondBound2 = 4;
+
 // Everything gathered by allGather from other ranks, for the traffic count.
 double receivedBytes(const std::vector<std::vector<char>>& blocks, int me)
 {
@@ -99,6 +121,21 @@ std::vector<std::vector<V>> allToAllCounted(
   return got;
 }
 
+// What a point learnt from one other rank by asking it. The answer's other
+// end, while it lies in another component than the point's, stays the
+// point's lightest edge to that rank (the components only grow, so no other
+// point of that rank becomes eligible). Without a valid answer, every
+// eligible point of that rank lies at least `low` (squared, rounded down)
+// from it: the bound asked with, or the answer's weight once its other end
+// has joined the point's component.
+template <class T>
+struct ForeignMemo
+{
+  float low = 0;
+  bool answered = false;
+  EdgeAnswer<T> answer;
+};
+
 // Two components' labels joined by a chosen edge: all that every rank needs
 // of the cross-rank merges (the edge itself goes to its two ends' ranks).
 struct LabelPair
@@ -125,6 +162,9 @@ public:
     , label_(points.ids)
     , spanning_(n_, 0)
     , lowForeign_(n_, 0.0f)
+    , memoAt_(n_, kNoPoint)
+    , foreignLabel_(comm.size())
+    , watched_(comm.size())
     , useLocalTree_(!core2)
     , localTree_(std::move(localTree))
   {
@@ -197,12 +237,19 @@ private:
       scanLocalTree();
     else
       searchLocally();
+    boundByMemos();
     shareSpanningBounds();
+    shareCellLabels();
     const double before = traffic_.bytesReceived;
+    roundQueries_ = 0;
     searchBoundary();
     boundaryBytes_ += traffic_.bytesReceived - before;
     std::vector<BoruvkaEdge<T>> spanningBest = reduceSpanning();
-    return merge(spanningBest);
+    const std::int64_t added = merge(spanningBest);
+    const double beforeLabels = traffic_.bytesReceived;
+    tellWatchedLabels();
+    boundaryBytes_ += traffic_.bytesReceived - beforeLabels;
+    return added;
   }
 
   double weight2(Index a, Index b) const
@@ -341,44 +388,244 @@ private:
       }
   }
 
-  // Points whose bound reaches another rank ask it; the answers that found
-  // an edge come back.
+  // Point i's memos, one per rank, or null when it never asked.
+  ForeignMemo<T>* memosOf(Index i)
+  {
+    return memoAt_[i] == kNoPoint ? nullptr : &memos_[std::size_t(memoAt_[i]) * comm_.size()];
+  }
+
+  ForeignMemo<T>& memoOf(Index i, int r)
+  {
+    if (memoAt_[i] == kNoPoint)
+    {
+      memoAt_[i] = Index(memoPoint_.size());
+      memoPoint_.push_back(i);
+      memos_.resize(memos_.size() + std::size_t(comm_.size()));
+    }
+    return memosOf(i)[r];
+  }
+
+  // Whether memo m of point i's (from rank r) holds an answer that still does.
+  bool holds(Index i, int r, const ForeignMemo<T>& m) const
+  {
+    return m.answered && foreignLabel_[r].at(m.answer.found) != label_[comp_[i]];
+  }
+
+  // The answers that still hold are candidates already: they tighten their
+  // components' bounds before anyone asks.
+  void boundByMemos()
+  {
+    for (const Index i : memoPoint_)
+      for (int r = 0; r < comm_.size(); ++r)
+        if (holds(i, r, memosOf(i)[r]))
+          bound_[comp_[i]] = std::min(bound_[comp_[i]], memosOf(i)[r].answer.weight2);
+  }
+
+  // The boundary queries in two exchanges. First the probes: per component
+  // and rank, of its points that would ask that rank, the one nearest to
+  // the rank's cover; their answers tighten the components' bounds (shared
+  // again for the spanning ones). Then every other point that would ask,
+  // if its tightened bound still reaches.
   void searchBoundary()
   {
     const int ranks = comm_.size();
-    std::vector<std::vector<EdgeAsk<T>>> ask(ranks);
+    std::vector<std::vector<EdgeAsk<T>>> ask(ranks), probes;
+    std::vector<std::vector<EdgeAnswer<T>>> held(ranks);
+    std::vector<float> low;
+    collectAsks(ask, held, low);
+    probes = probeNearest(ask);
+    foreignFound_ = exchangeAsks(probes);
+    for (const auto& list : foreignFound_)
+      for (const EdgeAnswer<T>& a : list)
+        bound_[comp_[a.point]] = std::min(bound_[comp_[a.point]], a.weight2);
+    shareSpanningBounds();
+    for (int r = 0; r < ranks; ++r)
+    {
+      const std::vector<GlobalId>& cellLabel = cellLabel_[r];
+      std::size_t kept = 0;
+      for (EdgeAsk<T>& a : ask[r])
+      {
+        a.bound2 = bound_[comp_[a.point]];
+        if (!(a.query.core2 > a.bound2) && points_.cover.mayReach(a.query.p, r, a.bound2,
+              [&](Index cell) { return cellLabel[cell] == a.query.label; }))
+          ask[r][kept++] = a;
+      }
+      ask[r].resize(kept);
+    }
+    // Every rank each point's bound reaches now asked or probed.
+    for (Index i = 0; i < n_; ++i)
+      if (low[i] >= 0)
+        lowForeign_[i] = std::max(lowForeign_[i], std::min(low[i], roundDownToFloat(bound_[comp_[i]])));
+    const std::vector<std::vector<EdgeAnswer<T>>> more = exchangeAsks(ask);
+    for (int r = 0; r < ranks; ++r)
+    {
+      foreignFound_[r].insert(foreignFound_[r].end(), more[r].begin(), more[r].end());
+      foreignFound_[r].insert(foreignFound_[r].end(), held[r].begin(), held[r].end());
+    }
+  }
+
+  // Per rank the asks of the points whose bound reaches it, unless their
+  // memo of it answers already (an answer that holds goes to `held`, a lower
+  // bound past the bound spares the ask). low: per point, a lower bound of
+  // its lightest edge to another rank once these asks are answered (-1: a
+  // point settled by its lowForeign_, which exceeds its bound).
+  void collectAsks(std::vector<std::vector<EdgeAsk<T>>>& ask,
+    std::vector<std::vector<EdgeAnswer<T>>>& held, std::vector<float>& low)
+  {
+    low.assign(n_, -1.0f);
     for (Index i = 0; i < n_; ++i)
     {
       const double b = bound_[comp_[i]];
       const EdgeQuery<T> q = queryOf(i);
       if (q.core2 > b || double(lowForeign_[i]) > b)
         continue;
-      for (int r = 0; r < ranks; ++r)
-        if (r != me_ && points_.cover.mayReach(q.p, r, b))
+      low[i] = roundDownToFloat(b);
+      const ForeignMemo<T>* memos = memosOf(i);
+      for (int r = 0; r < comm_.size(); ++r)
+      {
+        if (r == me_)
+          continue;
+        if (memos && holds(i, r, memos[r]))
+        {
+          held[r].push_back(memos[r].answer);
+          held[r].back().label = foreignLabel_[r].at(memos[r].answer.found);
+          low[i] = std::min(low[i], roundDownToFloat(memos[r].answer.weight2));
+          continue;
+        }
+        if (memos && double(memos[r].low) > b)
+          continue;
+        const std::vector<GlobalId>& cellLabel = cellLabel_[r];
+        if (points_.cover.mayReach(
+              q.p, r, b, [&](Index cell) { return cellLabel[cell] == q.label; }))
           ask[r].push_back(EdgeAsk<T>{ q, b, i });
-      // No other rank's point is within b but those the answers name.
-      lowForeign_[i] = std::max(lowForeign_[i], roundDownToFloat(b));
+      }
     }
+  }
+
+  // Takes out of `ask` per component and rank the ask whose point lies
+  // nearest to that rank's cover (cells of its own component apart): the
+  // probes.
+  std::vector<std::vector<EdgeAsk<T>>> probeNearest(std::vector<std::vector<EdgeAsk<T>>>& ask) const
+  {
+    std::vector<std::vector<EdgeAsk<T>>> probes(comm_.size());
+    for (int r = 0; r < comm_.size(); ++r)
+    {
+      const std::vector<GlobalId>& cellLabel = cellLabel_[r];
+      std::unordered_map<Index, std::pair<double, std::size_t>> nearest; // per component
+      for (std::size_t k = 0; k < ask[r].size(); ++k)
+      {
+        const EdgeAsk<T>& a = ask[r][k];
+        const double d2 = points_.cover.distance2(a.query.p, r,
+          [&](Index cell) { return cellLabel[cell] == a.query.label; }, kInfinity);
+        auto [at, fresh] = nearest.try_emplace(comp_[a.point], d2, k);
+        if (!fresh && d2 < at->second.first)
+          at->second = { d2, k };
+      }
+      std::vector<char> isProbe(ask[r].size(), 0);
+      for (const auto& entry : nearest)
+        isProbe[entry.second.second] = 1;
+      std::size_t kept = 0;
+      for (std::size_t k = 0; k < ask[r].size(); ++k)
+        if (isProbe[k])
+          probes[r].push_back(ask[r][k]);
+        else
+          ask[r][kept++] = ask[r][k];
+      ask[r].resize(kept);
+    }
+    return probes;
+  }
+
+  // One exchange of asks: the answers that found an edge within the bound
+  // come back; the memos learn them, and the lows of the others.
+  std::vector<std::vector<EdgeAnswer<T>>> exchangeAsks(
+    const std::vector<std::vector<EdgeAsk<T>>>& ask)
+  {
+    const int ranks = comm_.size();
     double asks = 0;
     for (const auto& a : ask)
       asks += double(a.size());
     traffic_.boundaryQueries += asks;
-    roundQueries_ = asks;
+    roundQueries_ += asks;
     const std::vector<std::vector<EdgeAsk<T>>> asked = allToAllTyped(comm_, ask);
-    foreignFound_ = allToAllTyped(comm_, answerAsked(asked));
-    for (const auto& list : foreignFound_)
+    std::vector<std::vector<EdgeLow>> lows(ranks);
+    std::vector<std::vector<EdgeAnswer<T>>> found =
+      allToAllTyped(comm_, answerAsked(asked, lows));
+    lows = allToAllCounted(comm_, lows, traffic_);
+    for (int r = 0; r < ranks; ++r)
     {
-      traffic_.bytesReceived += double(list.size() * sizeof(EdgeAnswer<T>));
-      traffic_.pointsSearched += double(list.size());
-      for (const EdgeAnswer<T>& a : list)
+      // No eligible point of rank r within the bound but the one answered.
+      for (const EdgeAsk<T>& a : ask[r])
+        memoOf(a.point, r) = ForeignMemo<T>{ roundDownToFloat(a.bound2), false, {} };
+      for (const EdgeLow& l : lows[r])
+        memoOf(l.point, r).low = roundDownToFloat(l.low2);
+      traffic_.bytesReceived += double(found[r].size() * sizeof(EdgeAnswer<T>));
+      traffic_.pointsSearched += double(found[r].size());
+      for (const EdgeAnswer<T>& a : found[r])
+      {
+        memoOf(a.point, r) = ForeignMemo<T>{ roundDownToFloat(a.weight2), true, a };
+        foreignLabel_[r][a.found] = a.label;
         lowForeign_[a.point] = std::min(lowForeign_[a.point], roundDownToFloat(a.weight2));
+      }
     }
+    return found;
   }
 
-  // Every rank's asks searched at once (one query tree); per asking rank
-  // the answers that found an edge.
+  // Per cell of this rank's cover (RankCover) the one label of its points,
+  // or none, to every rank: a point does not ask a rank whose cells within
+  // its bound all hold its own component alone.
+  void shareCellLabels()
+  {
+    const ZTree<T>& tree = points_.tree;
+    const TreePlane<T>& plane = tree.planes.empty() ?
+      TreePlane<T>() : tree.planes[RankCover<T>::cellPlane(tree, kEmstCoverFiner)];
+    const std::vector<Index> nodes = RankCover<T>::cellNodes(tree, kEmstCoverFiner);
+    if (cellLabel_.empty())
+      for (int r = 0; r < comm_.size(); ++r)
+        cellLabel_.emplace_back(points_.cover.numCells(r), kMixedCell);
+    // Only the cells whose label changed travel (cell, label).
+    std::vector<std::pair<Index, GlobalId>> changed;
+    for (Index c = 0; c < Index(nodes.size()); ++c)
+    {
+      const Index b = plane.sourceSplit[nodes[c]], e = plane.sourceSplit[nodes[c] + 1];
+      GlobalId one = label_[comp_[b]];
+      for (Index i = b + 1; i < e && one != kMixedCell; ++i)
+        one = label_[comp_[i]] == one ? one : kMixedCell;
+      if (one != cellLabel_[me_][c])
+        changed.emplace_back(c, one);
+      cellLabel_[me_][c] = one;
+    }
+    const std::vector<std::vector<char>> all = comm_.allGather(toBytes(changed));
+    traffic_.bytesReceived += receivedBytes(all, me_);
+    for (int r = 0; r < comm_.size(); ++r)
+      if (r != me_)
+        for (const auto& [c, label] : fromBytes<std::pair<Index, GlobalId>>(all[r]))
+          cellLabel_[r][c] = label;
+  }
+
+  // The labels of this rank's points that its answers named, to the ranks
+  // they were named to, whenever they change (after each round's merges).
+  void tellWatchedLabels()
+  {
+    std::vector<std::vector<std::pair<Index, GlobalId>>> tell(comm_.size());
+    for (int r = 0; r < comm_.size(); ++r)
+      for (auto& [point, label] : watched_[r])
+        if (label != label_[comp_[point]])
+        {
+          label = label_[comp_[point]];
+          tell[r].emplace_back(point, label);
+        }
+    const auto told = allToAllCounted(comm_, tell, traffic_);
+    for (int r = 0; r < comm_.size(); ++r)
+      for (const auto& [point, label] : told[r])
+        foreignLabel_[r][point] = label;
+  }
+
+  // Every rank's asks searched at once (one query tree), beyond their
+  // bounds (kReachBeyondBound2, up to the longest edge allowed); per asking
+  // rank the answers that found an edge within the bound, and (lows) those
+  // that did not, by the weight of the lightest edge found, else the reach.
   std::vector<std::vector<EdgeAnswer<T>>> answerAsked(
-    const std::vector<std::vector<EdgeAsk<T>>>& asked)
+    const std::vector<std::vector<EdgeAsk<T>>>& asked, std::vector<std::vector<EdgeLow>>& lows)
   {
     std::vector<EdgeQuery<T>> queries;
     std::vector<double> bound2;
@@ -389,7 +636,7 @@ private:
       for (const EdgeAsk<T>& a : list)
       {
         queries.push_back(a.query);
-        bound2.push_back(a.bound2);
+        bound2.push_back(std::min(kReachBeyondBound2 * a.bound2, maxBound2_));
       }
     }
     const std::vector<ForeignEdge> found =
@@ -399,9 +646,15 @@ private:
     for (std::size_t r = 0; r < asked.size(); ++r)
       for (const EdgeAsk<T>& a : asked[r])
       {
+        const double reach2 = bound2[at];
         const ForeignEdge& f = found[at++];
-        if (!f.found())
+        if (!f.found() || f.weight2 > a.bound2)
+        {
+          const double low2 = f.found() ? f.weight2 : reach2;
+          if (low2 > a.bound2)
+            lows[r].push_back(EdgeLow{ a.point, low2 });
           continue;
+        }
         EdgeAnswer<T> out;
         out.point = a.point;
         out.found = f.source;
@@ -410,6 +663,7 @@ private:
         out.label = label_[comp_[f.source]];
         raw(f.source, out.raw);
         answers[r].push_back(out);
+        watched_[r].emplace(f.source, out.label);
       }
     return answers;
   }
@@ -678,8 +932,20 @@ private:
   std::vector<GlobalId> routeIds_;
   std::vector<Index> rootOf_;
   // Per sorted point: a lower bound of its lightest foreign edge (rounded
-  // down; it only grows, as the other components shrink).
+  // down; it only grows, as the other components shrink). Per point that
+  // asked (memoAt_, memoPoint_ its inverse) per rank what it learnt there
+  // (memos_); per other rank the labels of its points that answers named
+  // (kept current by that rank); per other rank this rank's points named to
+  // it, and the label last told.
   std::vector<float> lowForeign_;
+  std::vector<Index> memoAt_;
+  std::vector<Index> memoPoint_;
+  std::vector<ForeignMemo<T>> memos_;
+  std::vector<std::unordered_map<Index, GlobalId>> foreignLabel_;
+  std::vector<std::map<Index, GlobalId>> watched_;
+  // Per rank, per cell of its cover: the one label of its points, or none.
+  static constexpr GlobalId kMixedCell = -1;
+  std::vector<std::vector<GlobalId>> cellLabel_;
   // Euclidean: this rank's own tree (edges between components only), and
   // per component the position of its lightest edge there.
   static constexpr std::size_t kNoTreeEdge = std::size_t(-1);

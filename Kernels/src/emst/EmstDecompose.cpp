@@ -47,7 +47,7 @@ EmstRankPoints<T> decomposeEmstPoints(
   points.ids.resize(n);
   for (std::size_t i = 0; i < n; ++i)
     points.ids[i] = ids[points.tree.sources.inputIndex[i]];
-  points.cover = RankCover<T>(points.tree, comm);
+  points.cover = RankCover<T>(points.tree, comm, kEmstCoverFiner);
   traffic.bytesReceived += points.cover.bytes();
   return points;
 }

@@ -110,6 +110,7 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
     agreeOnProgress(control, 0.2, comm);
   }
   const double afterCores = traffic.bytesReceived;
+  const double coreQueries = traffic.pointsSearched;
   StageTimer roundsTimer(&info, "boruvka");
   // The serial search keeps a float bound rounded up: the same edges pass.
   const double maxBound2 = double(roundUpToFloat(piece.maxLength * piece.maxLength));
@@ -138,6 +139,7 @@ RunInfo computeEmstDistributed(const EmstProblem<T>& piece, Communicator& comm,
   info.counters.emplace_back("boundary queries", traffic.boundaryQueries);
   info.counters.emplace_back("points received: decomposition", traffic.pointsMoved);
   info.counters.emplace_back("points received: searches", traffic.pointsSearched);
+  info.counters.emplace_back("points received: core distances' searches", coreQueries);
   return info;
 }
 

@@ -41,6 +41,11 @@ struct EmstRankPoints
   Index routeIndex(Index i) const { return tree.sources.inputIndex[i]; }
 };
 
+// The EMST's rank covers are a plane finer than kNN's and FoF's: a point
+// whose bound reaches a cover box asks that rank (EmstBoruvkaRounds.cpp),
+// so tighter boxes spare more asks than their bytes cost.
+constexpr int kEmstCoverFiner = 1;
+
 // Counts of the exchange, for the report (bytes received by this rank).
 struct EmstTraffic
 {

@@ -337,6 +337,32 @@ TableStencil SphCumulativeTable::stencil(double a) const
   return st;
 }
 
+namespace
+{
+template <class Shape>
+JZ_SPH_CLONES void shapeRow(Shape shape, double norm, double invH, double lo, double step,
+  int first, double x, double dyz, std::size_t n, double* w)
+{
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const double dx = lo + (double(first + int(i)) + 0.5) * step - x;
+    w[i] = norm * shape(std::sqrt(dx * dx + dyz) * invH);
+  }
+}
+} // namespace
+
+void kernelRowValues(SphKernel kernel, double h, double lo, double step, int first, double x,
+  double dyz, std::size_t n, double* w)
+{
+  if (kernel == SphKernel::WendlandC2)
+    shapeRow([](double q) { return wendlandC2Shape(q); }, wendlandC2Norm(h), 1.0 / h, lo, step,
+      first, x, dyz, n, w);
+  else
+    shapeRow([](double q) { return cubicSplineShape(q); }, cubicSplineNorm(h), 1.0 / h, lo, step,
+      first, x, dyz, n, w);
+}
+
 JZ_SPH_CLONES void addPixelDifferences(
   const double* lo, const double* hi, double m, std::size_t n, double* out)
 {

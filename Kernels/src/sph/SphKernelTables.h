@@ -84,6 +84,11 @@ void addPixelDifferences(const double* lo, const double* hi, double m, std::size
 void addVoxelDifferences(const double* lo0, const double* lo1, const double* hi0,
   const double* hi1, double m, std::size_t n, double* out);
 
+// The kernel W(r, h) at the n pixel centres c_i = lo + (first + i + 1/2) step
+// of a row, r^2 = (c_i - x)^2 + dyz: a slice's row (vectorised like the rows).
+void kernelRowValues(SphKernel kernel, double h, double lo, double step, int first, double x,
+  double dyz, std::size_t n, double* w);
+
 // The projected kernel of unit support at radius R: 2 * integral over
 // 0 <= z <= sqrt(1 - R^2) of W(sqrt(R^2 + z^2), 1) (adaptive quadrature).
 double columnKernel(SphKernel kernel, double R);

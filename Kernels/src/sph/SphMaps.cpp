@@ -110,9 +110,13 @@ struct Contribution
       const std::size_t nc = std::size_t(field.components);
       const double* a = field.values + index * nc;
       double* out = sums.fields[f].data() + cell * nc;
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t c = 0; c < nc; ++c)
-          out[i * nc + c] += fieldWeight * w[i] * a[c];
+      if (nc == 1) // the common scalar field, as a loop the compiler vectorises
+        for (std::size_t i = 0; i < n; ++i)
+          out[i] += fieldWeight * w[i] * a[0];
+      else
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t c = 0; c < nc; ++c)
+            out[i * nc + c] += fieldWeight * w[i] * a[c];
     }
   }
 };
@@ -210,18 +214,16 @@ void depositVoxels(const SphCumulativeTable& table, const GridAxis* ax, const do
 }
 
 // The kernel's values at the pixel centres of rows [r0, r1) of a plane at
-// distance dz from a particle at (x, y) in the plane, a row at a time: each
-// row only over the pixels within h, the kernel's shape (in q = r / h) inlined.
-template <class Shape>
-void depositSlice(Shape shape, double norm, const GridAxis& u, const GridAxis& v, double x,
-  double y, double dz, double h, double m, double fieldScale, int r0, int r1,
-  const Contribution& who, SphMapSums& sums, std::vector<double>& w)
+// distance dz from a particle at (x, y) in the plane, a row at a time, each
+// row only over the pixels within h.
+void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double x, double y,
+  double dz, double h, double m, double fieldScale, int r0, int r1, const Contribution& who,
+  SphMapSums& sums, std::vector<double>& w)
 {
   const double rr = std::sqrt(std::fmax(0.0, h * h - dz * dz));
   int i0, i1, j0, j1;
   if (!u.centresWithin(x, rr, 0, u.cells, i0, i1) || !v.centresWithin(y, rr, r0, r1, j0, j1))
     return;
-  const double invH = 1.0 / h;
   w.resize(std::size_t(i1 - i0 + 1));
   for (int j = j0; j <= j1; ++j)
   {
@@ -230,13 +232,10 @@ void depositSlice(Shape shape, double norm, const GridAxis& u, const GridAxis& v
     int a, b;
     if (!u.centresWithin(x, std::sqrt(std::fmax(0.0, h * h - dyz)), i0, i1 + 1, a, b))
       continue;
-    for (int i = a; i <= b; ++i)
-    {
-      const double dx = u.lo + (i + 0.5) * u.step - x;
-      w[std::size_t(i - a)] = norm * shape(std::sqrt(dx * dx + dyz) * invH);
-    }
-    who.addRow(sums, std::size_t(j) * std::size_t(u.cells) + std::size_t(a), w.data(),
-      std::size_t(b - a + 1), m, fieldScale);
+    const std::size_t n = std::size_t(b - a + 1);
+    kernelRowValues(kernel, h, u.lo, u.step, a, x, dyz, n, w.data());
+    who.addRow(sums, std::size_t(j) * std::size_t(u.cells) + std::size_t(a), w.data(), n, m,
+      fieldScale);
   }
 }
 
@@ -255,12 +254,13 @@ int imagesInside(double x, double lo, double hi, double period)
 // of the plane.
 bool reachesPlane(double x, double h, double plane, double period)
 {
-  // Most particles lie far from the plane: a cheap test first, its margin
-  // beyond the rounding of the nearest image's distance.
+  // Most particles lie far from the plane: a cheap test first (within one
+  // period of it, the nearest image), its margin beyond the rounding.
   if (period > 0 && h < 0.25 * period)
   {
-    const double d = x - plane;
-    if (std::fabs(d - period * std::nearbyint(d / period)) > h + 1e-14 * (std::fabs(d) + period))
+    const double d = std::fabs(x - plane);
+    const double nearest = d > 0.5 * period ? std::fabs(d - period) : d;
+    if (d < 1.5 * period && nearest > h + 1e-14 * (d + period))
       return false;
   }
   const ImageShifts sa(x, h, plane, plane, period);
@@ -285,20 +285,31 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   const GridAxis& stripAxis = volume ? w : v;
   auto position = [&](std::size_t i, int d) { return double(P.points[3 * i + std::size_t(d)]); };
 
+  // A slice reaches few particles: they are picked first (in input order),
+  // so that only they are listed.
+  const bool slice = grid.kind == SphMapKind::Slice;
+  std::vector<Index> picked;
+  StageTimer picking(&info, "slice: particles reaching it");
+  if (slice)
+    picked = pickInOrder(P.numPoints,
+      [&](std::size_t i)
+      {
+        const double h = P.support[i];
+        return h > 0 && reachesPlane(position(i, a), h, grid.slicePosition, period[a]);
+      });
+  picking.stop();
+  auto input = [&](std::size_t k) { return slice ? std::size_t(picked[k]) : k; };
+
   // The strips each particle reaches; particles off the map (outside the
-  // projected depth, away from the slice's plane, beside the region) in none.
+  // projected depth, beside the region) in none.
   SphStrips strips;
-  const int stripWidth = volume ? kVolumeStripSlabs
-    : grid.kind == SphMapKind::Slice ? kSliceStripRows
-                                     : kImageStripRows;
-  strips.build(P.numPoints, stripAxis.cells, stripWidth,
-    [&](std::size_t i, auto&& range)
+  const int stripWidth = volume ? kVolumeStripSlabs : slice ? kSliceStripRows : kImageStripRows;
+  strips.build(slice ? picked.size() : P.numPoints, stripAxis.cells, stripWidth,
+    [&](std::size_t k, auto&& range)
     {
+      const std::size_t i = input(k);
       const double h = P.support[i];
       if (grid.kind == SphMapKind::Projection && imagesInside(position(i, a), w.lo, w.hi, period[a]) == 0)
-        return;
-      if (grid.kind == SphMapKind::Slice &&
-        (!(h > 0) || !reachesPlane(position(i, a), h, grid.slicePosition, period[a])))
         return;
       auto beside = [&](const GridAxis& g)
       {
@@ -326,7 +337,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
 #pragma omp parallel for schedule(static)
   for (std::int64_t r = 0; r < std::int64_t(records.size()); ++r)
   {
-    const std::size_t i = strips.particle(std::size_t(r));
+    const std::size_t i = input(strips.particle(std::size_t(r)));
     records[std::size_t(r)] = Record{ { position(i, 0), position(i, 1), position(i, 2) },
       P.support[i], P.masses ? P.masses[i] : 1.0, i };
   }
@@ -377,15 +388,8 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
             const ImageShifts sv(x[vd], h, lo, hi, period[vd]);
             for (int ku = su.first; ku <= su.last; ++ku)
               for (int kv = sv.first; kv <= sv.last; ++kv)
-              {
-                const double xu = x[ud] + ku * period[ud], xv = x[vd] + kv * period[vd];
-                if (P.kernel == SphKernel::WendlandC2)
-                  depositSlice([](double q) { return wendlandC2Shape(q); }, wendlandC2Norm(h), u,
-                    v, xu, xv, dz, h, m, fieldScale, c0, c1, who, sums, scratch.row);
-                else
-                  depositSlice([](double q) { return cubicSplineShape(q); }, cubicSplineNorm(h),
-                    u, v, xu, xv, dz, h, m, fieldScale, c0, c1, who, sums, scratch.row);
-              }
+                depositSlice(P.kernel, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd], dz,
+                  h, m, fieldScale, c0, c1, who, sums, scratch.row);
           }
         }
         else

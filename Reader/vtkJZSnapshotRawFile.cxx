@@ -193,17 +193,20 @@ void File::ReadInParallel(std::int64_t offset, void* buffer, std::size_t bytes,
 bool File::SameFileAs(int descriptor) const
 {
   struct stat info;
-  return descriptor >= 0 && ::fstat(descriptor, &info) == 0 &&
-    static_cast<std::uint64_t>(info.st_dev) == this->Device &&
-    static_cast<std::uint64_t>(info.st_ino) == this->Inode;
+  return descriptor >= 0 && ::fstat(descriptor, &info) == 0 && this->Is(info);
 }
 
 //------------------------------------------------------------------------------
 bool File::SameFileAs(const std::string& name) const
 {
   struct stat info;
-  return ::stat(name.c_str(), &info) == 0 &&
-    static_cast<std::uint64_t>(info.st_dev) == this->Device &&
+  return ::stat(name.c_str(), &info) == 0 && this->Is(info);
+}
+
+//------------------------------------------------------------------------------
+bool File::Is(const struct stat& info) const
+{
+  return static_cast<std::uint64_t>(info.st_dev) == this->Device &&
     static_cast<std::uint64_t>(info.st_ino) == this->Inode;
 }
 

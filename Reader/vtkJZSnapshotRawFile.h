@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <sys/stat.h>
 
 namespace vtkJZSnapshotRawFile
 {
@@ -58,6 +59,7 @@ public:
 
 private:
   void CheckRange(std::int64_t offset, std::size_t bytes, const std::string& what) const;
+  bool Is(const struct stat& info) const; // device and inode
   void ReadSpan(std::int64_t offset, char* out, std::size_t bytes, const std::string& what) const;
   void ReadFresh(std::int64_t offset, char* out, std::size_t bytes, const std::string& what) const;
 

@@ -363,7 +363,7 @@ private:
 #pragma omp parallel for schedule(dynamic, kChunk)
     for (long long i = 0; i < (long long)n; ++i)
       winner[i] = kNoPoint;
-      // The minimum under a total order: the same whichever thread wins a race.
+    // The minimum under a total order: the same whichever thread wins a race.
 #pragma omp parallel for schedule(dynamic, kChunk)
     for (long long i = 0; i < (long long)n; ++i)
     {

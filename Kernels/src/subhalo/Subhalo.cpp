@@ -370,10 +370,11 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
     std::vector<Index> layout;
     layout.reserve(byGroup.size());
     std::vector<std::size_t> start(groupIds.size());
+    for (std::size_t g = 0; g < groupIds.size(); ++g)
+      ordered[g] = densityOrderMatters(groupSize[g], p.minimumSubhaloSize);
     for (const bool first : { true, false })
       for (std::size_t g = 0; g < groupIds.size(); ++g)
       {
-        ordered[g] = densityOrderMatters(groupSize[g], p.minimumSubhaloSize);
         if (bool(ordered[g]) != first)
           continue;
         start[g] = layout.size();

@@ -73,4 +73,21 @@ JZ_HD double sphKernelW(SphKernel kernel, double r, double h)
 {
   return kernel == SphKernel::WendlandC2 ? wendlandC2W(r, h) : cubicSplineW(r, h);
 }
+
+// The unit-support kernel's (h = 1, norm included) radial derivatives as the
+// 3-D Laplacian needs them: W'(q) / q (finite at q = 0) and W''(q).
+JZ_HD double sphKernelSlopeOverQ(SphKernel kernel, double q)
+{
+  const double u = q < 1.0 ? 1.0 - q : 0.0;
+  if (kernel == SphKernel::WendlandC2)
+    return wendlandC2Norm(1.0) * -20.0 * u * u * u;
+  return cubicSplineNorm(1.0) * (q <= 0.5 ? -12.0 + 18.0 * q : -6.0 * u * u / q);
+}
+JZ_HD double sphKernelCurvature(SphKernel kernel, double q)
+{
+  const double u = q < 1.0 ? 1.0 - q : 0.0;
+  if (kernel == SphKernel::WendlandC2)
+    return wendlandC2Norm(1.0) * 20.0 * u * u * (4.0 * q - 1.0);
+  return cubicSplineNorm(1.0) * (q <= 0.5 ? -12.0 + 36.0 * q : 12.0 * u);
+}
 } // namespace jz

@@ -202,12 +202,18 @@ int sourceNode(int node, int n, double& sign)
 }
 } // namespace
 
-double columnKernel(SphKernel kernel, double R)
+namespace
+{
+// 2 * integral over 0 <= z <= sqrt(1 - R^2) of g(sqrt(R^2 + z^2)): a radial
+// function of unit support projected along the line of sight, to the
+// absolute tolerance tol.
+template <class G>
+double alongSight(double R, G&& g, double tol = 1e-15)
 {
   if (R >= 1)
     return 0;
   const double top = std::sqrt(1 - R * R);
-  auto f = [&](double z) { return sphKernelW(kernel, std::sqrt(R * R + z * z), 1.0); };
+  auto f = [&](double z) { return g(std::sqrt(R * R + z * z)); };
   // Break where the integrand is not smooth: at z = R (the scale of its
   // curvature) and where q = 1/2 (the cubic spline's joint).
   double breaks[4] = { 0, std::fmin(R, top), top, top };
@@ -215,8 +221,14 @@ double columnKernel(SphKernel kernel, double R)
     breaks[2] = std::fmax(breaks[1], std::sqrt(0.25 - R * R));
   double s = 0;
   for (int i = 0; i < 3; ++i)
-    s += integrate(f, breaks[i], breaks[i + 1]);
+    s += integrate(f, breaks[i], breaks[i + 1], tol);
   return 2 * s;
+}
+} // namespace
+
+double columnKernel(SphKernel kernel, double R)
+{
+  return alongSight(R, [&](double r) { return sphKernelW(kernel, r, 1.0); });
 }
 
 SphCumulativeTable::SphCumulativeTable(SphKernel kernel, int dims)
@@ -378,6 +390,248 @@ JZ_SPH_CLONES void addVoxelDifferences(const double* lo0, const double* lo1, con
   for (std::size_t i = 0; i < n; ++i)
     out[i] += m *
       (hi1[i + 1] - hi1[i] - hi0[i + 1] - lo1[i + 1] + hi0[i] + lo1[i] + lo0[i + 1] - lo0[i]);
+}
+
+namespace
+{
+typedef float Float16 __attribute__((vector_size(64)));
+typedef float Float8 __attribute__((vector_size(32)));
+typedef int Int16 __attribute__((vector_size(64)));
+typedef double Double8 __attribute__((vector_size(64)));
+
+// Lane l of r is c[piece[l]] for the 16 floats at c: one permute with
+// AVX-512. (Vectors pass by reference: a 64-byte vector by value would
+// change the ABI of the default clone.)
+__attribute__((always_inline)) inline void select(const float* c, const Int16& piece, Float16& r)
+{
+  Float16 lanes;
+  std::memcpy(&lanes, c, sizeof lanes);
+#if defined(__GNUC__) && !defined(__clang__)
+  r = __builtin_shuffle(lanes, piece);
+#else
+  for (int l = 0; l < 16; ++l)
+    r[l] = lanes[piece[l]];
+#endif
+}
+
+// The polynomials of the pieces, coefficient j of every piece at c + 16 j.
+template <int Degree>
+__attribute__((always_inline)) inline void horner(
+  const float* c, const Int16& piece, const Float16& u, Float16& acc)
+{
+  select(c + 16 * Degree, piece, acc);
+  for (int j = Degree - 1; j >= 0; --j)
+  {
+    Float16 cj;
+    select(c + 16 * j, piece, cj);
+    acc = acc * u + cj;
+  }
+}
+
+struct CentresCoefficients
+{
+  const float* value;
+  const float* laplacian;
+  const float* anisotropy;
+};
+
+// 16 pixels at a time in units of h: X0 the first pixel centre's offset
+// along the row, a the pixel's width, Y2 the row's squared offset (single
+// precision: an error of 1e-7 in R^2 moves a pixel's value by less than
+// 1e-8 of the particle's mass). Writes scale times the pixels' mass
+// fractions (0 beyond the support) to out (rounded up to 16 values) or,
+// Accumulate, adds them to out[i < count].
+template <bool Anisotropic, bool Accumulate>
+JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float lapScale,
+  float anisoScale, float X0, float a, float Y2, int count, double* out)
+{
+  constexpr int P = SphColumnCentres::kPieces;
+  const Float16 lane = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+  for (int i = 0; i < count; i += 16)
+  {
+    const Float16 X = X0 + (lane + float(i)) * a;
+    const Float16 t = X * X + Y2;
+    const Float16 s = (t < 1.0f ? t : 1.0f) * float(P);
+    Int16 piece = __builtin_convertvector(s, Int16);
+    piece = piece < P - 1 ? piece : P - 1;
+    const Float16 u = s - __builtin_convertvector(piece, Float16);
+    Float16 v, lap;
+    horner<SphColumnCentres::kValueDegree>(c.value, piece, u, v);
+    horner<SphColumnCentres::kCorrectionDegree>(c.laplacian, piece, u, lap);
+    v += lapScale * lap;
+    if (Anisotropic)
+    {
+      Float16 e;
+      horner<SphColumnCentres::kCorrectionDegree>(c.anisotropy, piece, u, e);
+      v += anisoScale * e * ((X * X - Y2) / (t > 0.0f ? t : 1.0f));
+    }
+    v = t < 1.0f ? v * scale : 0.0f;
+    Double8 oa = __builtin_convertvector(
+      __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), Double8);
+    Double8 ob = __builtin_convertvector(
+      __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), Double8);
+    if (!Accumulate)
+    {
+      std::memcpy(out + i, &oa, sizeof oa);
+      std::memcpy(out + i + 8, &ob, sizeof ob);
+    }
+    else if (i + 16 <= count)
+    {
+      Double8 ia, ib;
+      std::memcpy(&ia, out + i, sizeof ia);
+      std::memcpy(&ib, out + i + 8, sizeof ib);
+      oa += ia;
+      ob += ib;
+      std::memcpy(out + i, &oa, sizeof oa);
+      std::memcpy(out + i + 8, &ob, sizeof ob);
+    }
+    else
+      for (int l = 0; l < count - i; ++l) // the row's last, partial vector
+        out[i + l] += l < 8 ? oa[l] : ob[l - 8];
+  }
+}
+
+// The coefficients (from u^0 up) of the degree-D polynomial in u = P t - p
+// interpolating g(R = sqrt(t)) at the Chebyshev nodes of piece p.
+template <class G>
+void fitPiece(G&& g, int p, int pieces, int degree, double* coefficients)
+{
+  const int m = degree + 1;
+  std::vector<double> a(static_cast<std::size_t>(m * m));
+  std::vector<double> b(static_cast<std::size_t>(m));
+  for (int k = 0; k < m; ++k)
+  {
+    const double u = 0.5 * (1 - std::cos(kPi * (k + 0.5) / m));
+    b[std::size_t(k)] = g(std::sqrt((p + u) / pieces));
+    for (int j = 0; j < m; ++j)
+      a[std::size_t(k * m + j)] = std::pow(u, j);
+  }
+  // Gaussian elimination with partial pivoting (m <= 7).
+  for (int col = 0; col < m; ++col)
+  {
+    int pivot = col;
+    for (int r = col + 1; r < m; ++r)
+      if (std::fabs(a[std::size_t(r * m + col)]) > std::fabs(a[std::size_t(pivot * m + col)]))
+        pivot = r;
+    for (int j = 0; j < m; ++j)
+      std::swap(a[std::size_t(col * m + j)], a[std::size_t(pivot * m + j)]);
+    std::swap(b[std::size_t(col)], b[std::size_t(pivot)]);
+    for (int r = col + 1; r < m; ++r)
+    {
+      const double f = a[std::size_t(r * m + col)] / a[std::size_t(col * m + col)];
+      for (int j = col; j < m; ++j)
+        a[std::size_t(r * m + j)] -= f * a[std::size_t(col * m + j)];
+      b[std::size_t(r)] -= f * b[std::size_t(col)];
+    }
+  }
+  for (int r = m - 1; r >= 0; --r)
+  {
+    double v = b[std::size_t(r)];
+    for (int j = r + 1; j < m; ++j)
+      v -= a[std::size_t(r * m + j)] * coefficients[j];
+    coefficients[r] = v / a[std::size_t(r * m + r)];
+  }
+}
+} // namespace
+
+SphColumnCentres::SphColumnCentres(SphKernel kernel)
+{
+  // Differentiated under the integral (W and W' vanish at the support's
+  // edge): lap f = 2 int lap3 W dz, as the line integral of d2W/dz2 is 0;
+  // f'' - f'/R = 2 int R^2 / r^2 (W'' - W'/r) dz. These enter the pixel
+  // values times (pixel / h)^2 / 48 < 1e-4: a looser tolerance suffices
+  // (and rounding would keep a tighter one from converging).
+  const double loose = 1e-11;
+  auto laplacian = [&](double R)
+  {
+    return alongSight(R,
+      [&](double r) { return sphKernelCurvature(kernel, r) + 2 * sphKernelSlopeOverQ(kernel, r); },
+      loose);
+  };
+  auto anisotropy = [&](double R)
+  {
+    return R > 0 ? R * R *
+        alongSight(R,
+          [&](double r)
+          { return (sphKernelCurvature(kernel, r) - sphKernelSlopeOverQ(kernel, r)) / (r * r); },
+          loose)
+                 : 0.0;
+  };
+  double value[kPieces][kValueDegree + 1], lap[kPieces][kCorrectionDegree + 1],
+    aniso[kPieces][kCorrectionDegree + 1];
+  // Integrals over the plane (pi times those over R^2) of the fits: f's is
+  // made exactly 1 and lap f's exactly 0 (as the functions' are), so that
+  // the fits' small errors do not add up to a loss or gain of mass.
+  double integral = 0, lapIntegral = 0;
+  for (int p = 0; p < kPieces; ++p)
+  {
+    fitPiece([&](double R) { return columnKernel(kernel, R); }, p, kPieces, kValueDegree, value[p]);
+    fitPiece(laplacian, p, kPieces, kCorrectionDegree, lap[p]);
+    fitPiece(anisotropy, p, kPieces, kCorrectionDegree, aniso[p]);
+    for (int j = 0; j <= kValueDegree; ++j)
+      integral += kPi * value[p][j] / (j + 1) / kPieces;
+    for (int j = 0; j <= kCorrectionDegree; ++j)
+      lapIntegral += kPi * lap[p][j] / (j + 1) / kPieces;
+  }
+  for (int p = 0; p < kPieces; ++p)
+  {
+    for (int j = 0; j <= kValueDegree; ++j)
+      value_[j][p] = float(value[p][j] / integral);
+    for (int j = 0; j <= kCorrectionDegree; ++j)
+    {
+      laplacian_[j][p] = float(j == 0 ? lap[p][0] - lapIntegral / kPi : lap[p][j]);
+      anisotropy_[j][p] = float(aniso[p][j]);
+    }
+  }
+}
+
+const SphColumnCentres& SphColumnCentres::get(SphKernel kernel)
+{
+  static std::once_flag once[2];
+  static std::unique_ptr<SphColumnCentres> tables[2];
+  const int k = kernel == SphKernel::WendlandC2 ? 1 : 0;
+  std::call_once(once[k], [&] { tables[k].reset(new SphColumnCentres(kernel)); });
+  return *tables[k];
+}
+
+SphColumnCentres::Footprint SphColumnCentres::footprint(double h, double du, double dv, double m)
+{
+  Footprint f;
+  f.invH = 1 / h;
+  f.a = du / h;
+  const double au2 = du * du / (h * h), av2 = dv * dv / (h * h);
+  f.scale = float(m * du * dv / (h * h));
+  f.lapScale = float((au2 + av2) / 48);
+  f.anisoScale = float((au2 - av2) / 48);
+  // Nearly square pixels: the anisotropic term is below rounding.
+  f.anisotropic = std::fabs(au2 - av2) > 1e-6 * (au2 + av2);
+  return f;
+}
+
+template <bool Accumulate>
+void SphColumnCentres::pixels(
+  const Footprint& f, double X0, double dy2, std::size_t n, double* out) const
+{
+  const CentresCoefficients c{ value_[0], laplacian_[0], anisotropy_[0] };
+  const float Y2 = float(dy2 * f.invH * f.invH);
+  if (f.anisotropic)
+    centresRow<true, Accumulate>(c, f.scale, f.lapScale, f.anisoScale, float(X0), float(f.a), Y2,
+      int(n), out);
+  else
+    centresRow<false, Accumulate>(c, f.scale, f.lapScale, 0.0f, float(X0), float(f.a), Y2,
+      int(n), out);
+}
+
+void SphColumnCentres::row(
+  const Footprint& f, double X0, double dy2, std::size_t n, double* out) const
+{
+  pixels<false>(f, X0, dy2, n, out);
+}
+
+void SphColumnCentres::addRow(
+  const Footprint& f, double X0, double dy2, std::size_t n, double* image) const
+{
+  pixels<true>(f, X0, dy2, n, image);
 }
 
 void StencilRun::resize(std::size_t n)

@@ -121,12 +121,82 @@ struct Contribution
   }
 };
 
-// The column of a particle at (x, y) over the image rows [r0, r1): the
-// corner values G2 row by row, each pixel the difference of its 4 corners.
-void depositColumn(const SphCumulativeTable& table, const GridAxis& u, const GridAxis& v, double x,
-  double y, double h, double m, int r0, int r1, const Contribution& who, SphMapSums& sums,
-  Scratch& scratch)
+// The rows [r0, r1) of pixel centres within h of a particle at (x, y) in
+// the map's plane and dz2 = dz^2 off it, each row only over the pixels
+// within h: addRow(first, n, dyz, cell) adds the row's n pixels from
+// column `first` (dyz = dy^2 + dz2) at `cell` of the map.
+template <class AddRow>
+void forCentresWithin(const GridAxis& u, const GridAxis& v, double x, double y, double dz2,
+  double h, int r0, int r1, AddRow&& addRow)
 {
+  const double rr = std::sqrt(std::fmax(0.0, h * h - dz2));
+  int i0, i1, j0, j1;
+  if (!u.centresWithin(x, rr, 0, u.cells, i0, i1) || !v.centresWithin(y, rr, r0, r1, j0, j1))
+    return;
+  for (int j = j0; j <= j1; ++j)
+  {
+    const double dy = v.lo + (j + 0.5) * v.step - y;
+    const double dyz = dy * dy + dz2;
+    int a, b;
+    if (!u.centresWithin(x, std::sqrt(std::fmax(0.0, h * h - dyz)), i0, i1 + 1, a, b))
+      continue;
+    addRow(a, std::size_t(b - a + 1), dyz, std::size_t(j) * std::size_t(u.cells) + std::size_t(a));
+  }
+}
+
+// A slice: the kernel's values at the pixel centres of a plane dz from the
+// particle.
+void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double x, double y,
+  double dz, double h, double m, double fieldScale, int r0, int r1, const Contribution& who,
+  SphMapSums& sums, std::vector<double>& w)
+{
+  forCentresWithin(u, v, x, y, dz * dz, h, r0, r1,
+    [&](int first, std::size_t n, double dyz, std::size_t cell)
+    {
+      w.resize(std::max(w.size(), n));
+      kernelRowValues(kernel, h, u.lo, u.step, first, x, dyz, n, w.data());
+      who.addRow(sums, cell, w.data(), n, m, fieldScale);
+    });
+}
+
+// A projected kernel many pixels wide: its pixel integrals by the corrected
+// midpoint rule (SphColumnCentres), row by row over the square of pixel
+// centres within h (those beyond the support get exactly 0: cheaper than
+// finding each row's ends).
+void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const GridAxis& v,
+  double x, double y, double h, double m, int r0, int r1, const Contribution& who,
+  SphMapSums& sums, std::vector<double>& w)
+{
+  int i0, i1, j0, j1;
+  if (!u.centresWithin(x, h, 0, u.cells, i0, i1) || !v.centresWithin(y, h, r0, r1, j0, j1))
+    return;
+  const SphColumnCentres::Footprint f = SphColumnCentres::footprint(h, u.step, v.step, m);
+  const double X0 = (u.lo + (i0 + 0.5) * u.step - x) * f.invH;
+  const std::size_t n = std::size_t(i1 - i0 + 1);
+  w.resize(std::max(w.size(), n + SphColumnCentres::kLanes - 1));
+  for (int j = j0; j <= j1; ++j)
+  {
+    const double dy = v.lo + (j + 0.5) * v.step - y;
+    const std::size_t cell = std::size_t(j) * std::size_t(u.cells) + std::size_t(i0);
+    if (who.fields->empty())
+      centres.addRow(f, X0, dy * dy, n, sums.mass.data() + cell);
+    else
+    {
+      centres.row(f, X0, dy * dy, n, w.data());
+      who.addRow(sums, cell, w.data(), n, 1.0, 1.0);
+    }
+  }
+}
+
+// The column of a particle at (x, y) over the image rows [r0, r1): the
+// corner values G2 row by row, each pixel the difference of its 4 corners;
+// a kernel many pixels wide by the corrected midpoint rule instead.
+void depositColumn(const SphCumulativeTable& table, const SphColumnCentres& centres,
+  const GridAxis& u, const GridAxis& v, double x, double y, double h, double m, int r0, int r1,
+  const Contribution& who, SphMapSums& sums, Scratch& scratch)
+{
+  if (h >= SphColumnCentres::kMinPixels * std::max(u.step, v.step))
+    return depositWideColumn(centres, u, v, x, y, h, m, r0, r1, who, sums, scratch.row);
   int i0, i1, j0, j1;
   if (!u.span(x, h, 0, u.cells, i0, i1) || !v.span(y, h, r0, r1, j0, j1))
     return;
@@ -211,32 +281,6 @@ void depositVoxels(const SphCumulativeTable& table, const GridAxis* ax, const do
           who.add(sums, ((first[2] + k) * ny + first[1] + j) * nx + first[0] + i, m * frac,
             m * frac);
       }
-}
-
-// The kernel's values at the pixel centres of rows [r0, r1) of a plane at
-// distance dz from a particle at (x, y) in the plane, a row at a time, each
-// row only over the pixels within h.
-void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double x, double y,
-  double dz, double h, double m, double fieldScale, int r0, int r1, const Contribution& who,
-  SphMapSums& sums, std::vector<double>& w)
-{
-  const double rr = std::sqrt(std::fmax(0.0, h * h - dz * dz));
-  int i0, i1, j0, j1;
-  if (!u.centresWithin(x, rr, 0, u.cells, i0, i1) || !v.centresWithin(y, rr, r0, r1, j0, j1))
-    return;
-  w.resize(std::size_t(i1 - i0 + 1));
-  for (int j = j0; j <= j1; ++j)
-  {
-    const double dy = v.lo + (j + 0.5) * v.step - y;
-    const double dyz = dy * dy + dz * dz;
-    int a, b;
-    if (!u.centresWithin(x, std::sqrt(std::fmax(0.0, h * h - dyz)), i0, i1 + 1, a, b))
-      continue;
-    const std::size_t n = std::size_t(b - a + 1);
-    kernelRowValues(kernel, h, u.lo, u.step, a, x, dyz, n, w.data());
-    who.addRow(sums, std::size_t(j) * std::size_t(u.cells) + std::size_t(a), w.data(), n, m,
-      fieldScale);
-  }
 }
 
 // The number of images x + k period in [lo, hi) (1 or 0 when not periodic).
@@ -345,8 +389,11 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   listing.stop();
   StageTimer depositing(&info, "deposition");
   const SphCumulativeTable* table = nullptr;
+  const SphColumnCentres* centres = nullptr;
   if (grid.kind != SphMapKind::Slice)
     table = &SphCumulativeTable::get(P.kernel, volume ? 3 : 2);
+  if (grid.kind == SphMapKind::Projection)
+    centres = &SphColumnCentres::get(P.kernel);
   const int numStrips = strips.numStrips(), stripCells = strips.width();
 
 #pragma omp parallel
@@ -371,8 +418,8 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
           const ImageShifts sv(x[vd], h, lo, hi, period[vd]);
           for (int ku = su.first; ku <= su.last; ++ku)
             for (int kv = sv.first; kv <= sv.last; ++kv)
-              depositColumn(*table, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd], h,
-                m * n, c0, c1, who, sums, scratch);
+              depositColumn(*table, *centres, u, v, x[ud] + ku * period[ud],
+                x[vd] + kv * period[vd], h, m * n, c0, c1, who, sums, scratch);
         }
         else if (grid.kind == SphMapKind::Slice)
         {

@@ -69,15 +69,17 @@ public:
 #pragma omp parallel for schedule(static) reduction(+ : total)
       for (std::int64_t i = 0; i < n; ++i)
       {
-        int first = numStrips_, count = 0;
+        int first = numStrips_, last = -1, count = 0;
         forStrips(std::size_t(i), reach,
           [&](int s)
           {
             first = count == 0 ? s : first;
+            last = s;
             ++count;
           });
         firstStrip[std::size_t(i)] = first;
-        counts[std::size_t(i)] = count;
+        // Negative: the strips are not one run (periodic images), ask reach again.
+        counts[std::size_t(i)] = count == last - first + 1 ? count : -count;
         total += std::size_t(count);
       }
       if (total <= kEntriesPerParticle * numParticles + std::size_t(numStrips_) ||
@@ -104,10 +106,19 @@ public:
       std::min((numRanked_ + kChunk - 1) / kChunk, kMaxHistogram / std::max<std::size_t>(1, strips)));
     const std::size_t chunk = (numRanked_ + chunks - 1) / chunks;
     std::vector<std::size_t> slot(chunks * strips, 0); // [chunk][strip]
+    // Each ranked particle's strips: its run from pass one, or reach again.
+    auto eachStrip = [&](std::size_t r, auto&& visit)
+    {
+      const std::size_t i = order_[r];
+      if (counts[i] < 0)
+        return forStrips(i, reach, visit);
+      for (int s = firstStrip[i]; s < firstStrip[i] + counts[i]; ++s)
+        visit(s);
+    };
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        forStrips(order_[r], reach, [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
+        eachStrip(r, [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
     offsets_.assign(strips + 1, 0);
     std::size_t at = 0;
     for (std::size_t s = 0; s < strips; ++s)
@@ -125,7 +136,7 @@ public:
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        forStrips(order_[r], reach,
+        eachStrip(r,
           [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
   }
 

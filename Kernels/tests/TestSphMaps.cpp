@@ -270,7 +270,7 @@ JZ_TEST(ProjectionSingleParticleFloat)
 
 // Kernels many pixels wide (the corrected midpoint rule): every pixel on a
 // sample across the whole support (centre, joint, edge) against quadrature,
-// square and oblong pixels, and the total inside the image.
+// none negative, square and oblong pixels, and the total inside the image.
 template <class T>
 void projectionWide()
 {
@@ -293,6 +293,7 @@ void projectionWide()
           {
             const double got = sums.mass[std::size_t(j) * nu + i] * du * dv / 2.0;
             total += got;
+            JZ_CHECK(got >= 0);
             if ((7 * i + 3 * j) % 7 != 0)
               continue;
             const double ref = pixelFraction(k, cu, cv, h, i * du, (i + 1) * du, j * dv, (j + 1) * dv);
@@ -309,6 +310,41 @@ JZ_TEST(ProjectionWideKernels)
 {
   projectionWide<double>();
   projectionWide<float>();
+}
+
+// Mass-weighted means through wide kernels: two overlapping particles with
+// field values (2; 1, 0, -1) and (6; 3, 3, 3) give, per pixel, the mean of
+// the values weighted by each particle's own map.
+JZ_TEST(ProjectionWideKernelMeans)
+{
+  const jz::SphGrid g = grid(SphMapKind::Projection, 2, 0, 1, 96, 64);
+  Particles<double> A, B, both;
+  A.add(0.41, 0.5, 0.5, 1.0, 0.3);
+  B.add(0.63, 0.5, 0.5, 3.0, 0.35);
+  both.add(0.41, 0.5, 0.5, 1.0, 0.3);
+  both.add(0.63, 0.5, 0.5, 3.0, 0.35);
+  A.fields = { std::vector<double>(1, 2.0), std::vector<double>{ 1, 0, -1 } };
+  B.fields = { std::vector<double>(1, 6.0), std::vector<double>(3, 3.0) };
+  both.fields = { std::vector<double>{ 2, 6 }, std::vector<double>{ 1, 0, -1, 3, 3, 3 } };
+  A.comps = B.comps = both.comps = std::vector<int>{ 1, 3 };
+  for (SphKernel k : kKernels)
+  {
+    const auto a = run(A.view(k), g), b = run(B.view(k), g), ab = run(both.view(k), g);
+    int mixed = 0;
+    for (std::size_t c = 0; c < ab.mass.size(); ++c)
+    {
+      const double ma = a.mass[c], mb = b.mass[c];
+      JZ_CHECK(ma >= 0 && mb >= 0 && std::fabs(ab.mass[c] - (ma + mb)) <= 1e-12 * (ma + mb));
+      if (ma + mb <= 0)
+        continue;
+      mixed += ma > 0 && mb > 0 ? 1 : 0;
+      JZ_CHECK(std::fabs(ab.fields[0][c] - (2 * ma + 6 * mb) / (ma + mb)) < 1e-6);
+      const double expect[3] = { (ma + 3 * mb) / (ma + mb), 3 * mb / (ma + mb), (3 * mb - ma) / (ma + mb) };
+      for (int d = 0; d < 3; ++d)
+        JZ_CHECK(std::fabs(ab.fields[1][3 * c + std::size_t(d)] - expect[d]) < 1e-6);
+    }
+    JZ_CHECK(mixed > 1000);
+  }
 }
 
 // Mass conservation over many particles, some across the image's edges

@@ -465,7 +465,9 @@ JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float lapScale
       horner<SphColumnCentres::kCorrectionDegree>(c.anisotropy, piece, u, e);
       v += anisoScale * e * ((X * X - Y2) / (t > 0.0f ? t : 1.0f));
     }
-    v = t < 1.0f ? v * scale : 0.0f;
+    // 0 beyond the support, and never below 0 where the fits' last digits
+    // would dip under a vanishing kernel (log-scaled maps).
+    v = t < 1.0f && v > 0.0f ? v * scale : 0.0f;
     Double8 oa = __builtin_convertvector(
       __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), Double8);
     Double8 ob = __builtin_convertvector(

@@ -118,8 +118,8 @@ public:
 
   // For the n pixels of a row whose first centre is X0 h from the particle
   // along the row and whose centres are dy (dy2 = dy^2) off it across: m
-  // times their mass fractions into out[i] (room for n rounded up to
-  // kLanes values), or added to image[i] (i < n).
+  // times their mass fractions (never negative) into out[i] (room for n
+  // rounded up to kLanes values), or added to image[i] (i < n).
   void row(const Footprint& f, double X0, double dy2, std::size_t n, double* out) const;
   void addRow(const Footprint& f, double X0, double dy2, std::size_t n, double* image) const;
 

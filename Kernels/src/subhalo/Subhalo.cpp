@@ -72,11 +72,12 @@ bool collectsNeighbours(const SubhaloProblem<T>& p, Backend backend)
 // only they query, every point is a source. They go first so that they alone
 // query; ids travel with the points, so the ties (and the result) do not
 // change. Their groups are runs: group r at [groupStart[r], groupStart[r + 1])
-// (the last to numQueried). Fills `seen` where collectsNeighbours.
+// (the last to numQueried). Fills `seen` where collectsNeighbours; the
+// search's stage times go to `info` as "density: <stage>".
 template <class T>
 std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
   std::size_t numQueried, const std::vector<std::size_t>& groupStart, Backend backend,
-  const RunControl& control, GroupedNeighbours<T>& seen)
+  const RunControl& control, GroupedNeighbours<T>& seen, RunInfo& info)
 {
   if (p.densities)
   {
@@ -88,6 +89,7 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
   if (numQueried == 0)
     return {};
   const std::size_t n = p.numPoints;
+  StageTimer gatherTimer(&info, "density: points gathered");
   std::vector<Index> order(queried, queried + numQueried);
   {
     std::vector<char> inGroup(n, 0);
@@ -113,6 +115,7 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
       mass[j] = p.masses[i];
   }
   order = {};
+  gatherTimer.stop();
   KnnProblem<T> k = densityProblem(p);
   k.sources = xyz.data();
   k.sourceIds = ids.data();
@@ -146,7 +149,9 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
       std::fill(out + kept, out + per, Seen::kNoLocal);
     };
   }
-  computeKnn(k, r, backend, control);
+  const RunInfo search = computeKnn(k, r, backend, control);
+  for (const auto& stage : search.stageSeconds)
+    info.stageSeconds.emplace_back("density: " + stage.first, stage.second);
   return std::vector<double>(rho.begin(), rho.end());
 }
 
@@ -393,7 +398,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   StageTimer densityTimer(&info, "density");
   GroupedNeighbours<T> seen;
   const std::vector<double> rho =
-    densities(p, byGroup.data(), numQueried, queriedStart, backend, control, seen);
+    densities(p, byGroup.data(), numQueried, queriedStart, backend, control, seen, info);
   densityTimer.stop();
   info.counters.emplace_back("density queries", double(numQueried));
   double period[3];

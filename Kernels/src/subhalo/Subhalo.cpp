@@ -182,38 +182,52 @@ DensityNeighbours groupNeighbours(const GroupedNeighbours<T>& seen, std::size_t 
 }
 
 // The group of the n input points `inputs` with densities `rho` (both in
-// the same order; null: by global id alone); memberOf[j] is the member index
-// of inputs[j].
+// the same order, ascending input index; null: by global id alone);
+// memberOf[j] is the member index of inputs[j]. The input arrays are read in
+// that ascending order and scattered into the group's (small) arrays.
 template <class T>
 GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const double* rho,
   std::size_t n, const double* period, std::vector<Index>& memberOf)
 {
-  auto idOf = [&](Index i) { return p.ids ? p.ids[i] : GlobalId(i); };
+  // The members lie anywhere in the input: their rows are fetched ahead.
+  constexpr std::size_t kAhead = 16;
+  std::vector<GlobalId> id(n);
+  for (std::size_t j = 0; j < n; ++j)
+  {
+    if (p.ids && j + kAhead < n)
+      __builtin_prefetch(p.ids + inputs[j + kAhead]);
+    id[j] = p.ids ? p.ids[inputs[j]] : GlobalId(inputs[j]);
+  }
   std::vector<Index> byDensity(n);
   std::iota(byDensity.begin(), byDensity.end(), Index(0));
   std::sort(byDensity.begin(), byDensity.end(),
-    [&](Index a, Index b)
-    {
-      return rho && rho[a] != rho[b] ? rho[a] > rho[b] : idOf(inputs[a]) < idOf(inputs[b]);
-    });
+    [&](Index a, Index b) { return rho && rho[a] != rho[b] ? rho[a] > rho[b] : id[a] < id[b]; });
   GroupMembers g;
   g.input.resize(n);
+  g.id.resize(n);
   memberOf.resize(n);
   for (std::size_t i = 0; i < n; ++i)
   {
     g.input[i] = inputs[byDensity[i]];
+    g.id[i] = id[byDensity[i]];
     memberOf[byDensity[i]] = Index(i);
   }
-  const Index ref = *std::min_element(
-    g.input.begin(), g.input.end(), [&](Index a, Index b) { return idOf(a) < idOf(b); });
-  g.id.resize(n);
+  const Index ref = inputs[std::min_element(id.begin(), id.end()) - id.begin()];
   g.xyz.resize(3 * n);
   g.vel.resize(3 * n);
   g.mass.resize(n);
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t j = 0; j < n; ++j)
   {
-    const Index m = g.input[i];
-    g.id[i] = idOf(m);
+    if (j + kAhead < n)
+    {
+      const std::size_t ahead = inputs[j + kAhead];
+      if (p.masses)
+        __builtin_prefetch(p.masses + ahead);
+      __builtin_prefetch(p.points + 3 * ahead);
+      __builtin_prefetch(p.velocities + 3 * ahead);
+    }
+    const Index m = inputs[j];
+    const std::size_t i = memberOf[j];
     g.mass[i] = p.masses ? p.masses[m] : 1.0;
     for (int d = 0; d < 3; ++d)
     {

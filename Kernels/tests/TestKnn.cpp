@@ -393,6 +393,9 @@ JZ_TEST(KnnBadInput)
   pr.k = 0;
   JZ_CHECK_THROWS(jz::computeKnn(pr, res, b));
   pr.k = 4;
+  pr.leafSize = -1;
+  JZ_CHECK_THROWS(jz::computeKnn(pr, res, b));
+  pr.leafSize = 0;
   pts[5] = std::numeric_limits<float>::infinity();
   JZ_CHECK_THROWS(jz::computeKnn(pr, res, b));
   pts[5] = 0.5f;
@@ -756,6 +759,51 @@ JZ_TEST(KnnDensityIndependentOfLists)
       std::size_t at = 0;
       JZ_CHECK_MSG(sameBits(alone.data(), withLists.data(), n, at),
         "k=" << k << ": density differs at " << at << " with lists requested");
+    }
+  }
+}
+
+// The leaf size a caller picks (KnnProblem::leafSize) paces the walk only:
+// every output keeps its bits, for a query prefix too.
+JZ_TEST(KnnLeafSizeChangesNothing)
+{
+  const std::size_t n = jztest::sized(20000, 200000), m = n / 2;
+  const std::vector<float> pts = jztest::makePoints<float>("clustered", n, 5);
+  const int k = 32;
+  for (int periodic = 0; periodic < 2; ++periodic)
+  {
+    std::vector<float> firstH, firstRho, firstD;
+    std::vector<jz::GlobalId> firstIds;
+    for (int leaf : { 0, 48, 192, 500 })
+    {
+      jz::KnnProblem<float> pr;
+      pr.sources = pts.data();
+      pr.numSources = n;
+      pr.numSelfQueries = m;
+      pr.k = k;
+      pr.periodic = periodic;
+      pr.leafSize = leaf;
+      std::vector<float> h(m), rho(m), d(m * k);
+      std::vector<jz::GlobalId> ids(m * k);
+      jz::KnnResults<float> r;
+      r.smoothingLength = h.data();
+      r.density = rho.data();
+      r.neighborIds = ids.data();
+      r.neighborDistances = d.data();
+      runKnn(pr, r, "leaf size");
+      if (leaf == 0)
+      {
+        firstH = h, firstRho = rho, firstD = d, firstIds = ids;
+        continue;
+      }
+      std::size_t at = 0;
+      JZ_CHECK_MSG(sameBits(firstRho.data(), rho.data(), m, at),
+        "leaf " << leaf << ": density differs at " << at);
+      JZ_CHECK_MSG(sameBits(firstH.data(), h.data(), m, at),
+        "leaf " << leaf << ": smoothing length differs at " << at);
+      JZ_CHECK_MSG(sameBits(firstD.data(), d.data(), m * k, at),
+        "leaf " << leaf << ": a distance differs at " << at);
+      JZ_CHECK(firstIds == ids);
     }
   }
 }

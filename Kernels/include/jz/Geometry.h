@@ -93,10 +93,11 @@ JZ_HD double nearestImageOffset(double d, double period)
 }
 
 // Per-dimension separation of two coordinates, nearest image when periodic.
-// Both lie in one period (wrapped), so one image shift suffices.
+// Both lie in one period (wrapped), so one image shift suffices. fabs, not a
+// branch: the sign of a - b is a coin toss in the walks' exact distances.
 JZ_HD double separation(double a, double b, double period)
 {
-  double d = jzAbs(a - b);
+  double d = fabs(a - b);
   if (period > 0 && d > 0.5 * period)
     d = period - d;
   return d;

@@ -39,6 +39,10 @@ struct KnnProblem
   bool periodic = false;
   double boxLo[3] = { 0, 0, 0 };
   double boxHi[3] = { 1, 1, 1 };
+  // Points per leaf of the CPU walk's tree; 0 = the engine's choice for k,
+  // tuned for every point querying. A caller whose queries are a subset may
+  // want larger leaves. The results do not depend on it.
+  int leafSize = 0;
 };
 
 // Output buffers in query input order, allocated by the caller; a null

@@ -154,6 +154,8 @@ std::string problemError(const KnnProblem<T>& p, ProblemExtent extent, const Inp
     e = "no " + names.sourcePoint + " coordinates were given";
   if (e.empty() && !self && p.numSelfQueries < p.numSources)
     e = "numSelfQueries applies to self queries only";
+  if (e.empty() && p.leafSize < 0)
+    e = "the kNN leaf size " + std::to_string(p.leafSize) + " is negative";
   if (e.empty())
     e = pointCountError(p.numSources + (self ? 0 : p.numQueries));
   if (e.empty())

@@ -182,16 +182,20 @@ struct KnnOutputWriter
   }
 };
 
-// The CPU walk's tree: leaves of up to 3072 / K points, 48 to 192 (N_max^(0)
-// of §II-C; the results do not depend on it). Small K gain most from larger
-// leaves: each source leaf is then visited once for more queries, and the
-// seed is mostly the own leaf; large K lose (more candidates per query than
-// the leaf saves). The seed's guess is carried across leaves (its full
-// ranking is rare), so small K gain up to 192 points and lose beyond.
-inline TreeBuildOptions knnTreeOptions(int k)
+// The CPU walk's tree: the problem's leafSize, else leaves of up to 3072 / K
+// points, 48 to 192 (N_max^(0) of §II-C; the results do not depend on it).
+// Small K gain most from larger leaves: each source leaf is then visited once
+// for more queries, and the seed is mostly the own leaf; large K lose (more
+// candidates per query than the leaf saves). The seed's guess is carried
+// across leaves (its full ranking is rare), so small K gain up to 192 points
+// and lose beyond.
+template <class T>
+TreeBuildOptions knnTreeOptions(const KnnProblem<T>& problem)
 {
   TreeBuildOptions options;
-  options.leafSize = std::clamp(3072 / std::max(k, 1), kLeafSize, 192);
+  options.leafSize = problem.leafSize > 0
+    ? problem.leafSize
+    : std::clamp(3072 / std::max(problem.k, 1), kLeafSize, 192);
   return options;
 }
 
@@ -239,7 +243,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
     RunControl buildControl;
     buildControl.progress = progressSpan(control, 0, 0.3);
     buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries, Index(numQueries),
-      per, problem.boxLo, knnTreeOptions(problem.k), tree, buildControl, &info);
+      per, problem.boxLo, knnTreeOptions(problem), tree, buildControl, &info);
     orderRunsByKey(tree, problem.sourceIds);
   }
 
@@ -283,7 +287,7 @@ void buildKnnTreeCpu(const KnnProblem<T>& problem, ZTree<T>& tree, const RunCont
   const bool self = problem.queries == nullptr;
   const Periodicity per = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
   buildTreeCpu(problem.sources, Index(problem.numSources), problem.queries,
-    Index(self ? 0 : problem.numQueries), per, problem.boxLo, knnTreeOptions(problem.k), tree,
+    Index(self ? 0 : problem.numQueries), per, problem.boxLo, knnTreeOptions(problem), tree,
     RunControl());
   if (!tree.planes.empty())
     orderRunsByKey(tree, problem.sourceIds);

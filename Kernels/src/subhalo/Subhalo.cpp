@@ -59,6 +59,17 @@ struct GroupedNeighbours
   std::unique_ptr<T[]> radius;
 };
 
+// The coordinates, ids and masses of the points that queried the density,
+// in query order, as the search gathered them (read again by their groups).
+// Empty where the densities were given.
+template <class T>
+struct QueriedRows
+{
+  std::vector<T> xyz;
+  std::vector<GlobalId> ids;
+  std::vector<double> mass; // empty without masses
+};
+
 // Whether the density search collects GroupedNeighbours: the CPU walk only
 // reports its lists, and a K of at most saddleNeighbors cannot hold them.
 template <class T>
@@ -72,11 +83,13 @@ bool collectsNeighbours(const SubhaloProblem<T>& p, Backend backend)
 // only they query, every point is a source. They go first so that they alone
 // query; ids travel with the points, so the ties (and the result) do not
 // change. Their groups are runs: group r at [groupStart[r], groupStart[r + 1])
-// (the last to numQueried). Fills `seen` where collectsNeighbours.
+// (the last to numQueried). Fills `seen` where collectsNeighbours, and `rows`
+// when it searches; the search's stage times go to `info` as
+// "density: <stage>".
 template <class T>
 std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
   std::size_t numQueried, const std::vector<std::size_t>& groupStart, Backend backend,
-  const RunControl& control, GroupedNeighbours<T>& seen)
+  const RunControl& control, GroupedNeighbours<T>& seen, QueriedRows<T>& rows, RunInfo& info)
 {
   if (p.densities)
   {
@@ -88,6 +101,7 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
   if (numQueried == 0)
     return {};
   const std::size_t n = p.numPoints;
+  StageTimer gatherTimer(&info, "density: points gathered");
   std::vector<Index> order(queried, queried + numQueried);
   {
     std::vector<char> inGroup(n, 0);
@@ -113,6 +127,7 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
       mass[j] = p.masses[i];
   }
   order = {};
+  gatherTimer.stop();
   KnnProblem<T> k = densityProblem(p);
   k.sources = xyz.data();
   k.sourceIds = ids.data();
@@ -146,7 +161,13 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
       std::fill(out + kept, out + per, Seen::kNoLocal);
     };
   }
-  computeKnn(k, r, backend, control);
+  const RunInfo search = computeKnn(k, r, backend, control);
+  for (const auto& stage : search.stageSeconds)
+    info.stageSeconds.emplace_back("density: " + stage.first, stage.second);
+  rows.xyz.assign(xyz.begin(), xyz.begin() + std::ptrdiff_t(3 * numQueried));
+  rows.ids.assign(ids.begin(), ids.begin() + std::ptrdiff_t(numQueried));
+  if (p.masses)
+    rows.mass.assign(mass.begin(), mass.begin() + std::ptrdiff_t(numQueried));
   return std::vector<double>(rho.begin(), rho.end());
 }
 
@@ -176,45 +197,78 @@ DensityNeighbours groupNeighbours(const GroupedNeighbours<T>& seen, std::size_t 
   return v;
 }
 
-// The group of the n input points `inputs` with densities `rho` (both in
-// the same order; null: by global id alone); memberOf[j] is the member index
-// of inputs[j].
+// Where a group's coordinates, ids (null: the input index) and masses (null:
+// unit) are read: row j is its j-th point's, from the rows the density
+// search gathered when `gathered`, else from the input at inputs[j].
 template <class T>
-GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const double* rho,
+struct MemberRows
+{
+  const T* points;
+  const GlobalId* ids;
+  const double* masses;
+  const Index* inputs;
+  bool gathered;
+  std::size_t row(std::size_t j) const { return gathered ? j : inputs[j]; }
+};
+
+// The group of the n input points `inputs` with densities `rho` (both in
+// the same order, ascending input index; null: by global id alone);
+// memberOf[j] is the member index of inputs[j]. The rows are read in that
+// order and scattered into the group's (small) arrays.
+template <class T>
+GroupMembers gatherGroup(const SubhaloProblem<T>& p, const MemberRows<T>& rows, const double* rho,
   std::size_t n, const double* period, std::vector<Index>& memberOf)
 {
-  auto idOf = [&](Index i) { return p.ids ? p.ids[i] : GlobalId(i); };
+  // Input rows lie anywhere in the input (the velocities always): fetched ahead.
+  constexpr std::size_t kAhead = 16;
+  const Index* inputs = rows.inputs;
+  std::vector<GlobalId> id(n);
+  for (std::size_t j = 0; j < n; ++j)
+  {
+    if (rows.ids && !rows.gathered && j + kAhead < n)
+      __builtin_prefetch(rows.ids + inputs[j + kAhead]);
+    id[j] = rows.ids ? rows.ids[rows.row(j)] : GlobalId(inputs[j]);
+  }
   std::vector<Index> byDensity(n);
   std::iota(byDensity.begin(), byDensity.end(), Index(0));
   std::sort(byDensity.begin(), byDensity.end(),
-    [&](Index a, Index b)
-    {
-      return rho && rho[a] != rho[b] ? rho[a] > rho[b] : idOf(inputs[a]) < idOf(inputs[b]);
-    });
+    [&](Index a, Index b) { return rho && rho[a] != rho[b] ? rho[a] > rho[b] : id[a] < id[b]; });
   GroupMembers g;
   g.input.resize(n);
+  g.id.resize(n);
   memberOf.resize(n);
   for (std::size_t i = 0; i < n; ++i)
   {
     g.input[i] = inputs[byDensity[i]];
+    g.id[i] = id[byDensity[i]];
     memberOf[byDensity[i]] = Index(i);
   }
-  const Index ref = *std::min_element(
-    g.input.begin(), g.input.end(), [&](Index a, Index b) { return idOf(a) < idOf(b); });
-  g.id.resize(n);
+  // The unwrapping's reference: the member of smallest global id.
+  const std::size_t first = std::size_t(std::min_element(id.begin(), id.end()) - id.begin());
+  const T* ref = rows.points + 3 * rows.row(first);
   g.xyz.resize(3 * n);
   g.vel.resize(3 * n);
   g.mass.resize(n);
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t j = 0; j < n; ++j)
   {
-    const Index m = g.input[i];
-    g.id[i] = idOf(m);
-    g.mass[i] = p.masses ? p.masses[m] : 1.0;
+    if (j + kAhead < n)
+    {
+      const std::size_t ahead = inputs[j + kAhead];
+      __builtin_prefetch(p.velocities + 3 * ahead);
+      if (!rows.gathered)
+      {
+        if (rows.masses)
+          __builtin_prefetch(rows.masses + ahead);
+        __builtin_prefetch(rows.points + 3 * ahead);
+      }
+    }
+    const std::size_t r = rows.row(j), i = memberOf[j];
+    g.mass[i] = rows.masses ? rows.masses[r] : 1.0;
     for (int d = 0; d < 3; ++d)
     {
-      const double r0 = double(p.points[3 * ref + d]);
-      g.xyz[3 * i + d] = r0 + nearestImageOffset(double(p.points[3 * m + d]) - r0, period[d]);
-      g.vel[3 * i + d] = p.velocities[3 * m + d];
+      const double r0 = double(ref[d]);
+      g.xyz[3 * i + d] = r0 + nearestImageOffset(double(rows.points[3 * r + d]) - r0, period[d]);
+      g.vel[3 * i + d] = p.velocities[3 * std::size_t(inputs[j]) + d];
     }
   }
   return g;
@@ -392,8 +446,9 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   out = Subhalos();
   StageTimer densityTimer(&info, "density");
   GroupedNeighbours<T> seen;
-  const std::vector<double> rho =
-    densities(p, byGroup.data(), numQueried, queriedStart, backend, control, seen);
+  QueriedRows<T> queriedRows;
+  const std::vector<double> rho = densities(
+    p, byGroup.data(), numQueried, queriedStart, backend, control, seen, queriedRows, info);
   densityTimer.stop();
   info.counters.emplace_back("density queries", double(numQueried));
   double period[3];
@@ -417,8 +472,12 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       const double t0 = threadCpuSeconds();
       const std::size_t at = groupStart[gi];
       std::vector<Index> memberOf;
-      const GroupMembers g = gatherGroup(
-        p, &byGroup[at], ordered[gi] ? &rho[at] : nullptr, groupSize[gi], period, memberOf);
+      MemberRows<T> rows{ p.points, p.ids, p.masses, &byGroup[at], false };
+      if (ordered[gi] && !queriedRows.ids.empty())
+        rows = { &queriedRows.xyz[3 * at], &queriedRows.ids[at],
+          queriedRows.mass.empty() ? nullptr : &queriedRows.mass[at], &byGroup[at], true };
+      const GroupMembers g =
+        gatherGroup(p, rows, ordered[gi] ? &rho[at] : nullptr, groupSize[gi], period, memberOf);
       DensityNeighbours groupSeen;
       const bool listed = ordered[gi] && seen.perPoint > 0;
       if (listed)
@@ -435,6 +494,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
     });
   groupTimer.stop();
   seen = {};
+  queriedRows = {};
   // Thread CPU of the groups' stages (the large groups' inner threads not counted).
   info.stageSeconds.emplace_back("candidates (CPU of group threads)", candidateCpu.load());
   info.stageSeconds.emplace_back("unbinding (CPU of group threads)", unbindingCpu.load());

@@ -46,9 +46,8 @@ void keepDenser(std::size_t i, const std::vector<Index>& nearest, std::pair<Inde
 
 using Key = std::pair<double, GlobalId>; // distance, then global id
 
-// The distance of members i and j as the group's searches take it (the root
-// of the squared difference, summed as the kNN sums it).
-double memberDistance(const GroupMembers& g, std::size_t i, std::size_t j)
+// The squared distance of members i and j, summed as the kNN sums it.
+double memberDistance2(const GroupMembers& g, std::size_t i, std::size_t j)
 {
   double d2 = 0;
   for (int c = 0; c < 3; ++c)
@@ -56,12 +55,27 @@ double memberDistance(const GroupMembers& g, std::size_t i, std::size_t j)
     const double d = g.xyz[3 * j + c] - g.xyz[3 * i + c];
     d2 += d * d;
   }
-  return std::sqrt(d2);
+  return d2;
+}
+
+// The distance of members i and j as the group's searches take it (the root
+// of memberDistance2).
+double memberDistance(const GroupMembers& g, std::size_t i, std::size_t j)
+{
+  return std::sqrt(memberDistance2(g, i, j));
+}
+
+// A squared distance above this one has a root above `distance` (the root is
+// correctly rounded and monotone; the factor covers the rounding of the
+// square), so the root need not be taken to rank it behind.
+double beyondRoot2(double distance)
+{
+  return distance * distance * (1 + 1e-12);
 }
 
 // denserNeighbours of the members `which` by every pair: ties by global id;
 // the k nearest kept sorted by insertion (most pairs are farther than the
-// k-th and cost a comparison).
+// k-th and cost a comparison of squared distances).
 void denserNeighboursDirect(const GroupMembers& g, int saddleNeighbors,
   const std::vector<Index>& which, std::vector<std::pair<Index, Index>>& out)
 {
@@ -72,17 +86,21 @@ void denserNeighboursDirect(const GroupMembers& g, int saddleNeighbors,
   for (const Index i : which)
   {
     std::size_t kept = 0;
+    double skip2 = std::numeric_limits<double>::infinity(); // the k-th's beyondRoot2
     for (std::size_t j = 0; j < n; ++j)
     {
-      if (j == i)
+      const double d2 = memberDistance2(g, i, j);
+      if (j == i || d2 > skip2)
         continue;
-      const Key key{ memberDistance(g, i, j), g.id[j] };
+      const Key key{ std::sqrt(d2), g.id[j] };
       if (kept == k && !(key < best[k - 1].first))
         continue;
       std::size_t at = kept < k ? kept++ : k - 1;
       for (; at > 0 && key < best[at - 1].first; --at)
         best[at] = best[at - 1];
       best[at] = { key, Index(j) };
+      if (kept == k)
+        skip2 = beyondRoot2(best[k - 1].first.first);
     }
     nearest.clear();
     for (std::size_t j = 0; j < kept; ++j)

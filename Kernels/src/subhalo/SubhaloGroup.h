@@ -16,10 +16,14 @@ namespace jz
 {
 // The density problem of the subhalo problem's points (SPH, K =
 // densityNeighbors, masses, ids and box): the serial and distributed drivers'.
+// Only grouped points query, so the leaves hold twice the points of the
+// engine's choice for a full self query (up to its largest, 192): about as
+// many queries per leaf, each source leaf visited once for them.
 template <class T>
 KnnProblem<T> densityProblem(const SubhaloProblem<T>& p)
 {
   KnnProblem<T> k;
+  k.leafSize = std::clamp(6144 / std::max(p.densityNeighbors, 1), 2 * kLeafSize, 192);
   k.sources = p.points;
   k.numSources = p.numPoints;
   k.sourceMasses = p.masses;

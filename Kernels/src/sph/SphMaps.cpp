@@ -11,6 +11,7 @@
 #include "SphKernelTables.h"
 #include "SphStrips.h"
 #include "SphTree.h"
+#include "common/FirstIndexWhere.h"
 #include "common/Progress.h"
 #include "jz/Communicator.h"
 #include "jz/StageTimer.h"
@@ -471,18 +472,19 @@ std::string sphSupportError(const double* support, std::size_t n, bool periodic,
   double side = kInfinity;
   for (int d = 0; periodic && d < 3; ++d)
     side = std::min(side, boxHi[d] - boxLo[d]);
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const double h = support[i];
-    if (!(h >= 0) || !std::isfinite(h))
-      return name + " of point " + std::to_string(i) + " is negative or not finite (" +
-        std::to_string(h) + ").";
-    if (h > side)
-      return name + " of point " + std::to_string(i) + " (" + std::to_string(h) +
-        ") exceeds the periodic box's shortest side (" + std::to_string(side) +
-        "): a kernel wider than the box is not supported.";
-  }
-  return "";
+  // Bad: negative, NaN, infinite, or wider than the box (side is infinite
+  // when not periodic).
+  const std::size_t i = firstIndexWhere(n,
+    [&](std::size_t j) { return !(support[j] >= 0) || !(support[j] < kInfinity) || support[j] > side; });
+  if (i == n)
+    return "";
+  const double h = support[i];
+  if (!(h >= 0) || !std::isfinite(h))
+    return name + " of point " + std::to_string(i) + " is negative or not finite (" +
+      std::to_string(h) + ").";
+  return name + " of point " + std::to_string(i) + " (" + std::to_string(h) +
+    ") exceeds the periodic box's shortest side (" + std::to_string(side) +
+    "): a kernel wider than the box is not supported.";
 }
 
 template <class T>
@@ -508,9 +510,10 @@ std::string sphParticlesError(const SphParticles<T>& P, const SphGrid& grid)
   {
     if (P.numPoints > 0 && !P.density)
       return "No densities for the slice's arrays.";
-    for (std::size_t i = 0; i < P.numPoints; ++i)
-      if (!(P.density[i] >= 0))
-        return "Density of point " + std::to_string(i) + " is negative or NaN.";
+    const std::size_t i =
+      firstIndexWhere(P.numPoints, [&](std::size_t j) { return !(P.density[j] >= 0); });
+    if (i < P.numPoints)
+      return "Density of point " + std::to_string(i) + " is negative or NaN.";
   }
   return e;
 }

@@ -17,29 +17,32 @@
 
 namespace jz
 {
-// The indices i < n with keep(i), in increasing order, picked in parallel
-// (fixed chunks count, then fill their slots).
-template <class Keep>
-std::vector<Index> pickInOrder(std::size_t n, Keep&& keep)
+// The items of the indices i < n that pick(i, item) keeps, in increasing
+// order of i, in one parallel pass: each fixed chunk of indices collects its
+// own, then the chunks are joined in order. A pick's item copies what the
+// later passes read, so that they need not gather it from all n again.
+template <class Item, class Pick>
+std::vector<Item> pickInOrder(std::size_t n, Pick&& pick)
 {
   constexpr std::size_t kChunk = std::size_t(1) << 16;
   const std::size_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<std::size_t> start(chunks + 1, 0);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
-    for (std::size_t i = std::size_t(c) * kChunk; i < std::min(n, (std::size_t(c) + 1) * kChunk); ++i)
-      start[std::size_t(c) + 1] += keep(i) ? 1 : 0;
-  for (std::size_t c = 0; c < chunks; ++c)
-    start[c + 1] += start[c];
-  std::vector<Index> picked(start[chunks]);
+  std::vector<std::vector<Item>> found(chunks);
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
   {
-    std::size_t at = start[std::size_t(c)];
+    Item item;
     for (std::size_t i = std::size_t(c) * kChunk; i < std::min(n, (std::size_t(c) + 1) * kChunk); ++i)
-      if (keep(i))
-        picked[at++] = Index(i);
+      if (pick(i, item))
+        found[std::size_t(c)].push_back(item);
   }
+  std::vector<std::size_t> start(chunks + 1, 0);
+  for (std::size_t c = 0; c < chunks; ++c)
+    start[c + 1] = start[c] + found[c].size();
+  std::vector<Item> picked(start[chunks]);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
+    std::copy(found[std::size_t(c)].begin(), found[std::size_t(c)].end(),
+      picked.begin() + std::ptrdiff_t(start[std::size_t(c)]));
   return picked;
 }
 

@@ -62,7 +62,9 @@ public:
   void build(std::size_t numParticles, int cells, int width, Reach&& reach)
   {
     const std::int64_t n = std::int64_t(numParticles);
-    // Each particle's first strip (numStrips_: none) and strip count, in parallel.
+    // Each particle's first strip (numStrips_: none) and strip count, in
+    // parallel; the count negated when its strips are not one run, so that
+    // the later passes ask reach() again only for those.
     std::vector<int> firstStrip(numParticles), counts(numParticles);
     width_ = width < 1 ? 1 : width;
     for (;;)
@@ -72,15 +74,16 @@ public:
 #pragma omp parallel for schedule(static) reduction(+ : total)
       for (std::int64_t i = 0; i < n; ++i)
       {
-        int first = numStrips_, count = 0;
+        int first = numStrips_, count = 0, last = -1;
         forStrips(std::size_t(i), reach,
           [&](int s)
           {
             first = count == 0 ? s : first;
+            last = s;
             ++count;
           });
         firstStrip[std::size_t(i)] = first;
-        counts[std::size_t(i)] = count;
+        counts[std::size_t(i)] = last - first + 1 == count ? count : -count;
         total += std::size_t(count);
       }
       if (total <= kEntriesPerParticle * numParticles + std::size_t(numStrips_) ||
@@ -110,7 +113,8 @@ public:
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        forStrips(order_[r], reach, [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
+        eachStrip(order_[r], firstStrip, counts, reach,
+          [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
     offsets_.assign(strips + 1, 0);
     std::size_t at = 0;
     for (std::size_t s = 0; s < strips; ++s)
@@ -128,7 +132,7 @@ public:
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        forStrips(order_[r], reach,
+        eachStrip(order_[r], firstStrip, counts, reach,
           [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
   }
 
@@ -158,6 +162,17 @@ private:
             last = s;
           }
       });
+  }
+
+  // forStrips from the first pass's run when the strips form one.
+  template <class Reach, class Visit>
+  void eachStrip(std::size_t i, const std::vector<int>& firstStrip, const std::vector<int>& counts,
+    Reach& reach, Visit&& visit) const
+  {
+    if (counts[i] < 0)
+      return forStrips(i, reach, visit);
+    for (int s = firstStrip[i]; s < firstStrip[i] + counts[i]; ++s)
+      visit(s);
   }
 
   int width_ = 1, numStrips_ = 0;

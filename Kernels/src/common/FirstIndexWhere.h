@@ -10,16 +10,18 @@
 namespace jz
 {
 // The smallest i < n with bad(i), or n when there is none. Fixed blocks are
-// tested in parallel, each by a branch-free OR of bad() over the block (a
-// loop the compiler vectorises when bad is plain arithmetic); the first bad
-// block is then searched value by value.
+// tested in parallel (handed out as threads come free, so that a thread
+// delayed by other work on the machine holds up the others less), each by a
+// branch-free OR of bad() over the block (a loop the compiler vectorises
+// when bad is plain arithmetic); the first bad block is then searched value
+// by value.
 template <class Bad>
 std::size_t firstIndexWhere(std::size_t n, Bad&& bad)
 {
   constexpr long long kBlock = 4096;
   const long long blocks = ((long long)n + kBlock - 1) / kBlock;
   long long firstBad = blocks;
-#pragma omp parallel for schedule(static) reduction(min : firstBad)
+#pragma omp parallel for schedule(dynamic, 8) reduction(min : firstBad)
   for (long long b = 0; b < blocks; ++b)
   {
     const std::size_t begin = std::size_t(b * kBlock);

@@ -27,7 +27,9 @@ std::vector<Item> pickInOrder(std::size_t n, Pick&& pick)
   constexpr std::size_t kChunk = std::size_t(1) << 16;
   const std::size_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<std::vector<Item>> found(chunks);
-#pragma omp parallel for schedule(static)
+  // Chunks handed out as threads come free: a thread that the machine's
+  // other work delays holds up the others less.
+#pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
   {
     Item item;
@@ -71,7 +73,7 @@ public:
     {
       numStrips_ = (cells + width_ - 1) / width_;
       std::size_t total = 0;
-#pragma omp parallel for schedule(static) reduction(+ : total)
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total)
       for (std::int64_t i = 0; i < n; ++i)
       {
         int first = numStrips_, count = 0, last = -1;

@@ -181,8 +181,8 @@ void SupportAndDensity(vtkAlgorithm* self, ParticleInput& in, const MapSettings&
     double lo[3], hi[3];
     vtkJZKernelAdapter::SplitBox(in.box, lo, hi);
     if (error.empty())
-      error = jz::sphSupportError(h.data, n, s.periodic, lo, hi,
-        "SmoothingLengthArray (times SmoothingLengthScale)");
+      error = jz::sphSupportError(
+        h.data, n, s.periodic, lo, hi, "SmoothingLengthArray (times SmoothingLengthScale)");
   }
   error = vtkJZKernelAdapter::AgreeOnError(comm, error);
   if (!error.empty())
@@ -235,8 +235,8 @@ void SupportAndDensity(vtkAlgorithm* self, ParticleInput& in, const MapSettings&
   rho.Adopt();
   double lo[3], hi[3];
   vtkJZKernelAdapter::SplitBox(in.box, lo, hi);
-  jz::sphGatherDensityDistributed<T>(comm, c.data, n, in.masses.data, h.data, s.kernel,
-    s.periodic, lo, hi, rho.storage.data(), vtkJZKernelAdapter::MakeRunControl(self));
+  jz::sphGatherDensityDistributed<T>(comm, c.data, n, in.masses.data, h.data, s.kernel, s.periodic,
+    lo, hi, rho.storage.data(), vtkJZKernelAdapter::MakeRunControl(self));
 }
 
 // The map of all ranks' particles, written into `output` over s.extent.
@@ -342,7 +342,8 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   for (std::int64_t row = 0; row < rows; ++row)
   {
     const std::size_t first = std::size_t(s.extent[0]) * stride[0] +
-      std::size_t(s.extent[2] + row % ny) * stride[1] + std::size_t(s.extent[4] + row / ny) * stride[2];
+      std::size_t(s.extent[2] + row % ny) * stride[1] +
+      std::size_t(s.extent[4] + row / ny) * stride[2];
     for (std::int64_t i = 0; i < nx; ++i)
     {
       const std::size_t cell = first + std::size_t(i) * stride[0], id = std::size_t(row * nx + i);

@@ -705,7 +705,8 @@ JZ_TEST(RulesNameTheFirstOffenderForAnyThreadCount)
   {
     omp_set_num_threads(threads);
     std::string e = jz::sphSupportError(P.h.data(), n, true, view.boxLo, view.boxHi, "h");
-    JZ_CHECK_MSG(e.find("h of point 4097 (0.6") == 0 && e.find("periodic box") != std::string::npos, e);
+    JZ_CHECK_MSG(
+      e.find("h of point 4097 (0.6") == 0 && e.find("periodic box") != std::string::npos, e);
     e = jz::sphSupportError(P.h.data(), n, false, view.boxLo, view.boxHi, "h");
     JZ_CHECK_MSG(e.find("h of point 99999 is negative or not finite (nan)") == 0, e);
     e = jz::sphParticlesError(view, g);

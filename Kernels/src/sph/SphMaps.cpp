@@ -325,7 +325,8 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
     [&](std::size_t k, auto&& range)
     {
       const double h = hOf(k);
-      if (grid.kind == SphMapKind::Projection && imagesInside(xOf(k, a), w.lo, w.hi, period[a]) == 0)
+      if (grid.kind == SphMapKind::Projection &&
+        imagesInside(xOf(k, a), w.lo, w.hi, period[a]) == 0)
         return;
       auto beside = [&](const GridAxis& g)
       {
@@ -484,7 +485,8 @@ std::string sphSupportError(const double* support, std::size_t n, bool periodic,
   // Bad: negative, NaN, infinite, or wider than the box (side is infinite
   // when not periodic).
   const std::size_t i = firstIndexWhere(n,
-    [&](std::size_t j) { return !(support[j] >= 0) || !(support[j] < kInfinity) || support[j] > side; });
+    [&](std::size_t j)
+    { return !(support[j] >= 0) || !(support[j] < kInfinity) || support[j] > side; });
   if (i == n)
     return "";
   const double h = support[i];

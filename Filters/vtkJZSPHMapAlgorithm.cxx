@@ -326,7 +326,8 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
     fields[f]->SetNumberOfTuples(count);
   }
   // The cells in VTK's point order (x fastest), a row of points at a time,
-  // the rows in parallel.
+  // the rows in parallel for large maps (a small one copies faster than
+  // threads join, above all on a busy machine).
   std::size_t stride[3] = { 0, 0, 0 };
   stride[u] = 1;
   stride[v] = std::size_t(res[0]);
@@ -338,7 +339,8 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   std::vector<double*> fieldOut(fields.size());
   for (std::size_t f = 0; f < fields.size(); ++f)
     fieldOut[f] = fields[f]->GetPointer(0);
-#pragma omp parallel for schedule(static)
+  constexpr vtkIdType kParallelCopyMin = vtkIdType(1) << 20;
+#pragma omp parallel for schedule(static) if (count >= kParallelCopyMin)
   for (std::int64_t row = 0; row < rows; ++row)
   {
     const std::size_t first = std::size_t(s.extent[0]) * stride[0] +

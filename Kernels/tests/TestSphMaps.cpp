@@ -636,8 +636,9 @@ JZ_TEST(GatherDensityDistributed)
 // The sums do not depend on the number of threads, bit for bit.
 JZ_TEST(ThreadCountIndependence)
 {
-  // 5000 particles (one chunk of the parallel strip listing) and 60000 (several).
-  for (int n : { 5000, 60000 })
+  // 5000 particles (one chunk of the strip listing, on one thread) and 80000
+  // (several chunks, listed in parallel).
+  for (int n : { 5000, 80000 })
   {
     std::mt19937 rng(5);
     std::uniform_real_distribution<double> pos(0, 1), hs(0.01, 0.1);
@@ -650,10 +651,10 @@ JZ_TEST(ThreadCountIndependence)
       const auto a = run(P.view(SphKernel::CubicSpline), g, 1);
       const auto b = run(P.view(SphKernel::CubicSpline), g, 3);
       JZ_CHECK_MSG(a.mass == b.mass, "n " << n << " kind " << int(kind));
-      if (n < 60000)
+      if (n < 80000)
         continue;
       // The several chunks' lists hold every particle once: the map equals
-      // the sum of the maps of four quarters (one chunk each).
+      // the sum of the maps of four quarters (two chunks each).
       std::vector<double> quarters(a.mass.size(), 0.0);
       for (int q = 0; q < 4; ++q)
       {

@@ -346,7 +346,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
     });
   // The particles that reach the map, in rank order.
   std::vector<Record> records(strips.numRanked());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (records.size() >= kSphParallelMin)
   for (std::int64_t r = 0; r < std::int64_t(records.size()); ++r)
   {
     const std::size_t k = strips.particle(std::size_t(r));

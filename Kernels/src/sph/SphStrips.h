@@ -17,6 +17,11 @@
 
 namespace jz
 {
+// Below this many items a listing loop runs on one thread: its work is less
+// than what waking and joining the others costs, above all on a machine
+// busy with other work, where each join may wait for a descheduled thread.
+constexpr std::size_t kSphParallelMin = std::size_t(1) << 16;
+
 // The items of the indices i < n that pick(i, item) keeps, in increasing
 // order of i, in one parallel pass: each fixed chunk of indices collects its
 // own, then the chunks are joined in order. A pick's item copies what the
@@ -41,7 +46,7 @@ std::vector<Item> pickInOrder(std::size_t n, Pick&& pick)
   for (std::size_t c = 0; c < chunks; ++c)
     start[c + 1] = start[c] + found[c].size();
   std::vector<Item> picked(start[chunks]);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (picked.size() >= kSphParallelMin)
   for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
     std::copy(found[std::size_t(c)].begin(), found[std::size_t(c)].end(),
       picked.begin() + std::ptrdiff_t(start[std::size_t(c)]));
@@ -73,7 +78,7 @@ public:
     {
       numStrips_ = (cells + width_ - 1) / width_;
       std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total)
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total) if (numParticles >= kSphParallelMin)
       for (std::int64_t i = 0; i < n; ++i)
       {
         int first = numStrips_, count = 0, last = -1;
@@ -112,7 +117,7 @@ public:
       std::min((numRanked_ + kChunk - 1) / kChunk, kMaxHistogram / std::max<std::size_t>(1, strips)));
     const std::size_t chunk = (numRanked_ + chunks - 1) / chunks;
     std::vector<std::size_t> slot(chunks * strips, 0); // [chunk][strip]
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
         eachStrip(order_[r], firstStrip, counts, reach,
@@ -131,7 +136,7 @@ public:
     }
     offsets_[strips] = at;
     entries_.resize(at);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
         eachStrip(order_[r], firstStrip, counts, reach,

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -152,29 +153,36 @@ struct MapSettings
   int extent[6] = { 0, -1, 0, -1, 0, -1 };
 };
 
-// The support radii of this rank's particles: the array's h times the scale,
-// or the distance to the K-th nearest particle of all ranks; and, when
-// `rho` is wanted and not given, with it the densities.
+// The support radii of this rank's particles: the array's h times the scale
+// (the array itself when the scale is 1), or the distance to the K-th nearest
+// particle of all ranks; and, when `rho` is wanted and not given, with it the
+// densities (the DensityArray itself when given).
 template <class T>
 void SupportAndDensity(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s,
-  bool needDensity, std::vector<double>& h, std::vector<double>& rho)
+  bool needDensity, Buffer<double>& h, Buffer<double>& rho)
 {
   jz::Communicator& comm = *in.comm;
   const Buffer<T>& c = in.Coordinates<T>();
   const std::size_t n = c.size;
   std::string error;
-  Buffer<double> given;
-  h.assign(n, 0.0);
   if (s.hArray)
   {
-    vtkJZKernelAdapter::GetPointValues(in.pieces, s.hArray, 1, "SmoothingLengthArray", given, error);
-    for (std::size_t i = 0; error.empty() && i < n; ++i)
-      h[i] = given.data[i] * s.hScale;
+    vtkJZKernelAdapter::GetPointValues(in.pieces, s.hArray, 1, "SmoothingLengthArray", h, error);
+    if (error.empty() && s.hScale != 1)
+    {
+      const double* given = h.data;
+      std::vector<double> scaled(n);
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < std::int64_t(n); ++i)
+        scaled[std::size_t(i)] = given[i] * s.hScale;
+      h.storage = std::move(scaled);
+      h.Adopt();
+    }
     double lo[3], hi[3];
     vtkJZKernelAdapter::SplitBox(in.box, lo, hi);
     if (error.empty())
-      error = jz::sphSupportError(h.data(), n, s.periodic, lo, hi,
-        "SmoothingLengthArray (times SmoothingLengthScale)");
+      error = jz::sphSupportError(
+        h.data, n, s.periodic, lo, hi, "SmoothingLengthArray (times SmoothingLengthScale)");
   }
   error = vtkJZKernelAdapter::AgreeOnError(comm, error);
   if (!error.empty())
@@ -201,32 +209,34 @@ void SupportAndDensity(vtkAlgorithm* self, ParticleInput& in, const MapSettings&
     const jz::RunInfo info = jz::computeKnnDistributed<T>(
       problem, results, comm, s.backend, vtkJZKernelAdapter::MakeRunControl(self));
     vtkJZKernelAdapter::ReportRunInfo(self, "SPH smoothing lengths", info, comm);
-    for (std::size_t i = 0; i < n; ++i)
-      h[i] = double(hT[i]);
+    h.storage.assign(hT.begin(), hT.end());
+    h.Adopt();
+    h.size = n;
   }
   if (!needDensity)
     return;
-  rho.assign(n, 0.0);
   if (s.rhoArray)
   {
-    vtkJZKernelAdapter::GetPointValues(in.pieces, s.rhoArray, 1, "DensityArray", given, error);
+    vtkJZKernelAdapter::GetPointValues(in.pieces, s.rhoArray, 1, "DensityArray", rho, error);
     error = vtkJZKernelAdapter::AgreeOnError(comm, error);
     if (!error.empty())
       throw jz::Error(error);
-    std::copy(given.data, given.data + n, rho.begin());
     return;
   }
+  rho.size = n;
   if (kernelDensity && !s.hArray && s.kernel == jz::SphKernel::CubicSpline)
   {
-    for (std::size_t i = 0; i < n; ++i)
-      rho[i] = double(knnRho[i]); // KNNDensity's "SPH Cubic Spline"
+    rho.storage.assign(knnRho.begin(), knnRho.end()); // KNNDensity's "SPH Cubic Spline"
+    rho.Adopt();
     return;
   }
   // All ranks' particles within reach are sources of each rank's densities.
+  rho.storage.assign(n, 0.0);
+  rho.Adopt();
   double lo[3], hi[3];
   vtkJZKernelAdapter::SplitBox(in.box, lo, hi);
-  jz::sphGatherDensityDistributed<T>(comm, c.data, n, in.masses.data, h.data(), s.kernel,
-    s.periodic, lo, hi, rho.data(), vtkJZKernelAdapter::MakeRunControl(self));
+  jz::sphGatherDensityDistributed<T>(comm, c.data, n, in.masses.data, h.data, s.kernel, s.periodic,
+    lo, hi, rho.storage.data(), vtkJZKernelAdapter::MakeRunControl(self));
 }
 
 // The map of all ranks' particles, written into `output` over s.extent.
@@ -242,7 +252,7 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   std::string error = ReadFields(in, s.fieldNames, fieldValues, components);
   if (!error.empty())
     throw jz::Error(error);
-  std::vector<double> h, rho;
+  Buffer<double> h, rho;
   if (in.totalPoints > 0)
     SupportAndDensity<T>(self, in, s, needDensity, h, rho);
 
@@ -251,19 +261,31 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   particles.points = c.data;
   particles.numPoints = c.size;
   particles.masses = in.masses.data;
-  particles.support = h.data();
-  particles.density = needDensity ? rho.data() : nullptr;
+  particles.support = h.data;
+  particles.density = needDensity ? rho.data : nullptr;
   for (std::size_t f = 0; f < fieldValues.size(); ++f)
     particles.fields.push_back({ fieldValues[f].data, components[f] });
   particles.kernel = s.kernel;
   vtkJZKernelAdapter::SetPeriodicBox(s.periodic, in.box, particles);
-  error = vtkJZKernelAdapter::AgreeOnError(*in.comm, jz::sphParticlesError(particles, s.grid));
+  // The deposition validates the particles first and throws before it
+  // writes anything; the ranks agree on its error before they reduce.
+  jz::SphMapSums sums;
+  jz::RunInfo info;
+  try
+  {
+    info = jz::depositSphMap(particles, s.grid, sums, vtkJZKernelAdapter::MakeRunControl(self));
+  }
+  catch (const jz::Aborted&)
+  {
+    throw;
+  }
+  catch (const jz::Error& e)
+  {
+    error = e.what();
+  }
+  error = vtkJZKernelAdapter::AgreeOnError(*in.comm, error);
   if (!error.empty())
     throw jz::Error(error);
-
-  jz::SphMapSums sums;
-  const jz::RunInfo info =
-    jz::depositSphMap(particles, s.grid, sums, vtkJZKernelAdapter::MakeRunControl(self));
   vtkJZKernelAdapter::ReportRunInfo(self, "SPH map", info, *in.comm);
   jz::reduceSphMapSums(*in.comm, sums);
   jz::finishSphMap(s.grid, sums);
@@ -303,20 +325,38 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
     fields[f]->SetNumberOfComponents(components[f]);
     fields[f]->SetNumberOfTuples(count);
   }
-  vtkIdType id = 0;
-  int idx[3];
-  for (idx[2] = s.extent[4]; idx[2] <= s.extent[5]; ++idx[2])
-    for (idx[1] = s.extent[2]; idx[1] <= s.extent[3]; ++idx[1])
-      for (idx[0] = s.extent[0]; idx[0] <= s.extent[1]; ++idx[0], ++id)
+  // The cells in VTK's point order (x fastest), a row of points at a time,
+  // the rows in parallel for large maps (a small one copies faster than
+  // threads join, above all on a busy machine).
+  std::size_t stride[3] = { 0, 0, 0 };
+  stride[u] = 1;
+  stride[v] = std::size_t(res[0]);
+  if (kind == int(jz::SphMapKind::Volume))
+    stride[w] = std::size_t(res[0]) * std::size_t(res[1]);
+  const std::int64_t nx = s.extent[1] - s.extent[0] + 1, ny = s.extent[3] - s.extent[2] + 1;
+  const std::int64_t rows = count > 0 ? count / nx : 0;
+  double* mapOut = density->GetPointer(0);
+  std::vector<double*> fieldOut(fields.size());
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    fieldOut[f] = fields[f]->GetPointer(0);
+  constexpr vtkIdType kParallelCopyMin = vtkIdType(1) << 20;
+#pragma omp parallel for schedule(static) if (count >= kParallelCopyMin)
+  for (std::int64_t row = 0; row < rows; ++row)
+  {
+    const std::size_t first = std::size_t(s.extent[0]) * stride[0] +
+      std::size_t(s.extent[2] + row % ny) * stride[1] +
+      std::size_t(s.extent[4] + row / ny) * stride[2];
+    for (std::int64_t i = 0; i < nx; ++i)
+    {
+      const std::size_t cell = first + std::size_t(i) * stride[0], id = std::size_t(row * nx + i);
+      mapOut[id] = sums.mass[cell];
+      for (std::size_t f = 0; f < fields.size(); ++f)
       {
-        std::size_t cell = std::size_t(idx[v]) * res[0] + idx[u];
-        if (kind == int(jz::SphMapKind::Volume))
-          cell += std::size_t(idx[w]) * res[0] * res[1];
-        density->SetValue(id, sums.mass[cell]);
-        for (std::size_t f = 0; f < fields.size(); ++f)
-          for (int k = 0; k < components[f]; ++k)
-            fields[f]->SetTypedComponent(id, k, sums.fields[f][cell * components[f] + k]);
+        const std::size_t nc = std::size_t(components[f]);
+        std::copy_n(sums.fields[f].data() + cell * nc, nc, fieldOut[f] + id * nc);
       }
+    }
+  }
   output->GetPointData()->AddArray(density);
   output->GetPointData()->SetActiveScalars(density->GetName());
   for (auto& f : fields)

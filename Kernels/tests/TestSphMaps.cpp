@@ -6,9 +6,12 @@
 // distributed density gather against the serial one.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <omp.h>
 
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
@@ -720,8 +723,9 @@ JZ_TEST(GatherDensityDistributed)
 // The sums do not depend on the number of threads, bit for bit.
 JZ_TEST(ThreadCountIndependence)
 {
-  // 5000 particles (one chunk of the parallel strip listing) and 60000 (several).
-  for (int n : { 5000, 60000 })
+  // 5000 particles (one chunk of the strip listing, on one thread) and 80000
+  // (several chunks, listed in parallel).
+  for (int n : { 5000, 80000 })
   {
     std::mt19937 rng(5);
     std::uniform_real_distribution<double> pos(0, 1), hs(0.01, 0.1);
@@ -734,10 +738,10 @@ JZ_TEST(ThreadCountIndependence)
       const auto a = run(P.view(SphKernel::CubicSpline), g, 1);
       const auto b = run(P.view(SphKernel::CubicSpline), g, 3);
       JZ_CHECK_MSG(a.mass == b.mass, "n " << n << " kind " << int(kind));
-      if (n < 60000)
+      if (n < 80000)
         continue;
       // The several chunks' lists hold every particle once: the map equals
-      // the sum of the maps of four quarters (one chunk each).
+      // the sum of the maps of four quarters (two chunks each).
       std::vector<double> quarters(a.mass.size(), 0.0);
       for (int q = 0; q < 4; ++q)
       {
@@ -758,6 +762,65 @@ JZ_TEST(ThreadCountIndependence)
       JZ_CHECK_MSG(worst <= 1e-12 * top, "kind " << int(kind) << ": quarters differ by " << worst);
     }
   }
+}
+
+// The particle rules scan in parallel: the message names the smallest
+// offending index, and its reason, whatever the number of threads.
+JZ_TEST(RulesNameTheFirstOffenderForAnyThreadCount)
+{
+  const std::size_t n = 200000;
+  Particles<double> P;
+  for (std::size_t i = 0; i < n; ++i)
+    P.add(0.25, 0.25, 0.25, 1.0, 0.01);
+  P.rho.assign(n, 1.0);
+  P.fields.push_back(std::vector<double>(n, 2.0));
+  P.comps.push_back(1);
+  // Offenders late in different blocks, the first of them too wide for the box.
+  P.h[150001] = -1;
+  P.h[120000] = std::numeric_limits<double>::infinity();
+  P.h[99999] = std::nan("");
+  P.h[31000] = 0.75;
+  P.h[4097] = 0.6; // too wide for a box of side 0.5
+  P.rho[170000] = -2;
+  P.rho[123457] = std::nan("");
+  P.rho[65537] = -1e-300;
+  jz::SphGrid g = grid(SphMapKind::Slice, 2, 0, 1, 8, 8);
+  auto view = P.view(SphKernel::CubicSpline);
+  view.periodic = true;
+  for (int d = 0; d < 3; ++d)
+    view.boxHi[d] = 0.5;
+  for (int threads : { 1, 2, 5, 16 })
+  {
+    omp_set_num_threads(threads);
+    std::string e = jz::sphSupportError(P.h.data(), n, true, view.boxLo, view.boxHi, "h");
+    JZ_CHECK_MSG(
+      e.find("h of point 4097 (0.6") == 0 && e.find("periodic box") != std::string::npos, e);
+    e = jz::sphSupportError(P.h.data(), n, false, view.boxLo, view.boxHi, "h");
+    JZ_CHECK_MSG(e.find("h of point 99999 is negative or not finite (nan)") == 0, e);
+    e = jz::sphParticlesError(view, g);
+    JZ_CHECK_MSG(e.find("SmoothingLength of point 4097 (") == 0, e);
+    std::vector<double> good(n, 0.01);
+    auto rhoOnly = view;
+    rhoOnly.support = good.data();
+    e = jz::sphParticlesError(rhoOnly, g);
+    JZ_CHECK_MSG(e == "Density of point 65537 is negative or NaN.", e);
+    rhoOnly.numPoints = 65537; // the offenders beyond the particles are not seen
+    JZ_CHECK_MSG(jz::sphParticlesError(rhoOnly, g).empty(), jz::sphParticlesError(rhoOnly, g));
+  }
+  omp_set_num_threads(omp_get_num_procs());
+  // The deposition refuses them with the same message, before it writes.
+  jz::SphMapSums sums;
+  sums.mass.assign(3, 7.0);
+  try
+  {
+    jz::depositSphMap(view, g, sums);
+    JZ_CHECK_MSG(false, "bad support radii were deposited");
+  }
+  catch (const jz::Error& err)
+  {
+    JZ_CHECK_EQ(std::string(err.what()), jz::sphParticlesError(view, g));
+  }
+  JZ_CHECK(sums.mass == std::vector<double>(3, 7.0));
 }
 
 JZ_TEST(EmptyInputAndBadInput)

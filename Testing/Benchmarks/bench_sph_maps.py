@@ -11,7 +11,8 @@ process and gives only its wall time), the ratios peer / ours, and each map's
 mass-conservation error |sum(map) x cell - M| / M (a slice has none).
 
 Usage: pvpython Testing/Benchmarks/bench_sph_maps.py [--n 1e6] [--res 1024] [--vol 128]
-       [--slice-res 512] [--skip yt,vtk]
+       [--slice-res 512] [--skip yt,vtk,proj,slice,vol]
+(--skip proj,vol times the slice alone, against its peer unless vtk is skipped too.)
 """
 import argparse
 import os
@@ -102,40 +103,54 @@ def main():
                   BoxFromData=0)
     print(f"N = {n} halos.py, kNN h (K = 32): {t_knn}; median h {np.median(h):.4g}")
 
+    src2.UpdatePipeline()  # the maps time only themselves
+    if "proj" not in skip:
+        proj_vs_yt(src2, a.res, n, skip, common)
+    if "slice" not in skip:
+        slice_vs_vtk(src2, pd, a.slice_res, h, skip, common)
+    if "vol" not in skip:
+        volume_vs_vtk(src2, pd, a.vol, h, skip, common)
+
+
+def proj_vs_yt(src2, res, n, skip, common):
     proj = jztest.__dict__.get("SPHProjection") or simple.SPHProjection
-    t_proj, img = timed(proj(Input=src2, Resolution=[a.res, a.res], **common))
+    t_proj, img = timed(proj(Input=src2, Resolution=[res, res], **common))
     sd = vtk_to_numpy(img.GetPointData().GetArray("SurfaceDensity"))
-    err = abs(sd.sum() / a.res**2 - 1.0)
-    print(f"SPHProjection {a.res}^2: {t_proj}, mass error {err:.2e}")
+    err = abs(sd.sum() / res**2 - 1.0)
+    print(f"SPHProjection {res}^2: {t_proj}, mass error {err:.2e}")
     if "yt" not in skip:
         p = subprocess.run(["/usr/bin/python3", os.path.join(ANCHORS, "yt_sph_projection.py"),
-                            str(n), str(a.res)], capture_output=True, text=True)
+                            str(n), str(res)], capture_output=True, text=True)
         got = re.search(r": ([0-9.]+) s, image sum ([0-9.e+-]+)", p.stdout)
         if got:
             t_yt, s_yt = float(got.group(1)), float(got.group(2))
-            print(f"yt projection {a.res}^2: {t_yt:.2f} s, mass ratio {s_yt / a.res**2:.4f}; "
+            print(f"yt projection {res}^2: {t_yt:.2f} s, mass ratio {s_yt / res**2:.4f}; "
                   f"yt / ours = {t_yt / t_proj.wall:.2f}x (wall)")
         else:
             print("yt: not run:", (p.stdout + p.stderr)[-300:])
 
+
+def slice_vs_vtk(src2, pd, res, h, skip, common):
     slc = jztest.__dict__.get("SPHSlice") or simple.SPHSlice
-    t_slice, simg = timed(slc(Input=src2, Resolution=[a.slice_res, a.slice_res], SlicePosition=0.5,
-                              **common))
-    print(f"SPHSlice {a.slice_res}^2: {t_slice}")
-    vol = jztest.__dict__.get("SPHVolume") or simple.SPHVolume
-    t_vol, vimg = timed(vol(Input=src2, Resolution=[a.vol] * 3, **common))
-    dv = vtk_to_numpy(vimg.GetPointData().GetArray("Density"))
-    verr = abs(dv.sum() / a.vol**3 - 1.0)
-    print(f"SPHVolume {a.vol}^3: {t_vol}, mass error {verr:.2e}")
+    t_slice, _ = timed(slc(Input=src2, Resolution=[res, res], SlicePosition=0.5, **common))
+    print(f"SPHSlice {res}^2: {t_slice}")
     if "vtk" not in skip:
-        step = 0.5 * float(np.median(h))
-        s = 1.0 / a.slice_res
-        t_vs, _ = vtk_sph(pd, (a.slice_res, a.slice_res, 1), (s / 2, s / 2, 0.5), (s, s, s), step)
-        print(f"vtkSPHInterpolator plane {a.slice_res}^2: {t_vs}; vtk / ours = {t_slice.ratio(t_vs)}")
-        s = 1.0 / a.vol
-        t_vv, d = vtk_sph(pd, (a.vol,) * 3, (s / 2,) * 3, (s,) * 3, step)
-        print(f"vtkSPHInterpolator volume {a.vol}^3: {t_vv}, mass error "
-              f"{abs(d.sum() / a.vol**3 - 1):.2e}; vtk / ours = {t_vol.ratio(t_vv)}")
+        s = 1.0 / res
+        t_vs, _ = vtk_sph(pd, (res, res, 1), (s / 2, s / 2, 0.5), (s, s, s), 0.5 * float(np.median(h)))
+        print(f"vtkSPHInterpolator plane {res}^2: {t_vs}; vtk / ours = {t_slice.ratio(t_vs)}")
+
+
+def volume_vs_vtk(src2, pd, res, h, skip, common):
+    vol = jztest.__dict__.get("SPHVolume") or simple.SPHVolume
+    t_vol, vimg = timed(vol(Input=src2, Resolution=[res] * 3, **common))
+    dv = vtk_to_numpy(vimg.GetPointData().GetArray("Density"))
+    verr = abs(dv.sum() / res**3 - 1.0)
+    print(f"SPHVolume {res}^3: {t_vol}, mass error {verr:.2e}")
+    if "vtk" not in skip:
+        s = 1.0 / res
+        t_vv, d = vtk_sph(pd, (res,) * 3, (s / 2,) * 3, (s,) * 3, 0.5 * float(np.median(h)))
+        print(f"vtkSPHInterpolator volume {res}^3: {t_vv}, mass error "
+              f"{abs(d.sum() / res**3 - 1):.2e}; vtk / ours = {t_vol.ratio(t_vv)}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // The input rules of jz/Validate.h.
 #include "jz/Validate.h"
 
+#include "common/FirstIndexWhere.h"
 #include "jz/FloatBits.h"
 #include "jz/ParameterRanges.h"
 
@@ -24,38 +25,21 @@ std::string str(double x)
   return s.str();
 }
 
-// Index of the first of n values failing `finite` (n when none): blocks
-// scanned in parallel by a branch-free test on the bits that the compiler
-// vectorises (a value is NaN or infinite exactly when its exponent bits are
-// all set), then the first bad block value by value; the minimum, so the
-// result does not depend on the thread count.
+// Index of the first non-finite of n values (n when none), tested on the
+// bits, branch-free (a value is NaN or infinite exactly when its exponent
+// bits are all set).
 template <class V>
 std::size_t firstNonFinite(const V* v, std::size_t n)
 {
-  constexpr long long kBlock = 4096;
-  const long long blocks = ((long long)n + kBlock - 1) / kBlock;
-  long long firstBad = blocks;
-#pragma omp parallel for schedule(static) reduction(min : firstBad)
-  for (long long b = 0; b < blocks; ++b)
-  {
-    const V* p = v + b * kBlock;
-    const long long m = std::min<long long>(kBlock, (long long)n - b * kBlock);
-    using U = typename FloatBits<V>::UInt;
-    constexpr U kExponent = ~U(0) >> 1 & ~((U(1) << FloatBits<V>::kMantissaBits) - 1);
-    U bad = 0;
-    for (long long i = 0; i < m; ++i)
+  using U = typename FloatBits<V>::UInt;
+  constexpr U kExponent = ~U(0) >> 1 & ~((U(1) << FloatBits<V>::kMantissaBits) - 1);
+  return firstIndexWhere(n,
+    [v](std::size_t i)
     {
       U u;
-      std::memcpy(&u, p + i, sizeof u);
-      bad |= ~u & kExponent ? 0 : 1;
-    }
-    if (bad && b < firstBad)
-      firstBad = b;
-  }
-  for (std::size_t i = std::size_t(firstBad) * kBlock; i < n; ++i)
-    if (!std::isfinite(v[i]))
-      return i;
-  return n;
+      std::memcpy(&u, v + i, sizeof u);
+      return (~u & kExponent) == 0;
+    });
 }
 } // namespace
 

@@ -11,6 +11,7 @@
 #include "SphKernelTables.h"
 #include "SphStrips.h"
 #include "SphTree.h"
+#include "common/FirstIndexWhere.h"
 #include "common/Progress.h"
 #include "jz/Communicator.h"
 #include "jz/StageTimer.h"
@@ -328,21 +329,37 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   const GridAxis &u = ax[0], &v = ax[1], &w = ax[2];
   const GridAxis& stripAxis = volume ? w : v;
   auto position = [&](std::size_t i, int d) { return double(P.points[3 * i + std::size_t(d)]); };
+  // What the deposition reads of a particle.
+  struct Record
+  {
+    double x[3], h, m;
+    std::size_t input;
+  };
+  auto recordOf = [&](std::size_t i)
+  {
+    return Record{ { position(i, 0), position(i, 1), position(i, 2) }, P.support[i],
+      P.masses ? P.masses[i] : 1.0, i };
+  };
 
-  // A slice reaches few particles: they are picked first (in input order),
-  // so that only they are listed.
+  // A slice reaches few particles: they are picked first (in input order)
+  // with their records, so that only they are listed, from their records
+  // rather than from all particles' scattered arrays.
   const bool slice = grid.kind == SphMapKind::Slice;
-  std::vector<Index> picked;
+  std::vector<Record> picked;
   StageTimer picking(&info, "slice: particles reaching it");
   if (slice)
-    picked = pickInOrder(P.numPoints,
-      [&](std::size_t i)
+    picked = pickInOrder<Record>(P.numPoints,
+      [&](std::size_t i, Record& record)
       {
         const double h = P.support[i];
-        return h > 0 && reachesPlane(position(i, a), h, grid.slicePosition, period[a]);
+        if (!(h > 0 && reachesPlane(position(i, a), h, grid.slicePosition, period[a])))
+          return false;
+        record = recordOf(i);
+        return true;
       });
   picking.stop();
-  auto input = [&](std::size_t k) { return slice ? std::size_t(picked[k]) : k; };
+  auto xOf = [&](std::size_t k, int d) { return slice ? picked[k].x[d] : position(k, d); };
+  auto hOf = [&](std::size_t k) { return slice ? picked[k].h : P.support[k]; };
 
   // The strips each particle reaches; particles off the map (outside the
   // projected depth, beside the region) in none.
@@ -351,39 +368,33 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   strips.build(slice ? picked.size() : P.numPoints, stripAxis.cells, stripWidth,
     [&](std::size_t k, auto&& range)
     {
-      const std::size_t i = input(k);
-      const double h = P.support[i];
-      if (grid.kind == SphMapKind::Projection && imagesInside(position(i, a), w.lo, w.hi, period[a]) == 0)
+      const double h = hOf(k);
+      if (grid.kind == SphMapKind::Projection &&
+        imagesInside(xOf(k, a), w.lo, w.hi, period[a]) == 0)
         return;
       auto beside = [&](const GridAxis& g)
       {
-        const ImageShifts s(position(i, g.dim), h, g.lo, g.hi, g.period);
+        const ImageShifts s(xOf(k, g.dim), h, g.lo, g.hi, g.period);
         return s.first > s.last;
       };
       if (beside(u) || (volume && beside(v)))
         return;
-      const double x = position(i, stripAxis.dim);
+      const double x = xOf(k, stripAxis.dim);
       const ImageShifts ss(x, h, stripAxis.lo, stripAxis.hi, stripAxis.period);
-      for (int k = ss.first; k <= ss.last; ++k)
+      for (int s = ss.first; s <= ss.last; ++s)
       {
         int first, last;
-        if (stripAxis.span(x + k * stripAxis.period, h, 0, stripAxis.cells, first, last))
+        if (stripAxis.span(x + s * stripAxis.period, h, 0, stripAxis.cells, first, last))
           range(first, last);
       }
     });
   // The particles that reach the map, in rank order.
-  struct Record
-  {
-    double x[3], h, m;
-    std::size_t input;
-  };
   std::vector<Record> records(strips.numRanked());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (records.size() >= kSphParallelMin)
   for (std::int64_t r = 0; r < std::int64_t(records.size()); ++r)
   {
-    const std::size_t i = input(strips.particle(std::size_t(r)));
-    records[std::size_t(r)] = Record{ { position(i, 0), position(i, 1), position(i, 2) },
-      P.support[i], P.masses ? P.masses[i] : 1.0, i };
+    const std::size_t k = strips.particle(std::size_t(r));
+    records[std::size_t(r)] = slice ? picked[k] : recordOf(k);
   }
   reportProgress(control, 0.2);
   listing.stop();
@@ -518,18 +529,20 @@ std::string sphSupportError(const double* support, std::size_t n, bool periodic,
   double side = kInfinity;
   for (int d = 0; periodic && d < 3; ++d)
     side = std::min(side, boxHi[d] - boxLo[d]);
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const double h = support[i];
-    if (!(h >= 0) || !std::isfinite(h))
-      return name + " of point " + std::to_string(i) + " is negative or not finite (" +
-        std::to_string(h) + ").";
-    if (h > side)
-      return name + " of point " + std::to_string(i) + " (" + std::to_string(h) +
-        ") exceeds the periodic box's shortest side (" + std::to_string(side) +
-        "): a kernel wider than the box is not supported.";
-  }
-  return "";
+  // Bad: negative, NaN, infinite, or wider than the box (side is infinite
+  // when not periodic).
+  const std::size_t i = firstIndexWhere(n,
+    [&](std::size_t j)
+    { return !(support[j] >= 0) || !(support[j] < kInfinity) || support[j] > side; });
+  if (i == n)
+    return "";
+  const double h = support[i];
+  if (!(h >= 0) || !std::isfinite(h))
+    return name + " of point " + std::to_string(i) + " is negative or not finite (" +
+      std::to_string(h) + ").";
+  return name + " of point " + std::to_string(i) + " (" + std::to_string(h) +
+    ") exceeds the periodic box's shortest side (" + std::to_string(side) +
+    "): a kernel wider than the box is not supported.";
 }
 
 template <class T>
@@ -555,9 +568,10 @@ std::string sphParticlesError(const SphParticles<T>& P, const SphGrid& grid)
   {
     if (P.numPoints > 0 && !P.density)
       return "No densities for the slice's arrays.";
-    for (std::size_t i = 0; i < P.numPoints; ++i)
-      if (!(P.density[i] >= 0))
-        return "Density of point " + std::to_string(i) + " is negative or NaN.";
+    const std::size_t i =
+      firstIndexWhere(P.numPoints, [&](std::size_t j) { return !(P.density[j] >= 0); });
+    if (i < P.numPoints)
+      return "Density of point " + std::to_string(i) + " is negative or NaN.";
   }
   return e;
 }

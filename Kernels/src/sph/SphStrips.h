@@ -17,29 +17,39 @@
 
 namespace jz
 {
-// The indices i < n with keep(i), in increasing order, picked in parallel
-// (fixed chunks count, then fill their slots).
-template <class Keep>
-std::vector<Index> pickInOrder(std::size_t n, Keep&& keep)
+// Below this many items a listing loop runs on one thread: its work is less
+// than what waking and joining the others costs, above all on a machine
+// busy with other work, where each join may wait for a descheduled thread.
+constexpr std::size_t kSphParallelMin = std::size_t(1) << 16;
+
+// The items of the indices i < n that pick(i, item) keeps, in increasing
+// order of i, in one parallel pass: each fixed chunk of indices collects its
+// own, then the chunks are joined in order. A pick's item copies what the
+// later passes read, so that they need not gather it from all n again.
+template <class Item, class Pick>
+std::vector<Item> pickInOrder(std::size_t n, Pick&& pick)
 {
   constexpr std::size_t kChunk = std::size_t(1) << 16;
   const std::size_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<std::size_t> start(chunks + 1, 0);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
-    for (std::size_t i = std::size_t(c) * kChunk; i < std::min(n, (std::size_t(c) + 1) * kChunk); ++i)
-      start[std::size_t(c) + 1] += keep(i) ? 1 : 0;
-  for (std::size_t c = 0; c < chunks; ++c)
-    start[c + 1] += start[c];
-  std::vector<Index> picked(start[chunks]);
-#pragma omp parallel for schedule(static)
+  std::vector<std::vector<Item>> found(chunks);
+  // Chunks handed out as threads come free: a thread that the machine's
+  // other work delays holds up the others less.
+#pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
   {
-    std::size_t at = start[std::size_t(c)];
+    Item item;
     for (std::size_t i = std::size_t(c) * kChunk; i < std::min(n, (std::size_t(c) + 1) * kChunk); ++i)
-      if (keep(i))
-        picked[at++] = Index(i);
+      if (pick(i, item))
+        found[std::size_t(c)].push_back(item);
   }
+  std::vector<std::size_t> start(chunks + 1, 0);
+  for (std::size_t c = 0; c < chunks; ++c)
+    start[c + 1] = start[c] + found[c].size();
+  std::vector<Item> picked(start[chunks]);
+#pragma omp parallel for schedule(static) if (picked.size() >= kSphParallelMin)
+  for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
+    std::copy(found[std::size_t(c)].begin(), found[std::size_t(c)].end(),
+      picked.begin() + std::ptrdiff_t(start[std::size_t(c)]));
   return picked;
 }
 
@@ -59,17 +69,19 @@ public:
   void build(std::size_t numParticles, int cells, int width, Reach&& reach)
   {
     const std::int64_t n = std::int64_t(numParticles);
-    // Each particle's first strip (numStrips_: none) and strip count, in parallel.
+    // Each particle's first strip (numStrips_: none) and strip count, in
+    // parallel; the count negated when its strips are not one run, so that
+    // the later passes ask reach() again only for those.
     std::vector<int> firstStrip(numParticles), counts(numParticles);
     width_ = width < 1 ? 1 : width;
     for (;;)
     {
       numStrips_ = (cells + width_ - 1) / width_;
       std::size_t total = 0;
-#pragma omp parallel for schedule(static) reduction(+ : total)
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total) if (numParticles >= kSphParallelMin)
       for (std::int64_t i = 0; i < n; ++i)
       {
-        int first = numStrips_, last = -1, count = 0;
+        int first = numStrips_, count = 0, last = -1;
         forStrips(std::size_t(i), reach,
           [&](int s)
           {
@@ -78,8 +90,7 @@ public:
             ++count;
           });
         firstStrip[std::size_t(i)] = first;
-        // Negative: the strips are not one run (periodic images), ask reach again.
-        counts[std::size_t(i)] = count == last - first + 1 ? count : -count;
+        counts[std::size_t(i)] = last - first + 1 == count ? count : -count;
         total += std::size_t(count);
       }
       if (total <= kEntriesPerParticle * numParticles + std::size_t(numStrips_) ||
@@ -106,19 +117,11 @@ public:
       std::min((numRanked_ + kChunk - 1) / kChunk, kMaxHistogram / std::max<std::size_t>(1, strips)));
     const std::size_t chunk = (numRanked_ + chunks - 1) / chunks;
     std::vector<std::size_t> slot(chunks * strips, 0); // [chunk][strip]
-    // Each ranked particle's strips: its run from pass one, or reach again.
-    auto eachStrip = [&](std::size_t r, auto&& visit)
-    {
-      const std::size_t i = order_[r];
-      if (counts[i] < 0)
-        return forStrips(i, reach, visit);
-      for (int s = firstStrip[i]; s < firstStrip[i] + counts[i]; ++s)
-        visit(s);
-    };
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(r, [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
+        eachStrip(order_[r], firstStrip, counts, reach,
+          [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
     offsets_.assign(strips + 1, 0);
     std::size_t at = 0;
     for (std::size_t s = 0; s < strips; ++s)
@@ -133,10 +136,10 @@ public:
     }
     offsets_[strips] = at;
     entries_.resize(at);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(r,
+        eachStrip(order_[r], firstStrip, counts, reach,
           [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
   }
 
@@ -166,6 +169,17 @@ private:
             last = s;
           }
       });
+  }
+
+  // forStrips from the first pass's run when the strips form one.
+  template <class Reach, class Visit>
+  void eachStrip(std::size_t i, const std::vector<int>& firstStrip, const std::vector<int>& counts,
+    Reach& reach, Visit&& visit) const
+  {
+    if (counts[i] < 0)
+      return forStrips(i, reach, visit);
+    for (int s = firstStrip[i]; s < firstStrip[i] + counts[i]; ++s)
+      visit(s);
   }
 
   int width_ = 1, numStrips_ = 0;

@@ -451,6 +451,9 @@ JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float lapScale
   {
     const Float16 X = X0 + (lane + float(i)) * a;
     const Float16 t = X * X + Y2;
+    // Inside the support as 1 or 0 at once: GCC lowers a comparison's mask
+    // kept for later lane by lane.
+    const Float16 inside = t < 1.0f ? 1.0f : 0.0f;
     const Float16 s = (t < 1.0f ? t : 1.0f) * float(P);
     Int16 piece = __builtin_convertvector(s, Int16);
     piece = piece < P - 1 ? piece : P - 1;
@@ -467,7 +470,7 @@ JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float lapScale
     }
     // 0 beyond the support, and never below 0 where the fits' last digits
     // would dip under a vanishing kernel (log-scaled maps).
-    v = t < 1.0f && v > 0.0f ? v * scale : 0.0f;
+    v = (v > 0.0f ? v * scale : 0.0f) * inside;
     Double8 oa = __builtin_convertvector(
       __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), Double8);
     Double8 ob = __builtin_convertvector(

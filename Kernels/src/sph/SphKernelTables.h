@@ -96,14 +96,14 @@ void kernelRowValues(SphKernel kernel, double h, double lo, double step, int fir
 // with f the projected unit kernel. From h = kMinPixels pixels (the larger
 // side) on, this is within 3e-7 of the particle's mass per pixel and 5e-7
 // in total (the error falls as (pixel / h)^4). The three functions are
-// polynomials in R^2 on 16 equal pieces (evaluated 16 pixels at a time in
+// polynomials in R^2 on 16 equal pieces (evaluated 8 pixels at a time in
 // single precision, the pieces' coefficients selected by a lane permute:
 // no table look-ups), f's scaled to integrate to exactly 1.
 class SphColumnCentres
 {
 public:
   static constexpr double kMinPixels = 16;
-  static constexpr int kPieces = 16, kLanes = 16;
+  static constexpr int kPieces = 16, kLanes = 8;
   static constexpr int kValueDegree = 6, kCorrectionDegree = 4;
   static const SphColumnCentres& get(SphKernel kernel);
 

@@ -6,7 +6,8 @@
 // both odd in each argument and constant beyond 1, normalised so that the
 // whole kernel integrates to exactly 1 (a particle inside the map loses no
 // mass). Tabulated once per kernel (double-precision quadrature), read by
-// tensor cubic interpolation.
+// tensor cubic interpolation. Projected kernels many pixels wide take the
+// corrected midpoint rule instead (SphColumnCentres).
 #pragma once
 
 #include <cstddef>

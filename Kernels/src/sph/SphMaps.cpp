@@ -122,42 +122,30 @@ struct Contribution
   }
 };
 
-// The rows [r0, r1) of pixel centres within h of a particle at (x, y) in
-// the map's plane and dz2 = dz^2 off it, each row only over the pixels
-// within h: addRow(first, n, dyz, cell) adds the row's n pixels from
-// column `first` (dyz = dy^2 + dz2) at `cell` of the map.
-template <class AddRow>
-void forCentresWithin(const GridAxis& u, const GridAxis& v, double x, double y, double dz2,
-  double h, int r0, int r1, AddRow&& addRow)
-{
-  const double rr = std::sqrt(std::fmax(0.0, h * h - dz2));
-  int i0, i1, j0, j1;
-  if (!u.centresWithin(x, rr, 0, u.cells, i0, i1) || !v.centresWithin(y, rr, r0, r1, j0, j1))
-    return;
-  for (int j = j0; j <= j1; ++j)
-  {
-    const double dy = v.lo + (j + 0.5) * v.step - y;
-    const double dyz = dy * dy + dz2;
-    int a, b;
-    if (!u.centresWithin(x, std::sqrt(std::fmax(0.0, h * h - dyz)), i0, i1 + 1, a, b))
-      continue;
-    addRow(a, std::size_t(b - a + 1), dyz, std::size_t(j) * std::size_t(u.cells) + std::size_t(a));
-  }
-}
-
-// A slice: the kernel's values at the pixel centres of a plane dz from the
-// particle.
+// A slice: the kernel's values at the pixel centres of rows [r0, r1) of a
+// plane at distance dz from a particle at (x, y) in the plane, a row at a
+// time, each row only over the pixels within h.
 void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double x, double y,
   double dz, double h, double m, double fieldScale, int r0, int r1, const Contribution& who,
   SphMapSums& sums, std::vector<double>& w)
 {
-  forCentresWithin(u, v, x, y, dz * dz, h, r0, r1,
-    [&](int first, std::size_t n, double dyz, std::size_t cell)
-    {
-      w.resize(std::max(w.size(), n));
-      kernelRowValues(kernel, h, u.lo, u.step, first, x, dyz, n, w.data());
-      who.addRow(sums, cell, w.data(), n, m, fieldScale);
-    });
+  const double rr = std::sqrt(std::fmax(0.0, h * h - dz * dz));
+  int i0, i1, j0, j1;
+  if (!u.centresWithin(x, rr, 0, u.cells, i0, i1) || !v.centresWithin(y, rr, r0, r1, j0, j1))
+    return;
+  w.resize(std::size_t(i1 - i0 + 1));
+  for (int j = j0; j <= j1; ++j)
+  {
+    const double dy = v.lo + (j + 0.5) * v.step - y;
+    const double dyz = dy * dy + dz * dz;
+    int a, b;
+    if (!u.centresWithin(x, std::sqrt(std::fmax(0.0, h * h - dyz)), i0, i1 + 1, a, b))
+      continue;
+    const std::size_t n = std::size_t(b - a + 1);
+    kernelRowValues(kernel, h, u.lo, u.step, a, x, dyz, n, w.data());
+    who.addRow(sums, std::size_t(j) * std::size_t(u.cells) + std::size_t(a), w.data(), n, m,
+      fieldScale);
+  }
 }
 
 // A projected kernel many pixels wide: its pixel integrals by the corrected

@@ -3,7 +3,8 @@
 // satellite, one at the resolution limit) in one FoF group. Membership recall
 // and precision per satellite; boundness at opening angle 0 with a direct-sum
 // potential written here; the catalogue against brute force (MostBoundId,
-// Vmax, HalfMassRadius, counts, ranks, parents); independence of input order,
+// Vmax, HalfMassRadius, counts, ranks, parents); rounds of removal against
+// fresh direct sums each round; independence of input order,
 // threads and precision; bulk duplicates, a group without substructure, tiny
 // groups, empty input and bad input; the neighbours taken from the density
 // search against the group's own search (periodic wrap, lattice ties,
@@ -589,6 +590,84 @@ JZ_TEST(DensitySearchNeighboursEqualGroupSearch)
 // subhalo (the group queries no density, the whole group unbinds to
 // nothing); one more member between them, the lowest in density, merges
 // the lines there, and the smaller line is a subhalo of its own.
+// The members left after every unbound one is removed, round after round,
+// with fresh direct sums each round: the definition, written plainly.
+// `rounds` counts the rounds that removed someone.
+std::vector<std::size_t> boundByFreshSums(
+  const std::vector<double>& xyz, const std::vector<double>& vel, int& rounds)
+{
+  std::vector<std::size_t> m(xyz.size() / 3);
+  std::iota(m.begin(), m.end(), std::size_t(0));
+  for (rounds = 0;; ++rounds)
+  {
+    const std::vector<double> phi = directPotential(xyz, m);
+    double vmean[3] = { 0, 0, 0 };
+    for (std::size_t i : m)
+      for (int k = 0; k < 3; ++k)
+        vmean[k] += vel[3 * i + k] / double(m.size());
+    std::vector<std::size_t> kept;
+    for (std::size_t a = 0; a < m.size(); ++a)
+    {
+      double ke = 0;
+      for (int k = 0; k < 3; ++k)
+        ke += 0.5 * (vel[3 * m[a] + k] - vmean[k]) * (vel[3 * m[a] + k] - vmean[k]);
+      if (!(ke + phi[a] > 0))
+        kept.push_back(m[a]);
+    }
+    if (kept.size() == m.size())
+      return m;
+    m.swap(kept);
+  }
+}
+
+// A Plummer sphere whose speeds straddle the escape speed, so that each
+// round's removals unbind more in the next: the unbinding, which takes the
+// removed members' terms out of the potential instead of summing it afresh,
+// keeps the members the definition keeps. One group of at most twice
+// MinimumSubhaloSize, so the whole group is the only candidate; below and
+// above the size summed directly at any opening angle (theta 0: exact).
+JZ_TEST(UnbindingRoundsEqualFreshSums)
+{
+  for (const std::size_t n : { std::size_t(400), std::size_t(1500) })
+  {
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(0, 1);
+    std::vector<double> xyz, vel;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      const double r = 1 / std::sqrt(std::pow(0.05 + 0.9 * u(rng), -2.0 / 3.0) - 1);
+      const double escape = std::sqrt(2.0 * double(n) / std::sqrt(r * r + 1));
+      const double speed = (0.2 + 0.9 * u(rng)) * escape;
+      const std::vector<double> d = direction(rng), e = direction(rng);
+      for (int k = 0; k < 3; ++k)
+      {
+        xyz.push_back(r * d[k]);
+        vel.push_back(speed * e[k]);
+      }
+    }
+    int rounds = 0;
+    const std::vector<std::size_t> expected = boundByFreshSums(xyz, vel, rounds);
+    std::printf("  %zu members: %zu bound after %d rounds of removal\n", n, expected.size(), rounds);
+    JZ_CHECK(rounds >= 3);
+    std::vector<jz::GlobalId> group(n, 0);
+    jz::SubhaloProblem<double> p;
+    p.points = xyz.data();
+    p.numPoints = n;
+    p.velocities = vel.data();
+    p.groupId = group.data();
+    p.openingAngle = 0;
+    p.minimumSubhaloSize = jz::GlobalId(n / 2);
+    jz::Subhalos out;
+    jz::computeSubhalos(p, out, jz::Backend::CPU);
+    std::vector<std::size_t> found;
+    for (std::size_t i = 0; i < n; ++i)
+      if (out.subhaloId[i] == 0)
+        found.push_back(i);
+    JZ_CHECK_EQ(out.catalogue.numSubhalos, std::size_t(expected.size() >= n / 2 ? 1 : 0));
+    JZ_CHECK(found == expected);
+  }
+}
+
 JZ_TEST(GroupsOfTwiceTheMinimumHaveOnlyTheirOwnCandidate)
 {
   constexpr int m = 10;

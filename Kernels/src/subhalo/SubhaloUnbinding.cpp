@@ -1,7 +1,10 @@
 // Unbinding of one group's candidates: smallest first, each without the
 // members of subhalos already found, then iterated removal of every member
-// with positive energy under the tree potential of the current members.
+// with positive energy under the potential of the current members (the
+// removed members' terms taken out of it while they are few).
 #include <algorithm>
+
+#include <omp.h>
 
 #include "SubhaloGroup.h"
 #include "gravity/GravityKernelsCpu.h"
@@ -16,26 +19,45 @@ namespace
 // step); above it the tree with the opening angle.
 constexpr std::size_t kDirectUnbinding = 512;
 
-// phi of each member under the current members alone, directly: the pair sum
-// over padded lanes (sumPotentialsSymmetricCpu reads a lane past n).
+// Sources in the direct sum's padded layout (a lane of massless points past
+// the last: sumPotentialsSymmetricCpu reads one).
+struct PaddedSources
+{
+  std::vector<double> x, y, z, m;
+  PaddedSources(const GroupMembers& g, const std::vector<Index>& members)
+  {
+    const std::size_t n = members.size();
+    const std::size_t padded =
+      (n + kGravityLanes - 1) / kGravityLanes * kGravityLanes + kGravityLanes;
+    x.assign(padded, 0.0);
+    y.assign(padded, 0.0);
+    z.assign(padded, 0.0);
+    m.assign(padded, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      const Index k = members[i];
+      x[i] = g.xyz[3 * k];
+      y[i] = g.xyz[3 * k + 1];
+      z[i] = g.xyz[3 * k + 2];
+      m[i] = g.mass[k];
+    }
+  }
+};
+
+bool sumsDirectly(std::size_t n, Backend backend)
+{
+  return n <= kDirectUnbinding && backend != Backend::CUDA;
+}
+
+// phi of each member under the current members alone, directly.
 void directPotentials(const GroupMembers& g, const std::vector<Index>& members,
   const UnbindingOptions& o, std::vector<double>& phi)
 {
   const std::size_t n = members.size();
-  const std::size_t padded =
-    (n + kGravityLanes - 1) / kGravityLanes * kGravityLanes + kGravityLanes;
-  std::vector<double> x(padded, 0.0), y(padded, 0.0), z(padded, 0.0), m(padded, 0.0);
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const Index k = members[i];
-    x[i] = g.xyz[3 * k];
-    y[i] = g.xyz[3 * k + 1];
-    z[i] = g.xyz[3 * k + 2];
-    m[i] = g.mass[k];
-  }
-  std::vector<double> u(padded);
+  const PaddedSources s(g, members);
+  std::vector<double> u(s.x.size());
   sumPotentialsSymmetricCpu(
-    x.data(), y.data(), z.data(), m.data(), n, o.softening * o.softening, u.data());
+    s.x.data(), s.y.data(), s.z.data(), s.m.data(), n, o.softening * o.softening, u.data());
   for (std::size_t i = 0; i < n; ++i)
     phi[i] = -o.gravitationalConstant * u[i];
 }
@@ -64,12 +86,50 @@ void treePotentials(const GroupMembers& g, const std::vector<Index>& members,
   computeGravity(p, r, backend, control);
 }
 
-// The members of `members` with energy 1/2 |v - vmean|^2 + phi <= 0.
-std::vector<Index> boundMembers(const GroupMembers& g, const std::vector<Index>& members,
+// phi of each of `members` under all of them (one each).
+std::vector<double> potentials(const GroupMembers& g, const std::vector<Index>& members,
   const UnbindingOptions& o, Backend backend, const RunControl& control)
 {
-  const std::size_t n = members.size();
-  std::vector<double> phi(n);
+  std::vector<double> phi(members.size());
+  if (sumsDirectly(members.size(), backend))
+    directPotentials(g, members, o, phi);
+  else
+    treePotentials(g, members, o, backend, control, phi);
+  return phi;
+}
+
+// Whether taking the r removed members' terms out of the n members' phi
+// (n r pair terms) costs less than summing their phi afresh: n^2 / 2 pair
+// terms directly, or about kTreeTermsPerMember per member by the tree.
+constexpr std::size_t kTreeTermsPerMember = 256;
+bool subtractsRemoved(std::size_t n, std::size_t r, Backend backend)
+{
+  return sumsDirectly(n, backend) ? 2 * r < n : r <= kTreeTermsPerMember;
+}
+
+// phi of `members` without the terms of `removed` (exact pair terms, each
+// as the direct sum takes it): their potential with those members gone.
+void subtractRemoved(const GroupMembers& g, const std::vector<Index>& members,
+  const std::vector<Index>& removed, const UnbindingOptions& o, const RunControl& control,
+  std::vector<double>& phi)
+{
+  const PaddedSources s(g, removed);
+  const std::size_t lanes = s.x.size() - kGravityLanes;
+  const double eps2 = o.softening * o.softening;
+  const std::ptrdiff_t n = std::ptrdiff_t(members.size());
+  const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(threads) if (members.size() * lanes > (1u << 18))
+  for (std::ptrdiff_t i = 0; i < n; ++i)
+    phi[std::size_t(i)] += o.gravitationalConstant *
+      sumPotentialDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), lanes,
+        &g.xyz[3 * std::size_t(members[std::size_t(i)])], eps2);
+}
+
+// Moves the members of `members` with energy 1/2 |v - vmean|^2 + phi > 0 to
+// `removed` (both in their order), and their phi out of `phi`.
+void removeUnbound(const GroupMembers& g, std::vector<Index>& members, std::vector<double>& phi,
+  std::vector<Index>& removed)
+{
   double vmean[3] = { 0, 0, 0 }, total = 0;
   for (const Index m : members)
   {
@@ -79,13 +139,9 @@ std::vector<Index> boundMembers(const GroupMembers& g, const std::vector<Index>&
   }
   for (double& v : vmean)
     v = total > 0 ? v / total : 0.0;
-  if (n <= kDirectUnbinding && backend != Backend::CUDA)
-    directPotentials(g, members, o, phi);
-  else
-    treePotentials(g, members, o, backend, control, phi);
-  std::vector<Index> bound;
-  bound.reserve(n);
-  for (std::size_t i = 0; i < n; ++i)
+  removed.clear();
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < members.size(); ++i)
   {
     double kinetic = 0;
     for (int d = 0; d < 3; ++d)
@@ -93,10 +149,40 @@ std::vector<Index> boundMembers(const GroupMembers& g, const std::vector<Index>&
       const double dv = g.vel[3 * members[i] + d] - vmean[d];
       kinetic += dv * dv;
     }
-    if (!(0.5 * kinetic + phi[i] > 0))
-      bound.push_back(members[i]);
+    if (0.5 * kinetic + phi[i] > 0)
+      removed.push_back(members[i]);
+    else
+    {
+      members[kept] = members[i];
+      phi[kept++] = phi[i];
+    }
   }
-  return bound;
+  members.resize(kept);
+  phi.resize(kept);
+}
+
+// The members left of `members` once every unbound one is removed, round
+// after round; fewer than minimumSize when they fall below it. The first
+// round's phi is summed afresh; later rounds take the removed members' terms
+// out of it, or sum afresh where that costs less.
+std::vector<Index> boundMembers(const GroupMembers& g, std::vector<Index> members,
+  const UnbindingOptions& o, Backend backend, const RunControl& control)
+{
+  if (GlobalId(members.size()) < o.minimumSize)
+    return members;
+  std::vector<double> phi = potentials(g, members, o, backend, control);
+  std::vector<Index> removed;
+  for (;;)
+  {
+    const std::size_t before = members.size();
+    removeUnbound(g, members, phi, removed);
+    if (removed.empty() || GlobalId(members.size()) < o.minimumSize)
+      return members;
+    if (subtractsRemoved(before, removed.size(), backend))
+      subtractRemoved(g, members, removed, o, control, phi);
+    else
+      phi = potentials(g, members, o, backend, control);
+  }
 }
 } // namespace
 
@@ -117,14 +203,7 @@ std::vector<FoundSubhalo> unbindCandidates(const GroupMembers& g, const GroupCan
     for (std::size_t i = c.start; i < c.start + c.length; ++i)
       if (!taken[cands.order[i]])
         members.push_back(cands.order[i]);
-    while (GlobalId(members.size()) >= o.minimumSize)
-    {
-      std::vector<Index> bound = boundMembers(g, members, o, backend, control);
-      const bool done = bound.size() == members.size();
-      members.swap(bound);
-      if (done)
-        break;
-    }
+    members = boundMembers(g, std::move(members), o, backend, control);
     if (GlobalId(members.size()) < o.minimumSize)
       continue;
     for (Index m : members)

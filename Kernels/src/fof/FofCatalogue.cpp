@@ -5,10 +5,11 @@
 // One pass over the points into GroupMoments (the accumulator the distributed
 // catalogue merges across ranks), relative to each group's reference member:
 // its member with the smallest global id, so results do not depend on the
-// input order. The points are cut into chunks (FofCatalogueChunks.h, the
-// order the GPU catalogue follows too), each summed into private copies that
-// are merged in chunk order, so results are deterministic for a given chunk
-// count, whatever the team's size.
+// input order. The points are cut into chunks by their count alone
+// (FofCatalogueChunks.h, the order the GPU catalogue follows too), each
+// summed into a private copy, and the copies are merged in chunk order: the
+// same bits whatever the number of threads.
+#include <algorithm>
 #include <vector>
 
 #include <omp.h>
@@ -61,12 +62,12 @@ void findReferences(
 // Each chunk's sums over its points, from `sums`, into part[chunk].
 template <class T>
 JZ_SSE41_CLONES void accumulateMembers(const FofCatalogueInput<T>& in, const double* period,
-  int numChunks, const std::vector<GroupMoments>& sums,
+  int numThreads, int numChunks, const std::vector<GroupMoments>& sums,
   std::vector<std::vector<GroupMoments>>& part)
 {
   const std::size_t G = in.numGroups, n = in.numPoints;
   const bool vel = in.velocities != nullptr;
-#pragma omp parallel num_threads(numChunks)
+#pragma omp parallel num_threads(std::min(numThreads, numChunks))
   {
     const int nt = omp_get_num_threads();
     for (int c = omp_get_thread_num(); c < numChunks; c += nt)
@@ -90,12 +91,17 @@ JZ_SSE41_CLONES void accumulateMembers(const FofCatalogueInput<T>& in, const dou
 }
 } // namespace
 
-int fofCatalogueChunks(const RunControl& control, std::size_t numGroups, std::size_t numPoints)
+int fofCatalogueChunks(std::size_t numGroups, std::size_t numPoints)
 {
-  // Private per-chunk accumulators only while they stay small next to the
-  // points (many tiny groups, e.g. MinimumGroupSize 1, accumulate serially).
-  const int maxThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
-  return numGroups * std::size_t(maxThreads) <= numPoints / 8 ? maxThreads : 1;
+  // At least kMinChunkPoints points a chunk, at most kMaxChunks chunks, and
+  // the chunks' private sums small next to the points (many tiny groups,
+  // e.g. MinimumGroupSize 1, accumulate in one chunk).
+  constexpr std::size_t kMaxChunks = 16, kMinChunkPoints = 4096;
+  std::size_t chunks = kMaxChunks;
+  while (chunks > 1 &&
+    (numPoints / chunks < kMinChunkPoints || numGroups * chunks > numPoints / 16))
+    chunks /= 2;
+  return int(chunks);
 }
 
 template <class T>
@@ -104,7 +110,8 @@ void computeFofCatalogue(
 {
   const std::size_t G = in.numGroups;
   const long long n = (long long)in.numPoints;
-  const int numThreads = fofCatalogueChunks(control, G, in.numPoints);
+  const int numThreads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
+  const int numChunks = fofCatalogueChunks(G, in.numPoints);
   const bool vel = in.velocities != nullptr;
   double period[3] = { 0, 0, 0 };
   if (in.periodic)
@@ -150,10 +157,10 @@ void computeFofCatalogue(
       GlobalId(g), x, vel && ref[g] < n ? in.velocities + 3 * ref[g] : nullptr);
   }
 
-  std::vector<std::vector<GroupMoments>> part(numThreads);
-  accumulateMembers(in, period, numThreads, sums, part);
+  std::vector<std::vector<GroupMoments>> part(numChunks);
+  accumulateMembers(in, period, numThreads, numChunks, sums, part);
   reportProgress(control, 0.5);
-  for (int t = 0; t < numThreads; ++t)
+  for (int t = 0; t < numChunks; ++t)
     for (std::size_t g = 0; g < G; ++g)
       sums[g].merge(part[t][g], period);
   std::vector<std::vector<GroupMoments>>().swap(part);

@@ -8,19 +8,17 @@
 
 #include <cstddef>
 
-#include "jz/Backend.h"
 #include "jz/Config.h"
 
 namespace jz
 {
 // The number of chunks C for G kept groups of n points (FofCatalogue.cpp):
-// the caller's thread count (else OpenMP's), or 1 when per-chunk sums would
-// not stay small next to the points.
-int fofCatalogueChunks(const RunControl& control, std::size_t numGroups, std::size_t numPoints);
+// from G and n alone, so that the sums' order does not depend on the thread
+// count; 1 when per-chunk sums would not stay small next to the points.
+int fofCatalogueChunks(std::size_t numGroups, std::size_t numPoints);
 
-// The first input index of chunk c: OpenMP's static schedule (the first
-// n % C chunks one point longer), which the CPU catalogue used before the
-// chunks were explicit, so its results did not change.
+// The first input index of chunk c (the first n % C chunks one point
+// longer).
 JZ_HD std::size_t fofCatalogueChunkBegin(std::size_t n, std::size_t c, std::size_t numChunks)
 {
   const std::size_t q = n / numChunks, r = n % numChunks;

@@ -177,7 +177,7 @@ void fofHalosCuda(const FofProblem<T>& problem, const FofHaloOptions& options, F
   in.masses = masses.get();
   in.velocities = velocities.get();
   in.periodicity = Periodicity::of(problem.periodic, problem.boxLo, problem.boxHi);
-  in.numChunks = fofCatalogueChunks(control, groups.numGroups, nn);
+  in.numChunks = fofCatalogueChunks(groups.numGroups, nn);
   DeviceBuffer<GroupMoments> sums;
   fofCatalogueSumsCuda(groups, in, st, run.temp, sums);
   FofDeviceRows rows;

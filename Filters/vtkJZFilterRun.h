@@ -13,6 +13,7 @@
 
 #include "jz/Backend.h"
 
+#include <new>
 #include <exception>
 #include <initializer_list>
 
@@ -49,6 +50,18 @@ int RunInPrecision(vtkAlgorithm* self, const char* filter, bool useFloat,
     vtkWarningWithObjectMacro(self, << filter << " was aborted; the output"
                                     << (outputs.size() > 1 ? "s are" : " is") << " empty.");
     return 1;
+  }
+  catch (const std::bad_alloc&)
+  {
+    for (vtkDataObject* output : outputs)
+    {
+      output->Initialize();
+    }
+    vtkErrorWithObjectMacro(self, << filter
+                                  << " ran out of memory: the input or the parameters (e.g. a "
+                                     "resolution or a neighbour count) ask for more than this "
+                                     "process can allocate.");
+    return 0;
   }
   catch (const std::exception& e)
   {

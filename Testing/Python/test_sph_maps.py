@@ -273,6 +273,21 @@ def section_errors(c):
                                **props, **extra)
             c.check(errors and word in " ".join(errors), f"{name}, {label}: a clear error ({errors})")
             c.check(out.GetNumberOfPoints() == 0, f"{name}, {label}: no output")
+    # A volume larger than the process may allocate (here under an address
+    # space limit a few GiB above what it holds): a clear error, no output.
+    import resource
+    with open("/proc/self/statm") as statm:
+        held = int(statm.read().split()[0]) * resource.getpagesize()
+    limit = held + (3 << 30)
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, before[1]))
+    try:
+        out, errors = make("SPHVolume", pts, dict(h=np.full(50, 0.1)), Resolution=[1200, 1200, 1200])
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, before)
+    c.check(errors and "ran out of memory" in " ".join(errors),
+            f"SPHVolume of 1200^3 voxels beyond the memory limit: a clear error ({errors})")
+    c.check(out.GetNumberOfPoints() == 0, "SPHVolume beyond the memory limit: no output")
 
 
 def section_empty(c):

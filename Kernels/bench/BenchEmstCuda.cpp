@@ -3,12 +3,14 @@
 // `reps` runs, the rounds' component counts, and the GPU's peak bytes per
 // point.
 //   jz_bench_emst_cuda [N=1e7] [kind=uniform] [reps=3] [minSamples=0]
-//                      [--pinned] [--verify] [--target SECONDS]
+//                      [--pinned] [--verify] [--target SECONDS] [--dump FILE]
 // float32 coordinates in the unit cube (kind: jztest::makePoints, e.g.
 // uniform, clustered), Euclidean weights (minSamples 0) or mutual
 // reachability. --verify also runs the CPU backend on the same points and
 // requires the same edges bit for bit (exit code 1 otherwise); use it at 1e6.
-// --target makes the exit code 2 when the best wall time misses it.
+// --target makes the exit code 2 when the best wall time misses it; --dump
+// writes the points (raw float32 x,y,z) for a peer (arborx_emst) to run on
+// the same points.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include "jz/StageTimer.h"
 #include "../tests/PointSets.h"
 #include "GpuBenchOptions.h"
+#include "WriteRaw.h"
 #include "jz/Emst.h"
 
 int main(int argc, char** argv)
@@ -40,6 +43,8 @@ int main(int argc, char** argv)
     o.pinned ? ", pinned host memory" : "");
 
   std::vector<float> xyz = jztest::makePoints<float>(kind, n);
+  if (!o.dump.empty() && !jzbench::writeRaw(o.dump, xyz))
+    return 1;
   if (o.pinned)
     jzbench::pin(xyz);
   jz::EmstProblem<float> pr;

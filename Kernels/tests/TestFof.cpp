@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -710,6 +711,10 @@ template <class T>
 void checkAgainstCellList(const std::vector<T>& xyz, double l, bool periodic, const double* lo,
   const double* hi, const std::string& what)
 {
+  // Each case named as it starts (flushed): a run stopped by a time limit
+  // shows which one it was in.
+  std::printf("  %s\n", what.c_str());
+  std::fflush(stdout);
   const std::vector<GlobalId> ref = cellListFof(xyz, l, periodic, lo, hi);
   std::vector<Index> roots;
   const std::vector<GlobalId> got = runFof(xyz, l, periodic, lo, hi, 0, nullptr, &roots);

@@ -697,13 +697,13 @@ JZ_TEST(KnnLarge)
 
 // On the GPU the leaf plane's lists are walked in batches that fit a budget
 // (JZ_CUDA_LEAF_BATCH_ENTRIES, for tests and tuning); a small one makes many.
-JZ_TEST(KnnLeafBatches)
+void leafBatchesCase(std::size_t n, const char* budget, std::initializer_list<int> ks)
 {
-  setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", "5000", 1);
+  setenv("JZ_CUDA_LEAF_BATCH_ENTRIES", budget, 1);
   Case c;
-  c.n = jztest::sized(5000, 200000);
+  c.n = n;
   c.checked = 300;
-  for (int k : { 8, 40 })
+  for (int k : ks)
   {
     c.k = k;
     c.kind = "clustered";
@@ -714,6 +714,18 @@ JZ_TEST(KnnLeafBatches)
     c.periodic = false;
   }
   unsetenv("JZ_CUDA_LEAF_BATCH_ENTRIES");
+}
+
+JZ_TEST(KnnLeafBatches)
+{
+  leafBatchesCase(jztest::sized(5000, 200000), "5000", { 8, 40 });
+}
+
+// The same at a size racecheck finishes (gpu-open-checks.sh), the budget cut
+// with the points so that the lists still split into many batches.
+JZ_TEST(KnnLeafBatchesSanitizerSmall)
+{
+  leafBatchesCase(3000, "100", { 8 });
 }
 
 // K beyond what one block's shared memory holds: the GPU keeps the lists in

@@ -215,6 +215,41 @@ std::string rankLabel(int ranks)
 
 // ---------------------------------------------------------------- kNN
 
+// The kNN's outputs for nq queries: results pointing into them, and them
+// as Outputs.
+template <class T>
+struct KnnBuffers
+{
+  std::vector<T> h, rho, dist;
+  std::vector<GlobalId> nbr;
+  jz::KnnResults<T> results;
+
+  KnnBuffers(std::size_t nq, std::size_t k, jz::DensityEstimator estimator)
+    : h(nq)
+    , rho(nq)
+    , dist(nq * k)
+    , nbr(nq * k)
+  {
+    results.estimator = estimator;
+    results.smoothingLength = h.data();
+    results.density = rho.data();
+    results.neighborIds = nbr.data();
+    results.neighborDistances = dist.data();
+  }
+
+  KnnBuffers(const KnnBuffers&) = delete; // results point into this one's arrays
+
+  Outputs outputs() const
+  {
+    Outputs out;
+    add(out, "SmoothingLength", h);
+    add(out, "Density", rho);
+    add(out, "NeighborIds", nbr);
+    add(out, "NeighborDistances", dist);
+    return out;
+  }
+};
+
 template <class T>
 void knnCase(
   bool periodic, jz::DensityEstimator estimator, bool separateQueries, std::size_t n = kPoints)
@@ -241,22 +276,9 @@ void knnCase(
       p.sourceIds = ids.data();
       p.k = k;
       unitBox(p, periodic);
-      const std::size_t nq = separateQueries ? p.numQueries : n;
-      std::vector<T> h(nq), rho(nq), dist(nq * std::size_t(k));
-      std::vector<GlobalId> nbr(nq * std::size_t(k));
-      jz::KnnResults<T> r;
-      r.estimator = estimator;
-      r.smoothingLength = h.data();
-      r.density = rho.data();
-      r.neighborIds = nbr.data();
-      r.neighborDistances = dist.data();
-      jz::computeKnn(p, r, jz::Backend::CPU, control);
-      Outputs out;
-      add(out, "SmoothingLength", h);
-      add(out, "Density", rho);
-      add(out, "NeighborIds", nbr);
-      add(out, "NeighborDistances", dist);
-      return out;
+      const KnnBuffers<T> b(separateQueries ? p.numQueries : n, std::size_t(k), estimator);
+      jz::computeKnn(p, b.results, jz::Backend::CPU, control);
+      return b.outputs();
     });
 }
 
@@ -507,6 +529,17 @@ JZ_TEST(EmstEdges)
   emstCase<float>(jz::EmstMetric::MutualReachability, true);
 }
 
+Outputs hdbscanOutputs(const jz::HdbscanResult& r)
+{
+  Outputs out;
+  add(out, "ClusterId", r.clusterId);
+  add(out, "Probability", r.probability);
+  add(out, "OutlierScore", r.outlierScore);
+  add(out, "CoreDistance", r.coreDistance);
+  add(out, "NumClusters", &r.numClusters, 1);
+  return out;
+}
+
 template <class T>
 void hdbscanCase(bool periodic, jz::ClusterSelection selection)
 {
@@ -522,13 +555,7 @@ void hdbscanCase(bool periodic, jz::ClusterSelection selection)
       jz::HdbscanResult r;
       jz::computeHdbscan(emstProblem(xyz, ids, jz::EmstMetric::MutualReachability, periodic), o, r,
         jz::Backend::CPU, control);
-      Outputs out;
-      add(out, "ClusterId", r.clusterId);
-      add(out, "Probability", r.probability);
-      add(out, "OutlierScore", r.outlierScore);
-      add(out, "CoreDistance", r.coreDistance);
-      add(out, "NumClusters", &r.numClusters, 1);
-      return out;
+      return hdbscanOutputs(r);
     });
 }
 
@@ -754,6 +781,30 @@ JZ_TEST(SphSmoothFieldsAndDerivatives)
 
 // ----------------------------------------------------------- subhalos
 
+Outputs subhaloOutputs(const jz::Subhalos& s)
+{
+  const jz::SubhaloCatalogue& c = s.catalogue;
+  Outputs out;
+  add(out, "SubhaloId", s.subhaloId);
+  add(out, "SubhaloRank", s.subhaloRank);
+  add(out, "NumSubhalos", &c.numSubhalos, 1);
+  add(out, "Catalogue SubhaloId", c.subhaloId);
+  add(out, "Catalogue GroupId", c.groupId);
+  add(out, "Catalogue SubhaloRank", c.subhaloRank);
+  add(out, "Count", c.count);
+  add(out, "MostBoundId", c.mostBoundId);
+  add(out, "ParentSubhaloId", c.parentSubhaloId);
+  add(out, "Mass", c.mass);
+  add(out, "CentreOfPotential", c.centreOfPotential);
+  add(out, "CenterOfMass", c.centerOfMass);
+  add(out, "MeanVelocity", c.meanVelocity);
+  add(out, "VelocityDispersion", c.velocityDispersion);
+  add(out, "Vmax", c.vmax);
+  add(out, "RVmax", c.rvmax);
+  add(out, "HalfMassRadius", c.halfMassRadius);
+  return out;
+}
+
 // Groups: the FoF groups of the clustered set, or (oneLargeGroup) every
 // clump point in one group, above the size where a group uses all threads
 // in its neighbour searches and potentials.
@@ -790,27 +841,8 @@ void subhaloCase(bool periodic, double theta, bool oneLargeGroup)
       unitBox(p, periodic);
       jz::Subhalos s;
       jz::computeSubhalos(p, s, jz::Backend::CPU, control);
-      const jz::SubhaloCatalogue& c = s.catalogue;
-      JZ_CHECK_MSG(c.numSubhalos >= 10, c.numSubhalos << " subhalos");
-      Outputs out;
-      add(out, "SubhaloId", s.subhaloId);
-      add(out, "SubhaloRank", s.subhaloRank);
-      add(out, "NumSubhalos", &c.numSubhalos, 1);
-      add(out, "Catalogue SubhaloId", c.subhaloId);
-      add(out, "Catalogue GroupId", c.groupId);
-      add(out, "Catalogue SubhaloRank", c.subhaloRank);
-      add(out, "Count", c.count);
-      add(out, "MostBoundId", c.mostBoundId);
-      add(out, "ParentSubhaloId", c.parentSubhaloId);
-      add(out, "Mass", c.mass);
-      add(out, "CentreOfPotential", c.centreOfPotential);
-      add(out, "CenterOfMass", c.centerOfMass);
-      add(out, "MeanVelocity", c.meanVelocity);
-      add(out, "VelocityDispersion", c.velocityDispersion);
-      add(out, "Vmax", c.vmax);
-      add(out, "RVmax", c.rvmax);
-      add(out, "HalfMassRadius", c.halfMassRadius);
-      return out;
+      JZ_CHECK_MSG(s.catalogue.numSubhalos >= 10, s.catalogue.numSubhalos << " subhalos");
+      return subhaloOutputs(s);
     });
 }
 
@@ -889,28 +921,17 @@ void distributedCases(bool periodic)
       return onTwoRanks(n,
         [&](jz::Communicator& comm, std::size_t a, std::size_t b)
         {
-          const std::size_t k = 16, nq = b - a;
+          const std::size_t k = 16;
           jz::KnnProblem<T> p;
           p.sources = xyz.data() + 3 * a;
-          p.numSources = nq;
+          p.numSources = b - a;
           p.sourceMasses = m.data() + a;
           p.sourceIds = ids.data() + a;
           p.k = int(k);
           unitBox(p, periodic);
-          std::vector<T> h(nq), rho(nq), dist(nq * k);
-          std::vector<GlobalId> nbr(nq * k);
-          jz::KnnResults<T> r;
-          r.smoothingLength = h.data();
-          r.density = rho.data();
-          r.neighborIds = nbr.data();
-          r.neighborDistances = dist.data();
-          jz::computeKnnDistributed(p, r, comm, jz::Backend::CPU, control);
-          Outputs out;
-          add(out, "SmoothingLength", h);
-          add(out, "Density", rho);
-          add(out, "NeighborIds", nbr);
-          add(out, "NeighborDistances", dist);
-          return out;
+          const KnnBuffers<T> r(b - a, k, jz::DensityEstimator::SphCubicSpline);
+          jz::computeKnnDistributed(p, r.results, comm, jz::Backend::CPU, control);
+          return r.outputs();
         });
     });
   compareThreadCounts(label("FoF", type.c_str(), periodic) + rankLabel(2),
@@ -994,12 +1015,7 @@ void distributedCases(bool periodic)
           jz::HdbscanResult r;
           jz::computeHdbscanDistributed(
             p, jz::HdbscanOptions{}, comm, r, jz::Backend::CPU, control);
-          Outputs out;
-          add(out, "ClusterId", r.clusterId);
-          add(out, "Probability", r.probability);
-          add(out, "OutlierScore", r.outlierScore);
-          add(out, "CoreDistance", r.coreDistance);
-          return out;
+          return hdbscanOutputs(r);
         });
     });
   compareThreadCounts(label("subhalos", type.c_str(), periodic) + rankLabel(2),
@@ -1019,23 +1035,7 @@ void distributedCases(bool periodic)
           unitBox(p, periodic);
           jz::Subhalos s;
           jz::computeSubhalosDistributed(comm, p, s, jz::Backend::CPU, control);
-          const jz::SubhaloCatalogue& c = s.catalogue;
-          Outputs out;
-          add(out, "SubhaloId", s.subhaloId);
-          add(out, "SubhaloRank", s.subhaloRank);
-          add(out, "Catalogue SubhaloId", c.subhaloId);
-          add(out, "Count", c.count);
-          add(out, "MostBoundId", c.mostBoundId);
-          add(out, "ParentSubhaloId", c.parentSubhaloId);
-          add(out, "Mass", c.mass);
-          add(out, "CentreOfPotential", c.centreOfPotential);
-          add(out, "CenterOfMass", c.centerOfMass);
-          add(out, "MeanVelocity", c.meanVelocity);
-          add(out, "VelocityDispersion", c.velocityDispersion);
-          add(out, "Vmax", c.vmax);
-          add(out, "RVmax", c.rvmax);
-          add(out, "HalfMassRadius", c.halfMassRadius);
-          return out;
+          return subhaloOutputs(s);
         });
     });
   const SphInputs<T> sph = sphInputs<T>(periodic);

@@ -493,6 +493,46 @@ void haloPropertiesCase(bool periodic, int ranks)
     });
 }
 
+// One Gaussian group above the leaf filter's size: its centre comes from
+// the branch and bound and, the minimum not pronounced enough, the tree
+// ranking's candidates, their exact sums in blocks of the team's size.
+JZ_TEST(HaloPropertiesCentreOfOneLargeGroup)
+{
+  const std::size_t n = 70000;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> g(0, 1);
+  std::vector<double> xyz(3 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d)
+      xyz[3 * i + d] = 0.5 + 0.05 * g(rng) * (i % 3 ? 1 : 0.2);
+  const std::vector<double> m = masses(n);
+  const std::vector<GlobalId> ids = permutedIds(n), group(n, 0);
+  compareThreadCounts("halo properties, one group of 70000",
+    [&](const jz::RunControl& control)
+    {
+      jz::HaloPropertiesInput<double> in;
+      in.points = xyz.data();
+      in.numPoints = n;
+      in.masses = m.data();
+      in.ids = ids.data();
+      in.groupId = group.data();
+      in.numGroups = 1;
+      in.rowGroupId = { 0 };
+      in.rowCenterOfMass = { 0.5, 0.5, 0.5 };
+      in.rowMass = { double(n) };
+      jz::HaloPropertiesOptions o;
+      o.potentialCentres = true;
+      o.softening = 1e-4;
+      jz::SerialCommunicator comm;
+      jz::HaloProperties h;
+      jz::computeHaloProperties(comm, in, o, h, control);
+      Outputs out;
+      add(out, "CentreOfPotential", h.centreOfPotential);
+      add(out, "MostBoundId", h.mostBoundId);
+      return out;
+    });
+}
+
 JZ_TEST(HaloPropertiesCentresAndOverdensity)
 {
   haloPropertiesCase<float>(false, 1);

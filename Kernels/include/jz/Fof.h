@@ -154,8 +154,9 @@ extern template void computeFofCatalogue<double>(
 // problem's ids, periodic box and the same control), the single-process FoF.
 // On the GPU (Backend::CUDA, or Auto with a usable GPU) everything stays on
 // the device and only GroupId, GroupSize and the catalogue come back, equal
-// bit for bit to the CPU's for the same control.numThreads (the catalogue's
-// summation order depends on the CPU's thread count, FofCatalogueChunks.h).
+// bit for bit to the CPU's for any control.numThreads (the catalogue sums in
+// the CPU's chunk order, which follows the group and point counts alone,
+// FofCatalogueChunks.h).
 // Ids must be unique (ties of equal labels are broken by a backend's roots).
 struct FofHaloOptions
 {

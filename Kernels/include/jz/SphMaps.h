@@ -48,8 +48,9 @@ struct SphGrid
   double cellMeasure() const;
 };
 
-// A mapped point array: `components` doubles per particle, input order.
-struct SphField
+// A mapped point array: `components` doubles per particle, input order
+// (SphSmooth.h's SphField, with its name for messages, is another type).
+struct SphMapField
 {
   const double* values = nullptr;
   int components = 1;
@@ -63,7 +64,7 @@ struct SphParticles
   const double* masses = nullptr;  // nullptr: unit mass
   const double* support = nullptr; // h_j, the kernel's support radius (>= 0, finite)
   const double* density = nullptr; // rho_j; needed by a slice with fields
-  std::vector<SphField> fields;
+  std::vector<SphMapField> fields;
   SphKernel kernel = SphKernel::CubicSpline;
   // Periodic box [boxLo, boxHi): every image of a particle within its
   // support contributes.

@@ -149,7 +149,9 @@ std::vector<std::pair<double, std::size_t>> treeRankedCandidates(
 // Exact sums of the candidates, the highest bound first (blocks of them in
 // parallel for a team), until the next bound is below the best exact U by
 // the bounds' margin; the lowest potential (ties: the smaller index). Gives
-// up (returns false) after maxSums sums.
+// up (returns false) after maxSums sums. The sums of a block are taken in
+// candidate order, one at a time, as a single thread takes them: the block
+// size (the team's) changes neither the answer nor where the sums give up.
 bool bestOfCandidates(const MemberArrays& arrays,
   const std::vector<std::pair<double, std::size_t>>& candidates, double eps2, double G, int threads,
   std::size_t maxSums, std::size_t& result, double& sums)
@@ -160,10 +162,8 @@ bool bestOfCandidates(const MemberArrays& arrays,
   const std::size_t block = threads > 1 ? std::size_t(16 * threads) : 1;
   std::vector<std::vector<double>> mass(std::size_t(std::max(1, threads)));
   mass[0] = arrays.m;
-  while (done < candidates.size() && !(candidates[done].first < bestU * (1 - kCentreBoundMargin)))
+  while (done < candidates.size())
   {
-    if (done >= maxSums)
-      return false;
     const std::size_t end = std::min(candidates.size(), done + block);
     if (end - done == 1)
       exact[done] = directSum(arrays, mass[0], candidates[done].second, eps2);
@@ -177,15 +177,20 @@ bool bestOfCandidates(const MemberArrays& arrays,
       for (long long c = (long long)done; c < (long long)end; ++c)
         exact[c] = directSum(arrays, mine, candidates[c].second, eps2);
     }
-    for (std::size_t c = done; c < end; ++c)
+    for (; done < end; ++done)
     {
-      const double phi = -G * exact[c], bestPhi = -G * exact[best];
-      if (c == 0 || phi < bestPhi ||
-        (phi == bestPhi && candidates[c].second < candidates[best].second))
-        best = c;
-      bestU = std::max(bestU, exact[c]);
+      if (candidates[done].first < bestU * (1 - kCentreBoundMargin))
+        break;
+      if (done >= maxSums)
+        return false;
+      const double phi = -G * exact[done], bestPhi = -G * exact[best];
+      if (done == 0 || phi < bestPhi ||
+        (phi == bestPhi && candidates[done].second < candidates[best].second))
+        best = done;
+      bestU = std::max(bestU, exact[done]);
     }
-    done = end;
+    if (done < end)
+      break;
   }
   sums += double(done);
   result = candidates[best].second;

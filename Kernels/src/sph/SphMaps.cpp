@@ -84,14 +84,14 @@ struct Scratch
 // What a particle adds: `weight` times each field's values, per cell.
 struct Contribution
 {
-  const std::vector<SphField>* fields;
+  const std::vector<SphMapField>* fields;
   std::size_t index;
   void add(SphMapSums& sums, std::size_t cell, double weight, double fieldWeight) const
   {
     sums.mass[cell] += weight;
     for (std::size_t f = 0; f < fields->size(); ++f)
     {
-      const SphField& field = (*fields)[f];
+      const SphMapField& field = (*fields)[f];
       const double* a = field.values + index * std::size_t(field.components);
       double* out = &sums.fields[f][cell * std::size_t(field.components)];
       for (int c = 0; c < field.components; ++c)
@@ -107,7 +107,7 @@ struct Contribution
       mass[i] += weight * w[i];
     for (std::size_t f = 0; f < fields->size(); ++f)
     {
-      const SphField& field = (*fields)[f];
+      const SphMapField& field = (*fields)[f];
       const std::size_t nc = std::size_t(field.components);
       const double* a = field.values + index * nc;
       double* out = sums.fields[f].data() + cell * nc;

@@ -2,6 +2,7 @@
 # The GPU checks still open (doc/gpu/README.md, "Open"),
 # for one device call of about 4 minutes with binaries built beforehand:
 #   Kernels/scripts/prebuild-for-device.sh gpubin TestKnn TestFof jz_bench_knn_cuda
+# (SPHProjection's GPU checks: gpu-sph.sh.)
 #   (device tool, carry ["gpubin"]) Kernels/scripts/gpu-open-checks.sh $PWD/gpubin LOGDIR
 # Steps, each under its own limit, a verdict line each in LOGDIR/summary.txt:
 #   1. TestFof's FofAllKindsLargerSets on the GPU (200,000 points, every kind);

@@ -18,8 +18,8 @@ out="${1:?output folder}"
 shift
 build="${JZ_PREBUILD_DIR:-$(dirname "$(realpath -m "$out")")/build-gpu}"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(TestKnn TestFof TestGravity TestEmst jz_bench_knn_cuda
-  jz_bench_fof_cuda jz_bench_gravity_cuda jz_bench_emst_cuda)
+[ ${#targets[@]} -gt 0 ] || targets=(TestKnn TestFof TestGravity TestEmst TestSphMaps jz_bench_knn_cuda
+  jz_bench_fof_cuda jz_bench_gravity_cuda jz_bench_emst_cuda jz_bench_sph_cuda)
 
 export CUDACXX="${CUDACXX:-/usr/local/cuda/bin/nvcc}"
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJZ_ENABLE_CUDA=ON \

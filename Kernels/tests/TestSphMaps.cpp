@@ -2,8 +2,10 @@
 // kernel by adaptive Simpson quadrature (nested, in the test), slices against
 // direct kernel sums, mass conservation, h = 0, sub-pixel and huge
 // particles, periodic wrap across edges and corners, duplicates, empty
-// input, both kernels, float and double, thread-count independence, and the
-// distributed density gather against the serial one.
+// input, both kernels, float and double, thread-count independence, the
+// distributed density gather against the serial one, and (--backend=cuda)
+// the GPU's projections against the same references and the CPU's sums (and
+// here the GPU's per-pixel logic against the CPU's deposition).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,6 +18,8 @@
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
 #include "jz/SphMaps.h"
+#include "sph/SphKernelTables.h"
+#include "sph/SphProjectionColumns.h"
 
 namespace
 {
@@ -211,13 +215,15 @@ jz::SphGrid grid(SphMapKind kind, int axis, double lo, double hi, int nu, int nv
   return g;
 }
 
+// The map on the backend under test (--backend=cuda: projections on the
+// GPU, slices and volumes on the CPU).
 template <class T>
 jz::SphMapSums run(const jz::SphParticles<T>& p, const jz::SphGrid& g, int threads = 0)
 {
   jz::SphMapSums sums;
   jz::RunControl control;
   control.numThreads = threads;
-  jz::depositSphMap(p, g, sums, control);
+  jz::depositSphMap(p, g, sums, jztest::backend(), control);
   jz::finishSphMap(g, sums);
   return sums;
 }
@@ -723,6 +729,8 @@ JZ_TEST(GatherDensityDistributed)
 // The sums do not depend on the number of threads, bit for bit.
 JZ_TEST(ThreadCountIndependence)
 {
+  if (jztest::onGpu())
+    jztest::skip("the CPU's threads (the GPU adds its pixels atomically)");
   // 5000 particles (one chunk of the strip listing, on one thread) and 80000
   // (several chunks, listed in parallel).
   for (int n : { 5000, 80000 })
@@ -762,6 +770,144 @@ JZ_TEST(ThreadCountIndependence)
       JZ_CHECK_MSG(worst <= 1e-12 * top, "kind " << int(kind) << ": quarters differ by " << worst);
     }
   }
+}
+
+// Clustered particles from sub-pixel kernels to kernels most of the image
+// wide, zero h, a scalar and a vector field.
+template <class T>
+Particles<T> mixedParticles()
+{
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> pos(0, 1), unit(0, 1);
+  std::normal_distribution<double> blob(0, 0.02);
+  Particles<T> P;
+  P.fields.resize(2);
+  P.comps = { 1, 3 };
+  for (int i = 0; i < 20000; ++i)
+  {
+    const bool clustered = i % 3 != 0;
+    const double c = clustered ? 0.2 + 0.6 * double(i % 7) / 7 : 0;
+    double x[3];
+    for (double& v : x)
+    {
+      v = clustered ? c + blob(rng) : pos(rng);
+      v -= std::floor(v);
+    }
+    const double h = i % 97 == 0 ? 0.0 : std::pow(10.0, -3.0 + 2.6 * unit(rng));
+    P.add(x[0], x[1], x[2], 0.5 + unit(rng), h);
+    P.fields[0].push_back(unit(rng));
+    for (int k = 0; k < 3; ++k) // positive: the sums' relative rounding is the check's bound
+      P.fields[1].push_back(1 + double(k) + blob(rng));
+  }
+  return P;
+}
+
+// Sums equal up to summation order: per pixel within `relative` of b's value
+// plus 1e-12 of b's largest, totals within 1e-9.
+void checkSameSums(const jz::SphMapSums& a, const jz::SphMapSums& b, double relative,
+  const std::string& what)
+{
+  auto compare = [&](const std::vector<double>& x, const std::vector<double>& y, const std::string& name)
+  {
+    JZ_CHECK_EQ(x.size(), y.size());
+    double top = 0, totalX = 0, totalY = 0, worst = 0;
+    for (std::size_t c = 0; c < y.size() && c < x.size(); ++c)
+    {
+      top = std::max(top, std::fabs(y[c]));
+      worst = std::max(worst, std::fabs(x[c] - y[c]) - relative * std::fabs(y[c]));
+      totalX += x[c];
+      totalY += y[c];
+    }
+    JZ_CHECK_MSG(worst <= 1e-12 * top,
+      what << ", " << name << ": a pixel differs by " << worst << " (largest pixel " << top << ")");
+    JZ_CHECK_MSG(std::fabs(totalX - totalY) <= 1e-9 * std::max(1.0, std::fabs(totalY)),
+      what << ", " << name << ": totals " << totalX << " and " << totalY);
+  };
+  compare(a.mass, b.mass, "mass");
+  for (std::size_t f = 0; f < a.fields.size() && f < b.fields.size(); ++f)
+    compare(a.fields[f], b.fields[f], "field " + std::to_string(f));
+}
+
+// The GPU's per-pixel logic (SphProjectionColumns.h) run here, a particle
+// at a time over 32 lanes as a warp runs it, against the CPU's deposition:
+// the same pixel integrals, equal up to summation order and to the fused
+// multiply-adds the CPU's single-precision rows of wide kernels may take
+// (1e-6 of a pixel's value).
+template <class T>
+void projectionColumnsOnTheHost()
+{
+  const Particles<T> P = mixedParticles<T>();
+  for (const bool periodic : { false, true })
+    for (SphKernel k : kKernels)
+    {
+      jz::SphParticles<T> view = P.view(k);
+      view.periodic = periodic;
+      const jz::SphGrid g = grid(SphMapKind::Projection, 1, 0, 1, 200, 120);
+      jz::SphMapSums cpu, host;
+      jz::depositSphMap(view, g, cpu, jz::Backend::CPU);
+      host.mass.assign(g.numCells(), 0.0);
+      host.fields = { std::vector<double>(g.numCells(), 0.0),
+        std::vector<double>(3 * g.numCells(), 0.0) };
+      const double period[3] = { periodic ? 1.0 : 0.0, periodic ? 1.0 : 0.0, periodic ? 1.0 : 0.0 };
+      const jz::projection::Projection pr = jz::projection::projectionOf(g, period);
+      const jz::SphCumulativeTable& table = jz::SphCumulativeTable::get(k, 2);
+      const jz::projection::ColumnTable columns{ table.nodes().data(), table.stride(),
+        table.intervals() };
+      const jz::projection::Centres centres =
+        jz::projection::centresOf(jz::SphColumnCentres::get(k));
+      for (std::size_t i = 0; i < P.m.size(); ++i)
+      {
+        auto add = [&](std::size_t cell, double w, double fieldWeight)
+        {
+          host.mass[cell] += w;
+          host.fields[0][cell] += fieldWeight * P.fields[0][i];
+          for (int c = 0; c < 3; ++c)
+            host.fields[1][3 * cell + std::size_t(c)] += fieldWeight * P.fields[1][3 * i + std::size_t(c)];
+        };
+        for (int lane = 0; lane < 32; ++lane)
+          jz::projection::projectParticle(pr, columns, centres, P.xyz.data(), P.h.data(),
+            P.m.data(), i, lane, 32, add);
+      }
+      checkSameSums(host, cpu, 1e-6,
+        std::string(jztest::typeName<T>()) + (periodic ? " periodic" : "") + " kernel " + std::to_string(int(k)));
+    }
+}
+
+JZ_TEST(ProjectionColumnsOnTheHost)
+{
+  if (jztest::onGpu())
+    jztest::skip("a CPU case (the GPU's own runs ProjectionGpuEqualsCpu)");
+  projectionColumnsOnTheHost<float>();
+  projectionColumnsOnTheHost<double>();
+}
+
+// A projection on the GPU against the CPU's, on the same particles: equal
+// up to summation order and fused multiply-adds (1e-6 of a pixel's value).
+template <class T>
+void projectionGpuEqualsCpu()
+{
+  const Particles<T> P = mixedParticles<T>();
+  for (const bool periodic : { false, true })
+    for (SphKernel k : kKernels)
+    {
+      jz::SphParticles<T> view = P.view(k);
+      view.periodic = periodic;
+      const jz::SphGrid g = grid(SphMapKind::Projection, 1, 0, 1, 200, 120);
+      jz::SphMapSums gpu, cpu;
+      const jz::RunInfo info = jz::depositSphMap(view, g, gpu, jz::Backend::CUDA);
+      JZ_CHECK(info.backend == jz::Backend::CUDA);
+      jz::depositSphMap(view, g, cpu, jz::Backend::CPU);
+      checkSameSums(gpu, cpu, 1e-6,
+        std::string(jztest::typeName<T>()) + (periodic ? " periodic" : "") + " kernel " + std::to_string(int(k)));
+    }
+}
+
+JZ_TEST(ProjectionGpuEqualsCpu)
+{
+  if (!jztest::onGpu())
+    jztest::skip("a GPU case");
+  projectionGpuEqualsCpu<float>();
+  projectionGpuEqualsCpu<double>();
 }
 
 // The particle rules scan in parallel: the message names the smallest

@@ -103,6 +103,13 @@ std::string sphSupportError(const double* support, std::size_t n, bool periodic,
 template <class T>
 RunInfo depositSphMap(const SphParticles<T>& particles, const SphGrid& grid, SphMapSums& sums,
   const RunControl& control = {});
+// The same on `backend`: a projection on the GPU (Auto: when one is usable)
+// adds the same pixel integrals atomically, so its sums equal the CPU's up to
+// summation order; slices and volumes deposit on the CPU whatever the
+// backend. RunInfo::backend says where it ran.
+template <class T>
+RunInfo depositSphMap(const SphParticles<T>& particles, const SphGrid& grid, SphMapSums& sums,
+  Backend backend, const RunControl& control = {});
 
 // Turns sums (reduced over ranks, or one rank's) into the map in place:
 // projection: mass / pixel area = SurfaceDensity, fields / mass; slice:
@@ -140,6 +147,10 @@ extern template RunInfo depositSphMap<float>(
   const SphParticles<float>&, const SphGrid&, SphMapSums&, const RunControl&);
 extern template RunInfo depositSphMap<double>(
   const SphParticles<double>&, const SphGrid&, SphMapSums&, const RunControl&);
+extern template RunInfo depositSphMap<float>(
+  const SphParticles<float>&, const SphGrid&, SphMapSums&, Backend, const RunControl&);
+extern template RunInfo depositSphMap<double>(
+  const SphParticles<double>&, const SphGrid&, SphMapSums&, Backend, const RunControl&);
 extern template void sphGatherDensity<float>(const float*, std::size_t, const double*,
   const float*, std::size_t, const double*, SphKernel, bool, const double*, const double*, double*,
   const RunControl&);

@@ -68,6 +68,8 @@ public:
   int stride() const { return stride_; }
 
   int intervals() const { return n_; }
+  // The padded nodes (stride() per axis, nodes -1 .. n + 1), for the GPU's copy.
+  const std::vector<double>& nodes() const { return padded_; }
 
 private:
   SphCumulativeTable(SphKernel kernel, int dims);
@@ -123,6 +125,11 @@ public:
   // rounded up to kLanes values), or added to image[i] (i < n).
   void row(const Footprint& f, double X0, double dy2, std::size_t n, double* out) const;
   void addRow(const Footprint& f, double X0, double dy2, std::size_t n, double* image) const;
+
+  // The pieces' coefficients, [degree + 1][kPieces] each, for the GPU's copy.
+  const float* valueCoefficients() const { return value_[0]; }
+  const float* laplacianCoefficients() const { return laplacian_[0]; }
+  const float* anisotropyCoefficients() const { return anisotropy_[0]; }
 
 private:
   explicit SphColumnCentres(SphKernel kernel);

@@ -9,8 +9,10 @@
 #include <omp.h>
 
 #include "SphKernelTables.h"
+#include "SphMapsBackends.h"
 #include "SphStrips.h"
 #include "SphTree.h"
+#include "common/CudaFallback.h"
 #include "common/FirstIndexWhere.h"
 #include "common/Progress.h"
 #include "jz/Communicator.h"
@@ -41,23 +43,14 @@ struct GridAxis
   // The cells [first, last] that [x - r, x + r] overlaps, clipped to [c0, c1).
   bool span(double x, double r, int c0, int c1, int& first, int& last) const
   {
-    const double a = std::floor((x - r - lo) / step), b = std::floor((x + r - lo) / step);
-    if (!(b >= c0) || !(a < c1))
-      return false;
-    first = a < c0 ? c0 : int(a);
-    last = b >= c1 ? c1 - 1 : int(b);
-    return first <= last;
+    return clipCells(
+      std::floor((x - r - lo) / step), std::floor((x + r - lo) / step), c0, c1, first, last);
   }
   // The cells whose centre lies strictly within r of x, clipped to [c0, c1).
   bool centresWithin(double x, double r, int c0, int c1, int& first, int& last) const
   {
-    const double a = std::floor((x - r - lo) / step - 0.5) + 1;
-    const double b = std::ceil((x + r - lo) / step - 0.5) - 1;
-    if (!(b >= c0) || !(a < c1))
-      return false;
-    first = a < c0 ? c0 : int(a);
-    last = b >= c1 ? c1 - 1 : int(b);
-    return first <= last;
+    return clipCells(std::floor((x - r - lo) / step - 0.5) + 1,
+      std::ceil((x + r - lo) / step - 0.5) - 1, c0, c1, first, last);
   }
 };
 
@@ -270,17 +263,6 @@ void depositVoxels(const SphCumulativeTable& table, const GridAxis* ax, const do
           who.add(sums, ((first[2] + k) * ny + first[1] + j) * nx + first[0] + i, m * frac,
             m * frac);
       }
-}
-
-// The number of images x + k period in [lo, hi) (1 or 0 when not periodic).
-int imagesInside(double x, double lo, double hi, double period)
-{
-  if (!(period > 0))
-    return x >= lo && x < hi ? 1 : 0;
-  int count = 0;
-  for (double k = std::ceil((lo - x) / period); x + k * period < hi; k += 1)
-    count += x + k * period >= lo ? 1 : 0;
-  return count;
 }
 
 // Whether an image of a particle at x along the slice normal lies within h
@@ -568,15 +550,29 @@ template <class T>
 RunInfo depositSphMap(const SphParticles<T>& P, const SphGrid& grid, SphMapSums& sums,
   const RunControl& control)
 {
+  return depositSphMap(P, grid, sums, Backend::CPU, control);
+}
+
+template <class T>
+RunInfo depositSphMap(const SphParticles<T>& P, const SphGrid& grid, SphMapSums& sums,
+  Backend backend, const RunControl& control)
+{
   const std::string error = sphParticlesError(P, grid);
   if (!error.empty())
     throw Error(error);
   RunInfo info;
   const std::size_t cells = grid.numCells();
-  sums.mass.assign(cells, 0.0);
-  sums.fields.resize(P.fields.size());
-  for (std::size_t f = 0; f < P.fields.size(); ++f)
-    sums.fields[f].assign(cells * std::size_t(P.fields[f].components), 0.0);
+  auto zero = [&]
+  {
+    sums.mass.assign(cells, 0.0);
+    sums.fields.resize(P.fields.size());
+    for (std::size_t f = 0; f < P.fields.size(); ++f)
+      sums.fields[f].assign(cells * std::size_t(P.fields[f].components), 0.0);
+  };
+  zero();
+  if (grid.kind != SphMapKind::Projection)
+    backend = Backend::CPU;
+  info.backend = resolveBackend(backend);
   if (P.numPoints == 0)
     return info;
   const int threadsBefore = omp_get_max_threads();
@@ -588,7 +584,9 @@ RunInfo depositSphMap(const SphParticles<T>& P, const SphGrid& grid, SphMapSums&
     ~RestoreThreads() { omp_set_num_threads(n); }
   } restore{ threadsBefore };
   const Periodicity per = Periodicity::of(P.periodic, P.boxLo, P.boxHi);
-  depositStrips(P, grid, per.length, sums, control, info);
+  runOnBackend(
+    backend, info, [&] { depositProjectionCuda(P, grid, per.length, sums, info, control); }, zero,
+    [&] { depositStrips(P, grid, per.length, sums, control, info); });
   return info;
 }
 
@@ -704,6 +702,10 @@ template RunInfo depositSphMap<float>(
   const SphParticles<float>&, const SphGrid&, SphMapSums&, const RunControl&);
 template RunInfo depositSphMap<double>(
   const SphParticles<double>&, const SphGrid&, SphMapSums&, const RunControl&);
+template RunInfo depositSphMap<float>(
+  const SphParticles<float>&, const SphGrid&, SphMapSums&, Backend, const RunControl&);
+template RunInfo depositSphMap<double>(
+  const SphParticles<double>&, const SphGrid&, SphMapSums&, Backend, const RunControl&);
 template void sphGatherDensity<float>(const float*, std::size_t, const double*, const float*,
   std::size_t, const double*, SphKernel, bool, const double*, const double*, double*,
   const RunControl&);

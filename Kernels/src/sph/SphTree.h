@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jz/Tree.h"
+#include "sph/SphImages.h"
 #include "walk/SingleTreeDescent.h"
 
 namespace jz
@@ -94,23 +95,4 @@ struct SupportTree
   }
 };
 
-// The periodic shifts k (images x + k period) whose [x + k period - h,
-// x + k period + h] meets [lo, hi]; one shift, 0, when not periodic (an empty
-// range when it does not meet).
-struct ImageShifts
-{
-  int first = 0, last = -1;
-
-  ImageShifts(double x, double h, double lo, double hi, double period)
-  {
-    if (!(period > 0))
-    {
-      if (x + h >= lo && x - h <= hi)
-        last = 0;
-      return;
-    }
-    first = int(std::ceil((lo - x - h) / period));
-    last = int(std::floor((hi - x + h) / period));
-  }
-};
 } // namespace jz

@@ -1,0 +1,53 @@
+// Where a particle's kernel meets a map, for the CPU and the GPU alike
+// (JZ_HD): its periodic images along an axis, the images of a point inside
+// a range, and the cells a range covers.
+#pragma once
+
+#include <cmath>
+
+#include "jz/Config.h"
+
+namespace jz
+{
+// The periodic shifts k (images x + k period) whose [x + k period - h,
+// x + k period + h] meets [lo, hi]; one shift, 0, when not periodic (an empty
+// range when it does not meet).
+struct ImageShifts
+{
+  int first = 0, last = -1;
+
+  JZ_HD ImageShifts(double x, double h, double lo, double hi, double period)
+  {
+    if (!(period > 0))
+    {
+      if (x + h >= lo && x - h <= hi)
+        last = 0;
+      return;
+    }
+    first = int(ceil((lo - x - h) / period));
+    last = int(floor((hi - x + h) / period));
+  }
+};
+
+// The number of images x + k period in [lo, hi) (1 or 0 when not periodic).
+JZ_HD int imagesInside(double x, double lo, double hi, double period)
+{
+  if (!(period > 0))
+    return x >= lo && x < hi ? 1 : 0;
+  int count = 0;
+  for (double k = ceil((lo - x) / period); x + k * period < hi; k += 1)
+    count += x + k * period >= lo ? 1 : 0;
+  return count;
+}
+
+// The cells [first, last] of the cell range [lo, hi] (whole numbers, from
+// floor and ceil) clipped to [c0, c1); false when none is left.
+JZ_HD bool clipCells(double lo, double hi, int c0, int c1, int& first, int& last)
+{
+  if (!(hi >= c0) || !(lo < c1))
+    return false;
+  first = lo < c0 ? c0 : int(lo);
+  last = hi >= c1 ? c1 - 1 : int(hi);
+  return first <= last;
+}
+} // namespace jz

@@ -1,0 +1,261 @@
+// A projection's columns as the GPU deposits them (SphMapsCuda.cu), one
+// particle at a time over `lanes` workers: every periodic image of its
+// column, its pixels shared out by index over the lanes, each pixel's mass
+// the CPU's pixel integral (SphKernelTables.h): the cumulative table's four
+// corners below SphColumnCentres::kMinPixels, the corrected midpoint rule
+// from there on. Host and device code (JZ_HD), so that the CPU tests run the
+// very per-pixel logic the GPU runs; the pixels go to an adder (atomic on
+// the GPU).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "jz/Config.h"
+#include "jz/SphMaps.h"
+#include "sph/SphImages.h"
+#include "sph/SphKernelTables.h"
+
+namespace jz
+{
+namespace projection
+{
+constexpr int kPieces = SphColumnCentres::kPieces;
+constexpr int kValueTerms = SphColumnCentres::kValueDegree + 1;
+constexpr int kCorrectionTerms = SphColumnCentres::kCorrectionDegree + 1;
+
+// One image axis: cells [0, cells) of width step from lo; period 0 when the
+// box is not periodic along it.
+struct ImageAxis
+{
+  double lo, hi, step, period;
+  int cells;
+};
+
+// The image's two axes, the dimensions they and the line of sight take, and
+// the depth range along the line of sight.
+struct Projection
+{
+  ImageAxis u, v;
+  int ud, vd, ad;
+  double depthLo, depthHi, depthPeriod;
+  double wideFrom; // support radii from here on take the midpoint rule
+};
+
+// The cumulative column table's padded nodes (SphCumulativeTable, 2-D).
+struct ColumnTable
+{
+  const double* nodes;
+  int stride, intervals;
+};
+
+// The midpoint rule's polynomials (SphColumnCentres), held by value:
+// coefficient j of piece p at [j][p].
+struct Centres
+{
+  float value[kValueTerms][kPieces];
+  float laplacian[kCorrectionTerms][kPieces];
+  float anisotropy[kCorrectionTerms][kPieces];
+};
+
+// The cells that [x - r, x + r] overlaps, or the cells whose centre lies
+// strictly within r of x (GridAxis::span and centresWithin over the image).
+JZ_HD bool span(const ImageAxis& a, double x, double r, int& first, int& last)
+{
+  return clipCells(
+    floor((x - r - a.lo) / a.step), floor((x + r - a.lo) / a.step), 0, a.cells, first, last);
+}
+JZ_HD bool centresWithin(const ImageAxis& a, double x, double r, int& first, int& last)
+{
+  return clipCells(floor((x - r - a.lo) / a.step - 0.5) + 1,
+    ceil((x + r - a.lo) / a.step - 0.5) - 1, 0, a.cells, first, last);
+}
+
+// Where a unit-support coordinate falls in the table (stencilRun): its
+// first padded node and cubic Lagrange weights, the sign folded in.
+struct Stencil
+{
+  int first;
+  double w[4];
+};
+
+JZ_HD Stencil stencilOf(double a, int n)
+{
+  Stencil s;
+  const double sign = a < 0 ? -1.0 : 1.0;
+  const double t = (fabs(a) < 1.0 ? fabs(a) : 1.0) * n;
+  const double node = floor(t) < n - 1 ? floor(t) : double(n - 1);
+  s.first = int(node);
+  const double f = t - node;
+  s.w[0] = sign * (-f * (f - 1) * (f - 2) / 6);
+  s.w[1] = sign * ((f + 1) * (f - 1) * (f - 2) / 2);
+  s.w[2] = sign * (-(f + 1) * f * (f - 2) / 2);
+  s.w[3] = sign * ((f + 1) * f * (f - 1) / 6);
+  return s;
+}
+
+// G2 at the corner (a, b): b's four rows contracted, then a's four nodes
+// (SphCumulativeTable::row's order).
+JZ_HD double corner(const ColumnTable& t, const Stencil& a, const Stencil& b)
+{
+  const double* r = t.nodes + std::size_t(b.first) * std::size_t(t.stride) + a.first;
+  const int s = t.stride;
+  double g = 0;
+  for (int p = 0; p < 4; ++p)
+    g += a.w[p] * (b.w[0] * r[p] + b.w[1] * r[s + p] + b.w[2] * r[2 * s + p] + b.w[3] * r[3 * s + p]);
+  return g;
+}
+
+template <int Terms>
+JZ_HD float horner(const float (*c)[kPieces], int piece, float u)
+{
+  float acc = c[Terms - 1][piece];
+  for (int j = Terms - 2; j >= 0; --j)
+    acc = acc * u + c[j][piece];
+  return acc;
+}
+
+// A column of support h and mass m at (x, y): exact pixel integrals from
+// the table's four corners of each pixel. add(cell, mass, fieldWeight).
+template <class Add>
+JZ_HD void exactColumn(const Projection& g, const ColumnTable& table, double x, double y,
+  double h, double m, int lane, int lanes, Add& add)
+{
+  int i0, i1, j0, j1;
+  if (!span(g.u, x, h, i0, i1) || !span(g.v, y, h, j0, j1))
+    return;
+  const std::size_t nu = std::size_t(g.u.cells);
+  if (h == 0)
+  {
+    if (lane == 0)
+      add(std::size_t(j0) * nu + std::size_t(i0), m, m);
+    return;
+  }
+  const double inv = 1.0 / h, eu = g.u.lo + i0 * g.u.step, ev = g.v.lo + j0 * g.v.step;
+  const int width = i1 - i0 + 1;
+  const long long pixels = (long long)width * (j1 - j0 + 1);
+  for (long long p = lane; p < pixels; p += lanes)
+  {
+    const int di = int(p % width), dj = int(p / width);
+    const Stencil a0 = stencilOf((eu + di * g.u.step - x) * inv, table.intervals);
+    const Stencil a1 = stencilOf((eu + (di + 1) * g.u.step - x) * inv, table.intervals);
+    const Stencil b0 = stencilOf((ev + dj * g.v.step - y) * inv, table.intervals);
+    const Stencil b1 = stencilOf((ev + (dj + 1) * g.v.step - y) * inv, table.intervals);
+    const double frac = corner(table, a1, b1) - corner(table, a0, b1) - corner(table, a1, b0) +
+      corner(table, a0, b0);
+    if (frac != 0)
+      add(std::size_t(j0 + dj) * nu + std::size_t(i0 + di), m * frac, m * frac);
+  }
+}
+
+// A column many pixels wide: the corrected midpoint rule at the pixel
+// centres within h (SphColumnCentres' footprint and rows, one pixel a lane).
+template <class Add>
+JZ_HD void wideColumn(const Projection& g, const Centres& c, double x, double y, double h,
+  double m, int lane, int lanes, Add& add)
+{
+  int i0, i1, j0, j1;
+  if (!centresWithin(g.u, x, h, i0, i1) || !centresWithin(g.v, y, h, j0, j1))
+    return;
+  const double du = g.u.step, dv = g.v.step, invH = 1 / h;
+  const double au2 = du * du / (h * h), av2 = dv * dv / (h * h);
+  const float scale = float(m * du * dv / (h * h));
+  const float lapScale = float((au2 + av2) / 48), anisoScale = float((au2 - av2) / 48);
+  const bool anisotropic = fabs(au2 - av2) > 1e-6 * (au2 + av2);
+  const float X0 = float((g.u.lo + (i0 + 0.5) * du - x) * invH), a = float(du / h);
+  const int width = i1 - i0 + 1;
+  const long long pixels = (long long)width * (j1 - j0 + 1);
+  for (long long p = lane; p < pixels; p += lanes)
+  {
+    const int di = int(p % width), dj = int(p / width);
+    const double dy = g.v.lo + (j0 + dj + 0.5) * dv - y;
+    const float Y2 = float(dy * dy * invH * invH);
+    const float X = X0 + float(di) * a;
+    const float t = X * X + Y2;
+    if (!(t < 1.0f))
+      continue;
+    const float s = t * float(kPieces);
+    const int piece = int(s) < kPieces - 1 ? int(s) : kPieces - 1;
+    const float w = s - float(piece);
+    float value = horner<kValueTerms>(c.value, piece, w);
+    value += lapScale * horner<kCorrectionTerms>(c.laplacian, piece, w);
+    if (anisotropic)
+      value += anisoScale * horner<kCorrectionTerms>(c.anisotropy, piece, w) *
+        ((X * X - Y2) / (t > 0.0f ? t : 1.0f));
+    if (value > 0.0f)
+    {
+      const double pixel = double(value * scale);
+      add(std::size_t(j0 + dj) * std::size_t(g.u.cells) + std::size_t(i0 + di), pixel, pixel);
+    }
+  }
+}
+
+// Particle i's share of the image on lane `lane` of `lanes`: every periodic
+// image of its column, with its mass times the number of its images inside
+// the depth range.
+template <class T, class Add>
+JZ_HD void projectParticle(const Projection& g, const ColumnTable& table, const Centres& centres,
+  const T* points, const double* support, const double* masses, std::size_t i, int lane,
+  int lanes, Add& add)
+{
+  const int images = imagesInside(double(points[3 * i + g.ad]), g.depthLo, g.depthHi, g.depthPeriod);
+  if (images == 0)
+    return;
+  const double x = double(points[3 * i + g.ud]), y = double(points[3 * i + g.vd]);
+  const double h = support[i], m = (masses ? masses[i] : 1.0) * images;
+  const ImageShifts su(x, h, g.u.lo, g.u.hi, g.u.period), sv(y, h, g.v.lo, g.v.hi, g.v.period);
+  for (int ku = su.first; ku <= su.last; ++ku)
+    for (int kv = sv.first; kv <= sv.last; ++kv)
+    {
+      const double cx = x + ku * g.u.period, cy = y + kv * g.v.period;
+      if (h >= g.wideFrom)
+        wideColumn(g, centres, cx, cy, h, m, lane, lanes, add);
+      else
+        exactColumn(g, table, cx, cy, h, m, lane, lanes, add);
+    }
+}
+
+// The projection of `grid` (period[d] 0 where not periodic).
+inline Projection projectionOf(const SphGrid& grid, const double* period)
+{
+  auto axis = [&](int dim, int cells)
+  {
+    ImageAxis a;
+    a.lo = grid.region[2 * dim];
+    a.hi = grid.region[2 * dim + 1];
+    a.cells = cells;
+    a.step = (a.hi - a.lo) / cells;
+    a.period = period[dim];
+    return a;
+  };
+  Projection g;
+  g.ad = grid.axis;
+  g.ud = (grid.axis + 1) % 3;
+  g.vd = (grid.axis + 2) % 3;
+  g.u = axis(g.ud, grid.resolution[0]);
+  g.v = axis(g.vd, grid.resolution[1]);
+  g.depthLo = grid.region[2 * g.ad];
+  g.depthHi = grid.region[2 * g.ad + 1];
+  g.depthPeriod = period[g.ad];
+  g.wideFrom = SphColumnCentres::kMinPixels * std::max(g.u.step, g.v.step);
+  return g;
+}
+
+inline Centres centresOf(const SphColumnCentres& c)
+{
+  Centres d;
+  for (int p = 0; p < kPieces; ++p)
+  {
+    for (int j = 0; j < kValueTerms; ++j)
+      d.value[j][p] = c.valueCoefficients()[j * kPieces + p];
+    for (int j = 0; j < kCorrectionTerms; ++j)
+    {
+      d.laplacian[j][p] = c.laplacianCoefficients()[j * kPieces + p];
+      d.anisotropy[j][p] = c.anisotropyCoefficients()[j * kPieces + p];
+    }
+  }
+  return d;
+}
+} // namespace projection
+} // namespace jz

@@ -26,16 +26,22 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJZ_ENABLE_CUDA
   -DJZ_CUDA_ASSERTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 > /dev/null
 cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
 
-rm -rf "$out"
+# Only our folders are replaced: a peer built beside them (peers/, by
+# build-arborx-cuda.sh) stays.
+rm -rf "$out/tests" "$out/bench" "$out/lib"
 mkdir -p "$out/tests" "$out/bench" "$out/lib"
+first=""
 for t in "${targets[@]}"; do
   for d in tests bench; do
-    [ -x "$build/$d/$t" ] && cp "$build/$d/$t" "$out/$d/"
+    if [ -x "$build/$d/$t" ]; then
+      cp "$build/$d/$t" "$out/$d/"
+      first="${first:-$build/$d/$t}"
+    fi
   done
 done
 # The OpenMP runtime the binaries were linked against (the device's image
 # may have another or none); gpu-first-run.sh puts lib/ on the library path.
-gomp="$(ldd "$build/tests/TestKnn" 2>/dev/null | awk '/libgomp/ {print $3}')"
-[ -n "$gomp" ] && cp "$gomp" "$out/lib/"
+gomp="$(ldd "$first" 2>/dev/null | awk '/libgomp/ {print $3}' || true)"
+if [ -n "$gomp" ]; then cp "$gomp" "$out/lib/"; fi
 du -sh "$out"
 echo "carry it with the device tool (64 MiB at most with the working tree): carry [\"$out\"]"

@@ -18,19 +18,15 @@
 # limited to less.
 set -uo pipefail
 
-bin="${1:?folder of prebuilt binaries}"
-logs="${2:?log dir}"
+# shellcheck source=gpu-steps.sh
+. "$(dirname "${BASH_SOURCE[0]}")/gpu-steps.sh"
+prebuilt_run "${1:?folder of prebuilt binaries}" "${2:?log dir}"
 shift 2
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1e6 1e7 1e8)
-mkdir -p "$logs"
-export LD_LIBRARY_PATH="$bin/lib:$bin/peers/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-summary="$logs/summary.txt"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$summary" 2>&1
+export LD_LIBRARY_PATH="$bin/peers/lib:$LD_LIBRARY_PATH"
 : > "$logs/ratios.txt"
 points="${TMPDIR:-/tmp}/jz-peer-points.f32"
-# shellcheck source=gpu-steps.sh
-. "$(dirname "${BASH_SOURCE[0]}")/gpu-steps.sh"
 
 # ratio NAME OURS_LOG PEER_LOG: ours from "best wall S s", ArborX's from
 # "total=Ss".

@@ -12,15 +12,9 @@
 # Exits 1 if any step failed (a missed target included).
 set -uo pipefail
 
-bin="${1:?folder of prebuilt binaries}"
-logs="${2:?log dir}"
-mkdir -p "$logs"
-export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-sanitizer="${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer"
-summary="$logs/summary.txt"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$summary" 2>&1
 # shellcheck source=gpu-steps.sh
 . "$(dirname "${BASH_SOURCE[0]}")/gpu-steps.sh"
+prebuilt_run "${1:?folder of prebuilt binaries}" "${2:?log dir}"
 
 step test-sph-maps 120 "$bin/tests/TestSphMaps" --backend=cuda
 step memcheck-sph 150 "$sanitizer" --tool memcheck --error-exitcode 3 \

@@ -828,6 +828,23 @@ void checkSameSums(const jz::SphMapSums& a, const jz::SphMapSums& b, double rela
     compare(a.fields[f], b.fields[f], "field " + std::to_string(f));
 }
 
+// The mixed particles' projection on a 200 x 120 image for each box (open,
+// periodic) and kernel: compare(particles, view, grid, label).
+template <class T, class Compare>
+void forEachMixedProjection(Compare&& compare)
+{
+  const Particles<T> P = mixedParticles<T>();
+  for (const bool periodic : { false, true })
+    for (SphKernel k : kKernels)
+    {
+      jz::SphParticles<T> view = P.view(k);
+      view.periodic = periodic;
+      compare(P, view, grid(SphMapKind::Projection, 1, 0, 1, 200, 120),
+        std::string(jztest::typeName<T>()) + (periodic ? " periodic" : "") + " kernel " +
+          std::to_string(int(k)));
+    }
+}
+
 // The GPU's per-pixel logic (SphProjectionColumns.h) run here, a particle
 // at a time over 32 lanes as a warp runs it, against the CPU's deposition:
 // the same pixel integrals, equal up to summation order and to the fused
@@ -836,41 +853,36 @@ void checkSameSums(const jz::SphMapSums& a, const jz::SphMapSums& b, double rela
 template <class T>
 void projectionColumnsOnTheHost()
 {
-  const Particles<T> P = mixedParticles<T>();
-  for (const bool periodic : { false, true })
-    for (SphKernel k : kKernels)
+  forEachMixedProjection<T>([](const Particles<T>& P, const jz::SphParticles<T>& view,
+                              const jz::SphGrid& g, const std::string& what)
     {
-      jz::SphParticles<T> view = P.view(k);
-      view.periodic = periodic;
-      const jz::SphGrid g = grid(SphMapKind::Projection, 1, 0, 1, 200, 120);
       jz::SphMapSums cpu, host;
       jz::depositSphMap(view, g, cpu, jz::Backend::CPU);
       host.mass.assign(g.numCells(), 0.0);
       host.fields = { std::vector<double>(g.numCells(), 0.0),
         std::vector<double>(3 * g.numCells(), 0.0) };
-      const double period[3] = { periodic ? 1.0 : 0.0, periodic ? 1.0 : 0.0, periodic ? 1.0 : 0.0 };
+      const double L = view.periodic ? 1.0 : 0.0, period[3] = { L, L, L };
       const jz::projection::Projection pr = jz::projection::projectionOf(g, period);
-      const jz::SphCumulativeTable& table = jz::SphCumulativeTable::get(k, 2);
+      const jz::SphCumulativeTable& table = jz::SphCumulativeTable::get(view.kernel, 2);
       const jz::projection::ColumnTable columns{ table.nodes().data(), table.stride(),
         table.intervals() };
       const jz::projection::Centres centres =
-        jz::projection::centresOf(jz::SphColumnCentres::get(k));
+        jz::projection::centresOf(jz::SphColumnCentres::get(view.kernel));
       for (std::size_t i = 0; i < P.m.size(); ++i)
       {
         auto add = [&](std::size_t cell, double w, double fieldWeight)
         {
           host.mass[cell] += w;
           host.fields[0][cell] += fieldWeight * P.fields[0][i];
-          for (int c = 0; c < 3; ++c)
-            host.fields[1][3 * cell + std::size_t(c)] += fieldWeight * P.fields[1][3 * i + std::size_t(c)];
+          for (std::size_t c = 0; c < 3; ++c)
+            host.fields[1][3 * cell + c] += fieldWeight * P.fields[1][3 * i + c];
         };
         for (int lane = 0; lane < 32; ++lane)
-          jz::projection::projectParticle(pr, columns, centres, P.xyz.data(), P.h.data(),
-            P.m.data(), i, lane, 32, add);
+          jz::projection::projectParticle(
+            pr, columns, centres, P.xyz.data(), P.h.data(), P.m.data(), i, lane, 32, add);
       }
-      checkSameSums(host, cpu, 1e-6,
-        std::string(jztest::typeName<T>()) + (periodic ? " periodic" : "") + " kernel " + std::to_string(int(k)));
-    }
+      checkSameSums(host, cpu, 1e-6, what);
+    });
 }
 
 JZ_TEST(ProjectionColumnsOnTheHost)
@@ -886,20 +898,15 @@ JZ_TEST(ProjectionColumnsOnTheHost)
 template <class T>
 void projectionGpuEqualsCpu()
 {
-  const Particles<T> P = mixedParticles<T>();
-  for (const bool periodic : { false, true })
-    for (SphKernel k : kKernels)
+  forEachMixedProjection<T>([](const Particles<T>&, const jz::SphParticles<T>& view,
+                              const jz::SphGrid& g, const std::string& what)
     {
-      jz::SphParticles<T> view = P.view(k);
-      view.periodic = periodic;
-      const jz::SphGrid g = grid(SphMapKind::Projection, 1, 0, 1, 200, 120);
       jz::SphMapSums gpu, cpu;
       const jz::RunInfo info = jz::depositSphMap(view, g, gpu, jz::Backend::CUDA);
       JZ_CHECK(info.backend == jz::Backend::CUDA);
       jz::depositSphMap(view, g, cpu, jz::Backend::CPU);
-      checkSameSums(gpu, cpu, 1e-6,
-        std::string(jztest::typeName<T>()) + (periodic ? " periodic" : "") + " kernel " + std::to_string(int(k)));
-    }
+      checkSameSums(gpu, cpu, 1e-6, what);
+    });
 }
 
 JZ_TEST(ProjectionGpuEqualsCpu)

@@ -1,11 +1,12 @@
 // Where a particle's kernel meets a map, for the CPU and the GPU alike
 // (JZ_HD): its periodic images along an axis, the images of a point inside
-// a range, and the cells a range covers.
+// a range, and a grid axis's cells that a range covers.
 #pragma once
 
 #include <cmath>
 
 #include "jz/Config.h"
+#include "jz/SphMaps.h"
 
 namespace jz
 {
@@ -49,5 +50,40 @@ JZ_HD bool clipCells(double lo, double hi, int c0, int c1, int& first, int& last
   first = lo < c0 ? c0 : int(lo);
   last = hi >= c1 ? c1 - 1 : int(hi);
   return first <= last;
+}
+
+// One axis of the grid: [lo, lo + cells * step).
+struct GridAxis
+{
+  int dim = 0;
+  double lo = 0, hi = 1, step = 1;
+  int cells = 1;
+  double period = 0;
+
+  JZ_HD double edge(int i) const { return lo + i * step; }
+  // The cells [first, last] that [x - r, x + r] overlaps, clipped to [c0, c1).
+  JZ_HD bool span(double x, double r, int c0, int c1, int& first, int& last) const
+  {
+    return clipCells(floor((x - r - lo) / step), floor((x + r - lo) / step), c0, c1, first, last);
+  }
+  // The cells whose centre lies strictly within r of x, clipped to [c0, c1).
+  JZ_HD bool centresWithin(double x, double r, int c0, int c1, int& first, int& last) const
+  {
+    return clipCells(floor((x - r - lo) / step - 0.5) + 1, ceil((x + r - lo) / step - 0.5) - 1,
+      c0, c1, first, last);
+  }
+};
+
+// Axis `dim` of the grid's region cut into `cells`.
+inline GridAxis makeAxis(const SphGrid& grid, int dim, int cells, double period)
+{
+  GridAxis a;
+  a.dim = dim;
+  a.lo = grid.region[2 * dim];
+  a.hi = grid.region[2 * dim + 1];
+  a.cells = cells;
+  a.step = (a.hi - a.lo) / cells;
+  a.period = period;
+  return a;
 }
 } // namespace jz

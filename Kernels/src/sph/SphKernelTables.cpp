@@ -59,35 +59,21 @@ double integrate(F&& f, double a, double b, double tol = 1e-15)
   return b > a ? adaptive(f, a, b, gauss8(f, a, b), tol, 0) : 0.0;
 }
 
-// Cubic Lagrange weights of the nodes -1, 0, 1, 2 at 0 <= f <= 1.
-void lagrangeWeights(double f, double* w)
-{
-  w[0] = -f * (f - 1) * (f - 2) / 6;
-  w[1] = (f + 1) * (f - 1) * (f - 2) / 2;
-  w[2] = -(f + 1) * f * (f - 2) / 2;
-  w[3] = (f + 1) * f * (f - 1) / 6;
-}
-
 // The stencils of (lo + i step - x) / h, i < n, on a table of n intervals.
 JZ_SPH_CLONES void stencilRun(double lo, double step, double x, double h, std::size_t count,
   int n, int* first, double* w0, double* w1, double* w2, double* w3)
 {
-  const double inv = 1.0 / h, top = n - 1;
+  const double inv = 1.0 / h;
   const int m = int(count);
 #pragma omp simd
   for (int i = 0; i < m; ++i)
   {
-    const double a = (lo + i * step - x) * inv;
-    const double sign = a < 0 ? -1.0 : 1.0;
-    const double t = (std::fabs(a) < 1.0 ? std::fabs(a) : 1.0) * n; // fmin does not vectorise
-    const double node = std::floor(t) < top ? std::floor(t) : top;
-    const int k = int(node);
-    const double f = t - node;
-    first[i] = k;
-    w0[i] = sign * (-f * (f - 1) * (f - 2) / 6);
-    w1[i] = sign * ((f + 1) * (f - 1) * (f - 2) / 2);
-    w2[i] = sign * (-(f + 1) * f * (f - 2) / 2);
-    w3[i] = sign * ((f + 1) * f * (f - 1) / 6);
+    const TableStencil s = tableStencil((lo + i * step - x) * inv, n);
+    first[i] = s.first;
+    w0[i] = s.sign * s.weight[0];
+    w1[i] = s.sign * s.weight[1];
+    w2[i] = s.sign * s.weight[2];
+    w3[i] = s.sign * s.weight[3];
   }
 }
 
@@ -340,13 +326,7 @@ const SphCumulativeTable& SphCumulativeTable::get(SphKernel kernel, int dims)
 
 TableStencil SphCumulativeTable::stencil(double a) const
 {
-  TableStencil st;
-  st.sign = a < 0 ? -1.0 : 1.0;
-  const double t = std::fmin(std::fabs(a), 1.0) * n_;
-  const int i = int(t) < n_ ? int(t) : n_ - 1;
-  st.first = i; // padded index of node i - 1
-  lagrangeWeights(t - i, st.weight);
-  return st;
+  return tableStencil(a, n_);
 }
 
 namespace

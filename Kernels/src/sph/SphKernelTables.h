@@ -10,9 +10,11 @@
 // corrected midpoint rule instead (SphColumnCentres).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <vector>
 
+#include "jz/Config.h"
 #include "jz/DensityKernels.h"
 
 namespace jz
@@ -25,6 +27,30 @@ struct TableStencil
   double weight[4] = { 0, 0, 0, 0 };
   double sign = 1;
 };
+
+// Cubic Lagrange weights of the nodes -1, 0, 1, 2 at 0 <= f <= 1.
+JZ_HD void lagrangeWeights(double f, double* w)
+{
+  w[0] = -f * (f - 1) * (f - 2) / 6;
+  w[1] = (f + 1) * (f - 1) * (f - 2) / 2;
+  w[2] = -(f + 1) * f * (f - 2) / 2;
+  w[3] = (f + 1) * f * (f - 1) / 6;
+}
+
+// The stencil of the unit-support coordinate a on a table of `intervals`
+// intervals over [0, 1] (constant beyond 1, odd in a): the one rule of the
+// CPU's single stencils and vectorised runs and of the GPU's columns
+// (selects, not fmin, so that the runs vectorise).
+JZ_HD TableStencil tableStencil(double a, int intervals)
+{
+  TableStencil s;
+  s.sign = a < 0 ? -1.0 : 1.0;
+  const double t = (fabs(a) < 1.0 ? fabs(a) : 1.0) * intervals;
+  const double node = floor(t) < intervals - 1 ? floor(t) : double(intervals - 1);
+  s.first = int(node);
+  lagrangeWeights(t - node, s.weight);
+  return s;
+}
 
 // Stencils of a run of coordinates as arrays (for vectorised rows).
 struct StencilRun

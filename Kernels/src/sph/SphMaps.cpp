@@ -8,6 +8,7 @@
 #include <cmath>
 #include <omp.h>
 
+#include "SphImages.h"
 #include "SphKernelTables.h"
 #include "SphMapsBackends.h"
 #include "SphStrips.h"
@@ -30,41 +31,6 @@ constexpr int kSliceStripRows = 4; // few particles reach a slice: narrower stri
 constexpr int kVolumeStripSlabs = 2;
 // Beyond this many cells a map is refused (absurd resolutions).
 constexpr double kMaxCells = double(1u << 31);
-
-// One axis of the grid: [lo, lo + cells * step).
-struct GridAxis
-{
-  int dim = 0;
-  double lo = 0, hi = 1, step = 1;
-  int cells = 1;
-  double period = 0;
-
-  double edge(int i) const { return lo + i * step; }
-  // The cells [first, last] that [x - r, x + r] overlaps, clipped to [c0, c1).
-  bool span(double x, double r, int c0, int c1, int& first, int& last) const
-  {
-    return clipCells(
-      std::floor((x - r - lo) / step), std::floor((x + r - lo) / step), c0, c1, first, last);
-  }
-  // The cells whose centre lies strictly within r of x, clipped to [c0, c1).
-  bool centresWithin(double x, double r, int c0, int c1, int& first, int& last) const
-  {
-    return clipCells(std::floor((x - r - lo) / step - 0.5) + 1,
-      std::ceil((x + r - lo) / step - 0.5) - 1, c0, c1, first, last);
-  }
-};
-
-GridAxis makeAxis(const SphGrid& grid, int dim, int cells, double period)
-{
-  GridAxis a;
-  a.dim = dim;
-  a.lo = grid.region[2 * dim];
-  a.hi = grid.region[2 * dim + 1];
-  a.cells = cells;
-  a.step = (a.hi - a.lo) / cells;
-  a.period = period;
-  return a;
-}
 
 // One thread's scratch for a particle's corner values.
 struct Scratch

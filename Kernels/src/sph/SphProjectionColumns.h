@@ -25,21 +25,10 @@ constexpr int kPieces = SphColumnCentres::kPieces;
 constexpr int kValueTerms = SphColumnCentres::kValueDegree + 1;
 constexpr int kCorrectionTerms = SphColumnCentres::kCorrectionDegree + 1;
 
-// One image axis: cells [0, cells) of width step from lo; period 0 when the
-// box is not periodic along it.
-struct ImageAxis
-{
-  double lo, hi, step, period;
-  int cells;
-};
-
-// The image's two axes, the dimensions they and the line of sight take, and
-// the depth range along the line of sight.
+// The image's two axes and the line of sight (its depth range and period).
 struct Projection
 {
-  ImageAxis u, v;
-  int ud, vd, ad;
-  double depthLo, depthHi, depthPeriod;
+  GridAxis u, v, depth;
   double wideFrom; // support radii from here on take the midpoint rule
 };
 
@@ -59,51 +48,17 @@ struct Centres
   float anisotropy[kCorrectionTerms][kPieces];
 };
 
-// The cells that [x - r, x + r] overlaps, or the cells whose centre lies
-// strictly within r of x (GridAxis::span and centresWithin over the image).
-JZ_HD bool span(const ImageAxis& a, double x, double r, int& first, int& last)
-{
-  return clipCells(
-    floor((x - r - a.lo) / a.step), floor((x + r - a.lo) / a.step), 0, a.cells, first, last);
-}
-JZ_HD bool centresWithin(const ImageAxis& a, double x, double r, int& first, int& last)
-{
-  return clipCells(floor((x - r - a.lo) / a.step - 0.5) + 1,
-    ceil((x + r - a.lo) / a.step - 0.5) - 1, 0, a.cells, first, last);
-}
-
-// Where a unit-support coordinate falls in the table (stencilRun): its
-// first padded node and cubic Lagrange weights, the sign folded in.
-struct Stencil
-{
-  int first;
-  double w[4];
-};
-
-JZ_HD Stencil stencilOf(double a, int n)
-{
-  Stencil s;
-  const double sign = a < 0 ? -1.0 : 1.0;
-  const double t = (fabs(a) < 1.0 ? fabs(a) : 1.0) * n;
-  const double node = floor(t) < n - 1 ? floor(t) : double(n - 1);
-  s.first = int(node);
-  const double f = t - node;
-  s.w[0] = sign * (-f * (f - 1) * (f - 2) / 6);
-  s.w[1] = sign * ((f + 1) * (f - 1) * (f - 2) / 2);
-  s.w[2] = sign * (-(f + 1) * f * (f - 2) / 2);
-  s.w[3] = sign * ((f + 1) * f * (f - 1) / 6);
-  return s;
-}
-
-// G2 at the corner (a, b): b's four rows contracted, then a's four nodes
-// (SphCumulativeTable::row's order).
-JZ_HD double corner(const ColumnTable& t, const Stencil& a, const Stencil& b)
+// G2 at the corner (a, b): b's four rows contracted, then a's four nodes,
+// each weight with its coordinate's sign (SphCumulativeTable::row's order).
+JZ_HD double corner(const ColumnTable& t, const TableStencil& a, const TableStencil& b)
 {
   const double* r = t.nodes + std::size_t(b.first) * std::size_t(t.stride) + a.first;
   const int s = t.stride;
+  const double b0 = b.sign * b.weight[0], b1 = b.sign * b.weight[1], b2 = b.sign * b.weight[2],
+               b3 = b.sign * b.weight[3];
   double g = 0;
   for (int p = 0; p < 4; ++p)
-    g += a.w[p] * (b.w[0] * r[p] + b.w[1] * r[s + p] + b.w[2] * r[2 * s + p] + b.w[3] * r[3 * s + p]);
+    g += a.sign * a.weight[p] * (b0 * r[p] + b1 * r[s + p] + b2 * r[2 * s + p] + b3 * r[3 * s + p]);
   return g;
 }
 
@@ -123,7 +78,7 @@ JZ_HD void exactColumn(const Projection& g, const ColumnTable& table, double x, 
   double h, double m, int lane, int lanes, Add& add)
 {
   int i0, i1, j0, j1;
-  if (!span(g.u, x, h, i0, i1) || !span(g.v, y, h, j0, j1))
+  if (!g.u.span(x, h, 0, g.u.cells, i0, i1) || !g.v.span(y, h, 0, g.v.cells, j0, j1))
     return;
   const std::size_t nu = std::size_t(g.u.cells);
   if (h == 0)
@@ -132,16 +87,16 @@ JZ_HD void exactColumn(const Projection& g, const ColumnTable& table, double x, 
       add(std::size_t(j0) * nu + std::size_t(i0), m, m);
     return;
   }
-  const double inv = 1.0 / h, eu = g.u.lo + i0 * g.u.step, ev = g.v.lo + j0 * g.v.step;
+  const double inv = 1.0 / h, eu = g.u.edge(i0), ev = g.v.edge(j0);
   const int width = i1 - i0 + 1;
   const long long pixels = (long long)width * (j1 - j0 + 1);
   for (long long p = lane; p < pixels; p += lanes)
   {
     const int di = int(p % width), dj = int(p / width);
-    const Stencil a0 = stencilOf((eu + di * g.u.step - x) * inv, table.intervals);
-    const Stencil a1 = stencilOf((eu + (di + 1) * g.u.step - x) * inv, table.intervals);
-    const Stencil b0 = stencilOf((ev + dj * g.v.step - y) * inv, table.intervals);
-    const Stencil b1 = stencilOf((ev + (dj + 1) * g.v.step - y) * inv, table.intervals);
+    const TableStencil a0 = tableStencil((eu + di * g.u.step - x) * inv, table.intervals);
+    const TableStencil a1 = tableStencil((eu + (di + 1) * g.u.step - x) * inv, table.intervals);
+    const TableStencil b0 = tableStencil((ev + dj * g.v.step - y) * inv, table.intervals);
+    const TableStencil b1 = tableStencil((ev + (dj + 1) * g.v.step - y) * inv, table.intervals);
     const double frac = corner(table, a1, b1) - corner(table, a0, b1) - corner(table, a1, b0) +
       corner(table, a0, b0);
     if (frac != 0)
@@ -156,7 +111,8 @@ JZ_HD void wideColumn(const Projection& g, const Centres& c, double x, double y,
   double m, int lane, int lanes, Add& add)
 {
   int i0, i1, j0, j1;
-  if (!centresWithin(g.u, x, h, i0, i1) || !centresWithin(g.v, y, h, j0, j1))
+  if (!g.u.centresWithin(x, h, 0, g.u.cells, i0, i1) ||
+    !g.v.centresWithin(y, h, 0, g.v.cells, j0, j1))
     return;
   const double du = g.u.step, dv = g.v.step, invH = 1 / h;
   const double au2 = du * du / (h * h), av2 = dv * dv / (h * h);
@@ -199,10 +155,11 @@ JZ_HD void projectParticle(const Projection& g, const ColumnTable& table, const 
   const T* points, const double* support, const double* masses, std::size_t i, int lane,
   int lanes, Add& add)
 {
-  const int images = imagesInside(double(points[3 * i + g.ad]), g.depthLo, g.depthHi, g.depthPeriod);
+  const int images =
+    imagesInside(double(points[3 * i + g.depth.dim]), g.depth.lo, g.depth.hi, g.depth.period);
   if (images == 0)
     return;
-  const double x = double(points[3 * i + g.ud]), y = double(points[3 * i + g.vd]);
+  const double x = double(points[3 * i + g.u.dim]), y = double(points[3 * i + g.v.dim]);
   const double h = support[i], m = (masses ? masses[i] : 1.0) * images;
   const ImageShifts su(x, h, g.u.lo, g.u.hi, g.u.period), sv(y, h, g.v.lo, g.v.hi, g.v.period);
   for (int ku = su.first; ku <= su.last; ++ku)
@@ -219,25 +176,11 @@ JZ_HD void projectParticle(const Projection& g, const ColumnTable& table, const 
 // The projection of `grid` (period[d] 0 where not periodic).
 inline Projection projectionOf(const SphGrid& grid, const double* period)
 {
-  auto axis = [&](int dim, int cells)
-  {
-    ImageAxis a;
-    a.lo = grid.region[2 * dim];
-    a.hi = grid.region[2 * dim + 1];
-    a.cells = cells;
-    a.step = (a.hi - a.lo) / cells;
-    a.period = period[dim];
-    return a;
-  };
+  const int a = grid.axis, ud = (a + 1) % 3, vd = (a + 2) % 3;
   Projection g;
-  g.ad = grid.axis;
-  g.ud = (grid.axis + 1) % 3;
-  g.vd = (grid.axis + 2) % 3;
-  g.u = axis(g.ud, grid.resolution[0]);
-  g.v = axis(g.vd, grid.resolution[1]);
-  g.depthLo = grid.region[2 * g.ad];
-  g.depthHi = grid.region[2 * g.ad + 1];
-  g.depthPeriod = period[g.ad];
+  g.u = makeAxis(grid, ud, grid.resolution[0], period[ud]);
+  g.v = makeAxis(grid, vd, grid.resolution[1], period[vd]);
+  g.depth = makeAxis(grid, a, 1, period[a]);
   g.wideFrom = SphColumnCentres::kMinPixels * std::max(g.u.step, g.v.step);
   return g;
 }

@@ -25,9 +25,7 @@
 
 #include "jz/StageTimer.h"
 #include "gravity/GravityKernelsCpu.h"
-#include "halo/PotentialCentreBounds.h"
-#include "halo/PotentialCentreFilter.h"
-#include "halo/PotentialCentreFloatSums.h"
+#include "halo/MostBound.h"
 #include "halo/RangeCollectPolicy.h"
 #include "halo/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
@@ -44,13 +42,6 @@ namespace
 {
 constexpr double kPi = 3.14159265358979323846;
 
-struct Member
-{
-  double x[3];
-  double m;
-  GlobalId id;
-  GlobalId group;
-};
 
 // Where each group's row lives: owner rank and row index there.
 struct RowDirectory
@@ -76,194 +67,6 @@ RowDirectory directory(Communicator& comm, const std::vector<GlobalId>& rowGroup
   return dir;
 }
 
-// Members in padded structure-of-arrays form for the vectorized direct sum.
-struct MemberArrays
-{
-  std::vector<double> x, y, z, m;
-  explicit MemberArrays(const std::vector<Member>& mem)
-  {
-    // Whole lanes, and one more (sumPotentialsSymmetricCpu reads past n).
-    const std::size_t n =
-      (mem.size() + kGravityLanes - 1) / kGravityLanes * kGravityLanes + kGravityLanes;
-    x.assign(n, 0.0);
-    y.assign(n, 0.0);
-    z.assign(n, 0.0);
-    m.assign(n, 0.0); // massless padding
-    for (std::size_t i = 0; i < mem.size(); ++i)
-    {
-      x[i] = mem[i].x[0];
-      y[i] = mem[i].x[1];
-      z[i] = mem[i].x[2];
-      m[i] = mem[i].m;
-    }
-  }
-};
-
-// U = sum_{j != i} m_j / s at member i (the potential is -G U); member i is
-// made massless for its own sum (a copy of the masses per thread).
-double directSum(const MemberArrays& a, std::vector<double>& mass, std::size_t i, double eps2)
-{
-  const double own = mass[i];
-  mass[i] = 0;
-  const double q[3] = { a.x[i], a.y[i], a.z[i] };
-  const double u =
-    sumPotentialDirectCpu(a.x.data(), a.y.data(), a.z.data(), mass.data(), a.x.size(), q, eps2);
-  mass[i] = own;
-  return u;
-}
-
-// Fallback of a large group the bounds cannot settle: tree potentials (θ
-// 0.8) rank the members and the 64 lowest are summed exactly (exact unless
-// the tree's error exceeds the gap to the 65th).
-std::vector<std::pair<double, std::size_t>> treeRankedCandidates(
-  const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads)
-{
-  std::vector<double> xyz(3 * mem.size()), m(mem.size()), phi(mem.size());
-  for (std::size_t i = 0; i < mem.size(); ++i)
-  {
-    std::copy(mem[i].x, mem[i].x + 3, &xyz[3 * i]);
-    m[i] = mem[i].m;
-  }
-  GravityProblem<double> p;
-  p.sources = xyz.data();
-  p.numSources = mem.size();
-  p.sourceMasses = m.data();
-  p.softening = o.softening;
-  p.openingAngle = 0.8; // a ranking only: the candidates are summed exactly
-  p.gravitationalConstant = 1;
-  RunControl control;
-  control.numThreads = threads;
-  computeGravity(p, GravityResults{ phi.data(), nullptr }, Backend::CPU, control);
-  std::vector<std::size_t> order(mem.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  const std::size_t keep = std::min<std::size_t>(64, order.size());
-  std::partial_sort(order.begin(), order.begin() + keep, order.end(),
-    [&](std::size_t a, std::size_t b) { return phi[a] < phi[b] || (phi[a] == phi[b] && a < b); });
-  std::vector<std::pair<double, std::size_t>> out;
-  for (std::size_t c = 0; c < keep; ++c)
-    out.emplace_back(kInfinity, order[c]); // no bound: all summed
-  return out;
-}
-
-// Exact sums of the candidates, the highest bound first (blocks of them in
-// parallel for a team), until the next bound is below the best exact U by
-// the bounds' margin; the lowest potential (ties: the smaller index). Gives
-// up (returns false) after maxSums sums. The sums of a block are taken in
-// candidate order, one at a time, as a single thread takes them: the block
-// size (the team's) changes neither the answer nor where the sums give up.
-bool bestOfCandidates(const MemberArrays& arrays,
-  const std::vector<std::pair<double, std::size_t>>& candidates, double eps2, double G, int threads,
-  std::size_t maxSums, std::size_t& result, double& sums)
-{
-  std::vector<double> exact(candidates.size());
-  std::size_t best = 0, done = 0;
-  double bestU = -kInfinity;
-  const std::size_t block = threads > 1 ? std::size_t(16 * threads) : 1;
-  std::vector<std::vector<double>> mass(std::size_t(std::max(1, threads)));
-  mass[0] = arrays.m;
-  while (done < candidates.size())
-  {
-    const std::size_t end = std::min(candidates.size(), done + block);
-    if (end - done == 1)
-      exact[done] = directSum(arrays, mass[0], candidates[done].second, eps2);
-    else
-#pragma omp parallel num_threads(threads)
-    {
-      std::vector<double>& mine = mass[std::size_t(omp_get_thread_num())];
-      if (mine.empty())
-        mine = arrays.m;
-#pragma omp for
-      for (long long c = (long long)done; c < (long long)end; ++c)
-        exact[c] = directSum(arrays, mine, candidates[c].second, eps2);
-    }
-    for (; done < end; ++done)
-    {
-      if (candidates[done].first < bestU * (1 - kCentreBoundMargin))
-        break;
-      if (done >= maxSums)
-        return false;
-      const double phi = -G * exact[done], bestPhi = -G * exact[best];
-      if (done == 0 || phi < bestPhi ||
-        (phi == bestPhi && candidates[done].second < candidates[best].second))
-        best = done;
-      bestU = std::max(bestU, exact[done]);
-    }
-    if (done < end)
-      break;
-  }
-  sums += double(done);
-  result = candidates[best].second;
-  return true;
-}
-
-// Exact sums for the candidates the bounds leave beyond this many: the
-// group has no pronounced minimum, and the tree ranking takes over.
-constexpr std::size_t kMaxCentreSums = 1024;
-
-// Groups of more members than kFloatCentreFrom, up to kFilterCentreFrom,
-// are filtered by a single-precision pass over all pairs
-// (PotentialCentreFloatSums.h) before any exact sum: a float pair costs a
-// fraction of a double one, and below kFloatCentreFrom the double pass
-// costs as much as the filter. Larger groups, up to kFilterCentreTo, are
-// filtered by leaves (PotentialCentreFilter.h): the leaves' cost grows more
-// slowly than the float pass's n^2 pairs, and the two cost the same on cusps
-// at kFilterCentreFrom. Above kFilterCentreTo the leaves' (n / 20)^2 leaf
-// pairs would cost more than the branch and bound.
-constexpr std::size_t kFloatCentreFrom = 32;
-constexpr std::size_t kFilterCentreFrom = 2048;
-constexpr std::size_t kFilterCentreTo = 65536;
-
-// The member with the lowest potential (ties: the smaller id; members are
-// sorted by id and unwrapped around the first): exact direct sums for every
-// member of the smallest groups; for a larger one only for the candidates
-// the float pass (PotentialCentreFloatSums.h), a filter over leaves
-// (PotentialCentreFilter.h) or, for the largest groups or where the filter
-// leaves too many, a branch and bound leaves (PotentialCentreBounds.h);
-// where the float pass gives up (members closer than float resolves, or no
-// pronounced minimum) the double pass; where the bounds would cost too much
-// (no pronounced minimum), the tree ranking.
-std::size_t mostBound(const std::vector<Member>& mem, const HaloPropertiesOptions& o, int threads,
-  PotentialCentreStats* stats)
-{
-  const double eps2 = o.softening * o.softening;
-  const double G = o.gravitationalConstant;
-  const MemberArrays arrays(mem);
-  std::vector<std::pair<double, std::size_t>> candidates;
-  std::size_t best = 0;
-  if (mem.size() > kFilterCentreFrom && mem.size() <= kFilterCentreTo &&
-    potentialCentreCandidatesByLeaves(arrays.x.data(), arrays.y.data(), arrays.z.data(),
-      arrays.m.data(), mem.size(), eps2, std::min(mem.size() / 8, kMaxCentreSums), candidates,
-      stats) &&
-    !candidates.empty() && // never (the best member is one), but no index past the end
-    bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
-    return best;
-  if (mem.size() > kFloatCentreFrom && mem.size() <= kFilterCentreFrom &&
-    potentialCentreCandidatesByFloatSums(arrays.x.data(), arrays.y.data(), arrays.z.data(),
-      arrays.m.data(), mem.size(), eps2, mem.size() / 8, candidates) &&
-    !candidates.empty() &&
-    bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
-    return best;
-  if (mem.size() <= kDirectCentreLimit)
-  {
-    std::vector<double> u(arrays.x.size());
-    sumPotentialsSymmetricCpu(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
-      mem.size(), eps2, u.data());
-    best = 0;
-    for (std::size_t i = 1; i < mem.size(); ++i)
-      if (-G * u[i] < -G * u[best]) // ties keep the smaller id
-        best = i;
-    return best;
-  }
-  if (potentialCentreCandidates(arrays.x.data(), arrays.y.data(), arrays.z.data(), arrays.m.data(),
-        mem.size(), eps2, candidates, stats) &&
-    bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
-    return best;
-  stats->fallbacks += 1;
-  bestOfCandidates(arrays, treeRankedCandidates(mem, o, threads), eps2, G, threads, std::size_t(-1),
-    best, stats->exact);
-  return best;
-}
 
 // Groups up to this many members are timed together (the benchmark's
 // counters), larger ones one by one.
@@ -284,7 +87,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   const std::size_t rows = in.rowGroupId.size();
   auto member = [&](std::size_t i)
   {
-    return Member{ { double(in.points[3 * i]), double(in.points[3 * i + 1]),
+    return PotentialMember{ { double(in.points[3 * i]), double(in.points[3 * i + 1]),
                      double(in.points[3 * i + 2]) },
       in.masses ? in.masses[i] : 1.0, in.ids ? in.ids[i] : GlobalId(i), in.groupId[i] };
   };
@@ -293,7 +96,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
   std::vector<std::size_t> offset(rows + 1, 0);
   const bool local = comm.size() == 1;
   std::vector<std::size_t> index; // one rank
-  std::vector<Member> received;   // several
+  std::vector<PotentialMember> received;   // several
   auto place = [&](auto& into, auto&& rowOf, std::size_t count, auto&& item)
   {
     for (std::size_t i = 0; i < count; ++i)
@@ -315,7 +118,7 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
       in.numPoints, [](std::size_t i) { return i; });
   else
   {
-    std::vector<std::vector<Member>> send(comm.size());
+    std::vector<std::vector<PotentialMember>> send(comm.size());
     for (std::size_t i = 0; i < in.numPoints; ++i)
       if (inGroup(i))
         send[dir.owner[in.groupId[i]]].push_back(member(i));
@@ -343,22 +146,22 @@ void potentialCentres(Communicator& comm, const HaloPropertiesInput<T>& in,
       return;
     const bool timed = n > kTimedCentreFrom;
     const double cpu0 = timed ? threadCpuSeconds() : 0.0;
-    thread_local std::vector<Member> mem, unwrapped; // a thread's, for all its groups
+    thread_local std::vector<PotentialMember> mem, unwrapped; // a thread's, for all its groups
     mem.resize(n);
     for (std::size_t k = 0; k < n; ++k)
       mem[k] = local ? member(index[offset[r] + k]) : received[offset[r] + k];
-    auto byId = [](const Member& a, const Member& b) { return a.id < b.id; };
+    auto byId = [](const PotentialMember& a, const PotentialMember& b) { return a.id < b.id; };
     if (!std::is_sorted(mem.begin(), mem.end(), byId)) // often already: ids follow the input
       std::sort(mem.begin(), mem.end(), byId);
     unwrapped = mem;
-    for (Member& mb : unwrapped)
+    for (PotentialMember& mb : unwrapped)
       for (int k = 0; k < 3; ++k)
         mb.x[k] = mem[0].x[k] + nearestImageOffset(mb.x[k] - mem[0].x[k], length[k]);
-    const std::size_t b = mostBound(unwrapped, o, teamThreads, &stats[r]);
+    const std::size_t b = mostBound(unwrapped, o.softening, o.gravitationalConstant, teamThreads, &stats[r]);
     std::copy(mem[b].x, mem[b].x + 3, &out.centreOfPotential[3 * r]);
     out.mostBoundId[r] = mem[b].id;
     if (mem.capacity() > (std::size_t(1) << 16)) // kept for groups up to 65,536 (6 MB)
-      mem = unwrapped = std::vector<Member>();
+      mem = unwrapped = std::vector<PotentialMember>();
     seconds[r] = timed ? threadCpuSeconds() - cpu0 : 0.0;
   };
   // One thread per group, largest first so that no thread is left with a

@@ -1,6 +1,7 @@
 // computeSubhalos: validation, the density order over all points, the groups
-// (one per thread when small, all threads inside when large) and the
-// catalogue, numbered by (GroupId, SubhaloRank).
+// (one per thread when small, all threads inside when large), each ending
+// with its subhalos' catalogue rows, and the catalogue, numbered by
+// (GroupId, SubhaloRank).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <omp.h>
 
 #include "SubhaloCatalogue.h"
+#include "SubhaloProperties.h"
 #include "SubhaloGroup.h"
 #include "jz/Geometry.h"
 #include "jz/Knn.h"
@@ -247,6 +249,7 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const MemberRows<T>& rows, 
   const std::size_t first = std::size_t(std::min_element(id.begin(), id.end()) - id.begin());
   const T* ref = rows.points + 3 * rows.row(first);
   g.xyz.resize(3 * n);
+  g.given.resize(3 * n);
   g.vel.resize(3 * n);
   g.mass.resize(n);
   for (std::size_t j = 0; j < n; ++j)
@@ -266,8 +269,9 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const MemberRows<T>& rows, 
     g.mass[i] = rows.masses ? rows.masses[r] : 1.0;
     for (int d = 0; d < 3; ++d)
     {
-      const double r0 = double(ref[d]);
-      g.xyz[3 * i + d] = r0 + nearestImageOffset(double(rows.points[3 * r + d]) - r0, period[d]);
+      const double r0 = double(ref[d]), x = double(rows.points[3 * r + d]);
+      g.given[3 * i + d] = x;
+      g.xyz[3 * i + d] = r0 + nearestImageOffset(x - r0, period[d]);
       g.vel[3 * i + d] = p.velocities[3 * std::size_t(inputs[j]) + d];
     }
   }
@@ -459,10 +463,15 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   unbinding.softening = p.softening;
   unbinding.gravitationalConstant = p.gravitationalConstant;
   unbinding.openingAngle = p.openingAngle;
+  SubhaloRowFrame frame;
+  std::copy_n(p.boxLo, 3, frame.boxLo);
+  std::copy_n(period, 3, frame.period);
+  frame.softening = p.softening;
+  frame.gravitationalConstant = p.gravitationalConstant;
   std::vector<std::vector<FoundSubhalo>> found(groupIds.size());
   std::vector<std::vector<Index>> memberInputs(groupIds.size());
-  StageTimer groupTimer(&info, "candidates and unbinding");
-  std::atomic<double> candidateCpu{ 0 }, unbindingCpu{ 0 };
+  StageTimer groupTimer(&info, "candidates, unbinding and properties");
+  std::atomic<double> candidateCpu{ 0 }, unbindingCpu{ 0 }, propertiesCpu{ 0 };
   std::atomic<std::size_t> searchedInGroup{ 0 };
   forEachGroup(groupSize, backend, control,
     [&](std::size_t gi, Backend b, const RunControl& c)
@@ -488,9 +497,14 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       searchedInGroup += cands.searchedInGroup;
       const double t1 = threadCpuSeconds();
       found[gi] = unbindCandidates(g, cands, unbinding, b, c);
+      const double t2 = threadCpuSeconds();
+      const int threads = c.numThreads > 0 ? c.numThreads : omp_get_max_threads();
+      for (FoundSubhalo& s : found[gi])
+        s.row = subhaloRow(g, s, frame, threads);
       memberInputs[gi] = g.input;
       addSeconds(candidateCpu, t1 - t0);
-      addSeconds(unbindingCpu, threadCpuSeconds() - t1);
+      addSeconds(unbindingCpu, t2 - t1);
+      addSeconds(propertiesCpu, threadCpuSeconds() - t2);
     });
   groupTimer.stop();
   seen = {};
@@ -498,10 +512,11 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   // Thread CPU of the groups' stages (the large groups' inner threads not counted).
   info.stageSeconds.emplace_back("candidates (CPU of group threads)", candidateCpu.load());
   info.stageSeconds.emplace_back("unbinding (CPU of group threads)", unbindingCpu.load());
+  info.stageSeconds.emplace_back("properties (CPU of group threads)", propertiesCpu.load());
   info.counters.emplace_back("members searched within their group", double(searchedInGroup));
   const StageTimer catalogueTimer(&info, "catalogue");
   noSubhalos(out, p.numPoints, backend);
-  buildSubhaloCatalogue(p, groupIds, found, memberInputs, out, control);
+  buildSubhaloCatalogue(groupIds, found, memberInputs, out, control);
   return info;
 }
 

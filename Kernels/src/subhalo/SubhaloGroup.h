@@ -51,9 +51,10 @@ inline bool densityOrderMatters(std::size_t n, GlobalId minimumSize)
 // member of smallest global id when periodic.
 struct GroupMembers
 {
-  std::vector<Index> input; // input index of each member
-  std::vector<GlobalId> id; // global id
-  std::vector<double> xyz;  // 3 per member
+  std::vector<Index> input;  // input index of each member
+  std::vector<GlobalId> id;  // global id
+  std::vector<double> xyz;   // 3 per member
+  std::vector<double> given; // 3 per member: the positions as given (not unwrapped)
   std::vector<double> vel;  // 3 per member
   std::vector<double> mass; // 1 per member
   std::size_t size() const { return input.size(); }
@@ -103,12 +104,25 @@ struct UnbindingOptions
   double softening = 0, gravitationalConstant = 1, openingAngle = 0.5;
 };
 
-// A subhalo of the group: its members (member indices) and the candidate it
-// came from.
+// A subhalo's catalogue columns (SubhaloProperties.h).
+struct SubhaloRow
+{
+  GlobalId count = 0, mostBoundId = -1;
+  double mass = 0, velocityDispersion = 0, vmax = 0, rvmax = 0, halfMassRadius = 0;
+  double centreOfPotential[3] = { 0, 0, 0 }, centerOfMass[3] = { 0, 0, 0 },
+         meanVelocity[3] = { 0, 0, 0 };
+};
+
+// A subhalo of the group: its members (member indices, ascending), the
+// candidate it came from, the members that can have its lowest potential
+// when the unbinding summed the potentials directly (those within rounding
+// of the lowest; empty where the tree summed them), and its row.
 struct FoundSubhalo
 {
   std::vector<Index> members;
   Candidate candidate;
+  std::vector<Index> lowestPotential;
+  SubhaloRow row;
 };
 
 // Candidates by increasing size (ties: larger densest id first), each without

@@ -3,6 +3,7 @@
 // with positive energy under the potential of the current members (the
 // removed members' terms taken out of it while they are few).
 #include <algorithm>
+#include <cmath>
 
 #include <omp.h>
 
@@ -161,23 +162,52 @@ void removeUnbound(const GroupMembers& g, std::vector<Index>& members, std::vect
   phi.resize(kept);
 }
 
+// The members whose phi lies within `tolerance` of the lowest.
+std::vector<Index> nearLowest(
+  const std::vector<Index>& members, const std::vector<double>& phi, double tolerance)
+{
+  const double lowest = *std::min_element(phi.begin(), phi.end());
+  std::vector<Index> near;
+  for (std::size_t i = 0; i < members.size(); ++i)
+    if (phi[i] <= lowest + tolerance)
+      near.push_back(members[i]);
+  return near;
+}
+
 // The members left of `members` once every unbound one is removed, round
 // after round; fewer than minimumSize when they fall below it. The first
 // round's phi is summed afresh; later rounds take the removed members' terms
-// out of it, or sum afresh where that costs less.
+// out of it, or sum afresh where that costs less. Where the sums are direct,
+// `lowest` gets the bound members that can have the lowest exact potential:
+// each phi is a double sum of at most 2 kDirectUnbinding terms, none larger
+// than the first round's largest |phi|, so its rounding stays orders of
+// magnitude below the tolerance.
 std::vector<Index> boundMembers(const GroupMembers& g, std::vector<Index> members,
-  const UnbindingOptions& o, Backend backend, const RunControl& control)
+  const UnbindingOptions& o, Backend backend, const RunControl& control,
+  std::vector<Index>& lowest)
 {
+  constexpr double kRoundingTolerance = 1e-9;
+  lowest.clear();
   if (GlobalId(members.size()) < o.minimumSize)
     return members;
+  const bool direct = sumsDirectly(members.size(), backend);
   std::vector<double> phi = potentials(g, members, o, backend, control);
+  double largest = 0;
+  for (const double v : phi)
+    largest = std::max(largest, std::abs(v));
   std::vector<Index> removed;
   for (;;)
   {
     const std::size_t before = members.size();
     removeUnbound(g, members, phi, removed);
-    if (removed.empty() || GlobalId(members.size()) < o.minimumSize)
+    if (GlobalId(members.size()) < o.minimumSize)
       return members;
+    if (removed.empty())
+    {
+      if (direct)
+        lowest = nearLowest(members, phi, kRoundingTolerance * largest);
+      return members;
+    }
     if (subtractsRemoved(before, removed.size(), backend))
       subtractRemoved(g, members, removed, o, control, phi);
     else
@@ -203,13 +233,14 @@ std::vector<FoundSubhalo> unbindCandidates(const GroupMembers& g, const GroupCan
     for (std::size_t i = c.start; i < c.start + c.length; ++i)
       if (!taken[cands.order[i]])
         members.push_back(cands.order[i]);
-    members = boundMembers(g, std::move(members), o, backend, control);
+    std::vector<Index> lowest;
+    members = boundMembers(g, std::move(members), o, backend, control, lowest);
     if (GlobalId(members.size()) < o.minimumSize)
       continue;
     for (Index m : members)
       taken[m] = 1;
     std::sort(members.begin(), members.end());
-    found.push_back({ std::move(members), c });
+    found.push_back({ std::move(members), c, std::move(lowest), SubhaloRow() });
   }
   return found;
 }

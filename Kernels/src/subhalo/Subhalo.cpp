@@ -15,9 +15,10 @@
 #include <omp.h>
 
 #include "SubhaloCatalogue.h"
-#include "SubhaloProperties.h"
 #include "SubhaloGroup.h"
+#include "SubhaloProperties.h"
 #include "jz/Geometry.h"
+#include "jz/HugePages.h"
 #include "jz/Knn.h"
 #include "jz/StageTimer.h"
 #include "jz/Subhalo.h"
@@ -61,15 +62,15 @@ struct GroupedNeighbours
   std::unique_ptr<T[]> radius;
 };
 
-// The coordinates, ids and masses of the points that queried the density,
-// in query order, as the search gathered them (read again by their groups).
-// Empty where the densities were given.
+// The coordinates, ids and masses of the points as the density search
+// gathered them, the points that queried first, in query order (read again
+// by their groups). Empty where the densities were given.
 template <class T>
 struct QueriedRows
 {
-  std::vector<T> xyz;
-  std::vector<GlobalId> ids;
-  std::vector<double> mass; // empty without masses
+  UninitialisedVector<T> xyz;
+  UninitialisedVector<GlobalId> ids;
+  UninitialisedVector<double> mass; // empty without masses
 };
 
 // Whether the density search collects GroupedNeighbours: the CPU walk only
@@ -104,19 +105,24 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
     return {};
   const std::size_t n = p.numPoints;
   StageTimer gatherTimer(&info, "density: points gathered");
-  std::vector<Index> order(queried, queried + numQueried);
+  UninitialisedVector<Index> order;
+  resizeHugePages(order, n);
+  std::copy_n(queried, numQueried, order.begin());
   {
     std::vector<char> inGroup(n, 0);
-    for (Index i : order)
-      inGroup[i] = 1;
-    order.reserve(n);
+    for (std::size_t j = 0; j < numQueried; ++j)
+      inGroup[queried[j]] = 1;
+    std::size_t at = numQueried;
     for (std::size_t i = 0; i < n; ++i)
       if (!inGroup[i])
-        order.push_back(Index(i));
+        order[at++] = Index(i);
   }
-  std::vector<T> xyz(3 * n);
-  std::vector<GlobalId> ids(n);
-  std::vector<double> mass(p.masses ? n : 0);
+  UninitialisedVector<T>& xyz = rows.xyz;
+  UninitialisedVector<GlobalId>& ids = rows.ids;
+  UninitialisedVector<double>& mass = rows.mass;
+  resizeHugePages(xyz, 3 * n);
+  resizeHugePages(ids, n);
+  resizeHugePages(mass, p.masses ? n : 0);
   const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::ptrdiff_t sj = 0; sj < std::ptrdiff_t(n); ++sj)
@@ -128,7 +134,7 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
     if (p.masses)
       mass[j] = p.masses[i];
   }
-  order = {};
+  order = UninitialisedVector<Index>();
   gatherTimer.stop();
   KnnProblem<T> k = densityProblem(p);
   k.sources = xyz.data();
@@ -166,10 +172,6 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
   const RunInfo search = computeKnn(k, r, backend, control);
   for (const auto& stage : search.stageSeconds)
     info.stageSeconds.emplace_back("density: " + stage.first, stage.second);
-  rows.xyz.assign(xyz.begin(), xyz.begin() + std::ptrdiff_t(3 * numQueried));
-  rows.ids.assign(ids.begin(), ids.begin() + std::ptrdiff_t(numQueried));
-  if (p.masses)
-    rows.mass.assign(mass.begin(), mass.begin() + std::ptrdiff_t(numQueried));
   return std::vector<double>(rho.begin(), rho.end());
 }
 

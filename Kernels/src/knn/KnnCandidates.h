@@ -8,9 +8,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "walk/CandidateBuffer.h"
+#include "walk/LeafDistances.h"
 #include "jz/Config.h"
 
 namespace jz
@@ -25,28 +28,34 @@ struct RankedNeighbors
 };
 
 // The candidates of every query of one leaf, query q's in a slice of one
-// pool (no allocation per query).
+// pool (no allocation per query). Distances and sources are kept in two
+// arrays so that insertSorted shifts them in vector blocks; each slice
+// starts 64-byte aligned, has a block of scratch past its capacity, and
+// holds +infinity in every distance slot past its size (insertSorted's
+// sentinel).
 template <class T>
 class FilterRankedCandidates
 {
 public:
-  struct Entry
-  {
-    T d2; // pre-filter distance
-    Index src;
-  };
-
   // nq empty lists for K = k.
   void reset(Index nq, int k)
   {
     cap_ = std::max(cap_, std::size_t(2 * k + 8));
-    if (pool_.size() < std::size_t(nq) * cap_)
-      pool_.resize(std::size_t(nq) * cap_);
+    stride_ = (cap_ + kSimdPadding + kAlign - 1) / kAlign * kAlign;
+    const std::size_t need = std::size_t(nq) * stride_ + kAlign;
+    if (d2Pool_.size() < need)
+    {
+      d2Pool_.resize(need);
+      srcPool_.resize(need);
+    }
+    d2Offset_ = alignedOffset(d2Pool_.data());
+    srcOffset_ = alignedOffset(srcPool_.data());
+    std::fill_n(d2s(0), std::size_t(nq) * stride_, kEmpty);
     size_.assign(nq, 0);
   }
 
   std::size_t size(Index q) const { return size_[q]; }
-  const Entry& at(Index q, std::size_t i) const { return pool_[q * cap_ + i]; }
+  T d2At(Index q, std::size_t i) const { return d2s(q)[i]; }
 
   bool full(Index q) const { return size_[q] == cap_; }
 
@@ -56,51 +65,52 @@ public:
   template <class Exact>
   double compact(Index q, std::size_t k, Exact&& exact, const SourceKeys& keys)
   {
-    Entry* e = pool_.data() + q * cap_;
+    T* d = d2s(q);
+    Index* src = sources(q);
     const std::size_t n = size_[q];
     exact_.resize(n);
     order_.resize(n);
     for (std::size_t i = 0; i < n; ++i)
     {
-      exact_[i] = exact(e[i].src);
+      exact_[i] = exact(src[i]);
       order_[i] = i;
     }
     auto before = [&](std::size_t a, std::size_t b) {
-      return exact_[a] < exact_[b] || (exact_[a] == exact_[b] && keys[e[a].src] < keys[e[b].src]);
+      return exact_[a] < exact_[b] || (exact_[a] == exact_[b] && keys[src[a]] < keys[src[b]]);
     };
     std::nth_element(order_.begin(), order_.begin() + (k - 1), order_.begin() + n, before);
     const double kth = exact_[order_[k - 1]];
     std::sort(order_.begin(), order_.begin() + k); // back to pre-filter order
     for (std::size_t i = 0; i < k; ++i)
-      e[i] = e[order_[i]];
+    {
+      d[i] = d[order_[i]];
+      src[i] = src[order_[i]];
+    }
+    std::fill(d + k, d + n, kEmpty);
     size_[q] = Index(k);
     return kth;
   }
 
-  // Inserts in pre-filter order (the newest after equal ones); returns the
-  // rank it took. The caller compacts a full slice first.
-  std::size_t insert(Index q, T d2, Index src)
-  {
-    Entry* e = pool_.data() + q * cap_;
-    std::size_t j = size_[q]++;
-    for (; j > 0 && d2 < e[j - 1].d2; --j)
-      e[j] = e[j - 1];
-    e[j] = Entry{ d2, src };
-    return j;
-  }
+  // Inserts in pre-filter order (the newest after equal ones). The caller
+  // compacts a full slice first.
+  void insert(Index q, T d2, Index src) { insertSorted(d2s(q), sources(q), size_[q]++, d2, src); }
 
   // Appends at the end of query q's slice: d2 is at least its last and the
   // slice is not full.
-  void append(Index q, T d2, Index src) { pool_[q * cap_ + size_[q]++] = Entry{ d2, src }; }
+  void append(Index q, T d2, Index src)
+  {
+    d2s(q)[size_[q]] = d2;
+    sources(q)[size_[q]++] = src;
+  }
 
   // Drops query q's candidates past rank k beyond the filter (they cannot be
   // among the K nearest).
   void trim(Index q, std::size_t k, T filter2)
   {
-    const Entry* e = pool_.data() + q * cap_;
+    T* d = d2s(q);
     std::size_t n = size_[q];
-    while (n > k && e[n - 1].d2 > filter2)
-      --n;
+    while (n > k && d[n - 1] > filter2)
+      d[--n] = kEmpty;
     size_[q] = Index(n);
   }
 
@@ -109,32 +119,49 @@ public:
   // sorted already, so about linear), into d2s/sources (room for size(q)).
   template <class Exact>
   RankedNeighbors rank(
-    Index q, Exact&& exact, const SourceKeys& keys, double* d2s, Index* sources) const
+    Index q, Exact&& exact, const SourceKeys& keys, double* d2Out, Index* srcOut) const
   {
-    const Entry* e = pool_.data() + q * cap_;
+    const Index* src = sources(q);
     const std::size_t n = size_[q];
     for (std::size_t i = 0; i < n; ++i)
     {
-      const Index s = e[i].src;
+      const Index s = src[i];
       const double d2 = exact(s);
       std::size_t j = i;
       // The keys are looked up on a distance tie only.
-      for (; j > 0 && (d2 < d2s[j - 1] || (d2 == d2s[j - 1] && keys[s] < keys[sources[j - 1]]));
+      for (; j > 0 && (d2 < d2Out[j - 1] || (d2 == d2Out[j - 1] && keys[s] < keys[srcOut[j - 1]]));
            --j)
       {
-        d2s[j] = d2s[j - 1];
-        sources[j] = sources[j - 1];
+        d2Out[j] = d2Out[j - 1];
+        srcOut[j] = srcOut[j - 1];
       }
-      d2s[j] = d2;
-      sources[j] = s;
+      d2Out[j] = d2;
+      srcOut[j] = s;
     }
-    return RankedNeighbors{ d2s, sources };
+    return RankedNeighbors{ d2Out, srcOut };
   }
 
 private:
-  std::vector<Entry> pool_;
+  static constexpr std::size_t kAlign = 16; // entries per stride step: whole blocks and lines
+  static constexpr T kEmpty = std::numeric_limits<T>::infinity();
+
+  // Elements from p to the next 64-byte boundary (an allocation is at least
+  // 16-byte aligned, so a whole number of them).
+  template <class E>
+  static std::size_t alignedOffset(const E* p)
+  {
+    return (64 - reinterpret_cast<std::uintptr_t>(p) % 64) % 64 / sizeof(E);
+  }
+
+  T* d2s(Index q) { return d2Pool_.data() + d2Offset_ + q * stride_; }
+  const T* d2s(Index q) const { return d2Pool_.data() + d2Offset_ + q * stride_; }
+  Index* sources(Index q) { return srcPool_.data() + srcOffset_ + q * stride_; }
+  const Index* sources(Index q) const { return srcPool_.data() + srcOffset_ + q * stride_; }
+
+  std::vector<T> d2Pool_;
+  std::vector<Index> srcPool_;
   std::vector<Index> size_;
-  std::size_t cap_ = 0;
+  std::size_t cap_ = 0, stride_ = 0, d2Offset_ = 0, srcOffset_ = 0;
   std::vector<double> exact_;      // compact()'s scratch
   std::vector<std::size_t> order_; // compact()'s scratch
 };

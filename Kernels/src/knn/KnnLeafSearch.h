@@ -156,6 +156,7 @@ private:
     std::vector<Index> active;
     std::vector<Index> survivors;
     std::vector<T> survivorD2;
+    std::vector<Index> survivorOrder;
     std::vector<double> rankedD2;
     std::vector<Index> rankedSrc;
     // The last seeded query's K-th pre-filter distance: the next query's
@@ -444,7 +445,8 @@ private:
     if (s.survivors.size() < n)
     {
       s.survivors.resize(n);
-      s.survivorD2.resize(n);
+      s.survivorD2.resize(n + kSimdPadding); // rankOrder pads it
+      s.survivorOrder.resize(n);
     }
     const Index numActive = queriesNearBox(qry.x.data() + q0, qry.y.data() + q0, qry.z.data() + q0,
       nq, box.lo, box.hi, periodsOrNull(), s.filter2.data(), s.active.data());
@@ -454,11 +456,35 @@ private:
       const T p[3] = { qry.x[q0 + q], qry.y[q0 + q], qry.z[q0 + q] };
       const Index m = leafCandidates(src.x.data() + s0, src.y.data() + s0, src.z.data() + s0, n, p,
         periodsOrNull(), s.filter2[q], s.survivors.data(), s.survivorD2.data());
-      for (Index j = 0; j < m; ++j)
-        offer(q, p, s.survivorD2[j], s0 + s.survivors[j], s);
+      offerSurvivors(q, p, m, s0, s);
     }
     return s.maxBound2(nq);
   }
+
+  // Query q (at p)'s m candidates from one source leaf (survivors, offsets
+  // from s0). A batch of at least a block is offered nearest first: each
+  // candidate then tightens the bound before the farther ones arrive, none
+  // is inserted only to be pushed past the K-th by a nearer one of the same
+  // batch, and the first one the filter rejects ends the batch. Smaller
+  // batches cost more to rank than they save.
+  void offerSurvivors(Index q, const T* p, Index m, Index s0, Scratch& s) const
+  {
+    if (m < kRankedBatch)
+    {
+      for (Index j = 0; j < m; ++j)
+        offer(q, p, s.survivorD2[j], s0 + s.survivors[j], s);
+      return;
+    }
+    rankOrder(s.survivorD2.data(), m, s.survivorOrder.data());
+    for (Index r = 0; r < m; ++r)
+    {
+      const Index j = s.survivorOrder[r];
+      if (!(s.survivorD2[j] <= s.filter2[q]))
+        break;
+      offer(q, p, s.survivorD2[j], s0 + s.survivors[j], s);
+    }
+  }
+  static constexpr Index kRankedBatch = 8;
 
   // Query q (at p)'s candidate source at pre-filter distance d2: kept if it may be
   // among the K nearest. Past the K-th, the K-th pre-filter distance bounds
@@ -477,10 +503,14 @@ private:
       if (!(d2 <= s.filter2[q]))
         return;
     }
-    // Past rank K-1 the K-th is unchanged; before K candidates, no bound.
-    if (s.lists.insert(q, d2, source) >= k || s.lists.size(q) < k)
+    // Past rank K-1 (at or beyond the K-th) the K-th is unchanged; before K
+    // candidates, no bound.
+    const std::size_t n = s.lists.size(q);
+    const bool tightens = n + 1 >= k && (n < k || d2 < s.lists.d2At(q, k - 1));
+    s.lists.insert(q, d2, source);
+    if (!tightens)
       return;
-    tighten(q, margin_.widen(double(s.lists.at(q, k - 1).d2)) * (1 + kBoundSlack), s);
+    tighten(q, margin_.widen(double(s.lists.d2At(q, k - 1))) * (1 + kBoundSlack), s);
     s.lists.trim(q, k, s.filter2[q]);
   }
 

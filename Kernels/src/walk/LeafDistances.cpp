@@ -521,6 +521,57 @@ Index packAtMost(
 namespace
 {
 template <class T>
+void insertScalar(T* d, Index* src, Index n, T d2, Index s)
+{
+  Index j = n;
+  for (; j > 0 && d2 < d[j - 1]; --j)
+  {
+    d[j] = d[j - 1];
+    src[j] = src[j - 1];
+  }
+  d[j] = d2;
+  src[j] = s;
+}
+
+#if JZ_X86_AVX2
+// The scalar insert's loop exit, at a position that varies from one insert
+// to the next, is mispredicted about every time, and its shifts are
+// serial. Here every block of 8 up to position n is rewritten whole and
+// without a branch on the position: slot p takes d[p - 1] where that
+// exceeds d2 (shifted up), else d2 where d[p] exceeds d2 (the insertion
+// point: d[n] is +infinity), else keeps d[p]. The previous entry of each
+// slot comes from rotating the block's own load (and the block below's
+// last entry), so the loads hit exactly the blocks the last insert stored
+// and are forwarded from them.
+__attribute__((target("avx2"))) void insertAvx2(float* d, Index* src, Index n, float d2, Index s)
+{
+  const __m256 bound = _mm256_set1_ps(d2);
+  const __m256i source = _mm256_set1_epi32(int(s));
+  const __m256i rotate = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+  // Lane 0: the last entry of the block below (none below slot 0: never shifted).
+  __m256 belowD = _mm256_setzero_ps();
+  __m256i belowS = _mm256_setzero_si256();
+  for (Index i = 0; i <= n; i += 8)
+  {
+    const __m256 cur = _mm256_load_ps(d + i);
+    const __m256i curS = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256 rotD = _mm256_permutevar8x32_ps(cur, rotate);
+    const __m256i rotS = _mm256_permutevar8x32_epi32(curS, rotate);
+    const __m256 prev = _mm256_blend_ps(rotD, belowD, 1);
+    const __m256i prevS = _mm256_blend_epi32(rotS, belowS, 1);
+    const __m256 shift = _mm256_cmp_ps(prev, bound, _CMP_GT_OQ);
+    const __m256 after = _mm256_cmp_ps(cur, bound, _CMP_GT_OQ);
+    _mm256_store_ps(d + i, _mm256_blendv_ps(_mm256_blendv_ps(cur, bound, after), prev, shift));
+    const __m256i kept = _mm256_blendv_epi8(curS, source, _mm256_castps_si256(after));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(src + i),
+      _mm256_blendv_epi8(kept, prevS, _mm256_castps_si256(shift)));
+    belowD = rotD;
+    belowS = rotS;
+  }
+}
+#endif
+
+template <class T>
 inline void rankAll(const T* d, Index n, Index* order)
 {
   for (Index i = 0; i < n; ++i)
@@ -607,6 +658,20 @@ __attribute__((target("avx2"))) bool rankDistinctAvx2(const float* d, Index n, I
 }
 #endif
 } // namespace
+
+void insertSorted(float* d, Index* src, Index n, float d2, Index s)
+{
+#if JZ_X86_AVX2
+  if (haveAvx2())
+    return insertAvx2(d, src, n, d2, s);
+#endif
+  insertScalar(d, src, n, d2, s);
+}
+
+void insertSorted(double* d, Index* src, Index n, double d2, Index s)
+{
+  insertScalar(d, src, n, d2, s);
+}
 
 void rankOrder(float* d, Index n, Index* order)
 {

@@ -51,6 +51,13 @@ Index packAtMost(
 Index packAtMost(
   const double* d, const Index* src, Index n, double bound, double* outD, Index* outSrc);
 
+// Inserts (d2, s) into the list d/src[0, n), sorted by d, after the entries
+// equal to d2. Both arrays must hold n + 8 entries, d 32-byte aligned and
+// +infinity from n on (whole blocks of 8 are rewritten; the slots from
+// n + 1 on stay +infinity).
+void insertSorted(float* d, Index* src, Index n, float d2, Index s);
+void insertSorted(double* d, Index* src, Index n, double d2, Index s);
+
 // order[r] = the index i < n of rank r in the order (d[i], i): a counting
 // sort without branches (n^2 comparisons; for the few dozen of a leaf).
 // d must have room up to a multiple of 8 past n (padded here).

@@ -192,8 +192,8 @@ std::size_t mostBound(const std::vector<PotentialMember>& mem, double softening,
     bestOfCandidates(arrays, candidates, eps2, G, threads, kMaxCentreSums, best, stats->exact))
     return best;
   stats->fallbacks += 1;
-  bestOfCandidates(arrays, treeRankedCandidates(mem, softening, threads), eps2, G, threads, std::size_t(-1),
-    best, stats->exact);
+  bestOfCandidates(arrays, treeRankedCandidates(mem, softening, threads), eps2, G, threads,
+    std::size_t(-1), best, stats->exact);
   return best;
 }
 

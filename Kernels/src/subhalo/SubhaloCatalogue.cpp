@@ -51,11 +51,11 @@ void buildSubhaloCatalogue(const std::vector<GlobalId>& groupIds,
   for (std::size_t k = 0; k < S; ++k)
     rows[order[k]].rank =
       k > 0 && rows[order[k - 1]].group == rows[order[k]].group ? rows[order[k - 1]].rank + 1 : 0;
-  for (auto* column : { &cat.subhaloId, &cat.groupId, &cat.subhaloRank, &cat.count,
-         &cat.mostBoundId })
+  for (auto* column :
+    { &cat.subhaloId, &cat.groupId, &cat.subhaloRank, &cat.count, &cat.mostBoundId })
     column->resize(S);
-  for (auto* column : { &cat.mass, &cat.velocityDispersion, &cat.vmax, &cat.rvmax,
-         &cat.halfMassRadius })
+  for (auto* column :
+    { &cat.mass, &cat.velocityDispersion, &cat.vmax, &cat.rvmax, &cat.halfMassRadius })
     column->resize(S);
   for (auto* column : { &cat.centreOfPotential, &cat.centerOfMass, &cat.meanVelocity })
     column->resize(3 * S);

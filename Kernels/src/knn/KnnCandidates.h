@@ -95,12 +95,27 @@ public:
   // compacts a full slice first.
   void insert(Index q, T d2, Index src) { insertSorted(d2s(q), sources(q), size_[q]++, d2, src); }
 
-  // Appends at the end of query q's slice: d2 is at least its last and the
-  // slice is not full.
-  void append(Index q, T d2, Index src)
+  // Appends (d2[order[r]], src[order[r]]) for r = 0, 1, ... at the end of
+  // query q's slice while they pass filter2 and the slice has room, and
+  // returns the first r not appended: a ranking's nearest-first appends
+  // with the slice's pointers and size held in registers (the filter
+  // cannot change while appending).
+  Index appendRanked(Index q, const T* d2, const Index* src, const Index* order, Index n, T filter2)
   {
-    d2s(q)[size_[q]] = d2;
-    sources(q)[size_[q]++] = src;
+    T* __restrict d = d2s(q);
+    Index* __restrict s = sources(q);
+    std::size_t size = size_[q];
+    Index r = 0;
+    for (; r < n && size < cap_; ++r)
+    {
+      const Index i = order[r];
+      if (!(d2[i] <= filter2))
+        break;
+      d[size] = d2[i];
+      s[size++] = src[i];
+    }
+    size_[q] = Index(size);
+    return r;
   }
 
   // Drops query q's candidates past rank k beyond the filter (they cannot be

@@ -335,17 +335,16 @@ private:
         guess = seed.d2[seed.order[k - 1]];
         tighten(q, margin_.widen(double(guess)) * (1 + kBoundSlack), s);
       }
-      // Nearest first: appends while the list has room, offers after (ties).
-      for (Index r = 0; r < seed.n; ++r)
+      // Nearest first: appends while the list has room, offers after (ties;
+      // an offer after a compaction inserts at the end, as an append would).
+      Index r = s.lists.appendRanked(q, seed.d2, seed.src, seed.order, seed.n, s.filter2[q]);
+      for (; r < seed.n; ++r)
       {
         const Index i = seed.order[r];
         const T d2 = seed.d2[i];
         if (!(d2 <= s.filter2[q]))
           break;
-        if (!s.lists.full(q))
-          s.lists.append(q, d2, seed.src[i]);
-        else
-          offer(q, p, d2, seed.src[i], s);
+        offer(q, p, d2, seed.src[i], s);
       }
     }
     s.guess = guess;

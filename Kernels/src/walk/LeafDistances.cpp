@@ -1,7 +1,8 @@
 // The pre-filter loops of LeafDistances.h: portable scalar loops (the
 // compiler vectorizes them for the target, e.g. NEON on aarch64), and on
-// x86-64 AVX2 versions chosen at run time. Every version is conservative
-// (FilterMargin); exact double distances decide, so results are identical.
+// x86-64 AVX2 and AVX-512 versions chosen at run time. Every version is
+// conservative (FilterMargin); exact double distances decide, so results
+// are identical.
 #include "walk/LeafDistances.h"
 
 #include <cstdint>
@@ -301,6 +302,69 @@ bool haveAvx2()
     __builtin_cpu_supports("bmi") && __builtin_cpu_supports("popcnt");
   return yes;
 }
+
+// AVX-512 (F, VL, BW, DQ) on top of AVX2: 16 floats per step and lane masks.
+bool haveAvx512()
+{
+  static const bool yes = haveAvx2() && __builtin_cpu_supports("avx512f") &&
+    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+    __builtin_cpu_supports("avx512dq");
+  return yes;
+}
+
+#define JZ_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,popcnt")))
+
+// _mm512_min_ps (a < b ? a : b, as _mm256_min_ps), spelled without the
+// undefined pass-through register that GCC warns about.
+JZ_AVX512 inline __m512 min512(__m512 a, __m512 b)
+{
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), b, a);
+}
+
+// candidatesAvx2 on 16 floats per step: the survivors of a step are
+// compressed to the front of a register and stored at once under a mask,
+// instead of one by one from the comparison mask (a loop whose exit is
+// mispredicted at every step). Loads and stores are masked, so nothing is
+// read past the padding of 8 or written past the survivors.
+JZ_AVX512 Index candidatesAvx512(const float* xs, const float* ys, const float* zs, Index n,
+  const float* p, const float* periods, float filter2, Index* out, float* outD2)
+{
+  const __m512 px = _mm512_set1_ps(p[0]), py = _mm512_set1_ps(p[1]), pz = _mm512_set1_ps(p[2]);
+  const __m512 f = _mm512_set1_ps(filter2);
+  const bool periodic = periods != nullptr;
+  const __m512 lx = _mm512_set1_ps(periodic ? periods[0] : 0.0f);
+  const __m512 ly = _mm512_set1_ps(periodic ? periods[1] : 0.0f);
+  const __m512 lz = _mm512_set1_ps(periodic ? periods[2] : 0.0f);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  Index count = 0;
+  for (Index i = 0; i < n; i += 16)
+  {
+    const __mmask16 lanes = n - i < 16 ? __mmask16((1u << (n - i)) - 1) : __mmask16(0xffff);
+    __m512 dx = _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, xs + i), px);
+    __m512 dy = _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, ys + i), py);
+    __m512 dz = _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, zs + i), pz);
+    if (periodic)
+    {
+      dx = _mm512_abs_ps(dx);
+      dy = _mm512_abs_ps(dy);
+      dz = _mm512_abs_ps(dz);
+      dx = min512(dx, _mm512_sub_ps(lx, dx));
+      dy = min512(dy, _mm512_sub_ps(ly, dy));
+      dz = min512(dz, _mm512_sub_ps(lz, dz));
+    }
+    // The same operations, in the same order, as candidatesAvx2.
+    const __m512 d2 = _mm512_fmadd_ps(dz, dz, _mm512_fmadd_ps(dy, dy, _mm512_mul_ps(dx, dx)));
+    const __mmask16 pass = _mm512_mask_cmp_ps_mask(lanes, d2, f, _CMP_LE_OQ);
+    const unsigned found = unsigned(__builtin_popcount(pass));
+    const __mmask16 head = __mmask16((1u << found) - 1);
+    const __m512i index = _mm512_add_epi32(lane, _mm512_set1_epi32(int(i)));
+    _mm512_mask_storeu_epi32(out + count, head, _mm512_maskz_compress_epi32(pass, index));
+    if (outD2)
+      _mm512_mask_storeu_ps(outD2 + count, head, _mm512_maskz_compress_ps(pass, d2));
+    count += Index(found);
+  }
+  return count;
+}
 #endif
 } // namespace
 
@@ -311,6 +375,9 @@ Index candidates(const T* xs, const T* ys, const T* zs, Index n, const T* p, con
   T filter2, Index* out, T* outD2)
 {
 #if JZ_X86_AVX2
+  if constexpr (std::is_same<T, float>::value)
+    if (haveAvx512())
+      return candidatesAvx512(xs, ys, zs, n, p, periods, filter2, out, outD2);
   if (haveAvx2())
     return candidatesAvx2<T>(xs, ys, zs, n, p, periods, filter2, out, outD2);
 #endif
@@ -486,12 +553,51 @@ __attribute__((target("avx2,popcnt"))) Index packAvx2(
   }
   return m;
 }
+
+// Lanes i < n of d, 16 per step (masked: nothing read past n).
+JZ_AVX512 inline __mmask16 maskAtMost16(const float* d, Index i, Index n, __m512 bound)
+{
+  const __mmask16 lanes = n - i < 16 ? __mmask16((1u << (n - i)) - 1) : __mmask16(0xffff);
+  return _mm512_mask_cmp_ps_mask(lanes, _mm512_maskz_loadu_ps(lanes, d + i), bound, _CMP_LE_OQ);
+}
+
+JZ_AVX512 Index countAvx512(const float* d, Index n, float bound)
+{
+  const __m512 b = _mm512_set1_ps(bound);
+  Index within = 0;
+  for (Index i = 0; i < n; i += 16)
+    within += Index(__builtin_popcount(maskAtMost16(d, i, n, b)));
+  return within;
+}
+
+// packAvx2 with the selected lanes compressed to the front in one step (no
+// permutation table) and stored under a mask.
+JZ_AVX512 Index packAvx512(
+  const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc)
+{
+  const __m512 b = _mm512_set1_ps(bound);
+  Index m = 0;
+  for (Index i = 0; i < n; i += 16)
+  {
+    const __mmask16 pass = maskAtMost16(d, i, n, b);
+    const unsigned found = unsigned(__builtin_popcount(pass));
+    const __mmask16 head = __mmask16((1u << found) - 1);
+    _mm512_mask_storeu_ps(
+      outD + m, head, _mm512_maskz_compress_ps(pass, _mm512_maskz_loadu_ps(pass, d + i)));
+    _mm512_mask_storeu_epi32(
+      outSrc + m, head, _mm512_maskz_compress_epi32(pass, _mm512_maskz_loadu_epi32(pass, src + i)));
+    m += Index(found);
+  }
+  return m;
+}
 #endif
 } // namespace
 
 Index countAtMost(const float* d, Index n, float bound)
 {
 #if JZ_X86_AVX2
+  if (haveAvx512())
+    return countAvx512(d, n, bound);
   if (haveAvx2())
     return countAvx2(d, n, bound);
 #endif
@@ -506,6 +612,8 @@ Index countAtMost(const double* d, Index n, double bound)
 Index packAtMost(const float* d, const Index* src, Index n, float bound, float* outD, Index* outSrc)
 {
 #if JZ_X86_AVX2
+  if (haveAvx512())
+    return packAvx512(d, src, n, bound, outD, outSrc);
   if (haveAvx2())
     return packAvx2(d, src, n, bound, outD, outSrc);
 #endif
@@ -617,12 +725,25 @@ __attribute__((target("avx2"))) void rankAvx2(const float* d, Index n, Index* or
   }
 }
 
+// order[less[i]] = i when the counts of smaller distances less[i < n] (the
+// real lanes, not the padding) are the ranks, i.e. without ties: with ties
+// (or a NaN) the tied ones count fewer than their ranks, so the counts sum
+// to less than the ranks' n (n - 1) / 2; then false, order untouched.
+inline bool orderFromDistinctCounts(const Index* less, Index n, Index* order)
+{
+  std::uint64_t total = 0;
+  for (Index i = 0; i < n; ++i)
+    total += less[i];
+  if (total != std::uint64_t(n) * (n - 1) / 2)
+    return false;
+  for (Index i = 0; i < n; ++i)
+    order[less[i]] = i;
+  return true;
+}
+
 // rankAvx2 transposed, for the usual case without ties: the ranks of 8 i at
-// a time, each j broadcast once, no horizontal sums. The count of smaller
-// distances is the rank when there are no ties; with ties (or a NaN) the
-// tied ones count fewer than their ranks, so the counts sum to less than
-// the ranks' n (n - 1) / 2: then false is returned with order untouched
-// (rankAvx2 breaks the ties).
+// a time, each j broadcast once, no horizontal sums; false with ties, order
+// untouched (rankAvx2 breaks them).
 __attribute__((target("avx2"))) bool rankDistinctAvx2(const float* d, Index n, Index* order)
 {
   constexpr Index kMaxBlocks = 64;
@@ -647,14 +768,72 @@ __attribute__((target("avx2"))) bool rankDistinctAvx2(const float* d, Index n, I
     const __m256i less = _mm256_add_epi32(less0, less1);
     _mm256_store_si256(reinterpret_cast<__m256i*>(ranks + 8 * b), less);
   }
-  std::uint64_t total = 0; // of the n real lanes (not the +inf padding)
-  for (Index i = 0; i < n; ++i)
-    total += ranks[i];
-  if (total != std::uint64_t(n) * (n - 1) / 2)
+  return orderFromDistinctCounts(ranks, n, order);
+}
+
+// rankDistinctAvx2 with 16 lanes of i per register and the counts of up to
+// four blocks in registers: one pass over j per four blocks (one broadcast
+// per j for all of them, and one loop exit to mispredict instead of one per
+// block), each comparison a mask bit that a masked add counts. Blocks are
+// loaded under a lane mask (d is padded to a multiple of 8 only); lanes
+// past n are never summed.
+template <int Blocks>
+JZ_AVX512 void countLessAvx512(const float* d, Index n, Index first, Index* less)
+{
+  auto load = [&](int b) JZ_AVX512
+  {
+    const Index at = 16 * (first + Index(b)), left = n - at;
+    const __mmask16 lanes = left < 16 ? __mmask16((1u << left) - 1) : __mmask16(0xffff);
+    return b < Blocks ? _mm512_maskz_loadu_ps(lanes, d + at) : _mm512_setzero_ps();
+  };
+  // Named registers, not an array: GCC then keeps the masked adds in place.
+  const __m512 d0 = load(0), d1 = load(1), d2 = load(2), d3 = load(3);
+  const __m512i one = _mm512_set1_epi32(1);
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
+  for (Index j = 0; j < n; ++j)
+  {
+    const __m512 dj = _mm512_set1_ps(d[j]);
+    c0 = _mm512_mask_add_epi32(c0, _mm512_cmp_ps_mask(dj, d0, _CMP_LT_OQ), c0, one);
+    if (Blocks > 1)
+      c1 = _mm512_mask_add_epi32(c1, _mm512_cmp_ps_mask(dj, d1, _CMP_LT_OQ), c1, one);
+    if (Blocks > 2)
+      c2 = _mm512_mask_add_epi32(c2, _mm512_cmp_ps_mask(dj, d2, _CMP_LT_OQ), c2, one);
+    if (Blocks > 3)
+      c3 = _mm512_mask_add_epi32(c3, _mm512_cmp_ps_mask(dj, d3, _CMP_LT_OQ), c3, one);
+  }
+  less += 16 * first;
+  _mm512_store_si512(less, c0);
+  if (Blocks > 1)
+    _mm512_store_si512(less + 16, c1);
+  if (Blocks > 2)
+    _mm512_store_si512(less + 32, c2);
+  if (Blocks > 3)
+    _mm512_store_si512(less + 48, c3);
+}
+
+JZ_AVX512 bool rankDistinctAvx512(const float* d, Index n, Index* order)
+{
+  constexpr Index kMaxBlocks = 32;
+  const Index numBlocks = (n + 15) / 16;
+  if (numBlocks > kMaxBlocks)
     return false;
-  for (Index i = 0; i < n; ++i)
-    order[ranks[i]] = i;
-  return true;
+  alignas(64) Index less[16 * kMaxBlocks];
+  for (Index b = 0; b < numBlocks; b += 4)
+    switch (std::min<Index>(numBlocks - b, 4))
+    {
+      case 1:
+        countLessAvx512<1>(d, n, b, less);
+        break;
+      case 2:
+        countLessAvx512<2>(d, n, b, less);
+        break;
+      case 3:
+        countLessAvx512<3>(d, n, b, less);
+        break;
+      default:
+        countLessAvx512<4>(d, n, b, less);
+    }
+  return orderFromDistinctCounts(less, n, order);
 }
 #endif
 } // namespace
@@ -680,7 +859,7 @@ void rankOrder(float* d, Index n, Index* order)
 #if JZ_X86_AVX2
   if (haveAvx2())
   {
-    if (rankDistinctAvx2(d, n, order))
+    if (haveAvx512() ? rankDistinctAvx512(d, n, order) : rankDistinctAvx2(d, n, order))
       return;
     for (Index i = 0; i < n; ++i)
       order[i] = i; // a valid index in every slot, even were d to hold a NaN

@@ -1,6 +1,6 @@
-// The innermost loops of LeafToLeaf on the CPU, vectorized. AVX2 versions
-// are chosen at run time when the processor has AVX2, so one binary runs
-// on every x86-64 machine.
+// The innermost loops of LeafToLeaf on the CPU, vectorized. AVX2 and
+// AVX-512 versions are chosen at run time when the processor has them, so
+// one binary runs on every x86-64 machine.
 #pragma once
 
 #include <algorithm>

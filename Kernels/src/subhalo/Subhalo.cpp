@@ -403,12 +403,13 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   const std::string error = subhaloProblemError(p, names);
   if (!error.empty())
     throw Error(error);
-  RunInfo info = noSubhalos(out, p.numPoints, backend);
-  if (p.numPoints == 0)
-    return info;
   std::vector<Index> byGroup = pointsByGroup(p.groupId, p.numPoints);
   if (byGroup.empty())
-    return info;
+    return noSubhalos(out, p.numPoints, backend);
+  // The per-point output waits until after the density stage (the peak).
+  out = Subhalos();
+  RunInfo info;
+  info.backend = resolveBackend(backend);
   // Group g is byGroup[groupStart[g], groupStart[g] + groupSize[g]).
   std::vector<std::size_t> groupStart, groupSize;
   std::vector<GlobalId> groupIds;
@@ -448,8 +449,6 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   std::size_t numQueried = 0;
   for (std::size_t g = 0; g < groupIds.size(); ++g)
     numQueried += ordered[g] ? groupSize[g] : 0;
-  // The per-point output waits until after the density stage (the peak).
-  out = Subhalos();
   StageTimer densityTimer(&info, "density");
   GroupedNeighbours<T> seen;
   QueriedRows<T> queriedRows;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "SubhaloGroup.h"
+#include "jz/HugePages.h"
 #include "jz/Subhalo.h"
 
 namespace jz
@@ -15,8 +16,8 @@ namespace jz
 inline RunInfo noSubhalos(Subhalos& out, std::size_t numPoints, Backend backend)
 {
   out = Subhalos();
-  out.subhaloId.assign(numPoints, -1);
-  out.subhaloRank.assign(numPoints, -1);
+  assignOnHugePages(out.subhaloId, numPoints, GlobalId(-1));
+  assignOnHugePages(out.subhaloRank, numPoints, GlobalId(-1));
   RunInfo info;
   info.backend = resolveBackend(backend);
   return info;

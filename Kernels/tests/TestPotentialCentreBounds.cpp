@@ -1,11 +1,13 @@
-// The centres' branch and bound (src/cpu/PotentialCentreBounds.h), leaf
-// filter (src/cpu/PotentialCentreFilter.h) and float pass
-// (src/cpu/PotentialCentreFloatSums.h) against long-double direct sums
+// The centres' branch and bound (src/halo/PotentialCentreBounds.h), leaf
+// filter (src/halo/PotentialCentreFilter.h) and float pass
+// (src/halo/PotentialCentreFloatSums.h) against long-double direct sums
 // of every member's U: every member within the margin of the largest U must
 // be a candidate, with a bound at or above its U, on groups built for near
 // and exact ties (mirror-image subclumps, a lattice, duplicates in bulk, all
 // points equal), a cusp like a halo's, with and without softening, far from
-// the origin.
+// the origin. The member of lowest potential (src/halo/MostBound.h), from
+// the whole group and from the members near the largest U alone, against
+// the same sums.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -16,6 +18,7 @@
 #include "../bench/HaloPoints.h"
 #include "TestHarness.h"
 #include "gravity/GravityKernelsCpu.h"
+#include "halo/MostBound.h"
 #include "halo/PotentialCentreBounds.h"
 #include "halo/PotentialCentreFilter.h"
 #include "halo/PotentialCentreFloatSums.h"
@@ -377,6 +380,51 @@ JZ_TEST(ExactSumsSkipOnlyTheirLane)
         "eps " << eps << " point " << i << ": symmetric " << symmetric[i] << ", U "
                << double(ref[i]));
     }
+  }
+}
+
+// mostBound over the whole group and mostBoundAmong over the members whose
+// U lies within 1e-9 of the largest (what the subhalos' unbinding hands on)
+// pick the same member, and its U is the largest (up to the sums'
+// rounding where exact ties make several members the lowest), on groups
+// of the sizes that take each search path.
+JZ_TEST(MostBoundWholeAndAmongTheNearLowest)
+{
+  struct Case
+  {
+    std::string name;
+    Group g;
+    double eps;
+    bool ties;
+  };
+  const std::vector<Case> cases = { { "cusp 20", cusp(20, 0.25), 1e-3, false },
+    { "cusp 300", cusp(300, 0.25), 1e-3, false }, { "cusp 3000", cusp(3000, 0.25), 1e-3, false },
+    { "cusp 9000 far", cusp(9000, 1e6), 1e-3, false },
+    { "mirrored 1000", mirrored(500, 0.0), 1e-3, true },
+    { "lattice 8^3", lattice(8, 1), 0.0, true } };
+  for (const Case& c : cases)
+  {
+    const std::size_t n = c.g.x.size();
+    const std::vector<long double> u = directU(c.g, c.eps);
+    const long double best = *std::max_element(u.begin(), u.end());
+    std::vector<jz::PotentialMember> mem(n);
+    std::vector<std::size_t> near;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      mem[i] = { { c.g.x[i], c.g.y[i], c.g.z[i] }, c.g.m[i], jz::GlobalId(i), 0 };
+      if (u[i] >= best * (1 - 1e-9L))
+        near.push_back(i);
+    }
+    jz::PotentialCentreStats stats;
+    const std::size_t whole = jz::mostBound(mem, c.eps, 1.0, 2, &stats);
+    const std::size_t among = jz::mostBoundAmong(mem, near, c.eps, 1.0, 2);
+    std::printf("%s: n %zu, %zu near the lowest, whole %zu, among them %zu\n", c.name.c_str(), n,
+      near.size(), whole, among);
+    JZ_CHECK_MSG(u[among] >= best * (1 - 1e-12L), c.name << ": member " << among << " not lowest");
+    JZ_CHECK_MSG(u[whole] >= best * (1 - 1e-12L), c.name << ": member " << whole << " not lowest");
+    if (!c.ties)
+      JZ_CHECK_MSG(whole == among, c.name << ": " << whole << " != " << among);
+    JZ_CHECK(std::find(near.begin(), near.end(), among) != near.end());
   }
 }
 

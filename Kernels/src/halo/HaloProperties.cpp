@@ -24,12 +24,10 @@
 #include <omp.h>
 
 #include "jz/StageTimer.h"
-#include "gravity/GravityKernelsCpu.h"
 #include "halo/MostBound.h"
 #include "halo/RangeCollectPolicy.h"
 #include "halo/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
-#include "jz/Gravity.h"
 #include "jz/HaloProperties.h"
 #include "jz/HugePages.h"
 #include "jz/Validate.h"

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -376,6 +377,93 @@ JZ_TEST(KnnSelfQueryPrefix)
     for (std::size_t i = 0; i < m; ++i)
       JZ_CHECK(std::fabs(ra[i] - rb[i]) <= 1e-5f * rb[i]);
   }
+}
+
+JZ_TEST(KnnNamedSelfQueries)
+{
+  // Only the sources selfQueryIndices names query (a shuffled subset, with
+  // bulk duplicates among the points), results row q for the q-th named.
+  // Same as querying with an explicit copy of those points, and the visit
+  // reports each neighbour's row: its place in the names, or none.
+  auto pts = jztest::makePoints<float>("clustered", 7000, 21);
+  for (std::size_t i = 100; i < 400; ++i) // a run of one point
+    std::copy_n(&pts[0], 3, &pts[3 * i]);
+  std::vector<jz::Index> named(7000);
+  std::iota(named.begin(), named.end(), jz::Index(0));
+  std::shuffle(named.begin(), named.end(), std::mt19937(4));
+  const std::size_t m = 3000, k = 20;
+  named.resize(m);
+  std::vector<double> mass(7000);
+  for (std::size_t i = 0; i < mass.size(); ++i)
+    mass[i] = 1.0 + double(i % 7);
+  std::vector<jz::Index> rowOf(7000, jz::Index(-1));
+  for (std::size_t q = 0; q < m; ++q)
+    rowOf[named[q]] = jz::Index(q);
+  for (int periodic = 0; periodic < 2; ++periodic)
+  {
+    jz::KnnProblem<float> pr;
+    pr.sources = pts.data();
+    pr.numSources = 7000;
+    pr.sourceMasses = mass.data();
+    pr.k = int(k);
+    pr.periodic = periodic;
+    pr.selfQueryIndices = named.data();
+    pr.numSelfQueries = m;
+    std::vector<jz::GlobalId> a(m * k, -1), b(m * k, -2);
+    std::vector<float> ha(m, -1), hb(m, -2), ra(m), rb(m);
+    jz::KnnResults<float> outA;
+    outA.neighborIds = a.data();
+    outA.smoothingLength = ha.data();
+    outA.density = ra.data();
+    runKnn(pr, outA, "named");
+    jz::KnnProblem<float> sep = pr;
+    sep.selfQueryIndices = nullptr;
+    sep.numSelfQueries = std::size_t(-1);
+    std::vector<float> copies(3 * m);
+    for (std::size_t q = 0; q < m; ++q)
+      std::copy_n(&pts[3 * std::size_t(named[q])], 3, &copies[3 * q]);
+    sep.queries = copies.data();
+    sep.numQueries = m;
+    jz::KnnResults<float> outB;
+    outB.neighborIds = b.data();
+    outB.smoothingLength = hb.data();
+    outB.density = rb.data();
+    runKnn(sep, outB, "separate");
+    JZ_CHECK(a == b);
+    JZ_CHECK(ha == hb);
+    JZ_CHECK(ra == rb); // summed in rank order either way (infinite on the run)
+    if (jztest::onGpu())
+      continue; // the visit is the CPU walk's
+    std::vector<jz::Index> rows(m * k, 7);
+    jz::KnnResults<float> visit;
+    visit.visitQueryRows = true;
+    visit.visitNeighbors = [&](std::size_t q, const jz::Index* r)
+    { std::copy_n(r, k, &rows[q * k]); };
+    jz::computeKnn(pr, visit, jz::Backend::CPU);
+    std::size_t wrong = 0;
+    for (std::size_t e = 0; e < m * k; ++e)
+      wrong += rows[e] != rowOf[std::size_t(a[e])];
+    JZ_CHECK_MSG(wrong == 0, wrong << " neighbour rows differ from their place in the names");
+  }
+  // Names out of range or twice, or with separate queries, are refused.
+  jz::KnnProblem<float> bad;
+  bad.sources = pts.data();
+  bad.numSources = 7000;
+  bad.k = 4;
+  std::vector<jz::Index> twice = { 5, 9, 5 }, outside = { 5, 7000 };
+  std::vector<float> h(3);
+  jz::KnnResults<float> res;
+  res.smoothingLength = h.data();
+  bad.selfQueryIndices = twice.data();
+  bad.numSelfQueries = twice.size();
+  JZ_CHECK_THROWS(jz::computeKnn(bad, res, jztest::backend()));
+  bad.selfQueryIndices = outside.data();
+  bad.numSelfQueries = outside.size();
+  JZ_CHECK_THROWS(jz::computeKnn(bad, res, jztest::backend()));
+  bad.numSelfQueries = 1;
+  bad.queries = pts.data();
+  bad.numQueries = 1;
+  JZ_CHECK_THROWS(jz::computeKnn(bad, res, jztest::backend()));
 }
 
 JZ_TEST(KnnBadInput)

@@ -35,6 +35,10 @@ struct KnnProblem
   // numSelfQueries sources query (results are for those); the others are
   // sources only, e.g. ghost points received from other ranks.
   std::size_t numSelfQueries = std::size_t(-1);
+  // Self query only: when given, the numSelfQueries distinct sources it
+  // names query instead, results row q for source selfQueryIndices[q] (a
+  // subset searched in place, with no copy of the points).
+  const Index* selfQueryIndices = nullptr;
   // Periodic box [boxLo, boxHi); points outside are wrapped in.
   bool periodic = false;
   double boxLo[3] = { 0, 0, 0 };
@@ -61,6 +65,11 @@ struct KnnResults
   // rather than store numQueries x k ids. The CPU walk of one process only
   // (computeKnn on Backend::CPU); other backends do not call it.
   std::function<void(std::size_t query, const Index* sources)> visitNeighbors;
+  // When set, visitNeighbors gets each neighbour's result row instead of its
+  // input index (with selfQueryIndices its place there; Index(-1) for a
+  // source that does not query), looked up in the walk's order rather than
+  // at random.
+  bool visitQueryRows = false;
 };
 
 // Validates the problem (throws Error with a clear message: non-finite

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 namespace jz
 {
@@ -127,6 +128,27 @@ std::string nonFiniteValueError(
   return what + " has a non-finite value at point " + std::to_string(bad / components);
 }
 
+namespace
+{
+// The subset a self query names must be distinct sources, at most all of them.
+std::string selfQueryIndicesError(const Index* indices, std::size_t count, std::size_t numSources)
+{
+  if (count > numSources)
+    return "selfQueryIndices names " + std::to_string(count) + " queries of " +
+      std::to_string(numSources) + " sources";
+  std::vector<char> named(numSources, 0);
+  for (std::size_t q = 0; q < count; ++q)
+  {
+    const Index i = indices[q];
+    if (i >= numSources || named[i])
+      return "selfQueryIndices[" + std::to_string(q) + "] = " + std::to_string(i) +
+        (i >= numSources ? " is not a source" : " is named twice");
+    named[i] = 1;
+  }
+  return {};
+}
+} // namespace
+
 template <class T>
 std::string problemError(const KnnProblem<T>& p, ProblemExtent extent, const InputNames& names)
 {
@@ -136,8 +158,10 @@ std::string problemError(const KnnProblem<T>& p, ProblemExtent extent, const Inp
     : neighbourCountError(p.k, std::int64_t(p.k), names); // K >= 1 only
   if (e.empty() && p.numSources > 0 && !p.sources)
     e = "no " + names.sourcePoint + " coordinates were given";
-  if (e.empty() && !self && p.numSelfQueries < p.numSources)
-    e = "numSelfQueries applies to self queries only";
+  if (e.empty() && !self && (p.numSelfQueries < p.numSources || p.selfQueryIndices))
+    e = "numSelfQueries and selfQueryIndices apply to self queries only";
+  if (e.empty() && p.selfQueryIndices)
+    e = selfQueryIndicesError(p.selfQueryIndices, p.numSelfQueries, p.numSources);
   if (e.empty() && p.leafSize < 0)
     e = "the kNN leaf size " + std::to_string(p.leafSize) + " is negative";
   if (e.empty())

@@ -87,7 +87,7 @@ std::vector<double> coreDistances2(const ZTree<T>& tree, const Metric& metric, i
     }
   };
   using Policy = KnnLeafSearch<T, Metric, decltype(store)>;
-  Policy policy(tree, k, metric, threads, &keys, Index(-1), store);
+  Policy policy(tree, k, metric, threads, &keys, KnnQueryRows{ tree.queryPoints().inputIndex.data() }, store);
   DualWalk<T, Policy> walk(tree, policy, threads);
   walk.leafPass(walk.walkDownTo(1));
   return core2;
@@ -237,7 +237,8 @@ private:
       low2[q] = roundDownToFloat(nb.d2(kNearestRound - 1));
     };
     using Policy = KnnLeafSearch<T, Metric, decltype(store)>;
-    Policy policy(tree_, kNearestRound, weights_.metric, threads_, &keys_, Index(-1), store);
+    const KnnQueryRows rows{ tree_.queryPoints().inputIndex.data() };
+    Policy policy(tree_, kNearestRound, weights_.metric, threads_, &keys_, rows, store);
     DualWalk<T, Policy> walk(tree_, policy, threads_);
     walk.leafPass(walk.walkDownTo(1));
   }

@@ -1,5 +1,6 @@
 // computeKnn: input validation and backend dispatch.
 #include <algorithm>
+#include <vector>
 
 #include "common/CudaFallback.h"
 #include "knn/KnnBackends.h"
@@ -21,14 +22,24 @@ RunInfo knnInWindow(const KnnProblem<T>& problem, const KnnResults<T>& results,
   info.backend = resolveBackend(backend);
   auto gpu = [&]
   {
-    if (problem.queries == nullptr && problem.numSelfQueries < problem.numSources)
+    if (problem.queries == nullptr &&
+      (problem.numSelfQueries < problem.numSources || problem.selfQueryIndices))
     {
-      // The GPU walk has no query subset: the first sources query as a
+      // The GPU walk has no query subset: the querying sources go as a
       // separate query set instead (same results).
       KnnProblem<T> separate = problem;
-      separate.queries = problem.sources;
+      std::vector<T> named;
+      if (problem.selfQueryIndices)
+      {
+        named.resize(3 * numQueries);
+        for (std::size_t q = 0; q < numQueries; ++q)
+          std::copy_n(problem.sources + 3 * std::size_t(problem.selfQueryIndices[q]), 3,
+            &named[3 * q]);
+      }
+      separate.queries = problem.selfQueryIndices ? named.data() : problem.sources;
       separate.numQueries = numQueries;
       separate.numSelfQueries = std::size_t(-1);
+      separate.selfQueryIndices = nullptr;
       knnCuda(separate, results, info, control);
     }
     else

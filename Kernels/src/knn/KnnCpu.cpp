@@ -25,6 +25,7 @@
 #include "knn/KnnBackends.h"
 #include "knn/KnnCandidates.h"
 #include "knn/KnnLeafSearch.h"
+#include "knn/KnnQueryRows.h"
 #include "walk/BoxMetric.h"
 #include "walk/DualWalk.h"
 #include "walk/OrderRunsByKey.h"
@@ -101,13 +102,14 @@ struct KnnOutputWriter
   const KnnProblem<T>& problem;
   const KnnResults<T>& results;
   const SortedPoints<T>& sources;
-  const SortedPoints<T>& queries;
+  const KnnQueryRows rows;
   const SourceKeys& keys;
+  const double* sortedMasses; // the sources' masses in tree order; null: unit
 
   void operator()(Index q, const RankedNeighbors& nb) const
   {
     const int k = problem.k;
-    const std::size_t out = queries.inputIndex[q];
+    const std::size_t out = rows.row(q);
     const double h = std::sqrt(nb.d2(k - 1));
     if (results.smoothingLength)
       results.smoothingLength[out] = T(h);
@@ -128,7 +130,8 @@ struct KnnOutputWriter
     thread_local std::vector<Index> inputs;
     inputs.resize(std::size_t(problem.k));
     for (int j = 0; j < problem.k; ++j)
-      inputs[std::size_t(j)] = sources.inputIndex[nb.src(j)];
+      inputs[std::size_t(j)] =
+        results.visitQueryRows ? rows.row(nb.src(j)) : sources.inputIndex[nb.src(j)];
     results.visitNeighbors(out, inputs.data());
   }
 
@@ -139,7 +142,7 @@ struct KnnOutputWriter
   // function of prefetches alone for one without effects and drops its calls.
   __attribute__((always_inline)) void prefetch(Index q) const
   {
-    const std::size_t out = queries.inputIndex[q];
+    const std::size_t out = rows.row(q);
     if (results.smoothingLength)
       __builtin_prefetch(results.smoothingLength + out);
     if (results.density)
@@ -152,7 +155,7 @@ struct KnnOutputWriter
 
   double mass(Index sortedSource) const
   {
-    return problem.sourceMasses ? problem.sourceMasses[sources.inputIndex[sortedSource]] : 1.0;
+    return sortedMasses ? sortedMasses[sortedSource] : 1.0;
   }
 
   double density(const RankedNeighbors& nb, double h) const
@@ -199,14 +202,47 @@ TreeBuildOptions knnTreeOptions(const KnnProblem<T>& problem)
   return options;
 }
 
+// The source masses in tree order where densities are asked for (each is
+// read by about K queries there), else none.
+template <class T>
+std::vector<double> sortedMasses(
+  const SortedPoints<T>& sources, const KnnProblem<T>& problem, const KnnResults<T>& results)
+{
+  if (!problem.sourceMasses || !results.density)
+    return {};
+  const std::size_t n = sources.inputIndex.size();
+  std::vector<double> m(n);
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t t = 0; t < std::ptrdiff_t(n); ++t)
+    m[std::size_t(t)] = problem.sourceMasses[sources.inputIndex[std::size_t(t)]];
+  return m;
+}
+
+// KnnQueryRows' table: row q for the tree's query point of input index
+// rows[q], none for the others (whose input indices are `inputIndex`, in the
+// tree's query order).
+std::vector<Index> queryRowTable(
+  const std::vector<Index>& inputIndex, const Index* rows, std::size_t count)
+{
+  const std::size_t n = inputIndex.size();
+  std::vector<Index> rowOfInput(n, KnnQueryRows::kSourceOnly);
+  for (std::size_t q = 0; q < count; ++q)
+    rowOfInput[rows[q]] = Index(q);
+  std::vector<Index> table(n);
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t t = 0; t < std::ptrdiff_t(n); ++t)
+    table[std::size_t(t)] = rowOfInput[inputIndex[std::size_t(t)]];
+  return table;
+}
+
 // The node planes, then LeafToLeaf per parent of the leaves into `writer`.
 template <class T, class Metric>
 void knnWalk(const ZTree<T>& tree, const KnnProblem<T>& problem, const Metric& metric,
-  Index queryLimit, KnnOutputWriter<T>& writer, RunInfo& info, const RunControl& control)
+  KnnOutputWriter<T>& writer, RunInfo& info, const RunControl& control)
 {
   using Policy = KnnLeafSearch<T, Metric, KnnOutputWriter<T>>;
   const int threads = knnWalkThreads(control);
-  Policy policy(tree, problem.k, metric, threads, &writer.keys, queryLimit, writer);
+  Policy policy(tree, problem.k, metric, threads, &writer.keys, writer.rows, writer);
   DualWalk<T, Policy> walk(tree, policy, threads, &info);
   StageTimer nodeTimer(&info, "node walks");
   const auto parents = knnWalkAboveLeaves(walk, policy, control);
@@ -249,13 +285,25 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
 
   // Keys that break distance ties: global ids when given, else input indices.
   const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
-  KnnOutputWriter<T> writer{ problem, results, tree.sources, tree.queryPoints(), keys };
+  KnnQueryRows rows{ tree.queryPoints().inputIndex.data() };
+  std::vector<Index> rowTable;
+  if (self && problem.selfQueryIndices)
+  {
+    rowTable = queryRowTable(tree.queryPoints().inputIndex, problem.selfQueryIndices, numQueries);
+    rows.table = rowTable.data();
+  }
+  else if (self)
+  {
+    rows.limit = Index(numQueries);
+  }
+  const std::vector<double> masses = sortedMasses(tree.sources, problem, results);
+  KnnOutputWriter<T> writer{ problem, results, tree.sources, rows, keys,
+    masses.empty() ? nullptr : masses.data() };
   // Neighbours come in rank order: densities are summed in rank order on
   // every backend, so they do not depend on whether lists were asked for, or
   // on the backend.
-  const Index queryLimit = self ? Index(numQueries) : Index(-1);
   withBoxMetric(per,
-    [&](const auto& metric) { knnWalk(tree, problem, metric, queryLimit, writer, info, control); });
+    [&](const auto& metric) { knnWalk(tree, problem, metric, writer, info, control); });
 }
 
 namespace
@@ -302,9 +350,12 @@ void knnCpuOnTree(const ZTree<T>& tree, const KnnProblem<T>& problem, const KnnR
     return;
   const WalkThreadsScope threads(control);
   const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
-  KnnOutputWriter<T> writer{ problem, results, tree.sources, tree.queryPoints(), keys };
+  const KnnQueryRows rows{ tree.queryPoints().inputIndex.data() };
+  const std::vector<double> masses = sortedMasses(tree.sources, problem, results);
+  KnnOutputWriter<T> writer{ problem, results, tree.sources, rows, keys,
+    masses.empty() ? nullptr : masses.data() };
   withBoxMetric(tree.periodicity,
-    [&](const auto& metric) { knnWalk(tree, problem, metric, Index(-1), writer, info, control); });
+    [&](const auto& metric) { knnWalk(tree, problem, metric, writer, info, control); });
 }
 
 template void knnCpu<float>(

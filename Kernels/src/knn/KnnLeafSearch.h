@@ -23,6 +23,7 @@
 
 #include "knn/KnnCandidates.h"
 #include "knn/KnnNodePolicy.h"
+#include "knn/KnnQueryRows.h"
 #include "walk/LeafDistances.h"
 
 namespace jz
@@ -46,13 +47,12 @@ class KnnLeafSearch : public KnnNodePolicy<T, Metric>
 public:
   static constexpr bool kLeafLists = false; // the parent's list is walked
 
-  // Query points with an input index at or above queryLimit only act as
-  // sources.
+  // Query points that `rows` leaves without a row only act as sources.
   KnnLeafSearch(const ZTree<T>& tree, int k, const Metric& metric, int numThreads,
-    const SourceKeys* keys, Index queryLimit, Reduce& reduce)
+    const SourceKeys* keys, const KnnQueryRows& rows, Reduce& reduce)
     : Base(tree, k, metric, numThreads)
     , keys_(keys)
-    , queryLimit_(queryLimit)
+    , rows_(rows)
     , reduce_(reduce)
     , margin_(FilterMargin::of(tree))
     , scratch_(numThreads)
@@ -183,7 +183,7 @@ private:
   const T* periodsOrNull() const { return Metric::kPeriodic ? periods_ : nullptr; }
   bool isSourceOnly(Index sortedQuery) const
   {
-    return this->tree_.queryPoints().inputIndex[sortedQuery] >= queryLimit_;
+    return !rows_.searches(sortedQuery);
   }
 
   // Whether leaf c has a query that searches (not a source only).
@@ -545,7 +545,7 @@ private:
   }
 
   const SourceKeys* keys_;
-  Index queryLimit_;
+  KnnQueryRows rows_;
   Reduce& reduce_;
   FilterMargin margin_; // pre-filter vs exact distances, periodic wrap included
   T periods_[3];

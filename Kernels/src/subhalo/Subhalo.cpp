@@ -18,7 +18,6 @@
 #include "SubhaloGroup.h"
 #include "SubhaloProperties.h"
 #include "jz/Geometry.h"
-#include "jz/HugePages.h"
 #include "jz/Knn.h"
 #include "jz/StageTimer.h"
 #include "jz/Subhalo.h"
@@ -62,17 +61,6 @@ struct GroupedNeighbours
   std::unique_ptr<T[]> radius;
 };
 
-// The coordinates, ids and masses of the points as the density search
-// gathered them, the points that queried first, in query order (read again
-// by their groups). Empty where the densities were given.
-template <class T>
-struct QueriedRows
-{
-  UninitialisedVector<T> xyz;
-  UninitialisedVector<GlobalId> ids;
-  UninitialisedVector<double> mass; // empty without masses
-};
-
 // Whether the density search collects GroupedNeighbours: the CPU walk only
 // reports its lists, and a K of at most saddleNeighbors cannot hold them.
 template <class T>
@@ -83,16 +71,14 @@ bool collectsNeighbours(const SubhaloProblem<T>& p, Backend backend)
 }
 
 // The density of each of the `numQueried` points `queried` (in that order):
-// only they query, every point is a source. They go first so that they alone
-// query; ids travel with the points, so the ties (and the result) do not
-// change. Their groups are runs: group r at [groupStart[r], groupStart[r + 1])
-// (the last to numQueried). Fills `seen` where collectsNeighbours, and `rows`
-// when it searches; the search's stage times go to `info` as
-// "density: <stage>".
+// only they query, in place; every point is a source. Their groups are
+// runs: group r at [groupStart[r], groupStart[r + 1]) (the last to
+// numQueried). Fills `seen` where collectsNeighbours; the search's stage
+// times go to `info` as "density: <stage>".
 template <class T>
 std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
   std::size_t numQueried, const std::vector<std::size_t>& groupStart, Backend backend,
-  const RunControl& control, GroupedNeighbours<T>& seen, QueriedRows<T>& rows, RunInfo& info)
+  const RunControl& control, GroupedNeighbours<T>& seen, RunInfo& info)
 {
   if (p.densities)
   {
@@ -103,43 +89,8 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
   }
   if (numQueried == 0)
     return {};
-  const std::size_t n = p.numPoints;
-  StageTimer gatherTimer(&info, "density: points gathered");
-  UninitialisedVector<Index> order;
-  resizeHugePages(order, n);
-  std::copy_n(queried, numQueried, order.begin());
-  {
-    std::vector<char> inGroup(n, 0);
-    for (std::size_t j = 0; j < numQueried; ++j)
-      inGroup[queried[j]] = 1;
-    std::size_t at = numQueried;
-    for (std::size_t i = 0; i < n; ++i)
-      if (!inGroup[i])
-        order[at++] = Index(i);
-  }
-  UninitialisedVector<T>& xyz = rows.xyz;
-  UninitialisedVector<GlobalId>& ids = rows.ids;
-  UninitialisedVector<double>& mass = rows.mass;
-  resizeHugePages(xyz, 3 * n);
-  resizeHugePages(ids, n);
-  resizeHugePages(mass, p.masses ? n : 0);
-  const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::ptrdiff_t sj = 0; sj < std::ptrdiff_t(n); ++sj)
-  {
-    const std::size_t j = std::size_t(sj);
-    const Index i = order[j];
-    std::copy_n(p.points + 3 * std::size_t(i), 3, &xyz[3 * j]);
-    ids[j] = p.ids ? p.ids[i] : GlobalId(i);
-    if (p.masses)
-      mass[j] = p.masses[i];
-  }
-  order = UninitialisedVector<Index>();
-  gatherTimer.stop();
   KnnProblem<T> k = densityProblem(p);
-  k.sources = xyz.data();
-  k.sourceIds = ids.data();
-  k.sourceMasses = p.masses ? mass.data() : nullptr;
+  k.selfQueryIndices = queried;
   k.numSelfQueries = numQueried;
   std::vector<T> rho(numQueried);
   KnnResults<T> r;
@@ -153,6 +104,7 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
     seen.local.reset(new Local[numQueried * per]);
     seen.radius.reset(new T[numQueried]);
     r.smoothingLength = seen.radius.get();
+    r.visitQueryRows = true; // a neighbour's query position tells its group and place there
     r.visitNeighbors = [&, per](std::size_t q, const Index* sources) // runs after this block
     {
       const auto g = std::upper_bound(groupStart.begin(), groupStart.end(), q) - 1;
@@ -201,37 +153,22 @@ DensityNeighbours groupNeighbours(const GroupedNeighbours<T>& seen, std::size_t 
   return v;
 }
 
-// Where a group's coordinates, ids (null: the input index) and masses (null:
-// unit) are read: row j is its j-th point's, from the rows the density
-// search gathered when `gathered`, else from the input at inputs[j].
-template <class T>
-struct MemberRows
-{
-  const T* points;
-  const GlobalId* ids;
-  const double* masses;
-  const Index* inputs;
-  bool gathered;
-  std::size_t row(std::size_t j) const { return gathered ? j : inputs[j]; }
-};
-
 // The group of the n input points `inputs` with densities `rho` (both in
 // the same order, ascending input index; null: by global id alone);
-// memberOf[j] is the member index of inputs[j]. The rows are read in that
-// order and scattered into the group's (small) arrays.
+// memberOf[j] is the member index of inputs[j]. The input rows are read in
+// that order and scattered into the group's (small) arrays.
 template <class T>
-GroupMembers gatherGroup(const SubhaloProblem<T>& p, const MemberRows<T>& rows, const double* rho,
+GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const double* rho,
   std::size_t n, const double* period, std::vector<Index>& memberOf)
 {
-  // Input rows lie anywhere in the input (the velocities always): fetched ahead.
+  // Input rows lie anywhere in the input: fetched ahead.
   constexpr std::size_t kAhead = 16;
-  const Index* inputs = rows.inputs;
   std::vector<GlobalId> id(n);
   for (std::size_t j = 0; j < n; ++j)
   {
-    if (rows.ids && !rows.gathered && j + kAhead < n)
-      __builtin_prefetch(rows.ids + inputs[j + kAhead]);
-    id[j] = rows.ids ? rows.ids[rows.row(j)] : GlobalId(inputs[j]);
+    if (p.ids && j + kAhead < n)
+      __builtin_prefetch(p.ids + inputs[j + kAhead]);
+    id[j] = p.ids ? p.ids[inputs[j]] : GlobalId(inputs[j]);
   }
   std::vector<Index> byDensity(n);
   std::iota(byDensity.begin(), byDensity.end(), Index(0));
@@ -249,7 +186,7 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const MemberRows<T>& rows, 
   }
   // The unwrapping's reference: the member of smallest global id.
   const std::size_t first = std::size_t(std::min_element(id.begin(), id.end()) - id.begin());
-  const T* ref = rows.points + 3 * rows.row(first);
+  const T* ref = p.points + 3 * std::size_t(inputs[first]);
   g.xyz.resize(3 * n);
   g.given.resize(3 * n);
   g.vel.resize(3 * n);
@@ -260,21 +197,18 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const MemberRows<T>& rows, 
     {
       const std::size_t ahead = inputs[j + kAhead];
       __builtin_prefetch(p.velocities + 3 * ahead);
-      if (!rows.gathered)
-      {
-        if (rows.masses)
-          __builtin_prefetch(rows.masses + ahead);
-        __builtin_prefetch(rows.points + 3 * ahead);
-      }
+      __builtin_prefetch(p.points + 3 * ahead);
+      if (p.masses)
+        __builtin_prefetch(p.masses + ahead);
     }
-    const std::size_t r = rows.row(j), i = memberOf[j];
-    g.mass[i] = rows.masses ? rows.masses[r] : 1.0;
+    const std::size_t r = inputs[j], i = memberOf[j];
+    g.mass[i] = p.masses ? p.masses[r] : 1.0;
     for (int d = 0; d < 3; ++d)
     {
-      const double r0 = double(ref[d]), x = double(rows.points[3 * r + d]);
+      const double r0 = double(ref[d]), x = double(p.points[3 * r + d]);
       g.given[3 * i + d] = x;
       g.xyz[3 * i + d] = r0 + nearestImageOffset(x - r0, period[d]);
-      g.vel[3 * i + d] = p.velocities[3 * std::size_t(inputs[j]) + d];
+      g.vel[3 * i + d] = p.velocities[3 * r + d];
     }
   }
   return g;
@@ -451,9 +385,8 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
     numQueried += ordered[g] ? groupSize[g] : 0;
   StageTimer densityTimer(&info, "density");
   GroupedNeighbours<T> seen;
-  QueriedRows<T> queriedRows;
-  const std::vector<double> rho = densities(
-    p, byGroup.data(), numQueried, queriedStart, backend, control, seen, queriedRows, info);
+  const std::vector<double> rho =
+    densities(p, byGroup.data(), numQueried, queriedStart, backend, control, seen, info);
   densityTimer.stop();
   info.counters.emplace_back("density queries", double(numQueried));
   double period[3];
@@ -482,12 +415,8 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       const double t0 = threadCpuSeconds();
       const std::size_t at = groupStart[gi];
       std::vector<Index> memberOf;
-      MemberRows<T> rows{ p.points, p.ids, p.masses, &byGroup[at], false };
-      if (ordered[gi] && !queriedRows.ids.empty())
-        rows = { &queriedRows.xyz[3 * at], &queriedRows.ids[at],
-          queriedRows.mass.empty() ? nullptr : &queriedRows.mass[at], &byGroup[at], true };
       const GroupMembers g =
-        gatherGroup(p, rows, ordered[gi] ? &rho[at] : nullptr, groupSize[gi], period, memberOf);
+        gatherGroup(p, &byGroup[at], ordered[gi] ? &rho[at] : nullptr, groupSize[gi], period, memberOf);
       DensityNeighbours groupSeen;
       const bool listed = ordered[gi] && seen.perPoint > 0;
       if (listed)
@@ -509,7 +438,6 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
     });
   groupTimer.stop();
   seen = {};
-  queriedRows = {};
   // Thread CPU of the groups' stages (the large groups' inner threads not counted).
   info.stageSeconds.emplace_back("candidates (CPU of group threads)", candidateCpu.load());
   info.stageSeconds.emplace_back("unbinding (CPU of group threads)", unbindingCpu.load());

@@ -221,17 +221,9 @@ std::vector<std::pair<Index, Index>> denserNeighbours(const GroupMembers& g, int
   p.numSources = n;
   p.sourceIds = idRank.data();
   p.k = k;
-  // Only the rest query (each finds itself among the sources, as a self
-  // query would).
-  std::vector<double> queries;
-  if (rest.size() < n)
-  {
-    queries.resize(3 * rest.size());
-    for (std::size_t q = 0; q < rest.size(); ++q)
-      std::copy_n(&g.xyz[3 * std::size_t(rest[q])], 3, &queries[3 * q]);
-    p.queries = queries.data();
-    p.numQueries = rest.size();
-  }
+  // Only the rest query (each finds itself among the sources).
+  p.selfQueryIndices = rest.data();
+  p.numSelfQueries = rest.size();
   std::vector<GlobalId> nid(rest.size() * std::size_t(k));
   std::vector<double> nd(rest.size() * std::size_t(k));
   KnnResults<double> r;

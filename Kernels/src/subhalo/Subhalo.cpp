@@ -35,7 +35,7 @@ constexpr std::size_t kLargeGroup = 20000;
 // (and one more) when SaddleNeighbors is larger: most points find their two
 // denser neighbours among so few, and the lists' memory is the density
 // stage's peak.
-constexpr std::size_t kListedMembers = 6;
+constexpr std::size_t kListedMembers = 10;
 
 void addSeconds(std::atomic<double>& total, double seconds)
 {

@@ -63,18 +63,25 @@ public:
   }
 
   // The engine hands a parent's view here before its leaves: kept for them.
-  // FindRmax is skipped for leaves that all seed themselves (consumeLeaf):
-  // their seeds bound every query, and without leaf lists nothing else
-  // reads a leaf's radius (it stays infinite); and for leaves whose queries
-  // all act as sources only (nothing to search there).
+  // FindRmax is skipped for leaves that seed themselves (consumeLeaf): their
+  // seeds bound every query, and without leaf lists nothing else reads a
+  // leaf's radius (it stays infinite, and so does the parent's reach); and
+  // for leaves whose queries all act as sources only (nothing to search).
   double beginParent(const ParentView& parent)
   {
     scratch_.mine().parent = parent;
-    if (parent.plane == 0 && !anySearches(parent))
-      return 0.0;
-    if (parent.plane == 0 && allSeedThemselves(parent))
-      return kInfinity;
-    return Base::beginParent(parent);
+    if (parent.plane > 0)
+      return Base::beginParent(parent);
+    bool seedsItself = false;
+    const double reach2 = this->findRmax(parent,
+      [&](Index c)
+      {
+        if (!searches(c))
+          return false;
+        seedsItself = seedsItself || seedCount(c) >= seedSize();
+        return seedCount(c) < seedSize();
+      });
+    return seedsItself ? kInfinity : reach2;
   }
 
   void consumeLeaf(Index c, const LeafList&)
@@ -194,23 +201,6 @@ private:
       if (!isSourceOnly(q))
         return true;
     return false;
-  }
-
-  bool anySearches(const ParentView& parent) const
-  {
-    for (Index c = parent.childBegin; c < parent.childEnd; ++c)
-      if (searches(c))
-        return true;
-    return false;
-  }
-
-  bool allSeedThemselves(const ParentView& parent) const
-  {
-    const TreePlane<T>& plane = this->tree_.planes[0];
-    for (Index c = parent.childBegin; c < parent.childEnd; ++c)
-      if (plane.numQueries(c) > 0 && seedCount(c) < seedSize())
-        return false;
-    return true;
   }
 
   // Sources in a leaf's seed: twice K gives a K-th bound close to the final

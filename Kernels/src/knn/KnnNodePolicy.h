@@ -31,6 +31,7 @@ public:
     , metric_(metric)
     , k_(k)
     , heaps_(numThreads)
+    , receivers_(numThreads)
   {
   }
 
@@ -49,16 +50,12 @@ public:
     rmax2_.assign(tree_.planes[p].numNodes(), kInfinity);
   }
 
-  // FindRmax for the parent's children; the reach is their largest radius.
+  // FindRmax for the parent's children with queries; the reach is their
+  // largest radius.
   double beginParent(const ParentView& parent)
   {
-    findRmax(parent);
     const TreePlane<T>& plane = tree_.planes[parent.plane];
-    double reach2 = 0;
-    for (Index c = parent.childBegin; c < parent.childEnd; ++c)
-      if (plane.numQueries(c) > 0)
-        reach2 = std::max(reach2, rmax2_[c]);
-    return reach2;
+    return findRmax(parent, [&](Index c) { return plane.numQueries(c) > 0; });
   }
 
   template <class Context>
@@ -79,49 +76,56 @@ public:
   std::vector<double>& radii2() { return rmax2_; }
 
 protected:
-  // Algorithm 3: for every child c with queries, the smallest radius whose
-  // ball around c surely holds K sources, from the upper bounds d_up to the
-  // children of the parent's source parents, nearest entries first.
-  void findRmax(const ParentView& parent)
+  // Algorithm 3: for every child c that `needs` it, the smallest radius
+  // whose ball around c surely holds K sources, from the upper bounds d_up
+  // to the children of the parent's source parents, nearest entries first;
+  // returns the largest (0 when none needs one; the others keep theirs).
+  template <class Needs>
+  double findRmax(const ParentView& parent, Needs&& needs)
   {
-    const TreePlane<T>& plane = tree_.planes[parent.plane];
-    const Index c0 = parent.childBegin, c1 = parent.childEnd;
+    std::vector<Index>& receivers = receivers_.mine();
+    receivers.clear();
+    for (Index c = parent.childBegin; c < parent.childEnd; ++c)
+      if (needs(c))
+        receivers.push_back(c);
     std::vector<RadiusOfCountHeap>& heaps = heaps_.mine();
-    heaps.resize(c1 - c0);
-    for (Index c = c0; c < c1; ++c)
-      heaps[c - c0].init(k_);
+    heaps.resize(receivers.size());
+    for (RadiusOfCountHeap& h : heaps)
+      h.init(k_);
     double worst = kInfinity;
-    for (std::size_t e = 0; e < parent.numEntries; ++e)
+    for (std::size_t e = 0; e < parent.numEntries && !receivers.empty(); ++e)
     {
       if (parent.entryLow2(e) > worst)
         break; // early exit of §III-D
       const Index q = parent.source[e];
       for (Index d = parent.firstChild(q); d < parent.endChild(q); ++d)
-        countSourcesOf(parent.plane, d, c0, c1, heaps);
+        countSourcesOf(parent.plane, d, receivers, heaps);
       worst = 0;
-      for (Index c = c0; c < c1; ++c)
-        if (plane.numQueries(c) > 0)
-          worst = std::max(worst, heaps[c - c0].radius2());
+      for (const RadiusOfCountHeap& h : heaps)
+        worst = std::max(worst, h.radius2());
     }
-    for (Index c = c0; c < c1; ++c)
-      rmax2_[c] = heaps[c - c0].radius2();
+    double reach2 = 0;
+    for (std::size_t r = 0; r < receivers.size(); ++r)
+    {
+      rmax2_[receivers[r]] = heaps[r].radius2();
+      reach2 = std::max(reach2, rmax2_[receivers[r]]);
+    }
+    return reach2;
   }
 
   // Source node d counts, at its upper bound, towards each receiver child.
-  void countSourcesOf(
-    int p, Index d, Index c0, Index c1, std::vector<RadiusOfCountHeap>& heaps) const
+  void countSourcesOf(int p, Index d, const std::vector<Index>& receivers,
+    std::vector<RadiusOfCountHeap>& heaps) const
   {
     const TreePlane<T>& plane = tree_.planes[p];
     const Index ns = plane.numSources(d);
     if (ns == 0)
       return;
     const Box<T>& sb = plane.sourceBox[d];
-    for (Index c = c0; c < c1; ++c)
+    for (std::size_t r = 0; r < receivers.size(); ++r)
     {
-      if (plane.numQueries(c) == 0)
-        continue;
-      RadiusOfCountHeap& h = heaps[c - c0];
-      const double r2 = metric_.high2(tree_.queryBox(p, c), sb);
+      RadiusOfCountHeap& h = heaps[r];
+      const double r2 = metric_.high2(tree_.queryBox(p, receivers[r]), sb);
       if (r2 < h.radius2())
         h.insert(r2, ns);
     }
@@ -133,6 +137,7 @@ protected:
   int plane_ = 0;
   std::vector<double> rmax2_; // per node of the current plane
   PerThread<std::vector<RadiusOfCountHeap>> heaps_;
+  PerThread<std::vector<Index>> receivers_;
   std::function<void(int)> planeDone_;
 };
 

@@ -499,7 +499,13 @@ private:
     s.lists.insert(q, d2, source);
     if (!tightens)
       return;
-    tighten(q, margin_.widen(double(s.lists.d2At(q, k - 1))) * (1 + kBoundSlack), s);
+    double filter2;
+    const double bound2 = margin_.boundAndFilter(double(s.lists.d2At(q, k - 1)), filter2);
+    if (bound2 < s.bound2[q])
+    {
+      s.bound2[q] = bound2;
+      s.filter2[q] = bound2 < 1e30 ? T(filter2) : std::numeric_limits<T>::max();
+    }
     s.lists.trim(q, k, s.filter2[q]);
   }
 

@@ -140,5 +140,28 @@ struct FilterMargin
     return d2 * (1 + 1e-5) + 1e-30;
   }
   double widenAbsolute(double d2) const { return d2 + absolute * (2 * std::sqrt(d2) + absolute); }
+
+  // widen(d2) (1 + kBoundSlack), an exact bound from a pre-filter distance,
+  // and in `filter` at least widen() of that bound (its threshold) from the
+  // same square root: the bound's root is at most
+  // (sqrt(d2) + a) sqrt((1 + 1e-5)(1 + kBoundSlack)) + 1e-15 sqrt(1 + kBoundSlack),
+  // taken 1e-9 larger for the rounding (a larger threshold only lets more
+  // candidates be ranked exactly).
+  __attribute__((always_inline)) double boundAndFilter(double d2, double& filter) const
+  {
+    constexpr double kSlack = 1 + kBoundSlack;
+    if (!(absolute > 0))
+    {
+      const double bound2 = widen(d2) * kSlack;
+      filter = widen(bound2);
+      return bound2;
+    }
+    const double root = std::sqrt(d2);
+    const double bound2 = ((d2 + absolute * (2 * root + absolute)) * (1 + 1e-5) + 1e-30) * kSlack;
+    const double boundRoot =
+      ((root + absolute) * std::sqrt((1 + 1e-5) * kSlack) + 1e-15 * std::sqrt(kSlack)) * (1 + 1e-9);
+    filter = (bound2 + absolute * (2 * boundRoot + absolute)) * (1 + 1e-5) + 1e-30;
+    return bound2;
+  }
 };
 } // namespace jz

@@ -202,4 +202,23 @@ JZ_TEST(MarginIsZeroWithoutPeriodicity)
     JZ_CHECK_EQ(margin.widen(x), x * (1 + 1e-5) + 1e-30);
 }
 
+JZ_TEST(BoundAndFilterFromOneRoot)
+{
+  // boundAndFilter's bound is widen(d2) (1 + kBoundSlack) bit for bit, and
+  // its filter at least widen() of that bound, for margins from none to
+  // the size of the distances and distances over the whole double range.
+  for (const double a : { 0.0, 1e-30, 3e-12, 4.7e-8, 0.02, 1.0, 6e4 })
+  {
+    const jz::FilterMargin margin{ a };
+    for (const double d2 : { 0.0, 1e-300, 2.5e-40, 1e-20, 3.1e-9, 0.3, 1.0, 7.0, 4e12, 1e29 })
+    {
+      double filter = 0;
+      const double bound2 = margin.boundAndFilter(d2, filter);
+      JZ_CHECK_EQ(bound2, margin.widen(d2) * (1 + jz::kBoundSlack));
+      JZ_CHECK_MSG(filter >= margin.widen(bound2),
+        "a " << a << ", d2 " << d2 << ": filter " << filter << " below " << margin.widen(bound2));
+    }
+  }
+}
+
 JZ_TEST_MAIN()

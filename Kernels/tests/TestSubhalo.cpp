@@ -149,8 +149,11 @@ struct Run
   jz::Subhalos out;
 };
 
+// GroupIds are the halo's times groupIdScale (1: FriendsOfFriends' dense
+// numbering; large: ids beyond the point count).
 template <class T>
-Run<T> run(const Halo& h, double theta, int threads = 0, bool shuffle = false)
+Run<T> run(
+  const Halo& h, double theta, int threads = 0, bool shuffle = false, jz::GlobalId groupIdScale = 1)
 {
   const std::size_t n = h.group.size();
   std::vector<std::size_t> perm(n);
@@ -170,7 +173,7 @@ Run<T> run(const Halo& h, double theta, int threads = 0, bool shuffle = false)
       r.xyz[3 * i + k] = T(h.xyz[3 * s + k]);
       vel[3 * i + k] = h.vel[3 * s + k];
     }
-    group[i] = h.group[s];
+    group[i] = h.group[s] < 0 ? h.group[s] : h.group[s] * groupIdScale;
     r.ids[i] = jz::GlobalId(s);
   }
   jz::SubhaloProblem<T> p;
@@ -388,6 +391,24 @@ JZ_TEST(IndependentOfOrderAndThreads)
   JZ_CHECK(a.out.catalogue.parentSubhaloId == b.out.catalogue.parentSubhaloId);
   const Run<float> f = run<float>(h, 0.5);
   checkMembership(h, subhaloById(f));
+}
+
+// GroupIds far beyond the point count (ranked, not counted, into place):
+// the same subhalos, their GroupIds scaled alike.
+JZ_TEST(SparseGroupIdsEqualDense)
+{
+  const Halo h = makeHalo(6000);
+  const jz::GlobalId scale = 1000003;
+  const Run<double> dense = run<double>(h, 0.5);
+  const Run<double> sparse = run<double>(h, 0.5, 0, true, scale);
+  JZ_CHECK(subhaloById(dense) == subhaloById(sparse));
+  const jz::SubhaloCatalogue& a = dense.out.catalogue;
+  const jz::SubhaloCatalogue& b = sparse.out.catalogue;
+  JZ_CHECK_EQ(a.numSubhalos, b.numSubhalos);
+  JZ_CHECK(a.mostBoundId == b.mostBoundId);
+  JZ_CHECK(a.count == b.count);
+  for (std::size_t s = 0; s < a.numSubhalos && s < b.numSubhalos; ++s)
+    JZ_CHECK_EQ(a.groupId[s] * scale, b.groupId[s]);
 }
 
 // A host above the size where one group uses every thread inside.

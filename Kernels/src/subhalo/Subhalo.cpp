@@ -214,35 +214,78 @@ GroupMembers gatherGroup(const SubhaloProblem<T>& p, const Index* inputs, const 
   return g;
 }
 
-// The grouped points (GroupId >= 0) in GroupId order, each group in input
-// order: counted into place when the ids are below the point count (as
-// FriendsOfFriends numbers them), else sorted.
-std::vector<Index> pointsByGroup(const GlobalId* groupId, std::size_t n)
+// The grouped points (GroupId >= 0), group by group: first the groups whose
+// density order can matter (only their members query the density), then the
+// others, each part in GroupId order and each group in input order.
+struct GroupLayout
 {
-  std::vector<Index> out;
+  std::vector<Index> points;
+  // Group g: its GroupId, and points[start[g], start[g] + size[g]).
+  std::vector<GlobalId> ids;
+  std::vector<std::size_t> start, size;
+  std::vector<char> ordered;             // densityOrderMatters
+  std::vector<std::size_t> queriedStart; // the ordered groups' starts
+  std::size_t numQueried = 0;            // their points, the first ones
+};
+
+// GroupLayout, counted into place: the ids index the counts directly when
+// below the point count (as FriendsOfFriends numbers them), else their ranks
+// among the distinct ids do.
+GroupLayout groupLayout(const GlobalId* groupId, std::size_t n, GlobalId minimumSize)
+{
+  GroupLayout out;
   GlobalId top = -1;
   for (std::size_t i = 0; i < n; ++i)
     top = std::max(top, groupId[i]);
   if (top < 0)
     return out;
+  std::vector<GlobalId> distinct; // sparse ids only
   if (std::size_t(top) >= n)
   {
     for (std::size_t i = 0; i < n; ++i)
       if (groupId[i] >= 0)
-        out.push_back(Index(i));
-    std::stable_sort(
-      out.begin(), out.end(), [&](Index a, Index b) { return groupId[a] < groupId[b]; });
-    return out;
+        distinct.push_back(groupId[i]);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   }
-  std::vector<std::size_t> next(std::size_t(top) + 2, 0);
+  auto key = [&](std::size_t i)
+  {
+    return distinct.empty()
+      ? std::size_t(groupId[i])
+      : std::size_t(std::lower_bound(distinct.begin(), distinct.end(), groupId[i]) - distinct.begin());
+  };
+  const std::size_t numKeys = distinct.empty() ? std::size_t(top) + 1 : distinct.size();
+  std::vector<std::size_t> count(numKeys, 0);
   for (std::size_t i = 0; i < n; ++i)
     if (groupId[i] >= 0)
-      ++next[std::size_t(groupId[i]) + 1];
-  std::partial_sum(next.begin(), next.end(), next.begin());
-  out.resize(next.back());
+      ++count[key(i)];
+  // Groups in key (GroupId) order; each key's next place, ordered groups first.
+  std::vector<std::size_t> next(numKeys), groupOf(numKeys);
+  for (std::size_t k = 0; k < numKeys; ++k)
+    if (count[k] > 0)
+    {
+      groupOf[k] = out.ids.size();
+      out.ids.push_back(distinct.empty() ? GlobalId(k) : distinct[k]);
+      out.size.push_back(count[k]);
+      out.ordered.push_back(densityOrderMatters(count[k], minimumSize));
+      out.numQueried += out.ordered.back() ? count[k] : 0;
+    }
+  out.start.resize(out.ids.size());
+  std::size_t queried = 0, other = out.numQueried;
+  for (std::size_t g = 0; g < out.ids.size(); ++g)
+  {
+    out.start[g] = out.ordered[g] ? queried : other;
+    (out.ordered[g] ? queried : other) += out.size[g];
+    if (out.ordered[g])
+      out.queriedStart.push_back(out.start[g]);
+  }
+  for (std::size_t k = 0; k < numKeys; ++k)
+    if (count[k] > 0)
+      next[k] = out.start[groupOf[k]];
+  out.points.resize(other);
   for (std::size_t i = 0; i < n; ++i)
     if (groupId[i] >= 0)
-      out[next[std::size_t(groupId[i])]++] = Index(i);
+      out.points[next[key(i)]++] = Index(i);
   return out;
 }
 
@@ -337,56 +380,23 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
   const std::string error = subhaloProblemError(p, names);
   if (!error.empty())
     throw Error(error);
-  std::vector<Index> byGroup = pointsByGroup(p.groupId, p.numPoints);
-  if (byGroup.empty())
+  const GroupLayout layout = groupLayout(p.groupId, p.numPoints, p.minimumSubhaloSize);
+  if (layout.points.empty())
     return noSubhalos(out, p.numPoints, backend);
   // The per-point output waits until after the density stage (the peak).
   out = Subhalos();
   RunInfo info;
   info.backend = resolveBackend(backend);
-  // Group g is byGroup[groupStart[g], groupStart[g] + groupSize[g]).
-  std::vector<std::size_t> groupStart, groupSize;
-  std::vector<GlobalId> groupIds;
-  for (std::size_t i = 0; i < byGroup.size(); ++i)
-  {
-    if (i == 0 || p.groupId[byGroup[i]] != p.groupId[byGroup[i - 1]])
-    {
-      groupStart.push_back(i);
-      groupSize.push_back(0);
-      groupIds.push_back(p.groupId[byGroup[i]]);
-    }
-    ++groupSize.back();
-  }
-  // The groups whose density order can matter go first (in GroupId order):
-  // only their members query the density, rho[groupStart[g] + j] member j's.
-  std::vector<char> ordered(groupIds.size());
-  std::vector<std::size_t> queriedStart;
-  {
-    std::vector<Index> layout;
-    layout.reserve(byGroup.size());
-    std::vector<std::size_t> start(groupIds.size());
-    for (std::size_t g = 0; g < groupIds.size(); ++g)
-      ordered[g] = densityOrderMatters(groupSize[g], p.minimumSubhaloSize);
-    for (const bool first : { true, false })
-      for (std::size_t g = 0; g < groupIds.size(); ++g)
-      {
-        if (bool(ordered[g]) != first)
-          continue;
-        start[g] = layout.size();
-        if (first)
-          queriedStart.push_back(start[g]);
-        layout.insert(layout.end(), &byGroup[groupStart[g]], &byGroup[groupStart[g]] + groupSize[g]);
-      }
-    byGroup.swap(layout);
-    groupStart.swap(start);
-  }
-  std::size_t numQueried = 0;
-  for (std::size_t g = 0; g < groupIds.size(); ++g)
-    numQueried += ordered[g] ? groupSize[g] : 0;
+  const std::vector<Index>& byGroup = layout.points;
+  const std::vector<std::size_t>& groupStart = layout.start;
+  const std::vector<std::size_t>& groupSize = layout.size;
+  const std::vector<GlobalId>& groupIds = layout.ids;
+  const std::vector<char>& ordered = layout.ordered;
+  const std::size_t numQueried = layout.numQueried;
   StageTimer densityTimer(&info, "density");
   GroupedNeighbours<T> seen;
   const std::vector<double> rho =
-    densities(p, byGroup.data(), numQueried, queriedStart, backend, control, seen, info);
+    densities(p, byGroup.data(), numQueried, layout.queriedStart, backend, control, seen, info);
   densityTimer.stop();
   info.counters.emplace_back("density queries", double(numQueried));
   double period[3];

@@ -36,10 +36,34 @@ jz::SubhaloNames PropertyNames()
   return names;
 }
 
-// GroupId as the kernel's integers; an error for a value that is not a
-// whole number.
-std::string ReadGroupIds(const ParticleInput& in, std::vector<jz::GlobalId>& groupId)
+// The message for a GroupId that is not -1 or a group number.
+std::string BadGroupId(std::size_t point)
 {
+  return "GroupId of point " + std::to_string(point) + " is not -1 or a group number.";
+}
+
+// GroupId as the kernel's integers; an error for a value that is not a
+// whole number. FriendsOfFriends' own (one vtkIdTypeArray) is read in place.
+std::string ReadGroupIds(const ParticleInput& in, Buffer<jz::GlobalId>& groupId)
+{
+  vtkDataArray* array =
+    in.pieces.size() == 1 ? in.pieces[0]->GetPointData()->GetArray("GroupId") : nullptr;
+  static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
+  auto* ids = vtkIdTypeArray::FastDownCast(array);
+  if (ids && ids->GetNumberOfComponents() == 1 &&
+    ids->GetNumberOfTuples() == in.pieces[0]->GetNumberOfPoints())
+  {
+    groupId.data = reinterpret_cast<const jz::GlobalId*>(ids->GetPointer(0));
+    groupId.size = static_cast<std::size_t>(ids->GetNumberOfTuples());
+    for (std::size_t i = 0; i < groupId.size; ++i)
+    {
+      if (groupId.data[i] < -1)
+      {
+        return BadGroupId(i);
+      }
+    }
+    return {};
+  }
   Buffer<double> values;
   std::string error;
   if (!vtkJZKernelAdapter::GetPointValues(
@@ -47,16 +71,18 @@ std::string ReadGroupIds(const ParticleInput& in, std::vector<jz::GlobalId>& gro
   {
     return error;
   }
-  groupId.resize(values.size);
+  groupId.storage.resize(values.size);
+  groupId.size = values.size;
   for (std::size_t i = 0; i < values.size; ++i)
   {
     const double g = values.data[i];
     if (g != std::floor(g) || g < -1 || g > 9.0e15)
     {
-      return "GroupId of point " + std::to_string(i) + " is not -1 or a group number.";
+      return BadGroupId(i);
     }
-    groupId[i] = static_cast<jz::GlobalId>(g);
+    groupId.storage[i] = static_cast<jz::GlobalId>(g);
   }
+  groupId.Adopt();
   return {};
 }
 
@@ -148,7 +174,7 @@ int vtkJZSubhaloFinder::RunParticles(
     arrays.velocities = velocities;
     error = vtkJZKernelAdapter::ReadPoints(arrays, in);
   }
-  std::vector<jz::GlobalId> groupId;
+  Buffer<jz::GlobalId> groupId;
   if (error.empty())
   {
     error = ReadGroupIds(in, groupId);
@@ -175,7 +201,7 @@ int vtkJZSubhaloFinder::RunParticles(
       p.masses = in.masses.data;
       p.velocities = in.velocities.data;
       p.ids = in.ids.data;
-      p.groupId = groupId.data();
+      p.groupId = groupId.data;
       p.densityNeighbors = this->DensityNeighbors;
       p.saddleNeighbors = this->SaddleNeighbors;
       p.minimumSubhaloSize = this->MinimumSubhaloSize;

@@ -237,6 +237,12 @@ def section_errors(c):
     parts, cat, errors = subhalos(polydata(x, {"Velocities": bad, "GroupId": gid}),
                                   VelocityArray=["POINTS", "Velocities"])
     c.check(len(errors) > 0 and parts.GetNumberOfPoints() == 0, f"NaN velocity: error {errors[:1]}")
+    for what, wrong in (("GroupId -5", np.where(np.arange(len(x)) == 7, -5, gid)),
+                        ("GroupId 2.5", np.where(np.arange(len(x)) == 7, 2.5, gid.astype(float)))):
+        parts, cat, errors = subhalos(polydata(x, {"Velocities": v, "GroupId": wrong}),
+                                      VelocityArray=["POINTS", "Velocities"])
+        c.check(any("GroupId of point 7" in e for e in errors) and parts.GetNumberOfPoints() == 0,
+                f"{what}: clear error, empty outputs {errors[:1]}")
     parts, cat, errors = subhalos(polydata(x[:10], {"Velocities": v[:10], "GroupId": gid[:10]}),
                                   VelocityArray=["POINTS", "Velocities"])
     c.check(any("DensityNeighbors" in e for e in errors), f"DensityNeighbors > N: {errors[:1]}")

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 #include <omp.h>
@@ -114,20 +115,34 @@ void denserNeighboursDirect(const GroupMembers& g, int saddleNeighbors,
 // nearest ones up to the bound past which it saw none (its K-th point, or its
 // last listed member when the list is full). Both searches take distances
 // from the same coordinates in double; `slack` bounds how far their rounding
-// (the periodic images, the unwrapping) can set them apart.
+// (the periodic images, the unwrapping) can set them apart. `dist` is
+// scratch; the list is ranked in place by insertion (it comes nearly sorted).
 void nearestFromDensitySearch(const GroupMembers& g, const DensityNeighbours& seen, std::size_t i,
-  std::vector<std::pair<Key, Index>>& list, std::vector<Index>& nearest)
+  std::vector<double>& dist, std::vector<Index>& nearest)
 {
   // The radius comes back in the input's precision (float at worst).
   constexpr double kRadiusRounding = 1e-6;
   const std::size_t n = g.size();
   const std::size_t per = seen.listed + 1;
   const Index* seenMembers = &seen.members[i * per];
-  list.clear();
+  nearest.clear();
+  dist.clear();
   for (std::size_t j = 0; j < per && seenMembers[j] != DensityNeighbours::kNoMember; ++j)
   {
     const Index m = seenMembers[j];
-    list.push_back({ { memberDistance(g, i, m), g.id[m] }, m });
+    const double d = memberDistance(g, i, m);
+    std::size_t at = nearest.size();
+    nearest.push_back(m);
+    dist.push_back(d);
+    const auto before = [&](std::size_t e) // (distance, global id, member): as the kNN ranks
+    { return std::make_tuple(d, g.id[m], m) < std::make_tuple(dist[e], g.id[nearest[e]], nearest[e]); };
+    for (; at > 0 && before(at - 1); --at)
+    {
+      dist[at] = dist[at - 1];
+      nearest[at] = nearest[at - 1];
+    }
+    dist[at] = d;
+    nearest[at] = m;
   }
   double magnitude = 0;
   for (int c = 0; c < 3; ++c)
@@ -135,16 +150,16 @@ void nearestFromDensitySearch(const GroupMembers& g, const DensityNeighbours& se
   const double slack =
     64 * std::numeric_limits<double>::epsilon() * (magnitude + seen.period + seen.radius[i]);
   double bound = std::numeric_limits<double>::infinity();
-  if (list.size() < n - 1)
+  if (nearest.size() < n - 1)
   {
     bound = seen.radius[i] * (1 - kRadiusRounding) - slack;
-    if (list.size() == per)
-      bound = std::min(bound, list.back().first.first - 2 * slack);
+    if (nearest.size() == per)
+      bound = std::min(bound, dist.back() - 2 * slack);
   }
-  std::sort(list.begin(), list.end());
-  nearest.clear();
-  for (std::size_t j = 0; j < list.size() && j < seen.listed && list[j].first.first < bound; ++j)
-    nearest.push_back(list[j].second);
+  std::size_t kept = 0;
+  while (kept < nearest.size() && kept < seen.listed && dist[kept] < bound)
+    ++kept;
+  nearest.resize(kept);
 }
 
 // The members whose denser pair the density search proves get it in `out`
@@ -160,12 +175,12 @@ std::vector<Index> denserFromDensitySearch(const GroupMembers& g, int saddleNeig
   const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
-    std::vector<std::pair<Key, Index>> list;
+    std::vector<double> dist;
     std::vector<Index> nearest;
 #pragma omp for schedule(static)
     for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(n); ++i)
     {
-      nearestFromDensitySearch(g, seen, std::size_t(i), list, nearest);
+      nearestFromDensitySearch(g, seen, std::size_t(i), dist, nearest);
       nearest.resize(std::min(nearest.size(), needed));
       std::pair<Index, Index> pair{ kNone, kNone };
       keepDenser(std::size_t(i), nearest, pair);

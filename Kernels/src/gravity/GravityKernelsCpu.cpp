@@ -109,6 +109,15 @@ double sumPotentialDirectCpu(const double* x, const double* y, const double* z, 
 }
 
 JZ_GRAVITY_CLONES
+void addPointPotentialCpu(const double* at, double m, const double* x, const double* y,
+  const double* z, std::size_t n, double eps2, double* __restrict u)
+{
+  const double a0 = at[0], a1 = at[1], a2 = at[2];
+  for (std::size_t i = 0; i < n; ++i)
+    u[i] += m * pairInverse(a0 - x[i], a1 - y[i], a2 - z[i], eps2);
+}
+
+JZ_GRAVITY_CLONES
 void addPointMassCpu(const double* at, const double* m, const double* x, const double* y,
   const double* z, std::size_t n, double eps2, double* __restrict u, double* __restrict gx,
   double* __restrict gy, double* __restrict gz)

@@ -113,6 +113,11 @@ double sumPotentialDirectCpu(const double* x, const double* y, const double* z, 
 void addPointMassCpu(const double* at, const double* m, const double* x, const double* y,
   const double* z, std::size_t n, double eps2, double* u, double* gx, double* gy, double* gz);
 
+// One point source of mass m at `at` on n query points (x, y, z): its U term
+// added to u[i] (skipped where s^2 = 0), each the direct sum's pair term.
+void addPointPotentialCpu(const double* at, double m, const double* x, const double* y,
+  const double* z, std::size_t n, double eps2, double* u);
+
 // U_i = sum_{j != i} m_j / sqrt(r_ij^2 + eps^2) for all n points at once,
 // each pair's square root taken once for both (points j > i in lanes, the
 // other end added to u[j]). The arrays hold n + kGravityLanes entries (the

@@ -110,20 +110,31 @@ bool subtractsRemoved(std::size_t n, std::size_t r, Backend backend)
 
 // phi of `members` without the terms of `removed` (exact pair terms, each
 // as the direct sum takes it): their potential with those members gone.
+// Each removed member's terms go to all members at once (the members in
+// the vector lanes: full however few were removed), in removal order.
 void subtractRemoved(const GroupMembers& g, const std::vector<Index>& members,
   const std::vector<Index>& removed, const UnbindingOptions& o, const RunControl& control,
   std::vector<double>& phi)
 {
-  const PaddedSources s(g, removed);
-  const std::size_t lanes = s.x.size() - kGravityLanes;
+  const PaddedSources t(g, members);
+  const std::size_t n = members.size();
   const double eps2 = o.softening * o.softening;
-  const std::ptrdiff_t n = std::ptrdiff_t(members.size());
+  // Blocks of members, each thread its own: the terms of one member still
+  // come in removal order.
+  constexpr std::size_t kBlock = 1024;
+  const std::ptrdiff_t blocks = std::ptrdiff_t((n + kBlock - 1) / kBlock);
   const int threads = control.numThreads > 0 ? control.numThreads : omp_get_max_threads();
-#pragma omp parallel for schedule(static) num_threads(threads) if (members.size() * lanes > (1u << 18))
-  for (std::ptrdiff_t i = 0; i < n; ++i)
-    phi[std::size_t(i)] += o.gravitationalConstant *
-      sumPotentialDirectCpu(s.x.data(), s.y.data(), s.z.data(), s.m.data(), lanes,
-        &g.xyz[3 * std::size_t(members[std::size_t(i)])], eps2);
+#pragma omp parallel for schedule(static) num_threads(threads) if (n * removed.size() > (1u << 18))
+  for (std::ptrdiff_t b = 0; b < blocks; ++b)
+  {
+    const std::size_t i0 = std::size_t(b) * kBlock, m = std::min(kBlock, n - i0);
+    double u[kBlock] = {};
+    for (const Index k : removed)
+      addPointPotentialCpu(&g.xyz[3 * std::size_t(k)], g.mass[k], &t.x[i0], &t.y[i0], &t.z[i0], m,
+        eps2, u);
+    for (std::size_t i = 0; i < m; ++i)
+      phi[i0 + i] += o.gravitationalConstant * u[i];
+  }
 }
 
 // Moves the members of `members` with energy 1/2 |v - vmean|^2 + phi > 0 to

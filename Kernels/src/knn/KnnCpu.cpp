@@ -20,6 +20,7 @@
 
 #include "common/Progress.h"
 #include "jz/DensityKernels.h"
+#include "jz/HugePages.h"
 #include "jz/StageTimer.h"
 #include "jz/Tree.h"
 #include "knn/KnnBackends.h"
@@ -205,13 +206,14 @@ TreeBuildOptions knnTreeOptions(const KnnProblem<T>& problem)
 // The source masses in tree order where densities are asked for (each is
 // read by about K queries there), else none.
 template <class T>
-std::vector<double> sortedMasses(
+UninitialisedVector<double> sortedMasses(
   const SortedPoints<T>& sources, const KnnProblem<T>& problem, const KnnResults<T>& results)
 {
+  UninitialisedVector<double> m;
   if (!problem.sourceMasses || !results.density)
-    return {};
+    return m;
   const std::size_t n = sources.inputIndex.size();
-  std::vector<double> m(n);
+  resizeHugePages(m, n);
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t t = 0; t < std::ptrdiff_t(n); ++t)
     m[std::size_t(t)] = problem.sourceMasses[sources.inputIndex[std::size_t(t)]];
@@ -221,14 +223,15 @@ std::vector<double> sortedMasses(
 // KnnQueryRows' table: row q for the tree's query point of input index
 // rows[q], none for the others (whose input indices are `inputIndex`, in the
 // tree's query order).
-std::vector<Index> queryRowTable(
+UninitialisedVector<Index> queryRowTable(
   const std::vector<Index>& inputIndex, const Index* rows, std::size_t count)
 {
   const std::size_t n = inputIndex.size();
-  std::vector<Index> rowOfInput(n, KnnQueryRows::kSourceOnly);
+  UninitialisedVector<Index> rowOfInput, table;
+  assignOnHugePages(rowOfInput, n, KnnQueryRows::kSourceOnly);
   for (std::size_t q = 0; q < count; ++q)
     rowOfInput[rows[q]] = Index(q);
-  std::vector<Index> table(n);
+  resizeHugePages(table, n);
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t t = 0; t < std::ptrdiff_t(n); ++t)
     table[std::size_t(t)] = rowOfInput[inputIndex[std::size_t(t)]];
@@ -286,7 +289,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   // Keys that break distance ties: global ids when given, else input indices.
   const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
   KnnQueryRows rows{ tree.queryPoints().inputIndex.data() };
-  std::vector<Index> rowTable;
+  UninitialisedVector<Index> rowTable;
   if (self && problem.selfQueryIndices)
   {
     rowTable = queryRowTable(tree.queryPoints().inputIndex, problem.selfQueryIndices, numQueries);
@@ -296,7 +299,7 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   {
     rows.limit = Index(numQueries);
   }
-  const std::vector<double> masses = sortedMasses(tree.sources, problem, results);
+  const UninitialisedVector<double> masses = sortedMasses(tree.sources, problem, results);
   KnnOutputWriter<T> writer{ problem, results, tree.sources, rows, keys,
     masses.empty() ? nullptr : masses.data() };
   // Neighbours come in rank order: densities are summed in rank order on
@@ -351,7 +354,7 @@ void knnCpuOnTree(const ZTree<T>& tree, const KnnProblem<T>& problem, const KnnR
   const WalkThreadsScope threads(control);
   const SourceKeys keys{ problem.sourceIds, tree.sources.inputIndex.data() };
   const KnnQueryRows rows{ tree.queryPoints().inputIndex.data() };
-  const std::vector<double> masses = sortedMasses(tree.sources, problem, results);
+  const UninitialisedVector<double> masses = sortedMasses(tree.sources, problem, results);
   KnnOutputWriter<T> writer{ problem, results, tree.sources, rows, keys,
     masses.empty() ? nullptr : masses.data() };
   withBoxMetric(tree.periodicity,

@@ -18,6 +18,7 @@
 #include "SubhaloGroup.h"
 #include "SubhaloProperties.h"
 #include "jz/Geometry.h"
+#include "jz/HugePages.h"
 #include "jz/Knn.h"
 #include "jz/StageTimer.h"
 #include "jz/Subhalo.h"
@@ -101,8 +102,8 @@ std::vector<double> densities(const SubhaloProblem<T>& p, const Index* queried,
   {
     const std::size_t per = std::min(std::size_t(p.saddleNeighbors), kListedMembers) + 1;
     seen.perPoint = per;
-    seen.local.reset(new Local[numQueried * per]);
-    seen.radius.reset(new T[numQueried]);
+    seen.local = newHugeArray<Local>(numQueried * per);
+    seen.radius = newHugeArray<T>(numQueried);
     r.smoothingLength = seen.radius.get();
     r.visitQueryRows = true; // a neighbour's query position tells its group and place there
     r.visitNeighbors = [&, per](std::size_t q, const Index* sources) // runs after this block

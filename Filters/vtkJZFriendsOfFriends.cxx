@@ -7,7 +7,6 @@
 #include "vtkJZParticleInput.h"
 
 #include "jz/StageTimer.h" // the one scoped clock of the kernels
-#include "jz/HugePages.h"              // fresh per-point outputs on huge pages
 
 #include "vtkCellArray.h"
 #include "vtkCompositeDataSet.h"
@@ -62,21 +61,10 @@ struct FofSettings
   jz::HaloPropertiesOptions halo; // catalogue additions (referenceDensity: Critical, or 0 = Mean)
 };
 
-// A per-point output array (GroupId, GroupSize) on fresh memory that is
-// huge pages throughout (jz::allocHugePages): its first write costs a few
-// page faults instead of thousands.
+// A per-point output array (GroupId, GroupSize).
 vtkSmartPointer<vtkIdTypeArray> NewPointArray(const char* name, vtkIdType n)
 {
-  auto array = vtkSmartPointer<vtkIdTypeArray>::New();
-  array->SetName(name);
-  void* storage = jz::allocHugePages(static_cast<std::size_t>(n) * sizeof(vtkIdType));
-  if (!storage)
-  {
-    throw std::bad_alloc();
-  }
-  array->SetArray(static_cast<vtkIdType*>(storage), n, 0, vtkIdTypeArray::VTK_DATA_ARRAY_FREE);
-  vtkJZKernelAdapter::FillSentinel(array);
-  return array;
+  return vtkJZKernelAdapter::NewArray<vtkIdTypeArray>(name, n);
 }
 
 // The kernels' problem for this rank's points under the settings.

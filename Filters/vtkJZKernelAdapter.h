@@ -17,10 +17,12 @@
 
 #include "jz/Backend.h"
 #include "jz/Config.h"
+#include "jz/HugePages.h"
 #include "jz/Validate.h"
 
 #include <cstddef>
 #include <initializer_list>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -185,14 +187,23 @@ void CheckWritten(const std::vector<vtkDataArray*>& arrays);
 ///@}
 
 /// A new result array `name` of `numTuples` tuples of `numComponents`, for
-/// a kernel to write (FillSentinel).
+/// a kernel to write (FillSentinel), on fresh memory that is huge pages
+/// throughout when large (jz::allocHugePages): its first write costs a few
+/// page faults instead of thousands.
 template <class ArrayT>
 vtkSmartPointer<ArrayT> NewArray(const char* name, vtkIdType numTuples, int numComponents = 1)
 {
+  using Value = typename ArrayT::ValueType;
   auto array = vtkSmartPointer<ArrayT>::New();
   array->SetName(name);
   array->SetNumberOfComponents(numComponents);
-  array->SetNumberOfTuples(numTuples);
+  const vtkIdType count = numTuples * numComponents;
+  void* storage = jz::allocHugePages(static_cast<std::size_t>(count) * sizeof(Value));
+  if (!storage)
+  {
+    throw std::bad_alloc();
+  }
+  array->SetArray(static_cast<Value*>(storage), count, 0, ArrayT::VTK_DATA_ARRAY_FREE);
   FillSentinel(array);
   return array;
 }

@@ -56,6 +56,10 @@ const double* given(const GroupMembers& g, Index k)
 Index lowestPotential(const GroupMembers& g, const FoundSubhalo& s, const std::vector<Index>& byId,
   const SubhaloRowFrame& f, int threads)
 {
+  // The unbinding's direct sums left one member within rounding of the
+  // lowest: it is the lowest, whatever the exact sums.
+  if (s.lowestPotential.size() == 1)
+    return s.lowestPotential[0];
   std::vector<PotentialMember> mem(byId.size());
   const double* first = given(g, byId[0]);
   for (std::size_t i = 0; i < byId.size(); ++i)

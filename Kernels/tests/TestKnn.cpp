@@ -342,6 +342,26 @@ JZ_TEST(KnnTopHatAndMasses)
   }
 }
 
+// Neighbour ids, smoothing lengths and densities of a problem's m queries.
+struct ListsAndDensities
+{
+  std::vector<jz::GlobalId> ids;
+  std::vector<float> h, rho;
+};
+
+ListsAndDensities listsAndDensities(
+  const jz::KnnProblem<float>& pr, std::size_t m, const std::string& what)
+{
+  ListsAndDensities r{ std::vector<jz::GlobalId>(m * std::size_t(pr.k), -1),
+    std::vector<float>(m, -1), std::vector<float>(m, -1) };
+  jz::KnnResults<float> out;
+  out.neighborIds = r.ids.data();
+  out.smoothingLength = r.h.data();
+  out.density = r.rho.data();
+  runKnn(pr, out, what);
+  return r;
+}
+
 JZ_TEST(KnnSelfQueryPrefix)
 {
   // Only the first m sources query; the rest are sources only. Same results
@@ -356,26 +376,16 @@ JZ_TEST(KnnSelfQueryPrefix)
     pr.k = 20;
     pr.periodic = periodic;
     pr.numSelfQueries = m;
-    std::vector<jz::GlobalId> a(m * 20, -1), b(m * 20, -2);
-    std::vector<float> ha(m, -1), hb(m, -2), ra(m), rb(m);
-    jz::KnnResults<float> outA;
-    outA.neighborIds = a.data();
-    outA.smoothingLength = ha.data();
-    outA.density = ra.data();
-    runKnn(pr, outA, "prefix");
+    const ListsAndDensities a = listsAndDensities(pr, m, "prefix");
     jz::KnnProblem<float> sep = pr;
     sep.numSelfQueries = std::size_t(-1);
     sep.queries = pts.data();
     sep.numQueries = m;
-    jz::KnnResults<float> outB;
-    outB.neighborIds = b.data();
-    outB.smoothingLength = hb.data();
-    outB.density = rb.data();
-    runKnn(sep, outB, "separate");
-    JZ_CHECK(a == b);
-    JZ_CHECK(ha == hb);
+    const ListsAndDensities b = listsAndDensities(sep, m, "separate");
+    JZ_CHECK(a.ids == b.ids);
+    JZ_CHECK(a.h == b.h);
     for (std::size_t i = 0; i < m; ++i)
-      JZ_CHECK(std::fabs(ra[i] - rb[i]) <= 1e-5f * rb[i]);
+      JZ_CHECK(std::fabs(a.rho[i] - b.rho[i]) <= 1e-5f * b.rho[i]);
   }
 }
 
@@ -409,13 +419,7 @@ JZ_TEST(KnnNamedSelfQueries)
     pr.periodic = periodic;
     pr.selfQueryIndices = named.data();
     pr.numSelfQueries = m;
-    std::vector<jz::GlobalId> a(m * k, -1), b(m * k, -2);
-    std::vector<float> ha(m, -1), hb(m, -2), ra(m), rb(m);
-    jz::KnnResults<float> outA;
-    outA.neighborIds = a.data();
-    outA.smoothingLength = ha.data();
-    outA.density = ra.data();
-    runKnn(pr, outA, "named");
+    const ListsAndDensities a = listsAndDensities(pr, m, "named");
     jz::KnnProblem<float> sep = pr;
     sep.selfQueryIndices = nullptr;
     sep.numSelfQueries = std::size_t(-1);
@@ -424,14 +428,10 @@ JZ_TEST(KnnNamedSelfQueries)
       std::copy_n(&pts[3 * std::size_t(named[q])], 3, &copies[3 * q]);
     sep.queries = copies.data();
     sep.numQueries = m;
-    jz::KnnResults<float> outB;
-    outB.neighborIds = b.data();
-    outB.smoothingLength = hb.data();
-    outB.density = rb.data();
-    runKnn(sep, outB, "separate");
-    JZ_CHECK(a == b);
-    JZ_CHECK(ha == hb);
-    JZ_CHECK(ra == rb); // summed in rank order either way (infinite on the run)
+    const ListsAndDensities b = listsAndDensities(sep, m, "separate");
+    JZ_CHECK(a.ids == b.ids);
+    JZ_CHECK(a.h == b.h);
+    JZ_CHECK(a.rho == b.rho); // summed in rank order either way (infinite on the run)
     if (jztest::onGpu())
       continue; // the visit is the CPU walk's
     std::vector<jz::Index> rows(m * k, 7);
@@ -442,7 +442,7 @@ JZ_TEST(KnnNamedSelfQueries)
     jz::computeKnn(pr, visit, jz::Backend::CPU);
     std::size_t wrong = 0;
     for (std::size_t e = 0; e < m * k; ++e)
-      wrong += rows[e] != rowOf[std::size_t(a[e])];
+      wrong += rows[e] != rowOf[std::size_t(a.ids[e])];
     JZ_CHECK_MSG(wrong == 0, wrong << " neighbour rows differ from their place in the names");
   }
   // Names out of range or twice, or with separate queries, are refused.

@@ -61,12 +61,6 @@ struct FofSettings
   jz::HaloPropertiesOptions halo; // catalogue additions (referenceDensity: Critical, or 0 = Mean)
 };
 
-// A per-point output array (GroupId, GroupSize).
-vtkSmartPointer<vtkIdTypeArray> NewPointArray(const char* name, vtkIdType n)
-{
-  return vtkJZKernelAdapter::NewArray<vtkIdTypeArray>(name, n);
-}
-
 // The kernels' problem for this rank's points under the settings.
 template <class T>
 jz::FofProblem<T> MakeProblem(
@@ -171,8 +165,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, const Buffer<T>& coords,
   {
     // The kernel writes straight into the output arrays (their pages are
     // only touched at the end, by the results sent home).
-    groupId = NewPointArray("GroupId", n);
-    groupSize = NewPointArray("GroupSize", n);
+    groupId = vtkJZKernelAdapter::NewArray<vtkIdTypeArray>("GroupId", n);
+    groupSize = vtkJZKernelAdapter::NewArray<vtkIdTypeArray>("GroupSize", n);
     static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
     jz::FofDistributedOptions options;
     options.minimumGroupSize = s.minimumGroupSize;
@@ -197,8 +191,8 @@ void RunFof(vtkAlgorithm* self, jz::Communicator& comm, const Buffer<T>& coords,
       info = cache.Groups<T>(problem, key, s.backend, groupsControl);
       // The output arrays only now, after the kernel's tree is gone: this keeps
       // the peak memory below 48 bytes per point beyond the input.
-      groupId = NewPointArray("GroupId", n);
-      groupSize = NewPointArray("GroupSize", n);
+      groupId = vtkJZKernelAdapter::NewArray<vtkIdTypeArray>("GroupId", n);
+      groupSize = vtkJZKernelAdapter::NewArray<vtkIdTypeArray>("GroupSize", n);
       static_assert(sizeof(vtkIdType) == sizeof(jz::GlobalId), "vtkIdType must be 64-bit");
       const jz::StageTimer timer(&info, "labels");
       auto* gid = reinterpret_cast<jz::GlobalId*>(groupId->GetPointer(0));

@@ -191,6 +191,15 @@ template void GetCoordinates<float>(vtkDataSet*, Buffer<float>&);
 template void GetCoordinates<double>(vtkDataSet*, Buffer<double>&);
 
 //------------------------------------------------------------------------------
+// The first out.size() values of `in` into `out`; true (the conversion ran).
+template <class V>
+static bool CopyAsDoubles(const V* in, std::vector<double>& out)
+{
+  std::copy_n(in, out.size(), out.begin());
+  return true;
+}
+
+//------------------------------------------------------------------------------
 bool GetPointValues(vtkDataArray* array, vtkIdType numPoints, int numComponents,
   const std::string& what, Buffer<double>& values, std::string& error)
 {
@@ -231,9 +240,8 @@ bool GetPointValues(vtkDataArray* array, vtkIdType numPoints, int numComponents,
     {
       switch (array->GetDataType())
       {
-        vtkTemplateMacro(std::copy_n(static_cast<const VTK_TT*>(array->GetVoidPointer(0)), count,
-                           values.storage.begin());
-                         typed = true);
+        vtkTemplateMacro(typed = CopyAsDoubles(
+                           static_cast<const VTK_TT*>(array->GetVoidPointer(0)), values.storage));
       }
     }
     if (!typed)

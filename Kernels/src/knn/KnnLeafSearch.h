@@ -398,9 +398,13 @@ private:
 
   // The pre-filter threshold of an exact bound: every source within it
   // passes (FilterMargin).
-  T filterOf(double bound2) const
+  T filterOf(double bound2) const { return threshold(bound2, margin_.widen(bound2)); }
+
+  // The threshold of bound2 from `widened`, at least margin_.widen(bound2):
+  // none while there is no bound yet.
+  static T threshold(double bound2, double widened)
   {
-    return bound2 < 1e30 ? T(margin_.widen(bound2)) : std::numeric_limits<T>::max();
+    return bound2 < 1e30 ? T(widened) : std::numeric_limits<T>::max();
   }
 
   // Every query starts from the leaf's node bound (FindRmax); a source-only
@@ -504,7 +508,7 @@ private:
     if (bound2 < s.bound2[q])
     {
       s.bound2[q] = bound2;
-      s.filter2[q] = bound2 < 1e30 ? T(filter2) : std::numeric_limits<T>::max();
+      s.filter2[q] = threshold(bound2, filter2);
     }
     s.lists.trim(q, k, s.filter2[q]);
   }

@@ -87,7 +87,8 @@ std::vector<double> coreDistances2(const ZTree<T>& tree, const Metric& metric, i
     }
   };
   using Policy = KnnLeafSearch<T, Metric, decltype(store)>;
-  Policy policy(tree, k, metric, threads, &keys, KnnQueryRows{ tree.queryPoints().inputIndex.data() }, store);
+  Policy policy(
+    tree, k, metric, threads, &keys, KnnQueryRows{ tree.queryPoints().inputIndex.data() }, store);
   DualWalk<T, Policy> walk(tree, policy, threads);
   walk.leafPass(walk.walkDownTo(1));
   return core2;

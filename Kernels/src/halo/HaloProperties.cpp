@@ -23,13 +23,13 @@
 
 #include <omp.h>
 
-#include "jz/StageTimer.h"
 #include "halo/MostBound.h"
 #include "halo/RangeCollectPolicy.h"
 #include "halo/SphericalOverdensityGrid.h"
 #include "jz/Geometry.h"
 #include "jz/HaloProperties.h"
 #include "jz/HugePages.h"
+#include "jz/StageTimer.h"
 #include "jz/Validate.h"
 #include "walk/BoxMetric.h"
 #include "walk/DualWalk.h"

@@ -33,8 +33,8 @@ RunInfo knnInWindow(const KnnProblem<T>& problem, const KnnResults<T>& results,
       {
         named.resize(3 * numQueries);
         for (std::size_t q = 0; q < numQueries; ++q)
-          std::copy_n(problem.sources + 3 * std::size_t(problem.selfQueryIndices[q]), 3,
-            &named[3 * q]);
+          std::copy_n(
+            problem.sources + 3 * std::size_t(problem.selfQueryIndices[q]), 3, &named[3 * q]);
       }
       separate.queries = problem.selfQueryIndices ? named.data() : problem.sources;
       separate.numQueries = numQueries;

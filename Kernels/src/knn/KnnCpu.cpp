@@ -154,10 +154,7 @@ struct KnnOutputWriter
       __builtin_prefetch(results.neighborDistances + out * problem.k);
   }
 
-  double mass(Index sortedSource) const
-  {
-    return sortedMasses ? sortedMasses[sortedSource] : 1.0;
-  }
+  double mass(Index sortedSource) const { return sortedMasses ? sortedMasses[sortedSource] : 1.0; }
 
   double density(const RankedNeighbors& nb, double h) const
   {
@@ -305,8 +302,8 @@ void knnCpu(const KnnProblem<T>& problem, const KnnResults<T>& results, RunInfo&
   // Neighbours come in rank order: densities are summed in rank order on
   // every backend, so they do not depend on whether lists were asked for, or
   // on the backend.
-  withBoxMetric(per,
-    [&](const auto& metric) { knnWalk(tree, problem, metric, writer, info, control); });
+  withBoxMetric(
+    per, [&](const auto& metric) { knnWalk(tree, problem, metric, writer, info, control); });
 }
 
 namespace

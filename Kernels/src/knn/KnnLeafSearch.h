@@ -188,10 +188,7 @@ private:
   };
 
   const T* periodsOrNull() const { return Metric::kPeriodic ? periods_ : nullptr; }
-  bool isSourceOnly(Index sortedQuery) const
-  {
-    return !rows_.searches(sortedQuery);
-  }
+  bool isSourceOnly(Index sortedQuery) const { return !rows_.searches(sortedQuery); }
 
   // Whether leaf c has a query that searches (not a source only).
   bool searches(Index c) const

@@ -253,7 +253,8 @@ GroupLayout groupLayout(const GlobalId* groupId, std::size_t n, GlobalId minimum
   {
     return distinct.empty()
       ? std::size_t(groupId[i])
-      : std::size_t(std::lower_bound(distinct.begin(), distinct.end(), groupId[i]) - distinct.begin());
+      : std::size_t(
+          std::lower_bound(distinct.begin(), distinct.end(), groupId[i]) - distinct.begin());
   };
   const std::size_t numKeys = distinct.empty() ? std::size_t(top) + 1 : distinct.size();
   std::vector<std::size_t> count(numKeys, 0);
@@ -426,8 +427,8 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       const double t0 = threadCpuSeconds();
       const std::size_t at = groupStart[gi];
       std::vector<Index> memberOf;
-      const GroupMembers g =
-        gatherGroup(p, &byGroup[at], ordered[gi] ? &rho[at] : nullptr, groupSize[gi], period, memberOf);
+      const GroupMembers g = gatherGroup(
+        p, &byGroup[at], ordered[gi] ? &rho[at] : nullptr, groupSize[gi], period, memberOf);
       DensityNeighbours groupSeen;
       const bool listed = ordered[gi] && seen.perPoint > 0;
       if (listed)

@@ -135,7 +135,10 @@ void nearestFromDensitySearch(const GroupMembers& g, const DensityNeighbours& se
     nearest.push_back(m);
     dist.push_back(d);
     const auto before = [&](std::size_t e) // (distance, global id, member): as the kNN ranks
-    { return std::make_tuple(d, g.id[m], m) < std::make_tuple(dist[e], g.id[nearest[e]], nearest[e]); };
+    {
+      return std::make_tuple(d, g.id[m], m) <
+        std::make_tuple(dist[e], g.id[nearest[e]], nearest[e]);
+    };
     for (; at > 0 && before(at - 1); --at)
     {
       dist[at] = dist[at - 1];

@@ -130,8 +130,8 @@ void subtractRemoved(const GroupMembers& g, const std::vector<Index>& members,
     const std::size_t i0 = std::size_t(b) * kBlock, m = std::min(kBlock, n - i0);
     double u[kBlock] = {};
     for (const Index k : removed)
-      addPointPotentialCpu(&g.xyz[3 * std::size_t(k)], g.mass[k], &t.x[i0], &t.y[i0], &t.z[i0], m,
-        eps2, u);
+      addPointPotentialCpu(
+        &g.xyz[3 * std::size_t(k)], g.mass[k], &t.x[i0], &t.y[i0], &t.z[i0], m, eps2, u);
     for (std::size_t i = 0; i < m; ++i)
       phi[i0 + i] += o.gravitationalConstant * u[i];
   }

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/SymmetricEigen.h"
 #include "gravity/GravityTerms.h"
 #include "jz/Tree.h"
 #include "walk/SingleTreeDescent.h"
@@ -65,53 +66,15 @@ struct LocallyEssentialTree
 
 namespace let_detail
 {
-// Eigen-decomposition of the symmetric second moments (xx yy zz xy xz yz) by
-// cyclic Jacobi rotations: values[k] and the unit vectors vectors[k][.].
+// Eigen-decomposition of the symmetric second moments (xx yy zz xy xz yz):
+// values[k] and the unit vectors vectors[k][.].
 inline void symmetricEigen(const double* s, double values[3], double vectors[3][3])
 {
-  double a[3][3] = { { s[0], s[3], s[4] }, { s[3], s[1], s[5] }, { s[4], s[5], s[2] } };
-  double v[3][3] = { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
-  for (int sweep = 0; sweep < 50; ++sweep)
-  {
-    const double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
-    const double diag = a[0][0] * a[0][0] + a[1][1] * a[1][1] + a[2][2] * a[2][2];
-    if (!(off > 1e-32 * diag))
-      break;
-    for (int p = 0; p < 2; ++p)
-      for (int q = p + 1; q < 3; ++q)
-      {
-        if (a[p][q] == 0)
-          continue;
-        const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
-        const double t =
-          (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
-        const double c = 1 / std::sqrt(t * t + 1), sn = t * c;
-        for (int k = 0; k < 3; ++k) // columns p, q of a
-        {
-          const double akp = a[k][p], akq = a[k][q];
-          a[k][p] = c * akp - sn * akq;
-          a[k][q] = sn * akp + c * akq;
-        }
-        for (int k = 0; k < 3; ++k) // rows p, q of a
-        {
-          const double apk = a[p][k], aqk = a[q][k];
-          a[p][k] = c * apk - sn * aqk;
-          a[q][k] = sn * apk + c * aqk;
-        }
-        for (int k = 0; k < 3; ++k)
-        {
-          const double vkp = v[k][p], vkq = v[k][q];
-          v[k][p] = c * vkp - sn * vkq;
-          v[k][q] = sn * vkp + c * vkq;
-        }
-      }
-  }
+  double a[9] = { s[0], s[3], s[4], s[3], s[1], s[5], s[4], s[5], s[2] }, v[9];
+  jz::symmetricEigen(a, 3, values, v);
   for (int k = 0; k < 3; ++k)
-  {
-    values[k] = a[k][k];
     for (int d = 0; d < 3; ++d)
-      vectors[k][d] = v[d][k];
-  }
+      vectors[k][d] = v[d * 3 + k];
 }
 
 // Squared distance from point c to the nearest of the boxes.

@@ -6,14 +6,6 @@
 #include <memory>
 #include <mutex>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-// The rows' loops vectorise for the machine the loader finds (AVX-512, AVX2).
-#define JZ_SPH_CLONES                                                                              \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define JZ_SPH_CLONES
-#endif
-
 namespace jz
 {
 namespace
@@ -175,17 +167,6 @@ private:
   std::vector<double> values_;
 };
 
-// The node of the padded axis (-1 .. n + 1) that holds a table value, and
-// its sign: G is odd (node -1 = -node 1) and constant beyond 1.
-int sourceNode(int node, int n, double& sign)
-{
-  if (node < 0)
-  {
-    sign = -sign;
-    return 1;
-  }
-  return node > n ? n : node;
-}
 } // namespace
 
 namespace
@@ -292,7 +273,7 @@ SphCumulativeTable::SphCumulativeTable(SphKernel kernel, int dims)
       for (int b = 0; b < s; ++b)
       {
         double sign = 1;
-        const int i = sourceNode(a - 1, n, sign), j = sourceNode(b - 1, n, sign);
+        const int i = paddedSource(a - 1, n, sign), j = paddedSource(b - 1, n, sign);
         padded_[std::size_t(a) * s + b] = sign * cum[i * nodes + j] * scale;
       }
     padded_[std::size_t(n + 1) * s + n + 1] = 0.25; // exactly
@@ -305,8 +286,8 @@ SphCumulativeTable::SphCumulativeTable(SphKernel kernel, int dims)
         for (int c = 0; c < s; ++c)
         {
           double sign = 1;
-          const int i = sourceNode(a - 1, n, sign), j = sourceNode(b - 1, n, sign),
-                    k = sourceNode(c - 1, n, sign);
+          const int i = paddedSource(a - 1, n, sign), j = paddedSource(b - 1, n, sign),
+                    k = paddedSource(c - 1, n, sign);
           padded_[(std::size_t(a) * s + b) * s + c] =
             sign * cum[(i * nodes + j) * nodes + k] * scale;
         }

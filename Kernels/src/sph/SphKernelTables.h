@@ -17,8 +17,28 @@
 #include "jz/Config.h"
 #include "jz/DensityKernels.h"
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+// The rows' loops vectorise for the machine the loader finds (AVX-512, AVX2).
+#define JZ_SPH_CLONES                                                                              \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define JZ_SPH_CLONES
+#endif
+
 namespace jz
 {
+// The node of a table's padded axis (-1 .. n + 1) that holds its value, and
+// its sign: the tables are odd (node -1 = -node 1) and constant beyond 1.
+inline int paddedSource(int node, int n, double& sign)
+{
+  if (node < 0)
+  {
+    sign = -sign;
+    return 1;
+  }
+  return node > n ? n : node;
+}
+
 // Where a coordinate falls in a table: 4 interpolation nodes (indices into
 // the padded table) and their weights, and the sign of the coordinate.
 struct TableStencil

@@ -13,6 +13,7 @@
 #include "SphMapsBackends.h"
 #include "SphStrips.h"
 #include "SphTree.h"
+#include "SphVoxelFactors.h"
 #include "common/CudaFallback.h"
 #include "common/FirstIndexWhere.h"
 #include "common/Progress.h"
@@ -29,6 +30,10 @@ namespace
 constexpr int kImageStripRows = 16;
 constexpr int kSliceStripRows = 4; // few particles reach a slice: narrower strips balance threads
 constexpr int kVolumeStripSlabs = 2;
+// From this support (in voxels) on, a kernel's voxels come from the
+// table's separable form: its three contractions cost less than the
+// table's 64 terms per corner once the kernel spans a few voxels.
+constexpr double kWideVoxels = 1.0;
 // Beyond this many cells a map is refused (absurd resolutions).
 constexpr double kMaxCells = double(1u << 31);
 
@@ -180,9 +185,58 @@ void depositColumn(const SphCumulativeTable& table, const SphColumnCentres& cent
   }
 }
 
+// A kernel a few voxels wide and more over its voxels [first, last] on each
+// axis, by the table's separable form (SphVoxelFactors): per axis the
+// factors' differences across each cell, then the voxels of all three.
+void depositWideVoxels(const SphCumulativeTable& table, const SphVoxelFactors& factors,
+  const GridAxis* ax, const double* p,
+  double h, double m, const int* first, const int* last, const Contribution& who,
+  SphMapSums& sums, Scratch& scratch)
+{
+  constexpr int R = SphVoxelFactors::kRank;
+  int n[3];
+  std::size_t offset[4] = { 0, 0, 0, 0 };
+  for (int d = 0; d < 3; ++d)
+  {
+    n[d] = last[d] - first[d] + 1;
+    offset[d + 1] = offset[d] + std::size_t(n[d]) * R;
+  }
+  scratch.corner.resize(std::size_t(std::max(n[0], std::max(n[1], n[2])) + 1) * R);
+  scratch.previous.resize(offset[3]);
+  for (int d = 0; d < 3; ++d)
+  {
+    table.run(ax[d].edge(first[d]), ax[d].step, p[d], h, std::size_t(n[d] + 1), scratch.u);
+    factors.cellDifferences(scratch.u, n[d], scratch.corner.data(), scratch.previous.data() + offset[d]);
+  }
+  scratch.column.resize(SphVoxelFactors::scratchSize(n[0], n[1], n[2]));
+  const std::size_t rowLength = std::size_t(SphVoxelFactors::paddedRow(n[0]));
+  scratch.row.resize(rowLength * std::size_t(n[1]) * std::size_t(n[2]));
+  const double* diff = scratch.previous.data();
+  factors.voxels(diff + offset[0], n[0], diff + offset[1], n[1], diff + offset[2], n[2], m,
+    scratch.column.data(), scratch.row.data());
+  const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+    {
+      const double* w = scratch.row.data() + (std::size_t(k) * n[1] + std::size_t(j)) * rowLength;
+      const std::size_t cell = (std::size_t(first[2] + k) * ny + std::size_t(first[1] + j)) * nx +
+        std::size_t(first[0]);
+      if (who.fields->empty())
+      {
+        double* out = sums.mass.data() + cell;
+#pragma omp simd
+        for (int i = 0; i < n[0]; ++i)
+          out[i] += w[i];
+      }
+      else
+        who.addRow(sums, cell, w, std::size_t(n[0]), 1.0, 1.0);
+    }
+}
+
 // The kernel of a particle at (x, y, z) over the voxels of slabs [k0, k1).
-void depositVoxels(const SphCumulativeTable& table, const GridAxis* ax, const double* p, double h,
-  double m, int k0, int k1, const Contribution& who, SphMapSums& sums, Scratch& scratch)
+void depositVoxels(const SphCumulativeTable& table, const SphVoxelFactors& factors,
+  const GridAxis* ax, const double* p, double h, double m, int k0, int k1, const Contribution& who,
+  SphMapSums& sums, Scratch& scratch)
 {
   int first[3], last[3];
   for (int d = 0; d < 3; ++d)
@@ -194,6 +248,8 @@ void depositVoxels(const SphCumulativeTable& table, const GridAxis* ax, const do
     who.add(sums, (std::size_t(first[2]) * ny + first[1]) * nx + first[0], m, m);
     return;
   }
+  if (h >= kWideVoxels * std::max(ax[0].step, std::max(ax[1].step, ax[2].step)))
+    return depositWideVoxels(table, factors, ax, p, h, m, first, last, who, sums, scratch);
   std::size_t n[3];
   for (int d = 0; d < 3; ++d)
   {
@@ -337,6 +393,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   StageTimer depositing(&info, "deposition");
   const SphCumulativeTable* table = nullptr;
   const SphColumnCentres* centres = nullptr;
+  const SphVoxelFactors* factors = volume ? &SphVoxelFactors::get(P.kernel) : nullptr;
   if (grid.kind != SphMapKind::Slice)
     table = &SphCumulativeTable::get(P.kernel, volume ? 3 : 2);
   if (grid.kind == SphMapKind::Projection)
@@ -396,7 +453,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
               {
                 const double p[3] = { x[0] + kx * period[0], x[1] + ky * period[1],
                   x[2] + kz * period[2] };
-                depositVoxels(*table, ax, p, h, m, c0, c1, who, sums, scratch);
+                depositVoxels(*table, *factors, ax, p, h, m, c0, c1, who, sums, scratch);
               }
         }
       }

@@ -1,0 +1,235 @@
+#include "SphVoxelFactors.h"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <numeric>
+
+#include "SphKernelTables.h"
+#include "common/SymmetricEigen.h"
+
+namespace jz
+{
+namespace
+{
+constexpr int R = SphVoxelFactors::kRank;
+
+// out[(k ny + j) nxPad + i] = m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r]
+// for i < nx (rows padded to whole vectors, nxPad = paddedRow(nx)),
+// contracted one axis at a time: z, then y, then x along the rows.
+JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, int nx,
+  const double* dy, int ny, const double* dz, int nz, double m, double* scratch, double* out)
+{
+  // zq[k][q][p] = m sum_r dz[k][r] core[r][q][p] (= core[p][q][r]: symmetric).
+  double* zq = scratch;
+  for (int k = 0; k < nz; ++k)
+  {
+    double* z = zq + std::size_t(k) * R * R;
+    std::fill(z, z + R * R, 0.0);
+    for (int r = 0; r < R; ++r)
+    {
+      const double w = m * dz[k * R + r];
+      const double* c = core[r][0];
+#pragma omp simd
+      for (int qp = 0; qp < R * R; ++qp)
+        z[qp] += w * c[qp];
+    }
+  }
+  // xt[p][i] = dx[i][p], zero beyond nx: the rows run along i a vector at a time.
+  const int nxPad = SphVoxelFactors::paddedRow(nx);
+  double* xt = zq + std::size_t(nz) * R * R;
+  std::fill(xt, xt + std::size_t(nxPad) * R, 0.0);
+  for (int i = 0; i < nx; ++i)
+    for (int p = 0; p < R; ++p)
+      xt[std::size_t(p) * std::size_t(nxPad) + std::size_t(i)] = dx[i * R + p];
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < ny; ++j)
+    {
+      // y[p] = sum_q dy[j][q] zq[k][q][p]
+      double y[R] = {};
+      const double* z = zq + std::size_t(k) * R * R;
+      for (int q = 0; q < R; ++q)
+      {
+        const double w = dy[j * R + q];
+#pragma omp simd
+        for (int p = 0; p < R; ++p)
+          y[p] += w * z[q * R + p];
+      }
+      double* row =
+        out + (std::size_t(k) * std::size_t(ny) + std::size_t(j)) * std::size_t(nxPad);
+      for (int i0 = 0; i0 < nxPad; i0 += SphVoxelFactors::kRowVector)
+      {
+        double acc[SphVoxelFactors::kRowVector];
+#pragma omp simd
+        for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
+          acc[l] = y[0] * xt[i0 + l];
+        for (int p = 1; p < R; ++p)
+#pragma omp simd
+          for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
+            acc[l] += y[p] * xt[std::size_t(p) * std::size_t(nxPad) + std::size_t(i0 + l)];
+#pragma omp simd
+        for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
+          row[i0 + l] = acc[l];
+      }
+    }
+}
+
+// The factors at n + 1 edges from their stencils (first node, weights with
+// the sign folded in), then their differences across the n cells.
+JZ_SPH_CLONES void factorDifferences(const double* factors, const int* first, const double* w0,
+  const double* w1, const double* w2, const double* w3, int n, double* corner, double* diff)
+{
+  for (int i = 0; i <= n; ++i)
+  {
+    const double* f = factors + std::size_t(first[i]) * R;
+    double* c = corner + std::size_t(i) * R;
+#pragma omp simd
+    for (int p = 0; p < R; ++p)
+      c[p] = w0[i] * f[p] + w1[i] * f[R + p] + w2[i] * f[2 * R + p] + w3[i] * f[3 * R + p];
+  }
+  for (int i = 0; i < n; ++i)
+#pragma omp simd
+    for (int p = 0; p < R; ++p)
+      diff[i * R + p] = corner[(i + 1) * R + p] - corner[i * R + p];
+}
+
+// The leading R eigenvectors (largest eigenvalues first) of the Gram matrix
+// of the table's unfolding T[i][(j, k)] over the nodes 0 .. n: u[i * R + p].
+std::vector<double> leadingFactors(const std::vector<double>& padded, int n, int stride)
+{
+  const int nodes = n + 1;
+  const std::size_t plane = std::size_t(nodes) * std::size_t(nodes);
+  std::vector<double> t(std::size_t(nodes) * plane); // the unpadded table
+  for (int i = 0; i < nodes; ++i)
+    for (int j = 0; j < nodes; ++j)
+      for (int k = 0; k < nodes; ++k)
+        t[(std::size_t(i) * nodes + std::size_t(j)) * nodes + std::size_t(k)] =
+          padded[(std::size_t(i + 1) * std::size_t(stride) + std::size_t(j + 1)) *
+              std::size_t(stride) +
+            std::size_t(k + 1)];
+  std::vector<double> gram(std::size_t(nodes) * std::size_t(nodes));
+#pragma omp parallel for schedule(dynamic)
+  for (int a = 0; a < nodes; ++a)
+    for (int b = a; b < nodes; ++b)
+    {
+      const double* x = t.data() + std::size_t(a) * plane;
+      const double* y = t.data() + std::size_t(b) * plane;
+      double s = 0;
+      for (std::size_t e = 0; e < plane; ++e)
+        s += x[e] * y[e];
+      gram[std::size_t(a) * nodes + std::size_t(b)] = gram[std::size_t(b) * nodes + std::size_t(a)] = s;
+    }
+  std::vector<double> values(gram.size() / std::size_t(nodes)), vectors(gram.size());
+  symmetricEigen(gram.data(), nodes, values.data(), vectors.data());
+  std::vector<int> order(static_cast<std::size_t>(nodes));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+    [&](int a, int b) { return values[std::size_t(a)] > values[std::size_t(b)]; });
+  std::vector<double> u(std::size_t(nodes) * R);
+  for (int i = 0; i < nodes; ++i)
+    for (int p = 0; p < R; ++p)
+      u[std::size_t(i) * R + std::size_t(p)] =
+        vectors[std::size_t(i) * std::size_t(nodes) + std::size_t(order[std::size_t(p)])];
+  return u;
+}
+} // namespace
+
+SphVoxelFactors::SphVoxelFactors(SphKernel kernel)
+{
+  const SphCumulativeTable& table = SphCumulativeTable::get(kernel, 3);
+  const int n = table.intervals(), s = table.stride(), nodes = n + 1;
+  intervals_ = n;
+  const std::vector<double>& padded = table.nodes();
+  const std::vector<double> u = leadingFactors(padded, n, s);
+  auto T = [&](int i, int j, int k)
+  {
+    return padded[(std::size_t(i + 1) * std::size_t(s) + std::size_t(j + 1)) * std::size_t(s) +
+      std::size_t(k + 1)];
+  };
+  // core = T projected on u along each axis, one axis at a time.
+  std::vector<double> a(std::size_t(R) * nodes * nodes, 0.0), b(std::size_t(R) * R * nodes, 0.0);
+  for (int p = 0; p < R; ++p)
+    for (int i = 0; i < nodes; ++i)
+      for (int j = 0; j < nodes; ++j)
+        for (int k = 0; k < nodes; ++k)
+          a[(std::size_t(p) * nodes + std::size_t(j)) * nodes + std::size_t(k)] +=
+            u[std::size_t(i) * R + std::size_t(p)] * T(i, j, k);
+  for (int p = 0; p < R; ++p)
+    for (int q = 0; q < R; ++q)
+      for (int j = 0; j < nodes; ++j)
+        for (int k = 0; k < nodes; ++k)
+          b[(std::size_t(p) * R + std::size_t(q)) * nodes + std::size_t(k)] +=
+            u[std::size_t(j) * R + std::size_t(q)] *
+            a[(std::size_t(p) * nodes + std::size_t(j)) * nodes + std::size_t(k)];
+  for (int p = 0; p < R; ++p)
+    for (int q = 0; q < R; ++q)
+      for (int r = 0; r < R; ++r)
+      {
+        double c = 0;
+        for (int k = 0; k < nodes; ++k)
+          c += u[std::size_t(k) * R + std::size_t(r)] *
+            b[(std::size_t(p) * R + std::size_t(q)) * nodes + std::size_t(k)];
+        core_[p][q][r] = c;
+      }
+  // Exactly symmetric (as the table is): any axis may be contracted first.
+  for (int p = 0; p < R; ++p)
+    for (int q = p; q < R; ++q)
+      for (int r = q; r < R; ++r)
+      {
+        const double mean = (core_[p][q][r] + core_[p][r][q] + core_[q][p][r] + core_[q][r][p] +
+                              core_[r][p][q] + core_[r][q][p]) /
+          6;
+        core_[p][q][r] = core_[p][r][q] = core_[q][p][r] = core_[q][r][p] = core_[r][p][q] =
+          core_[r][q][p] = mean;
+      }
+  // The whole kernel, 8 G3(1, 1, 1), is exactly 1 in the table: so in the
+  // separable form too.
+  double whole = 0;
+  for (int p = 0; p < R; ++p)
+    for (int q = 0; q < R; ++q)
+      for (int r = 0; r < R; ++r)
+        whole += core_[p][q][r] * u[std::size_t(n) * R + std::size_t(p)] *
+          u[std::size_t(n) * R + std::size_t(q)] * u[std::size_t(n) * R + std::size_t(r)];
+  const double scale = 0.125 / whole;
+  for (int p = 0; p < R; ++p)
+    for (int q = 0; q < R; ++q)
+      for (int r = 0; r < R; ++r)
+        core_[p][q][r] *= scale;
+  factors_.assign(std::size_t(s) * R, 0.0);
+  for (int node = 0; node < s; ++node)
+  {
+    double sign = 1;
+    const int source = paddedSource(node - 1, n, sign);
+    for (int p = 0; p < R; ++p)
+      factors_[std::size_t(node) * R + std::size_t(p)] =
+        sign * u[std::size_t(source) * R + std::size_t(p)];
+  }
+}
+
+const SphVoxelFactors& SphVoxelFactors::get(SphKernel kernel)
+{
+  static std::once_flag once[2];
+  static std::unique_ptr<SphVoxelFactors> factors[2];
+  const int k = kernel == SphKernel::WendlandC2 ? 1 : 0;
+  std::call_once(once[k], [&] { factors[k].reset(new SphVoxelFactors(kernel)); });
+  return *factors[k];
+}
+
+void SphVoxelFactors::cellDifferences(
+  const StencilRun& edges, int n, double* corner, double* diff) const
+{
+  factorDifferences(factors_.data(), edges.first.data(), edges.weight[0].data(),
+    edges.weight[1].data(), edges.weight[2].data(), edges.weight[3].data(), n, corner, diff);
+}
+
+void SphVoxelFactors::voxels(const double* dx, int nx, const double* dy, int ny, const double* dz,
+  int nz, double m, double* scratch, double* out) const
+{
+  contractVoxels(core_, dx, nx, dy, ny, dz, nz, m, scratch, out);
+}
+
+std::size_t SphVoxelFactors::scratchSize(int nx, int, int nz)
+{
+  return std::size_t(nz) * R * R + std::size_t(paddedRow(nx)) * R;
+}
+} // namespace jz

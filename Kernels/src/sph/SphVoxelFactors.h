@@ -1,0 +1,54 @@
+// The volume table in separable form, for kernels a few voxels wide and
+// more. The cumulative volume integral G3 (SphKernelTables.h) is symmetric
+// and, in any one argument, numerically of low rank: its unfolding's
+// singular values fall below 1e-7 of the largest by the eighth. So
+//   G3(a, b, c) ~= sum_pqr core[p][q][r] u_p(a) u_q(b) u_r(c)
+// with u the leading eigenvectors of the unfolding's Gram matrix (the same
+// for every axis) and core the table projected on them (a truncated Tucker
+// form, within 1e-7 of the table; the core is scaled so that the whole kernel
+// still integrates to exactly 1). The u are interpolated with the table's
+// own cubic stencils, so the separable form is the table's interpolant,
+// truncated. A particle's voxels are then
+//   voxel(i, j, k) = m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r],
+// d the differences of u across each cell of an axis: three small dense
+// contractions, instead of 64 scattered table reads per corner.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "jz/DensityKernels.h"
+
+#include "SphKernelTables.h"
+
+namespace jz
+{
+class SphVoxelFactors
+{
+public:
+  static constexpr int kRank = 8;
+  static const SphVoxelFactors& get(SphKernel kernel);
+
+  // The factors' differences across the n cells of an axis whose n + 1
+  // edges have the stencils `edges` (SphCumulativeTable::run):
+  //   diff[i * kRank + p] = u_p(edge i + 1) - u_p(edge i).
+  // corner: scratch of (n + 1) * kRank doubles.
+  void cellDifferences(const StencilRun& edges, int n, double* corner, double* diff) const;
+
+  // out[(k * ny + j) * paddedRow(nx) + i] = m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r]
+  // for i < nx (the differences of cellDifferences; the rows padded to
+  // whole vectors, the values beyond nx unspecified). scratch: room for
+  // scratchSize(nx, ny, nz) doubles.
+  void voxels(const double* dx, int nx, const double* dy, int ny, const double* dz, int nz,
+    double m, double* scratch, double* out) const;
+  static std::size_t scratchSize(int nx, int ny, int nz);
+  static constexpr int kRowVector = 8;
+  static int paddedRow(int nx) { return (nx + kRowVector - 1) / kRowVector * kRowVector; }
+
+private:
+  explicit SphVoxelFactors(SphKernel kernel);
+  int intervals_ = 0;
+  std::vector<double> factors_; // [padded node (-1 .. n + 1)][p], the sign of node -1 folded in
+  double core_[kRank][kRank][kRank];
+};
+} // namespace jz

@@ -209,28 +209,24 @@ void depositWideVoxels(const SphCumulativeTable& table, const SphVoxelFactors& f
     factors.cellDifferences(scratch.u, n[d], scratch.corner.data(), scratch.previous.data() + offset[d]);
   }
   scratch.column.resize(SphVoxelFactors::scratchSize(n[0], n[1], n[2]));
+  const double* diff = scratch.previous.data();
+  const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
+  const std::size_t corner = (std::size_t(first[2]) * ny + std::size_t(first[1])) * nx + std::size_t(first[0]);
+  auto contract = [&](const SphVoxelFactors::Output& to)
+  {
+    factors.voxels(diff + offset[0], n[0], diff + offset[1], n[1], diff + offset[2], n[2], m,
+      scratch.column.data(), to);
+  };
+  if (who.fields->empty())
+    return contract({ sums.mass.data() + corner, nx, nx * ny, true });
   const std::size_t rowLength = std::size_t(SphVoxelFactors::paddedRow(n[0]));
   scratch.row.resize(rowLength * std::size_t(n[1]) * std::size_t(n[2]));
-  const double* diff = scratch.previous.data();
-  factors.voxels(diff + offset[0], n[0], diff + offset[1], n[1], diff + offset[2], n[2], m,
-    scratch.column.data(), scratch.row.data());
-  const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
+  contract({ scratch.row.data(), rowLength, rowLength * std::size_t(n[1]), false });
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
-    {
-      const double* w = scratch.row.data() + (std::size_t(k) * n[1] + std::size_t(j)) * rowLength;
-      const std::size_t cell = (std::size_t(first[2] + k) * ny + std::size_t(first[1] + j)) * nx +
-        std::size_t(first[0]);
-      if (who.fields->empty())
-      {
-        double* out = sums.mass.data() + cell;
-#pragma omp simd
-        for (int i = 0; i < n[0]; ++i)
-          out[i] += w[i];
-      }
-      else
-        who.addRow(sums, cell, w, std::size_t(n[0]), 1.0, 1.0);
-    }
+      who.addRow(sums, corner + (std::size_t(k) * ny + std::size_t(j)) * nx,
+        scratch.row.data() + (std::size_t(k) * n[1] + std::size_t(j)) * rowLength,
+        std::size_t(n[0]), 1.0, 1.0);
 }
 
 // The kernel of a particle at (x, y, z) over the voxels of slabs [k0, k1).

@@ -14,11 +14,12 @@ namespace
 {
 constexpr int R = SphVoxelFactors::kRank;
 
-// out[(k ny + j) nxPad + i] = m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r]
-// for i < nx (rows padded to whole vectors, nxPad = paddedRow(nx)),
-// contracted one axis at a time: z, then y, then x along the rows.
+// m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r] into row (j, k) of
+// `to`, contracted one axis at a time: z, then y, then x along the rows a
+// whole vector at a time.
 JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, int nx,
-  const double* dy, int ny, const double* dz, int nz, double m, double* scratch, double* out)
+  const double* dy, int ny, const double* dz, int nz, double m, double* scratch,
+  const SphVoxelFactors::Output& to)
 {
   // zq[k][q][p] = m sum_r dz[k][r] core[r][q][p] (= core[p][q][r]: symmetric).
   double* zq = scratch;
@@ -55,8 +56,7 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
         for (int p = 0; p < R; ++p)
           y[p] += w * z[q * R + p];
       }
-      double* row =
-        out + (std::size_t(k) * std::size_t(ny) + std::size_t(j)) * std::size_t(nxPad);
+      double* row = to.values + std::size_t(k) * to.sliceStride + std::size_t(j) * to.rowStride;
       for (int i0 = 0; i0 < nxPad; i0 += SphVoxelFactors::kRowVector)
       {
         double acc[SphVoxelFactors::kRowVector];
@@ -67,9 +67,15 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
 #pragma omp simd
           for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
             acc[l] += y[p] * xt[std::size_t(p) * std::size_t(nxPad) + std::size_t(i0 + l)];
+        if (!to.add)
 #pragma omp simd
-        for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
-          row[i0 + l] = acc[l];
+          for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
+            row[i0 + l] = acc[l];
+        else
+#pragma omp simd
+          for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
+            if (i0 + l < nx)
+              row[i0 + l] += acc[l];
       }
     }
 }
@@ -223,9 +229,9 @@ void SphVoxelFactors::cellDifferences(
 }
 
 void SphVoxelFactors::voxels(const double* dx, int nx, const double* dy, int ny, const double* dz,
-  int nz, double m, double* scratch, double* out) const
+  int nz, double m, double* scratch, const Output& to) const
 {
-  contractVoxels(core_, dx, nx, dy, ny, dz, nz, m, scratch, out);
+  contractVoxels(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
 }
 
 std::size_t SphVoxelFactors::scratchSize(int nx, int, int nz)

@@ -35,12 +35,22 @@ public:
   // corner: scratch of (n + 1) * kRank doubles.
   void cellDifferences(const StencilRun& edges, int n, double* corner, double* diff) const;
 
-  // out[(k * ny + j) * paddedRow(nx) + i] = m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r]
-  // for i < nx (the differences of cellDifferences; the rows padded to
-  // whole vectors, the values beyond nx unspecified). scratch: room for
+  // Where voxels() puts the values of row (j, k), i < nx: at values + k
+  // sliceStride + j rowStride, added to what is there (add), or written
+  // over it as a whole padded row of paddedRow(nx) values (the values beyond
+  // nx unspecified).
+  struct Output
+  {
+    double* values;
+    std::size_t rowStride, sliceStride;
+    bool add;
+  };
+
+  // The voxels m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r] (the
+  // differences of cellDifferences) into `to`. scratch: room for
   // scratchSize(nx, ny, nz) doubles.
   void voxels(const double* dx, int nx, const double* dy, int ny, const double* dz, int nz,
-    double m, double* scratch, double* out) const;
+    double m, double* scratch, const Output& to) const;
   static std::size_t scratchSize(int nx, int ny, int nz);
   static constexpr int kRowVector = 8;
   static int paddedRow(int nx) { return (nx + kRowVector - 1) / kRowVector * kRowVector; }

@@ -10,6 +10,10 @@ namespace jz
 {
 namespace
 {
+// A row's corners are contracted one by one when the table's nodes between
+// its first and last corner outnumber the corners this many times.
+constexpr std::size_t kApart = 4;
+
 // Gauss-Legendre nodes and weights on [-1, 1].
 constexpr double kGauss4X[4] = { -0.8611363115940526, -0.3399810435848563, 0.3399810435848563,
   0.8611363115940526 };
@@ -51,6 +55,9 @@ double integrate(F&& f, double a, double b, double tol = 1e-15)
   return b > a ? adaptive(f, a, b, gauss8(f, a, b), tol, 0) : 0.0;
 }
 
+// Four doubles as one vector (GCC's vector extension: AVX2 or two SSE2 halves).
+typedef double Double4 __attribute__((vector_size(32)));
+
 // The stencils of (lo + i step - x) / h, i < n, on a table of n intervals.
 JZ_SPH_CLONES void stencilRun(double lo, double step, double x, double h, std::size_t count,
   int n, int* first, double* w0, double* w1, double* w2, double* w3)
@@ -81,6 +88,28 @@ JZ_SPH_CLONES void contractRows(const double* table, int stride, int b, const do
     column[k] = w0 * r0[k] + w1 * r1[k] + w2 * r2[k] + w3 * r3[k];
 }
 
+// The same values as contractRows then gatherRow (scale 1), each corner's
+// four nodes contracted on their own: for rows of few corners far apart
+// on the table, where the column between them would be mostly unread.
+JZ_SPH_CLONES void cornersApart(const double* table, int stride, int b, const double* w,
+  const int* first, const double* w0, const double* w1, const double* w2, const double* w3,
+  std::size_t n, double* out)
+{
+  const double *r0 = table + std::size_t(b) * stride, *r1 = r0 + stride, *r2 = r1 + stride,
+               *r3 = r2 + stride;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const int k = first[i];
+    Double4 c0, c1, c2, c3;
+    std::memcpy(&c0, r0 + k, sizeof c0);
+    std::memcpy(&c1, r1 + k, sizeof c1);
+    std::memcpy(&c2, r2 + k, sizeof c2);
+    std::memcpy(&c3, r3 + k, sizeof c3);
+    const Double4 column = w[0] * c0 + w[1] * c1 + w[2] * c2 + w[3] * c3;
+    out[i] = w0[i] * column[0] + w1[i] * column[1] + w2[i] * column[2] + w3[i] * column[3];
+  }
+}
+
 // out[i] = scale * sum_p w_p[i] column[first[i] + p].
 JZ_SPH_CLONES void gatherRow(const double* column, const int* first, const double* w0,
   const double* w1, const double* w2, const double* w3, double scale, std::size_t n, double* out)
@@ -94,9 +123,6 @@ JZ_SPH_CLONES void gatherRow(const double* column, const int* first, const doubl
       (w0[i] * column[k] + w1[i] * column[k + 1] + w2[i] * column[k + 2] + w3[i] * column[k + 3]);
   }
 }
-
-// Four doubles as one vector (GCC's vector extension: AVX2 or two SSE2 halves).
-typedef double Double4 __attribute__((vector_size(32)));
 
 // out[i] = sum_pqr wa_i[p] wb[q] wc[r] T[a_i, b, c nodes], for the counts
 // of b's and c's stencils (1: on a node, 4: consecutive nodes): the c
@@ -391,8 +417,7 @@ __attribute__((always_inline)) inline void horner(
 
 struct CentresCoefficients
 {
-  const float* value;
-  const float* laplacian;
+  const float* corrected; // the value with its isotropic correction
   const float* anisotropy;
 };
 
@@ -404,8 +429,8 @@ struct CentresCoefficients
 // Accumulate, adds them to out[i < count]. (256-bit vectors: as fast as
 // 512-bit ones on this AMD CPU, and AVX2 runs the same loop.)
 template <bool Anisotropic, bool Accumulate>
-JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float lapScale,
-  float anisoScale, float X0, float a, float Y2, int count, double* out)
+JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float anisoScale, float X0,
+  float a, float Y2, int count, double* out)
 {
   constexpr int P = SphColumnCentres::kPieces;
   const Float8 lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
@@ -420,10 +445,8 @@ JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float lapScale
     Int8 piece = __builtin_convertvector(s, Int8);
     piece = piece < P - 1 ? piece : P - 1;
     const Float8 u = s - __builtin_convertvector(piece, Float8);
-    Float8 v, lap;
-    horner<SphColumnCentres::kValueDegree>(c.value, piece, u, v);
-    horner<SphColumnCentres::kCorrectionDegree>(c.laplacian, piece, u, lap);
-    v += lapScale * lap;
+    Float8 v;
+    horner<SphColumnCentres::kValueDegree>(c.corrected, piece, u, v);
     if (Anisotropic)
     {
       Float8 e;
@@ -552,14 +575,19 @@ const SphColumnCentres& SphColumnCentres::get(SphKernel kernel)
   return *tables[k];
 }
 
-SphColumnCentres::Footprint SphColumnCentres::footprint(double h, double du, double dv, double m)
+SphColumnCentres::Footprint SphColumnCentres::footprint(
+  double h, double du, double dv, double m) const
 {
   Footprint f;
   f.invH = 1 / h;
   f.a = du / h;
   const double au2 = du * du / (h * h), av2 = dv * dv / (h * h);
   f.scale = float(m * du * dv / (h * h));
-  f.lapScale = float((au2 + av2) / 48);
+  const float lapScale = float((au2 + av2) / 48);
+  for (int j = 0; j <= kValueDegree; ++j)
+    for (int p = 0; p < kPieces; ++p)
+      f.corrected[j][p] =
+        value_[j][p] + (j <= kCorrectionDegree ? lapScale * laplacian_[j][p] : 0.0f);
   f.anisoScale = float((au2 - av2) / 48);
   // Nearly square pixels: the anisotropic term is below rounding.
   f.anisotropic = std::fabs(au2 - av2) > 1e-6 * (au2 + av2);
@@ -570,14 +598,12 @@ template <bool Accumulate>
 void SphColumnCentres::pixels(
   const Footprint& f, double X0, double dy2, std::size_t n, double* out) const
 {
-  const CentresCoefficients c{ value_[0], laplacian_[0], anisotropy_[0] };
+  const CentresCoefficients c{ f.corrected[0], anisotropy_[0] };
   const float Y2 = float(dy2 * f.invH * f.invH);
   if (f.anisotropic)
-    centresRow<true, Accumulate>(c, f.scale, f.lapScale, f.anisoScale, float(X0), float(f.a), Y2,
-      int(n), out);
+    centresRow<true, Accumulate>(c, f.scale, f.anisoScale, float(X0), float(f.a), Y2, int(n), out);
   else
-    centresRow<false, Accumulate>(c, f.scale, f.lapScale, 0.0f, float(X0), float(f.a), Y2,
-      int(n), out);
+    centresRow<false, Accumulate>(c, f.scale, 0.0f, float(X0), float(f.a), Y2, int(n), out);
 }
 
 void SphColumnCentres::row(
@@ -617,6 +643,9 @@ void SphCumulativeTable::row(const StencilRun& b, std::size_t j, const StencilRu
   // are the column of table values that a's stencils read.
   const int lo = a.lowest, hi = a.highest;
   const double bWeight[4] = { b.weight[0][j], b.weight[1][j], b.weight[2][j], b.weight[3][j] };
+  if (std::size_t(hi + 4 - lo) > kApart * n)
+    return cornersApart(padded_.data(), stride_, b.first[j], bWeight, a.first.data(),
+      a.weight[0].data(), a.weight[1].data(), a.weight[2].data(), a.weight[3].data(), n, out);
   contractRows(padded_.data(), stride_, b.first[j], bWeight, lo, std::min(hi + 4, stride_), column);
   gatherRow(column, a.first.data(), a.weight[0].data(), a.weight[1].data(), a.weight[2].data(),
     a.weight[3].data(), 1.0, n, out);

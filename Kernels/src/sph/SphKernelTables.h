@@ -156,14 +156,17 @@ public:
   static constexpr int kValueDegree = 6, kCorrectionDegree = 4;
   static const SphColumnCentres& get(SphKernel kernel);
 
-  // One particle's kernel (support h, mass m) on pixels du x dv wide.
+  // One particle's kernel (support h, mass m) on pixels du x dv wide, with
+  // its value and isotropic correction as one polynomial per piece
+  // (f + lapScale lap f: one evaluation per pixel instead of two).
   struct Footprint
   {
     double invH = 0, a = 0; // 1 / h, du / h
-    float scale = 0, lapScale = 0, anisoScale = 0;
+    float scale = 0, anisoScale = 0;
     bool anisotropic = false;
+    alignas(64) float corrected[kValueDegree + 1][kPieces];
   };
-  static Footprint footprint(double h, double du, double dv, double m);
+  Footprint footprint(double h, double du, double dv, double m) const;
 
   // For the n pixels of a row whose first centre is X0 h from the particle
   // along the row and whose centres are dy (dy2 = dy^2) off it across: m

@@ -123,7 +123,7 @@ void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const
   int i0, i1, j0, j1;
   if (!u.centresWithin(x, h, 0, u.cells, i0, i1) || !v.centresWithin(y, h, r0, r1, j0, j1))
     return;
-  const SphColumnCentres::Footprint f = SphColumnCentres::footprint(h, u.step, v.step, m);
+  const SphColumnCentres::Footprint f = centres.footprint(h, u.step, v.step, m);
   const double X0 = (u.lo + (i0 + 0.5) * u.step - x) * f.invH;
   const std::size_t n = std::size_t(i1 - i0 + 1);
   w.resize(std::max(w.size(), n + SphColumnCentres::kLanes - 1));

@@ -323,12 +323,9 @@ SphCumulativeTable::SphCumulativeTable(SphKernel kernel, int dims)
 
 const SphCumulativeTable& SphCumulativeTable::get(SphKernel kernel, int dims)
 {
-  static std::once_flag once[2][2];
-  static std::unique_ptr<SphCumulativeTable> tables[2][2];
-  const int k = kernel == SphKernel::WendlandC2 ? 1 : 0, d = dims == 3 ? 1 : 0;
-  std::call_once(once[k][d],
-    [&] { tables[k][d].reset(new SphCumulativeTable(kernel, dims == 3 ? 3 : 2)); });
-  return *tables[k][d];
+  const int d = dims == 3 ? 3 : 2;
+  return builtOnce<SphCumulativeTable, 4>(
+    2 * kernelIndex(kernel) + d - 2, [&] { return new SphCumulativeTable(kernel, d); });
 }
 
 TableStencil SphCumulativeTable::stencil(double a) const
@@ -568,11 +565,8 @@ SphColumnCentres::SphColumnCentres(SphKernel kernel)
 
 const SphColumnCentres& SphColumnCentres::get(SphKernel kernel)
 {
-  static std::once_flag once[2];
-  static std::unique_ptr<SphColumnCentres> tables[2];
-  const int k = kernel == SphKernel::WendlandC2 ? 1 : 0;
-  std::call_once(once[k], [&] { tables[k].reset(new SphColumnCentres(kernel)); });
-  return *tables[k];
+  return builtOnce<SphColumnCentres, 2>(
+    kernelIndex(kernel), [&] { return new SphColumnCentres(kernel); });
 }
 
 SphColumnCentres::Footprint SphColumnCentres::footprint(

@@ -12,6 +12,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "jz/Config.h"
@@ -37,6 +39,23 @@ inline int paddedSource(int node, int n, double& sign)
     return 1;
   }
   return node > n ? n : node;
+}
+
+// The one instance of each of a table's `Variants` kinds (a kernel, a
+// dimension), built by make() on first use, whichever thread asks first:
+// the tables' get() (a call site's own instances: make's type is its own).
+template <class Table, int Variants, class Make>
+const Table& builtOnce(int variant, Make&& make)
+{
+  static std::once_flag once[Variants];
+  static std::unique_ptr<Table> built[Variants];
+  std::call_once(once[variant], [&] { built[variant].reset(make()); });
+  return *built[variant];
+}
+
+inline int kernelIndex(SphKernel kernel)
+{
+  return kernel == SphKernel::WendlandC2 ? 1 : 0;
 }
 
 // Where a coordinate falls in a table: 4 interpolation nodes (indices into

@@ -1,8 +1,6 @@
 #include "SphVoxelFactors.h"
 
 #include <algorithm>
-#include <memory>
-#include <mutex>
 #include <numeric>
 
 #include "SphKernelTables.h"
@@ -214,11 +212,8 @@ SphVoxelFactors::SphVoxelFactors(SphKernel kernel)
 
 const SphVoxelFactors& SphVoxelFactors::get(SphKernel kernel)
 {
-  static std::once_flag once[2];
-  static std::unique_ptr<SphVoxelFactors> factors[2];
-  const int k = kernel == SphKernel::WendlandC2 ? 1 : 0;
-  std::call_once(once[k], [&] { factors[k].reset(new SphVoxelFactors(kernel)); });
-  return *factors[k];
+  return builtOnce<SphVoxelFactors, 2>(
+    kernelIndex(kernel), [&] { return new SphVoxelFactors(kernel); });
 }
 
 void SphVoxelFactors::cellDifferences(

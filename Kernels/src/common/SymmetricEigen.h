@@ -14,7 +14,8 @@ namespace jz
 inline void symmetricEigen(double* a, int n, double* values, double* v)
 {
   const std::size_t m = std::size_t(n);
-  auto at = [&](double* x, int i, int j) -> double& { return x[std::size_t(i) * m + std::size_t(j)]; };
+  auto at = [&](double* x, int i, int j) -> double&
+  { return x[std::size_t(i) * m + std::size_t(j)]; };
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
       at(v, i, j) = i == j ? 1.0 : 0.0;

@@ -21,8 +21,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 // The rows' loops vectorise for the machine the loader finds (AVX-512, AVX2).
-#define JZ_SPH_CLONES                                                                              \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define JZ_SPH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define JZ_SPH_CLONES
 #endif

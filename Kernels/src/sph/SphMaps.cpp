@@ -189,9 +189,8 @@ void depositColumn(const SphCumulativeTable& table, const SphColumnCentres& cent
 // axis, by the table's separable form (SphVoxelFactors): per axis the
 // factors' differences across each cell, then the voxels of all three.
 void depositWideVoxels(const SphCumulativeTable& table, const SphVoxelFactors& factors,
-  const GridAxis* ax, const double* p,
-  double h, double m, const int* first, const int* last, const Contribution& who,
-  SphMapSums& sums, Scratch& scratch)
+  const GridAxis* ax, const double* p, double h, double m, const int* first, const int* last,
+  const Contribution& who, SphMapSums& sums, Scratch& scratch)
 {
   constexpr int R = SphVoxelFactors::kRank;
   int n[3];
@@ -206,12 +205,14 @@ void depositWideVoxels(const SphCumulativeTable& table, const SphVoxelFactors& f
   for (int d = 0; d < 3; ++d)
   {
     table.run(ax[d].edge(first[d]), ax[d].step, p[d], h, std::size_t(n[d] + 1), scratch.u);
-    factors.cellDifferences(scratch.u, n[d], scratch.corner.data(), scratch.previous.data() + offset[d]);
+    factors.cellDifferences(
+      scratch.u, n[d], scratch.corner.data(), scratch.previous.data() + offset[d]);
   }
   scratch.column.resize(SphVoxelFactors::scratchSize(n[0], n[1], n[2]));
   const double* diff = scratch.previous.data();
   const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
-  const std::size_t corner = (std::size_t(first[2]) * ny + std::size_t(first[1])) * nx + std::size_t(first[0]);
+  const std::size_t corner =
+    (std::size_t(first[2]) * ny + std::size_t(first[1])) * nx + std::size_t(first[0]);
   auto contract = [&](const SphVoxelFactors::Output& to)
   {
     factors.voxels(diff + offset[0], n[0], diff + offset[1], n[1], diff + offset[2], n[2], m,

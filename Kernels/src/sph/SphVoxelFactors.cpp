@@ -121,7 +121,8 @@ std::vector<double> leadingFactors(const std::vector<double>& padded, int n, int
       double s = 0;
       for (std::size_t e = 0; e < plane; ++e)
         s += x[e] * y[e];
-      gram[std::size_t(a) * nodes + std::size_t(b)] = gram[std::size_t(b) * nodes + std::size_t(a)] = s;
+      gram[std::size_t(a) * nodes + std::size_t(b)] =
+        gram[std::size_t(b) * nodes + std::size_t(a)] = s;
     }
   std::vector<double> values(gram.size() / std::size_t(nodes)), vectors(gram.size());
   symmetricEigen(gram.data(), nodes, values.data(), vectors.data());

@@ -1,8 +1,9 @@
 // Tree gravity's single-precision inner loops (GravityKernelsCpu.h), the
 // fast path of theta > 0. This file alone is compiled with -ffast-math: the
-// compiler may reassociate the float sums and take 1/sqrt from the
-// reciprocal square-root instruction with a Newton step (~1e-7 relative,
-// far below the opening angle's error); coincident pairs (s^2 = 0) are
+// compiler may take 1/sqrt from the reciprocal square-root instruction with
+// a Newton step (~1e-7 relative, far below the opening angle's error), but
+// neither reassociates nor fuses (so that the loops with and without the
+// field sum the potential's terms alike); coincident pairs (s^2 = 0) are
 // selected away explicitly, never through infinities. GCC vectorizes
 // 1 / sqrt over 16 floats as a square root and a division, each from an
 // estimate and a Newton step: on AVX-512 and on AVX2 with FMA the loops are

@@ -90,6 +90,7 @@ def main():
                 for threads in (8, 16):
                     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
                     done = subprocess.run(
+                        os.environ.get("JZ_RUNNER_EMULATOR", "").split() +
                         [runner, pts_file, precision, repr(l), "1" if periodic else "0",
                          ref_file, str(repeats)],
                         env=env, capture_output=True, text=True)

@@ -256,8 +256,8 @@ void projectionSingle()
             {
               const double got = sums.mass[std::size_t(j) * n[0] + i] * du * dv / 2.0;
               total += got;
-              const bool near = std::fabs((i + 0.5) * du - cu) < h + du &&
-                std::fabs((j + 0.5) * dv - cv) < h + dv;
+              const bool near =
+                std::fabs((i + 0.5) * du - cu) < h + du && std::fabs((j + 0.5) * dv - cv) < h + dv;
               // Quadrature on every pixel of small kernels, on a sample of a large one's.
               if (near && (hPixels < 2 || (i + j) % 3 == 0))
               {

@@ -30,9 +30,10 @@ namespace
 constexpr int kImageStripRows = 16;
 constexpr int kSliceStripRows = 4; // few particles reach a slice: narrower strips balance threads
 constexpr int kVolumeStripSlabs = 2;
-// From this support (in voxels) on, a kernel's voxels come from the
-// table's separable form: its three contractions cost less than the
-// table's 64 terms per corner once the kernel spans a few voxels.
+// From this support (in voxels, the largest side) on, a kernel's voxels come
+// from the table's separable form: its three contractions cost less than
+// the table's 64 terms per corner once the support reaches a voxel (below,
+// most corners lie beyond the support and take one term).
 constexpr double kWideVoxels = 1.0;
 // Beyond this many cells a map is refused (absurd resolutions).
 constexpr double kMaxCells = double(1u << 31);

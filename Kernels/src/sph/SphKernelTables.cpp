@@ -637,10 +637,11 @@ void SphCumulativeTable::row(const StencilRun& b, std::size_t j, const StencilRu
   // are the column of table values that a's stencils read.
   const int lo = a.lowest, hi = a.highest;
   const double bWeight[4] = { b.weight[0][j], b.weight[1][j], b.weight[2][j], b.weight[3][j] };
-  if (std::size_t(hi + 4 - lo) > kApart * n)
+  const int end = std::min(hi + 4, stride_); // past the last node a's stencils read
+  if (std::size_t(end - lo) > kApart * n)
     return cornersApart(padded_.data(), stride_, b.first[j], bWeight, a.first.data(),
       a.weight[0].data(), a.weight[1].data(), a.weight[2].data(), a.weight[3].data(), n, out);
-  contractRows(padded_.data(), stride_, b.first[j], bWeight, lo, std::min(hi + 4, stride_), column);
+  contractRows(padded_.data(), stride_, b.first[j], bWeight, lo, end, column);
   gatherRow(column, a.first.data(), a.weight[0].data(), a.weight[1].data(), a.weight[2].data(),
     a.weight[3].data(), 1.0, n, out);
 }

@@ -97,20 +97,27 @@ JZ_SPH_CLONES void factorDifferences(const double* factors, const int* first, co
       diff[i * R + p] = corner[(i + 1) * R + p] - corner[i * R + p];
 }
 
-// The leading R eigenvectors (largest eigenvalues first) of the Gram matrix
-// of the table's unfolding T[i][(j, k)] over the nodes 0 .. n: u[i * R + p].
-std::vector<double> leadingFactors(const std::vector<double>& padded, int n, int stride)
+// The table without its padding: G3 at the nodes 0 .. n of each axis,
+// t[(i * nodes + j) * nodes + k].
+std::vector<double> unpadded(const SphCumulativeTable& table)
 {
-  const int nodes = n + 1;
-  const std::size_t plane = std::size_t(nodes) * std::size_t(nodes);
-  std::vector<double> t(std::size_t(nodes) * plane); // the unpadded table
+  const int nodes = table.intervals() + 1;
+  const std::size_t s = std::size_t(table.stride());
+  const std::vector<double>& padded = table.nodes();
+  std::vector<double> t(std::size_t(nodes) * std::size_t(nodes) * std::size_t(nodes));
   for (int i = 0; i < nodes; ++i)
     for (int j = 0; j < nodes; ++j)
       for (int k = 0; k < nodes; ++k)
         t[(std::size_t(i) * nodes + std::size_t(j)) * nodes + std::size_t(k)] =
-          padded[(std::size_t(i + 1) * std::size_t(stride) + std::size_t(j + 1)) *
-              std::size_t(stride) +
-            std::size_t(k + 1)];
+          padded[(std::size_t(i + 1) * s + std::size_t(j + 1)) * s + std::size_t(k + 1)];
+  return t;
+}
+
+// The leading R eigenvectors (largest eigenvalues first) of the Gram matrix
+// of the table's unfolding t[i][(j, k)]: u[i * R + p].
+std::vector<double> leadingFactors(const std::vector<double>& t, int nodes)
+{
+  const std::size_t plane = std::size_t(nodes) * std::size_t(nodes);
   std::vector<double> gram(std::size_t(nodes) * std::size_t(nodes));
 #pragma omp parallel for schedule(dynamic)
   for (int a = 0; a < nodes; ++a)
@@ -137,28 +144,19 @@ std::vector<double> leadingFactors(const std::vector<double>& padded, int n, int
         vectors[std::size_t(i) * std::size_t(nodes) + std::size_t(order[std::size_t(p)])];
   return u;
 }
-} // namespace
 
-SphVoxelFactors::SphVoxelFactors(SphKernel kernel)
+// core[p][q][r] = t projected on u along each axis, one axis at a time.
+void projectedCore(const std::vector<double>& t, const std::vector<double>& u, int nodes,
+  double (*core)[R][R])
 {
-  const SphCumulativeTable& table = SphCumulativeTable::get(kernel, 3);
-  const int n = table.intervals(), s = table.stride(), nodes = n + 1;
-  intervals_ = n;
-  const std::vector<double>& padded = table.nodes();
-  const std::vector<double> u = leadingFactors(padded, n, s);
-  auto T = [&](int i, int j, int k)
-  {
-    return padded[(std::size_t(i + 1) * std::size_t(s) + std::size_t(j + 1)) * std::size_t(s) +
-      std::size_t(k + 1)];
-  };
-  // core = T projected on u along each axis, one axis at a time.
   std::vector<double> a(std::size_t(R) * nodes * nodes, 0.0), b(std::size_t(R) * R * nodes, 0.0);
   for (int p = 0; p < R; ++p)
     for (int i = 0; i < nodes; ++i)
       for (int j = 0; j < nodes; ++j)
         for (int k = 0; k < nodes; ++k)
           a[(std::size_t(p) * nodes + std::size_t(j)) * nodes + std::size_t(k)] +=
-            u[std::size_t(i) * R + std::size_t(p)] * T(i, j, k);
+            u[std::size_t(i) * R + std::size_t(p)] *
+            t[(std::size_t(i) * nodes + std::size_t(j)) * nodes + std::size_t(k)];
   for (int p = 0; p < R; ++p)
     for (int q = 0; q < R; ++q)
       for (int j = 0; j < nodes; ++j)
@@ -174,8 +172,19 @@ SphVoxelFactors::SphVoxelFactors(SphKernel kernel)
         for (int k = 0; k < nodes; ++k)
           c += u[std::size_t(k) * R + std::size_t(r)] *
             b[(std::size_t(p) * R + std::size_t(q)) * nodes + std::size_t(k)];
-        core_[p][q][r] = c;
+        core[p][q][r] = c;
       }
+}
+} // namespace
+
+SphVoxelFactors::SphVoxelFactors(SphKernel kernel)
+{
+  const SphCumulativeTable& table = SphCumulativeTable::get(kernel, 3);
+  const int n = table.intervals(), s = table.stride(), nodes = n + 1;
+  intervals_ = n;
+  const std::vector<double> t = unpadded(table);
+  const std::vector<double> u = leadingFactors(t, nodes);
+  projectedCore(t, u, nodes, core_);
   // Exactly symmetric (as the table is): any axis may be contracted first.
   for (int p = 0; p < R; ++p)
     for (int q = p; q < R; ++q)

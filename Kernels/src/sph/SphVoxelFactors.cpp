@@ -146,8 +146,8 @@ std::vector<double> leadingFactors(const std::vector<double>& t, int nodes)
 }
 
 // core[p][q][r] = t projected on u along each axis, one axis at a time.
-void projectedCore(const std::vector<double>& t, const std::vector<double>& u, int nodes,
-  double (*core)[R][R])
+void projectedCore(
+  const std::vector<double>& t, const std::vector<double>& u, int nodes, double (*core)[R][R])
 {
   std::vector<double> a(std::size_t(R) * nodes * nodes, 0.0), b(std::size_t(R) * R * nodes, 0.0);
   for (int p = 0; p < R; ++p)

@@ -3,9 +3,9 @@
 #include "vtkJZParticleInput.h"
 
 #include "jz/ContentHash.h"
+#include "jz/MachineMemory.h"
 
 #include <cstdlib>
-#include <unistd.h>
 
 bool vtkJZFofResultCache::Key::operator==(const Key& o) const
 {
@@ -93,11 +93,6 @@ std::size_t vtkJZFofResultCache::BudgetBytes()
   {
     return static_cast<std::size_t>(std::strtoull(env, nullptr, 10));
   }
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long pageSize = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || pageSize <= 0)
-  {
-    return std::size_t(1) << 30;
-  }
-  return static_cast<std::size_t>(pages) / 8 * static_cast<std::size_t>(pageSize);
+  const std::size_t physical = jz::physicalMemoryBytes();
+  return physical > 0 ? physical / 8 : std::size_t(1) << 30;
 }

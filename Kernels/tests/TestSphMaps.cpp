@@ -1005,6 +1005,19 @@ JZ_TEST(EmptyInputAndBadInput)
   std::swap(bad.region[2], bad.region[3]);
   JZ_CHECK_THROWS(run(P.view(SphKernel::CubicSpline), bad));
   JZ_CHECK(jz::sphGridError(bad).find("Region") != std::string::npos);
+  // A map that cannot fit in memory is refused before anything is
+  // allocated: 2^31 - 1 cells with a thousand values each (tens of PB).
+  bad = g;
+  bad.resolution[0] = 46340;
+  bad.resolution[1] = 46340;
+  JZ_CHECK(jz::sphGridError(g, 1000).empty());
+  JZ_CHECK_MSG(jz::sphGridError(bad, 1000).find("GiB") != std::string::npos,
+    "said '" << jz::sphGridError(bad, 1000) << "'");
+  std::vector<double> many(1000, 1.0);
+  auto fat = P.view(SphKernel::CubicSpline);
+  fat.fields.push_back({ many.data(), 1000 });
+  JZ_CHECK(jz::sphParticlesError(fat, bad).find("GiB") != std::string::npos);
+  JZ_CHECK_THROWS(run(fat, bad));
   // A kernel wider than the periodic box is refused (its images would number
   // in the millions); one exactly as wide is mapped, its mass all inside.
   P.h[0] = 50;

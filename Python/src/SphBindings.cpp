@@ -209,7 +209,10 @@ std::vector<py::array> runMap(const Comm& comm, jz::SphGrid grid, const MapArgs&
     grid.region[2 * grid.axis] = 0;
     grid.region[2 * grid.axis + 1] = 1;
   }
-  comm.agree(jz::sphGridError(grid));
+  int fieldComponents = 0;
+  for (int c : components)
+    fieldComponents += c;
+  comm.agree(jz::sphGridError(grid, fieldComponents));
 
   const bool needDensity = grid.kind == jz::SphMapKind::Slice && !names.empty();
   std::vector<double> h, rho;

@@ -228,3 +228,6 @@ def test_bad_input():
         jztree.sph_slice(pts, 0.5, k=8, resolution=(4, 4), arrays={"density": np.ones(100)})
     with pytest.raises(ValueError):
         jztree.sph_slice(pts, 0.5, k=8, resolution=(4, 4), arrays={"a": np.ones(99)})
+    # A map larger than any machine's memory is refused before it is allocated.
+    with pytest.raises(ValueError, match="GiB"):
+        jztree.sph_slice(pts, 0.5, k=8, resolution=(46340, 46340), arrays={"a": np.ones((100, 1000))})

@@ -285,9 +285,17 @@ def section_errors(c):
         out, errors = make("SPHVolume", pts, dict(h=np.full(50, 0.1)), Resolution=[1200, 1200, 1200])
     finally:
         resource.setrlimit(resource.RLIMIT_AS, before)
-    c.check(errors and "ran out of memory" in " ".join(errors),
+    # (Refused up front where 1200^3 voxels exceed the machine's memory.)
+    c.check(errors and "memory" in " ".join(errors),
             f"SPHVolume of 1200^3 voxels beyond the memory limit: a clear error ({errors})")
     c.check(out.GetNumberOfPoints() == 0, "SPHVolume beyond the memory limit: no output")
+    # A map larger than any machine's memory (2^31 pixels of a thousand
+    # values each) is refused before anything is allocated.
+    out, errors = make("SPHSlice", pts, dict(h=np.full(50, 0.1), T=np.ones((50, 1000))),
+                       Resolution=[46340, 46340], PointArrays=["T"])
+    c.check(errors and "GiB" in " ".join(errors),
+            f"SPHSlice of 2^31 pixels of 1001 values: a clear error ({errors})")
+    c.check(out.GetNumberOfPoints() == 0, "SPHSlice beyond the machine's memory: no output")
 
 
 def section_empty(c):

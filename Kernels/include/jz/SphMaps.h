@@ -84,9 +84,12 @@ struct SphMapSums
 };
 
 // Why the grid or the particles cannot be mapped (resolution below 1, an
-// inverted or empty or non-finite region, axis outside 0..2, a negative or
-// non-finite h, a non-finite density, slice fields without densities), or "".
-std::string sphGridError(const SphGrid& grid);
+// inverted or empty or non-finite region, axis outside 0..2, a map and its
+// copy in the caller's output larger than the machine's memory, a negative
+// or non-finite h, a non-finite density, slice fields without densities),
+// or "". fieldComponents: the mapped arrays' components in all, as far as
+// the caller knows them yet (sphParticlesError counts them all).
+std::string sphGridError(const SphGrid& grid, int fieldComponents = 0);
 template <class T>
 std::string sphParticlesError(const SphParticles<T>& particles, const SphGrid& grid);
 // Why support radii cannot be used, or "": a negative or non-finite radius,

@@ -36,6 +36,11 @@ std::string neighbourCountError(
 std::string linkingLengthError(double linkingLength, const InputNames& names = {});
 // At most 2^32 - 2 points per process (jz::Index).
 std::string pointCountError(std::size_t numPoints);
+// A result of `bytes` that cannot fit in the machine's physical memory
+// (jz/MachineMemory.h) is refused before anything is allocated, rather
+// than left to the system's out-of-memory killer; `what` names it and
+// `remedy` says how to shrink it.
+std::string memoryError(double bytes, const std::string& what, const std::string& remedy);
 // The first of n points (interleaved xyz) with a NaN or infinite coordinate;
 // `what` names a point ("point", "source point", ...).
 template <class T>

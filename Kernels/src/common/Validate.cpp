@@ -3,6 +3,7 @@
 
 #include "common/FirstIndexWhere.h"
 #include "jz/FloatBits.h"
+#include "jz/MachineMemory.h"
 #include "jz/ParameterRanges.h"
 
 #include <algorithm>
@@ -107,6 +108,19 @@ std::string pointCountError(std::size_t numPoints)
       std::to_string(kMax) + "; use more MPI ranks)";
   }
   return {};
+}
+
+std::string memoryError(double bytes, const std::string& what, const std::string& remedy)
+{
+  const double physical = double(physicalMemoryBytes());
+  if (physical == 0 || bytes <= physical)
+    return {};
+  constexpr double kGiB = double(1u << 30);
+  std::ostringstream s;
+  s.precision(3);
+  s << what << " needs about " << bytes / kGiB << " GiB, more than this machine's "
+    << physical / kGiB << " GiB of memory; " << remedy;
+  return s.str();
 }
 
 template <class T>

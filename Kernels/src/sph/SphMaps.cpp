@@ -481,7 +481,7 @@ double SphGrid::cellMeasure() const
     ((region[2 * v + 1] - region[2 * v]) / resolution[1]);
 }
 
-std::string sphGridError(const SphGrid& grid)
+std::string sphGridError(const SphGrid& grid, int fieldComponents)
 {
   const bool volume = grid.kind == SphMapKind::Volume;
   if (!volume && (grid.axis < 0 || grid.axis > 2))
@@ -511,7 +511,12 @@ std::string sphGridError(const SphGrid& grid)
   }
   if (grid.kind == SphMapKind::Slice && !std::isfinite(grid.slicePosition))
     return "SlicePosition is not finite.";
-  return "";
+  // The sums, then the caller's output arrays: two doubles per cell and value.
+  const double values = 1.0 + fieldComponents;
+  return memoryError(2 * sizeof(double) * values * cells,
+    "A map of " + std::to_string(std::size_t(cells)) + " cells" +
+      (fieldComponents > 0 ? " of " + std::to_string(fieldComponents + 1) + " values" : ""),
+    "lower the resolution or map fewer arrays.");
 }
 
 std::string sphSupportError(const double* support, std::size_t n, bool periodic,
@@ -539,7 +544,10 @@ std::string sphSupportError(const double* support, std::size_t n, bool periodic,
 template <class T>
 std::string sphParticlesError(const SphParticles<T>& P, const SphGrid& grid)
 {
-  std::string e = sphGridError(grid);
+  int fieldComponents = 0;
+  for (const SphMapField& f : P.fields)
+    fieldComponents += f.components;
+  std::string e = sphGridError(grid, fieldComponents);
   if (e.empty())
     e = pointCountError(P.numPoints);
   if (e.empty())

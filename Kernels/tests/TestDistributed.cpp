@@ -15,6 +15,7 @@
 #include "RankPartitions.h"
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
+#include "distributed/RankOrderSum.h"
 #include "jz/Distributed.h"
 
 namespace
@@ -393,6 +394,42 @@ JZ_TEST(DistributedErrorOnOneRankFailsAll)
         messages[r].find("rank 1:") == 0 && messages[r].find("non-finite") != std::string::npos,
         "rank " << r << " said '" << messages[r] << "'");
   }
+}
+
+// Sums over ranks equal, bit for bit, the plain loop that adds every rank's
+// vector in rank order: for vectors shorter than the number of ranks, not a
+// multiple of it, one chunk and many, on every rank.
+JZ_TEST(SumInRankOrderIsTheRankOrderLoop)
+{
+  for (int ranks : { 2, 3, 5 })
+    for (std::size_t n : { std::size_t(0), std::size_t(1), std::size_t(4), std::size_t(1001) })
+      for (std::size_t chunk : { std::size_t(7), std::size_t(64), jz::kRankOrderSumChunk })
+      {
+        // Values of mixed signs and magnitudes, so that the order of the
+        // additions shows in the last bits.
+        auto value = [](int rank, std::size_t i) {
+          return std::ldexp(
+            std::sin(1.7 * double(i) + 0.3 * rank), int((i * 7 + rank * 3) % 41) - 20);
+        };
+        std::vector<double> expected(n, 0.0);
+        for (int r = 0; r < ranks; ++r)
+          for (std::size_t i = 0; i < n; ++i)
+            expected[i] += value(r, i);
+        std::vector<std::vector<double>> got(static_cast<std::size_t>(ranks));
+        jztest::ThreadWorld world(ranks);
+        world.run(
+          [&](jz::Communicator& comm)
+          {
+            std::vector<double> v(n);
+            for (std::size_t i = 0; i < n; ++i)
+              v[i] = value(comm.rank(), i);
+            jz::sumInRankOrder(comm, v, chunk);
+            got[std::size_t(comm.rank())] = v;
+          });
+        for (int r = 0; r < ranks; ++r)
+          JZ_CHECK_MSG(got[std::size_t(r)] == expected,
+            "ranks " << ranks << " n " << n << " chunk " << chunk << " rank " << r);
+      }
 }
 
 JZ_TEST_MAIN()

@@ -17,6 +17,7 @@
 #include "common/CudaFallback.h"
 #include "common/FirstIndexWhere.h"
 #include "common/Progress.h"
+#include "distributed/RankOrderSum.h"
 #include "jz/Communicator.h"
 #include "jz/StageTimer.h"
 #include "jz/Validate.h"
@@ -709,20 +710,9 @@ void sphGatherDensity(const T* sources, std::size_t numSources, const double* so
 
 void reduceSphMapSums(Communicator& comm, SphMapSums& sums)
 {
-  if (comm.size() == 1)
-    return;
-  auto reduce = [&](std::vector<double>& v)
-  {
-    const std::vector<double> all = allGatherConcat(comm, v);
-    const std::size_t n = v.size();
-    std::fill(v.begin(), v.end(), 0.0);
-    for (std::size_t r = 0; r * n < all.size(); ++r)
-      for (std::size_t i = 0; i < n; ++i)
-        v[i] += all[r * n + i];
-  };
-  reduce(sums.mass);
+  sumInRankOrder(comm, sums.mass);
   for (std::vector<double>& f : sums.fields)
-    reduce(f);
+    sumInRankOrder(comm, f);
 }
 
 template std::string sphParticlesError<float>(const SphParticles<float>&, const SphGrid&);

@@ -1,6 +1,7 @@
 #include "SphVoxelFactors.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "SphKernelTables.h"
@@ -12,6 +13,35 @@ namespace
 {
 constexpr int R = SphVoxelFactors::kRank;
 
+// Eight voxels of a row as one vector, kept in registers: an array of 8
+// doubles summed lane by lane is stored in halves and reloaded whole, which
+// stalls store-to-load forwarding.
+typedef double Double8 __attribute__((vector_size(64)));
+constexpr int kLanes = SphVoxelFactors::kRowVector;
+static_assert(sizeof(Double8) == kLanes * sizeof(double), "a row vector is kRowVector doubles");
+static_assert(R == kLanes, "a row of the core, or of a contracted core, is one vector");
+
+// (Vectors go by reference and the helpers are inlined into each clone: a
+// 512-bit vector returned by value would tie the default clone to an ABI
+// it cannot use.)
+__attribute__((always_inline)) inline void load(const double* p, Double8& v)
+{
+  std::memcpy(&v, p, sizeof v);
+}
+
+// acc = sum_p y[p] xt[p][i0 .. i0 + 8).
+__attribute__((always_inline)) inline void rowVector(const double* y, const double* xt, int nxPad, int i0, Double8& acc)
+{
+  Double8 x;
+  load(xt + i0, x);
+  acc = y[0] * x;
+  for (int p = 1; p < R; ++p)
+  {
+    load(xt + std::size_t(p) * std::size_t(nxPad) + std::size_t(i0), x);
+    acc += y[p] * x;
+  }
+}
+
 // m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r] into row (j, k) of
 // `to`, contracted one axis at a time: z, then y, then x along the rows a
 // whole vector at a time.
@@ -19,20 +49,27 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
   const double* dy, int ny, const double* dz, int nz, double m, double* scratch,
   const SphVoxelFactors::Output& to)
 {
-  // zq[k][q][p] = m sum_r dz[k][r] core[r][q][p] (= core[p][q][r]: symmetric).
+  // zq[k][q][p] = m sum_r dz[k][r] core[r][q][p] (= core[p][q][r]:
+  // symmetric), a row q as a vector, summed in registers.
   double* zq = scratch;
   for (int k = 0; k < nz; ++k)
   {
-    double* z = zq + std::size_t(k) * R * R;
-    std::fill(z, z + R * R, 0.0);
-    for (int r = 0; r < R; ++r)
+    Double8 acc[R], c;
+    for (int q = 0; q < R; ++q)
+    {
+      load(core[0][q], c);
+      acc[q] = (m * dz[k * R]) * c;
+    }
+    for (int r = 1; r < R; ++r)
     {
       const double w = m * dz[k * R + r];
-      const double* c = core[r][0];
-#pragma omp simd
-      for (int qp = 0; qp < R * R; ++qp)
-        z[qp] += w * c[qp];
+      for (int q = 0; q < R; ++q)
+      {
+        load(core[r][q], c);
+        acc[q] += w * c;
+      }
     }
+    std::memcpy(zq + std::size_t(k) * R * R, acc, sizeof acc);
   }
   // xt[p][i] = dx[i][p], zero beyond nx: the rows run along i a vector at a time.
   const int nxPad = SphVoxelFactors::paddedRow(nx);
@@ -45,35 +82,37 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
     for (int j = 0; j < ny; ++j)
     {
       // y[p] = sum_q dy[j][q] zq[k][q][p]
-      double y[R] = {};
       const double* z = zq + std::size_t(k) * R * R;
-      for (int q = 0; q < R; ++q)
+      Double8 yv, zrow;
+      load(z, zrow);
+      yv = dy[j * R] * zrow;
+      for (int q = 1; q < R; ++q)
       {
-        const double w = dy[j * R + q];
-#pragma omp simd
-        for (int p = 0; p < R; ++p)
-          y[p] += w * z[q * R + p];
+        load(z + q * R, zrow);
+        yv += dy[j * R + q] * zrow;
       }
+      double y[R];
+      std::memcpy(y, &yv, sizeof y);
       double* row = to.values + std::size_t(k) * to.sliceStride + std::size_t(j) * to.rowStride;
-      for (int i0 = 0; i0 < nxPad; i0 += SphVoxelFactors::kRowVector)
+      // Whole vectors, then the row's last, partial one lane by lane.
+      const int whole = to.add ? nx / kLanes * kLanes : nxPad;
+      for (int i0 = 0; i0 < whole; i0 += kLanes)
       {
-        double acc[SphVoxelFactors::kRowVector];
-#pragma omp simd
-        for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
-          acc[l] = y[0] * xt[i0 + l];
-        for (int p = 1; p < R; ++p)
-#pragma omp simd
-          for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
-            acc[l] += y[p] * xt[std::size_t(p) * std::size_t(nxPad) + std::size_t(i0 + l)];
-        if (!to.add)
-#pragma omp simd
-          for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
-            row[i0 + l] = acc[l];
-        else
-#pragma omp simd
-          for (int l = 0; l < SphVoxelFactors::kRowVector; ++l)
-            if (i0 + l < nx)
-              row[i0 + l] += acc[l];
+        Double8 v, old;
+        rowVector(y, xt, nxPad, i0, v);
+        if (to.add)
+        {
+          load(row + i0, old);
+          v += old;
+        }
+        std::memcpy(row + i0, &v, sizeof v);
+      }
+      if (whole < nx)
+      {
+        Double8 v;
+        rowVector(y, xt, nxPad, whole, v);
+        for (int l = 0; l < nx - whole; ++l)
+          row[whole + l] += v[l];
       }
     }
 }

@@ -79,8 +79,14 @@ void RunKnn(vtkAlgorithm* self, const ParticleInput& in, vtkDataObject* target,
 
   // The kernels' rules for this rank's piece, in the filter's words; every
   // rank stops with the same message.
-  const std::string error = vtkJZKernelAdapter::AgreeOnError(comm,
-    jz::problemError(problem, jz::ProblemExtent::RankPiece, vtkJZKernelAdapter::PropertyNames()));
+  std::string local =
+    jz::problemError(problem, jz::ProblemExtent::RankPiece, vtkJZKernelAdapter::PropertyNames());
+  if (local.empty() && s.neighbors)
+  {
+    local = jz::neighbourListsMemoryError(std::size_t(numQueries), s.k,
+      sizeof(vtkIdType) + sizeof(T), vtkJZKernelAdapter::PropertyNames());
+  }
+  const std::string error = vtkJZKernelAdapter::AgreeOnError(comm, local);
   if (!error.empty())
   {
     throw jz::Error(error);

@@ -86,6 +86,8 @@ py::tuple knn(py::object points, int k, py::object queries, py::object box,
       using T = decltype(precision);
       KnnCall<T> call(comm);
       const bool any = call.prepare(points, k, py::none(), queries, box, device);
+      comm.agree(jz::neighbourListsMemoryError(
+        call.numQueries, k, sizeof(jz::GlobalId) + sizeof(T), inputNames()));
       auto ids = newArray<jz::GlobalId>(call.numQueries, static_cast<std::size_t>(std::max(k, 1)));
       auto distances = newArray<T>(call.numQueries, static_cast<std::size_t>(std::max(k, 1)));
       if (any)

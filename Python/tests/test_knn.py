@@ -82,6 +82,11 @@ def test_knn_bad_input():
         jztree.knn(bad, 4)
     with pytest.raises(ValueError, match="non-finite"):
         jztree.knn(pts, 4, queries=np.array([[0.0, np.inf, 0.0]]))
+    # Neighbour lists larger than any machine's memory (terabytes) are refused
+    # before they are allocated.
+    many = np.random.default_rng(3).random((400000, 3))
+    with pytest.raises(ValueError, match="GiB"):
+        jztree.knn(many, 400000)
     with pytest.raises(ValueError, match="shape"):
         jztree.knn(pts[:, :2], 4)
     with pytest.raises(ValueError, match="shape"):

@@ -180,6 +180,12 @@ def errors():
         expect_error(f"periodic box {box}",
                      knn(polydata(pts), NumberOfNeighbors=4, Periodic=1, BoxBounds=box,
                          Device="CPU"), ["BoxBounds"])
+    # Neighbour lists larger than any machine's memory (400000 x 400000
+    # neighbours, terabytes) are refused before anything is allocated.
+    many = rng.random((400000, 3))
+    expect_error("OutputNeighbors with K = N = 400000",
+                 knn(polydata(many), NumberOfNeighbors=400000, OutputNeighbors=1, Device="CPU"),
+                 ["GiB", "memory", "NumberOfNeighbors"])
     # the same data with the problem fixed runs (the checks above can tell)
     ok = knn(polydata(pts), NumberOfNeighbors=100, Periodic=1, BoxBounds=[0, 1, 0, 1, 0, 1],
              Device="CPU")

@@ -253,6 +253,11 @@ def section_errors(c):
 
     fails(smooth(polydata(pts, good), NumberOfNeighbors=201, PointArrays=["Velocity"]),
           ["NumberOfNeighbors", "201"], "K > N")
+    # Neighbour lists larger than any machine's memory (400000 x 400000 ids,
+    # terabytes) are refused before they are allocated.
+    many = rng.random((400000, 3))
+    fails(smooth(polydata(many, {"Velocity": np.ones((400000, 3))}), NumberOfNeighbors=400000,
+                 PointArrays=["Velocity"]), ["GiB", "memory"], "K = N = 400000")
     bad = pts.copy()
     bad[17, 1] = np.nan
     fails(smooth(polydata(bad, good), PointArrays=["Velocity"]), ["non-finite"], "NaN coordinate")

@@ -41,6 +41,11 @@ std::string pointCountError(std::size_t numPoints);
 // than left to the system's out-of-memory killer; `what` names it and
 // `remedy` says how to shrink it.
 std::string memoryError(double bytes, const std::string& what, const std::string& remedy);
+// The neighbour lists of numQueries points, k neighbours each, of
+// bytesPerNeighbour (an id and a distance), as the caller allocates them and
+// the kernels fill them.
+std::string neighbourListsMemoryError(std::size_t numQueries, std::int64_t k,
+  std::size_t bytesPerNeighbour, const InputNames& names = {});
 // The first of n points (interleaved xyz) with a NaN or infinite coordinate;
 // `what` names a point ("point", "source point", ...).
 template <class T>

@@ -118,9 +118,19 @@ std::string memoryError(double bytes, const std::string& what, const std::string
   constexpr double kGiB = double(1u << 30);
   std::ostringstream s;
   s.precision(3);
-  s << what << " needs about " << bytes / kGiB << " GiB, more than this machine's "
+  s << what << ": about " << bytes / kGiB << " GiB, more than this machine's "
     << physical / kGiB << " GiB of memory; " << remedy;
   return s.str();
+}
+
+std::string neighbourListsMemoryError(
+  std::size_t numQueries, std::int64_t k, std::size_t bytesPerNeighbour, const InputNames& names)
+{
+  // The lists and as much again for the kernels' own copy while they run.
+  return memoryError(2.0 * double(numQueries) * double(k) * double(bytesPerNeighbour),
+    "The neighbour lists of " + std::to_string(numQueries) + " points with " + std::to_string(k) +
+      " neighbours each",
+    "lower " + names.neighbourCount + ".");
 }
 
 template <class T>

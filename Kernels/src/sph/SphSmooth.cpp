@@ -103,18 +103,19 @@ RunInfo computeSphSmooth(const SphSmoothProblem<T>& problem, const SphSmoothResu
   // Without fields only h and rho are wanted: no neighbour lists.
   const bool anyField = !problem.fields.empty();
   std::vector<GlobalId> neighbours;
-  std::string memoryError;
+  std::string allocationError =
+    anyField ? neighbourListsMemoryError(problem.numPoints, problem.k, sizeof(GlobalId)) : "";
   try
   {
-    if (anyField)
+    if (anyField && allocationError.empty())
       neighbours.resize(problem.numPoints * std::size_t(std::max(problem.k, 0)));
   }
   catch (const std::bad_alloc&)
   {
-    memoryError = "not enough memory for the " + std::to_string(problem.k) +
+    allocationError = "not enough memory for the " + std::to_string(problem.k) +
       " neighbour ids of each of the " + std::to_string(problem.numPoints) + " points";
   }
-  agreeOnErrors(comm, memoryError);
+  agreeOnErrors(comm, allocationError);
   KnnProblem<T> knn;
   knn.sources = problem.points;
   knn.numSources = problem.numPoints;

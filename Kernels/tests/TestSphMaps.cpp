@@ -736,6 +736,45 @@ JZ_TEST(GatherDensityDistributed)
   gatherDensityDistributed<float>();
 }
 
+// The projection's wide rows give the same bits with 16 lanes a vector
+// (AVX-512) as with 8 (the AVX2 loop): square and oblong pixels (the
+// anisotropic term), the surface density and a mean (the rows' values
+// written out, then added with the fields).
+JZ_TEST(ProjectionRowsAnyVectorWidth)
+{
+  if (jztest::onGpu())
+    jztest::skip("a CPU case");
+  jz::setSphRowLanes(0);
+  if (jz::sphRowLanes() == 8)
+    jztest::skip("this machine runs one vector width (no AVX-512)");
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> pos(0, 1), hs(0.05, 0.3);
+  Particles<double> P;
+  for (int i = 0; i < 300; ++i)
+    P.add(pos(rng), pos(rng), pos(rng), 1.0 + pos(rng), hs(rng));
+  P.fields.push_back(std::vector<double>(300));
+  P.comps.push_back(1);
+  for (double& v : P.fields[0])
+    v = pos(rng);
+  const int sizes[2][2] = { { 200, 200 }, { 250, 90 } };
+  for (const auto& res : sizes)
+  {
+    const jz::SphGrid g = grid(SphMapKind::Projection, 2, 0, 1, res[0], res[1]);
+    auto plain = P.view(SphKernel::CubicSpline);
+    plain.fields.clear();
+    for (const auto& particles : { plain, P.view(SphKernel::CubicSpline) })
+    {
+      jz::setSphRowLanes(0);
+      const auto wide = run(particles, g);
+      jz::setSphRowLanes(8);
+      const auto narrow = run(particles, g);
+      jz::setSphRowLanes(0);
+      JZ_CHECK_MSG(wide.mass == narrow.mass && wide.fields == narrow.fields,
+        "pixels " << res[0] << " x " << res[1] << ", fields " << particles.fields.size());
+    }
+  }
+}
+
 // The sums do not depend on the number of threads, bit for bit.
 JZ_TEST(ThreadCountIndependence)
 {

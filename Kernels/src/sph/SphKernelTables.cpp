@@ -1,6 +1,7 @@
 #include "SphKernelTables.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -378,35 +379,62 @@ JZ_SPH_CLONES void addVoxelDifferences(const double* lo0, const double* lo1, con
 
 namespace
 {
-typedef float Float8 __attribute__((vector_size(32)));
-typedef int Int8 __attribute__((vector_size(32)));
+// A row's pixels as vectors of N lanes: 8 (AVX2, and AVX-512 clones of the
+// same loop) or 16 (AVX-512: the 16 pieces' coefficients fill one register,
+// so one single-source permute picks them, and the loop issues half the
+// instructions per pixel).
+template <int N>
+struct RowVectors
+{
+  typedef float Float __attribute__((vector_size(4 * N)));
+  typedef int Int __attribute__((vector_size(4 * N)));
+};
+typedef RowVectors<8>::Float Float8;
+typedef RowVectors<8>::Int Int8;
 typedef double Double8 __attribute__((vector_size(64)));
 
-// Lane l of r is c[piece[l]] for the 16 floats at c (pieces 0..15): one
-// two-source permute with AVX-512, two permutes and a blend with AVX2.
-// (Vectors pass by reference: the helpers are inlined into each clone.)
-__attribute__((always_inline)) inline void select(const float* c, const Int8& piece, Float8& r)
+// Lane l of r is c[piece[l]] for the 16 floats at c (pieces 0..15): with 8
+// lanes one two-source permute with AVX-512, two permutes and a blend with
+// AVX2; with 16 lanes one permute. (Vectors pass by reference: the helpers
+// are inlined into each clone.)
+template <class Float, class Int>
+__attribute__((always_inline)) inline void select(const float* c, const Int& piece, Float& r)
 {
-  Float8 low, high;
-  std::memcpy(&low, c, sizeof low);
-  std::memcpy(&high, c + 8, sizeof high);
+  constexpr int kPieces = SphColumnCentres::kPieces;
+  if constexpr (sizeof(Float) == kPieces * sizeof(float))
+  {
+    Float all;
+    std::memcpy(&all, c, sizeof all);
 #if defined(__GNUC__) && !defined(__clang__)
-  r = __builtin_shuffle(low, high, piece);
+    r = __builtin_shuffle(all, piece);
 #else
-  for (int l = 0; l < 8; ++l)
-    r[l] = piece[l] < 8 ? low[piece[l]] : high[piece[l] - 8];
+    for (int l = 0; l < kPieces; ++l)
+      r[l] = all[piece[l]];
 #endif
+  }
+  else
+  {
+    Float8 low, high;
+    std::memcpy(&low, c, sizeof low);
+    std::memcpy(&high, c + 8, sizeof high);
+#if defined(__GNUC__) && !defined(__clang__)
+    r = __builtin_shuffle(low, high, piece);
+#else
+    for (int l = 0; l < 8; ++l)
+      r[l] = piece[l] < 8 ? low[piece[l]] : high[piece[l] - 8];
+#endif
+  }
 }
 
 // The polynomials of the pieces, coefficient j of every piece at c + 16 j.
-template <int Degree>
+template <int Degree, class Float, class Int>
 __attribute__((always_inline)) inline void horner(
-  const float* c, const Int8& piece, const Float8& u, Float8& acc)
+  const float* c, const Int& piece, const Float& u, Float& acc)
 {
   select(c + 16 * Degree, piece, acc);
   for (int j = Degree - 1; j >= 0; --j)
   {
-    Float8 cj;
+    Float cj;
     select(c + 16 * j, piece, cj);
     acc = acc * u + cj;
   }
@@ -418,57 +446,123 @@ struct CentresCoefficients
   const float* anisotropy;
 };
 
-// 8 pixels at a time in units of h: X0 the first pixel centre's offset
+// N pixels at a time in units of h: X0 the first pixel centre's offset
 // along the row, a the pixel's width, Y2 the row's squared offset (single
 // precision: an error of 1e-7 in R^2 moves a pixel's value by less than
 // 1e-8 of the particle's mass). Writes scale times the pixels' mass
-// fractions (0 beyond the support) to out (rounded up to 8 values) or,
-// Accumulate, adds them to out[i < count]. (256-bit vectors: as fast as
-// 512-bit ones on this AMD CPU, and AVX2 runs the same loop.)
-template <bool Anisotropic, bool Accumulate>
-JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float anisoScale, float X0,
-  float a, float Y2, int count, double* out)
+// fractions (0 beyond the support) to out (rounded up to N values) or,
+// Accumulate, adds them to out[i < count]. Every lane's arithmetic is the
+// same whatever N: the values do not depend on the vector width.
+template <int N, bool Anisotropic, bool Accumulate>
+__attribute__((always_inline)) inline void centresLanes(CentresCoefficients c, float scale,
+  float anisoScale, float X0, float a, float Y2, int count, double* out)
 {
+  typedef typename RowVectors<N>::Float Float;
+  typedef typename RowVectors<N>::Int Int;
   constexpr int P = SphColumnCentres::kPieces;
-  const Float8 lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
-  for (int i = 0; i < count; i += 8)
+  Float lane;
+  for (int l = 0; l < N; ++l)
+    lane[l] = float(l);
+  for (int i = 0; i < count; i += N)
   {
-    const Float8 X = X0 + (lane + float(i)) * a;
-    const Float8 t = X * X + Y2;
+    const Float X = X0 + (lane + float(i)) * a;
+    const Float t = X * X + Y2;
     // Inside the support as 1 or 0 at once: GCC lowers a comparison's mask
     // kept for later lane by lane.
-    const Float8 inside = t < 1.0f ? 1.0f : 0.0f;
-    const Float8 s = (t < 1.0f ? t : 1.0f) * float(P);
-    Int8 piece = __builtin_convertvector(s, Int8);
+    const Float inside = t < 1.0f ? 1.0f : 0.0f;
+    const Float s = (t < 1.0f ? t : 1.0f) * float(P);
+    Int piece = __builtin_convertvector(s, Int);
     piece = piece < P - 1 ? piece : P - 1;
-    const Float8 u = s - __builtin_convertvector(piece, Float8);
-    Float8 v;
+    const Float u = s - __builtin_convertvector(piece, Float);
+    Float v;
     horner<SphColumnCentres::kValueDegree>(c.corrected, piece, u, v);
     if (Anisotropic)
     {
-      Float8 e;
+      Float e;
       horner<SphColumnCentres::kCorrectionDegree>(c.anisotropy, piece, u, e);
       v += anisoScale * e * ((X * X - Y2) / (t > 0.0f ? t : 1.0f));
     }
     // 0 beyond the support, and never below 0 where the fits' last digits
     // would dip under a vanishing kernel (log-scaled maps).
     v = (v > 0.0f ? v * scale : 0.0f) * inside;
-    Double8 o = __builtin_convertvector(v, Double8);
-    if (!Accumulate)
-      std::memcpy(out + i, &o, sizeof o);
-    else if (i + 8 <= count)
+    // To double 8 lanes at a time (a register's worth: wider vectors would
+    // go through the stack).
+    for (int half = 0; half < N / 8; ++half)
     {
-      Double8 in;
-      std::memcpy(&in, out + i, sizeof in);
-      o += in;
-      std::memcpy(out + i, &o, sizeof o);
+      Float8 part;
+      std::memcpy(&part, reinterpret_cast<const float*>(&v) + 8 * half, sizeof part);
+      Double8 o = __builtin_convertvector(part, Double8);
+      const int at = i + 8 * half;
+      if (!Accumulate)
+        std::memcpy(out + at, &o, sizeof o);
+      else if (at + 8 <= count)
+      {
+        Double8 in;
+        std::memcpy(&in, out + at, sizeof in);
+        o += in;
+        std::memcpy(out + at, &o, sizeof o);
+      }
+      else
+        for (int l = 0; l < count - at; ++l) // the row's last, partial vector
+          out[at + l] += o[l];
     }
-    else
-      for (int l = 0; l < count - i; ++l) // the row's last, partial vector
-        out[i + l] += o[l];
   }
 }
 
+template <bool Anisotropic, bool Accumulate>
+JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float anisoScale, float X0,
+  float a, float Y2, int count, double* out)
+{
+  centresLanes<8, Anisotropic, Accumulate>(c, scale, anisoScale, X0, a, Y2, count, out);
+}
+
+#if JZ_SPH_WIDE_ROWS
+template <bool Anisotropic, bool Accumulate>
+__attribute__((target("arch=x86-64-v4"))) void centresRowWide(CentresCoefficients c,
+  float scale, float anisoScale, float X0, float a, float Y2, int count, double* out)
+{
+  centresLanes<16, Anisotropic, Accumulate>(c, scale, anisoScale, X0, a, Y2, count, out);
+}
+
+bool machineRunsWideRows()
+{
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return avx512;
+}
+#endif
+
+std::atomic<int> forcedRowLanes{ 0 };
+
+// centresRow with the vectors sphRowLanes() says.
+template <bool Anisotropic, bool Accumulate>
+void centresRowBest(CentresCoefficients c, float scale, float anisoScale, float X0, float a,
+  float Y2, int count, double* out)
+{
+#if JZ_SPH_WIDE_ROWS
+  if (sphRowLanes() == 16)
+    return centresRowWide<Anisotropic, Accumulate>(c, scale, anisoScale, X0, a, Y2, count, out);
+#endif
+  centresRow<Anisotropic, Accumulate>(c, scale, anisoScale, X0, a, Y2, count, out);
+}
+} // namespace
+
+int sphRowLanes()
+{
+#if JZ_SPH_WIDE_ROWS
+  const int forced = forcedRowLanes.load(std::memory_order_relaxed);
+  return machineRunsWideRows() && forced != 8 ? 16 : 8;
+#else
+  return 8;
+#endif
+}
+
+void setSphRowLanes(int lanes)
+{
+  forcedRowLanes.store(lanes, std::memory_order_relaxed);
+}
+
+namespace
+{
 // The coefficients (from u^0 up) of the degree-D polynomial in u = P t - p
 // interpolating g(R = sqrt(t)) at the Chebyshev nodes of piece p.
 template <class G>
@@ -595,9 +689,10 @@ void SphColumnCentres::pixels(
   const CentresCoefficients c{ f.corrected[0], anisotropy_[0] };
   const float Y2 = float(dy2 * f.invH * f.invH);
   if (f.anisotropic)
-    centresRow<true, Accumulate>(c, f.scale, f.anisoScale, float(X0), float(f.a), Y2, int(n), out);
+    centresRowBest<true, Accumulate>(
+      c, f.scale, f.anisoScale, float(X0), float(f.a), Y2, int(n), out);
   else
-    centresRow<false, Accumulate>(c, f.scale, 0.0f, float(X0), float(f.a), Y2, int(n), out);
+    centresRowBest<false, Accumulate>(c, f.scale, 0.0f, float(X0), float(f.a), Y2, int(n), out);
 }
 
 void SphColumnCentres::row(

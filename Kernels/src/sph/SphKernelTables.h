@@ -20,10 +20,13 @@
 #include "jz/DensityKernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-// The rows' loops vectorise for the machine the loader finds (AVX-512, AVX2).
+// The rows' loops vectorise for the machine the loader finds (AVX-512, AVX2);
+// the projection's wide rows also run 16 lanes a vector where AVX-512 is.
 #define JZ_SPH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define JZ_SPH_WIDE_ROWS 1
 #else
 #define JZ_SPH_CLONES
+#define JZ_SPH_WIDE_ROWS 0
 #endif
 
 namespace jz
@@ -163,14 +166,22 @@ void kernelRowValues(SphKernel kernel, double h, double lo, double step, int fir
 // with f the projected unit kernel. From h = kMinPixels pixels (the larger
 // side) on, this is within 3e-7 of the particle's mass per pixel and 5e-7
 // in total (the error falls as (pixel / h)^4). The three functions are
-// polynomials in R^2 on 16 equal pieces (evaluated 8 pixels at a time in
-// single precision, the pieces' coefficients selected by a lane permute:
-// no table look-ups), f's scaled to integrate to exactly 1.
+// polynomials in R^2 on 16 equal pieces (evaluated 8 or 16 pixels at a
+// time in single precision, the pieces' coefficients selected by a lane
+// permute: no table look-ups), f's scaled to integrate to exactly 1.
+// The pixels a vector holds in the projection's wide rows: 16 where the
+// machine runs AVX-512, else 8. The values are the same bits either way;
+// setSphRowLanes(8) makes the maps use 8 (tests compare the two), and
+// setSphRowLanes(0) the machine's choice again.
+int sphRowLanes();
+void setSphRowLanes(int lanes);
+
 class SphColumnCentres
 {
 public:
   static constexpr double kMinPixels = 16;
-  static constexpr int kPieces = 16, kLanes = 8;
+  static constexpr int kPieces = 16;
+  static constexpr int kLanes = 16; // the most pixels a vector holds
   static constexpr int kValueDegree = 6, kCorrectionDegree = 4;
   static const SphColumnCentres& get(SphKernel kernel);
 

@@ -118,8 +118,8 @@ std::string memoryError(double bytes, const std::string& what, const std::string
   constexpr double kGiB = double(1u << 30);
   std::ostringstream s;
   s.precision(3);
-  s << what << ": about " << bytes / kGiB << " GiB, more than this machine's "
-    << physical / kGiB << " GiB of memory; " << remedy;
+  s << what << ": about " << bytes / kGiB << " GiB, more than this machine's " << physical / kGiB
+    << " GiB of memory; " << remedy;
   return s.str();
 }
 

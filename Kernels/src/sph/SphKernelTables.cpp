@@ -518,15 +518,16 @@ JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float anisoSca
 
 #if JZ_SPH_WIDE_ROWS
 template <bool Anisotropic, bool Accumulate>
-__attribute__((target("arch=x86-64-v4"))) void centresRowWide(CentresCoefficients c,
-  float scale, float anisoScale, float X0, float a, float Y2, int count, double* out)
+__attribute__((target("arch=x86-64-v4"))) void centresRowWide(CentresCoefficients c, float scale,
+  float anisoScale, float X0, float a, float Y2, int count, double* out)
 {
   centresLanes<16, Anisotropic, Accumulate>(c, scale, anisoScale, X0, a, Y2, count, out);
 }
 
 bool machineRunsWideRows()
 {
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  static const bool avx512 =
+    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
   return avx512;
 }
 #endif

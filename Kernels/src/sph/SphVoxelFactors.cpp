@@ -30,7 +30,8 @@ __attribute__((always_inline)) inline void load(const double* p, Double8& v)
 }
 
 // acc = sum_p y[p] xt[p][i0 .. i0 + 8).
-__attribute__((always_inline)) inline void rowVector(const double* y, const double* xt, int nxPad, int i0, Double8& acc)
+__attribute__((always_inline)) inline void rowVector(
+  const double* y, const double* xt, int nxPad, int i0, Double8& acc)
 {
   Double8 x;
   load(xt + i0, x);

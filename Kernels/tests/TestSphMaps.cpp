@@ -563,15 +563,15 @@ JZ_TEST(SliceBruteForce)
 }
 
 // Voxel integrals of one particle against triple quadrature, and mass
-// conservation of the volume: kernels within a voxel and kernels several
-// voxels wide (the table's separable form), either side of the width where
-// the two methods meet, on cubic and on unequal voxels.
+// conservation of the volume (the table's separable form): kernels from a
+// thirtieth of a voxel (inside one voxel) to several voxels wide, on cubic
+// and on unequal voxels.
 template <class T>
 void volumeSingle(SphKernel k)
 {
   const int cubic[3] = { 12, 12, 12 }, unequal[3] = { 12, 9, 15 };
   for (const int* n : { cubic, unequal })
-    for (double hVoxels : { 0.4, 0.97, 1.03, 2.3, 3.9 })
+    for (double hVoxels : { 0.03, 0.2, 0.4, 0.97, 1.03, 2.3, 3.9 })
     {
       const double dv[3] = { 1.0 / n[0], 1.0 / n[1], 1.0 / n[2] };
       Particles<T> P;

@@ -125,46 +125,6 @@ JZ_SPH_CLONES void gatherRow(const double* column, const int* first, const doubl
   }
 }
 
-// out[i] = sum_pqr wa_i[p] wb[q] wc[r] T[a_i, b, c nodes], for the counts
-// of b's and c's stencils (1: on a node, 4: consecutive nodes): the c
-// nodes of a (p, q) pair are 4 consecutive doubles, summed as one vector.
-template <int BCount, int CCount>
-JZ_SPH_CLONES void sparseCorners(const double* table, int stride, const SparseStencil* a, int n,
-  const SparseStencil& b, const SparseStencil& c, double* out)
-{
-  const std::size_t plane = std::size_t(stride) * std::size_t(stride);
-  const double* base = table + std::size_t(c.node[0]);
-  std::size_t row[4];
-  for (int q = 0; q < BCount; ++q)
-    row[q] = std::size_t(b.node[q]) * std::size_t(stride);
-  for (int i = 0; i < n; ++i)
-  {
-    const SparseStencil& s = a[i];
-    double v = 0;
-    if (CCount == 4)
-    {
-      Double4 acc = {};
-      for (int p = 0; p < s.count; ++p)
-      {
-        const double* t = base + std::size_t(s.node[p]) * plane;
-        for (int q = 0; q < BCount; ++q)
-        {
-          Double4 r;
-          std::memcpy(&r, t + row[q], sizeof r);
-          acc += (s.weight[p] * b.weight[q]) * r;
-        }
-      }
-      v = (c.weight[0] * acc[0] + c.weight[1] * acc[1]) + (c.weight[2] * acc[2] + c.weight[3] * acc[3]);
-    }
-    else
-      for (int p = 0; p < s.count; ++p)
-        for (int q = 0; q < BCount; ++q)
-          v += s.weight[p] * b.weight[q] * c.weight[0] *
-            base[std::size_t(s.node[p]) * plane + row[q]];
-    out[i] = v;
-  }
-}
-
 // The column kernel tabulated finely in R, for the table's cell quadrature.
 class ColumnSamples
 {
@@ -329,11 +289,6 @@ const SphCumulativeTable& SphCumulativeTable::get(SphKernel kernel, int dims)
     2 * kernelIndex(kernel) + d - 2, [&] { return new SphCumulativeTable(kernel, d); });
 }
 
-TableStencil SphCumulativeTable::stencil(double a) const
-{
-  return tableStencil(a, n_);
-}
-
 namespace
 {
 template <class Shape>
@@ -366,15 +321,6 @@ JZ_SPH_CLONES void addPixelDifferences(
 #pragma omp simd
   for (std::size_t a = 0; a < n; ++a)
     out[a] += m * (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]);
-}
-
-JZ_SPH_CLONES void addVoxelDifferences(const double* lo0, const double* lo1, const double* hi0,
-  const double* hi1, double m, std::size_t n, double* out)
-{
-#pragma omp simd
-  for (std::size_t i = 0; i < n; ++i)
-    out[i] += m *
-      (hi1[i + 1] - hi1[i] - hi0[i + 1] - lo1[i + 1] + hi0[i] + lo1[i] + lo0[i + 1] - lo0[i]);
 }
 
 namespace
@@ -740,35 +686,5 @@ void SphCumulativeTable::row(const StencilRun& b, std::size_t j, const StencilRu
   contractRows(padded_.data(), stride_, b.first[j], bWeight, lo, end, column);
   gatherRow(column, a.first.data(), a.weight[0].data(), a.weight[1].data(), a.weight[2].data(),
     a.weight[3].data(), 1.0, n, out);
-}
-
-SparseStencil SphCumulativeTable::sparse(double a) const
-{
-  // On a node (a clamped coordinate included) one weight is 1 and the others
-  // 0; between nodes all four are nonzero.
-  const TableStencil t = stencil(a);
-  SparseStencil s;
-  int nonzero = 0;
-  for (int p = 0; p < 4; ++p)
-    nonzero += t.weight[p] != 0 ? 1 : 0;
-  for (int p = 0; p < 4; ++p)
-    if (nonzero != 1 || t.weight[p] != 0)
-    {
-      s.node[s.count] = t.first + p;
-      s.weight[s.count++] = t.sign * t.weight[p];
-    }
-  return s;
-}
-
-void SphCumulativeTable::sparseRow(const SparseStencil* a, std::size_t n, const SparseStencil& b,
-  const SparseStencil& c, double* out) const
-{
-  const int m = int(n);
-  if (b.count == 4)
-    c.count == 4 ? sparseCorners<4, 4>(padded_.data(), stride_, a, m, b, c, out)
-                 : sparseCorners<4, 1>(padded_.data(), stride_, a, m, b, c, out);
-  else
-    c.count == 4 ? sparseCorners<1, 4>(padded_.data(), stride_, a, m, b, c, out)
-                 : sparseCorners<1, 1>(padded_.data(), stride_, a, m, b, c, out);
 }
 } // namespace jz

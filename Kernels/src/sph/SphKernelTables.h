@@ -7,7 +7,8 @@
 // whole kernel integrates to exactly 1 (a particle inside the map loses no
 // mass). Tabulated once per kernel (double-precision quadrature), read by
 // tensor cubic interpolation. Projected kernels many pixels wide take the
-// corrected midpoint rule instead (SphColumnCentres).
+// corrected midpoint rule instead (SphColumnCentres); volumes read G3 in
+// its separable form (SphVoxelFactors.h).
 #pragma once
 
 #include <cmath>
@@ -102,36 +103,18 @@ struct StencilRun
   void resize(std::size_t n);
 };
 
-// A stencil reduced to its one node when the coordinate is on a node (or
-// clamped beyond 1), the sign folded in: the volume's corners sum only
-// nonzero terms.
-struct SparseStencil
-{
-  int count = 0; // 1, or 4 consecutive nodes
-  int node[4] = { 0, 0, 0, 0 }; // padded indices
-  double weight[4] = { 0, 0, 0, 0 };
-};
-
 class SphCumulativeTable
 {
 public:
   // The table of `kernel` in `dims` (2: column, 3: volume) dimensions.
   static const SphCumulativeTable& get(SphKernel kernel, int dims);
 
-  // The stencil of the (unit-support) coordinate a.
-  TableStencil stencil(double a) const;
-
-  // Column tables: the stencils of the n coordinates (lo + i step - x) / h.
+  // The stencils of the n coordinates (lo + i step - x) / h along an axis.
   void run(double lo, double step, double x, double h, std::size_t n, StencilRun& out) const;
   // G2(a_i, b) for the stencils a of run() and b = stencil j of another
   // run, into out[i]; `column` is scratch of stride() doubles.
   void row(const StencilRun& b, std::size_t j, const StencilRun& a, std::size_t n, double* column,
     double* out) const;
-  // Volume tables: the stencil of a without its zero weights.
-  SparseStencil sparse(double a) const;
-  // G3 at the corners (a_i, b, c) for i < n (the stencils of b and c as pairs).
-  void sparseRow(const SparseStencil* a, std::size_t n, const SparseStencil& b,
-    const SparseStencil& c, double* out) const;
   int stride() const { return stride_; }
 
   int intervals() const { return n_; }
@@ -148,11 +131,6 @@ private:
 // out[a] += m (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]) for a < n: the pixel
 // integrals of a row from its lower and upper corner values.
 void addPixelDifferences(const double* lo, const double* hi, double m, std::size_t n, double* out);
-
-// The same for a row of voxels: corner rows lo0 (j, k), lo1 (j + 1, k),
-// hi0 (j, k + 1), hi1 (j + 1, k + 1).
-void addVoxelDifferences(const double* lo0, const double* lo1, const double* hi0,
-  const double* hi1, double m, std::size_t n, double* out);
 
 // The kernel W(r, h) at the n pixel centres c_i = lo + (first + i + 1/2) step
 // of a row, r^2 = (c_i - x)^2 + dyz: a slice's row (vectorised like the rows).

@@ -31,11 +31,6 @@ namespace
 constexpr int kImageStripRows = 16;
 constexpr int kSliceStripRows = 4; // few particles reach a slice: narrower strips balance threads
 constexpr int kVolumeStripSlabs = 2;
-// From this support (in voxels, the largest side) on, a kernel's voxels come
-// from the table's separable form: its three contractions cost less than
-// the table's 64 terms per corner once the support reaches a voxel (below,
-// most corners lie beyond the support and take one term).
-constexpr double kWideVoxels = 1.0;
 // Beyond this many cells a map is refused (absurd resolutions).
 constexpr double kMaxCells = double(1u << 31);
 
@@ -43,7 +38,6 @@ constexpr double kMaxCells = double(1u << 31);
 struct Scratch
 {
   StencilRun u, v;
-  std::vector<SparseStencil> s[3];
   std::vector<double> column, corner, previous, row;
 };
 
@@ -187,10 +181,10 @@ void depositColumn(const SphCumulativeTable& table, const SphColumnCentres& cent
   }
 }
 
-// A kernel a few voxels wide and more over its voxels [first, last] on each
-// axis, by the table's separable form (SphVoxelFactors): per axis the
-// factors' differences across each cell, then the voxels of all three.
-void depositWideVoxels(const SphCumulativeTable& table, const SphVoxelFactors& factors,
+// A kernel over its voxels [first, last] on each axis, by the table's
+// separable form (SphVoxelFactors): per axis the factors' differences across
+// each cell, then the voxels of all three.
+void depositVoxelFactors(const SphCumulativeTable& table, const SphVoxelFactors& factors,
   const GridAxis* ax, const double* p, double h, double m, const int* first, const int* last,
   const Contribution& who, SphMapSums& sums, Scratch& scratch)
 {
@@ -247,43 +241,7 @@ void depositVoxels(const SphCumulativeTable& table, const SphVoxelFactors& facto
     who.add(sums, (std::size_t(first[2]) * ny + first[1]) * nx + first[0], m, m);
     return;
   }
-  if (h >= kWideVoxels * std::max(ax[0].step, std::max(ax[1].step, ax[2].step)))
-    return depositWideVoxels(table, factors, ax, p, h, m, first, last, who, sums, scratch);
-  std::size_t n[3];
-  for (int d = 0; d < 3; ++d)
-  {
-    n[d] = std::size_t(last[d] - first[d] + 2);
-    scratch.s[d].resize(n[d]);
-    for (std::size_t i = 0; i < n[d]; ++i)
-      scratch.s[d][i] = table.sparse((ax[d].edge(first[d] + int(i)) - p[d]) / h);
-  }
-  scratch.corner.resize(n[0] * n[1] * n[2]);
-  double* c = scratch.corner.data();
-  for (std::size_t k = 0; k < n[2]; ++k)
-    for (std::size_t j = 0; j < n[1]; ++j)
-      table.sparseRow(scratch.s[0].data(), n[0], scratch.s[1][j], scratch.s[2][k],
-        c + (k * n[1] + j) * n[0]);
-  auto at = [&](std::size_t i, std::size_t j, std::size_t k) -> const double&
-  { return c[(k * n[1] + j) * n[0] + i]; };
-  if (who.fields->empty())
-  {
-    for (std::size_t k = 0; k + 1 < n[2]; ++k)
-      for (std::size_t j = 0; j + 1 < n[1]; ++j)
-        addVoxelDifferences(&at(0, j, k), &at(0, j + 1, k), &at(0, j, k + 1),
-          &at(0, j + 1, k + 1), m, n[0] - 1,
-          sums.mass.data() + ((first[2] + k) * ny + first[1] + j) * nx + first[0]);
-    return;
-  }
-  for (std::size_t k = 0; k + 1 < n[2]; ++k)
-    for (std::size_t j = 0; j + 1 < n[1]; ++j)
-      for (std::size_t i = 0; i + 1 < n[0]; ++i)
-      {
-        const double frac = at(i + 1, j + 1, k + 1) - at(i, j + 1, k + 1) - at(i + 1, j, k + 1) -
-          at(i + 1, j + 1, k) + at(i, j, k + 1) + at(i, j + 1, k) + at(i + 1, j, k) - at(i, j, k);
-        if (frac != 0)
-          who.add(sums, ((first[2] + k) * ny + first[1] + j) * nx + first[0] + i, m * frac,
-            m * frac);
-      }
+  depositVoxelFactors(table, factors, ax, p, h, m, first, last, who, sums, scratch);
 }
 
 // Whether an image of a particle at x along the slice normal lies within h

@@ -1,5 +1,5 @@
-// The volume table in separable form, for kernels a few voxels wide and
-// more. The cumulative volume integral G3 (SphKernelTables.h) is symmetric
+// The volume table in separable form, for every kernel of a volume. The
+// cumulative volume integral G3 (SphKernelTables.h) is symmetric
 // and, in any one argument, numerically of low rank: its unfolding's
 // singular values fall below 1e-7 of the largest by the eighth. So
 //   G3(a, b, c) ~= sum_pqr core[p][q][r] u_p(a) u_q(b) u_r(c)

@@ -137,6 +137,13 @@ void addPixelDifferences(const double* lo, const double* hi, double m, std::size
 void kernelRowValues(SphKernel kernel, double h, double lo, double step, int first, double x,
   double dyz, std::size_t n, double* w);
 
+// The pixels a vector holds in the projection's wide rows: 16 where the
+// machine runs AVX-512, else 8. The values are the same bits either way;
+// setSphRowLanes(8) makes the maps use 8 (tests compare the two), and
+// setSphRowLanes(0) the machine's choice again.
+int sphRowLanes();
+void setSphRowLanes(int lanes);
+
 // The pixel integrals of projected kernels much wider than a pixel, by the
 // midpoint rule with its leading error term: for a pixel of sides du x dv
 // centred at (X, Y) h from the particle (R = |(X, Y)| < 1),
@@ -147,13 +154,6 @@ void kernelRowValues(SphKernel kernel, double h, double lo, double step, int fir
 // polynomials in R^2 on 16 equal pieces (evaluated 8 or 16 pixels at a
 // time in single precision, the pieces' coefficients selected by a lane
 // permute: no table look-ups), f's scaled to integrate to exactly 1.
-// The pixels a vector holds in the projection's wide rows: 16 where the
-// machine runs AVX-512, else 8. The values are the same bits either way;
-// setSphRowLanes(8) makes the maps use 8 (tests compare the two), and
-// setSphRowLanes(0) the machine's choice again.
-int sphRowLanes();
-void setSphRowLanes(int lanes);
-
 class SphColumnCentres
 {
 public:

@@ -16,7 +16,9 @@
 
 #include "PointSets.h"
 #include "TestHarness.h"
+#include "jz/DensityKernels.h"
 #include "jz/Knn.h"
+#include "knn/CubicSplineWeights.h"
 
 namespace
 {
@@ -958,6 +960,35 @@ JZ_TEST(KnnRunsOfDuplicates)
   const std::vector<double> same(3 * 3000, 0.25);
   compare(same, nullptr, 32, false, "all identical", true);
   compare(same, nullptr, 1, true, "all identical K=1");
+}
+
+// The CPU's vectorised density weights are the kernel's own values, bit for
+// bit: the GPU evaluates jz::cubicSplineW one at a time, and the two
+// backends' densities must agree to the last bit. Every list length from 1
+// to 37 (the four-wide, two-wide and scalar parts), both branches of the
+// kernel, its edges and the support's end.
+JZ_TEST(CubicSplineWeightsAreTheKernel)
+{
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> q(0.0, 1.2);
+  for (double h : { 1e-3, 0.37, 1.0, 3.5e4 })
+    for (int n = 1; n <= 37; ++n)
+    {
+      std::vector<double> d2(static_cast<std::size_t>(n)), w(d2.size());
+      for (int j = 0; j < n; ++j)
+      {
+        const double edge[5] = { 0.0, 0.5 * h, h, std::nextafter(h, 0.0), 2 * h };
+        const double r = j < 5 ? edge[j] : q(rng) * h;
+        d2[std::size_t(j)] = r * r;
+      }
+      jz::cubicSplineWeights(d2.data(), n, h, w.data());
+      for (int j = 0; j < n; ++j)
+      {
+        const double want = jz::cubicSplineW(std::sqrt(d2[std::size_t(j)]), h);
+        JZ_CHECK_MSG(std::memcmp(&want, &w[std::size_t(j)], sizeof want) == 0,
+          "h=" << h << " n=" << n << " j=" << j << ": " << w[std::size_t(j)] << " vs " << want);
+      }
+    }
 }
 
 JZ_TEST_MAIN()

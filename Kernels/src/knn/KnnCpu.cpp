@@ -11,18 +11,12 @@
 
 #include <omp.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "common/Progress.h"
 #include "jz/DensityKernels.h"
 #include "jz/HugePages.h"
 #include "jz/StageTimer.h"
 #include "jz/Tree.h"
+#include "knn/CubicSplineWeights.h"
 #include "knn/KnnBackends.h"
 #include "knn/KnnCandidates.h"
 #include "knn/KnnLeafSearch.h"
@@ -35,66 +29,6 @@ namespace jz
 {
 namespace
 {
-#if defined(__x86_64__)
-// The weights of cubicSplineWeights below four at a time (AVX: the same
-// correctly rounded operations, so the same bits); returns how many it did.
-__attribute__((target("avx"))) int cubicSplineWeightsAvx(
-  const double* d2, int n, double h, double* w)
-{
-  const double norm = 8.0 / (kPi * h * h * h); // as in cubicSplineW
-  const __m256d vh = _mm256_set1_pd(h), vnorm = _mm256_set1_pd(norm);
-  const __m256d vnorm2 = _mm256_set1_pd(norm * 2.0), one = _mm256_set1_pd(1.0);
-  const __m256d six = _mm256_set1_pd(6.0), half = _mm256_set1_pd(0.5);
-  int j = 0;
-  for (; j + 4 <= n; j += 4)
-  {
-    const __m256d q = _mm256_div_pd(_mm256_sqrt_pd(_mm256_loadu_pd(d2 + j)), vh);
-    const __m256d q2 = _mm256_mul_pd(_mm256_mul_pd(six, q), q); // 6 q q
-    const __m256d inner =
-      _mm256_mul_pd(vnorm, _mm256_add_pd(_mm256_sub_pd(one, q2), _mm256_mul_pd(q2, q)));
-    const __m256d u = _mm256_sub_pd(one, q);
-    const __m256d outer = _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(vnorm2, u), u), u);
-    const __m256d near = _mm256_cmp_pd(q, half, _CMP_LE_OQ);
-    const __m256d within = _mm256_cmp_pd(q, one, _CMP_LE_OQ);
-    _mm256_storeu_pd(w + j,
-      _mm256_or_pd(
-        _mm256_and_pd(near, inner), _mm256_andnot_pd(near, _mm256_and_pd(within, outer))));
-  }
-  return j;
-}
-#endif
-
-// w[j] = cubicSplineW(sqrt(d2[j]), h) for j < n, two at a time without
-// branches: the same operations in the same order (no contraction in this
-// build), so the same values as the scalar function.
-void cubicSplineWeights(const double* d2, int n, double h, double* w)
-{
-  int j = 0;
-#if defined(__x86_64__)
-  static const bool avx = __builtin_cpu_supports("avx");
-  if (avx)
-    j = cubicSplineWeightsAvx(d2, n, h, w);
-#endif
-#if defined(__SSE2__)
-  const double norm = 8.0 / (kPi * h * h * h); // as in cubicSplineW
-  const __m128d vh = _mm_set1_pd(h), vnorm = _mm_set1_pd(norm), vnorm2 = _mm_set1_pd(norm * 2.0);
-  const __m128d one = _mm_set1_pd(1.0), six = _mm_set1_pd(6.0), half = _mm_set1_pd(0.5);
-  for (; j + 2 <= n; j += 2)
-  {
-    const __m128d q = _mm_div_pd(_mm_sqrt_pd(_mm_loadu_pd(d2 + j)), vh);
-    const __m128d q2 = _mm_mul_pd(_mm_mul_pd(six, q), q); // 6 q q
-    const __m128d inner = _mm_mul_pd(vnorm, _mm_add_pd(_mm_sub_pd(one, q2), _mm_mul_pd(q2, q)));
-    const __m128d u = _mm_sub_pd(one, q);
-    const __m128d outer = _mm_mul_pd(_mm_mul_pd(_mm_mul_pd(vnorm2, u), u), u);
-    const __m128d near = _mm_cmple_pd(q, half), within = _mm_cmple_pd(q, one);
-    _mm_storeu_pd(
-      w + j, _mm_or_pd(_mm_and_pd(near, inner), _mm_andnot_pd(near, _mm_and_pd(within, outer))));
-  }
-#endif
-  for (; j < n; ++j)
-    w[j] = cubicSplineW(std::sqrt(d2[j]), h);
-}
-
 // Writes one query point's K nearest sources into the outputs (input order):
 // smoothing length, density, neighbour ids and distances as asked.
 template <class T>

@@ -13,6 +13,11 @@
 // before it skipped is a failure. Exit code: 1 when a case failed, else
 // kSkipCode when every selected case skipped, else 0; a filter that selects
 // no case is an error (a stale name in a script must not pass).
+//
+// --prepare-references=DIR runs the CPU backend at the GPU's sizes and keeps
+// the digests of the references that support it (PreparedReferences.h) in
+// DIR; --references=DIR reads them back, so that a GPU run spends its short
+// lease on the GPU and not on recomputing the CPU's references.
 #pragma once
 
 #include <cmath>
@@ -47,6 +52,20 @@ inline bool onGpu()
   return backend() == jz::Backend::CUDA;
 }
 
+// The folder of prepared references ("" when none), and whether this run
+// writes them (--prepare-references) rather than reads them (--references).
+inline std::string& referencesDir()
+{
+  static std::string dir;
+  return dir;
+}
+
+inline bool& preparingReferences()
+{
+  static bool preparing = false;
+  return preparing;
+}
+
 // The name of a coordinate type in messages.
 template <class T>
 const char* typeName()
@@ -69,10 +88,11 @@ std::string errorOf(Run run)
   return std::string();
 }
 
-// A size for the backend under test: GPU runs take the larger one.
+// A size for the backend under test: GPU runs, and runs that prepare or
+// read prepared references, take the larger one.
 inline std::size_t sized(std::size_t cpu, std::size_t gpu)
 {
-  return onGpu() ? gpu : cpu;
+  return onGpu() || !referencesDir().empty() ? gpu : cpu;
 }
 
 // Thrown by skip(); not a std::exception, so JZ_CHECK_THROWS and the
@@ -144,8 +164,20 @@ inline int runAll(int argc, char** argv)
       backendSlot() = jz::Backend::CUDA;
     else if (std::strcmp(argv[i], "--backend=cpu") == 0)
       backendSlot() = jz::Backend::CPU;
+    else if (std::strncmp(argv[i], "--references=", 13) == 0)
+      referencesDir() = argv[i] + 13;
+    else if (std::strncmp(argv[i], "--prepare-references=", 21) == 0)
+    {
+      referencesDir() = argv[i] + 21;
+      preparingReferences() = true;
+    }
     else
       filter = argv[i];
+  }
+  if (preparingReferences() && onGpu())
+  {
+    std::printf("--prepare-references runs on the CPU backend\n");
+    return 1;
   }
   std::string why;
   if (onGpu() && !jz::cudaUsable(&why))

@@ -10,7 +10,10 @@
 //    32 slots; the K slots in use are the last K, the first KMAX - K hold a
 //    -1 that no distance displaces, so slot KMAX - 1 is always the K-th
 //    candidate the walk prunes with). Source leaves are staged through shared
-//    memory for the whole block (§III-D).
+//    memory for the whole block (§III-D), converted to double once there:
+//    a conversion to or from a 64-bit type runs at a quarter of the rate of
+//    double arithmetic, so converting each pair's coordinates would bound
+//    the loop. The distances are the same bits (float to double is exact).
 //  - K > 32: one warp per query, its list of K entries in shared memory
 //    (global memory past the device's shared-memory limit). The warp takes
 //    32 sources at a time; the candidates among them are sorted across the
@@ -131,9 +134,9 @@ template <class T, int KMAX>
 __device__ void RegisterListLeaves<T, KMAX>::consume(Item item, const BlockGroup& block) const
 {
   const Index leaf = Index(item);
-  __shared__ T shx[kLeafThreads];
-  __shared__ T shy[kLeafThreads];
-  __shared__ T shz[kLeafThreads];
+  __shared__ double shx[kLeafThreads];
+  __shared__ double shy[kLeafThreads];
+  __shared__ double shz[kLeafThreads];
   const int tid = block.rank();
   const Index q0 = a.querySplit[leaf], q1 = searchedQueryEnd(a, leaf);
   const unsigned long long e0 = a.lists.begin(leaf);
@@ -153,6 +156,7 @@ __device__ void RegisterListLeaves<T, KMAX>::consume(Item item, const BlockGroup
       p[1] = a.queries.y[q];
       p[2] = a.queries.z[q];
     }
+    const double pd[3] = { double(p[0]), double(p[1]), double(p[2]) };
     double hd[KMAX];
     Index hs[KMAX];
 #pragma unroll
@@ -179,17 +183,17 @@ __device__ void RegisterListLeaves<T, KMAX>::consume(Item item, const BlockGroup
         const Index m = (s1 - c0) < Index(kLeafThreads) ? (s1 - c0) : Index(kLeafThreads);
         if (Index(tid) < m)
         {
-          shx[tid] = a.sources.x[c0 + tid];
-          shy[tid] = a.sources.y[c0 + tid];
-          shz[tid] = a.sources.z[c0 + tid];
+          shx[tid] = double(a.sources.x[c0 + tid]);
+          shy[tid] = double(a.sources.y[c0 + tid]);
+          shz[tid] = double(a.sources.z[c0 + tid]);
         }
         block.sync();
         if (need)
         {
           for (Index j = 0; j < m; ++j)
           {
-            const T sp[3] = { shx[j], shy[j], shz[j] };
-            const double d2 = distance2(p, sp, a.per);
+            const double sp[3] = { shx[j], shy[j], shz[j] };
+            const double d2 = distance2(pd, sp, a.per);
             if (d2 > hd[KMAX - 1])
               continue;
             const Index src = c0 + j;

@@ -10,6 +10,12 @@
 #   Kernels/scripts/prebuild-for-device.sh gpubin TestKnn jz_bench_knn_cuda
 # Default targets: every kernel test and every CUDA benchmark. The build
 # directory is build-gpu/ beside OUTDIR (JZ_PREBUILD_DIR to change it).
+# With TestFof among the targets, the CPU references of its larger sets are
+# prepared here too (OUTDIR/references, a few kilobytes), so that the GPU run
+# (--references) does not spend its lease recomputing them. JZ_PYTHON_MODULE
+# (a built jztree package folder, e.g. build/python) adds the Python module
+# and the shared libraries it needs beyond the C and C++ runtimes
+# (OUTDIR/python, OUTDIR/python/lib) for Python/tests/device_check.py.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,5 +49,21 @@ done
 # may have another or none); gpu-first-run.sh puts lib/ on the library path.
 gomp="$(ldd "$first" 2>/dev/null | awk '/libgomp/ {print $3}' || true)"
 if [ -n "$gomp" ]; then cp "$gomp" "$out/lib/"; fi
+
+if [ -x "$out/tests/TestFof" ]; then
+  rm -rf "$out/references"
+  mkdir -p "$out/references"
+  "$out/tests/TestFof" --prepare-references="$out/references" FofAllKindsLargerSets > /dev/null
+fi
+
+if [ -n "${JZ_PYTHON_MODULE:-}" ]; then
+  rm -rf "$out/python"
+  mkdir -p "$out/python/lib"
+  cp -r "$JZ_PYTHON_MODULE/jztree" "$out/python/"
+  for so in "$out"/python/jztree/*.so; do
+    ldd "$so" | awk '$3 ~ /^\// && $1 !~ /^lib(c|m|stdc\+\+|gcc_s)\.so/ {print $3}' |
+      xargs -r cp -L -t "$out/python/lib/"
+  done
+fi
 du -sh "$out"
 echo "carry it with the device tool (64 MiB at most with the working tree): carry [\"$out\"]"

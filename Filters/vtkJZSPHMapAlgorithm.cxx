@@ -243,8 +243,7 @@ void SupportAndDensity(vtkAlgorithm* self, ParticleInput& in, const MapSettings&
 template <class T>
 void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImageData* output)
 {
-  // Device CUDA without a usable GPU is an error even when no kNN runs; the
-  // deposition itself runs on the CPU.
+  // Device CUDA without a usable GPU is an error even when no kNN runs.
   jz::resolveBackend(s.backend);
   const bool needDensity = s.grid.kind == jz::SphMapKind::Slice && !s.fieldNames.empty();
   std::vector<Buffer<double>> fieldValues;
@@ -273,7 +272,8 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   jz::RunInfo info;
   try
   {
-    info = jz::depositSphMap(particles, s.grid, sums, vtkJZKernelAdapter::MakeRunControl(self));
+    info = jz::depositSphMap(
+      particles, s.grid, sums, s.backend, vtkJZKernelAdapter::MakeRunControl(self));
   }
   catch (const jz::Aborted&)
   {
@@ -361,7 +361,7 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   output->GetPointData()->SetActiveScalars(density->GetName());
   for (auto& f : fields)
     output->GetPointData()->AddArray(f);
-  vtkJZKernelAdapter::AddDeviceFieldData(output, jz::Backend::CPU);
+  vtkJZKernelAdapter::AddDeviceFieldData(output, info.backend);
 }
 }
 

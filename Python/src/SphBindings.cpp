@@ -234,7 +234,7 @@ std::vector<py::array> runMap(const Comm& comm, jz::SphGrid grid, const MapArgs&
 
   jz::SphMapSums sums;
   runKernel([&](const jz::RunControl& control)
-    { jz::depositSphMap(particles, grid, sums, control); });
+    { jz::depositSphMap(particles, grid, sums, backend, control); });
   jz::reduceSphMapSums(*comm, sums);
   jz::finishSphMap(grid, sums);
 
@@ -336,8 +336,10 @@ h_scale : float, default 1.0
     Factor from the given h to the support radius (2 for TIPSY's hsmooth,
     1.825742 for SWIFT's cubic-spline SmoothingLengths).
 device : {"auto", "cpu", "cuda"}
-    As the other functions ("cuda" without a GPU raises); the deposition
-    runs on the CPU.
+    As the other functions ("cuda" without a GPU raises). A projection is
+    deposited on the GPU when the device allows it, slices and volumes on
+    the CPU; the images agree up to summation order (the GPU adds its
+    pixels in no fixed order).
 comm : mpi4py communicator, optional
     Each rank passes its own particles; the whole map comes back on every
     rank, equal to the serial map up to summation order.

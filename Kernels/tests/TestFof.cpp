@@ -19,11 +19,11 @@
 
 #include <omp.h>
 
-#include "fof/FofGroupSums.h"
 #include "PointSets.h"
 #include "PreparedReferences.h"
 #include "Problems.h"
 #include "TestHarness.h"
+#include "fof/FofGroupSums.h"
 #include "jz/Fof.h"
 #include "jz/FofLinking.h"
 

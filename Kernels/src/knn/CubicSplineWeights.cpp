@@ -37,8 +37,8 @@ __attribute__((target("avx"))) int cubicSplineWeightsAvx(
     const __m256d outer = _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(two, u), u), u);
     const __m256d near = _mm256_cmp_pd(q, half, _CMP_LE_OQ);
     const __m256d within = _mm256_cmp_pd(q, one, _CMP_LT_OQ);
-    const __m256d shape =
-      _mm256_or_pd(_mm256_and_pd(near, inner), _mm256_andnot_pd(near, _mm256_and_pd(within, outer)));
+    const __m256d shape = _mm256_or_pd(
+      _mm256_and_pd(near, inner), _mm256_andnot_pd(near, _mm256_and_pd(within, outer)));
     _mm256_storeu_pd(w + j, _mm256_mul_pd(vnorm, shape));
   }
   return j;

@@ -830,6 +830,25 @@ JZ_TEST(KnnVeryLargeK)
   checkEachK(c, { int(c.n), int(c.n / 2) });
 }
 
+// K in the hundreds with N far beyond 2K: the CPU's candidate lists stay
+// unsorted from K = 512 on, are compacted many times per query (ties at the
+// K-th among duplicates in bulk and on a lattice too), and a seed of more
+// than a thousand candidates is ranked by a sort; all against brute force.
+JZ_TEST(KnnLargeKUnsortedLists)
+{
+  for (const char* kind : { "clustered", "duplicates", "lattice" })
+  {
+    Case c = sampledCase(kind, 12000, 40000);
+    c.checked = 150;
+    c.k = 600;
+    check<float>(c);
+    c.k = 1100;
+    c.periodic = std::string(kind) == "clustered";
+    c.ids = true;
+    check<double>(c);
+  }
+}
+
 // Densities are sums in rank order on every backend: asking for neighbour
 // lists too must not change a bit of them.
 JZ_TEST(KnnDensityIndependentOfLists)

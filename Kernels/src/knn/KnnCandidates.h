@@ -33,13 +33,26 @@ struct RankedNeighbors
 // starts 64-byte aligned, has a block of scratch past its capacity, and
 // holds +infinity in every distance slot past its size (insertSorted's
 // sentinel).
+//
+// From K = kUnsortedFromK on, a sorted insert would shift about K entries
+// for each candidate, and a query with K near N would cost N^2 (N^3 in
+// all). There the slices stay unsorted: a candidate is appended, the K-th
+// pre-filter distance is selected (nth_element) once K have arrived and
+// then kept as a bound that only the compactions renew (any K candidates'
+// largest distance bounds the K-th), and the exact ranking sorts. The
+// selected set is the same, so are the results, bit for bit.
 template <class T>
 class FilterRankedCandidates
 {
 public:
+  static constexpr int kUnsortedFromK = 512;
+
   // nq empty lists for K = k.
   void reset(Index nq, int k)
   {
+    unsorted_ = k >= kUnsortedFromK;
+    kth_.assign(unsorted_ ? nq : 0, kEmpty);
+    kthKnown_.assign(unsorted_ ? nq : 0, 0);
     cap_ = std::max(cap_, std::size_t(2 * k + 8));
     stride_ = (cap_ + kSimdPadding + kAlign - 1) / kAlign * kAlign;
     const std::size_t need = std::size_t(nq) * stride_ + kAlign;
@@ -55,7 +68,24 @@ public:
   }
 
   std::size_t size(Index q) const { return size_[q]; }
-  T d2At(Index q, std::size_t i) const { return d2s(q)[i]; }
+
+  // The K-th pre-filter distance of query q's candidates (size(q) >= k), or
+  // in unsorted slices a bound on it.
+  T kthBound(Index q, std::size_t k)
+  {
+    if (!unsorted_)
+      return d2s(q)[k - 1];
+    if (!kthKnown_[q])
+    {
+      kthKnown_[q] = 1;
+      const T* d = d2s(q);
+      selectScratch_.assign(d, d + size_[q]);
+      std::nth_element(selectScratch_.begin(), selectScratch_.begin() + std::ptrdiff_t(k - 1),
+        selectScratch_.end());
+      kth_[q] = selectScratch_[k - 1];
+    }
+    return kth_[q];
+  }
 
   bool full(Index q) const { return size_[q] == cap_; }
 
@@ -81,19 +111,32 @@ public:
     std::nth_element(order_.begin(), order_.begin() + (k - 1), order_.begin() + n, before);
     const double kth = exact_[order_[k - 1]];
     std::sort(order_.begin(), order_.begin() + k); // back to pre-filter order
+    T largest = T(0);
     for (std::size_t i = 0; i < k; ++i)
     {
       d[i] = d[order_[i]];
       src[i] = src[order_[i]];
+      largest = std::max(largest, d[i]);
     }
     std::fill(d + k, d + n, kEmpty);
     size_[q] = Index(k);
+    if (unsorted_)
+    {
+      kth_[q] = largest;
+      kthKnown_[q] = 1;
+    }
     return kth;
   }
 
   // Inserts in pre-filter order (the newest after equal ones). The caller
   // compacts a full slice first.
-  void insert(Index q, T d2, Index src) { insertSorted(d2s(q), sources(q), size_[q]++, d2, src); }
+  void insert(Index q, T d2, Index src)
+  {
+    if (!unsorted_)
+      return insertSorted(d2s(q), sources(q), size_[q]++, d2, src);
+    d2s(q)[size_[q]] = d2;
+    sources(q)[size_[q]++] = src;
+  }
 
   // Appends (d2[order[r]], src[order[r]]) for r = 0, 1, ... at the end of
   // query q's slice while they pass filter2 and the slice has room, and
@@ -122,6 +165,8 @@ public:
   // among the K nearest).
   void trim(Index q, std::size_t k, T filter2)
   {
+    if (unsorted_)
+      return; // the compactions and the ranking drop them
     T* d = d2s(q);
     std::size_t n = size_[q];
     while (n > k && d[n - 1] > filter2)
@@ -138,6 +183,8 @@ public:
   {
     const Index* src = sources(q);
     const std::size_t n = size_[q];
+    if (unsorted_)
+      return rankUnsorted(src, n, exact, keys, d2Out, srcOut);
     for (std::size_t i = 0; i < n; ++i)
     {
       const Index s = src[i];
@@ -157,6 +204,32 @@ public:
   }
 
 private:
+  // rank() for an unsorted slice: the exact distances, then a sort by
+  // (distance^2, key).
+  template <class Exact>
+  static RankedNeighbors rankUnsorted(const Index* src, std::size_t n, Exact&& exact,
+    const SourceKeys& keys, double* d2Out, Index* srcOut)
+  {
+    struct Entry
+    {
+      double d2;
+      GlobalId key;
+      Index src;
+    };
+    std::vector<Entry> entries(n);
+    for (std::size_t i = 0; i < n; ++i)
+      entries[i] = { exact(src[i]), keys[src[i]], src[i] };
+    std::sort(entries.begin(), entries.end(),
+      [](const Entry& a, const Entry& b)
+      { return a.d2 < b.d2 || (a.d2 == b.d2 && a.key < b.key); });
+    for (std::size_t r = 0; r < n; ++r)
+    {
+      d2Out[r] = entries[r].d2;
+      srcOut[r] = entries[r].src;
+    }
+    return RankedNeighbors{ d2Out, srcOut };
+  }
+
   static constexpr std::size_t kAlign = 16; // entries per stride step: whole blocks and lines
   static constexpr T kEmpty = std::numeric_limits<T>::infinity();
 
@@ -179,5 +252,9 @@ private:
   std::size_t cap_ = 0, stride_ = 0, d2Offset_ = 0, srcOffset_ = 0;
   std::vector<double> exact_;      // compact()'s scratch
   std::vector<std::size_t> order_; // compact()'s scratch
+  bool unsorted_ = false;          // K >= kUnsortedFromK
+  std::vector<T> kth_;             // unsorted: kthBound's value once known
+  std::vector<char> kthKnown_;     // unsorted: whether kth_ holds it
+  std::vector<T> selectScratch_;   // kthBound()'s
 };
 } // namespace jz

@@ -496,12 +496,12 @@ private:
     // Past rank K-1 (at or beyond the K-th) the K-th is unchanged; before K
     // candidates, no bound.
     const std::size_t n = s.lists.size(q);
-    const bool tightens = n + 1 >= k && (n < k || d2 < s.lists.d2At(q, k - 1));
+    const bool tightens = n + 1 >= k && (n < k || d2 < s.lists.kthBound(q, k));
     s.lists.insert(q, d2, source);
     if (!tightens)
       return;
     double filter2;
-    const double bound2 = margin_.boundAndFilter(double(s.lists.d2At(q, k - 1)), filter2);
+    const double bound2 = margin_.boundAndFilter(double(s.lists.kthBound(q, k)), filter2);
     if (bound2 < s.bound2[q])
     {
       s.bound2[q] = bound2;

@@ -5,8 +5,12 @@
 // are identical.
 #include "walk/LeafDistances.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define JZ_X86_AVX2 1
@@ -852,8 +856,27 @@ void insertSorted(double* d, Index* src, Index n, double d2, Index s)
   insertScalar(d, src, n, d2, s);
 }
 
+// Rankings longer than this sort (n log n) instead of counting (n^2): a
+// query's seed holds about K candidates, and K may be near N.
+constexpr Index kRankByCountingUpTo = 1024;
+
+// rankOrder by a sort of the pairs (d[i], i), a NaN taken as +infinity.
+template <class T>
+void rankBySort(const T* d, Index n, Index* order)
+{
+  thread_local std::vector<std::pair<T, Index>> pairs;
+  pairs.resize(n);
+  for (Index i = 0; i < n; ++i)
+    pairs[i] = { d[i] == d[i] ? d[i] : std::numeric_limits<T>::infinity(), i };
+  std::sort(pairs.begin(), pairs.end());
+  for (Index r = 0; r < n; ++r)
+    order[r] = pairs[r].second;
+}
+
 void rankOrder(float* d, Index n, Index* order)
 {
+  if (n > kRankByCountingUpTo)
+    return rankBySort(d, n, order);
   for (Index i = n; i < (n + 7) / 8 * 8; ++i)
     d[i] = std::numeric_limits<float>::infinity();
 #if JZ_X86_AVX2
@@ -871,6 +894,8 @@ void rankOrder(float* d, Index n, Index* order)
 
 JZ_TARGET_CLONES void rankOrder(double* d, Index n, Index* order)
 {
+  if (n > kRankByCountingUpTo)
+    return rankBySort(d, n, order);
   rankAll(d, n, order);
 }
 } // namespace jz

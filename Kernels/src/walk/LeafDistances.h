@@ -59,8 +59,9 @@ void insertSorted(float* d, Index* src, Index n, float d2, Index s);
 void insertSorted(double* d, Index* src, Index n, double d2, Index s);
 
 // order[r] = the index i < n of rank r in the order (d[i], i): a counting
-// sort without branches (n^2 comparisons; for the few dozen of a leaf).
-// d must have room up to a multiple of 8 past n (padded here).
+// sort without branches (n^2 comparisons; for the few dozen of a leaf), a
+// sort beyond a thousand. d must have room up to a multiple of 8 past n
+// (padded here).
 void rankOrder(float* d, Index n, Index* order);
 void rankOrder(double* d, Index n, Index* order);
 } // namespace jz

@@ -246,6 +246,16 @@ def section_errors(c):
     parts, cat, errors = subhalos(polydata(x[:10], {"Velocities": v[:10], "GroupId": gid[:10]}),
                                   VelocityArray=["POINTS", "Velocities"])
     c.check(any("DensityNeighbors" in e for e in errors), f"DensityNeighbors > N: {errors[:1]}")
+    # SaddleNeighbors as large as a big group: its lists (N x N neighbours,
+    # terabytes) are refused with a clear error, no output and no crash.
+    rng = np.random.default_rng(3)
+    big = rng.normal(size=(200000, 3))
+    parts, cat, errors = subhalos(polydata(big, {"Velocities": rng.normal(size=(200000, 3)),
+                                                 "GroupId": np.zeros(200000, dtype=np.int64)}),
+                                  VelocityArray=["POINTS", "Velocities"], SaddleNeighbors=200000)
+    c.check(any("SaddleNeighbors" in e and "GiB" in e for e in errors)
+            and parts.GetNumberOfPoints() == 0 and cat.GetNumberOfPoints() == 0,
+            f"SaddleNeighbors = N = 200000: memory error, empty outputs {errors[:1]}")
     parts, cat, errors = subhalos(polydata(np.zeros((0, 3)), {"Velocities": np.zeros((0, 3)),
                                                               "GroupId": np.zeros(0, dtype=np.int64)}),
                                   VelocityArray=["POINTS", "Velocities"])

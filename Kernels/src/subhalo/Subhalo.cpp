@@ -433,8 +433,8 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       const bool listed = ordered[gi] && seen.perPoint > 0;
       if (listed)
         groupSeen = groupNeighbours(seen, at, groupSize[gi], memberOf, period);
-      const GroupCandidates cands = findCandidates(
-        g, p.saddleNeighbors, p.minimumSubhaloSize, listed ? &groupSeen : nullptr, b, c);
+      const GroupCandidates cands = findCandidates(g, p.saddleNeighbors, p.minimumSubhaloSize,
+        listed ? &groupSeen : nullptr, b, c, names.saddleNeighbors);
       groupSeen = {};
       searchedInGroup += cands.searchedInGroup;
       const double t1 = threadCpuSeconds();

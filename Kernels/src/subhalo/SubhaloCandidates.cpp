@@ -15,6 +15,7 @@
 #include "SubhaloGroup.h"
 #include "jz/Knn.h"
 #include "jz/UnionFind.h"
+#include "jz/Validate.h"
 
 namespace jz
 {
@@ -206,7 +207,7 @@ std::vector<Index> denserFromDensitySearch(const GroupMembers& g, int saddleNeig
 // (by every pair when small) ranks the rest.
 std::vector<std::pair<Index, Index>> denserNeighbours(const GroupMembers& g, int saddleNeighbors,
   const DensityNeighbours* seen, Backend backend, const RunControl& control,
-  std::size_t& searchedInGroup)
+  const std::string& saddleName, std::size_t& searchedInGroup)
 {
   const std::size_t n = g.size();
   std::vector<std::pair<Index, Index>> out(n, { kNone, kNone });
@@ -242,6 +243,14 @@ std::vector<std::pair<Index, Index>> denserNeighbours(const GroupMembers& g, int
   // Only the rest query (each finds itself among the sources).
   p.selfQueryIndices = rest.data();
   p.numSelfQueries = rest.size();
+  // The rest's lists grow with SaddleNeighbors times the group's size: a
+  // clear error rather than an allocation the machine cannot back.
+  InputNames names;
+  names.neighbourCount = saddleName;
+  const std::string tooLarge =
+    neighbourListsMemoryError(rest.size(), k, sizeof(GlobalId) + sizeof(double), names);
+  if (!tooLarge.empty())
+    throw Error(tooLarge);
   std::vector<GlobalId> nid(rest.size() * std::size_t(k));
   std::vector<double> nd(rest.size() * std::size_t(k));
   KnnResults<double> r;
@@ -274,7 +283,8 @@ std::vector<std::pair<Index, Index>> denserNeighbours(const GroupMembers& g, int
 } // namespace
 
 GroupCandidates findCandidates(const GroupMembers& g, int saddleNeighbors, GlobalId minimumSize,
-  const DensityNeighbours* seen, Backend backend, const RunControl& control)
+  const DensityNeighbours* seen, Backend backend, const RunControl& control,
+  const std::string& saddleName)
 {
   const std::size_t n = g.size();
   GroupCandidates out;
@@ -288,7 +298,7 @@ GroupCandidates findCandidates(const GroupMembers& g, int saddleNeighbors, Globa
     return out;
   }
   const auto denser =
-    denserNeighbours(g, saddleNeighbors, seen, backend, control, out.searchedInGroup);
+    denserNeighbours(g, saddleNeighbors, seen, backend, control, saddleName, out.searchedInGroup);
   // Per root: first and last of its list, its length and densest member.
   std::vector<Index> parent(n), next(n, kNone), first(n), last(n), densest(n);
   std::vector<std::size_t> length(n, 0);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include <algorithm>
@@ -95,8 +96,11 @@ struct DensityNeighbours
 // density order cannot matter the whole group is the only candidate and no
 // neighbour is searched. `seen` may be null (every member searched within
 // the group).
+// `saddleName` names saddleNeighbors in the error for lists that cannot fit
+// in memory.
 GroupCandidates findCandidates(const GroupMembers& group, int saddleNeighbors, GlobalId minimumSize,
-  const DensityNeighbours* seen, Backend backend, const RunControl& control);
+  const DensityNeighbours* seen, Backend backend, const RunControl& control,
+  const std::string& saddleName);
 
 struct UnbindingOptions
 {

@@ -311,40 +311,52 @@ JZ_TEST(DistributedEmstForest)
     }
 }
 
+// Bad input on one rank ends every rank with the error and no output: a NaN
+// on rank 1; MinSamples not below the total count; MinSamples whose core
+// distance lists would not fit in rank 1's memory (60,000 points there,
+// terabytes of lists), where the other ranks' lists would.
 JZ_TEST(DistributedEmstBadInputFailsEveryRank)
 {
-  for (int which = 0; which < 2; ++which)
+  for (int which = 0; which < 3; ++which)
   {
     const int ranks = 3;
-    std::vector<int> threw(ranks, 0);
+    std::vector<std::string> threw(ranks);
     jztest::ThreadWorld world(ranks);
     world.run(
       [&](jz::Communicator& comm)
       {
-        std::vector<double> xyz = jztest::makePoints<double>("uniform", 4, 9 + comm.rank());
+        const std::size_t n = which == 2 && comm.rank() == 1 ? 60000 : 4;
+        std::vector<double> xyz = jztest::makePoints<double>("uniform", n, 9 + comm.rank());
         if (which == 0 && comm.rank() == 1)
           xyz[5] = std::nan("");
-        std::vector<GlobalId> ids(4);
-        for (int i = 0; i < 4; ++i)
-          ids[i] = GlobalId(4 * comm.rank() + i);
+        std::vector<GlobalId> ids(n);
+        for (std::size_t i = 0; i < n; ++i)
+          ids[i] = GlobalId(100000 * comm.rank() + int(i));
         jz::EmstProblem<double> pr;
         pr.points = xyz.data();
-        pr.numPoints = 4;
+        pr.numPoints = n;
         pr.ids = ids.data();
         pr.metric = jz::EmstMetric::MutualReachability;
-        pr.minSamples = which == 1 ? 12 : 3; // 12 points in all
+        pr.minSamples = which == 1 ? 12 : which == 2 ? 59999 : 3; // 12 or 60,008 points in all
         jz::EmstRankEdges<double> out;
         try
         {
           jz::computeEmstDistributed(pr, comm, out, jz::Backend::CPU);
         }
-        catch (const jz::Error&)
+        catch (const jz::Error& e)
         {
-          threw[comm.rank()] = out.weight2.empty() ? 1 : 2;
+          threw[comm.rank()] = out.weight2.empty() ? e.what() : "output left";
         }
       });
     for (int r = 0; r < ranks; ++r)
-      JZ_CHECK_MSG(threw[r] == 1, "case " << which << " rank " << r);
+    {
+      JZ_CHECK_MSG(
+        !threw[r].empty() && threw[r] != "output left", "case " << which << " rank " << r);
+      if (which == 2)
+        JZ_CHECK_MSG(threw[r].find("MinSamples") != std::string::npos &&
+            threw[r].find("GiB") != std::string::npos,
+          "rank " << r << ": " << threw[r]);
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #include "jz/Communicator.h"
 #include "jz/Emst.h"
 #include "jz/StageTimer.h"
+#include "jz/Validate.h"
 
 namespace jz
 {
@@ -58,6 +59,14 @@ void checkPieces(const EmstProblem<T>& piece, Backend backend, Communicator& com
     const std::string error = minSamplesError(piece.minSamples, std::size_t(total));
     if (!error.empty())
       throw Error(error);
+    // The core distances list each local point's MinSamples nearest (a
+    // sorted index and an id each): refused, on every rank alike, where a
+    // rank's lists cannot fit in its memory.
+    InputNames names;
+    names.neighbourCount = "MinSamples";
+    agreeOnErrors(comm,
+      neighbourListsMemoryError(
+        piece.numPoints, piece.minSamples, sizeof(Index) + sizeof(GlobalId), names));
   }
   if (backend == Backend::CUDA)
     throw Error("the EMST over several MPI ranks runs on the CPU only: use Device CPU or Auto");

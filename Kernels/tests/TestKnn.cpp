@@ -830,10 +830,11 @@ JZ_TEST(KnnVeryLargeK)
   checkEachK(c, { int(c.n), int(c.n / 2) });
 }
 
-// K in the hundreds with N far beyond 2K: the CPU's candidate lists stay
-// unsorted from K = 512 on, are compacted many times per query (ties at the
-// K-th among duplicates in bulk and on a lattice too), and a seed of more
-// than a thousand candidates is ranked by a sort; all against brute force.
+// K near a thousand with N far beyond 2K: the CPU's candidate lists stay
+// unsorted from K = 1024 on (K = 1100), are compacted many times per query
+// (ties at the K-th among duplicates in bulk and on a lattice too), and
+// seeds of more than 1024 candidates are ranked by a sort (K = 600 with
+// sorted lists too); all against brute force.
 JZ_TEST(KnnLargeKUnsortedLists)
 {
   for (const char* kind : { "clustered", "duplicates", "lattice" })

@@ -45,7 +45,7 @@ template <class T>
 class FilterRankedCandidates
 {
 public:
-  static constexpr int kUnsortedFromK = 512;
+  static constexpr int kUnsortedFromK = 1024;
 
   // nq empty lists for K = k.
   void reset(Index nq, int k)

@@ -79,18 +79,33 @@ JZ_HD void lagrangeWeights(double f, double* w)
   w[3] = (f + 1) * f * (f - 1) / 6;
 }
 
-// The stencil of the unit-support coordinate a on a table of `intervals`
-// intervals over [0, 1] (constant beyond 1, odd in a): the one rule of the
-// CPU's single stencils and vectorised runs and of the GPU's columns
-// (selects, not fmin, so that the runs vectorise).
-JZ_HD TableStencil tableStencil(double a, int intervals)
+// The interval of the unit-support coordinate a on a table of `intervals`
+// intervals over [0, 1] (constant beyond 1, odd in a): its first node (0 ..
+// intervals - 1), the fraction f of it at a, and a's sign. The one rule of
+// the CPU's single stencils, vectorised runs and volume factors and of the
+// GPU's columns (selects, not fmin, so that the runs vectorise).
+struct TableNode
 {
-  TableStencil s;
-  s.sign = a < 0 ? -1.0 : 1.0;
+  int node;
+  double fraction, sign;
+};
+
+JZ_HD TableNode tableNode(double a, int intervals)
+{
   const double t = (fabs(a) < 1.0 ? fabs(a) : 1.0) * intervals;
   const double node = floor(t) < intervals - 1 ? floor(t) : double(intervals - 1);
-  s.first = int(node);
-  lagrangeWeights(t - node, s.weight);
+  return TableNode{ int(node), t - node, a < 0 ? -1.0 : 1.0 };
+}
+
+// The stencil of a (tableNode) with the cubic weights of its 4 nodes: the
+// padded nodes first .. first + 3 are the table's node - 1 .. node + 2.
+JZ_HD TableStencil tableStencil(double a, int intervals)
+{
+  const TableNode at = tableNode(a, intervals);
+  TableStencil s;
+  s.sign = at.sign;
+  s.first = at.node;
+  lagrangeWeights(at.fraction, s.weight);
   return s;
 }
 

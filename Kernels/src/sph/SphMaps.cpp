@@ -184,9 +184,9 @@ void depositColumn(const SphCumulativeTable& table, const SphColumnCentres& cent
 // A kernel over its voxels [first, last] on each axis, by the table's
 // separable form (SphVoxelFactors): per axis the factors' differences across
 // each cell, then the voxels of all three.
-void depositVoxelFactors(const SphCumulativeTable& table, const SphVoxelFactors& factors,
-  const GridAxis* ax, const double* p, double h, double m, const int* first, const int* last,
-  const Contribution& who, SphMapSums& sums, Scratch& scratch)
+void depositVoxelFactors(const SphVoxelFactors& factors, const GridAxis* ax, const double* p,
+  double h, double m, const int* first, const int* last, const Contribution& who, SphMapSums& sums,
+  Scratch& scratch)
 {
   constexpr int R = SphVoxelFactors::kRank;
   int n[3];
@@ -196,14 +196,10 @@ void depositVoxelFactors(const SphCumulativeTable& table, const SphVoxelFactors&
     n[d] = last[d] - first[d] + 1;
     offset[d + 1] = offset[d] + std::size_t(n[d]) * R;
   }
-  scratch.corner.resize(std::size_t(std::max(n[0], std::max(n[1], n[2])) + 1) * R);
   scratch.previous.resize(offset[3]);
   for (int d = 0; d < 3; ++d)
-  {
-    table.run(ax[d].edge(first[d]), ax[d].step, p[d], h, std::size_t(n[d] + 1), scratch.u);
     factors.cellDifferences(
-      scratch.u, n[d], scratch.corner.data(), scratch.previous.data() + offset[d]);
-  }
+      ax[d].edge(first[d]), ax[d].step, p[d], h, n[d], scratch.previous.data() + offset[d]);
   scratch.column.resize(SphVoxelFactors::scratchSize(n[0], n[1], n[2]));
   const double* diff = scratch.previous.data();
   const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
@@ -227,9 +223,8 @@ void depositVoxelFactors(const SphCumulativeTable& table, const SphVoxelFactors&
 }
 
 // The kernel of a particle at (x, y, z) over the voxels of slabs [k0, k1).
-void depositVoxels(const SphCumulativeTable& table, const SphVoxelFactors& factors,
-  const GridAxis* ax, const double* p, double h, double m, int k0, int k1, const Contribution& who,
-  SphMapSums& sums, Scratch& scratch)
+void depositVoxels(const SphVoxelFactors& factors, const GridAxis* ax, const double* p, double h,
+  double m, int k0, int k1, const Contribution& who, SphMapSums& sums, Scratch& scratch)
 {
   int first[3], last[3];
   for (int d = 0; d < 3; ++d)
@@ -241,7 +236,7 @@ void depositVoxels(const SphCumulativeTable& table, const SphVoxelFactors& facto
     who.add(sums, (std::size_t(first[2]) * ny + first[1]) * nx + first[0], m, m);
     return;
   }
-  depositVoxelFactors(table, factors, ax, p, h, m, first, last, who, sums, scratch);
+  depositVoxelFactors(factors, ax, p, h, m, first, last, who, sums, scratch);
 }
 
 // Whether an image of a particle at x along the slice normal lies within h
@@ -351,10 +346,11 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   const SphCumulativeTable* table = nullptr;
   const SphColumnCentres* centres = nullptr;
   const SphVoxelFactors* factors = volume ? &SphVoxelFactors::get(P.kernel) : nullptr;
-  if (grid.kind != SphMapKind::Slice)
-    table = &SphCumulativeTable::get(P.kernel, volume ? 3 : 2);
   if (grid.kind == SphMapKind::Projection)
+  {
+    table = &SphCumulativeTable::get(P.kernel, 2);
     centres = &SphColumnCentres::get(P.kernel);
+  }
   const int numStrips = strips.numStrips(), stripCells = strips.width();
 
 #pragma omp parallel
@@ -410,7 +406,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
               {
                 const double p[3] = { x[0] + kx * period[0], x[1] + ky * period[1],
                   x[2] + kz * period[2] };
-                depositVoxels(*table, *factors, ax, p, h, m, c0, c1, who, sums, scratch);
+                depositVoxels(*factors, ax, p, h, m, c0, c1, who, sums, scratch);
               }
         }
       }

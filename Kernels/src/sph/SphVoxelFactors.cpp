@@ -118,23 +118,35 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
     }
 }
 
-// The factors at n + 1 edges from their stencils (first node, weights with
-// the sign folded in), then their differences across the n cells.
-JZ_SPH_CLONES void factorDifferences(const double* factors, const int* first, const double* w0,
-  const double* w1, const double* w2, const double* w3, int n, double* corner, double* diff)
+// The factors at the n + 1 edges (lo + i step - x) inv of an axis, each by
+// its interval's cubic (sign folded in; exactly u(1) beyond the support, so
+// that a particle's differences sum to the whole kernel), then their
+// differences across the n cells.
+JZ_SPH_CLONES void factorDifferences(const double* cubic, const double* end, int intervals,
+  double lo, double step, double x, double inv, int n, double* diff)
 {
+  Double8 previous, top;
+  load(end, top);
   for (int i = 0; i <= n; ++i)
   {
-    const double* f = factors + std::size_t(first[i]) * R;
-    double* c = corner + std::size_t(i) * R;
-#pragma omp simd
-    for (int p = 0; p < R; ++p)
-      c[p] = w0[i] * f[p] + w1[i] * f[R + p] + w2[i] * f[2 * R + p] + w3[i] * f[3 * R + p];
+    const double a = (lo + i * step - x) * inv;
+    const TableNode at = tableNode(a, intervals);
+    const double* c = cubic + std::size_t(at.node) * 4 * R;
+    const double f = at.fraction;
+    Double8 c0, c1, c2, c3;
+    load(c, c0);
+    load(c + R, c1);
+    load(c + 2 * R, c2);
+    load(c + 3 * R, c3);
+    const Double8 inside = ((c3 * f + c2) * f + c1) * f + c0;
+    const Double8 value = at.sign * (std::fabs(a) < 1.0 ? inside : top);
+    if (i > 0)
+    {
+      const Double8 d = value - previous;
+      std::memcpy(diff + std::size_t(i - 1) * R, &d, sizeof d);
+    }
+    previous = value;
   }
-  for (int i = 0; i < n; ++i)
-#pragma omp simd
-    for (int p = 0; p < R; ++p)
-      diff[i * R + p] = corner[(i + 1) * R + p] - corner[i * R + p];
 }
 
 // The table without its padding: G3 at the nodes 0 .. n of each axis,
@@ -249,15 +261,30 @@ SphVoxelFactors::SphVoxelFactors(SphKernel kernel)
     for (int q = 0; q < R; ++q)
       for (int r = 0; r < R; ++r)
         core_[p][q][r] *= scale;
-  factors_.assign(std::size_t(s) * R, 0.0);
+  // The padded nodes -1 .. n + 1 (node -1 is -node 1: the factors are odd),
+  // then each interval's cubic through its 4 nodes (lagrangeWeights' in powers of f).
+  std::vector<double> padded(std::size_t(s) * R);
   for (int node = 0; node < s; ++node)
   {
     double sign = 1;
     const int source = paddedSource(node - 1, n, sign);
     for (int p = 0; p < R; ++p)
-      factors_[std::size_t(node) * R + std::size_t(p)] =
+      padded[std::size_t(node) * R + std::size_t(p)] =
         sign * u[std::size_t(source) * R + std::size_t(p)];
   }
+  cubic_.assign(std::size_t(n) * 4 * R, 0.0);
+  for (int node = 0; node < n; ++node)
+    for (int p = 0; p < R; ++p)
+    {
+      auto f = [&](int k) { return padded[std::size_t(node + k) * R + std::size_t(p)]; };
+      double* c = cubic_.data() + std::size_t(node) * 4 * R + std::size_t(p);
+      c[0] = f(1);
+      c[R] = -f(0) / 3 - f(1) / 2 + f(2) - f(3) / 6;
+      c[2 * R] = f(0) / 2 - f(1) + f(2) / 2;
+      c[3 * R] = -f(0) / 6 + f(1) / 2 - f(2) / 2 + f(3) / 6;
+    }
+  for (int p = 0; p < R; ++p)
+    end_[p] = u[std::size_t(n) * R + std::size_t(p)];
 }
 
 const SphVoxelFactors& SphVoxelFactors::get(SphKernel kernel)
@@ -267,10 +294,9 @@ const SphVoxelFactors& SphVoxelFactors::get(SphKernel kernel)
 }
 
 void SphVoxelFactors::cellDifferences(
-  const StencilRun& edges, int n, double* corner, double* diff) const
+  double lo, double step, double x, double h, int n, double* diff) const
 {
-  factorDifferences(factors_.data(), edges.first.data(), edges.weight[0].data(),
-    edges.weight[1].data(), edges.weight[2].data(), edges.weight[3].data(), n, corner, diff);
+  factorDifferences(cubic_.data(), end_, intervals_, lo, step, x, 1.0 / h, n, diff);
 }
 
 void SphVoxelFactors::voxels(const double* dx, int nx, const double* dy, int ny, const double* dz,

@@ -6,9 +6,9 @@
 // with u the leading eigenvectors of the unfolding's Gram matrix (the same
 // for every axis) and core the table projected on them (a truncated Tucker
 // form, within 1e-7 of the table; the core is scaled so that the whole kernel
-// still integrates to exactly 1). The u are interpolated with the table's
-// own cubic stencils, so the separable form is the table's interpolant,
-// truncated. A particle's voxels are then
+// still integrates to exactly 1). The u are interpolated by the table's own
+// cubics (each interval's, in powers of its fraction), so the separable form
+// is the table's interpolant, truncated. A particle's voxels are then
 //   voxel(i, j, k) = m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r],
 // d the differences of u across each cell of an axis: three small dense
 // contractions, instead of 64 scattered table reads per corner.
@@ -30,10 +30,9 @@ public:
   static const SphVoxelFactors& get(SphKernel kernel);
 
   // The factors' differences across the n cells of an axis whose n + 1
-  // edges have the stencils `edges` (SphCumulativeTable::run):
+  // edges lie at (lo + i step - x) / h on the unit kernel:
   //   diff[i * kRank + p] = u_p(edge i + 1) - u_p(edge i).
-  // corner: scratch of (n + 1) * kRank doubles.
-  void cellDifferences(const StencilRun& edges, int n, double* corner, double* diff) const;
+  void cellDifferences(double lo, double step, double x, double h, int n, double* diff) const;
 
   // Where voxels() puts the values of row (j, k), i < nx: at values + k
   // sliceStride + j rowStride, added to what is there (add), or written
@@ -58,7 +57,12 @@ public:
 private:
   explicit SphVoxelFactors(SphKernel kernel);
   int intervals_ = 0;
-  std::vector<double> factors_; // [padded node (-1 .. n + 1)][p], the sign of node -1 folded in
+  // The table's cubic interpolant of the factors on each interval as a
+  // polynomial in the fraction f: coefficient j of u_p at [node][j][p]
+  // (the same interpolant as the cubic stencils, 3 multiply-adds a factor
+  // instead of the 4 nodes' weights); and u_p at 1, where it is constant.
+  std::vector<double> cubic_;
+  double end_[kRank];
   double core_[kRank][kRank][kRank];
 };
 } // namespace jz

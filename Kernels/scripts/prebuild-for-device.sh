@@ -16,6 +16,11 @@
 # (a built jztree package folder, e.g. build/python) adds the Python module
 # and the shared libraries it needs beyond the C and C++ runtimes
 # (OUTDIR/python, OUTDIR/python/lib) for Python/tests/device_check.py.
+# Where the device's Python differs from this machine's, JZ_DEVICE_PYTHON
+# (an interpreter of the device's version with its headers, e.g. a pyenv
+# one) builds the module for it instead, standalone (cmake -S Python, no MPI)
+# with CUDA for sm_90, in build-gpu-python/ beside OUTDIR; JZ_PYBIND11_DIR
+# (the CMake folder of pybind11 2.12 or later) where the device's numpy is 2.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -56,6 +61,15 @@ if [ -x "$out/tests/TestFof" ]; then
   "$out/tests/TestFof" --prepare-references="$out/references" FofAllKindsLargerSets > /dev/null
 fi
 
+if [ -n "${JZ_DEVICE_PYTHON:-}" ]; then
+  pybuild="$(dirname "$build")/build-gpu-python"
+  cmake -S "$(dirname "$src")/Python" -B "$pybuild" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DJZ_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DPython3_EXECUTABLE="$JZ_DEVICE_PYTHON" \
+    ${JZ_PYBIND11_DIR:+-Dpybind11_DIR="$JZ_PYBIND11_DIR"} -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON \
+    > /dev/null
+  cmake --build "$pybuild" --parallel "$(nproc)" --target jz_python
+  JZ_PYTHON_MODULE="$pybuild/python"
+fi
 if [ -n "${JZ_PYTHON_MODULE:-}" ]; then
   rm -rf "$out/python"
   mkdir -p "$out/python/lib"

@@ -29,7 +29,7 @@ out="${1:?output folder}"
 shift
 build="${JZ_PREBUILD_DIR:-$(dirname "$(realpath -m "$out")")/build-gpu}"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(TestKnn TestFof TestGravity TestEmst TestSphMaps jz_bench_knn_cuda
+[ ${#targets[@]} -gt 0 ] || targets=(TestKnn TestFof TestGravity TestEmst TestSphMaps TestSubhalo jz_bench_knn_cuda
   jz_bench_fof_cuda jz_bench_gravity_cuda jz_bench_emst_cuda jz_bench_sph_cuda)
 
 export CUDACXX="${CUDACXX:-/usr/local/cuda/bin/nvcc}"

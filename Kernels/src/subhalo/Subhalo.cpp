@@ -438,7 +438,7 @@ RunInfo computeSubhalos(const SubhaloProblem<T>& p, Subhalos& out, Backend backe
       groupSeen = {};
       searchedInGroup += cands.searchedInGroup;
       const double t1 = threadCpuSeconds();
-      found[gi] = unbindCandidates(g, cands, unbinding, b, c);
+      found[gi] = unbindCandidates(g, cands, unbinding, c); // on the CPU (SubhaloGroup.h)
       const double t2 = threadCpuSeconds();
       const int threads = c.numThreads > 0 ? c.numThreads : omp_get_max_threads();
       for (FoundSubhalo& s : found[gi])

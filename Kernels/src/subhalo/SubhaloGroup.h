@@ -132,7 +132,9 @@ struct FoundSubhalo
 // Candidates by increasing size (ties: larger densest id first), each without
 // the members of smaller subhalos, unbound until every member has energy
 // 1/2 |v - vmean|^2 + phi <= 0; those with at least minimumSize members left.
+// On the CPU whatever the run's backend: the GPU's tree potentials are not
+// the CPU's bits, and a member at the margin of boundness would then differ
+// between the backends.
 std::vector<FoundSubhalo> unbindCandidates(const GroupMembers& group,
-  const GroupCandidates& candidates, const UnbindingOptions& options, Backend backend,
-  const RunControl& control);
+  const GroupCandidates& candidates, const UnbindingOptions& options, const RunControl& control);
 } // namespace jz

@@ -45,9 +45,9 @@ struct PaddedSources
   }
 };
 
-bool sumsDirectly(std::size_t n, Backend backend)
+bool sumsDirectly(std::size_t n)
 {
-  return n <= kDirectUnbinding && backend != Backend::CUDA;
+  return n <= kDirectUnbinding;
 }
 
 // phi of each member under the current members alone, directly.
@@ -65,7 +65,7 @@ void directPotentials(const GroupMembers& g, const std::vector<Index>& members,
 
 // phi of each member under the current members alone, by the gravity tree.
 void treePotentials(const GroupMembers& g, const std::vector<Index>& members,
-  const UnbindingOptions& o, Backend backend, const RunControl& control, std::vector<double>& phi)
+  const UnbindingOptions& o, const RunControl& control, std::vector<double>& phi)
 {
   const std::size_t n = members.size();
   std::vector<double> xyz(3 * n), mass(n);
@@ -84,18 +84,18 @@ void treePotentials(const GroupMembers& g, const std::vector<Index>& members,
   p.gravitationalConstant = o.gravitationalConstant;
   GravityResults r;
   r.potential = phi.data();
-  computeGravity(p, r, backend, control);
+  computeGravity(p, r, Backend::CPU, control);
 }
 
 // phi of each of `members` under all of them (one each).
 std::vector<double> potentials(const GroupMembers& g, const std::vector<Index>& members,
-  const UnbindingOptions& o, Backend backend, const RunControl& control)
+  const UnbindingOptions& o, const RunControl& control)
 {
   std::vector<double> phi(members.size());
-  if (sumsDirectly(members.size(), backend))
+  if (sumsDirectly(members.size()))
     directPotentials(g, members, o, phi);
   else
-    treePotentials(g, members, o, backend, control, phi);
+    treePotentials(g, members, o, control, phi);
   return phi;
 }
 
@@ -103,9 +103,9 @@ std::vector<double> potentials(const GroupMembers& g, const std::vector<Index>& 
 // (n r pair terms) costs less than summing their phi afresh: n^2 / 2 pair
 // terms directly, or about kTreeTermsPerMember per member by the tree.
 constexpr std::size_t kTreeTermsPerMember = 256;
-bool subtractsRemoved(std::size_t n, std::size_t r, Backend backend)
+bool subtractsRemoved(std::size_t n, std::size_t r)
 {
-  return sumsDirectly(n, backend) ? 2 * r < n : r <= kTreeTermsPerMember;
+  return sumsDirectly(n) ? 2 * r < n : r <= kTreeTermsPerMember;
 }
 
 // phi of `members` without the terms of `removed` (exact pair terms, each
@@ -194,15 +194,14 @@ std::vector<Index> nearLowest(
 // than the first round's largest |phi|, so its rounding stays orders of
 // magnitude below the tolerance.
 std::vector<Index> boundMembers(const GroupMembers& g, std::vector<Index> members,
-  const UnbindingOptions& o, Backend backend, const RunControl& control,
-  std::vector<Index>& lowest)
+  const UnbindingOptions& o, const RunControl& control, std::vector<Index>& lowest)
 {
   constexpr double kRoundingTolerance = 1e-9;
   lowest.clear();
   if (GlobalId(members.size()) < o.minimumSize)
     return members;
-  const bool direct = sumsDirectly(members.size(), backend);
-  std::vector<double> phi = potentials(g, members, o, backend, control);
+  const bool direct = sumsDirectly(members.size());
+  std::vector<double> phi = potentials(g, members, o, control);
   double largest = 0;
   for (const double v : phi)
     largest = std::max(largest, std::abs(v));
@@ -219,16 +218,16 @@ std::vector<Index> boundMembers(const GroupMembers& g, std::vector<Index> member
         lowest = nearLowest(members, phi, kRoundingTolerance * largest);
       return members;
     }
-    if (subtractsRemoved(before, removed.size(), backend))
+    if (subtractsRemoved(before, removed.size()))
       subtractRemoved(g, members, removed, o, control, phi);
     else
-      phi = potentials(g, members, o, backend, control);
+      phi = potentials(g, members, o, control);
   }
 }
 } // namespace
 
 std::vector<FoundSubhalo> unbindCandidates(const GroupMembers& g, const GroupCandidates& cands,
-  const UnbindingOptions& o, Backend backend, const RunControl& control)
+  const UnbindingOptions& o, const RunControl& control)
 {
   std::vector<Candidate> bySize = cands.candidates;
   std::stable_sort(bySize.begin(), bySize.end(),
@@ -245,7 +244,7 @@ std::vector<FoundSubhalo> unbindCandidates(const GroupMembers& g, const GroupCan
       if (!taken[cands.order[i]])
         members.push_back(cands.order[i]);
     std::vector<Index> lowest;
-    members = boundMembers(g, std::move(members), o, backend, control, lowest);
+    members = boundMembers(g, std::move(members), o, control, lowest);
     if (GlobalId(members.size()) < o.minimumSize)
       continue;
     for (Index m : members)

@@ -139,7 +139,10 @@ JZ_SPH_CLONES void factorDifferences(const double* cubic, const double* end, int
     load(c + 2 * R, c2);
     load(c + 3 * R, c3);
     const Double8 inside = ((c3 * f + c2) * f + c1) * f + c0;
-    const Double8 value = at.sign * (std::fabs(a) < 1.0 ? inside : top);
+    // A lane-wise select, not a branch: the support's ends fall on no fixed
+    // edges, and a branch would mispredict there.
+    const Double8 away = Double8{} + std::fabs(a);
+    const Double8 value = at.sign * (away < 1.0 ? inside : top);
     if (i > 0)
     {
       const Double8 d = value - previous;

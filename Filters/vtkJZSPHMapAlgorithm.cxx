@@ -534,13 +534,28 @@ int vtkJZSPHMapAlgorithm::RunParticles(
   {
     return 1; // no region and no data: an empty image
   }
-  else if (in.useFloat)
-  {
-    GlobalBounds(in.Coordinates<float>(), *in.comm, s.grid.region);
-  }
   else
   {
-    GlobalBounds(in.Coordinates<double>(), *in.comm, s.grid.region);
+    // The points' bounds: a non-finite point is named as such, not as a
+    // non-finite region.
+    error = vtkJZKernelAdapter::AgreeOnError(*in.comm,
+      in.useFloat ? jz::nonFiniteCoordinateError(
+                      in.Coordinates<float>().data, in.Coordinates<float>().size, "point")
+                  : jz::nonFiniteCoordinateError(
+                      in.Coordinates<double>().data, in.Coordinates<double>().size, "point"));
+    if (!error.empty())
+    {
+      vtkErrorMacro(<< error);
+      return 0;
+    }
+    if (in.useFloat)
+    {
+      GlobalBounds(in.Coordinates<float>(), *in.comm, s.grid.region);
+    }
+    else
+    {
+      GlobalBounds(in.Coordinates<double>(), *in.comm, s.grid.region);
+    }
   }
   if (s.grid.kind == jz::SphMapKind::Slice)
   {

@@ -11,6 +11,8 @@ Comm = Any  # an mpi4py.MPI.Comm, or None
 
 __all__: list[str]
 
+class DeviceError(ValueError, RuntimeError): ...
+
 def knn(
     points: ArrayLike,
     k: int,

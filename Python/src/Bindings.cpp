@@ -188,8 +188,8 @@ jz::Backend parseDevice(const std::string& device)
     "device");
   std::string why;
   if (backend == jz::Backend::CUDA && !jz::cudaUsable(&why))
-    throw std::runtime_error("device=\"cuda\" needs a usable CUDA GPU, and there is none: " +
-      why + " (device=\"auto\" runs on the CPU then)");
+    throw DeviceUnavailable("device=\"cuda\" needs a usable CUDA GPU, and there is none: " + why +
+      " (device=\"auto\" runs on the CPU then)");
   return backend;
 }
 

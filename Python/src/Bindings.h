@@ -108,8 +108,16 @@ E parseChoice(const std::string& value, std::initializer_list<std::pair<const ch
   throw py::value_error(std::string(what) + " must be " + names + ", got \"" + value + "\"");
 }
 
+// A device that was asked for and is not there: jztree.DeviceError, both a
+// RuntimeError (the machine lacks it) and a ValueError (the argument cannot
+// be honoured), so that either except clause catches it.
+struct DeviceUnavailable : std::runtime_error
+{
+  using std::runtime_error::runtime_error;
+};
+
 // device="auto" | "cpu" | "cuda"; "cuda" without a usable GPU raises
-// RuntimeError saying why.
+// DeviceUnavailable saying why.
 jz::Backend parseDevice(const std::string& device);
 
 // The kernels' input names in the module's words (argument names).

@@ -146,8 +146,9 @@ box : None, float or (Lx, Ly, Lz), optional
     Periodic box [0, L) per axis (distances to the nearest image; points
     outside are wrapped in). None: open boundaries.
 device : {"auto", "cpu", "cuda"}
-    "auto" runs on a usable GPU, else on the CPU; "cuda" raises RuntimeError
-    when there is no usable GPU.
+    "auto" runs on a usable GPU, else on the CPU; "cuda" raises
+    jztree.DeviceError (a RuntimeError and a ValueError) when there is no
+    usable GPU.
 comm : mpi4py communicator, optional
     Each rank passes its own points (and queries); the result is that of the
     serial call on the points of all ranks concatenated in rank order, for

@@ -7,6 +7,15 @@ PYBIND11_MODULE(_jztree, m)
 {
   namespace py = pybind11;
   m.doc() = "The jz-tree kernels over numpy arrays (see the jztree package).";
+  // Created once per interpreter and kept: the translator below raises it.
+  static PyObject* deviceError = PyErr_NewExceptionWithDoc("jztree.DeviceError",
+    "A device was asked for (device=\"cuda\") and is not usable here; both a ValueError "
+    "and a RuntimeError.",
+    py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError)).release().ptr(),
+    nullptr);
+  if (!deviceError)
+    throw py::error_already_set();
+  m.attr("DeviceError") = py::handle(deviceError);
   py::register_exception_translator(
     [](std::exception_ptr p)
     {
@@ -14,6 +23,10 @@ PYBIND11_MODULE(_jztree, m)
       {
         if (p)
           std::rethrow_exception(p);
+      }
+      catch (const jzpy::DeviceUnavailable& e)
+      {
+        PyErr_SetString(deviceError, e.what());
       }
       catch (const jz::Aborted& e)
       {

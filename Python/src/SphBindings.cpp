@@ -9,6 +9,7 @@
 #include "jz/Knn.h"
 #include "jz/ParameterRanges.h"
 #include "jz/SphMaps.h"
+#include "jz/Validate.h"
 
 #include <pybind11/stl.h>
 
@@ -202,7 +203,11 @@ std::vector<py::array> runMap(const Comm& comm, jz::SphGrid grid, const MapArgs&
       return empty;
     }
     else
+    {
+      // A non-finite point is named as such, not as a non-finite region.
+      comm.agree(jz::nonFiniteCoordinateError(p.data(), std::size_t(p.shape(0)), "point"));
       globalBounds(p, *comm, grid.region);
+    }
   }
   if (regionOnAxisIgnored)
   {

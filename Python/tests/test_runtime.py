@@ -63,8 +63,9 @@ def test_device():
         ids_gpu, _ = jztree.knn(pts, 4, device="cuda")
         assert np.array_equal(ids_cpu, ids_gpu)
     else:
-        with pytest.raises(RuntimeError, match="GPU"):
+        with pytest.raises(jztree.DeviceError, match="GPU") as raised:
             jztree.knn(pts, 4, device="cuda")
+        assert isinstance(raised.value, ValueError) and isinstance(raised.value, RuntimeError)
 
 
 def test_docstrings_and_stubs():
@@ -76,7 +77,7 @@ def test_docstrings_and_stubs():
     assert "smaller index" in jztree.knn.__doc__  # the tie rule
     folder = os.path.dirname(jztree.__file__)
     stub = open(os.path.join(folder, "__init__.pyi")).read()
-    assert all(f"def {name}(" in stub for name in jztree.__all__)
+    assert all(f"def {name}(" in stub or f"class {name}(" in stub for name in jztree.__all__)
     assert os.path.exists(os.path.join(folder, "py.typed"))
 
 

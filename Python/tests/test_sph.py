@@ -224,6 +224,15 @@ def test_bad_input():
     nan_pts[5, 1] = np.nan
     with pytest.raises(ValueError, match="non-finite"):
         jztree.sph_projection(nan_pts, k=8, resolution=(4, 4), region=region)
+    # Without a region it is the points' bounds: an infinite point is named
+    # as the point it is, on every map.
+    inf_pts = pts.copy()
+    inf_pts[7, 0] = np.inf
+    for call in (lambda: jztree.sph_projection(inf_pts, k=8, resolution=(4, 4)),
+                 lambda: jztree.sph_slice(inf_pts, 0.5, k=8, resolution=(4, 4)),
+                 lambda: jztree.sph_volume(inf_pts, k=8, resolution=(4, 4, 4))):
+        with pytest.raises(ValueError, match="point 7 has a non-finite coordinate"):
+            call()
     with pytest.raises(ValueError, match="density"):
         jztree.sph_slice(pts, 0.5, k=8, resolution=(4, 4), arrays={"density": np.ones(100)})
     with pytest.raises(ValueError):

@@ -260,6 +260,16 @@ def section_errors(c):
         c.check(errors and word in " ".join(errors), f"{label}: a clear error ({errors})")
         c.check(out.GetNumberOfPoints() == 0 or image(out, "SurfaceDensity") is None,
                 f"{label}: no output")
+    # An infinite coordinate under the default Region (the points' bounds):
+    # the point is named, on every map.
+    inf_pts = pts.copy()
+    inf_pts[7, 0] = np.inf
+    for name in ("SPHProjection", "SPHSlice", "SPHVolume"):
+        out, errors = make(name, inf_pts, dict(h=np.full(50, 0.1)),
+                           Resolution=[4, 4, 4][:3 if name == "SPHVolume" else 2])
+        c.check(errors and "point 7 has a non-finite coordinate" in " ".join(errors),
+                f"{name}, an infinite coordinate: the point named ({errors})")
+        c.check(out.GetNumberOfPoints() == 0, f"{name}, an infinite coordinate: no output")
     # A kernel wider than the periodic box (its images would number in the
     # millions) and an infinite h: clear errors, not a run without end, on
     # every map and on the densities the slice computes for its arrays.

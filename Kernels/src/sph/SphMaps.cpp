@@ -502,13 +502,15 @@ std::string sphParticlesError(const SphParticles<T>& P, const SphGrid& grid)
   int fieldComponents = 0;
   for (const SphMapField& f : P.fields)
     fieldComponents += f.components;
-  std::string e = sphGridError(grid, fieldComponents);
-  if (e.empty())
-    e = pointCountError(P.numPoints);
+  // The points before the grid: a default region is the points' bounds,
+  // and a non-finite point must be named as such, not as a non-finite region.
+  std::string e = pointCountError(P.numPoints);
   if (e.empty())
     e = periodicBoxError(P.periodic, P.boxLo, P.boxHi);
   if (e.empty())
     e = nonFiniteCoordinateError(P.points, P.numPoints, "point");
+  if (e.empty())
+    e = sphGridError(grid, fieldComponents);
   if (e.empty() && P.masses)
     e = nonFiniteValueError(P.masses, P.numPoints, 1, "MassArray");
   if (e.empty() && P.numPoints > 0 && !P.support)

@@ -318,7 +318,10 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
         return;
       auto beside = [&](const GridAxis& g)
       {
-        const ImageShifts s(xOf(k, g.dim), h, g.lo, g.hi, g.period);
+        const double x = xOf(k, g.dim);
+        if (x >= g.lo && x <= g.hi) // its own image meets the map: no division
+          return false;
+        const ImageShifts s(x, h, g.lo, g.hi, g.period);
         return s.first > s.last;
       };
       if (beside(u) || (volume && beside(v)))
@@ -332,13 +335,17 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
           range(first, last);
       }
     });
-  // The particles that reach the map, in rank order.
+  // The particles that reach the map, in rank order: read in input order
+  // and put at their ranks (one scattered write each, rather than a
+  // scattered read of each of their arrays).
   std::vector<Record> records(strips.numRanked());
-#pragma omp parallel for schedule(static) if (records.size() >= kSphParallelMin)
-  for (std::int64_t r = 0; r < std::int64_t(records.size()); ++r)
+  const std::size_t listed = slice ? picked.size() : P.numPoints;
+#pragma omp parallel for schedule(static) if (listed >= kSphParallelMin)
+  for (std::int64_t k = 0; k < std::int64_t(listed); ++k)
   {
-    const std::size_t k = strips.particle(std::size_t(r));
-    records[std::size_t(r)] = slice ? picked[k] : recordOf(k);
+    const std::size_t r = strips.rank(std::size_t(k));
+    if (r < records.size())
+      records[r] = slice ? picked[std::size_t(k)] : recordOf(std::size_t(k));
   }
   reportProgress(control, 0.2);
   listing.stop();

@@ -99,7 +99,7 @@ public:
       width_ *= 2;
     }
     // The ranks: a counting sort by first strip (particles that reach
-    // nothing last).
+    // nothing last), and each particle's rank.
     std::vector<std::size_t> start(std::size_t(numStrips_) + 2, 0);
     for (std::size_t i = 0; i < numParticles; ++i)
       ++start[std::size_t(firstStrip[i]) + 1];
@@ -107,8 +107,13 @@ public:
       start[std::size_t(s) + 1] += start[std::size_t(s)];
     numRanked_ = start[std::size_t(numStrips_)];
     order_.resize(numParticles);
+    rank_.resize(numParticles);
     for (std::size_t i = 0; i < numParticles; ++i)
-      order_[start[std::size_t(firstStrip[i])]++] = Index(i);
+    {
+      const std::size_t r = start[std::size_t(firstStrip[i])]++;
+      order_[r] = Index(i);
+      rank_[i] = Index(r);
+    }
     // The lists: fixed chunks of ranks count their entries per strip, then
     // fill their slots, both in parallel; the order within a strip is the
     // ranks' whatever the threads.
@@ -146,9 +151,13 @@ public:
   int numStrips() const { return numStrips_; }
   int width() const { return width_; }
   std::size_t numEntries() const { return entries_.size(); }
-  // The particles that reach a strip, and the input index of rank r < numRanked().
+  // The particles that reach a strip, and the rank of input index i
+  // (numRanked() or more when it reaches none).
   std::size_t numRanked() const { return numRanked_; }
-  Index particle(std::size_t rank) const { return order_[rank]; }
+  Index rank(std::size_t i) const
+  {
+    return rank_[i];
+  }
   const Index* begin(int strip) const { return entries_.data() + offsets_[std::size_t(strip)]; }
   const Index* end(int strip) const { return entries_.data() + offsets_[std::size_t(strip) + 1]; }
 
@@ -185,6 +194,6 @@ private:
   int width_ = 1, numStrips_ = 0;
   std::size_t numRanked_ = 0;
   std::vector<std::size_t> offsets_;
-  std::vector<Index> entries_, order_;
+  std::vector<Index> entries_, order_, rank_;
 };
 } // namespace jz

@@ -291,28 +291,51 @@ const SphCumulativeTable& SphCumulativeTable::get(SphKernel kernel, int dims)
 
 namespace
 {
-template <class Shape>
-JZ_SPH_CLONES void shapeRow(Shape shape, double norm, double invH, double lo, double step,
-  int first, double x, double dyz, std::size_t n, double* w)
+// W at the box's pixel centres, row by row: written to out[j n + i], or m W
+// added to out[j stride + i] (Accumulate). The shapes are 0 from q = 1 on.
+template <bool Accumulate, class Shape>
+JZ_SPH_CLONES void shapeBox(Shape shape, double norm, double invH, double m, const KernelBox& b,
+  double* out, std::size_t stride)
 {
-#pragma omp simd
-  for (std::size_t i = 0; i < n; ++i)
+  for (int j = 0; j < b.rows; ++j)
   {
-    const double dx = lo + (double(first + int(i)) + 0.5) * step - x;
-    w[i] = norm * shape(std::sqrt(dx * dx + dyz) * invH);
+    double* row = out + std::size_t(j) * (Accumulate ? stride : b.n);
+    const double dyz = b.dyz[j];
+#pragma omp simd
+    for (std::size_t i = 0; i < b.n; ++i)
+    {
+      const double dx = b.lo + (double(b.first + int(i)) + 0.5) * b.step - b.x;
+      const double w = norm * shape(std::sqrt(dx * dx + dyz) * invH);
+      if (Accumulate)
+        row[i] += m * w;
+      else
+        row[i] = w;
+    }
   }
+}
+
+template <bool Accumulate>
+void kernelBox(
+  SphKernel kernel, double h, double m, const KernelBox& b, double* out, std::size_t stride)
+{
+  if (kernel == SphKernel::WendlandC2)
+    shapeBox<Accumulate>(
+      [](double q) { return wendlandC2Shape(q); }, wendlandC2Norm(h), 1.0 / h, m, b, out, stride);
+  else
+    shapeBox<Accumulate>(
+      [](double q) { return cubicSplineShape(q); }, cubicSplineNorm(h), 1.0 / h, m, b, out, stride);
 }
 } // namespace
 
-void kernelRowValues(SphKernel kernel, double h, double lo, double step, int first, double x,
-  double dyz, std::size_t n, double* w)
+void kernelBoxValues(SphKernel kernel, double h, const KernelBox& box, double* w)
 {
-  if (kernel == SphKernel::WendlandC2)
-    shapeRow([](double q) { return wendlandC2Shape(q); }, wendlandC2Norm(h), 1.0 / h, lo, step,
-      first, x, dyz, n, w);
-  else
-    shapeRow([](double q) { return cubicSplineShape(q); }, cubicSplineNorm(h), 1.0 / h, lo, step,
-      first, x, dyz, n, w);
+  kernelBox<false>(kernel, h, 1.0, box, w, 0);
+}
+
+void addKernelBox(
+  SphKernel kernel, double h, double m, const KernelBox& box, double* image, std::size_t stride)
+{
+  kernelBox<true>(kernel, h, m, box, image, stride);
 }
 
 JZ_SPH_CLONES void addPixelDifferences(

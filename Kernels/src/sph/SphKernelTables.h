@@ -147,10 +147,24 @@ private:
 // integrals of a row from its lower and upper corner values.
 void addPixelDifferences(const double* lo, const double* hi, double m, std::size_t n, double* out);
 
-// The kernel W(r, h) at the n pixel centres c_i = lo + (first + i + 1/2) step
-// of a row, r^2 = (c_i - x)^2 + dyz: a slice's row (vectorised like the rows).
-void kernelRowValues(SphKernel kernel, double h, double lo, double step, int first, double x,
-  double dyz, std::size_t n, double* w);
+// A slice's box of pixels around a particle at x along the rows: `rows`
+// rows of the n pixel centres c_i = lo + (first + i + 1/2) step, row j at
+// squared distance dyz[j] across (r^2 = (c_i - x)^2 + dyz[j]).
+struct KernelBox
+{
+  double lo, step, x;
+  int first;
+  std::size_t n;
+  const double* dyz;
+  int rows;
+};
+
+// The kernel W(r, h) at the box's pixel centres (0 beyond the support: the
+// box needs no row's ends), into w[j n + i]; or m W added to
+// image[j stride + i] (vectorised like the rows).
+void kernelBoxValues(SphKernel kernel, double h, const KernelBox& box, double* w);
+void addKernelBox(
+  SphKernel kernel, double h, double m, const KernelBox& box, double* image, std::size_t stride);
 
 // The pixels a vector holds in the projection's wide rows: 16 where the
 // machine runs AVX-512, else 8. The values are the same bits either way;

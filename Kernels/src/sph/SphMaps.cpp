@@ -83,29 +83,36 @@ struct Contribution
 };
 
 // A slice: the kernel's values at the pixel centres of rows [r0, r1) of a
-// plane at distance dz from a particle at (x, y) in the plane, a row at a
-// time, each row only over the pixels within h.
+// plane at distance dz from a particle at (x, y) in the plane, over the box
+// of pixel centres within h of it (those beyond the support get exactly 0:
+// cheaper than finding each row's ends).
 void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double x, double y,
   double dz, double h, double m, double fieldScale, int r0, int r1, const Contribution& who,
-  SphMapSums& sums, std::vector<double>& w)
+  SphMapSums& sums, Scratch& scratch)
 {
   const double rr = std::sqrt(std::fmax(0.0, h * h - dz * dz));
   int i0, i1, j0, j1;
   if (!u.centresWithin(x, rr, 0, u.cells, i0, i1) || !v.centresWithin(y, rr, r0, r1, j0, j1))
     return;
-  w.resize(std::size_t(i1 - i0 + 1));
+  const std::size_t n = std::size_t(i1 - i0 + 1), cells = std::size_t(u.cells);
+  const int rows = j1 - j0 + 1;
+  std::vector<double>& dyz = scratch.column;
+  dyz.resize(std::size_t(rows));
   for (int j = j0; j <= j1; ++j)
   {
     const double dy = v.lo + (j + 0.5) * v.step - y;
-    const double dyz = dy * dy + dz * dz;
-    int a, b;
-    if (!u.centresWithin(x, std::sqrt(std::fmax(0.0, h * h - dyz)), i0, i1 + 1, a, b))
-      continue;
-    const std::size_t n = std::size_t(b - a + 1);
-    kernelRowValues(kernel, h, u.lo, u.step, a, x, dyz, n, w.data());
-    who.addRow(sums, std::size_t(j) * std::size_t(u.cells) + std::size_t(a), w.data(), n, m,
-      fieldScale);
+    dyz[std::size_t(j - j0)] = dy * dy + dz * dz;
   }
+  const KernelBox box{ u.lo, u.step, x, i0, n, dyz.data(), rows };
+  const std::size_t corner = std::size_t(j0) * cells + std::size_t(i0);
+  if (who.fields->empty())
+    return addKernelBox(kernel, h, m, box, sums.mass.data() + corner, cells);
+  std::vector<double>& w = scratch.row;
+  w.resize(n * std::size_t(rows));
+  kernelBoxValues(kernel, h, box, w.data());
+  for (int j = 0; j < rows; ++j)
+    who.addRow(
+      sums, corner + std::size_t(j) * cells, w.data() + std::size_t(j) * n, n, m, fieldScale);
 }
 
 // A projected kernel many pixels wide: its pixel integrals by the corrected
@@ -400,7 +407,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
             for (int ku = su.first; ku <= su.last; ++ku)
               for (int kv = sv.first; kv <= sv.last; ++kv)
                 depositSlice(P.kernel, u, v, x[ud] + ku * period[ud], x[vd] + kv * period[vd], dz,
-                  h, m, fieldScale, c0, c1, who, sums, scratch.row);
+                  h, m, fieldScale, c0, c1, who, sums, scratch);
           }
         }
         else

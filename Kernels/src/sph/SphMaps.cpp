@@ -65,6 +65,12 @@ struct Contribution
     double* mass = sums.mass.data() + cell;
     for (std::size_t i = 0; i < n; ++i)
       mass[i] += weight * w[i];
+    addFieldsRow(sums, cell, w, n, fieldWeight);
+  }
+  // addRow's fields alone.
+  void addFieldsRow(
+    SphMapSums& sums, std::size_t cell, const double* w, std::size_t n, double fieldWeight) const
+  {
     for (std::size_t f = 0; f < fields->size(); ++f)
     {
       const SphMapField& field = (*fields)[f];
@@ -105,14 +111,16 @@ void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double
   }
   const KernelBox box{ u.lo, u.step, x, i0, n, dyz.data(), rows };
   const std::size_t corner = std::size_t(j0) * cells + std::size_t(i0);
+  // The mass by the one call whether arrays are mapped or not (the same bits).
+  addKernelBox(kernel, h, m, box, sums.mass.data() + corner, cells);
   if (who.fields->empty())
-    return addKernelBox(kernel, h, m, box, sums.mass.data() + corner, cells);
+    return;
   std::vector<double>& w = scratch.row;
   w.resize(n * std::size_t(rows));
   kernelBoxValues(kernel, h, box, w.data());
   for (int j = 0; j < rows; ++j)
-    who.addRow(
-      sums, corner + std::size_t(j) * cells, w.data() + std::size_t(j) * n, n, m, fieldScale);
+    who.addFieldsRow(
+      sums, corner + std::size_t(j) * cells, w.data() + std::size_t(j) * n, n, fieldScale);
 }
 
 // A projected kernel many pixels wide: its pixel integrals by the corrected

@@ -291,51 +291,49 @@ const SphCumulativeTable& SphCumulativeTable::get(SphKernel kernel, int dims)
 
 namespace
 {
-// W at the box's pixel centres, row by row: written to out[j n + i], or m W
-// added to out[j stride + i] (Accumulate). The shapes are 0 from q = 1 on.
-template <bool Accumulate, class Shape>
+// m W at the box's pixel centres added to image[j stride + i], row by row;
+// with KeepValues W also into values[j n + i]. The shapes are 0 from q = 1 on.
+template <bool KeepValues, class Shape>
 JZ_SPH_CLONES void shapeBox(Shape shape, double norm, double invH, double m, const KernelBox& b,
-  double* out, std::size_t stride)
+  double* image, std::size_t stride, double* values)
 {
   for (int j = 0; j < b.rows; ++j)
   {
-    double* row = out + std::size_t(j) * (Accumulate ? stride : b.n);
+    double* row = image + std::size_t(j) * stride;
+    double* kept = KeepValues ? values + std::size_t(j) * b.n : nullptr;
     const double dyz = b.dyz[j];
 #pragma omp simd
     for (std::size_t i = 0; i < b.n; ++i)
     {
       const double dx = b.lo + (double(b.first + int(i)) + 0.5) * b.step - b.x;
       const double w = norm * shape(std::sqrt(dx * dx + dyz) * invH);
-      if (Accumulate)
-        row[i] += m * w;
-      else
-        row[i] = w;
+      row[i] += m * w;
+      if (KeepValues)
+        kept[i] = w;
     }
   }
 }
 
-template <bool Accumulate>
-void kernelBox(
-  SphKernel kernel, double h, double m, const KernelBox& b, double* out, std::size_t stride)
+template <bool KeepValues>
+void kernelBox(SphKernel kernel, double h, double m, const KernelBox& b, double* image,
+  std::size_t stride, double* values)
 {
   if (kernel == SphKernel::WendlandC2)
-    shapeBox<Accumulate>(
-      [](double q) { return wendlandC2Shape(q); }, wendlandC2Norm(h), 1.0 / h, m, b, out, stride);
+    shapeBox<KeepValues>([](double q) { return wendlandC2Shape(q); }, wendlandC2Norm(h), 1.0 / h,
+      m, b, image, stride, values);
   else
-    shapeBox<Accumulate>(
-      [](double q) { return cubicSplineShape(q); }, cubicSplineNorm(h), 1.0 / h, m, b, out, stride);
+    shapeBox<KeepValues>([](double q) { return cubicSplineShape(q); }, cubicSplineNorm(h),
+      1.0 / h, m, b, image, stride, values);
 }
 } // namespace
 
-void kernelBoxValues(SphKernel kernel, double h, const KernelBox& box, double* w)
+void addKernelBox(SphKernel kernel, double h, double m, const KernelBox& box, double* image,
+  std::size_t stride, double* values)
 {
-  kernelBox<false>(kernel, h, 1.0, box, w, 0);
-}
-
-void addKernelBox(
-  SphKernel kernel, double h, double m, const KernelBox& box, double* image, std::size_t stride)
-{
-  kernelBox<true>(kernel, h, m, box, image, stride);
+  if (values)
+    kernelBox<true>(kernel, h, m, box, image, stride, values);
+  else
+    kernelBox<false>(kernel, h, m, box, image, stride, nullptr);
 }
 
 JZ_SPH_CLONES void addPixelDifferences(

@@ -159,12 +159,11 @@ struct KernelBox
   int rows;
 };
 
-// The kernel W(r, h) at the box's pixel centres (0 beyond the support: the
-// box needs no row's ends), into w[j n + i]; or m W added to
-// image[j stride + i] (vectorised like the rows).
-void kernelBoxValues(SphKernel kernel, double h, const KernelBox& box, double* w);
-void addKernelBox(
-  SphKernel kernel, double h, double m, const KernelBox& box, double* image, std::size_t stride);
+// m times the kernel W(r, h) at the box's pixel centres (0 beyond the
+// support: the box needs no row's ends) added to image[j stride + i]; when
+// `values` is given, W also into values[j n + i] (vectorised like the rows).
+void addKernelBox(SphKernel kernel, double h, double m, const KernelBox& box, double* image,
+  std::size_t stride, double* values = nullptr);
 
 // The pixels a vector holds in the projection's wide rows: 16 where the
 // machine runs AVX-512, else 8. The values are the same bits either way;

@@ -34,7 +34,8 @@ constexpr int kVolumeStripSlabs = 2;
 // Beyond this many cells a map is refused (absurd resolutions).
 constexpr double kMaxCells = double(1u << 31);
 
-// One thread's scratch for a particle's corner values.
+// One thread's scratch for a particle: its stencil runs and corner values,
+// a volume's factor differences, a slice's rows across and kernel values.
 struct Scratch
 {
   StencilRun u, v;
@@ -111,13 +112,15 @@ void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double
   }
   const KernelBox box{ u.lo, u.step, x, i0, n, dyz.data(), rows };
   const std::size_t corner = std::size_t(j0) * cells + std::size_t(i0);
-  // The mass by the one call whether arrays are mapped or not (the same bits).
-  addKernelBox(kernel, h, m, box, sums.mass.data() + corner, cells);
-  if (who.fields->empty())
-    return;
+  // The mass by the one call whether arrays are mapped or not (the same
+  // bits); it keeps the kernel's values for the arrays.
+  const bool mapped = !who.fields->empty();
   std::vector<double>& w = scratch.row;
-  w.resize(n * std::size_t(rows));
-  kernelBoxValues(kernel, h, box, w.data());
+  if (mapped)
+    w.resize(n * std::size_t(rows));
+  addKernelBox(kernel, h, m, box, sums.mass.data() + corner, cells, mapped ? w.data() : nullptr);
+  if (!mapped)
+    return;
   for (int j = 0; j < rows; ++j)
     who.addFieldsRow(
       sums, corner + std::size_t(j) * cells, w.data() + std::size_t(j) * n, n, fieldScale);

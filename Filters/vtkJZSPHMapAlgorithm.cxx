@@ -536,18 +536,6 @@ int vtkJZSPHMapAlgorithm::RunParticles(
   }
   else
   {
-    // The points' bounds: a non-finite point is named as such, not as a
-    // non-finite region.
-    error = vtkJZKernelAdapter::AgreeOnError(*in.comm,
-      in.useFloat ? jz::nonFiniteCoordinateError(
-                      in.Coordinates<float>().data, in.Coordinates<float>().size, "point")
-                  : jz::nonFiniteCoordinateError(
-                      in.Coordinates<double>().data, in.Coordinates<double>().size, "point"));
-    if (!error.empty())
-    {
-      vtkErrorMacro(<< error);
-      return 0;
-    }
     if (in.useFloat)
     {
       GlobalBounds(in.Coordinates<float>(), *in.comm, s.grid.region);
@@ -555,6 +543,22 @@ int vtkJZSPHMapAlgorithm::RunParticles(
     else
     {
       GlobalBounds(in.Coordinates<double>(), *in.comm, s.grid.region);
+    }
+    // An infinite point makes the bounds infinite: it is named as the point
+    // it is, not as a non-finite region (the ranks share the bounds, so all
+    // of them look).
+    if (!std::all_of(s.grid.region, s.grid.region + 6, [](double r) { return std::isfinite(r); }))
+    {
+      error = vtkJZKernelAdapter::AgreeOnError(*in.comm,
+        in.useFloat ? jz::nonFiniteCoordinateError(
+                        in.Coordinates<float>().data, in.Coordinates<float>().size, "point")
+                    : jz::nonFiniteCoordinateError(
+                        in.Coordinates<double>().data, in.Coordinates<double>().size, "point"));
+      if (!error.empty())
+      {
+        vtkErrorMacro(<< error);
+        return 0;
+      }
     }
   }
   if (s.grid.kind == jz::SphMapKind::Slice)

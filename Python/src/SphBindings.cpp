@@ -204,9 +204,12 @@ std::vector<py::array> runMap(const Comm& comm, jz::SphGrid grid, const MapArgs&
     }
     else
     {
-      // A non-finite point is named as such, not as a non-finite region.
-      comm.agree(jz::nonFiniteCoordinateError(p.data(), std::size_t(p.shape(0)), "point"));
       globalBounds(p, *comm, grid.region);
+      // An infinite point makes the bounds infinite: it is named as the
+      // point it is, not as a non-finite region (every rank looks: they
+      // share the bounds).
+      if (!std::all_of(grid.region, grid.region + 6, [](double r) { return std::isfinite(r); }))
+        comm.agree(jz::nonFiniteCoordinateError(p.data(), std::size_t(p.shape(0)), "point"));
     }
   }
   if (regionOnAxisIgnored)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# SPHProjection's deposition on the GPU, never run on one yet, for one
-# device call of about 4 minutes with binaries built beforehand:
+# SPHProjection's deposition on the GPU (narrow columns a warp each, wide
+# ones by tiles), for one device call of about 4 minutes with binaries
+# built beforehand:
 #   Kernels/scripts/prebuild-for-device.sh gpubin TestSphMaps jz_bench_sph_cuda
 #   (device tool, carry ["gpubin"]) Kernels/scripts/gpu-sph.sh $PWD/gpubin LOGDIR
 # Steps, each under its own limit, a verdict line each in LOGDIR/summary.txt:

@@ -8,6 +8,7 @@
 // here the GPU's per-pixel logic against the CPU's deposition).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <string>
@@ -20,6 +21,7 @@
 #include "jz/SphMaps.h"
 #include "sph/SphKernelTables.h"
 #include "sph/SphProjectionColumns.h"
+#include "sph/SphProjectionTiles.h"
 
 namespace
 {
@@ -895,21 +897,119 @@ void checkSameSums(const jz::SphMapSums& a, const jz::SphMapSums& b, double rela
     compare(a.fields[f], b.fields[f], "field " + std::to_string(f));
 }
 
-// The mixed particles' projection on a 200 x 120 image for each box (open,
-// periodic) and kernel: compare(particles, view, grid, label).
+// The mixed particles' projection for each box (open, periodic) and
+// kernel, on a 200 x 120 image of the box and on a 150 x 90 image of a
+// region two boxes wide across it (every particle's images twice over):
+// compare(particles, view, grid, label).
 template <class T, class Compare>
 void forEachMixedProjection(Compare&& compare)
 {
   const Particles<T> P = mixedParticles<T>();
   for (const bool periodic : { false, true })
     for (SphKernel k : kKernels)
+      for (const bool wide : { false, true })
+      {
+        jz::SphParticles<T> view = P.view(k);
+        view.periodic = periodic;
+        compare(P, view,
+          wide ? grid(SphMapKind::Projection, 1, -0.3, 1.7, 150, 90)
+               : grid(SphMapKind::Projection, 1, 0, 1, 200, 120),
+          std::string(jztest::typeName<T>()) + (periodic ? " periodic" : "") + " kernel " +
+            std::to_string(int(k)) + (wide ? " region of two boxes" : ""));
+      }
+}
+
+// The host's run of a projection as the GPU deposits it: the narrow columns
+// a particle at a time over 32 lanes (SphProjectionColumns.h), the wide
+// ones by tiles (SphProjectionTiles.h), each tile's threads in turn.
+template <class T>
+jz::SphMapSums projectionAsTheGpuDoes(
+  const Particles<T>& P, const jz::SphParticles<T>& view, const jz::SphGrid& g)
+{
+  namespace pr = jz::projection;
+  jz::SphMapSums host;
+  host.mass.assign(g.numCells(), 0.0);
+  host.fields = { std::vector<double>(g.numCells(), 0.0),
+    std::vector<double>(3 * g.numCells(), 0.0) };
+  auto field = [&](std::size_t cell, std::size_t i, double w)
+  {
+    host.fields[0][cell] += w * P.fields[0][i];
+    for (std::size_t c = 0; c < 3; ++c)
+      host.fields[1][3 * cell + c] += w * P.fields[1][3 * i + c];
+  };
+  const double L = view.periodic ? 1.0 : 0.0, period[3] = { L, L, L };
+  const pr::Projection proj = pr::projectionOf(g, period);
+  const jz::SphCumulativeTable& table = jz::SphCumulativeTable::get(view.kernel, 2);
+  const pr::ColumnTable columns{ table.nodes().data(), table.stride(), table.intervals() };
+  const pr::Centres centres = pr::centresOf(jz::SphColumnCentres::get(view.kernel));
+  std::vector<std::pair<unsigned, std::uint64_t>> entries;
+  const pr::TileGrid tiles = pr::tileGridOf(proj);
+  JZ_CHECK(pr::imagesFitEntryCodes(proj));
+  for (std::size_t i = 0; i < P.m.size(); ++i)
+  {
+    auto add = [&](std::size_t cell, double w, double fieldWeight)
     {
-      jz::SphParticles<T> view = P.view(k);
-      view.periodic = periodic;
-      compare(P, view, grid(SphMapKind::Projection, 1, 0, 1, 200, 120),
-        std::string(jztest::typeName<T>()) + (periodic ? " periodic" : "") + " kernel " +
-          std::to_string(int(k)));
+      host.mass[cell] += w;
+      field(cell, i, fieldWeight);
+    };
+    for (int lane = 0; lane < 32; ++lane)
+      pr::projectParticle(proj, columns, centres, P.xyz.data(), P.h.data(), P.m.data(), i, lane, 32,
+        add, pr::Columns::Narrow);
+    pr::forWideEntries(proj, tiles, P.xyz.data(), P.h.data(), i,
+      [&](unsigned tile, std::uint64_t code) { entries.emplace_back(tile, code); });
+  }
+  std::stable_sort(
+    entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t first = 0, last = 0; first < entries.size(); first = last)
+  {
+    const unsigned tile = entries[first].first;
+    std::vector<pr::WideColumn> wide;
+    std::vector<std::size_t> particles;
+    for (last = first; last < entries.size() && entries[last].first == tile; ++last)
+    {
+      particles.push_back(0);
+      wide.push_back(pr::entryColumn(
+        proj, P.xyz.data(), P.h.data(), P.m.data(), entries[last].second, particles.back()));
     }
+    const int u0 = int(tile % unsigned(tiles.across)) * pr::kTileSide,
+              v0 = int(tile / unsigned(tiles.across)) * pr::kTileSide;
+    for (int t = 0; t < pr::kTileThreads; ++t)
+    {
+      const int u = u0 + t % pr::kTileSide, v = v0 + t / pr::kTileSide;
+      double mass[pr::kTileRowsPerThread] = {};
+      pr::addTileColumns(
+        proj, centres, wide.data(), particles.data(), int(wide.size()), u, v, mass, field);
+      for (int r = 0; r < pr::kTileRowsPerThread; ++r)
+        if (u < proj.u.cells && v + r * pr::kTileRowStep < proj.v.cells)
+          host.mass[std::size_t(v + r * pr::kTileRowStep) * std::size_t(proj.u.cells) +
+            std::size_t(u)] += mass[r];
+    }
+  }
+  return host;
+}
+
+// The GPU's tiles of wide columns cover every pixel of theirs once: the
+// host's run of the GPU's logic against the CPU's deposition (equal up to
+// summation order and fused multiply-adds, 1e-6 of a pixel's value).
+template <class T>
+void projectionTilesOnTheHost()
+{
+  forEachMixedProjection<T>(
+    [](const Particles<T>& P, const jz::SphParticles<T>& view, const jz::SphGrid& g,
+      const std::string& what)
+    {
+      jz::SphMapSums cpu;
+      jz::depositSphMap(view, g, cpu, jz::Backend::CPU);
+      checkSameSums(projectionAsTheGpuDoes(P, view, g), cpu, 1e-6, what);
+    });
+}
+
+JZ_TEST(ProjectionTilesOnTheHost)
+{
+  if (jztest::onGpu())
+    jztest::skip("a CPU case (the GPU's own runs ProjectionGpuEqualsCpu)");
+  projectionTilesOnTheHost<float>();
+  projectionTilesOnTheHost<double>();
 }
 
 // The GPU's per-pixel logic (SphProjectionColumns.h) run here, a particle

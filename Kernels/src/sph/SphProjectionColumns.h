@@ -104,57 +104,106 @@ JZ_HD void exactColumn(const Projection& g, const ColumnTable& table, double x, 
   }
 }
 
+// A column many pixels wide on the image: the pixel centres within h
+// (SphColumnCentres' footprint and rows) and the corrected midpoint rule's
+// constants, for widePixel.
+struct WideColumn
+{
+  int i0, i1, j0, j1; // its pixels [i0, i1] x [j0, j1]
+  double y, vlo, dv, invH;
+  float X0, a, scale, lapScale, anisoScale;
+  bool anisotropic;
+};
+
+// The pixels [i0, i1] x [j0, j1] whose centres lie within h of (x, y);
+// false when there are none on the image.
+JZ_HD bool wideSpan(
+  const Projection& g, double x, double y, double h, int& i0, int& i1, int& j0, int& j1)
+{
+  return g.u.centresWithin(x, h, 0, g.u.cells, i0, i1) &&
+    g.v.centresWithin(y, h, 0, g.v.cells, j0, j1);
+}
+
+// The wide column of support h and mass m at (x, y); false when none of its
+// pixel centres is on the image.
+JZ_HD bool wideColumnOf(const Projection& g, double x, double y, double h, double m, WideColumn& w)
+{
+  if (!wideSpan(g, x, y, h, w.i0, w.i1, w.j0, w.j1))
+    return false;
+  const double du = g.u.step, dv = g.v.step, invH = 1 / h;
+  const double au2 = du * du / (h * h), av2 = dv * dv / (h * h);
+  w.y = y;
+  w.vlo = g.v.lo;
+  w.dv = dv;
+  w.invH = invH;
+  w.scale = float(m * du * dv / (h * h));
+  w.lapScale = float((au2 + av2) / 48);
+  w.anisoScale = float((au2 - av2) / 48);
+  w.anisotropic = fabs(au2 - av2) > 1e-6 * (au2 + av2);
+  w.X0 = float((g.u.lo + (w.i0 + 0.5) * du - x) * invH);
+  w.a = float(du / h);
+  return true;
+}
+
+// The mass of pixel (i0 + di, j0 + dj) of a wide column: 0 beyond its support.
+JZ_HD double widePixel(const WideColumn& w, const Centres& c, int di, int dj)
+{
+  const double dy = w.vlo + (w.j0 + dj + 0.5) * w.dv - w.y;
+  const float Y2 = float(dy * dy * w.invH * w.invH);
+  const float X = w.X0 + float(di) * w.a;
+  const float t = X * X + Y2;
+  if (!(t < 1.0f))
+    return 0;
+  const float s = t * float(kPieces);
+  const int piece = int(s) < kPieces - 1 ? int(s) : kPieces - 1;
+  const float u = s - float(piece);
+  float value = horner<kValueTerms>(c.value, piece, u);
+  value += w.lapScale * horner<kCorrectionTerms>(c.laplacian, piece, u);
+  if (w.anisotropic)
+    value += w.anisoScale * horner<kCorrectionTerms>(c.anisotropy, piece, u) *
+      ((X * X - Y2) / (t > 0.0f ? t : 1.0f));
+  return value > 0.0f ? double(value * w.scale) : 0.0;
+}
+
 // A column many pixels wide: the corrected midpoint rule at the pixel
-// centres within h (SphColumnCentres' footprint and rows, one pixel a lane).
+// centres within h, one pixel a lane.
 template <class Add>
 JZ_HD void wideColumn(const Projection& g, const Centres& c, double x, double y, double h,
   double m, int lane, int lanes, Add& add)
 {
-  int i0, i1, j0, j1;
-  if (!g.u.centresWithin(x, h, 0, g.u.cells, i0, i1) ||
-    !g.v.centresWithin(y, h, 0, g.v.cells, j0, j1))
+  WideColumn w;
+  if (!wideColumnOf(g, x, y, h, m, w))
     return;
-  const double du = g.u.step, dv = g.v.step, invH = 1 / h;
-  const double au2 = du * du / (h * h), av2 = dv * dv / (h * h);
-  const float scale = float(m * du * dv / (h * h));
-  const float lapScale = float((au2 + av2) / 48), anisoScale = float((au2 - av2) / 48);
-  const bool anisotropic = fabs(au2 - av2) > 1e-6 * (au2 + av2);
-  const float X0 = float((g.u.lo + (i0 + 0.5) * du - x) * invH), a = float(du / h);
-  const int width = i1 - i0 + 1;
-  const long long pixels = (long long)width * (j1 - j0 + 1);
+  const int width = w.i1 - w.i0 + 1;
+  const long long pixels = (long long)width * (w.j1 - w.j0 + 1);
   for (long long p = lane; p < pixels; p += lanes)
   {
     const int di = int(p % width), dj = int(p / width);
-    const double dy = g.v.lo + (j0 + dj + 0.5) * dv - y;
-    const float Y2 = float(dy * dy * invH * invH);
-    const float X = X0 + float(di) * a;
-    const float t = X * X + Y2;
-    if (!(t < 1.0f))
-      continue;
-    const float s = t * float(kPieces);
-    const int piece = int(s) < kPieces - 1 ? int(s) : kPieces - 1;
-    const float w = s - float(piece);
-    float value = horner<kValueTerms>(c.value, piece, w);
-    value += lapScale * horner<kCorrectionTerms>(c.laplacian, piece, w);
-    if (anisotropic)
-      value += anisoScale * horner<kCorrectionTerms>(c.anisotropy, piece, w) *
-        ((X * X - Y2) / (t > 0.0f ? t : 1.0f));
-    if (value > 0.0f)
-    {
-      const double pixel = double(value * scale);
-      add(std::size_t(j0 + dj) * std::size_t(g.u.cells) + std::size_t(i0 + di), pixel, pixel);
-    }
+    const double pixel = widePixel(w, c, di, dj);
+    if (pixel != 0)
+      add(std::size_t(w.j0 + dj) * std::size_t(g.u.cells) + std::size_t(w.i0 + di), pixel, pixel);
   }
 }
+
+// Which of the columns projectParticle deposits: all, or those narrower or
+// those wider than Projection::wideFrom (the GPU's two passes).
+enum class Columns
+{
+  All,
+  Narrow,
+  Wide
+};
 
 // Particle i's share of the image on lane `lane` of `lanes`: every periodic
 // image of its column, with its mass times the number of its images inside
 // the depth range.
 template <class T, class Add>
 JZ_HD void projectParticle(const Projection& g, const ColumnTable& table, const Centres& centres,
-  const T* points, const double* support, const double* masses, std::size_t i, int lane,
-  int lanes, Add& add)
+  const T* points, const double* support, const double* masses, std::size_t i, int lane, int lanes,
+  Add& add, Columns which = Columns::All)
 {
+  if (which != Columns::All && (support[i] >= g.wideFrom) != (which == Columns::Wide))
+    return;
   const int images =
     imagesInside(double(points[3 * i + g.depth.dim]), g.depth.lo, g.depth.hi, g.depth.period);
   if (images == 0)

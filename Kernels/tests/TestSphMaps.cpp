@@ -20,6 +20,8 @@
 #include "ThreadCommunicator.h"
 #include "jz/SphMaps.h"
 #include "sph/SphKernelTables.h"
+#include "sph/SphPixelFactors.h"
+#include "sph/SphVoxelFactors.h"
 #include "sph/SphProjectionColumns.h"
 #include "sph/SphProjectionTiles.h"
 
@@ -643,6 +645,43 @@ JZ_TEST(VolumeSingleParticle)
   }
 }
 
+// The separable forms' factors one edge at a time (factorValues, the GPU's)
+// against the CPU's vectorised cell differences: the same cubics, equal up
+// to rounding (the edges' own, where the CPU fuses multiply-adds, moves a
+// steep factor by 1e-14), and beyond the support exactly u(1) on both.
+JZ_TEST(FactorValuesAreTheCellDifferences)
+{
+  constexpr int R = jz::SphFactorCubics::kRank;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (SphKernel k : kKernels)
+    for (const jz::SphFactorCubics* axis :
+      { &jz::SphPixelFactors::get(k).axis(), &jz::SphVoxelFactors::get(k).axis() })
+    {
+      const jz::FactorCubicsView view{ axis->cubic().data(), axis->end(), axis->intervals() };
+      for (int t = 0; t < 50; ++t)
+      {
+        const double h = 0.01 + 0.2 * unit(rng), x = unit(rng), step = 0.013, lo = x - h - step;
+        const int n = int(2 * h / step) + 3;
+        std::vector<double> diff(std::size_t(n) * R);
+        axis->cellDifferences(lo, step, x, h, n, diff.data());
+        double a[R], b[R];
+        const double inv = 1.0 / h; // as the CPU and the GPU scale the edges
+        jz::factorValues(view, (lo - x) * inv, a);
+        for (int i = 0; i < n; ++i)
+        {
+          jz::factorValues(view, (lo + (i + 1) * step - x) * inv, b);
+          for (int p = 0; p < R; ++p)
+            JZ_CHECK_MSG(std::fabs(diff[std::size_t(i) * R + p] - (b[p] - a[p])) < 1e-12,
+              "cell " << i << " factor " << p);
+          std::copy(b, b + R, a);
+        }
+        for (int p = 0; p < R; ++p)
+          JZ_CHECK(b[p] == axis->end()[p]); // the last edge is beyond the support
+      }
+    }
+}
+
 // The density gather against direct sums, open and periodic, both kernels.
 JZ_TEST(GatherDensityBruteForce)
 {
@@ -919,6 +958,14 @@ void forEachMixedProjection(Compare&& compare)
       }
 }
 
+// The narrow columns' separable form as the GPU holds it, from the host's copy.
+jz::projection::PixelFactors hostPixelFactors(SphKernel kernel)
+{
+  const jz::SphPixelFactors& f = jz::SphPixelFactors::get(kernel);
+  return { jz::FactorCubicsView{ f.axis().cubic().data(), f.axis().end(), f.axis().intervals() },
+    f.weights() };
+}
+
 // The host's run of a projection as the GPU deposits it: the narrow columns
 // a particle at a time over 32 lanes (SphProjectionColumns.h), the wide
 // ones by tiles (SphProjectionTiles.h), each tile's threads in turn.
@@ -939,8 +986,7 @@ jz::SphMapSums projectionAsTheGpuDoes(
   };
   const double L = view.periodic ? 1.0 : 0.0, period[3] = { L, L, L };
   const pr::Projection proj = pr::projectionOf(g, period);
-  const jz::SphCumulativeTable& table = jz::SphCumulativeTable::get(view.kernel, 2);
-  const pr::ColumnTable columns{ table.nodes().data(), table.stride(), table.intervals() };
+  const pr::PixelFactors columns = hostPixelFactors(view.kernel);
   const pr::Centres centres = pr::centresOf(jz::SphColumnCentres::get(view.kernel));
   std::vector<std::pair<unsigned, std::uint64_t>> entries;
   const pr::TileGrid tiles = pr::tileGridOf(proj);
@@ -1030,9 +1076,7 @@ void projectionColumnsOnTheHost()
         std::vector<double>(3 * g.numCells(), 0.0) };
       const double L = view.periodic ? 1.0 : 0.0, period[3] = { L, L, L };
       const jz::projection::Projection pr = jz::projection::projectionOf(g, period);
-      const jz::SphCumulativeTable& table = jz::SphCumulativeTable::get(view.kernel, 2);
-      const jz::projection::ColumnTable columns{ table.nodes().data(), table.stride(),
-        table.intervals() };
+      const jz::projection::PixelFactors columns = hostPixelFactors(view.kernel);
       const jz::projection::Centres centres =
         jz::projection::centresOf(jz::SphColumnCentres::get(view.kernel));
       for (std::size_t i = 0; i < P.m.size(); ++i)

@@ -15,10 +15,6 @@ namespace jz
 {
 namespace
 {
-// A row's corners are contracted one by one when the table's nodes between
-// its first and last corner outnumber the corners this many times.
-constexpr std::size_t kApart = 4;
-
 // Gauss-Legendre nodes and weights on [-1, 1].
 constexpr double kGauss4X[4] = { -0.8611363115940526, -0.3399810435848563, 0.3399810435848563,
   0.8611363115940526 };
@@ -58,75 +54,6 @@ template <class F>
 double integrate(F&& f, double a, double b, double tol = 1e-15)
 {
   return b > a ? adaptive(f, a, b, gauss8(f, a, b), tol, 0) : 0.0;
-}
-
-// Four doubles as one vector (GCC's vector extension: AVX2 or two SSE2 halves).
-typedef double Double4 __attribute__((vector_size(32)));
-
-// The stencils of (lo + i step - x) / h, i < n, on a table of n intervals.
-JZ_SPH_CLONES void stencilRun(double lo, double step, double x, double h, std::size_t count,
-  int n, int* first, double* w0, double* w1, double* w2, double* w3)
-{
-  const double inv = 1.0 / h;
-  const int m = int(count);
-#pragma omp simd
-  for (int i = 0; i < m; ++i)
-  {
-    const TableStencil s = tableStencil((lo + i * step - x) * inv, n);
-    first[i] = s.first;
-    w0[i] = s.sign * s.weight[0];
-    w1[i] = s.sign * s.weight[1];
-    w2[i] = s.sign * s.weight[2];
-    w3[i] = s.sign * s.weight[3];
-  }
-}
-
-// column[k] = sum_q w[q] table[(b + q) * stride + k] for k in [lo, hi).
-JZ_SPH_CLONES void contractRows(const double* table, int stride, int b, const double* w, int lo,
-  int hi, double* column)
-{
-  const double *r0 = table + std::size_t(b) * stride, *r1 = r0 + stride, *r2 = r1 + stride,
-               *r3 = r2 + stride;
-  const double w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
-#pragma omp simd
-  for (int k = lo; k < hi; ++k)
-    column[k] = w0 * r0[k] + w1 * r1[k] + w2 * r2[k] + w3 * r3[k];
-}
-
-// The same values as contractRows then gatherRow (scale 1), each corner's
-// four nodes contracted on their own: for rows of few corners far apart
-// on the table, where the column between them would be mostly unread.
-JZ_SPH_CLONES void cornersApart(const double* table, int stride, int b, const double* w,
-  const int* first, const double* w0, const double* w1, const double* w2, const double* w3,
-  std::size_t n, double* out)
-{
-  const double *r0 = table + std::size_t(b) * stride, *r1 = r0 + stride, *r2 = r1 + stride,
-               *r3 = r2 + stride;
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const int k = first[i];
-    Double4 c0, c1, c2, c3;
-    std::memcpy(&c0, r0 + k, sizeof c0);
-    std::memcpy(&c1, r1 + k, sizeof c1);
-    std::memcpy(&c2, r2 + k, sizeof c2);
-    std::memcpy(&c3, r3 + k, sizeof c3);
-    const Double4 column = w[0] * c0 + w[1] * c1 + w[2] * c2 + w[3] * c3;
-    out[i] = w0[i] * column[0] + w1[i] * column[1] + w2[i] * column[2] + w3[i] * column[3];
-  }
-}
-
-// out[i] = scale * sum_p w_p[i] column[first[i] + p].
-JZ_SPH_CLONES void gatherRow(const double* column, const int* first, const double* w0,
-  const double* w1, const double* w2, const double* w3, double scale, std::size_t n, double* out)
-{
-  const int m = int(n);
-#pragma omp simd
-  for (int i = 0; i < m; ++i)
-  {
-    const int k = first[i];
-    out[i] = scale *
-      (w0[i] * column[k] + w1[i] * column[k + 1] + w2[i] * column[k + 2] + w3[i] * column[k + 3]);
-  }
 }
 
 // The column kernel tabulated finely in R, for the table's cell quadrature.
@@ -338,14 +265,6 @@ void addKernelBox(SphKernel kernel, double h, double m, const KernelBox& box, do
     kernelBox<true>(kernel, h, m, box, image, stride, values);
   else
     kernelBox<false>(kernel, h, m, box, image, stride, nullptr);
-}
-
-JZ_SPH_CLONES void addPixelDifferences(
-  const double* lo, const double* hi, double m, std::size_t n, double* out)
-{
-#pragma omp simd
-  for (std::size_t a = 0; a < n; ++a)
-    out[a] += m * (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]);
 }
 
 namespace
@@ -736,37 +655,4 @@ void SphColumnCentres::addRow(
   pixels<true>(f, X0, dy2, n, image);
 }
 
-void StencilRun::resize(std::size_t n)
-{
-  first.resize(n);
-  for (std::vector<double>& w : weight)
-    w.resize(n);
-}
-
-void SphCumulativeTable::run(
-  double lo, double step, double x, double h, std::size_t n, StencilRun& out) const
-{
-  out.resize(n);
-  stencilRun(lo, step, x, h, n, n_, out.first.data(), out.weight[0].data(), out.weight[1].data(),
-    out.weight[2].data(), out.weight[3].data());
-  const auto range = std::minmax_element(out.first.begin(), out.first.end());
-  out.lowest = n > 0 ? *range.first : 0;
-  out.highest = n > 0 ? *range.second : 0;
-}
-
-void SphCumulativeTable::row(const StencilRun& b, std::size_t j, const StencilRun& a,
-  std::size_t n, double* column, double* out) const
-{
-  // The table is symmetric (G2(a, b) = G2(b, a)): b's four rows contracted
-  // are the column of table values that a's stencils read.
-  const int lo = a.lowest, hi = a.highest;
-  const double bWeight[4] = { b.weight[0][j], b.weight[1][j], b.weight[2][j], b.weight[3][j] };
-  const int end = std::min(hi + 4, stride_); // past the last node a's stencils read
-  if (std::size_t(end - lo) > kApart * n)
-    return cornersApart(padded_.data(), stride_, b.first[j], bWeight, a.first.data(),
-      a.weight[0].data(), a.weight[1].data(), a.weight[2].data(), a.weight[3].data(), n, out);
-  contractRows(padded_.data(), stride_, b.first[j], bWeight, lo, end, column);
-  gatherRow(column, a.first.data(), a.weight[0].data(), a.weight[1].data(), a.weight[2].data(),
-    a.weight[3].data(), 1.0, n, out);
-}
 } // namespace jz

@@ -5,10 +5,11 @@
 //   volume: G3(a, b, c) = integral over [0, a] x [0, b] x [0, c] of W,
 // both odd in each argument and constant beyond 1, normalised so that the
 // whole kernel integrates to exactly 1 (a particle inside the map loses no
-// mass). Tabulated once per kernel (double-precision quadrature), read by
-// tensor cubic interpolation. Projected kernels many pixels wide take the
-// corrected midpoint rule instead (SphColumnCentres); volumes read G3 in
-// its separable form (SphVoxelFactors.h).
+// mass). Tabulated once per kernel (double-precision quadrature) and read
+// in separable form, each factor by cubic interpolation (SphFactorCubics.h):
+// G2 for narrow columns (SphPixelFactors.h), G3 for volumes
+// (SphVoxelFactors.h). Projected kernels many pixels wide take the
+// corrected midpoint rule instead (SphColumnCentres).
 #pragma once
 
 #include <cmath>
@@ -61,15 +62,6 @@ inline int kernelIndex(SphKernel kernel)
   return kernel == SphKernel::WendlandC2 ? 1 : 0;
 }
 
-// Where a coordinate falls in a table: 4 interpolation nodes (indices into
-// the padded table) and their weights, and the sign of the coordinate.
-struct TableStencil
-{
-  int first = 0; // padded index of the first of 4 consecutive nodes
-  double weight[4] = { 0, 0, 0, 0 };
-  double sign = 1;
-};
-
 // Cubic Lagrange weights of the nodes -1, 0, 1, 2 at 0 <= f <= 1.
 JZ_HD void lagrangeWeights(double f, double* w)
 {
@@ -82,8 +74,8 @@ JZ_HD void lagrangeWeights(double f, double* w)
 // The interval of the unit-support coordinate a on a table of `intervals`
 // intervals over [0, 1] (constant beyond 1, odd in a): its first node (0 ..
 // intervals - 1), the fraction f of it at a, and a's sign. The one rule of
-// the CPU's single stencils, vectorised runs and volume factors and of the
-// GPU's columns (selects, not fmin, so that the runs vectorise).
+// the separable forms' factors on the CPU (vectorised) and the GPU
+// (selects, not fmin, so that the CPU's loops vectorise).
 struct TableNode
 {
   int node;
@@ -97,43 +89,16 @@ JZ_HD TableNode tableNode(double a, int intervals)
   return TableNode{ int(node), t - node, a < 0 ? -1.0 : 1.0 };
 }
 
-// The stencil of a (tableNode) with the cubic weights of its 4 nodes: the
-// padded nodes first .. first + 3 are the table's node - 1 .. node + 2.
-JZ_HD TableStencil tableStencil(double a, int intervals)
-{
-  const TableNode at = tableNode(a, intervals);
-  TableStencil s;
-  s.sign = at.sign;
-  s.first = at.node;
-  lagrangeWeights(at.fraction, s.weight);
-  return s;
-}
-
-// Stencils of a run of coordinates as arrays (for vectorised rows).
-struct StencilRun
-{
-  std::vector<int> first;
-  std::vector<double> weight[4]; // the sign folded in
-  int lowest = 0, highest = 0;   // the smallest and largest first node
-  void resize(std::size_t n);
-};
-
 class SphCumulativeTable
 {
 public:
   // The table of `kernel` in `dims` (2: column, 3: volume) dimensions.
   static const SphCumulativeTable& get(SphKernel kernel, int dims);
 
-  // The stencils of the n coordinates (lo + i step - x) / h along an axis.
-  void run(double lo, double step, double x, double h, std::size_t n, StencilRun& out) const;
-  // G2(a_i, b) for the stencils a of run() and b = stencil j of another
-  // run, into out[i]; `column` is scratch of stride() doubles.
-  void row(const StencilRun& b, std::size_t j, const StencilRun& a, std::size_t n, double* column,
-    double* out) const;
   int stride() const { return stride_; }
 
   int intervals() const { return n_; }
-  // The padded nodes (stride() per axis, nodes -1 .. n + 1), for the GPU's copy.
+  // The padded nodes (stride() per axis, nodes -1 .. n + 1).
   const std::vector<double>& nodes() const { return padded_; }
 
 private:
@@ -142,10 +107,6 @@ private:
   int stride_ = 0; // padded nodes per axis: n + 3 (nodes -1 .. n + 1)
   std::vector<double> padded_;
 };
-
-// out[a] += m (hi[a + 1] - hi[a] - lo[a + 1] + lo[a]) for a < n: the pixel
-// integrals of a row from its lower and upper corner values.
-void addPixelDifferences(const double* lo, const double* hi, double m, std::size_t n, double* out);
 
 // A slice's box of pixels around a particle at x along the rows: `rows`
 // rows of the n pixel centres c_i = lo + (first + i + 1/2) step, row j at

@@ -11,6 +11,7 @@
 #include "SphImages.h"
 #include "SphKernelTables.h"
 #include "SphMapsBackends.h"
+#include "SphPixelFactors.h"
 #include "SphStrips.h"
 #include "SphTree.h"
 #include "SphVoxelFactors.h"
@@ -34,12 +35,12 @@ constexpr int kVolumeStripSlabs = 2;
 // Beyond this many cells a map is refused (absurd resolutions).
 constexpr double kMaxCells = double(1u << 31);
 
-// One thread's scratch for a particle: its stencil runs and corner values,
-// a volume's factor differences, a slice's rows across and kernel values.
+// One thread's scratch for a particle: its factor differences and their
+// contraction's rows (columns, volumes), a slice's rows across and kernel
+// values.
 struct Scratch
 {
-  StencilRun u, v;
-  std::vector<double> column, corner, previous, row;
+  std::vector<double> column, previous, row;
 };
 
 // What a particle adds: `weight` times each field's values, per cell.
@@ -155,10 +156,10 @@ void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const
   }
 }
 
-// The column of a particle at (x, y) over the image rows [r0, r1): the
-// corner values G2 row by row, each pixel the difference of its 4 corners;
-// a kernel many pixels wide by the corrected midpoint rule instead.
-void depositColumn(const SphCumulativeTable& table, const SphColumnCentres& centres,
+// The column of a particle at (x, y) over the image rows [r0, r1): by the
+// column table's separable form (SphPixelFactors), a kernel many pixels
+// wide by the corrected midpoint rule instead.
+void depositColumn(const SphPixelFactors& factors, const SphColumnCentres& centres,
   const GridAxis& u, const GridAxis& v, double x, double y, double h, double m, int r0, int r1,
   const Contribution& who, SphMapSums& sums, Scratch& scratch)
 {
@@ -172,31 +173,24 @@ void depositColumn(const SphCumulativeTable& table, const SphColumnCentres& cent
     who.add(sums, std::size_t(j0) * u.cells + i0, m, m);
     return;
   }
-  const std::size_t nu = std::size_t(i1 - i0 + 2), nv = std::size_t(j1 - j0 + 2);
-  table.run(u.edge(i0), u.step, x, h, nu, scratch.u);
-  table.run(v.edge(j0), v.step, y, h, nv, scratch.v);
-  scratch.column.resize(std::size_t(table.stride()));
-  scratch.corner.resize(nu);
-  scratch.previous.resize(nu);
-  double *lo = scratch.previous.data(), *hi = scratch.corner.data();
-  for (int j = j0; j <= j1 + 1; ++j)
-  {
-    table.row(scratch.v, std::size_t(j - j0), scratch.u, nu, scratch.column.data(), hi);
-    if (j > j0)
-    {
-      const std::size_t row = std::size_t(j - 1) * std::size_t(u.cells) + i0;
-      if (who.fields->empty())
-        addPixelDifferences(lo, hi, m, nu - 1, sums.mass.data() + row);
-      else
-        for (std::size_t a = 0; a + 1 < nu; ++a)
-        {
-          const double frac = hi[a + 1] - hi[a] - lo[a + 1] + lo[a];
-          if (frac != 0)
-            who.add(sums, row + a, m * frac, m * frac);
-        }
-    }
-    std::swap(lo, hi);
-  }
+  constexpr int R = SphPixelFactors::kRank;
+  const int nu = i1 - i0 + 1, nv = j1 - j0 + 1;
+  scratch.previous.resize(std::size_t(nu + nv) * R);
+  double *du = scratch.previous.data(), *dv = du + std::size_t(nu) * R;
+  factors.axis().cellDifferences(u.edge(i0), u.step, x, h, nu, du);
+  factors.axis().cellDifferences(v.edge(j0), v.step, y, h, nv, dv);
+  scratch.column.resize(SphPixelFactors::scratchSize(nu));
+  const std::size_t corner = std::size_t(j0) * std::size_t(u.cells) + std::size_t(i0);
+  if (who.fields->empty())
+    return factors.pixels(du, nu, dv, nv, m, scratch.column.data(),
+      { sums.mass.data() + corner, std::size_t(u.cells), true });
+  const std::size_t rowLength = std::size_t(SphPixelFactors::paddedRow(nu));
+  scratch.row.resize(rowLength * std::size_t(nv));
+  factors.pixels(
+    du, nu, dv, nv, m, scratch.column.data(), { scratch.row.data(), rowLength, false });
+  for (int j = 0; j < nv; ++j)
+    who.addRow(sums, corner + std::size_t(j) * std::size_t(u.cells),
+      scratch.row.data() + std::size_t(j) * rowLength, std::size_t(nu), 1.0, 1.0);
 }
 
 // A kernel over its voxels [first, last] on each axis, by the table's
@@ -216,7 +210,7 @@ void depositVoxelFactors(const SphVoxelFactors& factors, const GridAxis* ax, con
   }
   scratch.previous.resize(offset[3]);
   for (int d = 0; d < 3; ++d)
-    factors.cellDifferences(
+    factors.axis().cellDifferences(
       ax[d].edge(first[d]), ax[d].step, p[d], h, n[d], scratch.previous.data() + offset[d]);
   scratch.column.resize(SphVoxelFactors::scratchSize(n[0], n[1], n[2]));
   const double* diff = scratch.previous.data();
@@ -368,12 +362,12 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   reportProgress(control, 0.2);
   listing.stop();
   StageTimer depositing(&info, "deposition");
-  const SphCumulativeTable* table = nullptr;
+  const SphPixelFactors* pixelFactors = nullptr;
   const SphColumnCentres* centres = nullptr;
   const SphVoxelFactors* factors = volume ? &SphVoxelFactors::get(P.kernel) : nullptr;
   if (grid.kind == SphMapKind::Projection)
   {
-    table = &SphCumulativeTable::get(P.kernel, 2);
+    pixelFactors = &SphPixelFactors::get(P.kernel);
     centres = &SphColumnCentres::get(P.kernel);
   }
   const int numStrips = strips.numStrips(), stripCells = strips.width();
@@ -400,7 +394,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
           const ImageShifts sv(x[vd], h, lo, hi, period[vd]);
           for (int ku = su.first; ku <= su.last; ++ku)
             for (int kv = sv.first; kv <= sv.last; ++kv)
-              depositColumn(*table, *centres, u, v, x[ud] + ku * period[ud],
+              depositColumn(*pixelFactors, *centres, u, v, x[ud] + ku * period[ud],
                 x[vd] + kv * period[vd], h, m * n, c0, c1, who, sums, scratch);
         }
         else if (grid.kind == SphMapKind::Slice)

@@ -63,7 +63,7 @@ struct AtomicPixels
 // One warp per particle, over the columns `which`.
 template <class T>
 __global__ void projectKernel(const T* points, const double* support, const double* masses,
-  std::size_t n, projection::Projection g, const projection::ColumnTable table,
+  std::size_t n, projection::Projection g, const projection::PixelFactors factors,
   const projection::Centres centres, AtomicPixels add, projection::Columns which)
 {
   const int lane = int(threadIdx.x % kWarp);
@@ -72,7 +72,7 @@ __global__ void projectKernel(const T* points, const double* support, const doub
   {
     add.particle = i;
     projection::projectParticle(
-      g, table, centres, points, support, masses, i, lane, kWarp, add, which);
+      g, factors, centres, points, support, masses, i, lane, kWarp, add, which);
   }
 }
 
@@ -263,7 +263,7 @@ void depositProjectionCuda(const SphParticles<T>& P, const SphGrid& grid, const 
   checkPointCount(P.numPoints);
   const std::size_t n = P.numPoints, cells = grid.numCells();
   const projection::Projection g = projection::projectionOf(grid, period);
-  const SphCumulativeTable& table = SphCumulativeTable::get(P.kernel, 2);
+  const SphPixelFactors& pixelFactors = SphPixelFactors::get(P.kernel);
   const projection::Centres centres = projection::centresOf(SphColumnCentres::get(P.kernel));
 
   DeviceRun run;
@@ -273,8 +273,14 @@ void depositProjectionCuda(const SphParticles<T>& P, const SphGrid& grid, const 
   DeviceBuffer<double> support(n, st, "the support radii");
   support.upload(P.support, n);
   const DeviceBuffer<double> masses = uploadOptional(P.masses, n, st, "the masses");
-  DeviceBuffer<double> nodes(table.nodes().size(), st, "the column table");
-  nodes.upload(table.nodes().data(), table.nodes().size());
+  // The separable form's cubics, u(1) and weights, one buffer.
+  const std::vector<double>& cubic = pixelFactors.axis().cubic();
+  constexpr std::size_t R = SphPixelFactors::kRank;
+  std::vector<double> form(cubic);
+  form.insert(form.end(), pixelFactors.axis().end(), pixelFactors.axis().end() + R);
+  form.insert(form.end(), pixelFactors.weights(), pixelFactors.weights() + R);
+  DeviceBuffer<double> formOnDevice(form.size(), st, "the column table's separable form");
+  formOnDevice.upload(form.data(), form.size());
   std::vector<DeviceBuffer<double>> values(P.fields.size()), fieldSums(P.fields.size());
   std::vector<FieldSums> views(P.fields.size());
   for (std::size_t f = 0; f < P.fields.size(); ++f)
@@ -293,7 +299,10 @@ void depositProjectionCuda(const SphParticles<T>& P, const SphGrid& grid, const 
   run.timer.mark("upload");
 
   constexpr unsigned kThreads = 256;
-  const projection::ColumnTable columns{ nodes.get(), table.stride(), table.intervals() };
+  const double* f = formOnDevice.get();
+  const projection::PixelFactors columns{
+    FactorCubicsView{ f, f + cubic.size(), pixelFactors.axis().intervals() }, f + cubic.size() + R
+  };
   const AtomicPixels atomic{ mass.get(), fieldViews.get(), int(views.size()), 0 };
   auto columnsAtomically = [&](projection::Columns which)
   {

@@ -1,11 +1,10 @@
 // A projection's columns as the GPU deposits them (SphMapsCuda.cu), one
 // particle at a time over `lanes` workers: every periodic image of its
 // column, its pixels shared out by index over the lanes, each pixel's mass
-// the CPU's pixel integral (SphKernelTables.h): the cumulative table's four
-// corners below SphColumnCentres::kMinPixels, the corrected midpoint rule
-// from there on. Host and device code (JZ_HD), so that the CPU tests run the
-// very per-pixel logic the GPU runs; the pixels go to an adder (atomic on
-// the GPU).
+// the CPU's pixel integral: the column table's separable form
+// (SphPixelFactors.h) below SphColumnCentres::kMinPixels, the corrected
+// midpoint rule (SphKernelTables.h) from there on. Host and device code (JZ_HD), so that the CPU
+// tests run the very per-pixel logic the GPU runs; the pixels go to an adder (atomic on the GPU).
 #pragma once
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "jz/SphMaps.h"
 #include "sph/SphImages.h"
 #include "sph/SphKernelTables.h"
+#include "sph/SphPixelFactors.h"
 
 namespace jz
 {
@@ -32,11 +32,11 @@ struct Projection
   double wideFrom; // support radii from here on take the midpoint rule
 };
 
-// The cumulative column table's padded nodes (SphCumulativeTable, 2-D).
-struct ColumnTable
+// The column table's separable form (SphPixelFactors) as the GPU holds it.
+struct PixelFactors
 {
-  const double* nodes;
-  int stride, intervals;
+  FactorCubicsView axis;
+  const double* weight;
 };
 
 // The midpoint rule's polynomials (SphColumnCentres), held by value:
@@ -48,20 +48,6 @@ struct Centres
   float anisotropy[kCorrectionTerms][kPieces];
 };
 
-// G2 at the corner (a, b): b's four rows contracted, then a's four nodes,
-// each weight with its coordinate's sign (SphCumulativeTable::row's order).
-JZ_HD double corner(const ColumnTable& t, const TableStencil& a, const TableStencil& b)
-{
-  const double* r = t.nodes + std::size_t(b.first) * std::size_t(t.stride) + a.first;
-  const int s = t.stride;
-  const double b0 = b.sign * b.weight[0], b1 = b.sign * b.weight[1], b2 = b.sign * b.weight[2],
-               b3 = b.sign * b.weight[3];
-  double g = 0;
-  for (int p = 0; p < 4; ++p)
-    g += a.sign * a.weight[p] * (b0 * r[p] + b1 * r[s + p] + b2 * r[2 * s + p] + b3 * r[3 * s + p]);
-  return g;
-}
-
 template <int Terms>
 JZ_HD float horner(const float (*c)[kPieces], int piece, float u)
 {
@@ -71,10 +57,10 @@ JZ_HD float horner(const float (*c)[kPieces], int piece, float u)
   return acc;
 }
 
-// A column of support h and mass m at (x, y): exact pixel integrals from
-// the table's four corners of each pixel. add(cell, mass, fieldWeight).
+// A column of support h and mass m at (x, y): the pixel integrals of the
+// column table's separable form (pixelFraction). add(cell, mass, fieldWeight).
 template <class Add>
-JZ_HD void exactColumn(const Projection& g, const ColumnTable& table, double x, double y,
+JZ_HD void narrowColumn(const Projection& g, const PixelFactors& factors, double x, double y,
   double h, double m, int lane, int lanes, Add& add)
 {
   int i0, i1, j0, j1;
@@ -93,12 +79,9 @@ JZ_HD void exactColumn(const Projection& g, const ColumnTable& table, double x, 
   for (long long p = lane; p < pixels; p += lanes)
   {
     const int di = int(p % width), dj = int(p / width);
-    const TableStencil a0 = tableStencil((eu + di * g.u.step - x) * inv, table.intervals);
-    const TableStencil a1 = tableStencil((eu + (di + 1) * g.u.step - x) * inv, table.intervals);
-    const TableStencil b0 = tableStencil((ev + dj * g.v.step - y) * inv, table.intervals);
-    const TableStencil b1 = tableStencil((ev + (dj + 1) * g.v.step - y) * inv, table.intervals);
-    const double frac = corner(table, a1, b1) - corner(table, a0, b1) - corner(table, a1, b0) +
-      corner(table, a0, b0);
+    const double frac = pixelFraction(factors.axis, factors.weight, (eu + di * g.u.step - x) * inv,
+      (eu + (di + 1) * g.u.step - x) * inv, (ev + dj * g.v.step - y) * inv,
+      (ev + (dj + 1) * g.v.step - y) * inv);
     if (frac != 0)
       add(std::size_t(j0 + dj) * nu + std::size_t(i0 + di), m * frac, m * frac);
   }
@@ -198,7 +181,7 @@ enum class Columns
 // image of its column, with its mass times the number of its images inside
 // the depth range.
 template <class T, class Add>
-JZ_HD void projectParticle(const Projection& g, const ColumnTable& table, const Centres& centres,
+JZ_HD void projectParticle(const Projection& g, const PixelFactors& factors, const Centres& centres,
   const T* points, const double* support, const double* masses, std::size_t i, int lane, int lanes,
   Add& add, Columns which = Columns::All)
 {
@@ -218,7 +201,7 @@ JZ_HD void projectParticle(const Projection& g, const ColumnTable& table, const 
       if (h >= g.wideFrom)
         wideColumn(g, centres, cx, cy, h, m, lane, lanes, add);
       else
-        exactColumn(g, table, cx, cy, h, m, lane, lanes, add);
+        narrowColumn(g, factors, cx, cy, h, m, lane, lanes, add);
     }
 }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "SphKernelTables.h"
+#include "SphRowVectors.h"
 #include "common/SymmetricEigen.h"
 
 namespace jz
@@ -13,35 +14,11 @@ namespace
 {
 constexpr int R = SphVoxelFactors::kRank;
 
-// Eight voxels of a row as one vector, kept in registers: an array of 8
-// doubles summed lane by lane is stored in halves and reloaded whole, which
-// stalls store-to-load forwarding.
-typedef double Double8 __attribute__((vector_size(64)));
+using rows::Double8;
+using rows::load;
 constexpr int kLanes = SphVoxelFactors::kRowVector;
-static_assert(sizeof(Double8) == kLanes * sizeof(double), "a row vector is kRowVector doubles");
+static_assert(rows::kLanes == kLanes, "a row vector is kRowVector doubles");
 static_assert(R == kLanes, "a row of the core, or of a contracted core, is one vector");
-
-// (Vectors go by reference and the helpers are inlined into each clone: a
-// 512-bit vector returned by value would tie the default clone to an ABI
-// it cannot use.)
-__attribute__((always_inline)) inline void load(const double* p, Double8& v)
-{
-  std::memcpy(&v, p, sizeof v);
-}
-
-// acc = sum_p y[p] xt[p][i0 .. i0 + 8).
-__attribute__((always_inline)) inline void rowVector(
-  const double* y, const double* xt, int nxPad, int i0, Double8& acc)
-{
-  Double8 x;
-  load(xt + i0, x);
-  acc = y[0] * x;
-  for (int p = 1; p < R; ++p)
-  {
-    load(xt + std::size_t(p) * std::size_t(nxPad) + std::size_t(i0), x);
-    acc += y[p] * x;
-  }
-}
 
 // m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r] into row (j, k) of
 // `to`, contracted one axis at a time: z, then y, then x along the rows a
@@ -100,7 +77,7 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
       for (int i0 = 0; i0 < whole; i0 += kLanes)
       {
         Double8 v, old;
-        rowVector(y, xt, nxPad, i0, v);
+        rows::rowVector<R>(y, xt, nxPad, i0, v);
         if (to.add)
         {
           load(row + i0, old);
@@ -111,45 +88,11 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
       if (whole < nx)
       {
         Double8 v;
-        rowVector(y, xt, nxPad, whole, v);
+        rows::rowVector<R>(y, xt, nxPad, whole, v);
         for (int l = 0; l < nx - whole; ++l)
           row[whole + l] += v[l];
       }
     }
-}
-
-// The factors at the n + 1 edges (lo + i step - x) inv of an axis, each by
-// its interval's cubic (sign folded in; exactly u(1) beyond the support, so
-// that a particle's differences sum to the whole kernel), then their
-// differences across the n cells.
-JZ_SPH_CLONES void factorDifferences(const double* cubic, const double* end, int intervals,
-  double lo, double step, double x, double inv, int n, double* diff)
-{
-  Double8 previous, top;
-  load(end, top);
-  for (int i = 0; i <= n; ++i)
-  {
-    const double a = (lo + i * step - x) * inv;
-    const TableNode at = tableNode(a, intervals);
-    const double* c = cubic + std::size_t(at.node) * 4 * R;
-    const double f = at.fraction;
-    Double8 c0, c1, c2, c3;
-    load(c, c0);
-    load(c + R, c1);
-    load(c + 2 * R, c2);
-    load(c + 3 * R, c3);
-    const Double8 inside = ((c3 * f + c2) * f + c1) * f + c0;
-    // A lane-wise select, not a branch: the support's ends fall on no fixed
-    // edges, and a branch would mispredict there.
-    const Double8 away = Double8{} + std::fabs(a);
-    const Double8 value = at.sign * (away < 1.0 ? inside : top);
-    if (i > 0)
-    {
-      const Double8 d = value - previous;
-      std::memcpy(diff + std::size_t(i - 1) * R, &d, sizeof d);
-    }
-    previous = value;
-  }
 }
 
 // The table without its padding: G3 at the nodes 0 .. n of each axis,
@@ -235,8 +178,7 @@ void projectedCore(
 SphVoxelFactors::SphVoxelFactors(SphKernel kernel)
 {
   const SphCumulativeTable& table = SphCumulativeTable::get(kernel, 3);
-  const int n = table.intervals(), s = table.stride(), nodes = n + 1;
-  intervals_ = n;
+  const int n = table.intervals(), nodes = n + 1;
   const std::vector<double> t = unpadded(table);
   const std::vector<double> u = leadingFactors(t, nodes);
   projectedCore(t, u, nodes, core_);
@@ -264,42 +206,13 @@ SphVoxelFactors::SphVoxelFactors(SphKernel kernel)
     for (int q = 0; q < R; ++q)
       for (int r = 0; r < R; ++r)
         core_[p][q][r] *= scale;
-  // The padded nodes -1 .. n + 1 (node -1 is -node 1: the factors are odd),
-  // then each interval's cubic through its 4 nodes (lagrangeWeights' in powers of f).
-  std::vector<double> padded(std::size_t(s) * R);
-  for (int node = 0; node < s; ++node)
-  {
-    double sign = 1;
-    const int source = paddedSource(node - 1, n, sign);
-    for (int p = 0; p < R; ++p)
-      padded[std::size_t(node) * R + std::size_t(p)] =
-        sign * u[std::size_t(source) * R + std::size_t(p)];
-  }
-  cubic_.assign(std::size_t(n) * 4 * R, 0.0);
-  for (int node = 0; node < n; ++node)
-    for (int p = 0; p < R; ++p)
-    {
-      auto f = [&](int k) { return padded[std::size_t(node + k) * R + std::size_t(p)]; };
-      double* c = cubic_.data() + std::size_t(node) * 4 * R + std::size_t(p);
-      c[0] = f(1);
-      c[R] = -f(0) / 3 - f(1) / 2 + f(2) - f(3) / 6;
-      c[2 * R] = f(0) / 2 - f(1) + f(2) / 2;
-      c[3 * R] = -f(0) / 6 + f(1) / 2 - f(2) / 2 + f(3) / 6;
-    }
-  for (int p = 0; p < R; ++p)
-    end_[p] = u[std::size_t(n) * R + std::size_t(p)];
+  axis_ = SphFactorCubics(u, n);
 }
 
 const SphVoxelFactors& SphVoxelFactors::get(SphKernel kernel)
 {
   return builtOnce<SphVoxelFactors, 2>(
     kernelIndex(kernel), [&] { return new SphVoxelFactors(kernel); });
-}
-
-void SphVoxelFactors::cellDifferences(
-  double lo, double step, double x, double h, int n, double* diff) const
-{
-  factorDifferences(cubic_.data(), end_, intervals_, lo, step, x, 1.0 / h, n, diff);
 }
 
 void SphVoxelFactors::voxels(const double* dx, int nx, const double* dy, int ny, const double* dz,

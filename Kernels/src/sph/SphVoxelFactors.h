@@ -19,6 +19,7 @@
 
 #include "jz/DensityKernels.h"
 
+#include "SphFactorCubics.h"
 #include "SphKernelTables.h"
 
 namespace jz
@@ -26,13 +27,11 @@ namespace jz
 class SphVoxelFactors
 {
 public:
-  static constexpr int kRank = 8;
+  static constexpr int kRank = SphFactorCubics::kRank;
   static const SphVoxelFactors& get(SphKernel kernel);
 
-  // The factors' differences across the n cells of an axis whose n + 1
-  // edges lie at (lo + i step - x) / h on the unit kernel:
-  //   diff[i * kRank + p] = u_p(edge i + 1) - u_p(edge i).
-  void cellDifferences(double lo, double step, double x, double h, int n, double* diff) const;
+  // The factors along an axis (every axis: the table is symmetric).
+  const SphFactorCubics& axis() const { return axis_; }
 
   // Where voxels() puts the values of row (j, k), i < nx: at values + k
   // sliceStride + j rowStride, added to what is there (add), or written
@@ -56,13 +55,7 @@ public:
 
 private:
   explicit SphVoxelFactors(SphKernel kernel);
-  int intervals_ = 0;
-  // The table's cubic interpolant of the factors on each interval as a
-  // polynomial in the fraction f: coefficient j of u_p at [node][j][p]
-  // (the same interpolant as the cubic stencils, 3 multiply-adds a factor
-  // instead of the 4 nodes' weights); and u_p at 1, where it is constant.
-  std::vector<double> cubic_;
-  double end_[kRank];
+  SphFactorCubics axis_;
   double core_[kRank][kRank][kRank];
 };
 } // namespace jz

@@ -1,0 +1,88 @@
+#include "SphFactorCubics.h"
+
+#include <cstring>
+
+#include "SphRowVectors.h"
+
+namespace jz
+{
+namespace
+{
+constexpr int R = SphFactorCubics::kRank;
+
+using rows::Double8;
+using rows::load;
+static_assert(rows::kLanes == R, "an edge's factors are one vector");
+
+// The factors at the n + 1 edges (lo + i step - x) inv of an axis, each by
+// its interval's cubic (sign folded in; exactly u(1) beyond the support, so
+// that a particle's differences sum to the whole kernel), then their
+// differences across the n cells.
+JZ_SPH_CLONES void factorDifferences(const double* cubic, const double* end, int intervals,
+  double lo, double step, double x, double inv, int n, double* diff)
+{
+  Double8 previous, top;
+  load(end, top);
+  for (int i = 0; i <= n; ++i)
+  {
+    const double a = (lo + i * step - x) * inv;
+    const TableNode at = tableNode(a, intervals);
+    const double* c = cubic + std::size_t(at.node) * 4 * R;
+    const double f = at.fraction;
+    Double8 c0, c1, c2, c3;
+    load(c, c0);
+    load(c + R, c1);
+    load(c + 2 * R, c2);
+    load(c + 3 * R, c3);
+    const Double8 inside = ((c3 * f + c2) * f + c1) * f + c0;
+    // A lane-wise select, not a branch: the support's ends fall on no fixed
+    // edges, and a branch would mispredict there.
+    const Double8 away = Double8{} + std::fabs(a);
+    const Double8 value = at.sign * (away < 1.0 ? inside : top);
+    if (i > 0)
+    {
+      const Double8 d = value - previous;
+      std::memcpy(diff + std::size_t(i - 1) * R, &d, sizeof d);
+    }
+    previous = value;
+  }
+}
+
+} // namespace
+
+SphFactorCubics::SphFactorCubics(const std::vector<double>& u, int intervals)
+  : intervals_(intervals)
+{
+  const int n = intervals, s = n + 3;
+  // The padded nodes -1 .. n + 1 (node -1 is -node 1: the factors are odd),
+  // then each interval's cubic through its 4 nodes (lagrangeWeights' in powers of f).
+  std::vector<double> padded(std::size_t(s) * R);
+  for (int node = 0; node < s; ++node)
+  {
+    double sign = 1;
+    const int source = paddedSource(node - 1, n, sign);
+    for (int p = 0; p < R; ++p)
+      padded[std::size_t(node) * R + std::size_t(p)] =
+        sign * u[std::size_t(source) * R + std::size_t(p)];
+  }
+  cubic_.assign(std::size_t(n) * 4 * R, 0.0);
+  for (int node = 0; node < n; ++node)
+    for (int p = 0; p < R; ++p)
+    {
+      auto f = [&](int k) { return padded[std::size_t(node + k) * R + std::size_t(p)]; };
+      double* c = cubic_.data() + std::size_t(node) * 4 * R + std::size_t(p);
+      c[0] = f(1);
+      c[R] = -f(0) / 3 - f(1) / 2 + f(2) - f(3) / 6;
+      c[2 * R] = f(0) / 2 - f(1) + f(2) / 2;
+      c[3 * R] = -f(0) / 6 + f(1) / 2 - f(2) / 2 + f(3) / 6;
+    }
+  for (int p = 0; p < R; ++p)
+    end_[p] = u[std::size_t(n) * R + std::size_t(p)];
+}
+
+void SphFactorCubics::cellDifferences(
+  double lo, double step, double x, double h, int n, double* diff) const
+{
+  factorDifferences(cubic_.data(), end_, intervals_, lo, step, x, 1.0 / h, n, diff);
+}
+} // namespace jz

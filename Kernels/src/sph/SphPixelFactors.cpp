@@ -1,0 +1,156 @@
+#include "SphPixelFactors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "SphKernelTables.h"
+#include "SphRowVectors.h"
+#include "common/SymmetricEigen.h"
+
+#if JZ_SPH_WIDE_ROWS
+#include <immintrin.h>
+#endif
+
+namespace jz
+{
+namespace
+{
+constexpr int R = SphPixelFactors::kRank;
+using rows::Double8;
+using rows::load;
+static_assert(rows::kLanes == SphPixelFactors::kRowVector, "a row vector is kRowVector doubles");
+
+// ut[p][i] = m du[i][p], zero beyond nu up to the padded row, and row j's
+// weights y[p] = w_p dv[j][p] (rowWeights): the pixels of row j are then
+// sum_p y[p] ut[p][i].
+void prepareRows(const double* du, int nu, double m, double* ut)
+{
+  const int nuPad = SphPixelFactors::paddedRow(nu);
+  std::fill(ut, ut + std::size_t(nuPad) * R, 0.0);
+  for (int i = 0; i < nu; ++i)
+    for (int p = 0; p < R; ++p)
+      ut[std::size_t(p) * std::size_t(nuPad) + std::size_t(i)] = m * du[i * R + p];
+}
+
+inline void rowWeights(const double* weight, const double* dv, int j, double* y)
+{
+  for (int p = 0; p < R; ++p)
+    y[p] = weight[p] * dv[j * R + p];
+}
+
+JZ_SPH_CLONES void contractPixels(const double* weight, const double* du, int nu, const double* dv,
+  int nv, double m, double* scratch, const SphPixelFactors::Output& to)
+{
+  const int nuPad = SphPixelFactors::paddedRow(nu);
+  prepareRows(du, nu, m, scratch);
+  for (int j = 0; j < nv; ++j)
+  {
+    double y[R];
+    rowWeights(weight, dv, j, y);
+    double* row = to.values + std::size_t(j) * to.rowStride;
+    // Whole vectors, then the row's last, partial one lane by lane.
+    const int whole = to.add ? nu / rows::kLanes * rows::kLanes : nuPad;
+    for (int i0 = 0; i0 < whole; i0 += rows::kLanes)
+    {
+      Double8 v, old;
+      rows::rowVector<R>(y, scratch, nuPad, i0, v);
+      if (to.add)
+      {
+        load(row + i0, old);
+        v += old;
+      }
+      std::memcpy(row + i0, &v, sizeof v);
+    }
+    if (whole < nu)
+    {
+      Double8 v;
+      rows::rowVector<R>(y, scratch, nuPad, whole, v);
+      for (int l = 0; l < nu - whole; ++l)
+        row[whole + l] += v[l];
+    }
+  }
+}
+
+#if JZ_SPH_WIDE_ROWS
+// contractPixels adding to an image, in AVX-512 intrinsics: the same
+// operations in the same order (so the same bits), the row's last vector
+// masked instead of added lane by lane through the stack (narrow columns'
+// rows are mostly that last vector). GCC 12 warns of the "undefined"
+// registers inside its own intrinsics.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("arch=x86-64-v4"))) void addPixelsAvx512(const double* weight,
+  const double* du, int nu, const double* dv, int nv, double m, double* scratch,
+  const SphPixelFactors::Output& to)
+{
+  const int nuPad = SphPixelFactors::paddedRow(nu);
+  prepareRows(du, nu, m, scratch);
+  for (int j = 0; j < nv; ++j)
+  {
+    double y[R];
+    rowWeights(weight, dv, j, y);
+    double* row = to.values + std::size_t(j) * to.rowStride;
+    for (int i0 = 0; i0 < nu; i0 += rows::kLanes)
+    {
+      const __mmask8 mask = nu - i0 >= 8 ? __mmask8(0xff) : __mmask8((1u << (nu - i0)) - 1);
+      __m512d v = _mm512_setzero_pd();
+      for (int p = 0; p < R; ++p)
+        v = _mm512_fmadd_pd(_mm512_set1_pd(y[p]),
+          _mm512_loadu_pd(scratch + std::size_t(p) * std::size_t(nuPad) + std::size_t(i0)), v);
+      _mm512_mask_storeu_pd(
+        row + i0, mask, _mm512_add_pd(v, _mm512_maskz_loadu_pd(mask, row + i0)));
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+} // namespace
+
+SphPixelFactors::SphPixelFactors(SphKernel kernel)
+{
+  const SphCumulativeTable& table = SphCumulativeTable::get(kernel, 2);
+  const int n = table.intervals(), nodes = n + 1;
+  const std::size_t s = std::size_t(table.stride()), count = std::size_t(nodes);
+  // G2 at the nodes 0 .. n of each axis (the padded table without its padding).
+  std::vector<double> g(count * count);
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t j = 0; j < count; ++j)
+      g[i * count + j] = table.nodes()[(i + 1) * s + (j + 1)];
+  std::vector<double> values(count), vectors(count * count);
+  symmetricEigen(g.data(), nodes, values.data(), vectors.data());
+  std::vector<std::size_t> order(count);
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::stable_sort(order.begin(), order.end(),
+    [&](std::size_t a, std::size_t b) { return std::fabs(values[a]) > std::fabs(values[b]); });
+  std::vector<double> u(count * R);
+  for (std::size_t i = 0; i < count; ++i)
+    for (int p = 0; p < R; ++p)
+      u[i * R + std::size_t(p)] = vectors[i * count + order[std::size_t(p)]];
+  // The whole kernel, 4 G2(1, 1), is exactly 1 in the table: so here too.
+  double whole = 0;
+  for (int p = 0; p < R; ++p)
+    whole += values[order[std::size_t(p)]] * u[std::size_t(n) * R + std::size_t(p)] *
+      u[std::size_t(n) * R + std::size_t(p)];
+  for (int p = 0; p < R; ++p)
+    weight_[p] = values[order[std::size_t(p)]] * (0.25 / whole);
+  axis_ = SphFactorCubics(u, n);
+}
+
+const SphPixelFactors& SphPixelFactors::get(SphKernel kernel)
+{
+  return builtOnce<SphPixelFactors, 2>(
+    kernelIndex(kernel), [&] { return new SphPixelFactors(kernel); });
+}
+
+void SphPixelFactors::pixels(const double* du, int nu, const double* dv, int nv, double m,
+  double* scratch, const Output& to) const
+{
+#if JZ_SPH_WIDE_ROWS
+  if (to.add && sphRowLanes() == 16)
+    return addPixelsAvx512(weight_, du, nu, dv, nv, m, scratch, to);
+#endif
+  contractPixels(weight_, du, nu, dv, nv, m, scratch, to);
+}
+} // namespace jz

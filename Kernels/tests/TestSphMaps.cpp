@@ -21,9 +21,9 @@
 #include "jz/SphMaps.h"
 #include "sph/SphKernelTables.h"
 #include "sph/SphPixelFactors.h"
-#include "sph/SphVoxelFactors.h"
 #include "sph/SphProjectionColumns.h"
 #include "sph/SphProjectionTiles.h"
+#include "sph/SphVoxelFactors.h"
 
 namespace
 {

@@ -18,6 +18,7 @@
 
 #include "TestHarness.h"
 #include "ThreadCommunicator.h"
+#include "common/LeadingEigenpairs.h"
 #include "jz/SphMaps.h"
 #include "sph/SphKernelTables.h"
 #include "sph/SphPixelFactors.h"
@@ -642,6 +643,59 @@ JZ_TEST(VolumeSingleParticle)
   {
     volumeSingle<double>(k);
     volumeSingle<float>(k);
+  }
+}
+
+// The tables' leading eigenpairs (orthogonal iteration) on a matrix of
+// known spectrum, of both signs as the column table's (falling more slowly):
+// A = Q diag(lambda) Q' with Q from Householder reflections.
+JZ_TEST(LeadingEigenpairsOfAKnownSpectrum)
+{
+  const int n = 70, k = 8;
+  std::mt19937 rng(9);
+  std::normal_distribution<double> gauss(0, 1);
+  std::vector<double> q(std::size_t(n) * n, 0.0), lambda(n);
+  for (int i = 0; i < n; ++i)
+  {
+    q[std::size_t(i) * n + i] = 1;
+    lambda[std::size_t(i)] = (i % 2 ? -1.0 : 1.0) * std::pow(0.6, i);
+  }
+  for (int r = 0; r < 3; ++r) // Q <- (I - 2 v v') Q
+  {
+    std::vector<double> v(n);
+    double norm = 0;
+    for (double& x : v)
+    {
+      x = gauss(rng);
+      norm += x * x;
+    }
+    for (double& x : v)
+      x /= std::sqrt(norm);
+    for (int c = 0; c < n; ++c)
+    {
+      double dot = 0;
+      for (int i = 0; i < n; ++i)
+        dot += v[std::size_t(i)] * q[std::size_t(i) * n + c];
+      for (int i = 0; i < n; ++i)
+        q[std::size_t(i) * n + c] -= 2 * dot * v[std::size_t(i)];
+    }
+  }
+  std::vector<double> a(std::size_t(n) * n, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int m = 0; m < n; ++m)
+        a[std::size_t(i) * n + j] +=
+          q[std::size_t(i) * n + m] * lambda[std::size_t(m)] * q[std::size_t(j) * n + m];
+  double values[k];
+  std::vector<double> vectors(std::size_t(n) * k);
+  jz::leadingEigenpairs(a.data(), n, k, values, vectors.data());
+  for (int p = 0; p < k; ++p)
+  {
+    JZ_CHECK_MSG(std::fabs(values[p] - lambda[std::size_t(p)]) < 1e-13, "value " << p);
+    double dot = 0; // with the true eigenvector, column p of Q
+    for (int i = 0; i < n; ++i)
+      dot += vectors[std::size_t(i) * k + p] * q[std::size_t(i) * n + p];
+    JZ_CHECK_MSG(std::fabs(std::fabs(dot) - 1) < 1e-9, "vector " << p << ": " << dot);
   }
 }
 

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include "SphKernelTables.h"
 #include "SphRowVectors.h"
-#include "common/SymmetricEigen.h"
+#include "common/LeadingEigenpairs.h"
 
 #if JZ_SPH_WIDE_ROWS
 #include <immintrin.h>
@@ -118,23 +117,16 @@ SphPixelFactors::SphPixelFactors(SphKernel kernel)
   for (std::size_t i = 0; i < count; ++i)
     for (std::size_t j = 0; j < count; ++j)
       g[i * count + j] = table.nodes()[(i + 1) * s + (j + 1)];
-  std::vector<double> values(count), vectors(count * count);
-  symmetricEigen(g.data(), nodes, values.data(), vectors.data());
-  std::vector<std::size_t> order(count);
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::stable_sort(order.begin(), order.end(),
-    [&](std::size_t a, std::size_t b) { return std::fabs(values[a]) > std::fabs(values[b]); });
+  double values[R];
   std::vector<double> u(count * R);
-  for (std::size_t i = 0; i < count; ++i)
-    for (int p = 0; p < R; ++p)
-      u[i * R + std::size_t(p)] = vectors[i * count + order[std::size_t(p)]];
+  leadingEigenpairs(g.data(), nodes, R, values, u.data());
   // The whole kernel, 4 G2(1, 1), is exactly 1 in the table: so here too.
   double whole = 0;
   for (int p = 0; p < R; ++p)
-    whole += values[order[std::size_t(p)]] * u[std::size_t(n) * R + std::size_t(p)] *
-      u[std::size_t(n) * R + std::size_t(p)];
+    whole +=
+      values[p] * u[std::size_t(n) * R + std::size_t(p)] * u[std::size_t(n) * R + std::size_t(p)];
   for (int p = 0; p < R; ++p)
-    weight_[p] = values[order[std::size_t(p)]] * (0.25 / whole);
+    weight_[p] = values[p] * (0.25 / whole);
   axis_ = SphFactorCubics(u, n);
 }
 

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
 #include "SphKernelTables.h"
 #include "SphRowVectors.h"
-#include "common/SymmetricEigen.h"
+#include "common/LeadingEigenpairs.h"
 
 namespace jz
 {
@@ -129,17 +128,10 @@ std::vector<double> leadingFactors(const std::vector<double>& t, int nodes)
       gram[std::size_t(a) * nodes + std::size_t(b)] =
         gram[std::size_t(b) * nodes + std::size_t(a)] = s;
     }
-  std::vector<double> values(gram.size() / std::size_t(nodes)), vectors(gram.size());
-  symmetricEigen(gram.data(), nodes, values.data(), vectors.data());
-  std::vector<int> order(static_cast<std::size_t>(nodes));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-    [&](int a, int b) { return values[std::size_t(a)] > values[std::size_t(b)]; });
+  // Positive semi-definite: the largest magnitudes are the largest values.
+  double values[R];
   std::vector<double> u(std::size_t(nodes) * R);
-  for (int i = 0; i < nodes; ++i)
-    for (int p = 0; p < R; ++p)
-      u[std::size_t(i) * R + std::size_t(p)] =
-        vectors[std::size_t(i) * std::size_t(nodes) + std::size_t(order[std::size_t(p)])];
+  leadingEigenpairs(gram.data(), nodes, R, values, u.data());
   return u;
 }
 

@@ -1,7 +1,7 @@
 // Eigen-decomposition of a small symmetric matrix by cyclic Jacobi rotations:
 // no library, and accurate to rounding in every eigenvector (the matrices
-// here are 3 x 3 second moments and the SPH volume table's 65 x 65 Gram
-// matrix).
+// here are 3 x 3 second moments and the 16 x 16 blocks of
+// leadingEigenpairs, LeadingEigenpairs.h).
 #pragma once
 
 #include <cmath>

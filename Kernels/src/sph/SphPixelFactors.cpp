@@ -48,32 +48,13 @@ JZ_SPH_CLONES void contractPixels(const double* weight, const double* du, int nu
   {
     double y[R];
     rowWeights(weight, dv, j, y);
-    double* row = to.values + std::size_t(j) * to.rowStride;
-    // Whole vectors, then the row's last, partial one lane by lane.
-    const int whole = to.add ? nu / rows::kLanes * rows::kLanes : nuPad;
-    for (int i0 = 0; i0 < whole; i0 += rows::kLanes)
-    {
-      Double8 v, old;
-      rows::rowVector<R>(y, scratch, nuPad, i0, v);
-      if (to.add)
-      {
-        load(row + i0, old);
-        v += old;
-      }
-      std::memcpy(row + i0, &v, sizeof v);
-    }
-    if (whole < nu)
-    {
-      Double8 v;
-      rows::rowVector<R>(y, scratch, nuPad, whole, v);
-      for (int l = 0; l < nu - whole; ++l)
-        row[whole + l] += v[l];
-    }
+    rows::contractRow<R>(y, scratch, nuPad, nu, to.values + std::size_t(j) * to.rowStride, to.add);
   }
 }
 
 #if JZ_SPH_WIDE_ROWS
-// contractPixels adding to an image, in AVX-512 intrinsics: the same
+// contractPixels adding to an image, in AVX-512 intrinsics (its twin, row
+// for row): the same
 // operations in the same order (so the same bits), the row's last vector
 // masked instead of added lane by lane through the stack (narrow columns'
 // rows are mostly that last vector). GCC 12 warns of the "undefined"

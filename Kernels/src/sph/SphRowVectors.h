@@ -40,5 +40,34 @@ __attribute__((always_inline)) inline void rowVector(
     acc += y[p] * x;
   }
 }
+
+// Row (of n values) = sum_p y[p] xt[p][i], xt's rows zero beyond n up to
+// nPad (a whole number of vectors): added to the row's n values (add), or
+// written over it as nPad values.
+template <int R>
+__attribute__((always_inline)) inline void contractRow(
+  const double* y, const double* xt, int nPad, int n, double* row, bool add)
+{
+  // Whole vectors, then the row's last, partial one lane by lane.
+  const int whole = add ? n / kLanes * kLanes : nPad;
+  for (int i0 = 0; i0 < whole; i0 += kLanes)
+  {
+    Double8 v, old;
+    rowVector<R>(y, xt, nPad, i0, v);
+    if (add)
+    {
+      load(row + i0, old);
+      v += old;
+    }
+    std::memcpy(row + i0, &v, sizeof v);
+  }
+  if (whole < n)
+  {
+    Double8 v;
+    rowVector<R>(y, xt, nPad, whole, v);
+    for (int l = 0; l < n - whole; ++l)
+      row[whole + l] += v[l];
+  }
+}
 } // namespace rows
 } // namespace jz

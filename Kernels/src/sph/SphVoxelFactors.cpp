@@ -70,27 +70,8 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
       }
       double y[R];
       std::memcpy(y, &yv, sizeof y);
-      double* row = to.values + std::size_t(k) * to.sliceStride + std::size_t(j) * to.rowStride;
-      // Whole vectors, then the row's last, partial one lane by lane.
-      const int whole = to.add ? nx / kLanes * kLanes : nxPad;
-      for (int i0 = 0; i0 < whole; i0 += kLanes)
-      {
-        Double8 v, old;
-        rows::rowVector<R>(y, xt, nxPad, i0, v);
-        if (to.add)
-        {
-          load(row + i0, old);
-          v += old;
-        }
-        std::memcpy(row + i0, &v, sizeof v);
-      }
-      if (whole < nx)
-      {
-        Double8 v;
-        rows::rowVector<R>(y, xt, nxPad, whole, v);
-        for (int l = 0; l < nx - whole; ++l)
-          row[whole + l] += v[l];
-      }
+      rows::contractRow<R>(y, xt, nxPad, nx,
+        to.values + std::size_t(k) * to.sliceStride + std::size_t(j) * to.rowStride, to.add);
     }
 }
 

@@ -934,10 +934,10 @@ JZ_TEST(ThreadCountIndependence)
   }
 }
 
-// Clustered particles from sub-pixel kernels to kernels most of the image
-// wide, zero h, a scalar and a vector field.
+// `count` clustered particles from sub-pixel kernels to kernels most of the
+// image wide, zero h, a scalar and a vector field.
 template <class T>
-Particles<T> mixedParticles()
+Particles<T> mixedParticles(int count)
 {
   std::mt19937 rng(17);
   std::uniform_real_distribution<double> pos(0, 1), unit(0, 1);
@@ -945,7 +945,7 @@ Particles<T> mixedParticles()
   Particles<T> P;
   P.fields.resize(2);
   P.comps = { 1, 3 };
-  for (int i = 0; i < 20000; ++i)
+  for (int i = 0; i < count; ++i)
   {
     const bool clustered = i % 3 != 0;
     const double c = clustered ? 0.2 + 0.6 * double(i % 7) / 7 : 0;
@@ -965,7 +965,9 @@ Particles<T> mixedParticles()
 }
 
 // Sums equal up to summation order: per pixel within `relative` of b's value
-// plus 1e-12 of b's largest, totals within 1e-9.
+// plus 1e-9 of b's largest (where a wide kernel's single-precision rows
+// fade out at its support, the two sides' roundings differ by about 1e-7 of
+// that kernel's peak pixel, however small the pixel), totals within 1e-9.
 void checkSameSums(const jz::SphMapSums& a, const jz::SphMapSums& b, double relative,
   const std::string& what)
 {
@@ -980,7 +982,7 @@ void checkSameSums(const jz::SphMapSums& a, const jz::SphMapSums& b, double rela
       totalX += x[c];
       totalY += y[c];
     }
-    JZ_CHECK_MSG(worst <= 1e-12 * top,
+    JZ_CHECK_MSG(worst <= 1e-9 * top,
       what << ", " << name << ": a pixel differs by " << worst << " (largest pixel " << top << ")");
     JZ_CHECK_MSG(std::fabs(totalX - totalY) <= 1e-9 * std::max(1.0, std::fabs(totalY)),
       what << ", " << name << ": totals " << totalX << " and " << totalY);
@@ -991,17 +993,18 @@ void checkSameSums(const jz::SphMapSums& a, const jz::SphMapSums& b, double rela
 }
 
 // The mixed particles' projection for each box (open, periodic) and
-// kernel, on a 200 x 120 image of the box and on a 150 x 90 image of a
-// region two boxes wide across it (every particle's images twice over):
-// compare(particles, view, grid, label).
+// kernel, 20000 on a 200 x 120 image of the box and 5000 on a 150 x 90
+// image of a region two boxes wide across it (every particle's images
+// twice over): compare(particles, view, grid, label).
 template <class T, class Compare>
 void forEachMixedProjection(Compare&& compare)
 {
-  const Particles<T> P = mixedParticles<T>();
+  const Particles<T> many = mixedParticles<T>(20000), few = mixedParticles<T>(5000);
   for (const bool periodic : { false, true })
     for (SphKernel k : kKernels)
       for (const bool wide : { false, true })
       {
+        const Particles<T>& P = wide ? few : many;
         jz::SphParticles<T> view = P.view(k);
         view.periodic = periodic;
         compare(P, view,

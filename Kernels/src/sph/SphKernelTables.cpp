@@ -428,14 +428,16 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicRow16(
                pieces = _mm512_set1_ps(float(SphColumnCentres::kPieces));
   const __m512 vScale = _mm512_set1_ps(scale), vA = _mm512_set1_ps(a), vX0 = _mm512_set1_ps(X0),
                vY2 = _mm512_set1_ps(Y2);
-  const __m512i lastPiece = _mm512_set1_epi32(SphColumnCentres::kPieces - 1);
   for (int i = 0; i < count; i += 16)
   {
     const __m512 X = _mm512_fmadd_ps(_mm512_add_ps(lane, _mm512_set1_ps(float(i))), vA, vX0);
     const __m512 t = _mm512_fmadd_ps(X, X, vY2);
     const __mmask16 inside = _mm512_cmp_ps_mask(t, one, _CMP_LT_OQ);
-    const __m512 s = _mm512_mul_ps(_mm512_min_ps(t, one), pieces);
-    const __m512i piece = _mm512_min_epi32(_mm512_cvttps_epi32(s), lastPiece);
+    // Without centresLanes' clamps: inside the support t < 1, so s < 16 and
+    // they change nothing; beyond it the permutes read the index's low 4
+    // bits and the lane is zeroed below.
+    const __m512 s = _mm512_mul_ps(t, pieces);
+    const __m512i piece = _mm512_cvttps_epi32(s);
     const __m512 u = _mm512_sub_ps(s, _mm512_cvtepi32_ps(piece));
     __m512 v = _mm512_permutexvar_ps(piece, coefficient[D]);
     for (int j = D - 1; j >= 0; --j)

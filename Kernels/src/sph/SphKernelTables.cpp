@@ -149,10 +149,16 @@ SphCumulativeTable::SphCumulativeTable(SphKernel kernel, int dims)
   }
   else
   {
+    // A cell's integral does not change when its axes are permuted: each is
+    // computed once, for i <= j <= k, and written to all its permutations
+    // (the table is then exactly symmetric, as the volume's form assumes).
+    auto cell = [&](int i, int j, int k) -> double& {
+      return cum[((std::size_t(i) + 1) * nodes + std::size_t(j) + 1) * nodes + std::size_t(k) + 1];
+    };
 #pragma omp parallel for schedule(dynamic)
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        for (int k = 0; k < n; ++k)
+      for (int j = i; j < n; ++j)
+        for (int k = j; k < n; ++k)
         {
           double s = 0;
           const double x0 = i * d, y0 = j * d, z0 = k * d;
@@ -167,7 +173,9 @@ SphCumulativeTable::SphCumulativeTable(SphKernel kernel, int dims)
                   s += kGauss4W[p] * kGauss4W[q] * kGauss4W[r] *
                     sphKernelW(kernel, std::sqrt(x * x + y * y + z * z), 1.0);
                 }
-          cum[((i + 1) * nodes + j + 1) * nodes + k + 1] = s * 0.125 * d * d * d;
+          s *= 0.125 * d * d * d;
+          cell(i, j, k) = cell(i, k, j) = cell(j, i, k) = cell(j, k, i) = cell(k, i, j) =
+            cell(k, j, i) = s;
         }
     for (std::size_t i = 1; i < nodes; ++i)
       for (std::size_t j = 1; j < nodes; ++j)

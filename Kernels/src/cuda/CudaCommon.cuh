@@ -275,6 +275,16 @@ void fill(DeviceBuffer<V>& buffer, V value, cudaStream_t stream)
 }
 #endif
 
+// The number of low bits that hold every value below `count` (at least 1,
+// at most 32): a radix sort's end bit for keys below count.
+inline int bitsBelow(std::uint64_t count)
+{
+  int bits = 1;
+  while (bits < 32 && (std::uint64_t(1) << bits) < count)
+    ++bits;
+  return bits;
+}
+
 // A grid for grid-stride loops over n items: at least one block, at most 2^20.
 inline unsigned gridFor(unsigned long long n, unsigned threads)
 {

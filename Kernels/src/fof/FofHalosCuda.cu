@@ -260,14 +260,6 @@ __global__ void rowsKernel(const GroupMoments* sums, Index G, Periodicity per, B
   }
 }
 
-// The number of low bits that hold every value below G.
-int bitsFor(Index G)
-{
-  int bits = 1;
-  while (bits < 32 && (std::uint64_t(1) << bits) < G)
-    ++bits;
-  return bits;
-}
 } // namespace
 
 void fofNumberGroupsCuda(const Index* g, const Index* sortedInput, Index n, const GlobalId* ids,
@@ -336,7 +328,7 @@ void fofCatalogueSumsCuda(const FofDeviceNumbering& groups, const FofDeviceCatal
   JZ_CUDA_LAUNCH_CHECK("groupOfMemberKernel");
   cub::DoubleBuffer<Index> keys(key.get(), keyAlt.get());
   cub::DoubleBuffer<Index> values(member.get(), memberAlt.get());
-  const int endBit = bitsFor(G);
+  const int endBit = bitsBelow(G);
   std::size_t bytes = 0;
   JZ_CUDA_CHECK(
     cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, (long long)m, 0, endBit, stream));

@@ -11,6 +11,8 @@
 #include <immintrin.h>
 #endif
 
+#include "SphRowVectors.h"
+
 namespace jz
 {
 namespace
@@ -289,7 +291,7 @@ struct RowVectors
 };
 typedef RowVectors<8>::Float Float8;
 typedef RowVectors<8>::Int Int8;
-typedef double Double8 __attribute__((vector_size(64)));
+using rows::Double8;
 
 // Lane l of r is c[piece[l]] for the 16 floats at c (pieces 0..15): with 8
 // lanes one two-source permute with AVX-512, two permutes and a blend with

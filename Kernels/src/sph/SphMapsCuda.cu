@@ -181,14 +181,6 @@ __global__ void __launch_bounds__(projection::kTileThreads) wideTilesKernel(cons
   }
 }
 
-int bitsFor(unsigned n)
-{
-  int bits = 1;
-  while (bits < 32 && (n >> bits) != 0)
-    ++bits;
-  return bits;
-}
-
 // The wide columns by tiles (after the narrow ones, on the same stream);
 // false, with nothing done, when their entries would not fit in the
 // device's free memory or their images in an entry's code.
@@ -233,7 +225,7 @@ bool depositWideTiles(DeviceRun& run, const T* points, const double* support, co
   offsets.release();
   cub::DoubleBuffer<unsigned> keys(tileOf.get(), tileAlt.get());
   cub::DoubleBuffer<std::uint64_t> values(codes.get(), codesAlt.get());
-  const int endBit = bitsFor(unsigned(numTiles - 1));
+  const int endBit = bitsBelow(numTiles);
   bytes = 0;
   JZ_CUDA_CHECK(
     cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, (long long)total, 0, endBit, st));

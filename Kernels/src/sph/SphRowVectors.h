@@ -1,7 +1,7 @@
 // Eight doubles of a row as one vector, for the separable forms'
 // contractions (SphFactorCubics.cpp, SphVoxelFactors.cpp,
-// SphPixelFactors.cpp), kept in registers: an array of 8 doubles summed
-// lane by lane is stored in halves and reloaded whole, which stalls
+// SphPixelFactors.cpp) and the wide rows' widening (SphKernelTables.cpp), kept in registers: an
+// array of 8 doubles summed lane by lane is stored in halves and reloaded whole, which stalls
 // store-to-load forwarding. Include only in the files built with the
 // maps' vector options (Kernels/CMakeLists.txt): the helpers are inlined
 // into each target clone of their callers.

@@ -718,7 +718,7 @@ JZ_TEST(FactorValuesAreTheCellDifferences)
         const double h = 0.01 + 0.2 * unit(rng), x = unit(rng), step = 0.013, lo = x - h - step;
         const int n = int(2 * h / step) + 3;
         std::vector<double> diff(std::size_t(n) * R);
-        axis->cellDifferences(lo, step, x, h, n, diff.data());
+        axis->cellDifferences(lo, 0, step, x, h, n, diff.data());
         double a[R], b[R];
         const double inv = 1.0 / h; // as the CPU and the GPU scale the edges
         jz::factorValues(view, (lo - x) * inv, a);
@@ -849,11 +849,11 @@ JZ_TEST(GatherDensityDistributed)
   gatherDensityDistributed<float>();
 }
 
-// The projection's wide rows give the same bits with 16 lanes a vector
-// (AVX-512) as with 8 (the AVX2 loop): square and oblong pixels (the
-// anisotropic term), the surface density and a mean (the rows' values
-// written out, then added with the fields).
-JZ_TEST(ProjectionRowsAnyVectorWidth)
+// The projection's rows and the volume's give the same bits with 16 lanes a
+// vector (AVX-512) as with 8 (the AVX2 loop): square and oblong pixels (the
+// anisotropic term), rows of one vector and of several, the surface density
+// and a mean (the rows' values written out, then added with the fields).
+JZ_TEST(MapRowsAnyVectorWidth)
 {
   if (jztest::onGpu())
     jztest::skip("a CPU case");
@@ -869,10 +869,11 @@ JZ_TEST(ProjectionRowsAnyVectorWidth)
   P.comps.push_back(1);
   for (double& v : P.fields[0])
     v = pos(rng);
-  const int sizes[2][2] = { { 200, 200 }, { 250, 90 } };
+  const int sizes[4][3] = { { 200, 200, 1 }, { 250, 90, 1 }, { 40, 40, 40 }, { 90, 30, 20 } };
   for (const auto& res : sizes)
   {
-    const jz::SphGrid g = grid(SphMapKind::Projection, 2, 0, 1, res[0], res[1]);
+    const SphMapKind kind = res[2] > 1 ? SphMapKind::Volume : SphMapKind::Projection;
+    const jz::SphGrid g = grid(kind, 2, 0, 1, res[0], res[1], res[2]);
     auto plain = P.view(SphKernel::CubicSpline);
     plain.fields.clear();
     for (const auto& particles : { plain, P.view(SphKernel::CubicSpline) })
@@ -883,7 +884,8 @@ JZ_TEST(ProjectionRowsAnyVectorWidth)
       const auto narrow = run(particles, g);
       jz::setSphRowLanes(0);
       JZ_CHECK_MSG(wide.mass == narrow.mass && wide.fields == narrow.fields,
-        "pixels " << res[0] << " x " << res[1] << ", fields " << particles.fields.size());
+        "cells " << res[0] << " x " << res[1] << " x " << res[2] << ", fields "
+                 << particles.fields.size());
     }
   }
 }
@@ -904,7 +906,10 @@ JZ_TEST(ThreadCountIndependence)
       P.add(pos(rng), pos(rng), pos(rng), 1.0, hs(rng));
     for (SphMapKind kind : { SphMapKind::Projection, SphMapKind::Volume, SphMapKind::Slice })
     {
-      const jz::SphGrid g = grid(kind, 2, 0, 1, 64, 64, kind == SphMapKind::Volume ? 32 : 1);
+      // Enough rows or slabs that one thread and three cut them into
+      // strips of different widths.
+      const bool volume = kind == SphMapKind::Volume;
+      const jz::SphGrid g = grid(kind, 2, 0, 1, 60, volume ? 60 : 480, volume ? 48 : 1);
       const auto a = run(P.view(SphKernel::CubicSpline), g, 1);
       const auto b = run(P.view(SphKernel::CubicSpline), g, 3);
       JZ_CHECK_MSG(a.mass == b.mass, "n " << n << " kind " << int(kind));

@@ -14,18 +14,18 @@ using rows::Double8;
 using rows::load;
 static_assert(rows::kLanes == R, "an edge's factors are one vector");
 
-// The factors at the n + 1 edges (lo + i step - x) inv of an axis, each by
+// The factors at the n + 1 edges (lo + (first + i) step - x) inv of an axis, each by
 // its interval's cubic (sign folded in; exactly u(1) beyond the support, so
 // that a particle's differences sum to the whole kernel), then their
 // differences across the n cells.
 JZ_SPH_CLONES void factorDifferences(const double* cubic, const double* end, int intervals,
-  double lo, double step, double x, double inv, int n, double* diff)
+  double lo, int first, double step, double x, double inv, int n, double* diff)
 {
   Double8 previous, top;
   load(end, top);
   for (int i = 0; i <= n; ++i)
   {
-    const double a = (lo + i * step - x) * inv;
+    const double a = (lo + (first + i) * step - x) * inv;
     const TableNode at = tableNode(a, intervals);
     const double* c = cubic + std::size_t(at.node) * 4 * R;
     const double f = at.fraction;
@@ -81,8 +81,8 @@ SphFactorCubics::SphFactorCubics(const std::vector<double>& u, int intervals)
 }
 
 void SphFactorCubics::cellDifferences(
-  double lo, double step, double x, double h, int n, double* diff) const
+  double lo, int first, double step, double x, double h, int n, double* diff) const
 {
-  factorDifferences(cubic_.data(), end_, intervals_, lo, step, x, 1.0 / h, n, diff);
+  factorDifferences(cubic_.data(), end_, intervals_, lo, first, step, x, 1.0 / h, n, diff);
 }
 } // namespace jz

@@ -23,10 +23,13 @@ public:
   // u[node * kRank + p] at the nodes 0 .. intervals.
   SphFactorCubics(const std::vector<double>& u, int intervals);
 
-  // The differences across the n cells of an axis whose n + 1 edges lie at
-  // (lo + i step - x) / h on the unit kernel:
-  //   diff[i * kRank + p] = u_p(edge i + 1) - u_p(edge i).
-  void cellDifferences(double lo, double step, double x, double h, int n, double* diff) const;
+  // The differences across the cells first .. first + n - 1 of an axis whose
+  // edges lie at (lo + i step - x) / h on the unit kernel:
+  //   diff[i * kRank + p] = u_p(edge first + i + 1) - u_p(edge first + i).
+  // (Each edge from lo, so that its bits do not depend on where a strip of
+  // the map begins.)
+  void cellDifferences(
+    double lo, int first, double step, double x, double h, int n, double* diff) const;
 
   int intervals() const { return intervals_; }
   // Interval i's coefficient j of u_p at [(i * 4 + j) * kRank + p]; u_p(1).

@@ -27,11 +27,21 @@ namespace jz
 {
 namespace
 {
-// Pixel rows (images) or voxel slabs (volumes) per strip: fixed, so that a
-// cell's sum never depends on the number of threads.
-constexpr int kImageStripRows = 16;
-constexpr int kSliceStripRows = 4; // few particles reach a slice: narrower strips balance threads
-constexpr int kVolumeStripSlabs = 2;
+// Pixel rows (images) or voxel slabs (volumes) per strip, at least and at
+// most. A particle's strips each redo its factors along the strip: fewer,
+// wider strips repeat less, while enough of them keep the threads
+// balanced. The width never changes a cell's sum (SphStrips.h).
+constexpr int kImageStripRows[2] = { 16, 64 };
+// Few particles reach a slice: narrow strips balance the threads.
+constexpr int kSliceStripRows[2] = { 4, 4 };
+constexpr int kVolumeStripSlabs[2] = { 2, 16 };
+constexpr int kStripsPerThread = 8;
+
+int stripWidth(int cells, const int (&limits)[2])
+{
+  const int even = cells / (kStripsPerThread * std::max(1, omp_get_max_threads()));
+  return std::clamp(even, limits[0], limits[1]);
+}
 // Beyond this many cells a map is refused (absurd resolutions).
 constexpr double kMaxCells = double(1u << 31);
 
@@ -177,8 +187,8 @@ void depositColumn(const SphPixelFactors& factors, const SphColumnCentres& centr
   const int nu = i1 - i0 + 1, nv = j1 - j0 + 1;
   scratch.previous.resize(std::size_t(nu + nv) * R);
   double *du = scratch.previous.data(), *dv = du + std::size_t(nu) * R;
-  factors.axis().cellDifferences(u.edge(i0), u.step, x, h, nu, du);
-  factors.axis().cellDifferences(v.edge(j0), v.step, y, h, nv, dv);
+  factors.axis().cellDifferences(u.lo, i0, u.step, x, h, nu, du);
+  factors.axis().cellDifferences(v.lo, j0, v.step, y, h, nv, dv);
   scratch.column.resize(SphPixelFactors::scratchSize(nu));
   const std::size_t corner = std::size_t(j0) * std::size_t(u.cells) + std::size_t(i0);
   if (who.fields->empty())
@@ -211,7 +221,7 @@ void depositVoxelFactors(const SphVoxelFactors& factors, const GridAxis* ax, con
   scratch.previous.resize(offset[3]);
   for (int d = 0; d < 3; ++d)
     factors.axis().cellDifferences(
-      ax[d].edge(first[d]), ax[d].step, p[d], h, n[d], scratch.previous.data() + offset[d]);
+      ax[d].lo, first[d], ax[d].step, p[d], h, n[d], scratch.previous.data() + offset[d]);
   scratch.column.resize(SphVoxelFactors::scratchSize(n[0], n[1], n[2]));
   const double* diff = scratch.previous.data();
   const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
@@ -320,8 +330,9 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   // The strips each particle reaches; particles off the map (outside the
   // projected depth, beside the region) in none.
   SphStrips strips;
-  const int stripWidth = volume ? kVolumeStripSlabs : slice ? kSliceStripRows : kImageStripRows;
-  strips.build(slice ? picked.size() : P.numPoints, stripAxis.cells, stripWidth,
+  const int(&widths)[2] = volume ? kVolumeStripSlabs : slice ? kSliceStripRows : kImageStripRows;
+  const int width = stripWidth(stripAxis.cells, widths);
+  strips.build(slice ? picked.size() : P.numPoints, stripAxis.cells, width,
     [&](std::size_t k, auto&& range)
     {
       const double h = hOf(k);

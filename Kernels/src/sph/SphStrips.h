@@ -1,11 +1,11 @@
 // The particles of each strip of a map (rows of an image, slabs of a
 // volume): a counting sort of the particles by the strips their support
-// reaches. The particles are ranked by their first strip (then input
-// order), each strip lists its particles' ranks in increasing order, so
-// that every cell's sum runs over its particles in one order whatever the
-// number of threads, and a copy of the particles in rank order is read
-// almost sequentially. Memory: the strips are widened until the lists hold
-// at most kEntriesPerParticle entries per particle.
+// reaches. The particles are ranked by the first cell they reach (then
+// input order), each strip lists its particles' ranks in increasing order,
+// so that every cell's sum runs over its particles in one order whatever
+// the strips' width and the number of threads, and a copy of the particles
+// in rank order is read almost sequentially. Memory: the strips are widened
+// until the lists hold at most kEntriesPerParticle entries per particle.
 #pragma once
 
 #include <algorithm>
@@ -69,10 +69,10 @@ public:
   void build(std::size_t numParticles, int cells, int width, Reach&& reach)
   {
     const std::int64_t n = std::int64_t(numParticles);
-    // Each particle's first strip (numStrips_: none) and strip count, in
+    // Each particle's first cell (cells: none) and strip count, in
     // parallel; the count negated when its strips are not one run, so that
     // the later passes ask reach() again only for those.
-    std::vector<int> firstStrip(numParticles), counts(numParticles);
+    std::vector<int> firstCell(numParticles), counts(numParticles);
     width_ = width < 1 ? 1 : width;
     for (;;)
     {
@@ -81,15 +81,19 @@ public:
 #pragma omp parallel for schedule(dynamic, 1024) reduction(+ : total) if (numParticles >= kSphParallelMin)
       for (std::int64_t i = 0; i < n; ++i)
       {
-        int first = numStrips_, count = 0, last = -1;
+        int cell = cells, first = 0, count = 0, last = -1;
         forStrips(std::size_t(i), reach,
-          [&](int s)
+          [&](int s, int firstCellOfRange)
           {
-            first = count == 0 ? s : first;
+            if (count == 0)
+            {
+              first = s;
+              cell = firstCellOfRange;
+            }
             last = s;
             ++count;
           });
-        firstStrip[std::size_t(i)] = first;
+        firstCell[std::size_t(i)] = cell;
         counts[std::size_t(i)] = last - first + 1 == count ? count : -count;
         total += std::size_t(count);
       }
@@ -98,19 +102,19 @@ public:
         break;
       width_ *= 2;
     }
-    // The ranks: a counting sort by first strip (particles that reach
+    // The ranks: a counting sort by first cell (particles that reach
     // nothing last), and each particle's rank.
-    std::vector<std::size_t> start(std::size_t(numStrips_) + 2, 0);
+    std::vector<std::size_t> start(std::size_t(cells) + 2, 0);
     for (std::size_t i = 0; i < numParticles; ++i)
-      ++start[std::size_t(firstStrip[i]) + 1];
-    for (int s = 0; s <= numStrips_; ++s)
-      start[std::size_t(s) + 1] += start[std::size_t(s)];
-    numRanked_ = start[std::size_t(numStrips_)];
+      ++start[std::size_t(firstCell[i]) + 1];
+    for (int c = 0; c <= cells; ++c)
+      start[std::size_t(c) + 1] += start[std::size_t(c)];
+    numRanked_ = start[std::size_t(cells)];
     order_.resize(numParticles);
     rank_.resize(numParticles);
     for (std::size_t i = 0; i < numParticles; ++i)
     {
-      const std::size_t r = start[std::size_t(firstStrip[i])]++;
+      const std::size_t r = start[std::size_t(firstCell[i])]++;
       order_[r] = Index(i);
       rank_[i] = Index(r);
     }
@@ -125,7 +129,7 @@ public:
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(order_[r], firstStrip, counts, reach,
+        eachStrip(order_[r], firstCell, counts, reach,
           [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
     offsets_.assign(strips + 1, 0);
     std::size_t at = 0;
@@ -144,7 +148,7 @@ public:
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(order_[r], firstStrip, counts, reach,
+        eachStrip(order_[r], firstCell, counts, reach,
           [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
   }
 
@@ -163,7 +167,8 @@ public:
 
 private:
   // Each strip of particle i once (its ranges increase, so a repeat can
-  // only be the last strip seen).
+  // only be the last strip seen): visit(strip, the first cell of the range
+  // that reaches it).
   template <class Reach, class Visit>
   void forStrips(std::size_t i, Reach& reach, Visit&& visit) const
   {
@@ -174,7 +179,7 @@ private:
         for (int s = first / width_; s <= lastCell / width_; ++s)
           if (s > last)
           {
-            visit(s);
+            visit(s, first);
             last = s;
           }
       });
@@ -182,12 +187,13 @@ private:
 
   // forStrips from the first pass's run when the strips form one.
   template <class Reach, class Visit>
-  void eachStrip(std::size_t i, const std::vector<int>& firstStrip, const std::vector<int>& counts,
+  void eachStrip(std::size_t i, const std::vector<int>& firstCell, const std::vector<int>& counts,
     Reach& reach, Visit&& visit) const
   {
     if (counts[i] < 0)
-      return forStrips(i, reach, visit);
-    for (int s = firstStrip[i]; s < firstStrip[i] + counts[i]; ++s)
+      return forStrips(i, reach, [&](int s, int) { visit(s); });
+    const int first = firstCell[i] / width_;
+    for (int s = first; s < first + counts[i]; ++s)
       visit(s);
   }
 

@@ -7,17 +7,37 @@
 #include "SphRowVectors.h"
 #include "common/LeadingEigenpairs.h"
 
+#if JZ_SPH_WIDE_ROWS
+#include <immintrin.h>
+#endif
+
 namespace jz
 {
 namespace
 {
 constexpr int R = SphVoxelFactors::kRank;
+// From this many cells along y on, a kernel's voxels are contracted x
+// first (contractVoxelsXFirst). Not by its cells along z: a strip of slabs
+// holds only some of them, and the form must not depend on the strips.
+constexpr int kXFirstRows = 6;
 
 using rows::Double8;
 using rows::load;
 constexpr int kLanes = SphVoxelFactors::kRowVector;
 static_assert(rows::kLanes == kLanes, "a row vector is kRowVector doubles");
 static_assert(R == kLanes, "a row of the core, or of a contracted core, is one vector");
+
+// xt[p][i] = dx[i][p], zero beyond nx up to the padded row: the rows run
+// along i a vector at a time. Returns the padded row's length.
+int transposeRows(const double* dx, int nx, double* xt)
+{
+  const int nxPad = SphVoxelFactors::paddedRow(nx);
+  std::fill(xt, xt + std::size_t(nxPad) * R, 0.0);
+  for (int i = 0; i < nx; ++i)
+    for (int p = 0; p < R; ++p)
+      xt[std::size_t(p) * std::size_t(nxPad) + std::size_t(i)] = dx[i * R + p];
+  return nxPad;
+}
 
 // m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r] into row (j, k) of
 // `to`, contracted one axis at a time: z, then y, then x along the rows a
@@ -27,17 +47,15 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
   const SphVoxelFactors::Output& to)
 {
   // zq[k][q][p] = m sum_r dz[k][r] core[r][q][p] (= core[p][q][r]:
-  // symmetric), a row q as a vector, summed in registers.
+  // symmetric), a row q as a vector, summed in registers. Every sum here
+  // starts from zero, each term one multiply-add (rows::rowVector says why).
   double* zq = scratch;
   for (int k = 0; k < nz; ++k)
   {
     Double8 acc[R], c;
     for (int q = 0; q < R; ++q)
-    {
-      load(core[0][q], c);
-      acc[q] = (m * dz[k * R]) * c;
-    }
-    for (int r = 1; r < R; ++r)
+      acc[q] = Double8{};
+    for (int r = 0; r < R; ++r)
     {
       const double w = m * dz[k * R + r];
       for (int q = 0; q < R; ++q)
@@ -48,22 +66,15 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
     }
     std::memcpy(zq + std::size_t(k) * R * R, acc, sizeof acc);
   }
-  // xt[p][i] = dx[i][p], zero beyond nx: the rows run along i a vector at a time.
-  const int nxPad = SphVoxelFactors::paddedRow(nx);
   double* xt = zq + std::size_t(nz) * R * R;
-  std::fill(xt, xt + std::size_t(nxPad) * R, 0.0);
-  for (int i = 0; i < nx; ++i)
-    for (int p = 0; p < R; ++p)
-      xt[std::size_t(p) * std::size_t(nxPad) + std::size_t(i)] = dx[i * R + p];
+  const int nxPad = transposeRows(dx, nx, xt);
   for (int k = 0; k < nz; ++k)
     for (int j = 0; j < ny; ++j)
     {
       // y[p] = sum_q dy[j][q] zq[k][q][p]
       const double* z = zq + std::size_t(k) * R * R;
-      Double8 yv, zrow;
-      load(z, zrow);
-      yv = dy[j * R] * zrow;
-      for (int q = 1; q < R; ++q)
+      Double8 yv = {}, zrow;
+      for (int q = 0; q < R; ++q)
       {
         load(z + q * R, zrow);
         yv += dy[j * R + q] * zrow;
@@ -74,6 +85,165 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
         to.values + std::size_t(k) * to.sliceStride + std::size_t(j) * to.rowStride, to.add);
     }
 }
+
+// The same voxels contracted x first, for kernels of many rows: per vector
+// of a row's voxels cx[r][q] = sum_p core[r][q][p] m xt[p] once, then per
+// z-cell w[q] = sum_r dz[k][r] cx[r][q] and per row sum_q dy[j][q] w[q].
+// Each row is then 8 multiply-adds with no lane broadcasts, against 16 and
+// 8 broadcasts z first; the 512 of cx pay from about 32 rows (y by z) on.
+JZ_SPH_CLONES void contractVoxelsXFirst(const double (*core)[R][R], const double* dx, int nx,
+  const double* dy, int ny, const double* dz, int nz, double m, double* scratch,
+  const SphVoxelFactors::Output& to)
+{
+  double* xt = scratch;
+  const int nxPad = transposeRows(dx, nx, xt);
+  double* cx = xt + std::size_t(nxPad) * R;
+  for (int i0 = 0; i0 < nxPad; i0 += kLanes)
+  {
+    Double8 xv[R], c;
+    for (int p = 0; p < R; ++p)
+    {
+      load(xt + std::size_t(p) * std::size_t(nxPad) + std::size_t(i0), xv[p]);
+      xv[p] = m * xv[p];
+    }
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < R; ++q)
+      {
+        Double8 acc = {};
+        for (int p = 0; p < R; ++p)
+          acc += core[r][q][p] * xv[p];
+        std::memcpy(cx + (r * R + q) * kLanes, &acc, sizeof acc);
+      }
+    const int lanes = std::min(kLanes, nx - i0);
+    for (int k = 0; k < nz; ++k)
+    {
+      Double8 w[R];
+      for (int q = 0; q < R; ++q)
+        w[q] = Double8{};
+      for (int r = 0; r < R; ++r)
+        for (int q = 0; q < R; ++q)
+        {
+          load(cx + (r * R + q) * kLanes, c);
+          w[q] += dz[k * R + r] * c;
+        }
+      for (int j = 0; j < ny; ++j)
+      {
+        Double8 v = {};
+        for (int q = 0; q < R; ++q)
+          v += dy[j * R + q] * w[q];
+        double* row =
+          to.values + std::size_t(k) * to.sliceStride + std::size_t(j) * to.rowStride + i0;
+        if (!to.add)
+          std::memcpy(row, &v, sizeof v);
+        else
+          for (int l = 0; l < lanes; ++l)
+            row[l] += v[l];
+      }
+    }
+  }
+}
+
+#if JZ_SPH_WIDE_ROWS
+// contractVoxels adding to a volume, in AVX-512 intrinsics (its twin, row
+// for row): the same operations in the same order (so the same bits), the
+// rows' last vector masked instead of added lane by lane through the stack
+// (most kernels' rows are only that vector), and the z-cells' contracted
+// cores and the rows' weights kept in registers. GCC 12 warns of the
+// "undefined" registers inside its own intrinsics.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("arch=x86-64-v4"))) void addVoxelsAvx512(const double (*core)[R][R],
+  const double* dx, int nx, const double* dy, int ny, const double* dz, int nz, double m,
+  double* scratch, const SphVoxelFactors::Output& to)
+{
+  double* xt = scratch;
+  const int nxPad = transposeRows(dx, nx, xt);
+  double* const values = to.values;
+  const std::size_t rowStride = to.rowStride, sliceStride = to.sliceStride;
+  for (int k = 0; k < nz; ++k)
+  {
+    // zq[q][p] = m sum_r dz[k][r] core[r][q][p], row q one vector.
+    __m512d zq[R];
+    for (int q = 0; q < R; ++q)
+      zq[q] = _mm512_setzero_pd();
+    for (int r = 0; r < R; ++r)
+    {
+      const __m512d w = _mm512_set1_pd(m * dz[k * R + r]);
+      for (int q = 0; q < R; ++q)
+        zq[q] = _mm512_fmadd_pd(w, _mm512_loadu_pd(core[r][q]), zq[q]);
+    }
+    for (int j = 0; j < ny; ++j)
+    {
+      // y[p] = sum_q dy[j][q] zq[q][p], then the row sum_p y[p] xt[p][i].
+      __m512d yv = _mm512_setzero_pd();
+      for (int q = 0; q < R; ++q)
+        yv = _mm512_fmadd_pd(_mm512_set1_pd(dy[j * R + q]), zq[q], yv);
+      __m512d y[R];
+      for (int p = 0; p < R; ++p)
+        y[p] = _mm512_permutexvar_pd(_mm512_set1_epi64(p), yv);
+      double* row = values + std::size_t(k) * sliceStride + std::size_t(j) * rowStride;
+      for (int i0 = 0; i0 < nx; i0 += rows::kLanes)
+      {
+        const __mmask8 mask = nx - i0 >= 8 ? __mmask8(0xff) : __mmask8((1u << (nx - i0)) - 1);
+        __m512d v = _mm512_setzero_pd();
+        for (int p = 0; p < R; ++p)
+          v = _mm512_fmadd_pd(
+            y[p], _mm512_loadu_pd(xt + std::size_t(p) * std::size_t(nxPad) + std::size_t(i0)), v);
+        _mm512_mask_storeu_pd(
+          row + i0, mask, _mm512_add_pd(v, _mm512_maskz_loadu_pd(mask, row + i0)));
+      }
+    }
+  }
+}
+
+__attribute__((target("arch=x86-64-v4"))) void addVoxelsXFirstAvx512(const double (*core)[R][R],
+  const double* dx, int nx, const double* dy, int ny, const double* dz, int nz, double m,
+  double* scratch, const SphVoxelFactors::Output& to)
+{
+  double* xt = scratch;
+  const int nxPad = transposeRows(dx, nx, xt);
+  double* const cx = xt + std::size_t(nxPad) * R;
+  double* const values = to.values;
+  const std::size_t rowStride = to.rowStride, sliceStride = to.sliceStride;
+  for (int i0 = 0; i0 < nx; i0 += rows::kLanes)
+  {
+    const __mmask8 mask = nx - i0 >= 8 ? __mmask8(0xff) : __mmask8((1u << (nx - i0)) - 1);
+    __m512d xv[R];
+    for (int p = 0; p < R; ++p)
+      xv[p] = _mm512_mul_pd(_mm512_set1_pd(m),
+        _mm512_loadu_pd(xt + std::size_t(p) * std::size_t(nxPad) + std::size_t(i0)));
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < R; ++q)
+      {
+        __m512d acc = _mm512_setzero_pd();
+        for (int p = 0; p < R; ++p)
+          acc = _mm512_fmadd_pd(_mm512_set1_pd(core[r][q][p]), xv[p], acc);
+        _mm512_storeu_pd(cx + (r * R + q) * rows::kLanes, acc);
+      }
+    for (int k = 0; k < nz; ++k)
+    {
+      __m512d w[R];
+      for (int q = 0; q < R; ++q)
+        w[q] = _mm512_setzero_pd();
+      for (int r = 0; r < R; ++r)
+      {
+        const __m512d d = _mm512_set1_pd(dz[k * R + r]);
+        for (int q = 0; q < R; ++q)
+          w[q] = _mm512_fmadd_pd(d, _mm512_loadu_pd(cx + (r * R + q) * rows::kLanes), w[q]);
+      }
+      for (int j = 0; j < ny; ++j)
+      {
+        __m512d v = _mm512_setzero_pd();
+        for (int q = 0; q < R; ++q)
+          v = _mm512_fmadd_pd(_mm512_set1_pd(dy[j * R + q]), w[q], v);
+        double* row = values + std::size_t(k) * sliceStride + std::size_t(j) * rowStride + i0;
+        _mm512_mask_storeu_pd(row, mask, _mm512_add_pd(v, _mm512_maskz_loadu_pd(mask, row)));
+      }
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
 
 // The table without its padding: G3 at the nodes 0 .. n of each axis,
 // t[(i * nodes + j) * nodes + k].
@@ -191,11 +361,21 @@ const SphVoxelFactors& SphVoxelFactors::get(SphKernel kernel)
 void SphVoxelFactors::voxels(const double* dx, int nx, const double* dy, int ny, const double* dz,
   int nz, double m, double* scratch, const Output& to) const
 {
+#if JZ_SPH_WIDE_ROWS
+  if (to.add && sphRowLanes() == 16)
+  {
+    if (ny >= kXFirstRows)
+      return addVoxelsXFirstAvx512(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
+    return addVoxelsAvx512(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
+  }
+#endif
+  if (ny >= kXFirstRows)
+    return contractVoxelsXFirst(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
   contractVoxels(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
 }
 
 std::size_t SphVoxelFactors::scratchSize(int nx, int, int nz)
 {
-  return std::size_t(nz) * R * R + std::size_t(paddedRow(nx)) * R;
+  return std::size_t(nz) * R * R + std::size_t(paddedRow(nx)) * R + std::size_t(R) * R * kRowVector;
 }
 } // namespace jz

@@ -21,24 +21,31 @@ static_assert(rows::kLanes == R, "an edge's factors are one vector");
 JZ_SPH_CLONES void factorDifferences(const double* cubic, const double* end, int intervals,
   double lo, int first, double step, double x, double inv, int n, double* diff)
 {
-  Double8 previous, top;
+  Double8 previous, top, value;
   load(end, top);
   for (int i = 0; i <= n; ++i)
   {
     const double a = (lo + (first + i) * step - x) * inv;
-    const TableNode at = tableNode(a, intervals);
-    const double* c = cubic + std::size_t(at.node) * 4 * R;
-    const double f = at.fraction;
-    Double8 c0, c1, c2, c3;
-    load(c, c0);
-    load(c + R, c1);
-    load(c + 2 * R, c2);
-    load(c + 3 * R, c3);
-    const Double8 inside = ((c3 * f + c2) * f + c1) * f + c0;
-    // A lane-wise select, not a branch: the support's ends fall on no fixed
-    // edges, and a branch would mispredict there.
-    const Double8 away = Double8{} + std::fabs(a);
-    const Double8 value = at.sign * (away < 1.0 ? inside : top);
+    // The ends of a kernel's span lie almost always beyond its support: the
+    // value there needs no cubic (the same bits as the select below).
+    if ((i == 0 || i == n) && !(std::fabs(a) < 1.0))
+      value = (a < 0 ? -1.0 : 1.0) * top;
+    else
+    {
+      const TableNode at = tableNode(a, intervals);
+      const double* c = cubic + std::size_t(at.node) * 4 * R;
+      const double f = at.fraction;
+      Double8 c0, c1, c2, c3;
+      load(c, c0);
+      load(c + R, c1);
+      load(c + 2 * R, c2);
+      load(c + 3 * R, c3);
+      const Double8 inside = ((c3 * f + c2) * f + c1) * f + c0;
+      // A lane-wise select, not a branch: inside the span the support's
+      // ends fall on no fixed edges, and a branch would mispredict there.
+      const Double8 away = Double8{} + std::fabs(a);
+      value = at.sign * (away < 1.0 ? inside : top);
+    }
     if (i > 0)
     {
       const Double8 d = value - previous;

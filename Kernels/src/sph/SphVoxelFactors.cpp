@@ -90,7 +90,8 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
 // of a row's voxels cx[r][q] = sum_p core[r][q][p] m xt[p] once, then per
 // z-cell w[q] = sum_r dz[k][r] cx[r][q] and per row sum_q dy[j][q] w[q].
 // Each row is then 8 multiply-adds with no lane broadcasts, against 16 and
-// 8 broadcasts z first; the 512 of cx pay from about 32 rows (y by z) on.
+// 8 broadcasts z first; the 36 x 8 of cx (the core is symmetric) pay from
+// about 20 rows (y by z) on.
 JZ_SPH_CLONES void contractVoxelsXFirst(const double (*core)[R][R], const double* dx, int nx,
   const double* dy, int ny, const double* dz, int nz, double m, double* scratch,
   const SphVoxelFactors::Output& to)
@@ -107,12 +108,13 @@ JZ_SPH_CLONES void contractVoxelsXFirst(const double (*core)[R][R], const double
       xv[p] = m * xv[p];
     }
     for (int r = 0; r < R; ++r)
-      for (int q = 0; q < R; ++q)
+      for (int q = r; q < R; ++q) // cx[q][r] = cx[r][q]: the core is symmetric
       {
         Double8 acc = {};
         for (int p = 0; p < R; ++p)
           acc += core[r][q][p] * xv[p];
         std::memcpy(cx + (r * R + q) * kLanes, &acc, sizeof acc);
+        std::memcpy(cx + (q * R + r) * kLanes, &acc, sizeof acc);
       }
     const int lanes = std::min(kLanes, nx - i0);
     for (int k = 0; k < nz; ++k)
@@ -213,12 +215,13 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsXFirstAvx512(const doubl
       xv[p] = _mm512_mul_pd(_mm512_set1_pd(m),
         _mm512_loadu_pd(xt + std::size_t(p) * std::size_t(nxPad) + std::size_t(i0)));
     for (int r = 0; r < R; ++r)
-      for (int q = 0; q < R; ++q)
+      for (int q = r; q < R; ++q)
       {
         __m512d acc = _mm512_setzero_pd();
         for (int p = 0; p < R; ++p)
           acc = _mm512_fmadd_pd(_mm512_set1_pd(core[r][q][p]), xv[p], acc);
         _mm512_storeu_pd(cx + (r * R + q) * rows::kLanes, acc);
+        _mm512_storeu_pd(cx + (q * R + r) * rows::kLanes, acc);
       }
     for (int k = 0; k < nz; ++k)
     {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <omp.h>
 
 #include "SphImages.h"
@@ -361,13 +362,14 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   // The particles that reach the map, in rank order: read in input order
   // and put at their ranks (one scattered write each, rather than a
   // scattered read of each of their arrays).
-  std::vector<Record> records(strips.numRanked());
+  const std::size_t numRanked = strips.numRanked();
+  std::unique_ptr<Record[]> records(new Record[numRanked]); // every rank written below
   const std::size_t listed = slice ? picked.size() : P.numPoints;
 #pragma omp parallel for schedule(static) if (listed >= kSphParallelMin)
   for (std::int64_t k = 0; k < std::int64_t(listed); ++k)
   {
     const std::size_t r = strips.rank(std::size_t(k));
-    if (r < records.size())
+    if (r < numRanked)
       records[r] = slice ? picked[std::size_t(k)] : recordOf(std::size_t(k));
   }
   reportProgress(control, 0.2);

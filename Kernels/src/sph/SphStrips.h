@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "jz/Config.h"
@@ -112,11 +113,16 @@ public:
     numRanked_ = start[std::size_t(cells)];
     order_.resize(numParticles);
     rank_.resize(numParticles);
+    // Each rank's first cell and strip count too, so that the passes below
+    // read them in order rather than scattered over the input.
+    std::unique_ptr<int[]> rankedCell(new int[numParticles]), rankedCount(new int[numParticles]);
     for (std::size_t i = 0; i < numParticles; ++i)
     {
       const std::size_t r = start[std::size_t(firstCell[i])]++;
       order_[r] = Index(i);
       rank_[i] = Index(r);
+      rankedCell[r] = firstCell[i];
+      rankedCount[r] = counts[i];
     }
     // The lists: fixed chunks of ranks count their entries per strip, then
     // fill their slots, both in parallel; the order within a strip is the
@@ -129,7 +135,7 @@ public:
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(order_[r], firstCell, counts, reach,
+        eachStrip(r, rankedCell[r], rankedCount[r], reach,
           [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
     offsets_.assign(strips + 1, 0);
     std::size_t at = 0;
@@ -144,17 +150,18 @@ public:
       }
     }
     offsets_[strips] = at;
-    entries_.resize(at);
+    numEntries_ = at;
+    entries_.reset(new Index[at]); // every slot written below
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(order_[r], firstCell, counts, reach,
+        eachStrip(r, rankedCell[r], rankedCount[r], reach,
           [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
   }
 
   int numStrips() const { return numStrips_; }
   int width() const { return width_; }
-  std::size_t numEntries() const { return entries_.size(); }
+  std::size_t numEntries() const { return numEntries_; }
   // The particles that reach a strip, and the rank of input index i
   // (numRanked() or more when it reaches none).
   std::size_t numRanked() const { return numRanked_; }
@@ -162,8 +169,8 @@ public:
   {
     return rank_[i];
   }
-  const Index* begin(int strip) const { return entries_.data() + offsets_[std::size_t(strip)]; }
-  const Index* end(int strip) const { return entries_.data() + offsets_[std::size_t(strip) + 1]; }
+  const Index* begin(int strip) const { return entries_.get() + offsets_[std::size_t(strip)]; }
+  const Index* end(int strip) const { return entries_.get() + offsets_[std::size_t(strip) + 1]; }
 
 private:
   // Each strip of particle i once (its ranges increase, so a repeat can
@@ -185,21 +192,23 @@ private:
       });
   }
 
-  // forStrips from the first pass's run when the strips form one.
+  // forStrips of rank r, from the first pass's run (its first cell and
+  // strip count) when the strips form one.
   template <class Reach, class Visit>
-  void eachStrip(std::size_t i, const std::vector<int>& firstCell, const std::vector<int>& counts,
-    Reach& reach, Visit&& visit) const
+  void eachStrip(std::size_t r, int firstCell, int count, Reach& reach, Visit&& visit) const
   {
-    if (counts[i] < 0)
-      return forStrips(i, reach, [&](int s, int) { visit(s); });
-    const int first = firstCell[i] / width_;
-    for (int s = first; s < first + counts[i]; ++s)
+    if (count < 0)
+      return forStrips(order_[r], reach, [&](int s, int) { visit(s); });
+    const int first = firstCell / width_;
+    for (int s = first; s < first + count; ++s)
       visit(s);
   }
 
   int width_ = 1, numStrips_ = 0;
   std::size_t numRanked_ = 0;
   std::vector<std::size_t> offsets_;
-  std::vector<Index> entries_, order_, rank_;
+  std::size_t numEntries_ = 0;
+  std::unique_ptr<Index[]> entries_;
+  std::vector<Index> order_, rank_;
 };
 } // namespace jz

@@ -426,7 +426,7 @@ JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float anisoSca
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 template <bool Accumulate>
-__attribute__((target("arch=x86-64-v4"))) void isotropicRow16(
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void isotropicRow16(
   const float* c, float scale, float X0, float a, float Y2, int count, double* out)
 {
   constexpr int D = SphColumnCentres::kValueDegree;
@@ -473,6 +473,17 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicRow16(
   }
 }
 #pragma GCC diagnostic pop
+
+// isotropicRow16 added to the rows of a column (SphColumnCentres::addRows):
+// one call a column rather than a row.
+__attribute__((target("arch=x86-64-v4"))) void isotropicRows16(const float* c, float scale,
+  float X0, float a, double invH, const double* dy2, int rows, int count, double* out,
+  std::size_t rowStride)
+{
+  for (int j = 0; j < rows; ++j)
+    isotropicRow16<true>(c, scale, X0, a, float(dy2[j] * invH * invH), count,
+      out + std::size_t(j) * rowStride);
+}
 
 template <bool Anisotropic, bool Accumulate>
 __attribute__((target("arch=x86-64-v4"))) void centresRowWide(CentresCoefficients c, float scale,
@@ -661,10 +672,16 @@ void SphColumnCentres::row(
   pixels<false>(f, X0, dy2, n, out);
 }
 
-void SphColumnCentres::addRow(
-  const Footprint& f, double X0, double dy2, std::size_t n, double* image) const
+void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2, int rows,
+  std::size_t n, double* image, std::size_t rowStride) const
 {
-  pixels<true>(f, X0, dy2, n, image);
+#if JZ_SPH_WIDE_ROWS
+  if (!f.anisotropic && sphRowLanes() == 16)
+    return isotropicRows16(f.corrected[0], f.scale, float(X0), float(f.a), f.invH, dy2, rows,
+      int(n), image, rowStride);
+#endif
+  for (int j = 0; j < rows; ++j)
+    pixels<true>(f, X0, dy2[j], n, image + std::size_t(j) * rowStride);
 }
 
 } // namespace jz

@@ -167,9 +167,12 @@ public:
   // For the n pixels of a row whose first centre is X0 h from the particle
   // along the row and whose centres are dy (dy2 = dy^2) off it across: m
   // times their mass fractions (never negative) into out[i] (room for n
-  // rounded up to kLanes values), or added to image[i] (i < n).
+  // rounded up to kLanes values); addRows adds them to the rows j < rows
+  // of a column instead, dy2[j] off the particle, row j at image + j
+  // rowStride (i < n).
   void row(const Footprint& f, double X0, double dy2, std::size_t n, double* out) const;
-  void addRow(const Footprint& f, double X0, double dy2, std::size_t n, double* image) const;
+  void addRows(const Footprint& f, double X0, const double* dy2, int rows, std::size_t n,
+    double* image, std::size_t rowStride) const;
 
   // The pieces' coefficients, [degree + 1][kPieces] each, for the GPU's copy.
   const float* valueCoefficients() const { return value_[0]; }

@@ -144,7 +144,7 @@ void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double
 // finding each row's ends).
 void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const GridAxis& v,
   double x, double y, double h, double m, int r0, int r1, const Contribution& who,
-  SphMapSums& sums, std::vector<double>& w)
+  SphMapSums& sums, Scratch& scratch)
 {
   int i0, i1, j0, j1;
   if (!u.centresWithin(x, h, 0, u.cells, i0, i1) || !v.centresWithin(y, h, r0, r1, j0, j1))
@@ -152,18 +152,24 @@ void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const
   const SphColumnCentres::Footprint f = centres.footprint(h, u.step, v.step, m);
   const double X0 = (u.lo + (i0 + 0.5) * u.step - x) * f.invH;
   const std::size_t n = std::size_t(i1 - i0 + 1);
-  w.resize(std::max(w.size(), n + SphColumnCentres::kLanes - 1));
+  const int rows = j1 - j0 + 1;
+  std::vector<double>& dy2 = scratch.previous;
+  dy2.resize(std::size_t(rows));
   for (int j = j0; j <= j1; ++j)
   {
     const double dy = v.lo + (j + 0.5) * v.step - y;
-    const std::size_t cell = std::size_t(j) * std::size_t(u.cells) + std::size_t(i0);
-    if (who.fields->empty())
-      centres.addRow(f, X0, dy * dy, n, sums.mass.data() + cell);
-    else
-    {
-      centres.row(f, X0, dy * dy, n, w.data());
-      who.addRow(sums, cell, w.data(), n, 1.0, 1.0);
-    }
+    dy2[std::size_t(j - j0)] = dy * dy;
+  }
+  const std::size_t corner = std::size_t(j0) * std::size_t(u.cells) + std::size_t(i0);
+  if (who.fields->empty())
+    return centres.addRows(
+      f, X0, dy2.data(), rows, n, sums.mass.data() + corner, std::size_t(u.cells));
+  std::vector<double>& w = scratch.row;
+  w.resize(std::max(w.size(), n + SphColumnCentres::kLanes - 1));
+  for (int j = 0; j < rows; ++j)
+  {
+    centres.row(f, X0, dy2[std::size_t(j)], n, w.data());
+    who.addRow(sums, corner + std::size_t(j) * std::size_t(u.cells), w.data(), n, 1.0, 1.0);
   }
 }
 
@@ -175,7 +181,7 @@ void depositColumn(const SphPixelFactors& factors, const SphColumnCentres& centr
   const Contribution& who, SphMapSums& sums, Scratch& scratch)
 {
   if (h >= SphColumnCentres::kMinPixels * std::max(u.step, v.step))
-    return depositWideColumn(centres, u, v, x, y, h, m, r0, r1, who, sums, scratch.row);
+    return depositWideColumn(centres, u, v, x, y, h, m, r0, r1, who, sums, scratch);
   int i0, i1, j0, j1;
   if (!u.span(x, h, 0, u.cells, i0, i1) || !v.span(y, h, r0, r1, j0, j1))
     return;

@@ -481,8 +481,8 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicRows16(const float* c, f
   std::size_t rowStride)
 {
   for (int j = 0; j < rows; ++j)
-    isotropicRow16<true>(c, scale, X0, a, float(dy2[j] * invH * invH), count,
-      out + std::size_t(j) * rowStride);
+    isotropicRow16<true>(
+      c, scale, X0, a, float(dy2[j] * invH * invH), count, out + std::size_t(j) * rowStride);
 }
 
 template <bool Anisotropic, bool Accumulate>
@@ -677,8 +677,8 @@ void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2,
 {
 #if JZ_SPH_WIDE_ROWS
   if (!f.anisotropic && sphRowLanes() == 16)
-    return isotropicRows16(f.corrected[0], f.scale, float(X0), float(f.a), f.invH, dy2, rows,
-      int(n), image, rowStride);
+    return isotropicRows16(
+      f.corrected[0], f.scale, float(X0), float(f.a), f.invH, dy2, rows, int(n), image, rowStride);
 #endif
   for (int j = 0; j < rows; ++j)
     pixels<true>(f, X0, dy2[j], n, image + std::size_t(j) * rowStride);

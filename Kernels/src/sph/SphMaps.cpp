@@ -143,8 +143,8 @@ void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double
 // centres within h (those beyond the support get exactly 0: cheaper than
 // finding each row's ends).
 void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const GridAxis& v,
-  double x, double y, double h, double m, int r0, int r1, const Contribution& who,
-  SphMapSums& sums, Scratch& scratch)
+  double x, double y, double h, double m, int r0, int r1, const Contribution& who, SphMapSums& sums,
+  Scratch& scratch)
 {
   int i0, i1, j0, j1;
   if (!u.centresWithin(x, h, 0, u.cells, i0, i1) || !v.centresWithin(y, h, r0, r1, j0, j1))

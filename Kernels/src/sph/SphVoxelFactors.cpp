@@ -198,6 +198,8 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsAvx512(const double (*co
   }
 }
 
+// contractVoxelsXFirst adding to a volume, in AVX-512 intrinsics (its twin,
+// as addVoxelsAvx512 is contractVoxels').
 __attribute__((target("arch=x86-64-v4"))) void addVoxelsXFirstAvx512(const double (*core)[R][R],
   const double* dx, int nx, const double* dy, int ny, const double* dz, int nz, double m,
   double* scratch, const SphVoxelFactors::Output& to)

@@ -11,7 +11,8 @@
 // is the table's interpolant, truncated. A particle's voxels are then
 //   voxel(i, j, k) = m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r],
 // d the differences of u across each cell of an axis: three small dense
-// contractions, instead of 64 scattered table reads per corner.
+// contractions (z first, or x first for kernels of many rows), instead of
+// 64 scattered table reads per corner.
 #pragma once
 
 #include <cstddef>

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/CacheAligned.h"
 #include "jz/Config.h"
 #include "sph/SphKernelTables.h"
 
@@ -33,13 +34,13 @@ public:
 
   int intervals() const { return intervals_; }
   // Interval i's coefficient j of u_p at [(i * 4 + j) * kRank + p]; u_p(1).
-  const std::vector<double>& cubic() const { return cubic_; }
+  const CacheAlignedVector<double>& cubic() const { return cubic_; }
   const double* end() const { return end_; }
 
 private:
   int intervals_ = 0;
-  std::vector<double> cubic_;
-  double end_[kRank] = {};
+  CacheAlignedVector<double> cubic_; // an interval's coefficients: whole lines
+  alignas(kCacheLine) double end_[kRank] = {};
 };
 
 // The factors as the GPU holds them (cubic() and end() copied there).

@@ -16,6 +16,7 @@
 #include "SphStrips.h"
 #include "SphTree.h"
 #include "SphVoxelFactors.h"
+#include "common/CacheAligned.h"
 #include "common/CudaFallback.h"
 #include "common/FirstIndexWhere.h"
 #include "common/Progress.h"
@@ -51,7 +52,7 @@ constexpr double kMaxCells = double(1u << 31);
 // values.
 struct Scratch
 {
-  std::vector<double> column, previous, row;
+  CacheAlignedVector<double> column, previous, row;
 };
 
 // What a particle adds: `weight` times each field's values, per cell.
@@ -115,7 +116,7 @@ void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double
     return;
   const std::size_t n = std::size_t(i1 - i0 + 1), cells = std::size_t(u.cells);
   const int rows = j1 - j0 + 1;
-  std::vector<double>& dyz = scratch.column;
+  CacheAlignedVector<double>& dyz = scratch.column;
   dyz.resize(std::size_t(rows));
   for (int j = j0; j <= j1; ++j)
   {
@@ -127,7 +128,7 @@ void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double
   // The mass by the one call whether arrays are mapped or not (the same
   // bits); it keeps the kernel's values for the arrays.
   const bool mapped = !who.fields->empty();
-  std::vector<double>& w = scratch.row;
+  CacheAlignedVector<double>& w = scratch.row;
   if (mapped)
     w.resize(n * std::size_t(rows));
   addKernelBox(kernel, h, m, box, sums.mass.data() + corner, cells, mapped ? w.data() : nullptr);
@@ -153,7 +154,7 @@ void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const
   const double X0 = (u.lo + (i0 + 0.5) * u.step - x) * f.invH;
   const std::size_t n = std::size_t(i1 - i0 + 1);
   const int rows = j1 - j0 + 1;
-  std::vector<double>& dy2 = scratch.previous;
+  CacheAlignedVector<double>& dy2 = scratch.previous;
   dy2.resize(std::size_t(rows));
   for (int j = j0; j <= j1; ++j)
   {
@@ -164,7 +165,7 @@ void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const
   if (who.fields->empty())
     return centres.addRows(
       f, X0, dy2.data(), rows, n, sums.mass.data() + corner, std::size_t(u.cells));
-  std::vector<double>& w = scratch.row;
+  CacheAlignedVector<double>& w = scratch.row;
   w.resize(std::max(w.size(), n + SphColumnCentres::kLanes - 1));
   for (int j = 0; j < rows; ++j)
   {

@@ -266,9 +266,9 @@ void depositProjectionCuda(const SphParticles<T>& P, const SphGrid& grid, const 
   support.upload(P.support, n);
   const DeviceBuffer<double> masses = uploadOptional(P.masses, n, st, "the masses");
   // The separable form's cubics, u(1) and weights, one buffer.
-  const std::vector<double>& cubic = pixelFactors.axis().cubic();
+  const auto& cubic = pixelFactors.axis().cubic();
   constexpr std::size_t R = SphPixelFactors::kRank;
-  std::vector<double> form(cubic);
+  std::vector<double> form(cubic.begin(), cubic.end());
   form.insert(form.end(), pixelFactors.axis().end(), pixelFactors.axis().end() + R);
   form.insert(form.end(), pixelFactors.weights(), pixelFactors.weights() + R);
   DeviceBuffer<double> formOnDevice(form.size(), st, "the column table's separable form");

@@ -57,6 +57,6 @@ public:
 private:
   explicit SphVoxelFactors(SphKernel kernel);
   SphFactorCubics axis_;
-  double core_[kRank][kRank][kRank];
+  alignas(kCacheLine) double core_[kRank][kRank][kRank];
 };
 } // namespace jz

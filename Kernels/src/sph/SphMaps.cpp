@@ -37,7 +37,7 @@ constexpr int kImageStripRows[2] = { 16, 64 };
 // Few particles reach a slice: narrow strips balance the threads.
 constexpr int kSliceStripRows[2] = { 4, 4 };
 constexpr int kVolumeStripSlabs[2] = { 2, 16 };
-constexpr int kStripsPerThread = 8;
+constexpr int kStripsPerThread = 4;
 
 int stripWidth(int cells, const int (&limits)[2])
 {

@@ -463,13 +463,8 @@ __attribute__((target("arch=x86-64-v4"), always_inline)) inline void isotropicRo
       _mm512_storeu_pd(out + i + 8, high);
       continue;
     }
-    const int left = count - i;
-    const __mmask8 lowMask = left >= 8 ? 0xff : __mmask8((1u << left) - 1);
-    const __mmask8 highMask = left >= 16 ? 0xff : left <= 8 ? 0 : __mmask8((1u << (left - 8)) - 1);
-    _mm512_mask_storeu_pd(
-      out + i, lowMask, _mm512_add_pd(_mm512_maskz_loadu_pd(lowMask, out + i), low));
-    _mm512_mask_storeu_pd(
-      out + i + 8, highMask, _mm512_add_pd(_mm512_maskz_loadu_pd(highMask, out + i + 8), high));
+    rows::addToRow(out + i, count - i, low);
+    rows::addToRow(out + i + 8, count - i - 8, high);
   }
 }
 #pragma GCC diagnostic pop

@@ -21,18 +21,8 @@ using rows::Double8;
 using rows::load;
 static_assert(rows::kLanes == SphPixelFactors::kRowVector, "a row vector is kRowVector doubles");
 
-// ut[p][i] = m du[i][p], zero beyond nu up to the padded row, and row j's
-// weights y[p] = w_p dv[j][p] (rowWeights): the pixels of row j are then
-// sum_p y[p] ut[p][i].
-void prepareRows(const double* du, int nu, double m, double* ut)
-{
-  const int nuPad = SphPixelFactors::paddedRow(nu);
-  std::fill(ut, ut + std::size_t(nuPad) * R, 0.0);
-  for (int i = 0; i < nu; ++i)
-    for (int p = 0; p < R; ++p)
-      ut[std::size_t(p) * std::size_t(nuPad) + std::size_t(i)] = m * du[i * R + p];
-}
-
+// Row j's weights y[p] = w_p dv[j][p]: with ut[p][i] = m du[i][p]
+// (rows::transposeRows) the pixels of row j are sum_p y[p] ut[p][i].
 inline void rowWeights(const double* weight, const double* dv, int j, double* y)
 {
   for (int p = 0; p < R; ++p)
@@ -42,8 +32,7 @@ inline void rowWeights(const double* weight, const double* dv, int j, double* y)
 JZ_SPH_CLONES void contractPixels(const double* weight, const double* du, int nu, const double* dv,
   int nv, double m, double* scratch, const SphPixelFactors::Output& to)
 {
-  const int nuPad = SphPixelFactors::paddedRow(nu);
-  prepareRows(du, nu, m, scratch);
+  const int nuPad = rows::transposeRows<R>(du, nu, m, scratch);
   for (int j = 0; j < nv; ++j)
   {
     double y[R];
@@ -54,19 +43,17 @@ JZ_SPH_CLONES void contractPixels(const double* weight, const double* du, int nu
 
 #if JZ_SPH_WIDE_ROWS
 // contractPixels adding to an image, in AVX-512 intrinsics (its twin, row
-// for row): the same
-// operations in the same order (so the same bits), the row's last vector
-// masked instead of added lane by lane through the stack (narrow columns'
-// rows are mostly that last vector). GCC 12 warns of the "undefined"
-// registers inside its own intrinsics.
+// for row): the same operations in the same order (so the same bits), the
+// row's last vector masked instead of added lane by lane through the stack
+// (narrow columns' rows are mostly that last vector). GCC 12 warns of the
+// "undefined" registers inside its own intrinsics.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 __attribute__((target("arch=x86-64-v4"))) void addPixelsAvx512(const double* weight,
   const double* du, int nu, const double* dv, int nv, double m, double* scratch,
   const SphPixelFactors::Output& to)
 {
-  const int nuPad = SphPixelFactors::paddedRow(nu);
-  prepareRows(du, nu, m, scratch);
+  const int nuPad = rows::transposeRows<R>(du, nu, m, scratch);
   for (int j = 0; j < nv; ++j)
   {
     double y[R];
@@ -74,13 +61,11 @@ __attribute__((target("arch=x86-64-v4"))) void addPixelsAvx512(const double* wei
     double* row = to.values + std::size_t(j) * to.rowStride;
     for (int i0 = 0; i0 < nu; i0 += rows::kLanes)
     {
-      const __mmask8 mask = nu - i0 >= 8 ? __mmask8(0xff) : __mmask8((1u << (nu - i0)) - 1);
       __m512d v = _mm512_setzero_pd();
       for (int p = 0; p < R; ++p)
         v = _mm512_fmadd_pd(_mm512_set1_pd(y[p]),
           _mm512_loadu_pd(scratch + std::size_t(p) * std::size_t(nuPad) + std::size_t(i0)), v);
-      _mm512_mask_storeu_pd(
-        row + i0, mask, _mm512_add_pd(v, _mm512_maskz_loadu_pd(mask, row + i0)));
+      rows::addToRow(row + i0, nu - i0, v);
     }
   }
 }

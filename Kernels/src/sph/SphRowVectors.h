@@ -1,14 +1,22 @@
 // Eight doubles of a row as one vector, for the separable forms'
 // contractions (SphFactorCubics.cpp, SphVoxelFactors.cpp,
-// SphPixelFactors.cpp) and the wide rows' widening (SphKernelTables.cpp), kept in registers: an
-// array of 8 doubles summed lane by lane is stored in halves and reloaded whole, which stalls
-// store-to-load forwarding. Include only in the files built with the
-// maps' vector options (Kernels/CMakeLists.txt): the helpers are inlined
-// into each target clone of their callers.
+// SphPixelFactors.cpp) and the wide rows' widening (SphKernelTables.cpp),
+// kept in registers: an array of 8 doubles summed lane by lane is stored in
+// halves and reloaded whole, which stalls store-to-load forwarding. Include
+// only in the files built with the maps' vector options
+// (Kernels/CMakeLists.txt): the helpers are inlined into each target clone
+// of their callers.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+
+#include "SphKernelTables.h" // JZ_SPH_WIDE_ROWS
+
+#if JZ_SPH_WIDE_ROWS
+#include <immintrin.h>
+#endif
 
 namespace jz
 {
@@ -41,6 +49,21 @@ __attribute__((always_inline)) inline void rowVector(
   }
 }
 
+// xt[p][i] = scale d[i][p] for the n cells i of an axis (d[i * R + p], a
+// separable form's differences), zero beyond n up to a whole number of
+// vectors: the rows then run along i a vector at a time. Returns the
+// padded row's length.
+template <int R>
+inline int transposeRows(const double* d, int n, double scale, double* xt)
+{
+  const int nPad = (n + kLanes - 1) / kLanes * kLanes;
+  std::fill(xt, xt + std::size_t(nPad) * R, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int p = 0; p < R; ++p)
+      xt[std::size_t(p) * std::size_t(nPad) + std::size_t(i)] = scale * d[i * R + p];
+  return nPad;
+}
+
 // Row (of n values) = sum_p y[p] xt[p][i], xt's rows zero beyond n up to
 // nPad (a whole number of vectors): added to the row's n values (add), or
 // written over it as nPad values.
@@ -69,5 +92,19 @@ __attribute__((always_inline)) inline void contractRow(
       row[whole + l] += v[l];
   }
 }
+
+#if JZ_SPH_WIDE_ROWS
+// row[l] += v[l] for the lanes l < left (none when left <= 0), the lanes
+// beyond neither read nor written: a row's last, partial vector without a
+// trip through the stack.
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void addToRow(
+  double* row, int left, __m512d v)
+{
+  const __mmask8 mask = left >= kLanes ? __mmask8(0xff)
+    : left <= 0                        ? __mmask8(0)
+                                       : __mmask8((1u << left) - 1);
+  _mm512_mask_storeu_pd(row, mask, _mm512_add_pd(v, _mm512_maskz_loadu_pd(mask, row)));
+}
+#endif
 } // namespace rows
 } // namespace jz

@@ -27,18 +27,6 @@ constexpr int kLanes = SphVoxelFactors::kRowVector;
 static_assert(rows::kLanes == kLanes, "a row vector is kRowVector doubles");
 static_assert(R == kLanes, "a row of the core, or of a contracted core, is one vector");
 
-// xt[p][i] = dx[i][p], zero beyond nx up to the padded row: the rows run
-// along i a vector at a time. Returns the padded row's length.
-int transposeRows(const double* dx, int nx, double* xt)
-{
-  const int nxPad = SphVoxelFactors::paddedRow(nx);
-  std::fill(xt, xt + std::size_t(nxPad) * R, 0.0);
-  for (int i = 0; i < nx; ++i)
-    for (int p = 0; p < R; ++p)
-      xt[std::size_t(p) * std::size_t(nxPad) + std::size_t(i)] = dx[i * R + p];
-  return nxPad;
-}
-
 // m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r] into row (j, k) of
 // `to`, contracted one axis at a time: z, then y, then x along the rows a
 // whole vector at a time.
@@ -67,7 +55,7 @@ JZ_SPH_CLONES void contractVoxels(const double (*core)[R][R], const double* dx, 
     std::memcpy(zq + std::size_t(k) * R * R, acc, sizeof acc);
   }
   double* xt = zq + std::size_t(nz) * R * R;
-  const int nxPad = transposeRows(dx, nx, xt);
+  const int nxPad = rows::transposeRows<R>(dx, nx, 1.0, xt);
   for (int k = 0; k < nz; ++k)
     for (int j = 0; j < ny; ++j)
     {
@@ -97,7 +85,7 @@ JZ_SPH_CLONES void contractVoxelsXFirst(const double (*core)[R][R], const double
   const SphVoxelFactors::Output& to)
 {
   double* xt = scratch;
-  const int nxPad = transposeRows(dx, nx, xt);
+  const int nxPad = rows::transposeRows<R>(dx, nx, 1.0, xt);
   double* cx = xt + std::size_t(nxPad) * R;
   for (int i0 = 0; i0 < nxPad; i0 += kLanes)
   {
@@ -159,7 +147,7 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsAvx512(const double (*co
   double* scratch, const SphVoxelFactors::Output& to)
 {
   double* xt = scratch;
-  const int nxPad = transposeRows(dx, nx, xt);
+  const int nxPad = rows::transposeRows<R>(dx, nx, 1.0, xt);
   double* const values = to.values;
   const std::size_t rowStride = to.rowStride, sliceStride = to.sliceStride;
   for (int k = 0; k < nz; ++k)
@@ -186,13 +174,11 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsAvx512(const double (*co
       double* row = values + std::size_t(k) * sliceStride + std::size_t(j) * rowStride;
       for (int i0 = 0; i0 < nx; i0 += rows::kLanes)
       {
-        const __mmask8 mask = nx - i0 >= 8 ? __mmask8(0xff) : __mmask8((1u << (nx - i0)) - 1);
         __m512d v = _mm512_setzero_pd();
         for (int p = 0; p < R; ++p)
           v = _mm512_fmadd_pd(
             y[p], _mm512_loadu_pd(xt + std::size_t(p) * std::size_t(nxPad) + std::size_t(i0)), v);
-        _mm512_mask_storeu_pd(
-          row + i0, mask, _mm512_add_pd(v, _mm512_maskz_loadu_pd(mask, row + i0)));
+        rows::addToRow(row + i0, nx - i0, v);
       }
     }
   }
@@ -205,13 +191,12 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsXFirstAvx512(const doubl
   double* scratch, const SphVoxelFactors::Output& to)
 {
   double* xt = scratch;
-  const int nxPad = transposeRows(dx, nx, xt);
+  const int nxPad = rows::transposeRows<R>(dx, nx, 1.0, xt);
   double* const cx = xt + std::size_t(nxPad) * R;
   double* const values = to.values;
   const std::size_t rowStride = to.rowStride, sliceStride = to.sliceStride;
   for (int i0 = 0; i0 < nx; i0 += rows::kLanes)
   {
-    const __mmask8 mask = nx - i0 >= 8 ? __mmask8(0xff) : __mmask8((1u << (nx - i0)) - 1);
     __m512d xv[R];
     for (int p = 0; p < R; ++p)
       xv[p] = _mm512_mul_pd(_mm512_set1_pd(m),
@@ -241,8 +226,8 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsXFirstAvx512(const doubl
         __m512d v = _mm512_setzero_pd();
         for (int q = 0; q < R; ++q)
           v = _mm512_fmadd_pd(_mm512_set1_pd(dy[j * R + q]), w[q], v);
-        double* row = values + std::size_t(k) * sliceStride + std::size_t(j) * rowStride + i0;
-        _mm512_mask_storeu_pd(row, mask, _mm512_add_pd(v, _mm512_maskz_loadu_pd(mask, row)));
+        rows::addToRow(
+          values + std::size_t(k) * sliceStride + std::size_t(j) * rowStride + i0, nx - i0, v);
       }
     }
   }

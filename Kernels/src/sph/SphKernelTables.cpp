@@ -417,68 +417,122 @@ JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float anisoSca
 }
 
 #if JZ_SPH_WIDE_ROWS
-// centresLanes<16, false, Accumulate> in AVX-512 intrinsics, the same
-// operations in the same order (so the same bits): the compiler's own
-// lowering of the vector extensions spills each vector to the stack for
-// the row's last, partial one and widens through 128-bit halves, where
-// masked loads and stores and whole-register conversions take a third less.
 // (GCC 12 warns of the "undefined" registers inside its own intrinsics.)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-template <bool Accumulate>
-__attribute__((target("arch=x86-64-v4"), always_inline)) inline void isotropicRow16(
-  const float* c, float scale, float X0, float a, float Y2, int count, double* out)
+// K rows of a column at once, one vector of each per step: the rows share
+// the pixels' offsets X along them, and their polynomials' chains
+// interleave (one chain alone leaves the vector units waiting on its
+// latency). Row k < K at out + k rowStride, Y2[k] its squared offset.
+template <int K, bool Accumulate>
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void isotropicRows16(
+  const __m512* coefficient, __m512 vScale, float X0, float a, const float* Y2, int count,
+  double* out, std::size_t rowStride)
 {
   constexpr int D = SphColumnCentres::kValueDegree;
-  __m512 coefficient[D + 1];
-  for (int j = 0; j <= D; ++j)
-    coefficient[j] = _mm512_loadu_ps(c + 16 * j);
   const __m512 lane = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512 one = _mm512_set1_ps(1.0f),
-               pieces = _mm512_set1_ps(float(SphColumnCentres::kPieces));
-  const __m512 vScale = _mm512_set1_ps(scale), vA = _mm512_set1_ps(a), vX0 = _mm512_set1_ps(X0),
-               vY2 = _mm512_set1_ps(Y2);
+  // s = 16 t = (4 X)^2 + 16 Y2 in one rounding: scaled by powers of 2,
+  // X and t keep their bits.
+  constexpr float P = float(SphColumnCentres::kPieces);
+  static_assert(P == 16, "4 X squared is 16 X^2: P t");
+  const __m512 pieces = _mm512_set1_ps(P);
+  const __m512 vA = _mm512_set1_ps(4 * a), vX0 = _mm512_set1_ps(4 * X0);
   for (int i = 0; i < count; i += 16)
   {
-    const __m512 X = _mm512_fmadd_ps(_mm512_add_ps(lane, _mm512_set1_ps(float(i))), vA, vX0);
-    const __m512 t = _mm512_fmadd_ps(X, X, vY2);
-    const __mmask16 inside = _mm512_cmp_ps_mask(t, one, _CMP_LT_OQ);
-    // Without centresLanes' clamps: inside the support t < 1, so s < 16 and
-    // they change nothing; beyond it the permutes read the index's low 4
-    // bits and the lane is zeroed below.
-    const __m512 s = _mm512_mul_ps(t, pieces);
-    const __m512i piece = _mm512_cvttps_epi32(s);
-    const __m512 u = _mm512_sub_ps(s, _mm512_cvtepi32_ps(piece));
-    __m512 v = _mm512_permutexvar_ps(piece, coefficient[D]);
-    for (int j = D - 1; j >= 0; --j)
-      v = _mm512_fmadd_ps(v, u, _mm512_permutexvar_ps(piece, coefficient[j]));
-    const __mmask16 positive = _mm512_mask_cmp_ps_mask(inside, v, _mm512_setzero_ps(), _CMP_GT_OQ);
-    v = _mm512_maskz_mul_ps(positive, v, vScale);
-    const __m512d low = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
-    const __m512d high =
-      _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    if (!Accumulate)
+    const __m512 X4 = _mm512_fmadd_ps(_mm512_add_ps(lane, _mm512_set1_ps(float(i))), vA, vX0);
+    __m512 u[K], v[K];
+    __m512i piece[K];
+    __mmask16 inside[K];
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
     {
-      _mm512_storeu_pd(out + i, low);
-      _mm512_storeu_pd(out + i + 8, high);
-      continue;
+      const __m512 s = _mm512_fmadd_ps(X4, X4, _mm512_set1_ps(P * Y2[k]));
+      inside[k] = _mm512_cmp_ps_mask(s, pieces, _CMP_LT_OQ);
+      // Without centresLanes' clamps: inside the support t < 1, so s < 16
+      // and they change nothing; beyond it the permutes read the index's
+      // low 4 bits and the lane is zeroed below.
+      piece[k] = _mm512_cvttps_epi32(s);
+      u[k] = _mm512_sub_ps(s, _mm512_cvtepi32_ps(piece[k]));
+      v[k] = _mm512_permutexvar_ps(piece[k], coefficient[D]);
     }
-    rows::addToRow(out + i, count - i, low);
-    rows::addToRow(out + i + 8, count - i - 8, high);
+#pragma GCC unroll 8
+    for (int j = D - 1; j >= 0; --j)
+#pragma GCC unroll 4
+      for (int k = 0; k < K; ++k)
+        v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutexvar_ps(piece[k], coefficient[j]));
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+    {
+      const __mmask16 positive =
+        _mm512_mask_cmp_ps_mask(inside[k], v[k], _mm512_setzero_ps(), _CMP_GT_OQ);
+      const __m512 w = _mm512_maskz_mul_ps(positive, v[k], vScale);
+      const __m512d low = _mm512_cvtps_pd(_mm512_castps512_ps256(w));
+      const __m512d high =
+        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(w), 1)));
+      double* row = out + std::size_t(k) * rowStride + i;
+      if (!Accumulate)
+      {
+        _mm512_storeu_pd(row, low);
+        _mm512_storeu_pd(row + 8, high);
+        continue;
+      }
+      rows::addToRow(row, count - i, low);
+      rows::addToRow(row + 8, count - i - 8, high);
+    }
   }
 }
-#pragma GCC diagnostic pop
 
-// isotropicRow16 added to the rows of a column (SphColumnCentres::addRows):
-// one call a column rather than a row.
-__attribute__((target("arch=x86-64-v4"))) void isotropicRows16(const float* c, float scale,
+// The pieces' coefficients (c + 16 j: coefficient j of every piece), a
+// register each.
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void loadCoefficients(
+  const float* c, __m512* coefficient)
+{
+  for (int j = 0; j <= SphColumnCentres::kValueDegree; ++j)
+    coefficient[j] = _mm512_loadu_ps(c + 16 * j);
+}
+
+// centresLanes<16, false, Accumulate> for one row in AVX-512 intrinsics,
+// the same operations in the same order (so the same bits): the compiler's
+// own lowering of the vector extensions spills each vector to the stack for
+// the row's last, partial one and widens through 128-bit halves, where
+// masked loads and stores and whole-register conversions take a third less.
+template <bool Accumulate>
+__attribute__((target("arch=x86-64-v4"))) void isotropicRow16(
+  const float* c, float scale, float X0, float a, float Y2, int count, double* out)
+{
+  __m512 coefficient[SphColumnCentres::kValueDegree + 1];
+  loadCoefficients(c, coefficient);
+  isotropicRows16<1, Accumulate>(coefficient, _mm512_set1_ps(scale), X0, a, &Y2, count, out, 0);
+}
+
+// isotropicRow16 added to the rows of a column (SphColumnCentres::addRows),
+// four rows at a time. (Each row over only the pixels its chord reaches
+// would skip a fifth of them, but the varying trip counts mispredict.)
+__attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c, float scale,
   float X0, float a, double invH, const double* dy2, int rows, int count, double* out,
   std::size_t rowStride)
 {
-  for (int j = 0; j < rows; ++j)
-    isotropicRow16<true>(
-      c, scale, X0, a, float(dy2[j] * invH * invH), count, out + std::size_t(j) * rowStride);
+  constexpr int K = 4;
+  __m512 coefficient[SphColumnCentres::kValueDegree + 1];
+  loadCoefficients(c, coefficient);
+  const __m512 vScale = _mm512_set1_ps(scale);
+  float Y2[K];
+  int j = 0;
+  for (; j + K <= rows; j += K)
+  {
+    for (int k = 0; k < K; ++k)
+      Y2[k] = float(dy2[j + k] * invH * invH);
+    isotropicRows16<K, true>(
+      coefficient, vScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
+  }
+  for (; j < rows; ++j)
+  {
+    Y2[0] = float(dy2[j] * invH * invH);
+    isotropicRows16<1, true>(
+      coefficient, vScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
+  }
 }
+#pragma GCC diagnostic pop
 
 template <bool Anisotropic, bool Accumulate>
 __attribute__((target("arch=x86-64-v4"))) void centresRowWide(CentresCoefficients c, float scale,
@@ -672,7 +726,7 @@ void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2,
 {
 #if JZ_SPH_WIDE_ROWS
   if (!f.anisotropic && sphRowLanes() == 16)
-    return isotropicRows16(
+    return isotropicColumn16(
       f.corrected[0], f.scale, float(X0), float(f.a), f.invH, dy2, rows, int(n), image, rowStride);
 #endif
   for (int j = 0; j < rows; ++j)

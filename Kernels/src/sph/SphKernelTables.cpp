@@ -280,9 +280,9 @@ void addKernelBox(SphKernel kernel, double h, double m, const KernelBox& box, do
 namespace
 {
 // A row's pixels as vectors of N lanes: 8 (AVX2, and AVX-512 clones of the
-// same loop) or 16 (AVX-512: the 16 pieces' coefficients fill one register,
-// so one single-source permute picks them, and the loop issues half the
-// instructions per pixel).
+// same loop) or 16 (AVX-512: the 32 pieces' coefficients fill two
+// registers, so one two-source permute picks them, and the loop issues half
+// the instructions per pixel).
 template <int N>
 struct RowVectors
 {
@@ -293,69 +293,61 @@ typedef RowVectors<8>::Float Float8;
 typedef RowVectors<8>::Int Int8;
 using rows::Double8;
 
-// Lane l of r is c[piece[l]] for the 16 floats at c (pieces 0..15): with 8
-// lanes one two-source permute with AVX-512, two permutes and a blend with
-// AVX2; with 16 lanes one permute. (Vectors pass by reference: the helpers
-// are inlined into each clone.)
+// Lane l of r is c[piece[l]] for the 32 floats at c (pieces 0..31): with 16
+// lanes one two-source permute; with 8, two of them and a blend on the
+// piece's fifth bit (the permutes read the index modulo 16). (Vectors pass
+// by reference: the helpers are inlined into each clone.)
 template <class Float, class Int>
 __attribute__((always_inline)) inline void select(const float* c, const Int& piece, Float& r)
 {
   constexpr int kPieces = SphColumnCentres::kPieces;
-  if constexpr (sizeof(Float) == kPieces * sizeof(float))
-  {
-    Float all;
-    std::memcpy(&all, c, sizeof all);
+  static_assert(kPieces == 32, "two registers of 16 pieces, or four of 8");
+  constexpr int N = int(sizeof(Float) / sizeof(float));
 #if defined(__GNUC__) && !defined(__clang__)
-    r = __builtin_shuffle(all, piece);
-#else
-    for (int l = 0; l < kPieces; ++l)
-      r[l] = all[piece[l]];
-#endif
-  }
+  Float t[kPieces / N];
+  std::memcpy(t, c, sizeof t);
+  if constexpr (N == 16)
+    r = __builtin_shuffle(t[0], t[1], piece);
   else
-  {
-    Float8 low, high;
-    std::memcpy(&low, c, sizeof low);
-    std::memcpy(&high, c + 8, sizeof high);
-#if defined(__GNUC__) && !defined(__clang__)
-    r = __builtin_shuffle(low, high, piece);
+    r = piece < 16 ? __builtin_shuffle(t[0], t[1], piece) : __builtin_shuffle(t[2], t[3], piece);
 #else
-    for (int l = 0; l < 8; ++l)
-      r[l] = piece[l] < 8 ? low[piece[l]] : high[piece[l] - 8];
+  for (int l = 0; l < N; ++l)
+    r[l] = c[piece[l]];
 #endif
-  }
 }
 
-// The polynomials of the pieces, coefficient j of every piece at c + 16 j.
+// The polynomials of the pieces, coefficient j of every piece at c + P j.
 template <int Degree, class Float, class Int>
 __attribute__((always_inline)) inline void horner(
   const float* c, const Int& piece, const Float& u, Float& acc)
 {
-  select(c + 16 * Degree, piece, acc);
+  constexpr int P = SphColumnCentres::kPieces;
+  select(c + P * Degree, piece, acc);
   for (int j = Degree - 1; j >= 0; --j)
   {
     Float cj;
-    select(c + 16 * j, piece, cj);
+    select(c + P * j, piece, cj);
     acc = acc * u + cj;
   }
 }
 
 struct CentresCoefficients
 {
-  const float* corrected; // the value with its isotropic correction
+  const float* corrected; // m du dv / h^2 times the value with its isotropic correction
   const float* anisotropy;
 };
 
-// N pixels at a time in units of h: X0 the first pixel centre's offset
-// along the row, a the pixel's width, Y2 the row's squared offset (single
-// precision: an error of 1e-7 in R^2 moves a pixel's value by less than
-// 1e-8 of the particle's mass). Writes scale times the pixels' mass
-// fractions (0 beyond the support) to out (rounded up to N values) or,
-// Accumulate, adds them to out[i < count]. Every lane's arithmetic is the
-// same whatever N: the values do not depend on the vector width.
+// N pixels at a time, in units of h / sqrt(P) (P pieces): X0 the first
+// pixel centre's offset along the row, a the pixel's width, Y2 the row's
+// squared offset, so that s = X^2 + Y2 = P R^2 (single precision: an error
+// of 1e-7 in R^2 moves a pixel's value by less than 1e-8 of the particle's
+// mass). Writes the pixels' masses (0 beyond the support: s >= P) to out
+// (rounded up to N values) or, Accumulate, adds them to out[i < count].
+// Every lane's arithmetic is the same whatever N: the values do not depend
+// on the vector width.
 template <int N, bool Anisotropic, bool Accumulate>
-__attribute__((always_inline)) inline void centresLanes(CentresCoefficients c, float scale,
-  float anisoScale, float X0, float a, float Y2, int count, double* out)
+__attribute__((always_inline)) inline void centresLanes(
+  CentresCoefficients c, float anisoScale, float X0, float a, float Y2, int count, double* out)
 {
   typedef typename RowVectors<N>::Float Float;
   typedef typename RowVectors<N>::Int Int;
@@ -369,8 +361,8 @@ __attribute__((always_inline)) inline void centresLanes(CentresCoefficients c, f
     const Float t = X * X + Y2;
     // Inside the support as 1 or 0 at once: GCC lowers a comparison's mask
     // kept for later lane by lane.
-    const Float inside = t < 1.0f ? 1.0f : 0.0f;
-    const Float s = (t < 1.0f ? t : 1.0f) * float(P);
+    const Float inside = t < float(P) ? 1.0f : 0.0f;
+    const Float s = t < float(P) ? t : float(P);
     Int piece = __builtin_convertvector(s, Int);
     piece = piece < P - 1 ? piece : P - 1;
     const Float u = s - __builtin_convertvector(piece, Float);
@@ -384,7 +376,7 @@ __attribute__((always_inline)) inline void centresLanes(CentresCoefficients c, f
     }
     // 0 beyond the support, and never below 0 where the fits' last digits
     // would dip under a vanishing kernel (log-scaled maps).
-    v = (v > 0.0f ? v * scale : 0.0f) * inside;
+    v = (v > 0.0f ? v : 0.0f) * inside;
     // To double 8 lanes at a time (a register's worth: wider vectors would
     // go through the stack).
     for (int half = 0; half < N / 8; ++half)
@@ -410,62 +402,79 @@ __attribute__((always_inline)) inline void centresLanes(CentresCoefficients c, f
 }
 
 template <bool Anisotropic, bool Accumulate>
-JZ_SPH_CLONES void centresRow(CentresCoefficients c, float scale, float anisoScale, float X0,
-  float a, float Y2, int count, double* out)
+JZ_SPH_CLONES void centresRow(
+  CentresCoefficients c, float anisoScale, float X0, float a, float Y2, int count, double* out)
 {
-  centresLanes<8, Anisotropic, Accumulate>(c, scale, anisoScale, X0, a, Y2, count, out);
+  centresLanes<8, Anisotropic, Accumulate>(c, anisoScale, X0, a, Y2, count, out);
 }
 
 #if JZ_SPH_WIDE_ROWS
 // (GCC 12 warns of the "undefined" registers inside its own intrinsics.)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// K rows of a column at once, one vector of each per step: the rows share
-// the pixels' offsets X along them, and their polynomials' chains
-// interleave (one chain alone leaves the vector units waiting on its
-// latency). Row k < K at out + k rowStride, Y2[k] its squared offset.
+// The pieces' coefficients: coefficient j of pieces 0..15 and 16..31 (at
+// c + 32 j), a register each.
+struct PieceRegisters
+{
+  __m512 low[SphColumnCentres::kValueDegree + 1], high[SphColumnCentres::kValueDegree + 1];
+};
+
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void loadPieces(
+  const float* c, PieceRegisters& r)
+{
+  constexpr int P = SphColumnCentres::kPieces;
+  for (int j = 0; j <= SphColumnCentres::kValueDegree; ++j)
+  {
+    r.low[j] = _mm512_loadu_ps(c + P * j);
+    r.high[j] = _mm512_loadu_ps(c + P * j + 16);
+  }
+}
+
+// centresLanes<16, false, Accumulate> for K rows of a column at once, in
+// AVX-512 intrinsics, the same operations in the same order (so the same
+// bits), one vector of each row per step. The rows share the pixels'
+// offsets X along them, and their polynomials' chains interleave (one
+// chain alone leaves the vector units waiting on its latency). The
+// compiler's own lowering of the vector extensions would spill each vector
+// to the stack for the row's last, partial one and widen through 128-bit
+// halves, where masked loads and stores and whole-register conversions take
+// a third less. Row k < K at out + k rowStride, Y2[k] its squared offset.
 template <int K, bool Accumulate>
 __attribute__((target("arch=x86-64-v4"), always_inline)) inline void isotropicRows16(
-  const __m512* coefficient, __m512 vScale, float X0, float a, const float* Y2, int count,
-  double* out, std::size_t rowStride)
+  const PieceRegisters& c, float X0, float a, const float* Y2, int count, double* out,
+  std::size_t rowStride)
 {
   constexpr int D = SphColumnCentres::kValueDegree;
   const __m512 lane = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  // s = 16 t = (4 X)^2 + 16 Y2 in one rounding: scaled by powers of 2,
-  // X and t keep their bits.
-  constexpr float P = float(SphColumnCentres::kPieces);
-  static_assert(P == 16, "4 X squared is 16 X^2: P t");
-  const __m512 pieces = _mm512_set1_ps(P);
-  const __m512 vA = _mm512_set1_ps(4 * a), vX0 = _mm512_set1_ps(4 * X0);
+  const __m512 pieces = _mm512_set1_ps(float(SphColumnCentres::kPieces));
+  const __m512 vA = _mm512_set1_ps(a), vX0 = _mm512_set1_ps(X0);
   for (int i = 0; i < count; i += 16)
   {
-    const __m512 X4 = _mm512_fmadd_ps(_mm512_add_ps(lane, _mm512_set1_ps(float(i))), vA, vX0);
+    const __m512 X = _mm512_fmadd_ps(_mm512_add_ps(lane, _mm512_set1_ps(float(i))), vA, vX0);
     __m512 u[K], v[K];
     __m512i piece[K];
     __mmask16 inside[K];
 #pragma GCC unroll 4
     for (int k = 0; k < K; ++k)
     {
-      const __m512 s = _mm512_fmadd_ps(X4, X4, _mm512_set1_ps(P * Y2[k]));
+      const __m512 s = _mm512_fmadd_ps(X, X, _mm512_set1_ps(Y2[k]));
       inside[k] = _mm512_cmp_ps_mask(s, pieces, _CMP_LT_OQ);
-      // Without centresLanes' clamps: inside the support t < 1, so s < 16
-      // and they change nothing; beyond it the permutes read the index's
-      // low 4 bits and the lane is zeroed below.
+      // Without centresLanes' clamps: inside the support s < 32, so they
+      // change nothing; beyond it the permutes read the index's low 5 bits
+      // and the lane is zeroed below.
       piece[k] = _mm512_cvttps_epi32(s);
       u[k] = _mm512_sub_ps(s, _mm512_cvtepi32_ps(piece[k]));
-      v[k] = _mm512_permutexvar_ps(piece[k], coefficient[D]);
+      v[k] = _mm512_permutex2var_ps(c.low[D], piece[k], c.high[D]);
     }
 #pragma GCC unroll 8
     for (int j = D - 1; j >= 0; --j)
 #pragma GCC unroll 4
       for (int k = 0; k < K; ++k)
-        v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutexvar_ps(piece[k], coefficient[j]));
+        v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutex2var_ps(c.low[j], piece[k], c.high[j]));
 #pragma GCC unroll 4
     for (int k = 0; k < K; ++k)
     {
-      const __mmask16 positive =
-        _mm512_mask_cmp_ps_mask(inside[k], v[k], _mm512_setzero_ps(), _CMP_GT_OQ);
-      const __m512 w = _mm512_maskz_mul_ps(positive, v[k], vScale);
+      const __m512 w = _mm512_maskz_max_ps(inside[k], v[k], _mm512_setzero_ps());
       const __m512d low = _mm512_cvtps_pd(_mm512_castps512_ps256(w));
       const __m512d high =
         _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(w), 1)));
@@ -482,65 +491,48 @@ __attribute__((target("arch=x86-64-v4"), always_inline)) inline void isotropicRo
   }
 }
 
-// The pieces' coefficients (c + 16 j: coefficient j of every piece), a
-// register each.
-__attribute__((target("arch=x86-64-v4"), always_inline)) inline void loadCoefficients(
-  const float* c, __m512* coefficient)
-{
-  for (int j = 0; j <= SphColumnCentres::kValueDegree; ++j)
-    coefficient[j] = _mm512_loadu_ps(c + 16 * j);
-}
-
-// centresLanes<16, false, Accumulate> for one row in AVX-512 intrinsics,
-// the same operations in the same order (so the same bits): the compiler's
-// own lowering of the vector extensions spills each vector to the stack for
-// the row's last, partial one and widens through 128-bit halves, where
-// masked loads and stores and whole-register conversions take a third less.
 template <bool Accumulate>
 __attribute__((target("arch=x86-64-v4"))) void isotropicRow16(
-  const float* c, float scale, float X0, float a, float Y2, int count, double* out)
+  const float* c, float X0, float a, float Y2, int count, double* out)
 {
-  __m512 coefficient[SphColumnCentres::kValueDegree + 1];
-  loadCoefficients(c, coefficient);
-  isotropicRows16<1, Accumulate>(coefficient, _mm512_set1_ps(scale), X0, a, &Y2, count, out, 0);
+  PieceRegisters r;
+  loadPieces(c, r);
+  isotropicRows16<1, Accumulate>(r, X0, a, &Y2, count, out, 0);
 }
 
-// isotropicRow16 added to the rows of a column (SphColumnCentres::addRows),
-// four rows at a time. (Each row over only the pixels its chord reaches
-// would skip a fifth of them, but the varying trip counts mispredict.)
-__attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c, float scale,
-  float X0, float a, double invH, const double* dy2, int rows, int count, double* out,
-  std::size_t rowStride)
+// isotropicRows16 added to the rows of a column (SphColumnCentres::addRows),
+// four rows at a time; Y2 of row j: dy2[j] times y2Scale. (Each row over
+// only the pixels its chord reaches would skip a fifth of them, but the
+// varying trip counts mispredict.)
+__attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c, float X0, float a,
+  double y2Scale, const double* dy2, int rows, int count, double* out, std::size_t rowStride)
 {
   constexpr int K = 4;
-  __m512 coefficient[SphColumnCentres::kValueDegree + 1];
-  loadCoefficients(c, coefficient);
-  const __m512 vScale = _mm512_set1_ps(scale);
+  PieceRegisters r;
+  loadPieces(c, r);
   float Y2[K];
   int j = 0;
   for (; j + K <= rows; j += K)
   {
     for (int k = 0; k < K; ++k)
-      Y2[k] = float(dy2[j + k] * invH * invH);
-    isotropicRows16<K, true>(
-      coefficient, vScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
+      Y2[k] = float(dy2[j + k] * y2Scale);
+    isotropicRows16<K, true>(r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
   }
   for (; j < rows; ++j)
   {
-    Y2[0] = float(dy2[j] * invH * invH);
-    isotropicRows16<1, true>(
-      coefficient, vScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
+    Y2[0] = float(dy2[j] * y2Scale);
+    isotropicRows16<1, true>(r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
   }
 }
 #pragma GCC diagnostic pop
 
 template <bool Anisotropic, bool Accumulate>
-__attribute__((target("arch=x86-64-v4"))) void centresRowWide(CentresCoefficients c, float scale,
-  float anisoScale, float X0, float a, float Y2, int count, double* out)
+__attribute__((target("arch=x86-64-v4"))) void centresRowWide(
+  CentresCoefficients c, float anisoScale, float X0, float a, float Y2, int count, double* out)
 {
   if (!Anisotropic)
-    return isotropicRow16<Accumulate>(c.corrected, scale, X0, a, Y2, count, out);
-  centresLanes<16, Anisotropic, Accumulate>(c, scale, anisoScale, X0, a, Y2, count, out);
+    return isotropicRow16<Accumulate>(c.corrected, X0, a, Y2, count, out);
+  centresLanes<16, Anisotropic, Accumulate>(c, anisoScale, X0, a, Y2, count, out);
 }
 
 bool machineRunsWideRows()
@@ -555,14 +547,14 @@ std::atomic<int> forcedRowLanes{ 0 };
 
 // centresRow with the vectors sphRowLanes() says.
 template <bool Anisotropic, bool Accumulate>
-void centresRowBest(CentresCoefficients c, float scale, float anisoScale, float X0, float a,
-  float Y2, int count, double* out)
+void centresRowBest(
+  CentresCoefficients c, float anisoScale, float X0, float a, float Y2, int count, double* out)
 {
 #if JZ_SPH_WIDE_ROWS
   if (sphRowLanes() == 16)
-    return centresRowWide<Anisotropic, Accumulate>(c, scale, anisoScale, X0, a, Y2, count, out);
+    return centresRowWide<Anisotropic, Accumulate>(c, anisoScale, X0, a, Y2, count, out);
 #endif
-  centresRow<Anisotropic, Accumulate>(c, scale, anisoScale, X0, a, Y2, count, out);
+  centresRow<Anisotropic, Accumulate>(c, anisoScale, X0, a, Y2, count, out);
 }
 } // namespace
 
@@ -688,15 +680,15 @@ SphColumnCentres::Footprint SphColumnCentres::footprint(
 {
   Footprint f;
   f.invH = 1 / h;
-  f.a = du / h;
+  f.a = du / h * std::sqrt(double(kPieces));
   const double au2 = du * du / (h * h), av2 = dv * dv / (h * h);
-  f.scale = float(m * du * dv / (h * h));
+  const float scale = float(m * du * dv / (h * h));
   const float lapScale = float((au2 + av2) / 48);
   for (int j = 0; j <= kValueDegree; ++j)
     for (int p = 0; p < kPieces; ++p)
       f.corrected[j][p] =
-        value_[j][p] + (j <= kCorrectionDegree ? lapScale * laplacian_[j][p] : 0.0f);
-  f.anisoScale = float((au2 - av2) / 48);
+        scale * (value_[j][p] + (j <= kCorrectionDegree ? lapScale * laplacian_[j][p] : 0.0f));
+  f.anisoScale = scale * float((au2 - av2) / 48);
   // Nearly square pixels: the anisotropic term is below rounding.
   f.anisotropic = std::fabs(au2 - av2) > 1e-6 * (au2 + av2);
   return f;
@@ -707,12 +699,12 @@ void SphColumnCentres::pixels(
   const Footprint& f, double X0, double dy2, std::size_t n, double* out) const
 {
   const CentresCoefficients c{ f.corrected[0], anisotropy_[0] };
-  const float Y2 = float(dy2 * f.invH * f.invH);
+  const double P = kPieces;
+  const float Y2 = float(dy2 * f.invH * f.invH * P), X = float(X0 * std::sqrt(P)), a = float(f.a);
   if (f.anisotropic)
-    centresRowBest<true, Accumulate>(
-      c, f.scale, f.anisoScale, float(X0), float(f.a), Y2, int(n), out);
+    centresRowBest<true, Accumulate>(c, f.anisoScale, X, a, Y2, int(n), out);
   else
-    centresRowBest<false, Accumulate>(c, f.scale, 0.0f, float(X0), float(f.a), Y2, int(n), out);
+    centresRowBest<false, Accumulate>(c, 0.0f, X, a, Y2, int(n), out);
 }
 
 void SphColumnCentres::row(
@@ -726,8 +718,8 @@ void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2,
 {
 #if JZ_SPH_WIDE_ROWS
   if (!f.anisotropic && sphRowLanes() == 16)
-    return isotropicColumn16(
-      f.corrected[0], f.scale, float(X0), float(f.a), f.invH, dy2, rows, int(n), image, rowStride);
+    return isotropicColumn16(f.corrected[0], float(X0 * std::sqrt(double(kPieces))), float(f.a),
+      f.invH * f.invH * kPieces, dy2, rows, int(n), image, rowStride);
 #endif
   for (int j = 0; j < rows; ++j)
     pixels<true>(f, X0, dy2[j], n, image + std::size_t(j) * rowStride);

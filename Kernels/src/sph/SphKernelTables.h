@@ -136,29 +136,31 @@ void setSphRowLanes(int lanes);
 // The pixel integrals of projected kernels much wider than a pixel, by the
 // midpoint rule with its leading error term: for a pixel of sides du x dv
 // centred at (X, Y) h from the particle (R = |(X, Y)| < 1),
-//   du dv / h^2 [f + ((du^2 + dv^2) lap f + (du^2 - dv^2) (f'' - f'/R) (X^2 - Y^2) / R^2) / (48 h^2)]
+//   du dv / h^2 [f + ((du^2 + dv^2) lap f
+//                     + (du^2 - dv^2) (f'' - f'/R) (X^2 - Y^2) / R^2) / (48 h^2)]
 // with f the projected unit kernel. From h = kMinPixels pixels (the larger
 // side) on, this is within 3e-7 of the particle's mass per pixel and 5e-7
 // in total (the error falls as (pixel / h)^4). The three functions are
-// polynomials in R^2 on 16 equal pieces (evaluated 8 or 16 pixels at a
-// time in single precision, the pieces' coefficients selected by a lane
-// permute: no table look-ups), f's scaled to integrate to exactly 1.
+// polynomials in R^2 on 32 equal pieces (evaluated 8 or 16 pixels at a
+// time in single precision, the pieces' coefficients selected by lane
+// permutes: no table look-ups), f's scaled to integrate to exactly 1.
 class SphColumnCentres
 {
 public:
   static constexpr double kMinPixels = 16;
-  static constexpr int kPieces = 16;
+  static constexpr int kPieces = 32;
   static constexpr int kLanes = 16; // the most pixels a vector holds
-  static constexpr int kValueDegree = 6, kCorrectionDegree = 4;
+  static constexpr int kValueDegree = 4, kCorrectionDegree = 4;
   static const SphColumnCentres& get(SphKernel kernel);
 
-  // One particle's kernel (support h, mass m) on pixels du x dv wide, with
-  // its value and isotropic correction as one polynomial per piece
-  // (f + lapScale lap f: one evaluation per pixel instead of two).
+  // One particle's kernel (support h, mass m) on pixels du x dv wide: its
+  // value and isotropic correction as one polynomial per piece (f +
+  // lapScale lap f: one evaluation per pixel instead of two), times the
+  // pixel's share m du dv / h^2.
   struct Footprint
   {
-    double invH = 0, a = 0; // 1 / h, du / h
-    float scale = 0, anisoScale = 0;
+    double invH = 0, a = 0; // 1 / h; du in units of h / sqrt(kPieces)
+    float anisoScale = 0;
     bool anisotropic = false;
     alignas(64) float corrected[kValueDegree + 1][kPieces];
   };
@@ -183,7 +185,7 @@ private:
   explicit SphColumnCentres(SphKernel kernel);
   template <bool Accumulate>
   void pixels(const Footprint& f, double X0, double dy2, std::size_t n, double* out) const;
-  // Coefficient j of piece p (in u = 16 R^2 - p, from u^0 up) at [j][p].
+  // Coefficient j of piece p (in u = kPieces R^2 - p, from u^0 up) at [j][p].
   alignas(64) float value_[kValueDegree + 1][kPieces];
   alignas(64) float laplacian_[kCorrectionDegree + 1][kPieces];
   alignas(64) float anisotropy_[kCorrectionDegree + 1][kPieces];

@@ -58,7 +58,8 @@ class SphStrips
 {
 public:
   static constexpr std::size_t kEntriesPerParticle = 8;
-  // Ranks per chunk of the parallel listing, and the most chunk x strip counters.
+  // Particles per chunk of the parallel listing, and the most chunk x bin
+  // counters (bins: cells, strips).
   static constexpr std::size_t kChunk = std::size_t(1) << 14;
   static constexpr std::size_t kMaxHistogram = std::size_t(1) << 22;
 
@@ -103,27 +104,7 @@ public:
         break;
       width_ *= 2;
     }
-    // The ranks: a counting sort by first cell (particles that reach
-    // nothing last), and each particle's rank.
-    std::vector<std::size_t> start(std::size_t(cells) + 2, 0);
-    for (std::size_t i = 0; i < numParticles; ++i)
-      ++start[std::size_t(firstCell[i]) + 1];
-    for (int c = 0; c <= cells; ++c)
-      start[std::size_t(c) + 1] += start[std::size_t(c)];
-    numRanked_ = start[std::size_t(cells)];
-    order_.resize(numParticles);
-    rank_.resize(numParticles);
-    // Each rank's first cell and strip count too, so that the passes below
-    // read them in order rather than scattered over the input.
-    std::unique_ptr<int[]> rankedCell(new int[numParticles]), rankedCount(new int[numParticles]);
-    for (std::size_t i = 0; i < numParticles; ++i)
-    {
-      const std::size_t r = start[std::size_t(firstCell[i])]++;
-      order_[r] = Index(i);
-      rank_[i] = Index(r);
-      rankedCell[r] = firstCell[i];
-      rankedCount[r] = counts[i];
-    }
+    rankByFirstCell(firstCell, counts, cells);
     // The lists: fixed chunks of ranks count their entries per strip, then
     // fill their slots, both in parallel; the order within a strip is the
     // ranks' whatever the threads.
@@ -135,7 +116,7 @@ public:
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(r, rankedCell[r], rankedCount[r], reach,
+        eachStrip(r, rankedCell_[r], rankedCount_[r], reach,
           [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
     offsets_.assign(strips + 1, 0);
     std::size_t at = 0;
@@ -155,8 +136,10 @@ public:
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(r, rankedCell[r], rankedCount[r], reach,
+        eachStrip(r, rankedCell_[r], rankedCount_[r], reach,
           [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
+    rankedCell_.reset();
+    rankedCount_.reset();
   }
 
   int numStrips() const { return numStrips_; }
@@ -173,6 +156,54 @@ public:
   const Index* end(int strip) const { return entries_.get() + offsets_[std::size_t(strip) + 1]; }
 
 private:
+  // The ranks: a stable counting sort of the particles by first cell
+  // (cells: none, ranked last), in parallel over fixed chunks of them (each
+  // chunk's own count per cell, their starts in the order cell, chunk: the
+  // ranks whatever the threads). Each rank's first cell and strip count
+  // too, so that the passes after read them in order rather than scattered
+  // over the input.
+  void rankByFirstCell(const std::vector<int>& firstCell, const std::vector<int>& counts, int cells)
+  {
+    const std::size_t n = firstCell.size(), bins = std::size_t(cells) + 1;
+    const std::size_t chunks =
+      std::max<std::size_t>(1, std::min((n + kChunk - 1) / kChunk, kMaxHistogram / bins));
+    const std::size_t chunk = (n + chunks - 1) / chunks;
+    std::vector<std::size_t> start(chunks * bins, 0); // [chunk][cell]
+#pragma omp parallel for schedule(static) if (n >= kSphParallelMin)
+    for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
+      for (std::size_t i = std::size_t(c) * chunk; i < std::min(n, (std::size_t(c) + 1) * chunk);
+           ++i)
+        ++start[std::size_t(c) * bins + std::size_t(firstCell[i])];
+    std::size_t at = 0;
+    for (std::size_t b = 0; b < bins; ++b)
+    {
+      if (b == std::size_t(cells))
+        numRanked_ = at;
+      for (std::size_t c = 0; c < chunks; ++c)
+      {
+        const std::size_t count = start[c * bins + b];
+        start[c * bins + b] = at;
+        at += count;
+      }
+    }
+    // Written below, each once, by the threads that read them after.
+    order_.reset(new Index[n]);
+    rank_.reset(new Index[n]);
+    rankedCell_.reset(new int[n]);
+    rankedCount_.reset(new int[n]);
+#pragma omp parallel for schedule(static) if (n >= kSphParallelMin)
+    for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
+      for (std::size_t i = std::size_t(c) * chunk; i < std::min(n, (std::size_t(c) + 1) * chunk);
+           ++i)
+      {
+        const std::size_t r = start[std::size_t(c) * bins + std::size_t(firstCell[i])]++;
+        order_[r] = Index(i);
+        rank_[i] = Index(r);
+        rankedCell_[r] = firstCell[i];
+        rankedCount_[r] = counts[i];
+      }
+  }
+
   // Each strip of particle i once (its ranges increase, so a repeat can
   // only be the last strip seen): visit(strip, the first cell of the range
   // that reaches it).
@@ -209,6 +240,7 @@ private:
   std::vector<std::size_t> offsets_;
   std::size_t numEntries_ = 0;
   std::unique_ptr<Index[]> entries_;
-  std::vector<Index> order_, rank_;
+  std::unique_ptr<Index[]> order_, rank_;
+  std::unique_ptr<int[]> rankedCell_, rankedCount_;
 };
 } // namespace jz

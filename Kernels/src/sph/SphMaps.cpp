@@ -368,16 +368,14 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
     });
   // The particles that reach the map, in rank order: read in input order
   // and put at their ranks (one scattered write each, rather than a
-  // scattered read of each of their arrays).
+  // scattered read of each of their arrays for each strip they reach).
   const std::size_t numRanked = strips.numRanked();
   std::unique_ptr<Record[]> records(new Record[numRanked]); // every rank written below
-  const std::size_t listed = slice ? picked.size() : P.numPoints;
-#pragma omp parallel for schedule(static) if (listed >= kSphParallelMin)
-  for (std::int64_t k = 0; k < std::int64_t(listed); ++k)
+#pragma omp parallel for schedule(static) if (numRanked >= kSphParallelMin)
+  for (std::int64_t r = 0; r < std::int64_t(numRanked); ++r)
   {
-    const std::size_t r = strips.rank(std::size_t(k));
-    if (r < numRanked)
-      records[r] = slice ? picked[std::size_t(k)] : recordOf(std::size_t(k));
+    const std::size_t k = strips.order(std::size_t(r));
+    records[r] = slice ? picked[k] : recordOf(k);
   }
   reportProgress(control, 0.2);
   listing.stop();
@@ -400,9 +398,8 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
     {
       const int c0 = strip * stripCells, c1 = std::min(stripAxis.cells, c0 + stripCells);
       const double lo = stripAxis.edge(c0), hi = stripAxis.edge(c1);
-      for (const Index* e = strips.begin(strip); e != strips.end(strip); ++e)
+      auto deposit = [&](const Record& record)
       {
-        const Record& record = records[*e];
         const std::size_t i = record.input;
         const double* x = record.x;
         const double h = record.h, m = record.m;
@@ -448,7 +445,11 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
                 depositVoxels(*factors, ax, p, h, m, c0, c1, who, sums, scratch);
               }
         }
-      }
+      };
+      for (const Index* e = strips.begin(strip); e != strips.end(strip); ++e)
+        deposit(records[*e]);
+      for (std::size_t r = strips.firstOwn(strip); r < strips.endOwn(strip); ++r)
+        deposit(records[r]);
     }
   }
   depositing.stop();

@@ -1,8 +1,9 @@
 // The particles of each strip of a map (rows of an image, slabs of a
 // volume): a counting sort of the particles by the strips their support
 // reaches. The particles are ranked by the first cell they reach (then
-// input order), each strip lists its particles' ranks in increasing order,
-// so that every cell's sum runs over its particles in one order whatever
+// input order): those whose first cell lies in a strip are a range of
+// ranks, and each strip lists the ranks of the others that reach it, all
+// lower. So every cell's sum runs over its particles in one order whatever
 // the strips' width and the number of threads, and a copy of the particles
 // in rank order is read almost sequentially. Memory: the strips are widened
 // until the lists hold at most kEntriesPerParticle entries per particle.
@@ -105,9 +106,11 @@ public:
       width_ *= 2;
     }
     rankByFirstCell(firstCell, counts, cells);
-    // The lists: fixed chunks of ranks count their entries per strip, then
-    // fill their slots, both in parallel; the order within a strip is the
-    // ranks' whatever the threads.
+    // The lists of the particles that reach a strip after their first:
+    // fixed chunks of ranks count their entries per strip, then fill their
+    // slots, both in parallel; the order within a strip is the ranks'
+    // whatever the threads. (Those whose first strip it is are the ranks
+    // of its cells, listed by the sort.)
     const std::size_t strips = std::size_t(numStrips_);
     const std::size_t chunks = std::max<std::size_t>(1,
       std::min((numRanked_ + kChunk - 1) / kChunk, kMaxHistogram / std::max<std::size_t>(1, strips)));
@@ -116,7 +119,7 @@ public:
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(r, rankedCell_[r], rankedCount_[r], reach,
+        eachLaterStrip(r, rankedCell_[r], rankedCount_[r], reach,
           [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
     offsets_.assign(strips + 1, 0);
     std::size_t at = 0;
@@ -131,12 +134,12 @@ public:
       }
     }
     offsets_[strips] = at;
-    numEntries_ = at;
+    numEntries_ = at + numRanked_;
     entries_.reset(new Index[at]); // every slot written below
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachStrip(r, rankedCell_[r], rankedCount_[r], reach,
+        eachLaterStrip(r, rankedCell_[r], rankedCount_[r], reach,
           [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
     rankedCell_.reset();
     rankedCount_.reset();
@@ -144,16 +147,28 @@ public:
 
   int numStrips() const { return numStrips_; }
   int width() const { return width_; }
+  // The particle-strip pairs.
   std::size_t numEntries() const { return numEntries_; }
-  // The particles that reach a strip, and the rank of input index i
-  // (numRanked() or more when it reaches none).
+  // The particles that reach a strip, and the input index of rank r <
+  // numRanked().
   std::size_t numRanked() const { return numRanked_; }
-  Index rank(std::size_t i) const
+  Index order(std::size_t r) const
   {
-    return rank_[i];
+    return order_[r];
   }
+  // The ranks of a strip's particles in increasing order: first those
+  // whose first strip came before it, [begin, end), then those whose first
+  // cell is in it, [firstOwn, endOwn).
   const Index* begin(int strip) const { return entries_.get() + offsets_[std::size_t(strip)]; }
   const Index* end(int strip) const { return entries_.get() + offsets_[std::size_t(strip) + 1]; }
+  std::size_t firstOwn(int strip) const
+  {
+    return cellStart_[std::size_t(strip * width_)];
+  }
+  std::size_t endOwn(int strip) const
+  {
+    return cellStart_[std::size_t(std::min((strip + 1) * width_, cells_))];
+  }
 
 private:
   // The ranks: a stable counting sort of the particles by first cell
@@ -175,10 +190,11 @@ private:
            ++i)
         ++start[std::size_t(c) * bins + std::size_t(firstCell[i])];
     std::size_t at = 0;
+    cells_ = cells;
+    cellStart_.resize(bins);
     for (std::size_t b = 0; b < bins; ++b)
     {
-      if (b == std::size_t(cells))
-        numRanked_ = at;
+      cellStart_[b] = at;
       for (std::size_t c = 0; c < chunks; ++c)
       {
         const std::size_t count = start[c * bins + b];
@@ -186,9 +202,9 @@ private:
         at += count;
       }
     }
+    numRanked_ = cellStart_[std::size_t(cells)];
     // Written below, each once, by the threads that read them after.
     order_.reset(new Index[n]);
-    rank_.reset(new Index[n]);
     rankedCell_.reset(new int[n]);
     rankedCount_.reset(new int[n]);
 #pragma omp parallel for schedule(static) if (n >= kSphParallelMin)
@@ -198,7 +214,6 @@ private:
       {
         const std::size_t r = start[std::size_t(c) * bins + std::size_t(firstCell[i])]++;
         order_[r] = Index(i);
-        rank_[i] = Index(r);
         rankedCell_[r] = firstCell[i];
         rankedCount_[r] = counts[i];
       }
@@ -223,24 +238,34 @@ private:
       });
   }
 
-  // forStrips of rank r, from the first pass's run (its first cell and
-  // strip count) when the strips form one.
+  // forStrips of rank r but for its first strip, from the first pass's run
+  // (its first cell and strip count) when the strips form one.
   template <class Reach, class Visit>
-  void eachStrip(std::size_t r, int firstCell, int count, Reach& reach, Visit&& visit) const
+  void eachLaterStrip(std::size_t r, int firstCell, int count, Reach& reach, Visit&& visit) const
   {
+    if (count == 1) // most particles: no division
+      return;
     if (count < 0)
-      return forStrips(order_[r], reach, [&](int s, int) { visit(s); });
+    {
+      const int first = firstCell / width_;
+      return forStrips(order_[r], reach,
+        [&](int s, int)
+        {
+          if (s != first)
+            visit(s);
+        });
+    }
     const int first = firstCell / width_;
-    for (int s = first; s < first + count; ++s)
+    for (int s = first + 1; s < first + count; ++s)
       visit(s);
   }
 
-  int width_ = 1, numStrips_ = 0;
+  int width_ = 1, numStrips_ = 0, cells_ = 0;
   std::size_t numRanked_ = 0;
-  std::vector<std::size_t> offsets_;
+  std::vector<std::size_t> offsets_, cellStart_;
   std::size_t numEntries_ = 0;
   std::unique_ptr<Index[]> entries_;
-  std::unique_ptr<Index[]> order_, rank_;
+  std::unique_ptr<Index[]> order_;
   std::unique_ptr<int[]> rankedCell_, rankedCount_;
 };
 } // namespace jz

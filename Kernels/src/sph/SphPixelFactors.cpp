@@ -45,29 +45,51 @@ JZ_SPH_CLONES void contractPixels(const double* weight, const double* du, int nu
 // contractPixels adding to an image, in AVX-512 intrinsics (its twin, row
 // for row): the same operations in the same order (so the same bits), the
 // row's last vector masked instead of added lane by lane through the stack
-// (narrow columns' rows are mostly that last vector). GCC 12 warns of the
-// "undefined" registers inside its own intrinsics.
+// (narrow columns' rows are mostly that last vector), and K rows at a time:
+// a vector's sum over p is a chain of dependent multiply-adds, and one row
+// alone leaves the vector units waiting on its latency. GCC 12 warns of
+// the "undefined" registers inside its own intrinsics.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <int K>
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void addPixelRows(
+  const double* weight, const double* dv, int j, const double* ut, int nuPad, int nu, double* row,
+  std::size_t rowStride)
+{
+  double y[K][R];
+  for (int k = 0; k < K; ++k)
+    rowWeights(weight, dv, j + k, y[k]);
+  for (int i0 = 0; i0 < nu; i0 += rows::kLanes)
+  {
+    __m512d v[K];
+    for (int k = 0; k < K; ++k)
+      v[k] = _mm512_setzero_pd();
+    for (int p = 0; p < R; ++p)
+    {
+      const __m512d x = _mm512_loadu_pd(ut + std::size_t(p) * std::size_t(nuPad) + std::size_t(i0));
+#pragma GCC unroll 4
+      for (int k = 0; k < K; ++k)
+        v[k] = _mm512_fmadd_pd(_mm512_set1_pd(y[k][p]), x, v[k]);
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+      rows::addToRow(row + std::size_t(k) * rowStride + std::size_t(i0), nu - i0, v[k]);
+  }
+}
+
 __attribute__((target("arch=x86-64-v4"))) void addPixelsAvx512(const double* weight,
   const double* du, int nu, const double* dv, int nv, double m, double* scratch,
   const SphPixelFactors::Output& to)
 {
+  constexpr int K = 4;
   const int nuPad = rows::transposeRows<R>(du, nu, m, scratch);
-  for (int j = 0; j < nv; ++j)
-  {
-    double y[R];
-    rowWeights(weight, dv, j, y);
-    double* row = to.values + std::size_t(j) * to.rowStride;
-    for (int i0 = 0; i0 < nu; i0 += rows::kLanes)
-    {
-      __m512d v = _mm512_setzero_pd();
-      for (int p = 0; p < R; ++p)
-        v = _mm512_fmadd_pd(_mm512_set1_pd(y[p]),
-          _mm512_loadu_pd(scratch + std::size_t(p) * std::size_t(nuPad) + std::size_t(i0)), v);
-      rows::addToRow(row + i0, nu - i0, v);
-    }
-  }
+  int j = 0;
+  for (; j + K <= nv; j += K)
+    addPixelRows<K>(
+      weight, dv, j, scratch, nuPad, nu, to.values + std::size_t(j) * to.rowStride, to.rowStride);
+  for (; j < nv; ++j)
+    addPixelRows<1>(
+      weight, dv, j, scratch, nuPad, nu, to.values + std::size_t(j) * to.rowStride, to.rowStride);
 }
 #pragma GCC diagnostic pop
 #endif

@@ -33,11 +33,11 @@ namespace
 // most. A particle's strips each redo its factors along the strip: fewer,
 // wider strips repeat less, while enough of them keep the threads
 // balanced. The width never changes a cell's sum (SphStrips.h).
-constexpr int kImageStripRows[2] = { 16, 64 };
+constexpr int kImageStripRows[2] = { 16, 128 };
 // Few particles reach a slice: narrow strips balance the threads.
 constexpr int kSliceStripRows[2] = { 4, 4 };
-constexpr int kVolumeStripSlabs[2] = { 2, 16 };
-constexpr int kStripsPerThread = 4;
+constexpr int kVolumeStripSlabs[2] = { 2, 32 };
+constexpr int kStripsPerThread = 2;
 
 int stripWidth(int cells, const int (&limits)[2])
 {
@@ -269,6 +269,24 @@ void depositVoxels(const SphVoxelFactors& factors, const GridAxis* ax, const dou
   depositVoxelFactors(factors, ax, p, h, m, first, last, who, sums, scratch);
 }
 
+// The strips in decreasing order of their particles, the order the threads
+// take them in: the largest first, so that a few wide strips still share
+// out evenly (each strip's sums are the same in any order).
+std::vector<int> stripsByLoad(const SphStrips& strips)
+{
+  std::vector<int> order(std::size_t(strips.numStrips()));
+  std::vector<std::size_t> load(order.size());
+  for (int s = 0; s < strips.numStrips(); ++s)
+  {
+    order[std::size_t(s)] = s;
+    load[std::size_t(s)] =
+      std::size_t(strips.end(s) - strips.begin(s)) + strips.endOwn(s) - strips.firstOwn(s);
+  }
+  std::stable_sort(order.begin(), order.end(),
+    [&](int a, int b) { return load[std::size_t(a)] > load[std::size_t(b)]; });
+  return order;
+}
+
 // Whether an image of a particle at x along the slice normal lies within h
 // of the plane.
 bool reachesPlane(double x, double h, double plane, double period)
@@ -389,13 +407,15 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
     centres = &SphColumnCentres::get(P.kernel);
   }
   const int numStrips = strips.numStrips(), stripCells = strips.width();
+  const std::vector<int> byLoad = stripsByLoad(strips);
 
 #pragma omp parallel
   {
     Scratch scratch;
 #pragma omp for schedule(dynamic, 1)
-    for (int strip = 0; strip < numStrips; ++strip)
+    for (int next = 0; next < numStrips; ++next)
     {
+      const int strip = byLoad[std::size_t(next)];
       const int c0 = strip * stripCells, c1 = std::min(stripAxis.cells, c0 + stripCells);
       const double lo = stripAxis.edge(c0), hi = stripAxis.edge(c1);
       auto deposit = [&](const Record& record)

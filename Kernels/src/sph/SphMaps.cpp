@@ -389,11 +389,13 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   // scattered read of each of their arrays for each strip they reach).
   const std::size_t numRanked = strips.numRanked();
   std::unique_ptr<Record[]> records(new Record[numRanked]); // every rank written below
-#pragma omp parallel for schedule(static) if (numRanked >= kSphParallelMin)
-  for (std::int64_t r = 0; r < std::int64_t(numRanked); ++r)
+  const std::size_t listed = slice ? picked.size() : P.numPoints;
+#pragma omp parallel for schedule(static) if (listed >= kSphParallelMin)
+  for (std::int64_t k = 0; k < std::int64_t(listed); ++k)
   {
-    const std::size_t k = strips.order(std::size_t(r));
-    records[r] = slice ? picked[k] : recordOf(k);
+    const std::size_t r = strips.rank(std::size_t(k));
+    if (r < numRanked)
+      records[r] = slice ? picked[std::size_t(k)] : recordOf(std::size_t(k));
   }
   reportProgress(control, 0.2);
   listing.stop();

@@ -149,13 +149,10 @@ public:
   int width() const { return width_; }
   // The particle-strip pairs.
   std::size_t numEntries() const { return numEntries_; }
-  // The particles that reach a strip, and the input index of rank r <
-  // numRanked().
+  // The particles that reach a strip, and the rank of input index i
+  // (numRanked() or more when it reaches none).
   std::size_t numRanked() const { return numRanked_; }
-  Index order(std::size_t r) const
-  {
-    return order_[r];
-  }
+  Index rank(std::size_t i) const { return rank_[i]; }
   // The ranks of a strip's particles in increasing order: first those
   // whose first strip came before it, [begin, end), then those whose first
   // cell is in it, [firstOwn, endOwn).
@@ -205,6 +202,7 @@ private:
     numRanked_ = cellStart_[std::size_t(cells)];
     // Written below, each once, by the threads that read them after.
     order_.reset(new Index[n]);
+    rank_.reset(new Index[n]);
     rankedCell_.reset(new int[n]);
     rankedCount_.reset(new int[n]);
 #pragma omp parallel for schedule(static) if (n >= kSphParallelMin)
@@ -214,6 +212,7 @@ private:
       {
         const std::size_t r = start[std::size_t(c) * bins + std::size_t(firstCell[i])]++;
         order_[r] = Index(i);
+        rank_[i] = Index(r);
         rankedCell_[r] = firstCell[i];
         rankedCount_[r] = counts[i];
       }
@@ -265,7 +264,7 @@ private:
   std::vector<std::size_t> offsets_, cellStart_;
   std::size_t numEntries_ = 0;
   std::unique_ptr<Index[]> entries_;
-  std::unique_ptr<Index[]> order_;
+  std::unique_ptr<Index[]> order_, rank_;
   std::unique_ptr<int[]> rankedCell_, rankedCount_;
 };
 } // namespace jz

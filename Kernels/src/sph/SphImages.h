@@ -25,8 +25,17 @@ struct ImageShifts
         last = 0;
       return;
     }
-    first = int(ceil((lo - x - h) / period));
-    last = int(floor((hi - x + h) / period));
+    // Most particles: both quotients strictly within one period of 0 on
+    // their sides, so the rounded divisions would give 0 and 0 (the margin
+    // keeps them off -1 and 1).
+    const double below = lo - x - h, above = hi - x + h, within = period * (1 - 1e-14);
+    if (below <= 0 && below > -within && above >= 0 && above < within)
+    {
+      first = last = 0;
+      return;
+    }
+    first = int(ceil(below / period));
+    last = int(floor(above / period));
   }
 };
 
@@ -35,6 +44,10 @@ JZ_HD int imagesInside(double x, double lo, double hi, double period)
 {
   if (!(period > 0))
     return x >= lo && x < hi ? 1 : 0;
+  // Most points: inside, their next images on either side outside (the
+  // loop's own tests for k = 1 and -1, which it would stop at).
+  if (x >= lo && x < hi && !(x + period < hi) && !(x - period >= lo))
+    return 1;
   int count = 0;
   for (double k = ceil((lo - x) / period); x + k * period < hi; k += 1)
     count += x + k * period >= lo ? 1 : 0;

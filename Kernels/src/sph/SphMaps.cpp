@@ -33,7 +33,7 @@ namespace
 // most. A particle's strips each redo its factors along the strip: fewer,
 // wider strips repeat less, while enough of them keep the threads
 // balanced. The width never changes a cell's sum (SphStrips.h).
-constexpr int kImageStripRows[2] = { 16, 128 };
+constexpr int kImageStripRows[2] = { 16, 256 };
 // Few particles reach a slice: narrow strips balance the threads.
 constexpr int kSliceStripRows[2] = { 4, 4 };
 constexpr int kVolumeStripSlabs[2] = { 2, 32 };
@@ -643,19 +643,22 @@ void finishSphMap(const SphGrid& grid, SphMapSums& sums)
   if (grid.kind == SphMapKind::Slice)
     return;
   const double measure = grid.cellMeasure();
-  const std::size_t cells = sums.mass.size();
+  const std::int64_t cells = std::int64_t(sums.mass.size());
   for (std::vector<double>& field : sums.fields)
   {
-    const std::size_t comps = cells ? field.size() / cells : 0;
-    for (std::size_t c = 0; c < cells; ++c)
+    const std::size_t comps = cells ? field.size() / std::size_t(cells) : 0;
+#pragma omp parallel for schedule(static) if (cells >= std::int64_t(kSphParallelMin))
+    for (std::int64_t c = 0; c < cells; ++c)
       for (std::size_t k = 0; k < comps; ++k)
       {
-        double& value = field[c * comps + k];
-        value = sums.mass[c] != 0 ? value / sums.mass[c] : 0.0;
+        double& value = field[std::size_t(c) * comps + k];
+        value = sums.mass[std::size_t(c)] != 0 ? value / sums.mass[std::size_t(c)] : 0.0;
       }
   }
-  for (double& m : sums.mass)
-    m /= measure;
+  double* mass = sums.mass.data();
+#pragma omp parallel for schedule(static) if (cells >= std::int64_t(kSphParallelMin))
+  for (std::int64_t c = 0; c < cells; ++c)
+    mass[c] /= measure;
 }
 
 template <class T>

@@ -430,54 +430,108 @@ __attribute__((target("arch=x86-64-v4"), always_inline)) inline void loadPieces(
   }
 }
 
+// The masses of K vectors of pixels at once (centresLanes' isotropic
+// arithmetic, lane by lane: X along the row, Y2 across it), their chains
+// interleaved (one chain alone leaves the vector units waiting on its
+// latency).
+template <int K>
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void centreMasses16(
+  const PieceRegisters& c, const __m512* X, const __m512* Y2, __m512* w)
+{
+  constexpr int D = SphColumnCentres::kValueDegree;
+  const __m512 pieces = _mm512_set1_ps(float(SphColumnCentres::kPieces));
+  __m512 u[K], v[K];
+  __m512i piece[K];
+  __mmask16 inside[K];
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k)
+  {
+    const __m512 s = _mm512_fmadd_ps(X[k], X[k], Y2[k]);
+    inside[k] = _mm512_cmp_ps_mask(s, pieces, _CMP_LT_OQ);
+    // Without centresLanes' clamps: inside the support s < 32, so they
+    // change nothing; beyond it the permutes read the index's low 5 bits
+    // and the lane is zeroed below.
+    piece[k] = _mm512_cvttps_epi32(s);
+    u[k] = _mm512_sub_ps(s, _mm512_cvtepi32_ps(piece[k]));
+    v[k] = _mm512_permutex2var_ps(c.low[D], piece[k], c.high[D]);
+  }
+#pragma GCC unroll 8
+  for (int j = D - 1; j >= 0; --j)
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+      v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutex2var_ps(c.low[j], piece[k], c.high[j]));
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k)
+    w[k] = _mm512_maskz_max_ps(inside[k], v[k], _mm512_setzero_ps());
+}
+
+// A vector's two halves as doubles.
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void widen(
+  __m512 w, __m512d& low, __m512d& high)
+{
+  low = _mm512_cvtps_pd(_mm512_castps512_ps256(w));
+  high = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(w), 1)));
+}
+
+// The last pixels [whole, whole + tail) of K rows (tail <= 8): those of
+// rows 2h and 2h + 1 in the low and high halves of one vector.
+template <int K>
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void lastPixelsPaired(
+  const PieceRegisters& c, __m512 vA, __m512 vX0, const __m512* Y2v, int whole, int tail,
+  double* out, std::size_t rowStride)
+{
+  constexpr int H = K / 2;
+  const __m512 halves = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
+  __m512 X[H], Y2[H], w[H];
+  for (int h = 0; h < H; ++h)
+  {
+    X[h] = _mm512_fmadd_ps(_mm512_add_ps(halves, _mm512_set1_ps(float(whole))), vA, vX0);
+    Y2[h] = _mm512_mask_blend_ps(__mmask16(0xff00), Y2v[2 * h], Y2v[2 * h + 1]);
+  }
+  centreMasses16<H>(c, X, Y2, w);
+#pragma GCC unroll 4
+  for (int h = 0; h < H; ++h)
+  {
+    __m512d low, high;
+    widen(w[h], low, high);
+    double* row = out + std::size_t(2 * h) * rowStride + whole;
+    rows::addToRow(row, tail, low);
+    rows::addToRow(row + rowStride, tail, high);
+  }
+}
+
 // centresLanes<16, false, Accumulate> for K rows of a column at once, in
-// AVX-512 intrinsics, the same operations in the same order (so the same
-// bits), one vector of each row per step. The rows share the pixels'
-// offsets X along them, and their polynomials' chains interleave (one
-// chain alone leaves the vector units waiting on its latency). The
-// compiler's own lowering of the vector extensions would spill each vector
-// to the stack for the row's last, partial one and widen through 128-bit
-// halves, where masked loads and stores and whole-register conversions take
-// a third less. Row k < K at out + k rowStride, Y2[k] its squared offset.
+// AVX-512 intrinsics, the same operations on every pixel (so the same
+// bits): the rows share the pixels' offsets X along them. The compiler's
+// own lowering of the vector extensions would spill each vector to the
+// stack for the row's last, partial one and widen through 128-bit halves,
+// where masked loads and stores and whole-register conversions take a third
+// less. When the rows' last vector would hold 8 pixels or fewer (and K is
+// even), two rows share it, a row a half. Row k < K at out + k rowStride,
+// Y2[k] its squared offset.
 template <int K, bool Accumulate>
 __attribute__((target("arch=x86-64-v4"), always_inline)) inline void isotropicRows16(
   const PieceRegisters& c, float X0, float a, const float* Y2, int count, double* out,
   std::size_t rowStride)
 {
-  constexpr int D = SphColumnCentres::kValueDegree;
   const __m512 lane = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512 pieces = _mm512_set1_ps(float(SphColumnCentres::kPieces));
   const __m512 vA = _mm512_set1_ps(a), vX0 = _mm512_set1_ps(X0);
-  for (int i = 0; i < count; i += 16)
+  __m512 Y2v[K], X[K], w[K];
+  for (int k = 0; k < K; ++k)
+    Y2v[k] = _mm512_set1_ps(Y2[k]);
+  const int tail = count % 16;
+  const bool paired = Accumulate && K % 2 == 0 && tail > 0 && tail <= 8;
+  const int whole = paired ? count - tail : count;
+  for (int i = 0; i < whole; i += 16)
   {
-    const __m512 X = _mm512_fmadd_ps(_mm512_add_ps(lane, _mm512_set1_ps(float(i))), vA, vX0);
-    __m512 u[K], v[K];
-    __m512i piece[K];
-    __mmask16 inside[K];
+    for (int k = 0; k < K; ++k)
+      X[k] = _mm512_fmadd_ps(_mm512_add_ps(lane, _mm512_set1_ps(float(i))), vA, vX0);
+    centreMasses16<K>(c, X, Y2v, w);
 #pragma GCC unroll 4
     for (int k = 0; k < K; ++k)
     {
-      const __m512 s = _mm512_fmadd_ps(X, X, _mm512_set1_ps(Y2[k]));
-      inside[k] = _mm512_cmp_ps_mask(s, pieces, _CMP_LT_OQ);
-      // Without centresLanes' clamps: inside the support s < 32, so they
-      // change nothing; beyond it the permutes read the index's low 5 bits
-      // and the lane is zeroed below.
-      piece[k] = _mm512_cvttps_epi32(s);
-      u[k] = _mm512_sub_ps(s, _mm512_cvtepi32_ps(piece[k]));
-      v[k] = _mm512_permutex2var_ps(c.low[D], piece[k], c.high[D]);
-    }
-#pragma GCC unroll 8
-    for (int j = D - 1; j >= 0; --j)
-#pragma GCC unroll 4
-      for (int k = 0; k < K; ++k)
-        v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutex2var_ps(c.low[j], piece[k], c.high[j]));
-#pragma GCC unroll 4
-    for (int k = 0; k < K; ++k)
-    {
-      const __m512 w = _mm512_maskz_max_ps(inside[k], v[k], _mm512_setzero_ps());
-      const __m512d low = _mm512_cvtps_pd(_mm512_castps512_ps256(w));
-      const __m512d high =
-        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(w), 1)));
+      __m512d low, high;
+      widen(w[k], low, high);
       double* row = out + std::size_t(k) * rowStride + i;
       if (!Accumulate)
       {
@@ -489,8 +543,10 @@ __attribute__((target("arch=x86-64-v4"), always_inline)) inline void isotropicRo
       rows::addToRow(row + 8, count - i - 8, high);
     }
   }
+  if constexpr (K % 2 == 0)
+    if (paired)
+      lastPixelsPaired<K>(c, vA, vX0, Y2v, whole, tail, out, rowStride);
 }
-
 template <bool Accumulate>
 __attribute__((target("arch=x86-64-v4"))) void isotropicRow16(
   const float* c, float X0, float a, float Y2, int count, double* out)

@@ -65,8 +65,10 @@ public:
   explicit ColumnSamples(SphKernel kernel)
     : values_(kIntervals + 4)
   {
+    // Each sample its own adaptive quadrature: the threads share them out.
+#pragma omp parallel for schedule(dynamic, 256)
     for (int i = 0; i <= kIntervals; ++i)
-      values_[i + 1] = columnKernel(kernel, double(i) / kIntervals);
+      values_[std::size_t(i) + 1] = columnKernel(kernel, double(i) / kIntervals);
     values_[0] = values_[2]; // even in R
     values_[kIntervals + 2] = values_[kIntervals + 3] = 0;
   }

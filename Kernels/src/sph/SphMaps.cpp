@@ -322,31 +322,32 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   const GridAxis& stripAxis = volume ? w : v;
   auto position = [&](std::size_t i, int d) { return double(P.points[3 * i + std::size_t(d)]); };
   // What the deposition reads of a particle.
-  struct Record
+  struct Particle
   {
     double x[3], h, m;
     std::size_t input;
   };
-  auto recordOf = [&](std::size_t i)
+  auto particleOf = [&](std::size_t i)
   {
-    return Record{ { position(i, 0), position(i, 1), position(i, 2) }, P.support[i],
+    return Particle{ { position(i, 0), position(i, 1), position(i, 2) }, P.support[i],
       P.masses ? P.masses[i] : 1.0, i };
   };
 
-  // A slice reaches few particles: they are picked first (in input order)
-  // with their records, so that only they are listed, from their records
-  // rather than from all particles' scattered arrays.
+  // A slice reaches few particles: they are picked first (in input order),
+  // so that only they are listed, from their copies rather than from all
+  // particles' scattered arrays.
   const bool slice = grid.kind == SphMapKind::Slice;
-  std::vector<Record> picked;
+  const bool projection = grid.kind == SphMapKind::Projection;
+  std::vector<Particle> picked;
   StageTimer picking(&info, "slice: particles reaching it");
   if (slice)
-    picked = pickInOrder<Record>(P.numPoints,
-      [&](std::size_t i, Record& record)
+    picked = pickInOrder<Particle>(P.numPoints,
+      [&](std::size_t i, Particle& particle)
       {
         const double h = P.support[i];
         if (!(h > 0 && reachesPlane(position(i, a), h, grid.slicePosition, period[a])))
           return false;
-        record = recordOf(i);
+        particle = particleOf(i);
         return true;
       });
   picking.stop();
@@ -362,8 +363,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
     [&](std::size_t k, auto&& range)
     {
       const double h = hOf(k);
-      if (grid.kind == SphMapKind::Projection &&
-        imagesInside(xOf(k, a), w.lo, w.hi, period[a]) == 0)
+      if (projection && imagesInside(xOf(k, a), w.lo, w.hi, period[a]) == 0)
         return;
       auto beside = [&](const GridAxis& g)
       {
@@ -387,16 +387,49 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   // The particles that reach the map, in rank order: read in input order
   // and put at their ranks (one scattered write each, rather than a
   // scattered read of each of their arrays for each strip they reach).
+  // Packed, as fresh memory costs its page faults: a projection's particle
+  // as 4 values (its place on the image, h, its mass times its images in
+  // the depth), the others' as 5 (x, y, z, h, m); their input indices only
+  // where arrays are mapped or a slice reads densities.
   const std::size_t numRanked = strips.numRanked();
-  std::unique_ptr<Record[]> records(new Record[numRanked]); // every rank written below
+  const std::size_t stride = projection ? 4 : 5;
+  std::unique_ptr<double[]> packed(new double[numRanked * stride]); // every rank written below
+  const bool indexed = slice || !P.fields.empty();
+  std::unique_ptr<Index[]> inputs(indexed ? new Index[numRanked] : nullptr);
   const std::size_t listed = slice ? picked.size() : P.numPoints;
 #pragma omp parallel for schedule(static) if (listed >= kSphParallelMin)
   for (std::int64_t k = 0; k < std::int64_t(listed); ++k)
   {
     const std::size_t r = strips.rank(std::size_t(k));
-    if (r < numRanked)
-      records[r] = slice ? picked[std::size_t(k)] : recordOf(std::size_t(k));
+    if (r >= numRanked)
+      continue;
+    const Particle p = slice ? picked[std::size_t(k)] : particleOf(std::size_t(k));
+    double* to = packed.get() + r * stride;
+    if (projection)
+    {
+      const double images = imagesInside(p.x[a], w.lo, w.hi, period[a]);
+      to[0] = p.x[ud], to[1] = p.x[vd], to[2] = p.h, to[3] = p.m * images;
+    }
+    else
+      to[0] = p.x[0], to[1] = p.x[1], to[2] = p.x[2], to[3] = p.h, to[4] = p.m;
+    if (indexed)
+      inputs[r] = Index(p.input);
   }
+  // Particle r as the deposition reads it (a projection's x[a] unused, its
+  // mass already times its images).
+  auto particleAt = [&](std::size_t r)
+  {
+    const double* from = packed.get() + r * stride;
+    Particle p;
+    p.input = indexed ? inputs[r] : 0;
+    if (projection)
+    {
+      p.x[ud] = from[0], p.x[vd] = from[1], p.x[a] = 0, p.h = from[2], p.m = from[3];
+      return p;
+    }
+    p.x[0] = from[0], p.x[1] = from[1], p.x[2] = from[2], p.h = from[3], p.m = from[4];
+    return p;
+  };
   reportProgress(control, 0.2);
   listing.stop();
   StageTimer depositing(&info, "deposition");
@@ -420,21 +453,20 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
       const int strip = byLoad[std::size_t(next)];
       const int c0 = strip * stripCells, c1 = std::min(stripAxis.cells, c0 + stripCells);
       const double lo = stripAxis.edge(c0), hi = stripAxis.edge(c1);
-      auto deposit = [&](const Record& record)
+      auto deposit = [&](const Particle& particle)
       {
-        const std::size_t i = record.input;
-        const double* x = record.x;
-        const double h = record.h, m = record.m;
+        const std::size_t i = particle.input;
+        const double* x = particle.x;
+        const double h = particle.h, m = particle.m;
         const Contribution who{ &P.fields, i };
-        if (grid.kind == SphMapKind::Projection)
+        if (projection)
         {
-          const int n = imagesInside(x[a], w.lo, w.hi, period[a]);
           const ImageShifts su(x[ud], h, u.lo, u.hi, period[ud]);
           const ImageShifts sv(x[vd], h, lo, hi, period[vd]);
           for (int ku = su.first; ku <= su.last; ++ku)
             for (int kv = sv.first; kv <= sv.last; ++kv)
               depositColumn(*pixelFactors, *centres, u, v, x[ud] + ku * period[ud],
-                x[vd] + kv * period[vd], h, m * n, c0, c1, who, sums, scratch);
+                x[vd] + kv * period[vd], h, m, c0, c1, who, sums, scratch);
         }
         else if (grid.kind == SphMapKind::Slice)
         {
@@ -469,9 +501,9 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
         }
       };
       for (const Index* e = strips.begin(strip); e != strips.end(strip); ++e)
-        deposit(records[*e]);
+        deposit(particleAt(*e));
       for (std::size_t r = strips.firstOwn(strip); r < strips.endOwn(strip); ++r)
-        deposit(records[r]);
+        deposit(particleAt(r));
     }
   }
   depositing.stop();

@@ -122,17 +122,7 @@ public:
         eachLaterStrip(r, rankedCell_[r], rankedCount_[r], reach,
           [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
     offsets_.assign(strips + 1, 0);
-    std::size_t at = 0;
-    for (std::size_t s = 0; s < strips; ++s)
-    {
-      offsets_[s] = at;
-      for (std::size_t c = 0; c < chunks; ++c)
-      {
-        const std::size_t count = slot[c * strips + s];
-        slot[c * strips + s] = at;
-        at += count;
-      }
-    }
+    const std::size_t at = startsByBin(slot, chunks, strips, offsets_.data());
     offsets_[strips] = at;
     numEntries_ = at + numRanked_;
     entries_.reset(new Index[at]); // every slot written below
@@ -168,6 +158,27 @@ public:
   }
 
 private:
+  // Chunk c's count of bin b at counts[c * bins + b] replaced by its first
+  // slot, the slots in the order bin, chunk (the parallel passes' one rule
+  // for an order that does not depend on the threads); each bin's first
+  // slot into binStart[b]. Returns the slots in all.
+  static std::size_t startsByBin(
+    std::vector<std::size_t>& counts, std::size_t chunks, std::size_t bins, std::size_t* binStart)
+  {
+    std::size_t at = 0;
+    for (std::size_t b = 0; b < bins; ++b)
+    {
+      binStart[b] = at;
+      for (std::size_t c = 0; c < chunks; ++c)
+      {
+        const std::size_t count = counts[c * bins + b];
+        counts[c * bins + b] = at;
+        at += count;
+      }
+    }
+    return at;
+  }
+
   // The ranks: a stable counting sort of the particles by first cell
   // (cells: none, ranked last), in parallel over fixed chunks of them (each
   // chunk's own count per cell, their starts in the order cell, chunk: the
@@ -186,19 +197,9 @@ private:
       for (std::size_t i = std::size_t(c) * chunk; i < std::min(n, (std::size_t(c) + 1) * chunk);
            ++i)
         ++start[std::size_t(c) * bins + std::size_t(firstCell[i])];
-    std::size_t at = 0;
     cells_ = cells;
     cellStart_.resize(bins);
-    for (std::size_t b = 0; b < bins; ++b)
-    {
-      cellStart_[b] = at;
-      for (std::size_t c = 0; c < chunks; ++c)
-      {
-        const std::size_t count = start[c * bins + b];
-        start[c * bins + b] = at;
-        at += count;
-      }
-    }
+    startsByBin(start, chunks, bins, cellStart_.data());
     numRanked_ = cellStart_[std::size_t(cells)];
     // Written below, each once, by the threads that read them after.
     order_.reset(new Index[n]);

@@ -354,12 +354,45 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   auto xOf = [&](std::size_t k, int d) { return slice ? picked[k].x[d] : position(k, d); };
   auto hOf = [&](std::size_t k) { return slice ? picked[k].h : P.support[k]; };
 
+  // The particles that reach the map, in rank order, written as the strips
+  // rank them (one scattered write each, rather than a scattered read of
+  // each of their arrays for each strip they reach). Packed, as fresh
+  // memory costs its page faults: a projection's particle as 4 values (its
+  // place on the image, h, its mass times its images in the depth), the
+  // others' as 5 (x, y, z, h, m); their input indices only where arrays are
+  // mapped or a slice reads densities.
+  const std::size_t stride = projection ? 4 : 5;
+  const bool indexed = slice || !P.fields.empty();
+  std::unique_ptr<double[]> packed;
+  std::unique_ptr<Index[]> inputs;
+  auto prepare = [&](std::size_t numRanked)
+  {
+    packed.reset(new double[numRanked * stride]); // every rank written by place
+    if (indexed)
+      inputs.reset(new Index[numRanked]);
+  };
+  auto place = [&](std::size_t k, std::size_t r)
+  {
+    const Particle p = slice ? picked[k] : particleOf(k);
+    double* to = packed.get() + r * stride;
+    if (projection)
+    {
+      const double images = imagesInside(p.x[a], w.lo, w.hi, period[a]);
+      to[0] = p.x[ud], to[1] = p.x[vd], to[2] = p.h, to[3] = p.m * images;
+    }
+    else
+      to[0] = p.x[0], to[1] = p.x[1], to[2] = p.x[2], to[3] = p.h, to[4] = p.m;
+    if (indexed)
+      inputs[r] = Index(p.input);
+  };
+
   // The strips each particle reaches; particles off the map (outside the
   // projected depth, beside the region) in none.
   SphStrips strips;
   const int(&widths)[2] = volume ? kVolumeStripSlabs : slice ? kSliceStripRows : kImageStripRows;
   const int width = stripWidth(stripAxis.cells, widths);
-  strips.build(slice ? picked.size() : P.numPoints, stripAxis.cells, width,
+  strips.build(
+    slice ? picked.size() : P.numPoints, stripAxis.cells, width,
     [&](std::size_t k, auto&& range)
     {
       const double h = hOf(k);
@@ -383,38 +416,8 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
         if (stripAxis.span(x + s * stripAxis.period, h, 0, stripAxis.cells, first, last))
           range(first, last);
       }
-    });
-  // The particles that reach the map, in rank order: read in input order
-  // and put at their ranks (one scattered write each, rather than a
-  // scattered read of each of their arrays for each strip they reach).
-  // Packed, as fresh memory costs its page faults: a projection's particle
-  // as 4 values (its place on the image, h, its mass times its images in
-  // the depth), the others' as 5 (x, y, z, h, m); their input indices only
-  // where arrays are mapped or a slice reads densities.
-  const std::size_t numRanked = strips.numRanked();
-  const std::size_t stride = projection ? 4 : 5;
-  std::unique_ptr<double[]> packed(new double[numRanked * stride]); // every rank written below
-  const bool indexed = slice || !P.fields.empty();
-  std::unique_ptr<Index[]> inputs(indexed ? new Index[numRanked] : nullptr);
-  const std::size_t listed = slice ? picked.size() : P.numPoints;
-#pragma omp parallel for schedule(static) if (listed >= kSphParallelMin)
-  for (std::int64_t k = 0; k < std::int64_t(listed); ++k)
-  {
-    const std::size_t r = strips.rank(std::size_t(k));
-    if (r >= numRanked)
-      continue;
-    const Particle p = slice ? picked[std::size_t(k)] : particleOf(std::size_t(k));
-    double* to = packed.get() + r * stride;
-    if (projection)
-    {
-      const double images = imagesInside(p.x[a], w.lo, w.hi, period[a]);
-      to[0] = p.x[ud], to[1] = p.x[vd], to[2] = p.h, to[3] = p.m * images;
-    }
-    else
-      to[0] = p.x[0], to[1] = p.x[1], to[2] = p.x[2], to[3] = p.h, to[4] = p.m;
-    if (indexed)
-      inputs[r] = Index(p.input);
-  }
+    },
+    prepare, place);
   // Particle r as the deposition reads it (a projection's x[a] unused, its
   // mass already times its images).
   auto particleAt = [&](std::size_t r)

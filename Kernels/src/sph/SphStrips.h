@@ -67,9 +67,13 @@ public:
   // cells: the stripped axis's cells; width: the narrowest strip (cells).
   // reach(i, visit) calls visit(firstCell, lastCell) for each range of
   // cells particle i reaches (ranges in increasing order, possibly empty
-  // for particles that reach nothing).
-  template <class Reach>
-  void build(std::size_t numParticles, int cells, int width, Reach&& reach)
+  // for particles that reach nothing). Once the particles that reach a
+  // strip are counted, prepare(numRanked()) is called, then place(i, r)
+  // for each of them in parallel (input index i, rank r): the caller's
+  // copy of them in rank order, written as they are ranked.
+  template <class Reach, class Prepare, class Place>
+  void build(
+    std::size_t numParticles, int cells, int width, Reach&& reach, Prepare&& prepare, Place&& place)
   {
     const std::int64_t n = std::int64_t(numParticles);
     // Each particle's first cell (cells: none) and strip count, in
@@ -105,7 +109,7 @@ public:
         break;
       width_ *= 2;
     }
-    rankByFirstCell(firstCell, counts, cells);
+    rankByFirstCell(firstCell, counts, cells, prepare, place);
     // The lists of the particles that reach a strip after their first:
     // fixed chunks of ranks count their entries per strip, then fill their
     // slots, both in parallel; the order within a strip is the ranks'
@@ -139,10 +143,11 @@ public:
   int width() const { return width_; }
   // The particle-strip pairs.
   std::size_t numEntries() const { return numEntries_; }
-  // The particles that reach a strip, and the rank of input index i
-  // (numRanked() or more when it reaches none).
-  std::size_t numRanked() const { return numRanked_; }
-  Index rank(std::size_t i) const { return rank_[i]; }
+  // The particles that reach a strip.
+  std::size_t numRanked() const
+  {
+    return numRanked_;
+  }
   // The ranks of a strip's particles in increasing order: first those
   // whose first strip came before it, [begin, end), then those whose first
   // cell is in it, [firstOwn, endOwn).
@@ -185,7 +190,9 @@ private:
   // ranks whatever the threads). Each rank's first cell and strip count
   // too, so that the passes after read them in order rather than scattered
   // over the input.
-  void rankByFirstCell(const std::vector<int>& firstCell, const std::vector<int>& counts, int cells)
+  template <class Prepare, class Place>
+  void rankByFirstCell(const std::vector<int>& firstCell, const std::vector<int>& counts, int cells,
+    Prepare& prepare, Place& place)
   {
     const std::size_t n = firstCell.size(), bins = std::size_t(cells) + 1;
     const std::size_t chunks =
@@ -201,9 +208,9 @@ private:
     cellStart_.resize(bins);
     startsByBin(start, chunks, bins, cellStart_.data());
     numRanked_ = cellStart_[std::size_t(cells)];
+    prepare(numRanked_);
     // Written below, each once, by the threads that read them after.
     order_.reset(new Index[n]);
-    rank_.reset(new Index[n]);
     rankedCell_.reset(new int[n]);
     rankedCount_.reset(new int[n]);
 #pragma omp parallel for schedule(static) if (n >= kSphParallelMin)
@@ -213,7 +220,8 @@ private:
       {
         const std::size_t r = start[std::size_t(c) * bins + std::size_t(firstCell[i])]++;
         order_[r] = Index(i);
-        rank_[i] = Index(r);
+        if (r < numRanked_)
+          place(i, r);
         rankedCell_[r] = firstCell[i];
         rankedCount_[r] = counts[i];
       }
@@ -265,7 +273,7 @@ private:
   std::vector<std::size_t> offsets_, cellStart_;
   std::size_t numEntries_ = 0;
   std::unique_ptr<Index[]> entries_;
-  std::unique_ptr<Index[]> order_, rank_;
+  std::unique_ptr<Index[]> order_;
   std::unique_ptr<int[]> rankedCell_, rankedCount_;
 };
 } // namespace jz

@@ -333,6 +333,13 @@ __attribute__((always_inline)) inline void horner(
   }
 }
 
+// A row's squared offset dy2 across it in the rows' units, h / sqrt(P)
+// (every vector width's one rule, so that they give the same bits).
+inline float squaredRowOffset(double dy2, double invH)
+{
+  return float(dy2 * invH * invH * SphColumnCentres::kPieces);
+}
+
 struct CentresCoefficients
 {
   const float* corrected; // m du dv / h^2 times the value with its isotropic correction
@@ -559,11 +566,11 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicRow16(
 }
 
 // isotropicRows16 added to the rows of a column (SphColumnCentres::addRows),
-// four rows at a time; Y2 of row j: dy2[j] times y2Scale. (Each row over
-// only the pixels its chord reaches would skip a fifth of them, but the
-// varying trip counts mispredict.)
+// four rows at a time, dy2[j] row j's squared offset. (Each row over only
+// the pixels its chord reaches would skip a fifth of them, but the varying
+// trip counts mispredict.)
 __attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c, float X0, float a,
-  double y2Scale, const double* dy2, int rows, int count, double* out, std::size_t rowStride)
+  double invH, const double* dy2, int rows, int count, double* out, std::size_t rowStride)
 {
   constexpr int K = 4;
   PieceRegisters r;
@@ -573,12 +580,12 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c,
   for (; j + K <= rows; j += K)
   {
     for (int k = 0; k < K; ++k)
-      Y2[k] = float(dy2[j + k] * y2Scale);
+      Y2[k] = squaredRowOffset(dy2[j + k], invH);
     isotropicRows16<K, true>(r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
   }
   for (; j < rows; ++j)
   {
-    Y2[0] = float(dy2[j] * y2Scale);
+    Y2[0] = squaredRowOffset(dy2[j], invH);
     isotropicRows16<1, true>(r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
   }
 }
@@ -757,8 +764,8 @@ void SphColumnCentres::pixels(
   const Footprint& f, double X0, double dy2, std::size_t n, double* out) const
 {
   const CentresCoefficients c{ f.corrected[0], anisotropy_[0] };
-  const double P = kPieces;
-  const float Y2 = float(dy2 * f.invH * f.invH * P), X = float(X0 * std::sqrt(P)), a = float(f.a);
+  const float Y2 = squaredRowOffset(dy2, f.invH), X = float(X0 * std::sqrt(double(kPieces)));
+  const float a = float(f.a);
   if (f.anisotropic)
     centresRowBest<true, Accumulate>(c, f.anisoScale, X, a, Y2, int(n), out);
   else
@@ -777,7 +784,7 @@ void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2,
 #if JZ_SPH_WIDE_ROWS
   if (!f.anisotropic && sphRowLanes() == 16)
     return isotropicColumn16(f.corrected[0], float(X0 * std::sqrt(double(kPieces))), float(f.a),
-      f.invH * f.invH * kPieces, dy2, rows, int(n), image, rowStride);
+      f.invH, dy2, rows, int(n), image, rowStride);
 #endif
   for (int j = 0; j < rows; ++j)
     pixels<true>(f, X0, dy2[j], n, image + std::size_t(j) * rowStride);

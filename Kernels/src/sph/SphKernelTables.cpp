@@ -306,12 +306,20 @@ __attribute__((always_inline)) inline void select(const float* c, const Int& pie
   static_assert(kPieces == 32, "two registers of 16 pieces, or four of 8");
   constexpr int N = int(sizeof(Float) / sizeof(float));
 #if defined(__GNUC__) && !defined(__clang__)
-  Float t[kPieces / N];
-  std::memcpy(t, c, sizeof t);
+  // Each table register loaded whole (one copy of all of them goes through
+  // the stack in halves, and the reloads stall on store forwarding).
+  Float t0, t1;
+  std::memcpy(&t0, c, sizeof t0);
+  std::memcpy(&t1, c + N, sizeof t1);
   if constexpr (N == 16)
-    r = __builtin_shuffle(t[0], t[1], piece);
+    r = __builtin_shuffle(t0, t1, piece);
   else
-    r = piece < 16 ? __builtin_shuffle(t[0], t[1], piece) : __builtin_shuffle(t[2], t[3], piece);
+  {
+    Float t2, t3;
+    std::memcpy(&t2, c + 2 * N, sizeof t2);
+    std::memcpy(&t3, c + 3 * N, sizeof t3);
+    r = piece < 16 ? __builtin_shuffle(t0, t1, piece) : __builtin_shuffle(t2, t3, piece);
+  }
 #else
   for (int l = 0; l < N; ++l)
     r[l] = c[piece[l]];
@@ -589,93 +597,6 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c,
     isotropicRows16<1, true>(r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
   }
 }
-// centresLanes<16, true, true> for K rows of a column at once (pixels
-// longer one way than the other), in AVX-512 intrinsics: the same
-// operations on every pixel, the anisotropic term's (X^2 - Y2) / t
-// included. c: the corrected polynomial's coefficients, e: the
-// anisotropy's.
-template <int K>
-__attribute__((target("arch=x86-64-v4"), always_inline)) inline void anisotropicRows16(
-  const PieceRegisters& c, const PieceRegisters& e, float anisoScale, float X0, float a,
-  const float* Y2, int count, double* out, std::size_t rowStride)
-{
-  constexpr int D = SphColumnCentres::kValueDegree;
-  static_assert(SphColumnCentres::kCorrectionDegree == D, "both polynomials in PieceRegisters");
-  const __m512 lane = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512 pieces = _mm512_set1_ps(float(SphColumnCentres::kPieces));
-  const __m512 vA = _mm512_set1_ps(a), vX0 = _mm512_set1_ps(X0);
-  for (int i = 0; i < count; i += 16)
-  {
-    const __m512 X = _mm512_fmadd_ps(_mm512_add_ps(lane, _mm512_set1_ps(float(i))), vA, vX0);
-    // X^2 rounded once and used twice, in t and in X^2 - Y2, as the
-    // compiler does in centresLanes (no fused multiply-add there). With an
-    // explicit rounding, so that GCC cannot fuse it into the add and the
-    // subtract (it treats _mm512_mul_ps as a plain vector multiply).
-    const __m512 X2 = _mm512_mul_round_ps(X, X, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 u[K], v[K], w[K], Y2v[K], t[K];
-    __m512i piece[K];
-    __mmask16 inside[K];
-#pragma GCC unroll 4
-    for (int k = 0; k < K; ++k)
-    {
-      Y2v[k] = _mm512_set1_ps(Y2[k]);
-      t[k] = _mm512_add_ps(X2, Y2v[k]);
-      inside[k] = _mm512_cmp_ps_mask(t[k], pieces, _CMP_LT_OQ);
-      // Without centresLanes' clamps, as in isotropicRows16.
-      piece[k] = _mm512_cvttps_epi32(t[k]);
-      u[k] = _mm512_sub_ps(t[k], _mm512_cvtepi32_ps(piece[k]));
-      v[k] = _mm512_permutex2var_ps(c.low[D], piece[k], c.high[D]);
-      w[k] = _mm512_permutex2var_ps(e.low[D], piece[k], e.high[D]);
-    }
-#pragma GCC unroll 8
-    for (int j = D - 1; j >= 0; --j)
-#pragma GCC unroll 4
-      for (int k = 0; k < K; ++k)
-      {
-        v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutex2var_ps(c.low[j], piece[k], c.high[j]));
-        w[k] = _mm512_fmadd_ps(w[k], u[k], _mm512_permutex2var_ps(e.low[j], piece[k], e.high[j]));
-      }
-#pragma GCC unroll 4
-    for (int k = 0; k < K; ++k)
-    {
-      const __mmask16 positive = _mm512_cmp_ps_mask(t[k], _mm512_setzero_ps(), _CMP_GT_OQ);
-      const __m512 across = _mm512_mask_blend_ps(positive, _mm512_set1_ps(1.0f), t[k]);
-      const __m512 q = _mm512_div_ps(_mm512_sub_ps(X2, Y2v[k]), across);
-      v[k] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(anisoScale), w[k]), q, v[k]);
-      __m512d low, high;
-      widen(_mm512_maskz_max_ps(inside[k], v[k], _mm512_setzero_ps()), low, high);
-      double* row = out + std::size_t(k) * rowStride + i;
-      rows::addToRow(row, count - i, low);
-      rows::addToRow(row + 8, count - i - 8, high);
-    }
-  }
-}
-
-// anisotropicRows16 added to the rows of a column, two rows at a time.
-__attribute__((target("arch=x86-64-v4"))) void anisotropicColumn16(const float* c, const float* e,
-  float anisoScale, float X0, float a, double invH, const double* dy2, int rows, int count,
-  double* out, std::size_t rowStride)
-{
-  constexpr int K = 2;
-  PieceRegisters rc, re;
-  loadPieces(c, rc);
-  loadPieces(e, re);
-  float Y2[K];
-  int j = 0;
-  for (; j + K <= rows; j += K)
-  {
-    for (int k = 0; k < K; ++k)
-      Y2[k] = squaredRowOffset(dy2[j + k], invH);
-    anisotropicRows16<K>(
-      rc, re, anisoScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
-  }
-  for (; j < rows; ++j)
-  {
-    Y2[0] = squaredRowOffset(dy2[j], invH);
-    anisotropicRows16<1>(
-      rc, re, anisoScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
-  }
-}
 #pragma GCC diagnostic pop
 
 template <bool Anisotropic, bool Accumulate>
@@ -869,14 +790,9 @@ void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2,
   std::size_t n, double* image, std::size_t rowStride) const
 {
 #if JZ_SPH_WIDE_ROWS
-  if (sphRowLanes() == 16)
-  {
-    const float X = float(X0 * std::sqrt(double(kPieces))), a = float(f.a);
-    if (!f.anisotropic)
-      return isotropicColumn16(f.corrected[0], X, a, f.invH, dy2, rows, int(n), image, rowStride);
-    return anisotropicColumn16(f.corrected[0], anisotropy_[0], f.anisoScale, X, a, f.invH, dy2,
-      rows, int(n), image, rowStride);
-  }
+  if (!f.anisotropic && sphRowLanes() == 16)
+    return isotropicColumn16(f.corrected[0], float(X0 * std::sqrt(double(kPieces))), float(f.a),
+      f.invH, dy2, rows, int(n), image, rowStride);
 #endif
   for (int j = 0; j < rows; ++j)
     pixels<true>(f, X0, dy2[j], n, image + std::size_t(j) * rowStride);

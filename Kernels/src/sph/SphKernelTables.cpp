@@ -341,8 +341,14 @@ __attribute__((always_inline)) inline void horner(
   }
 }
 
-// A row's squared offset dy2 across it in the rows' units, h / sqrt(P)
-// (every vector width's one rule, so that they give the same bits).
+// The rows' unit of length, h / sqrt(P), in which X^2 + Y2 is P R^2: a
+// length given in units of h, and a row's squared offset dy2 across it
+// (the one rule of every vector width, so that they give the same bits).
+inline double inRowUnits(double lengthOverH)
+{
+  return lengthOverH * std::sqrt(double(SphColumnCentres::kPieces));
+}
+
 inline float squaredRowOffset(double dy2, double invH)
 {
   return float(dy2 * invH * invH * SphColumnCentres::kPieces);
@@ -753,7 +759,7 @@ SphColumnCentres::Footprint SphColumnCentres::footprint(
 {
   Footprint f;
   f.invH = 1 / h;
-  f.a = du / h * std::sqrt(double(kPieces));
+  f.a = inRowUnits(du / h);
   const double au2 = du * du / (h * h), av2 = dv * dv / (h * h);
   const float scale = float(m * du * dv / (h * h));
   const float lapScale = float((au2 + av2) / 48);
@@ -772,8 +778,7 @@ void SphColumnCentres::pixels(
   const Footprint& f, double X0, double dy2, std::size_t n, double* out) const
 {
   const CentresCoefficients c{ f.corrected[0], anisotropy_[0] };
-  const float Y2 = squaredRowOffset(dy2, f.invH), X = float(X0 * std::sqrt(double(kPieces)));
-  const float a = float(f.a);
+  const float Y2 = squaredRowOffset(dy2, f.invH), X = float(inRowUnits(X0)), a = float(f.a);
   if (f.anisotropic)
     centresRowBest<true, Accumulate>(c, f.anisoScale, X, a, Y2, int(n), out);
   else
@@ -791,8 +796,8 @@ void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2,
 {
 #if JZ_SPH_WIDE_ROWS
   if (!f.anisotropic && sphRowLanes() == 16)
-    return isotropicColumn16(f.corrected[0], float(X0 * std::sqrt(double(kPieces))), float(f.a),
-      f.invH, dy2, rows, int(n), image, rowStride);
+    return isotropicColumn16(f.corrected[0], float(inRowUnits(X0)), float(f.a), f.invH, dy2, rows,
+      int(n), image, rowStride);
 #endif
   for (int j = 0; j < rows; ++j)
     pixels<true>(f, X0, dy2[j], n, image + std::size_t(j) * rowStride);

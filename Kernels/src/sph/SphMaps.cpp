@@ -269,6 +269,70 @@ void depositVoxels(const SphVoxelFactors& factors, const GridAxis* ax, const dou
   depositVoxelFactors(factors, ax, p, h, m, first, last, who, sums, scratch);
 }
 
+// What the deposition reads of a particle.
+struct MapParticle
+{
+  double x[3], h, m;
+  std::size_t input;
+};
+
+// The particles of a map in rank order, packed (fresh memory costs its page
+// faults): a projection's as 4 values (its place on the image u, v, h, m;
+// its depth is not kept), the others' as 5 (x, y, z, h, m); their input
+// indices only where asked.
+class RankedParticles
+{
+public:
+  RankedParticles(bool projection, int u, int v, int depth)
+    : projection_(projection)
+    , u_(u)
+    , v_(v)
+    , depth_(depth)
+    , stride_(projection ? 4 : 5)
+  {
+  }
+
+  void allocate(std::size_t n, bool indexed)
+  {
+    values_.reset(new double[n * stride_]); // every rank written by put
+    if (indexed)
+      inputs_.reset(new Index[n]);
+  }
+
+  void put(std::size_t r, const MapParticle& p)
+  {
+    double* to = values_.get() + r * stride_;
+    if (projection_)
+      to[0] = p.x[u_], to[1] = p.x[v_], to[2] = p.h, to[3] = p.m;
+    else
+      to[0] = p.x[0], to[1] = p.x[1], to[2] = p.x[2], to[3] = p.h, to[4] = p.m;
+    if (inputs_)
+      inputs_[r] = Index(p.input);
+  }
+
+  // Particle r (a projection's depth 0, its input 0 where not kept).
+  MapParticle get(std::size_t r) const
+  {
+    const double* from = values_.get() + r * stride_;
+    MapParticle p;
+    p.input = inputs_ ? inputs_[r] : 0;
+    if (projection_)
+    {
+      p.x[u_] = from[0], p.x[v_] = from[1], p.x[depth_] = 0, p.h = from[2], p.m = from[3];
+      return p;
+    }
+    p.x[0] = from[0], p.x[1] = from[1], p.x[2] = from[2], p.h = from[3], p.m = from[4];
+    return p;
+  }
+
+private:
+  bool projection_;
+  int u_, v_, depth_;
+  std::size_t stride_;
+  std::unique_ptr<double[]> values_;
+  std::unique_ptr<Index[]> inputs_;
+};
+
 // The strips in decreasing order of their particles, the order the threads
 // take them in: the largest first, so that a few wide strips still share
 // out evenly (each strip's sums are the same in any order).
@@ -321,15 +385,9 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   const GridAxis &u = ax[0], &v = ax[1], &w = ax[2];
   const GridAxis& stripAxis = volume ? w : v;
   auto position = [&](std::size_t i, int d) { return double(P.points[3 * i + std::size_t(d)]); };
-  // What the deposition reads of a particle.
-  struct Particle
-  {
-    double x[3], h, m;
-    std::size_t input;
-  };
   auto particleOf = [&](std::size_t i)
   {
-    return Particle{ { position(i, 0), position(i, 1), position(i, 2) }, P.support[i],
+    return MapParticle{ { position(i, 0), position(i, 1), position(i, 2) }, P.support[i],
       P.masses ? P.masses[i] : 1.0, i };
   };
 
@@ -338,11 +396,11 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   // particles' scattered arrays.
   const bool slice = grid.kind == SphMapKind::Slice;
   const bool projection = grid.kind == SphMapKind::Projection;
-  std::vector<Particle> picked;
+  std::vector<MapParticle> picked;
   StageTimer picking(&info, "slice: particles reaching it");
   if (slice)
-    picked = pickInOrder<Particle>(P.numPoints,
-      [&](std::size_t i, Particle& particle)
+    picked = pickInOrder<MapParticle>(P.numPoints,
+      [&](std::size_t i, MapParticle& particle)
       {
         const double h = P.support[i];
         if (!(h > 0 && reachesPlane(position(i, a), h, grid.slicePosition, period[a])))
@@ -356,34 +414,18 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
 
   // The particles that reach the map, in rank order, written as the strips
   // rank them (one scattered write each, rather than a scattered read of
-  // each of their arrays for each strip they reach). Packed, as fresh
-  // memory costs its page faults: a projection's particle as 4 values (its
-  // place on the image, h, its mass times its images in the depth), the
-  // others' as 5 (x, y, z, h, m); their input indices only where arrays are
-  // mapped or a slice reads densities.
-  const std::size_t stride = projection ? 4 : 5;
-  const bool indexed = slice || !P.fields.empty();
-  std::unique_ptr<double[]> packed;
-  std::unique_ptr<Index[]> inputs;
+  // each of their arrays for each strip they reach); a projection's mass
+  // times its images in the depth. Their input indices only where arrays
+  // are mapped or a slice reads densities.
+  RankedParticles ranked(projection, ud, vd, a);
   auto prepare = [&](std::size_t numRanked)
-  {
-    packed.reset(new double[numRanked * stride]); // every rank written by place
-    if (indexed)
-      inputs.reset(new Index[numRanked]);
-  };
+  { ranked.allocate(numRanked, slice || !P.fields.empty()); };
   auto place = [&](std::size_t k, std::size_t r)
   {
-    const Particle p = slice ? picked[k] : particleOf(k);
-    double* to = packed.get() + r * stride;
+    MapParticle p = slice ? picked[k] : particleOf(k);
     if (projection)
-    {
-      const double images = imagesInside(p.x[a], w.lo, w.hi, period[a]);
-      to[0] = p.x[ud], to[1] = p.x[vd], to[2] = p.h, to[3] = p.m * images;
-    }
-    else
-      to[0] = p.x[0], to[1] = p.x[1], to[2] = p.x[2], to[3] = p.h, to[4] = p.m;
-    if (indexed)
-      inputs[r] = Index(p.input);
+      p.m = p.m * imagesInside(p.x[a], w.lo, w.hi, period[a]);
+    ranked.put(r, p);
   };
 
   // The strips each particle reaches; particles off the map (outside the
@@ -418,21 +460,6 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
       }
     },
     prepare, place);
-  // Particle r as the deposition reads it (a projection's x[a] unused, its
-  // mass already times its images).
-  auto particleAt = [&](std::size_t r)
-  {
-    const double* from = packed.get() + r * stride;
-    Particle p;
-    p.input = indexed ? inputs[r] : 0;
-    if (projection)
-    {
-      p.x[ud] = from[0], p.x[vd] = from[1], p.x[a] = 0, p.h = from[2], p.m = from[3];
-      return p;
-    }
-    p.x[0] = from[0], p.x[1] = from[1], p.x[2] = from[2], p.h = from[3], p.m = from[4];
-    return p;
-  };
   reportProgress(control, 0.2);
   listing.stop();
   StageTimer depositing(&info, "deposition");
@@ -456,7 +483,7 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
       const int strip = byLoad[std::size_t(next)];
       const int c0 = strip * stripCells, c1 = std::min(stripAxis.cells, c0 + stripCells);
       const double lo = stripAxis.edge(c0), hi = stripAxis.edge(c1);
-      auto deposit = [&](const Particle& particle)
+      auto deposit = [&](const MapParticle& particle)
       {
         const std::size_t i = particle.input;
         const double* x = particle.x;
@@ -504,9 +531,9 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
         }
       };
       for (const Index* e = strips.begin(strip); e != strips.end(strip); ++e)
-        deposit(particleAt(*e));
+        deposit(ranked.get(*e));
       for (std::size_t r = strips.firstOwn(strip); r < strips.endOwn(strip); ++r)
-        deposit(particleAt(r));
+        deposit(ranked.get(r));
     }
   }
   depositing.stop();

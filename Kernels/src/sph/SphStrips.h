@@ -253,17 +253,14 @@ private:
   {
     if (count == 1) // most particles: no division
       return;
+    const int first = firstCell / width_;
     if (count < 0)
-    {
-      const int first = firstCell / width_;
       return forStrips(order_[r], reach,
         [&](int s, int)
         {
           if (s != first)
             visit(s);
         });
-    }
-    const int first = firstCell / width_;
     for (int s = first + 1; s < first + count; ++s)
       visit(s);
   }

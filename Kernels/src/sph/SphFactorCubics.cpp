@@ -31,21 +31,7 @@ JZ_SPH_CLONES void factorDifferences(const double* cubic, const double* end, int
     if ((i == 0 || i == n) && !(std::fabs(a) < 1.0))
       value = (a < 0 ? -1.0 : 1.0) * top;
     else
-    {
-      const TableNode at = tableNode(a, intervals);
-      const double* c = cubic + std::size_t(at.node) * 4 * R;
-      const double f = at.fraction;
-      Double8 c0, c1, c2, c3;
-      load(c, c0);
-      load(c + R, c1);
-      load(c + 2 * R, c2);
-      load(c + 3 * R, c3);
-      const Double8 inside = ((c3 * f + c2) * f + c1) * f + c0;
-      // A lane-wise select, not a branch: inside the span the support's
-      // ends fall on no fixed edges, and a branch would mispredict there.
-      const Double8 away = Double8{} + std::fabs(a);
-      value = at.sign * (away < 1.0 ? inside : top);
-    }
+      rows::factorsAt(cubic, top, intervals, a, value);
     if (i > 0)
     {
       const Double8 d = value - previous;

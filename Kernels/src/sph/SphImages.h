@@ -74,10 +74,18 @@ struct GridAxis
   double period = 0;
 
   JZ_HD double edge(int i) const { return lo + i * step; }
-  // The cells [first, last] that [x - r, x + r] overlaps, clipped to [c0, c1).
+  // The cells [first, last] that [x - r, x + r] overlaps (unclipped).
+  JZ_HD void cellRange(double x, double r, double& first, double& last) const
+  {
+    first = floor((x - r - lo) / step);
+    last = floor((x + r - lo) / step);
+  }
+  // The same clipped to [c0, c1).
   JZ_HD bool span(double x, double r, int c0, int c1, int& first, int& last) const
   {
-    return clipCells(floor((x - r - lo) / step), floor((x + r - lo) / step), c0, c1, first, last);
+    double from, to;
+    cellRange(x, r, from, to);
+    return clipCells(from, to, c0, c1, first, last);
   }
   // The cells whose centre lies strictly within r of x, clipped to [c0, c1).
   JZ_HD bool centresWithin(double x, double r, int c0, int c1, int& first, int& last) const

@@ -252,20 +252,59 @@ void depositVoxelFactors(const SphVoxelFactors& factors, const GridAxis* ax, con
         std::size_t(n[0]), 1.0, 1.0);
 }
 
-// The kernel of a particle at (x, y, z) over the voxels of slabs [k0, k1).
-void depositVoxels(const SphVoxelFactors& factors, const GridAxis* ax, const double* p, double h,
-  double m, int k0, int k1, const Contribution& who, SphMapSums& sums, Scratch& scratch)
+// A kernel of at most two cells along each axis, from its first cells
+// `from`, over its voxels [first, last] (SphVoxelFactors::twoCellVoxels).
+void depositTwoCellVoxels(const SphVoxelFactors& factors, const GridAxis* ax, const double* p,
+  double h, double m, const double* from, const double* to, const int* first, const int* last,
+  const Contribution& who, SphMapSums& sums)
+{
+  const double inv = 1.0 / h;
+  int base[3];
+  double middle[3];
+  for (int d = 0; d < 3; ++d)
+  {
+    base[d] = int(from[d]);
+    // The middle edge as cellDifferences takes it (its bits), or beyond.
+    middle[d] = to[d] > from[d] ? (ax[d].lo + (base[d] + 1) * ax[d].step - p[d]) * inv : 1.0;
+  }
+  alignas(kCacheLine) double values[8];
+  factors.twoCellVoxels(middle, m, values);
+  const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
+  for (int k = first[2]; k <= last[2]; ++k)
+    for (int j = first[1]; j <= last[1]; ++j)
+      for (int i = first[0]; i <= last[0]; ++i)
+      {
+        const double v = values[((k - base[2]) * 2 + j - base[1]) * 2 + i - base[0]];
+        const std::size_t cell = (std::size_t(k) * ny + std::size_t(j)) * nx + std::size_t(i);
+        if (who.fields->empty())
+          sums.mass[cell] += v;
+        else
+          who.add(sums, cell, v, v);
+      }
+}
+
+// The kernel of a particle at (x, y, z) over the voxels of slabs [k0, k1)
+// (cloned: its spans' six floors are then an instruction each).
+JZ_SPH_CLONES void depositVoxels(const SphVoxelFactors& factors, const GridAxis* ax,
+  const double* p, double h, double m, int k0, int k1, const Contribution& who, SphMapSums& sums,
+  Scratch& scratch)
 {
   int first[3], last[3];
+  double from[3], to[3];
   for (int d = 0; d < 3; ++d)
-    if (!ax[d].span(p[d], h, d == 2 ? k0 : 0, d == 2 ? k1 : ax[d].cells, first[d], last[d]))
+  {
+    ax[d].cellRange(p[d], h, from[d], to[d]);
+    if (!clipCells(from[d], to[d], d == 2 ? k0 : 0, d == 2 ? k1 : ax[d].cells, first[d], last[d]))
       return;
+  }
   const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
   if (h == 0)
   {
     who.add(sums, (std::size_t(first[2]) * ny + first[1]) * nx + first[0], m, m);
     return;
   }
+  if (to[0] - from[0] <= 1 && to[1] - from[1] <= 1 && to[2] - from[2] <= 1)
+    return depositTwoCellVoxels(factors, ax, p, h, m, from, to, first, last, who, sums);
   depositVoxelFactors(factors, ax, p, h, m, first, last, who, sums, scratch);
 }
 

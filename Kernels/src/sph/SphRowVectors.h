@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 
@@ -47,6 +48,27 @@ __attribute__((always_inline)) inline void rowVector(
     load(xt + std::size_t(p) * std::size_t(stride) + std::size_t(i0), x);
     acc += y[p] * x;
   }
+}
+
+// The factors u_p(a), p < 8, of a separable form's axis (SphFactorCubics)
+// at a on the unit kernel: its interval's cubic in powers of the fraction,
+// sign folded in; top = u(1) beyond the support.
+__attribute__((always_inline)) inline void factorsAt(
+  const double* cubic, const Double8& top, int intervals, double a, Double8& value)
+{
+  const TableNode at = tableNode(a, intervals);
+  const double* c = cubic + std::size_t(at.node) * 4 * kLanes;
+  const double f = at.fraction;
+  Double8 c0, c1, c2, c3;
+  load(c, c0);
+  load(c + kLanes, c1);
+  load(c + 2 * kLanes, c2);
+  load(c + 3 * kLanes, c3);
+  const Double8 inside = ((c3 * f + c2) * f + c1) * f + c0;
+  // A lane-wise select, not a branch: inside a kernel's span its support's
+  // ends fall on no fixed edges, and a branch would mispredict there.
+  const Double8 away = Double8{} + std::fabs(a);
+  value = at.sign * (away < 1.0 ? inside : top);
 }
 
 // xt[p][i] = scale d[i][p] for the n cells i of an axis (d[i * R + p], a

@@ -235,6 +235,90 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsXFirstAvx512(const doubl
 #pragma GCC diagnostic pop
 #endif
 
+// Lane t of `sums`: the sum of v[t]'s lanes, added in pairs, then pairs of
+// pairs, then halves (the same order on every machine).
+__attribute__((always_inline)) inline void laneSums(const Double8 (&v)[kLanes], Double8& sums)
+{
+  typedef long long Lanes __attribute__((vector_size(64)));
+  const Lanes even = { 0, 8, 2, 10, 4, 12, 6, 14 }, odd = { 1, 9, 3, 11, 5, 13, 7, 15 };
+  const Lanes lowPairs = { 0, 1, 8, 9, 4, 5, 12, 13 }, highPairs = { 2, 3, 10, 11, 6, 7, 14, 15 };
+  const Lanes lowHalves = { 0, 1, 2, 3, 8, 9, 10, 11 }, highHalves = { 4, 5, 6, 7, 12, 13, 14, 15 };
+  Double8 pairs[4], quads[2];
+  for (int t = 0; t < 4; ++t)
+    pairs[t] = __builtin_shuffle(v[2 * t], v[2 * t + 1], even) +
+      __builtin_shuffle(v[2 * t], v[2 * t + 1], odd);
+  for (int t = 0; t < 2; ++t)
+    quads[t] = __builtin_shuffle(pairs[2 * t], pairs[2 * t + 1], lowPairs) +
+      __builtin_shuffle(pairs[2 * t], pairs[2 * t + 1], highPairs);
+  sums = __builtin_shuffle(quads[0], quads[1], lowHalves) +
+    __builtin_shuffle(quads[0], quads[1], highHalves);
+}
+
+// SphVoxelFactors::twoCellVoxels (its comment gives the terms). The voxels
+// of row (j, k) are the dot products of the x differences e +- s_x with
+// g[j][k][p] = sum_qr core[p][q][r] (e +- s_y)[q] (e +- s_z)[r]
+//            = coreEE +- coreE s_y +- coreE s_z + (+-)(+-) y,
+// y[p] = sum_qr core[p][q][r] s_y[q] s_z[r]; the eight dot products' lane sums
+// are then the eight voxels. Sums split in two halves where one chain of
+// dependent multiply-adds would be the critical path.
+JZ_SPH_CLONES void twoCellVoxelsOf(const double (*core)[R][R], const double (*coreE)[R],
+  const double* coreEE, const double* cubic, const double* end, int intervals, const double* middle,
+  double m, double* values)
+{
+  Double8 top, s[3];
+  load(end, top);
+  for (int d = 0; d < 3; ++d)
+    rows::factorsAt(cubic, top, intervals, middle[d], s[d]);
+  // Each sum over r in two halves (first, second): arrays indexed by
+  // constants only, so that they stay in registers.
+  constexpr int H = R / 2;
+  Double8 wy[2] = {}, wz[2] = {}, first[R], second[R], c;
+  for (int q = 0; q < R; ++q)
+    first[q] = second[q] = Double8{};
+  for (int r = 0; r < H; ++r)
+  {
+    load(coreE[r], c);
+    wy[0] += s[1][r] * c;
+    wz[0] += s[2][r] * c;
+    for (int q = 0; q < R; ++q)
+    {
+      load(core[r][q], c);
+      first[q] += s[2][r] * c;
+    }
+  }
+  for (int r = H; r < R; ++r)
+  {
+    load(coreE[r], c);
+    wy[1] += s[1][r] * c;
+    wz[1] += s[2][r] * c;
+    for (int q = 0; q < R; ++q)
+    {
+      load(core[r][q], c);
+      second[q] += s[2][r] * c;
+    }
+  }
+  Double8 y[2] = {};
+  for (int q = 0; q < H; ++q)
+    y[0] += s[1][q] * (first[q] + second[q]);
+  for (int q = H; q < R; ++q)
+    y[1] += s[1][q] * (first[q] + second[q]);
+  Double8 ee;
+  load(coreEE, ee);
+  const Double8 wyy = wy[0] + wy[1], wzz = wz[0] + wz[1], yy = y[0] + y[1];
+  const Double8 plusZ = ee + wzz, minusZ = ee - wzz, yPlus = wyy + yy, yMinus = wyy - yy;
+  const Double8 g[2][2] = { { plusZ + yPlus, plusZ - yPlus },
+    { minusZ + yMinus, minusZ - yMinus } };
+  const Double8 dx[2] = { top + s[0], top - s[0] };
+  Double8 products[kLanes], v;
+  for (int k = 0; k < 2; ++k)
+    for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < 2; ++i)
+        products[(k * 2 + j) * 2 + i] = dx[i] * g[k][j];
+  laneSums(products, v);
+  v = m * v;
+  std::memcpy(values, &v, sizeof v);
+}
+
 // The table without its padding: G3 at the nodes 0 .. n of each axis,
 // t[(i * nodes + j) * nodes + k].
 std::vector<double> unpadded(const SphCumulativeTable& table)
@@ -350,6 +434,18 @@ SphVoxelFactors::SphVoxelFactors(SphKernel kernel)
       for (int r = 0; r < R; ++r)
         core_[p][q][r] *= scale;
   axis_ = SphFactorCubics(u, n);
+  const double* e = axis_.end();
+  for (int p = 0; p < R; ++p)
+  {
+    coreEE_[p] = 0;
+    for (int q = 0; q < R; ++q)
+    {
+      coreE_[p][q] = 0;
+      for (int r = 0; r < R; ++r)
+        coreE_[p][q] += core_[p][q][r] * e[r];
+      coreEE_[p] += coreE_[p][q] * e[q];
+    }
+  }
 }
 
 const SphVoxelFactors& SphVoxelFactors::get(SphKernel kernel)
@@ -372,6 +468,12 @@ void SphVoxelFactors::voxels(const double* dx, int nx, const double* dy, int ny,
   if (ny >= kXFirstRows)
     return contractVoxelsXFirst(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
   contractVoxels(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
+}
+
+void SphVoxelFactors::twoCellVoxels(const double* middle, double m, double* values) const
+{
+  twoCellVoxelsOf(core_, coreE_, coreEE_, axis_.cubic().data(), axis_.end(), axis_.intervals(),
+    middle, m, values);
 }
 
 std::size_t SphVoxelFactors::scratchSize(int nx, int, int nz)

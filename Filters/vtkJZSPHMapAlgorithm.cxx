@@ -266,9 +266,36 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
     particles.fields.push_back({ fieldValues[f].data, components[f] });
   particles.kernel = s.kernel;
   vtkJZKernelAdapter::SetPeriodicBox(s.periodic, in.box, particles);
+  // The output's point layout: in place in 3-D, pixel centres, the image's
+  // plane along Axis; its points in VTK's order (x fastest).
+  int u, v, w;
+  const int kind = int(s.grid.kind);
+  MapAxes(kind, s.grid.axis, u, v, w);
+  const int res[3] = { s.grid.resolution[0], s.grid.resolution[1], s.grid.resolution[2] };
+  std::size_t stride[3] = { 0, 0, 0 }; // a point's cell per step along x, y, z
+  stride[u] = 1;
+  stride[v] = std::size_t(res[0]);
+  if (kind == int(jz::SphMapKind::Volume))
+    stride[w] = std::size_t(res[0]) * std::size_t(res[1]);
+  const std::int64_t nx = s.extent[1] - s.extent[0] + 1, ny = s.extent[3] - s.extent[2] + 1,
+                     nz = s.extent[5] - s.extent[4] + 1;
+  const vtkIdType count = vtkIdType(nx * ny * nz);
+  auto density = vtkSmartPointer<vtkDoubleArray>::New();
+  density->SetName(s.grid.kind == jz::SphMapKind::Projection ? "SurfaceDensity" : "Density");
+  density->SetNumberOfTuples(count);
+  // When the points are the cells in their own order (a whole extent; a
+  // volume, an image across x or z), the mass is deposited straight into
+  // the output.
+  bool inPlace = std::size_t(count) == s.grid.numCells();
+  const std::int64_t points[3] = { nx, ny, nz };
+  for (std::size_t d = 0, step = 1; d < 3; step *= std::size_t(points[d]), ++d)
+    inPlace = inPlace && (points[d] == 1 || stride[d] == step);
+
   // The deposition validates the particles first and throws before it
   // writes anything; the ranks agree on its error before they reduce.
   jz::SphMapSums sums;
+  if (inPlace)
+    sums.mass.borrow(density->GetPointer(0), std::size_t(count));
   jz::RunInfo info;
   try
   {
@@ -290,13 +317,8 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   jz::reduceSphMapSums(*in.comm, sums);
   jz::finishSphMap(s.grid, sums);
 
-  // In place in 3-D: pixel centres, the image's plane along Axis.
-  int u, v, w;
-  const int kind = int(s.grid.kind);
-  MapAxes(kind, s.grid.axis, u, v, w);
   const double* region = s.grid.region;
   double origin[3], spacing[3];
-  const int res[3] = { s.grid.resolution[0], s.grid.resolution[1], s.grid.resolution[2] };
   const int dims[3] = { u, v, w };
   for (int a = 0; a < 3; ++a)
   {
@@ -313,10 +335,6 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   output->SetOrigin(origin);
   output->SetSpacing(spacing);
   output->SetExtent(const_cast<int*>(s.extent));
-  const vtkIdType count = output->GetNumberOfPoints();
-  auto density = vtkSmartPointer<vtkDoubleArray>::New();
-  density->SetName(s.grid.kind == jz::SphMapKind::Projection ? "SurfaceDensity" : "Density");
-  density->SetNumberOfTuples(count);
   std::vector<vtkSmartPointer<vtkDoubleArray>> fields(s.fieldNames.size());
   for (std::size_t f = 0; f < fields.size(); ++f)
   {
@@ -328,12 +346,6 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
   // The cells in VTK's point order (x fastest), a row of points at a time,
   // the rows in parallel for large maps (a small one copies faster than
   // threads join, above all on a busy machine).
-  std::size_t stride[3] = { 0, 0, 0 };
-  stride[u] = 1;
-  stride[v] = std::size_t(res[0]);
-  if (kind == int(jz::SphMapKind::Volume))
-    stride[w] = std::size_t(res[0]) * std::size_t(res[1]);
-  const std::int64_t nx = s.extent[1] - s.extent[0] + 1, ny = s.extent[3] - s.extent[2] + 1;
   const std::int64_t rows = count > 0 ? count / nx : 0;
   double* mapOut = density->GetPointer(0);
   std::vector<double*> fieldOut(fields.size());
@@ -341,7 +353,7 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
     fieldOut[f] = fields[f]->GetPointer(0);
   constexpr vtkIdType kParallelCopyMin = vtkIdType(1) << 20;
 #pragma omp parallel for schedule(static) if (count >= kParallelCopyMin)
-  for (std::int64_t row = 0; row < rows; ++row)
+  for (std::int64_t row = 0; row < (inPlace && fields.empty() ? 0 : rows); ++row)
   {
     const std::size_t first = std::size_t(s.extent[0]) * stride[0] +
       std::size_t(s.extent[2] + row % ny) * stride[1] +
@@ -349,7 +361,8 @@ void RunMap(vtkAlgorithm* self, ParticleInput& in, const MapSettings& s, vtkImag
     for (std::int64_t i = 0; i < nx; ++i)
     {
       const std::size_t cell = first + std::size_t(i) * stride[0], id = std::size_t(row * nx + i);
-      mapOut[id] = sums.mass[cell];
+      if (!inPlace)
+        mapOut[id] = sums.mass[cell];
       for (std::size_t f = 0; f < fields.size(); ++f)
       {
         const std::size_t nc = std::size_t(components[f]);

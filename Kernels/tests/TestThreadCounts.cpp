@@ -731,7 +731,7 @@ void sphMapCase(const SphInputs<T>& s, bool periodic, jz::SphMapKind kind)
       jz::depositSphMap(p, g, sums, control);
       jz::finishSphMap(g, sums);
       Outputs out;
-      add(out, "Mass", sums.mass);
+      add(out, "Mass", sums.mass.data(), sums.mass.size());
       add(out, "Scalar", sums.fields[0]);
       add(out, "Velocity", sums.fields[1]);
       return out;

@@ -66,8 +66,9 @@ void parseRegion(py::handle region, double out[6])
   std::copy(r.begin(), r.end(), out);
 }
 
-// The map's cells as a numpy array: [iy, ix] (+ component) or [iz, iy, ix].
-py::array cellsArray(const jz::SphGrid& grid, const std::vector<double>& values, int components)
+// An array for the map's cells: [iy, ix] (+ component) or [iz, iy, ix],
+// the cells' own order.
+py::array_t<double> cellsArray(const jz::SphGrid& grid, int components)
 {
   std::vector<py::ssize_t> shape;
   if (grid.kind == jz::SphMapKind::Volume)
@@ -76,7 +77,13 @@ py::array cellsArray(const jz::SphGrid& grid, const std::vector<double>& values,
   shape.push_back(grid.resolution[0]);
   if (components > 1)
     shape.push_back(components);
-  py::array_t<double> a(shape);
+  return py::array_t<double>(shape);
+}
+
+// The map's cells as a numpy array.
+py::array cellsArray(const jz::SphGrid& grid, const std::vector<double>& values, int components)
+{
+  py::array_t<double> a = cellsArray(grid, components);
   std::copy(values.begin(), values.end(), a.mutable_data());
   return std::move(a);
 }
@@ -240,13 +247,16 @@ std::vector<py::array> runMap(const Comm& comm, jz::SphGrid grid, const MapArgs&
   box.applyTo(particles);
   comm.agree(jz::sphParticlesError(particles, grid));
 
+  // The mass deposited straight into the array returned.
+  py::array_t<double> mass = cellsArray(grid, 1);
   jz::SphMapSums sums;
+  sums.mass.borrow(mass.mutable_data(), grid.numCells());
   runKernel([&](const jz::RunControl& control)
     { jz::depositSphMap(particles, grid, sums, backend, control); });
   jz::reduceSphMapSums(*comm, sums);
   jz::finishSphMap(grid, sums);
 
-  std::vector<py::array> maps{ cellsArray(grid, sums.mass, 1) };
+  std::vector<py::array> maps{ std::move(mass) };
   for (std::size_t f = 0; f < names.size(); ++f)
     maps.push_back(cellsArray(grid, sums.fields[f], components[f]));
   return maps;

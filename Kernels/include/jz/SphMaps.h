@@ -13,6 +13,7 @@
 // maps in between: depositSphMap writes sums, finishSphMap divides them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "Backend.h"
 #include "Config.h"
 #include "DensityKernels.h"
+#include "HugePages.h"
 
 namespace jz
 {
@@ -73,13 +75,52 @@ struct SphParticles
   double boxHi[3] = { 1, 1, 1 };
 };
 
+// A map's values, one per cell (x fastest): its own, or the caller's memory
+// (borrow: the output array it hands on), so that a map is neither copied
+// nor held twice. A copy of a borrowed one shares the caller's memory.
+class SphCellValues
+{
+public:
+  // The caller's n values from now on (assign replaces what they hold).
+  void borrow(double* values, std::size_t n)
+  {
+    own_.clear();
+    borrowed_ = values;
+    borrowedSize_ = n;
+  }
+  // n values (a borrowed memory's own size: Error otherwise), each `value`,
+  // written by all threads: fresh pages are then touched in parallel, not
+  // zero-filled by one thread first.
+  void assign(std::size_t n, double value);
+
+  double* data() { return borrowed_ ? borrowed_ : own_.data(); }
+  const double* data() const { return borrowed_ ? borrowed_ : own_.data(); }
+  std::size_t size() const { return borrowed_ ? borrowedSize_ : own_.size(); }
+  bool empty() const { return size() == 0; }
+  double& operator[](std::size_t i) { return data()[i]; }
+  const double& operator[](std::size_t i) const { return data()[i]; }
+  double* begin() { return data(); }
+  double* end() { return data() + size(); }
+  const double* begin() const { return data(); }
+  const double* end() const { return data() + size(); }
+  bool operator==(const SphCellValues& other) const
+  {
+    return size() == other.size() && std::equal(begin(), end(), other.begin());
+  }
+
+private:
+  UninitialisedVector<double> own_;
+  double* borrowed_ = nullptr;
+  std::size_t borrowedSize_ = 0;
+};
+
 // Per cell: `mass` (projection and volume: the mass of the kernels inside the
 // cell; slice: sum m_j W) and per field the matching weighted sums
 // (projection and volume: mass-weighted; slice: sum m_j / rho_j A_j W),
 // interleaved by component.
 struct SphMapSums
 {
-  std::vector<double> mass;
+  SphCellValues mass;
   std::vector<std::vector<double>> fields;
 };
 

@@ -581,6 +581,20 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
 }
 } // namespace
 
+void SphCellValues::assign(std::size_t n, double value)
+{
+  if (borrowed_ && n != borrowedSize_)
+    throw Error("A map of " + std::to_string(n) + " cells into memory for " +
+      std::to_string(borrowedSize_) + ".");
+  if (!borrowed_)
+    own_.resize(n);
+  double* values = data();
+  const std::int64_t count = std::int64_t(n);
+#pragma omp parallel for schedule(static) if (n >= kSphParallelMin)
+  for (std::int64_t i = 0; i < count; ++i)
+    values[i] = value;
+}
+
 std::size_t SphGrid::numCells() const
 {
   const std::size_t n = std::size_t(resolution[0]) * std::size_t(resolution[1]);
@@ -832,7 +846,7 @@ void sphGatherDensity(const T* sources, std::size_t numSources, const double* so
 
 void reduceSphMapSums(Communicator& comm, SphMapSums& sums)
 {
-  sumInRankOrder(comm, sums.mass);
+  sumInRankOrder(comm, sums.mass.data(), sums.mass.size());
   for (std::vector<double>& f : sums.fields)
     sumInRankOrder(comm, f);
 }

@@ -585,6 +585,49 @@ JZ_TEST(SliceBruteForce)
     }
 }
 
+// One particle's volume (at c, support h, unit mass, field 4) against
+// triple quadrature: zero in every voxel its kernel does not reach, its mean
+// field exact where it has mass, and the map's total. `sampled`: only every
+// fourth voxel it reaches against quadrature (wide kernels).
+struct VoxelCheck
+{
+  double total = 0, worst = 0, expected = 0; // expected: the checked voxels' quadrature
+  int checked = 0;
+};
+VoxelCheck checkVoxels(const jz::SphMapSums& sums, const jz::SphGrid& g, const int* n, SphKernel k,
+  const double* c, double h, bool sampled)
+{
+  const double dv[3] = { 1.0 / n[0], 1.0 / n[1], 1.0 / n[2] };
+  VoxelCheck v;
+  for (int z = 0; z < n[2]; ++z)
+    for (int y = 0; y < n[1]; ++y)
+      for (int x = 0; x < n[0]; ++x)
+      {
+        const std::size_t cell = (std::size_t(z) * n[1] + y) * n[0] + x;
+        const double got = sums.mass[cell] * g.cellMeasure();
+        v.total += got;
+        if (got != 0)
+          JZ_CHECK(std::fabs(sums.fields[0][cell] - 4.0) < 1e-12);
+        const double lo[3] = { x * dv[0], y * dv[1], z * dv[2] };
+        const double hi[3] = { lo[0] + dv[0], lo[1] + dv[1], lo[2] + dv[2] };
+        bool near = true;
+        for (int d = 0; d < 3; ++d)
+          near = near && lo[d] < c[d] + h && hi[d] > c[d] - h;
+        if (!near)
+        {
+          JZ_CHECK_EQ(got, 0.0);
+          continue;
+        }
+        if (sampled && (x + 2 * y + 3 * z) % 4 != 0)
+          continue;
+        const double reference = voxelFraction(k, c, h, lo, hi);
+        v.expected += reference;
+        v.worst = std::max(v.worst, std::fabs(got - reference));
+        ++v.checked;
+      }
+  return v;
+}
+
 // Voxel integrals of one particle against triple quadrature, and mass
 // conservation of the volume (the table's separable form): kernels from a
 // thirtieth of a voxel (inside one voxel) through 0.4 (across its faces) to
@@ -605,35 +648,10 @@ void volumeSingle(SphKernel k)
       const jz::SphGrid g = grid(SphMapKind::Volume, 2, 0, 1, n[0], n[1], n[2]);
       const auto sums = run(P.view(k), g);
       const double cc[3] = { double(T(c[0])), double(T(c[1])), double(T(c[2])) };
-      double total = 0, worst = 0;
-      int checked = 0;
-      for (int z = 0; z < n[2]; ++z)
-        for (int y = 0; y < n[1]; ++y)
-          for (int x = 0; x < n[0]; ++x)
-          {
-            const std::size_t cell = (std::size_t(z) * n[1] + y) * n[0] + x;
-            const double got = sums.mass[cell] * g.cellMeasure();
-            total += got;
-            if (got > 0)
-              JZ_CHECK(std::fabs(sums.fields[0][cell] - 4.0) < 1e-12);
-            const double lo[3] = { x * dv[0], y * dv[1], z * dv[2] };
-            const double hi[3] = { lo[0] + dv[0], lo[1] + dv[1], lo[2] + dv[2] };
-            bool near = true;
-            for (int d = 0; d < 3; ++d)
-              near = near && lo[d] < cc[d] + P.h[0] && hi[d] > cc[d] - P.h[0];
-            if (!near)
-            {
-              JZ_CHECK_EQ(got, 0.0);
-              continue;
-            }
-            if ((x + 2 * y + 3 * z) % 4 != 0 && hVoxels > 2)
-              continue;
-            worst = std::max(worst, std::fabs(got - voxelFraction(k, cc, P.h[0], lo, hi)));
-            ++checked;
-          }
-      JZ_CHECK(checked >= 1);
-      JZ_CHECK_MSG(worst < 1e-6, "h/voxel " << hVoxels << " worst voxel error " << worst);
-      JZ_CHECK_MSG(std::fabs(total - 1) < 1e-12, "volume total " << total);
+      const VoxelCheck v = checkVoxels(sums, g, n, k, cc, P.h[0], hVoxels > 2);
+      JZ_CHECK(v.checked >= 1);
+      JZ_CHECK_MSG(v.worst < 1e-6, "h/voxel " << hVoxels << " worst voxel error " << v.worst);
+      JZ_CHECK_MSG(std::fabs(v.total - 1) < 1e-12, "volume total " << v.total);
     }
 }
 
@@ -654,7 +672,6 @@ JZ_TEST(VolumeSingleParticle)
 JZ_TEST(VolumeKernelsOfOneAndTwoVoxels)
 {
   const int n[3] = { 10, 7, 13 };
-  const double dv[3] = { 1.0 / n[0], 1.0 / n[1], 1.0 / n[2] };
   const jz::SphGrid g = grid(SphMapKind::Volume, 2, 0, 1, n[0], n[1], n[2]);
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> pos(-0.03, 1.03), hs(0.02, 0.99);
@@ -663,42 +680,20 @@ JZ_TEST(VolumeKernelsOfOneAndTwoVoxels)
     {
       Particles<double> P;
       const double c[3] = { pos(rng), pos(rng), pos(rng) };
-      P.add(c[0], c[1], c[2], 1.0, hs(rng) * dv[0]);
+      P.add(c[0], c[1], c[2], 1.0, hs(rng) / n[0]);
       P.fields = { { 4.0 } };
       P.comps = { 1 };
       const auto sums = run(P.view(k), g);
       const double h = P.h[0];
+      const VoxelCheck v = checkVoxels(sums, g, n, k, c, h, false);
+      JZ_CHECK_MSG(v.worst < 1e-6, "h/voxel " << h * n[0] << " worst voxel error " << v.worst);
+      JZ_CHECK_MSG(
+        std::fabs(v.total - v.expected) < 1e-6, "volume total " << v.total << " of " << v.expected);
       bool wholly = true; // the kernel wholly inside the region
       for (int d = 0; d < 3; ++d)
         wholly = wholly && c[d] - h > 0 && c[d] + h < 1;
-      double total = 0, expected = 0, worst = 0;
-      for (int z = 0; z < n[2]; ++z)
-        for (int y = 0; y < n[1]; ++y)
-          for (int x = 0; x < n[0]; ++x)
-          {
-            const std::size_t cell = (std::size_t(z) * n[1] + y) * n[0] + x;
-            const double got = sums.mass[cell] * g.cellMeasure();
-            total += got;
-            const double lo[3] = { x * dv[0], y * dv[1], z * dv[2] };
-            const double hi[3] = { lo[0] + dv[0], lo[1] + dv[1], lo[2] + dv[2] };
-            bool near = true;
-            for (int d = 0; d < 3; ++d)
-              near = near && lo[d] < c[d] + h && hi[d] > c[d] - h;
-            if (!near)
-            {
-              JZ_CHECK_EQ(got, 0.0);
-              continue;
-            }
-            if (got != 0)
-              JZ_CHECK(std::fabs(sums.fields[0][cell] - 4.0) < 1e-12);
-            const double reference = voxelFraction(k, c, h, lo, hi);
-            expected += reference;
-            worst = std::max(worst, std::fabs(got - reference));
-          }
-      JZ_CHECK_MSG(
-        std::fabs(total - expected) < 1e-6, "volume total " << total << " of " << expected);
       if (wholly)
-        JZ_CHECK_MSG(std::fabs(total - 1) < 1e-12, "volume total " << total);
+        JZ_CHECK_MSG(std::fabs(v.total - 1) < 1e-12, "volume total " << v.total);
     }
 }
 

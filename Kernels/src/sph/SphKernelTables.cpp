@@ -360,6 +360,9 @@ struct CentresCoefficients
   const float* anisotropy;
 };
 
+// Zero, read where the compiler cannot see its value.
+volatile int opaqueZero = 0;
+
 // N pixels at a time, in units of h / sqrt(P) (P pieces): X0 the first
 // pixel centre's offset along the row, a the pixel's width, Y2 the row's
 // squared offset, so that s = X^2 + Y2 = P R^2 (single precision: an error
@@ -378,10 +381,16 @@ __attribute__((always_inline)) inline void centresLanes(
   Float lane;
   for (int l = 0; l < N; ++l)
     lane[l] = float(l);
+  const Int opaque = Int{} + opaqueZero;
   for (int i = 0; i < count; i += N)
   {
     const Float X = X0 + (lane + float(i)) * a;
-    const Float t = X * X + Y2;
+    // Oblong pixels use X^2 twice (in t and in X^2 - Y2): rounded once, by
+    // OR-ing it with a zero the compiler cannot see, so that it is fused into
+    // neither sum (GCC would fuse it into one, both or neither, as the code
+    // around it decides) and every vector width rounds it alike.
+    const Float X2 = Anisotropic ? (Float)((Int)(X * X) | opaque) : X * X;
+    const Float t = Anisotropic ? X2 + Y2 : X * X + Y2;
     // Inside the support as 1 or 0 at once: GCC lowers a comparison's mask
     // kept for later lane by lane.
     const Float inside = t < float(P) ? 1.0f : 0.0f;
@@ -395,7 +404,7 @@ __attribute__((always_inline)) inline void centresLanes(
     {
       Float e;
       horner<SphColumnCentres::kCorrectionDegree>(c.anisotropy, piece, u, e);
-      v += anisoScale * e * ((X * X - Y2) / (t > 0.0f ? t : 1.0f));
+      v += anisoScale * e * ((X2 - Y2) / (t > 0.0f ? t : 1.0f));
     }
     // 0 beyond the support, and never below 0 where the fits' last digits
     // would dip under a vanishing kernel (log-scaled maps).
@@ -603,6 +612,91 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c,
     isotropicRows16<1, true>(r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
   }
 }
+// centresLanes<16, true, true> for K rows of a column at once (pixels
+// longer one way than the other), in AVX-512 intrinsics: the same
+// operations on every pixel, the anisotropic term's (X^2 - Y2) / t
+// included, X^2 rounded once as there (an explicitly rounded multiply,
+// which GCC cannot fuse into the add and the subtract that use it). c: the
+// corrected polynomial's coefficients, e: the anisotropy's.
+template <int K>
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void anisotropicRows16(
+  const PieceRegisters& c, const PieceRegisters& e, float anisoScale, float X0, float a,
+  const float* Y2, int count, double* out, std::size_t rowStride)
+{
+  constexpr int D = SphColumnCentres::kValueDegree;
+  static_assert(SphColumnCentres::kCorrectionDegree == D, "both polynomials in PieceRegisters");
+  const __m512 lane = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512 pieces = _mm512_set1_ps(float(SphColumnCentres::kPieces));
+  const __m512 vA = _mm512_set1_ps(a), vX0 = _mm512_set1_ps(X0);
+  const __m512 scale = _mm512_set1_ps(anisoScale);
+  for (int i = 0; i < count; i += 16)
+  {
+    const __m512 X = _mm512_fmadd_ps(_mm512_add_ps(lane, _mm512_set1_ps(float(i))), vA, vX0);
+    const __m512 X2 = _mm512_mul_round_ps(X, X, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 u[K], v[K], w[K], Y2v[K], t[K];
+    __m512i piece[K];
+    __mmask16 inside[K];
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+    {
+      Y2v[k] = _mm512_set1_ps(Y2[k]);
+      t[k] = _mm512_add_ps(X2, Y2v[k]);
+      inside[k] = _mm512_cmp_ps_mask(t[k], pieces, _CMP_LT_OQ);
+      // Without centresLanes' clamps, as in centreMasses16.
+      piece[k] = _mm512_cvttps_epi32(t[k]);
+      u[k] = _mm512_sub_ps(t[k], _mm512_cvtepi32_ps(piece[k]));
+      v[k] = _mm512_permutex2var_ps(c.low[D], piece[k], c.high[D]);
+      w[k] = _mm512_permutex2var_ps(e.low[D], piece[k], e.high[D]);
+    }
+#pragma GCC unroll 8
+    for (int j = D - 1; j >= 0; --j)
+#pragma GCC unroll 4
+      for (int k = 0; k < K; ++k)
+      {
+        v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutex2var_ps(c.low[j], piece[k], c.high[j]));
+        w[k] = _mm512_fmadd_ps(w[k], u[k], _mm512_permutex2var_ps(e.low[j], piece[k], e.high[j]));
+      }
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+    {
+      const __mmask16 positive = _mm512_cmp_ps_mask(t[k], _mm512_setzero_ps(), _CMP_GT_OQ);
+      const __m512 across = _mm512_mask_blend_ps(positive, _mm512_set1_ps(1.0f), t[k]);
+      const __m512 q = _mm512_div_ps(_mm512_sub_ps(X2, Y2v[k]), across);
+      v[k] = _mm512_fmadd_ps(_mm512_mul_ps(scale, w[k]), q, v[k]);
+      __m512d low, high;
+      widen(_mm512_maskz_max_ps(inside[k], v[k], _mm512_setzero_ps()), low, high);
+      double* row = out + std::size_t(k) * rowStride + i;
+      rows::addToRow(row, count - i, low);
+      rows::addToRow(row + 8, count - i - 8, high);
+    }
+  }
+}
+
+// anisotropicRows16 added to the rows of a column, two rows at a time.
+__attribute__((target("arch=x86-64-v4"))) void anisotropicColumn16(const float* c, const float* e,
+  float anisoScale, float X0, float a, double invH, const double* dy2, int rows, int count,
+  double* out, std::size_t rowStride)
+{
+  constexpr int K = 2;
+  PieceRegisters rc, re;
+  loadPieces(c, rc);
+  loadPieces(e, re);
+  float Y2[K];
+  int j = 0;
+  for (; j + K <= rows; j += K)
+  {
+    for (int k = 0; k < K; ++k)
+      Y2[k] = squaredRowOffset(dy2[j + k], invH);
+    anisotropicRows16<K>(
+      rc, re, anisoScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
+  }
+  for (; j < rows; ++j)
+  {
+    Y2[0] = squaredRowOffset(dy2[j], invH);
+    anisotropicRows16<1>(
+      rc, re, anisoScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
+  }
+}
 #pragma GCC diagnostic pop
 
 template <bool Anisotropic, bool Accumulate>
@@ -795,9 +889,14 @@ void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2,
   std::size_t n, double* image, std::size_t rowStride) const
 {
 #if JZ_SPH_WIDE_ROWS
-  if (!f.anisotropic && sphRowLanes() == 16)
-    return isotropicColumn16(f.corrected[0], float(inRowUnits(X0)), float(f.a), f.invH, dy2, rows,
-      int(n), image, rowStride);
+  if (sphRowLanes() == 16)
+  {
+    const float X = float(inRowUnits(X0)), a = float(f.a);
+    if (!f.anisotropic)
+      return isotropicColumn16(f.corrected[0], X, a, f.invH, dy2, rows, int(n), image, rowStride);
+    return anisotropicColumn16(f.corrected[0], anisotropy_[0], f.anisoScale, X, a, f.invH, dy2,
+      rows, int(n), image, rowStride);
+  }
 #endif
   for (int j = 0; j < rows; ++j)
     pixels<true>(f, X0, dy2[j], n, image + std::size_t(j) * rowStride);

@@ -462,6 +462,34 @@ __attribute__((target("arch=x86-64-v4"), always_inline)) inline void loadPieces(
   }
 }
 
+// s's piece (its integer part) and the fraction within it. Without
+// centresLanes' clamps: inside the support s < 32, so they change nothing;
+// beyond it the permutes read the index's low 5 bits and the lane is
+// zeroed after.
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void pieceOf16(
+  __m512 s, __m512i& piece, __m512& u)
+{
+  piece = _mm512_cvttps_epi32(s);
+  u = _mm512_sub_ps(s, _mm512_cvtepi32_ps(piece));
+}
+
+// The pieces' polynomials c at K vectors of pixels (pieces, fractions), by
+// Horner's rule, their chains interleaved.
+template <int K>
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void piecePolynomials16(
+  const PieceRegisters& c, const __m512i* piece, const __m512* u, __m512* v)
+{
+  constexpr int D = SphColumnCentres::kValueDegree;
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k)
+    v[k] = _mm512_permutex2var_ps(c.low[D], piece[k], c.high[D]);
+#pragma GCC unroll 8
+  for (int j = D - 1; j >= 0; --j)
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+      v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutex2var_ps(c.low[j], piece[k], c.high[j]));
+}
+
 // The masses of K vectors of pixels at once (centresLanes' isotropic
 // arithmetic, lane by lane: X along the row, Y2 across it), their chains
 // interleaved (one chain alone leaves the vector units waiting on its
@@ -470,7 +498,6 @@ template <int K>
 __attribute__((target("arch=x86-64-v4"), always_inline)) inline void centreMasses16(
   const PieceRegisters& c, const __m512* X, const __m512* Y2, __m512* w)
 {
-  constexpr int D = SphColumnCentres::kValueDegree;
   const __m512 pieces = _mm512_set1_ps(float(SphColumnCentres::kPieces));
   __m512 u[K], v[K];
   __m512i piece[K];
@@ -480,18 +507,9 @@ __attribute__((target("arch=x86-64-v4"), always_inline)) inline void centreMasse
   {
     const __m512 s = _mm512_fmadd_ps(X[k], X[k], Y2[k]);
     inside[k] = _mm512_cmp_ps_mask(s, pieces, _CMP_LT_OQ);
-    // Without centresLanes' clamps: inside the support s < 32, so they
-    // change nothing; beyond it the permutes read the index's low 5 bits
-    // and the lane is zeroed below.
-    piece[k] = _mm512_cvttps_epi32(s);
-    u[k] = _mm512_sub_ps(s, _mm512_cvtepi32_ps(piece[k]));
-    v[k] = _mm512_permutex2var_ps(c.low[D], piece[k], c.high[D]);
+    pieceOf16(s, piece[k], u[k]);
   }
-#pragma GCC unroll 8
-  for (int j = D - 1; j >= 0; --j)
-#pragma GCC unroll 4
-    for (int k = 0; k < K; ++k)
-      v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutex2var_ps(c.low[j], piece[k], c.high[j]));
+  piecePolynomials16<K>(c, piece, u, v);
 #pragma GCC unroll 4
   for (int k = 0; k < K; ++k)
     w[k] = _mm512_maskz_max_ps(inside[k], v[k], _mm512_setzero_ps());
@@ -623,8 +641,8 @@ __attribute__((target("arch=x86-64-v4"), always_inline)) inline void anisotropic
   const PieceRegisters& c, const PieceRegisters& e, float anisoScale, float X0, float a,
   const float* Y2, int count, double* out, std::size_t rowStride)
 {
-  constexpr int D = SphColumnCentres::kValueDegree;
-  static_assert(SphColumnCentres::kCorrectionDegree == D, "both polynomials in PieceRegisters");
+  static_assert(SphColumnCentres::kCorrectionDegree == SphColumnCentres::kValueDegree,
+    "both polynomials in PieceRegisters");
   const __m512 lane = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512 pieces = _mm512_set1_ps(float(SphColumnCentres::kPieces));
   const __m512 vA = _mm512_set1_ps(a), vX0 = _mm512_set1_ps(X0);
@@ -642,20 +660,10 @@ __attribute__((target("arch=x86-64-v4"), always_inline)) inline void anisotropic
       Y2v[k] = _mm512_set1_ps(Y2[k]);
       t[k] = _mm512_add_ps(X2, Y2v[k]);
       inside[k] = _mm512_cmp_ps_mask(t[k], pieces, _CMP_LT_OQ);
-      // Without centresLanes' clamps, as in centreMasses16.
-      piece[k] = _mm512_cvttps_epi32(t[k]);
-      u[k] = _mm512_sub_ps(t[k], _mm512_cvtepi32_ps(piece[k]));
-      v[k] = _mm512_permutex2var_ps(c.low[D], piece[k], c.high[D]);
-      w[k] = _mm512_permutex2var_ps(e.low[D], piece[k], e.high[D]);
+      pieceOf16(t[k], piece[k], u[k]);
     }
-#pragma GCC unroll 8
-    for (int j = D - 1; j >= 0; --j)
-#pragma GCC unroll 4
-      for (int k = 0; k < K; ++k)
-      {
-        v[k] = _mm512_fmadd_ps(v[k], u[k], _mm512_permutex2var_ps(c.low[j], piece[k], c.high[j]));
-        w[k] = _mm512_fmadd_ps(w[k], u[k], _mm512_permutex2var_ps(e.low[j], piece[k], e.high[j]));
-      }
+    piecePolynomials16<K>(c, piece, u, v);
+    piecePolynomials16<K>(e, piece, u, w);
 #pragma GCC unroll 4
     for (int k = 0; k < K; ++k)
     {

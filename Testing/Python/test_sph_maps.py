@@ -308,6 +308,29 @@ def section_errors(c):
     c.check(out.GetNumberOfPoints() == 0, "SPHSlice beyond the machine's memory: no output")
 
 
+def section_layout(c):
+    """A lone particle's largest pixel or voxel lies at the particle, in the
+    output's own coordinates: along each axis (maps deposited straight into
+    the output array and maps copied into it alike) and in a volume, on
+    images that are not square, so that a transposed or shifted layout shows."""
+    p = np.array([[0.23, 0.61, 0.82]])
+    arrays = {"h": np.array([0.05]), "m": np.array([1.0])}
+    cases = [("SPHProjection", dict(Resolution=[20, 16], Axis=a), "SurfaceDensity", d)
+             for a, d in (("X", (1, 2)), ("Y", (2, 0)), ("Z", (0, 1)))]
+    cases.append(("SPHVolume", dict(Resolution=[20, 16, 12]), "Density", (0, 1, 2)))
+    for name, props, array, dims in cases:
+        out, errors = make(name, p, arrays, Region=[0, 1, 0, 1, 0, 1], **props)
+        c.check(not errors, f"{name} {props}: no errors {errors}")
+        values = image(out, array)
+        peak = np.array(out.GetPoint(int(np.argmax(values))))
+        spacing = np.array(out.GetSpacing())
+        near = all(abs(peak[d] - p[0, d]) <= spacing[d] for d in dims)
+        c.check(near, f"{name} {props}: the peak at {peak[list(dims)]}, the particle at "
+                      f"{p[0, list(dims)]}")
+        c.check(abs(values.sum() * np.prod(spacing[list(dims)]) - 1) < 1e-6,
+                f"{name} {props}: the mass")
+
+
 def section_empty(c):
     out, errors = make("SPHProjection", np.zeros((0, 3)), {}, Resolution=[4, 4],
                        Region=[0, 1, 0, 1, 0, 1])
@@ -319,7 +342,8 @@ def section_empty(c):
 SECTIONS = dict(pixels=section_pixels, mass=section_mass, slice=section_slice,
                 knn_density=section_knn_density, periodic=section_periodic,
                 composite=section_composite,
-                gadget=section_gadget, errors=section_errors, empty=section_empty)
+                gadget=section_gadget, errors=section_errors, empty=section_empty,
+                layout=section_layout)
 
 if __name__ == "__main__":
     run_section(SECTIONS).finish()

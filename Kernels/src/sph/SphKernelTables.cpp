@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -606,6 +607,28 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicRow16(
   isotropicRows16<1, Accumulate>(r, X0, a, &Y2, count, out, 0);
 }
 
+// A column's rows [0, rows), K at a time and then one at a time:
+// step(k, j, Y2) for rows j .. j + k - 1 (k a std::integral_constant, K or
+// 1), Y2 their squared offsets (dy2[j] row j's).
+template <int K, class Step>
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void columnRows16(
+  const double* dy2, double invH, int rows, Step&& step)
+{
+  float Y2[K];
+  int j = 0;
+  for (; j + K <= rows; j += K)
+  {
+    for (int k = 0; k < K; ++k)
+      Y2[k] = squaredRowOffset(dy2[j + k], invH);
+    step(std::integral_constant<int, K>(), j, Y2);
+  }
+  for (; j < rows; ++j)
+  {
+    Y2[0] = squaredRowOffset(dy2[j], invH);
+    step(std::integral_constant<int, 1>(), j, Y2);
+  }
+}
+
 // isotropicRows16 added to the rows of a column (SphColumnCentres::addRows),
 // four rows at a time, dy2[j] row j's squared offset. (Each row over only
 // the pixels its chord reaches would skip a fifth of them, but the varying
@@ -613,22 +636,13 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicRow16(
 __attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c, float X0, float a,
   double invH, const double* dy2, int rows, int count, double* out, std::size_t rowStride)
 {
-  constexpr int K = 4;
   PieceRegisters r;
   loadPieces(c, r);
-  float Y2[K];
-  int j = 0;
-  for (; j + K <= rows; j += K)
-  {
-    for (int k = 0; k < K; ++k)
-      Y2[k] = squaredRowOffset(dy2[j + k], invH);
-    isotropicRows16<K, true>(r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
-  }
-  for (; j < rows; ++j)
-  {
-    Y2[0] = squaredRowOffset(dy2[j], invH);
-    isotropicRows16<1, true>(r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
-  }
+  columnRows16<4>(
+    dy2, invH, rows, [&](auto k, int j, const float* Y2) __attribute__((target("arch=x86-64-v4"))) {
+      isotropicRows16<decltype(k)::value, true>(
+        r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
+    });
 }
 // centresLanes<16, true, true> for K rows of a column at once (pixels
 // longer one way than the other), in AVX-512 intrinsics: the same
@@ -685,25 +699,14 @@ __attribute__((target("arch=x86-64-v4"))) void anisotropicColumn16(const float* 
   float anisoScale, float X0, float a, double invH, const double* dy2, int rows, int count,
   double* out, std::size_t rowStride)
 {
-  constexpr int K = 2;
   PieceRegisters rc, re;
   loadPieces(c, rc);
   loadPieces(e, re);
-  float Y2[K];
-  int j = 0;
-  for (; j + K <= rows; j += K)
-  {
-    for (int k = 0; k < K; ++k)
-      Y2[k] = squaredRowOffset(dy2[j + k], invH);
-    anisotropicRows16<K>(
-      rc, re, anisoScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
-  }
-  for (; j < rows; ++j)
-  {
-    Y2[0] = squaredRowOffset(dy2[j], invH);
-    anisotropicRows16<1>(
-      rc, re, anisoScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
-  }
+  columnRows16<2>(
+    dy2, invH, rows, [&](auto k, int j, const float* Y2) __attribute__((target("arch=x86-64-v4"))) {
+      anisotropicRows16<decltype(k)::value>(
+        rc, re, anisoScale, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
+    });
 }
 #pragma GCC diagnostic pop
 

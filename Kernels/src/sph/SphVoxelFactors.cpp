@@ -254,6 +254,28 @@ __attribute__((always_inline)) inline void laneSums(const Double8 (&v)[kLanes], 
     __builtin_shuffle(quads[0], quads[1], highHalves);
 }
 
+// twoCellVoxelsOf's sums over r in [r0, r1), from zero, one multiply-add
+// a term: wy = coreE s_y, wz = coreE s_z and zq[q] = sum_r s_z[r] core[r][q].
+__attribute__((always_inline)) inline void overRows(const double (*core)[R][R],
+  const double (*coreE)[R], const Double8* s, int r0, int r1, Double8& wy, Double8& wz,
+  Double8 (&zq)[R])
+{
+  Double8 c;
+  for (int q = 0; q < R; ++q)
+    zq[q] = Double8{};
+  for (int r = r0; r < r1; ++r)
+  {
+    load(coreE[r], c);
+    wy += s[1][r] * c;
+    wz += s[2][r] * c;
+    for (int q = 0; q < R; ++q)
+    {
+      load(core[r][q], c);
+      zq[q] += s[2][r] * c;
+    }
+  }
+}
+
 // SphVoxelFactors::twoCellVoxels (its comment gives the terms). The voxels
 // of row (j, k) are the dot products of the x differences e +- s_x with
 // g[j][k][p] = sum_qr core[p][q][r] (e +- s_y)[q] (e +- s_z)[r]
@@ -269,34 +291,12 @@ JZ_SPH_CLONES void twoCellVoxelsOf(const double (*core)[R][R], const double (*co
   load(end, top);
   for (int d = 0; d < 3; ++d)
     rows::factorsAt(cubic, top, intervals, middle[d], s[d]);
-  // Each sum over r in two halves (first, second): arrays indexed by
-  // constants only, so that they stay in registers.
+  // Each sum over r in two halves (first, second), each its own arrays, so
+  // that they stay in registers (indexed by r / 4 they went to the stack).
   constexpr int H = R / 2;
-  Double8 wy[2] = {}, wz[2] = {}, first[R], second[R], c;
-  for (int q = 0; q < R; ++q)
-    first[q] = second[q] = Double8{};
-  for (int r = 0; r < H; ++r)
-  {
-    load(coreE[r], c);
-    wy[0] += s[1][r] * c;
-    wz[0] += s[2][r] * c;
-    for (int q = 0; q < R; ++q)
-    {
-      load(core[r][q], c);
-      first[q] += s[2][r] * c;
-    }
-  }
-  for (int r = H; r < R; ++r)
-  {
-    load(coreE[r], c);
-    wy[1] += s[1][r] * c;
-    wz[1] += s[2][r] * c;
-    for (int q = 0; q < R; ++q)
-    {
-      load(core[r][q], c);
-      second[q] += s[2][r] * c;
-    }
-  }
+  Double8 wy[2] = {}, wz[2] = {}, first[R], second[R];
+  overRows(core, coreE, s, 0, H, wy[0], wz[0], first);
+  overRows(core, coreE, s, H, R, wy[1], wz[1], second);
   Double8 y[2] = {};
   for (int q = 0; q < H; ++q)
     y[0] += s[1][q] * (first[q] + second[q]);

@@ -184,6 +184,47 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsAvx512(const double (*co
   }
 }
 
+// addVoxelsXFirstAvx512's z-cells k .. k + K - 1 (dz from cell k) for one
+// vector of a row's voxels (left of them in the rows, from `row`): per
+// z-cell w[q] = sum_r dz[k][r] cx[r][q], then per row sum_q dy[j][q] w[q],
+// the K z-cells' chains interleaved (the same sums for any K).
+template <int K>
+__attribute__((target("arch=x86-64-v4"), always_inline)) inline void xFirstZCells(const double* cx,
+  const double* dy, int ny, const double* dz, double* row, std::size_t rowStride,
+  std::size_t sliceStride, int left)
+{
+  __m512d w[K][R];
+  for (int c = 0; c < K; ++c)
+    for (int q = 0; q < R; ++q)
+      w[c][q] = _mm512_setzero_pd();
+  for (int r = 0; r < R; ++r)
+  {
+    __m512d d[K];
+    for (int c = 0; c < K; ++c)
+      d[c] = _mm512_set1_pd(dz[c * R + r]);
+    for (int q = 0; q < R; ++q)
+    {
+      const __m512d x = _mm512_loadu_pd(cx + (r * R + q) * rows::kLanes);
+      for (int c = 0; c < K; ++c)
+        w[c][q] = _mm512_fmadd_pd(d[c], x, w[c][q]);
+    }
+  }
+  for (int j = 0; j < ny; ++j, row += rowStride)
+  {
+    __m512d v[K];
+    for (int c = 0; c < K; ++c)
+      v[c] = _mm512_setzero_pd();
+    for (int q = 0; q < R; ++q)
+    {
+      const __m512d y = _mm512_set1_pd(dy[j * R + q]);
+      for (int c = 0; c < K; ++c)
+        v[c] = _mm512_fmadd_pd(y, w[c][q], v[c]);
+    }
+    for (int c = 0; c < K; ++c)
+      rows::addToRow(row + std::size_t(c) * sliceStride, left, v[c]);
+  }
+}
+
 // contractVoxelsXFirst adding to a volume, in AVX-512 intrinsics (its twin,
 // as addVoxelsAvx512 is contractVoxels').
 __attribute__((target("arch=x86-64-v4"))) void addVoxelsXFirstAvx512(const double (*core)[R][R],
@@ -210,26 +251,15 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsXFirstAvx512(const doubl
         _mm512_storeu_pd(cx + (r * R + q) * rows::kLanes, acc);
         _mm512_storeu_pd(cx + (q * R + r) * rows::kLanes, acc);
       }
-    for (int k = 0; k < nz; ++k)
-    {
-      __m512d w[R];
-      for (int q = 0; q < R; ++q)
-        w[q] = _mm512_setzero_pd();
-      for (int r = 0; r < R; ++r)
-      {
-        const __m512d d = _mm512_set1_pd(dz[k * R + r]);
-        for (int q = 0; q < R; ++q)
-          w[q] = _mm512_fmadd_pd(d, _mm512_loadu_pd(cx + (r * R + q) * rows::kLanes), w[q]);
-      }
-      for (int j = 0; j < ny; ++j)
-      {
-        __m512d v = _mm512_setzero_pd();
-        for (int q = 0; q < R; ++q)
-          v = _mm512_fmadd_pd(_mm512_set1_pd(dy[j * R + q]), w[q], v);
-        rows::addToRow(
-          values + std::size_t(k) * sliceStride + std::size_t(j) * rowStride + i0, nx - i0, v);
-      }
-    }
+    // Two z-cells at a time: each cx row loaded once for both, and two
+    // independent chains of multiply-adds per row.
+    int k = 0;
+    for (; k + 1 < nz; k += 2)
+      xFirstZCells<2>(cx, dy, ny, dz + k * R, values + std::size_t(k) * sliceStride + i0, rowStride,
+        sliceStride, nx - i0);
+    if (k < nz)
+      xFirstZCells<1>(cx, dy, ny, dz + k * R, values + std::size_t(k) * sliceStride + i0, rowStride,
+        sliceStride, nx - i0);
   }
 }
 #pragma GCC diagnostic pop

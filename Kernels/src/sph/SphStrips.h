@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "jz/Config.h"
+#include "jz/HugePages.h" // UninitialisedVector
 
 namespace jz
 {
@@ -78,8 +79,9 @@ public:
     const std::int64_t n = std::int64_t(numParticles);
     // Each particle's first cell (cells: none) and strip count, in
     // parallel; the count negated when its strips are not one run, so that
-    // the later passes ask reach() again only for those.
-    std::vector<int> firstCell(numParticles), counts(numParticles);
+    // the later passes ask reach() again only for those. (Not zeroed first:
+    // the pass writes every one, its threads taking the fresh pages' faults.)
+    UninitialisedVector<int> firstCell(numParticles), counts(numParticles);
     width_ = width < 1 ? 1 : width;
     for (;;)
     {
@@ -188,8 +190,8 @@ private:
   // too, so that the passes after read them in order rather than scattered
   // over the input.
   template <class Prepare, class Place>
-  void rankByFirstCell(const std::vector<int>& firstCell, const std::vector<int>& counts, int cells,
-    Prepare& prepare, Place& place)
+  void rankByFirstCell(const UninitialisedVector<int>& firstCell,
+    const UninitialisedVector<int>& counts, int cells, Prepare& prepare, Place& place)
   {
     const std::size_t n = firstCell.size(), bins = std::size_t(cells) + 1;
     const std::size_t chunks =

@@ -55,6 +55,15 @@ struct Scratch
   CacheAlignedVector<double> column, previous, row;
 };
 
+// v's storage with room for n values. It only grows: resizing down for one
+// particle and up for the next would zero-fill the difference every time.
+inline double* room(CacheAlignedVector<double>& v, std::size_t n)
+{
+  if (v.size() < n)
+    v.resize(n);
+  return v.data();
+}
+
 // What a particle adds: `weight` times each field's values, per cell.
 struct Contribution
 {
@@ -116,27 +125,23 @@ void depositSlice(SphKernel kernel, const GridAxis& u, const GridAxis& v, double
     return;
   const std::size_t n = std::size_t(i1 - i0 + 1), cells = std::size_t(u.cells);
   const int rows = j1 - j0 + 1;
-  CacheAlignedVector<double>& dyz = scratch.column;
-  dyz.resize(std::size_t(rows));
+  double* dyz = room(scratch.column, std::size_t(rows));
   for (int j = j0; j <= j1; ++j)
   {
     const double dy = v.lo + (j + 0.5) * v.step - y;
     dyz[std::size_t(j - j0)] = dy * dy + dz * dz;
   }
-  const KernelBox box{ u.lo, u.step, x, i0, n, dyz.data(), rows };
+  const KernelBox box{ u.lo, u.step, x, i0, n, dyz, rows };
   const std::size_t corner = std::size_t(j0) * cells + std::size_t(i0);
   // The mass by the one call whether arrays are mapped or not (the same
   // bits); it keeps the kernel's values for the arrays.
   const bool mapped = !who.fields->empty();
-  CacheAlignedVector<double>& w = scratch.row;
-  if (mapped)
-    w.resize(n * std::size_t(rows));
-  addKernelBox(kernel, h, m, box, sums.mass.data() + corner, cells, mapped ? w.data() : nullptr);
+  double* w = mapped ? room(scratch.row, n * std::size_t(rows)) : nullptr;
+  addKernelBox(kernel, h, m, box, sums.mass.data() + corner, cells, w);
   if (!mapped)
     return;
   for (int j = 0; j < rows; ++j)
-    who.addFieldsRow(
-      sums, corner + std::size_t(j) * cells, w.data() + std::size_t(j) * n, n, fieldScale);
+    who.addFieldsRow(sums, corner + std::size_t(j) * cells, w + std::size_t(j) * n, n, fieldScale);
 }
 
 // A projected kernel many pixels wide: its pixel integrals by the corrected
@@ -154,8 +159,7 @@ void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const
   const double X0 = (u.lo + (i0 + 0.5) * u.step - x) * f.invH;
   const std::size_t n = std::size_t(i1 - i0 + 1);
   const int rows = j1 - j0 + 1;
-  CacheAlignedVector<double>& dy2 = scratch.previous;
-  dy2.resize(std::size_t(rows));
+  double* dy2 = room(scratch.previous, std::size_t(rows));
   for (int j = j0; j <= j1; ++j)
   {
     const double dy = v.lo + (j + 0.5) * v.step - y;
@@ -163,14 +167,12 @@ void depositWideColumn(const SphColumnCentres& centres, const GridAxis& u, const
   }
   const std::size_t corner = std::size_t(j0) * std::size_t(u.cells) + std::size_t(i0);
   if (who.fields->empty())
-    return centres.addRows(
-      f, X0, dy2.data(), rows, n, sums.mass.data() + corner, std::size_t(u.cells));
-  CacheAlignedVector<double>& w = scratch.row;
-  w.resize(std::max(w.size(), n + SphColumnCentres::kLanes - 1));
+    return centres.addRows(f, X0, dy2, rows, n, sums.mass.data() + corner, std::size_t(u.cells));
+  double* w = room(scratch.row, n + SphColumnCentres::kLanes - 1);
   for (int j = 0; j < rows; ++j)
   {
-    centres.row(f, X0, dy2[std::size_t(j)], n, w.data());
-    who.addRow(sums, corner + std::size_t(j) * std::size_t(u.cells), w.data(), n, 1.0, 1.0);
+    centres.row(f, X0, dy2[std::size_t(j)], n, w);
+    who.addRow(sums, corner + std::size_t(j) * std::size_t(u.cells), w, n, 1.0, 1.0);
   }
 }
 
@@ -193,22 +195,20 @@ void depositColumn(const SphPixelFactors& factors, const SphColumnCentres& centr
   }
   constexpr int R = SphPixelFactors::kRank;
   const int nu = i1 - i0 + 1, nv = j1 - j0 + 1;
-  scratch.previous.resize(std::size_t(nu + nv) * R);
-  double *du = scratch.previous.data(), *dv = du + std::size_t(nu) * R;
+  double *du = room(scratch.previous, std::size_t(nu + nv) * R), *dv = du + std::size_t(nu) * R;
   factors.axis().cellDifferences(u.lo, i0, u.step, x, h, nu, du);
   factors.axis().cellDifferences(v.lo, j0, v.step, y, h, nv, dv);
-  scratch.column.resize(SphPixelFactors::scratchSize(nu));
+  double* column = room(scratch.column, SphPixelFactors::scratchSize(nu));
   const std::size_t corner = std::size_t(j0) * std::size_t(u.cells) + std::size_t(i0);
   if (who.fields->empty())
-    return factors.pixels(du, nu, dv, nv, m, scratch.column.data(),
-      { sums.mass.data() + corner, std::size_t(u.cells), true });
+    return factors.pixels(
+      du, nu, dv, nv, m, column, { sums.mass.data() + corner, std::size_t(u.cells), true });
   const std::size_t rowLength = std::size_t(SphPixelFactors::paddedRow(nu));
-  scratch.row.resize(rowLength * std::size_t(nv));
-  factors.pixels(
-    du, nu, dv, nv, m, scratch.column.data(), { scratch.row.data(), rowLength, false });
+  double* row = room(scratch.row, rowLength * std::size_t(nv));
+  factors.pixels(du, nu, dv, nv, m, column, { row, rowLength, false });
   for (int j = 0; j < nv; ++j)
     who.addRow(sums, corner + std::size_t(j) * std::size_t(u.cells),
-      scratch.row.data() + std::size_t(j) * rowLength, std::size_t(nu), 1.0, 1.0);
+      row + std::size_t(j) * rowLength, std::size_t(nu), 1.0, 1.0);
 }
 
 // A kernel over its voxels [first, last] on each axis, by the table's
@@ -226,30 +226,27 @@ void depositVoxelFactors(const SphVoxelFactors& factors, const GridAxis* ax, con
     n[d] = last[d] - first[d] + 1;
     offset[d + 1] = offset[d] + std::size_t(n[d]) * R;
   }
-  scratch.previous.resize(offset[3]);
+  double* diff = room(scratch.previous, offset[3]);
   for (int d = 0; d < 3; ++d)
-    factors.axis().cellDifferences(
-      ax[d].lo, first[d], ax[d].step, p[d], h, n[d], scratch.previous.data() + offset[d]);
-  scratch.column.resize(SphVoxelFactors::scratchSize(n[0], n[1], n[2]));
-  const double* diff = scratch.previous.data();
+    factors.axis().cellDifferences(ax[d].lo, first[d], ax[d].step, p[d], h, n[d], diff + offset[d]);
+  double* column = room(scratch.column, SphVoxelFactors::scratchSize(n[0], n[1], n[2]));
   const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
   const std::size_t corner =
     (std::size_t(first[2]) * ny + std::size_t(first[1])) * nx + std::size_t(first[0]);
   auto contract = [&](const SphVoxelFactors::Output& to)
   {
-    factors.voxels(diff + offset[0], n[0], diff + offset[1], n[1], diff + offset[2], n[2], m,
-      scratch.column.data(), to);
+    factors.voxels(
+      diff + offset[0], n[0], diff + offset[1], n[1], diff + offset[2], n[2], m, column, to);
   };
   if (who.fields->empty())
     return contract({ sums.mass.data() + corner, nx, nx * ny, true });
   const std::size_t rowLength = std::size_t(SphVoxelFactors::paddedRow(n[0]));
-  scratch.row.resize(rowLength * std::size_t(n[1]) * std::size_t(n[2]));
-  contract({ scratch.row.data(), rowLength, rowLength * std::size_t(n[1]), false });
+  double* rows = room(scratch.row, rowLength * std::size_t(n[1]) * std::size_t(n[2]));
+  contract({ rows, rowLength, rowLength * std::size_t(n[1]), false });
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
       who.addRow(sums, corner + (std::size_t(k) * ny + std::size_t(j)) * nx,
-        scratch.row.data() + (std::size_t(k) * n[1] + std::size_t(j)) * rowLength,
-        std::size_t(n[0]), 1.0, 1.0);
+        rows + (std::size_t(k) * n[1] + std::size_t(j)) * rowLength, std::size_t(n[0]), 1.0, 1.0);
 }
 
 // A kernel of at most two cells along each axis, from its first cells

@@ -787,6 +787,41 @@ JZ_TEST(FactorValuesAreTheCellDifferences)
     }
 }
 
+// A kernel's axes at once give the bits of one axis at a time, with every
+// vector width: spans of 1 to 40 cells (the widest one axis at a time), edges
+// beyond the support, exactly on it (h a whole number of cells) and inside.
+JZ_TEST(CellDifferencesOfSeveralAxes)
+{
+  constexpr int R = jz::SphFactorCubics::kRank;
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int lanes : { 0, 8 })
+    for (SphKernel k : kKernels)
+    {
+      jz::setSphRowLanes(lanes);
+      const jz::SphFactorCubics& axis = jz::SphVoxelFactors::get(k).axis();
+      for (int t = 0; t < 300; ++t)
+      {
+        const int count = 1 + t % 3;
+        const double step = 0.01 + 0.02 * unit(rng);
+        const double h = t % 5 == 0 ? step * double(1 + t % 7) : step * 20 * unit(rng) + 1e-9;
+        std::vector<double> batched(std::size_t(3 * 41 * R)), single(batched.size());
+        jz::SphFactorCubics::Span spans[3];
+        for (int d = 0; d < count; ++d)
+        {
+          const double x = unit(rng), lo = -0.5 * unit(rng);
+          const int first = int(std::floor((x - h - lo) / step)) - t % 2;
+          const int n = std::min(40, int(2 * h / step) + 2 + t % 3);
+          spans[d] = { lo, first, step, x, n, batched.data() + std::size_t(d) * 41 * R };
+          axis.cellDifferences(lo, first, step, x, h, n, single.data() + std::size_t(d) * 41 * R);
+        }
+        axis.cellDifferences(spans, count, h);
+        JZ_CHECK_MSG(batched == single, "count " << count << " h/step " << h / step);
+      }
+    }
+  jz::setSphRowLanes(0);
+}
+
 // The density gather against direct sums, open and periodic, both kernels.
 JZ_TEST(GatherDensityBruteForce)
 {

@@ -4,6 +4,10 @@
 
 #include "SphRowVectors.h"
 
+#if JZ_SPH_WIDE_ROWS
+#include <immintrin.h>
+#endif
+
 namespace jz
 {
 namespace
@@ -41,6 +45,75 @@ JZ_SPH_CLONES void factorDifferences(const double* cubic, const double* end, int
   }
 }
 
+#if JZ_SPH_WIDE_ROWS
+// (GCC 12 warns of the "undefined" registers inside its own intrinsics.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Edges per axis that factorDifferencesAvx512 takes (wider kernels go one
+// axis at a time: their contraction dwarfs the edges).
+constexpr int kBatchedEdges = 32;
+
+// factorDifferences for up to 3 axes of a kernel, in AVX-512 intrinsics:
+// first every edge's interval, fraction and sign, 8 edges a vector
+// (tableNode's arithmetic lane by lane, and the edge by the same fused
+// multiply-add: the same bits), then each edge's cubic, or u(1) beyond the
+// support, as rows::factorsAt.
+__attribute__((target("arch=x86-64-v4"))) void factorDifferencesAvx512(const double* cubic,
+  const double* end, int intervals, const SphFactorCubics::Span* spans, int count, double inv)
+{
+  alignas(kCacheLine) double fraction[3][kBatchedEdges], sign[3][kBatchedEdges];
+  alignas(kCacheLine) long long offset[3][kBatchedEdges];
+  unsigned inside[3][kBatchedEdges / 8];
+  const __m512d lanes = _mm512_setr_pd(0, 1, 2, 3, 4, 5, 6, 7), one = _mm512_set1_pd(1.0),
+                vinv = _mm512_set1_pd(inv), scale = _mm512_set1_pd(double(intervals)),
+                last = _mm512_set1_pd(double(intervals - 1));
+  const __m512d magnitude = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
+  for (int d = 0; d < count; ++d)
+  {
+    const SphFactorCubics::Span& s = spans[d];
+    const __m512d lo = _mm512_set1_pd(s.lo), step = _mm512_set1_pd(s.step), x = _mm512_set1_pd(s.x);
+    for (int i0 = 0; i0 <= s.n; i0 += 8)
+    {
+      const __m512d edge = _mm512_add_pd(_mm512_set1_pd(double(s.first + i0)), lanes);
+      const __m512d a = _mm512_mul_pd(_mm512_sub_pd(_mm512_fmadd_pd(edge, step, lo), x), vinv);
+      const __m512d away = _mm512_and_pd(a, magnitude);
+      const __mmask8 in = _mm512_cmp_pd_mask(away, one, _CMP_LT_OQ);
+      const __m512d t = _mm512_mul_pd(_mm512_mask_blend_pd(in, one, away), scale);
+      const __m512d down = _mm512_roundscale_pd(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      const __m512d node =
+        _mm512_mask_blend_pd(_mm512_cmp_pd_mask(down, last, _CMP_LT_OQ), last, down);
+      _mm512_store_pd(fraction[d] + i0, _mm512_sub_pd(t, node));
+      _mm512_store_pd(sign[d] + i0,
+        _mm512_mask_blend_pd(
+          _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_LT_OQ), one, _mm512_set1_pd(-1.0)));
+      _mm512_store_si512(offset[d] + i0, _mm512_slli_epi64(_mm512_cvttpd_epi64(node), 5));
+      inside[d][i0 / 8] = in;
+    }
+  }
+  static_assert(4 * R == 32, "an interval's cubic is 32 values (offset: node << 5)");
+  const __m512d beyond = _mm512_loadu_pd(end);
+  for (int d = 0; d < count; ++d)
+  {
+    const SphFactorCubics::Span& s = spans[d];
+    __m512d previous = _mm512_setzero_pd();
+    for (int i = 0; i <= s.n; ++i)
+    {
+      const double* c = cubic + offset[d][i];
+      const __m512d f = _mm512_set1_pd(fraction[d][i]);
+      __m512d v = _mm512_fmadd_pd(_mm512_load_pd(c + 3 * R), f, _mm512_load_pd(c + 2 * R));
+      v = _mm512_fmadd_pd(v, f, _mm512_load_pd(c + R));
+      v = _mm512_fmadd_pd(v, f, _mm512_load_pd(c));
+      const __mmask8 in = (inside[d][i / 8] >> (i % 8)) & 1 ? 0xff : 0;
+      const __m512d value =
+        _mm512_mul_pd(_mm512_set1_pd(sign[d][i]), _mm512_mask_blend_pd(in, beyond, v));
+      if (i > 0)
+        _mm512_storeu_pd(s.diff + std::size_t(i - 1) * R, _mm512_sub_pd(value, previous));
+      previous = value;
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
 } // namespace
 
 SphFactorCubics::SphFactorCubics(const std::vector<double>& u, int intervals)
@@ -77,5 +150,20 @@ void SphFactorCubics::cellDifferences(
   double lo, int first, double step, double x, double h, int n, double* diff) const
 {
   factorDifferences(cubic_.data(), end_, intervals_, lo, first, step, x, 1.0 / h, n, diff);
+}
+
+void SphFactorCubics::cellDifferences(const Span* spans, int count, double h) const
+{
+  const double inv = 1.0 / h;
+#if JZ_SPH_WIDE_ROWS
+  bool batched = count <= 3 && sphRowLanes() == 16;
+  for (int d = 0; d < count; ++d)
+    batched = batched && spans[d].n < kBatchedEdges;
+  if (batched)
+    return factorDifferencesAvx512(cubic_.data(), end_, intervals_, spans, count, inv);
+#endif
+  for (int d = 0; d < count; ++d)
+    factorDifferences(cubic_.data(), end_, intervals_, spans[d].lo, spans[d].first, spans[d].step,
+      spans[d].x, inv, spans[d].n, spans[d].diff);
 }
 } // namespace jz

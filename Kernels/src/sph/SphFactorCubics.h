@@ -32,6 +32,22 @@ public:
   void cellDifferences(
     double lo, int first, double step, double x, double h, int n, double* diff) const;
 
+  // One axis of a kernel for the call below: its cells first .. first + n
+  // - 1, edges at (lo + i step - x) / h, differences into diff.
+  struct Span
+  {
+    double lo;
+    int first;
+    double step, x;
+    int n;
+    double* diff;
+  };
+  // cellDifferences for each of a kernel's axes (up to 3), the same bits as
+  // one at a time: with AVX-512 the edges' intervals of all of them are
+  // found first, 8 edges a vector, then each edge's cubic (the scalar steps,
+  // one edge at a time, cost as much as the cubic).
+  void cellDifferences(const Span* spans, int count, double h) const;
+
   int intervals() const { return intervals_; }
   // Interval i's coefficient j of u_p at [(i * 4 + j) * kRank + p]; u_p(1).
   const CacheAlignedVector<double>& cubic() const { return cubic_; }

@@ -196,8 +196,9 @@ void depositColumn(const SphPixelFactors& factors, const SphColumnCentres& centr
   constexpr int R = SphPixelFactors::kRank;
   const int nu = i1 - i0 + 1, nv = j1 - j0 + 1;
   double *du = room(scratch.previous, std::size_t(nu + nv) * R), *dv = du + std::size_t(nu) * R;
-  factors.axis().cellDifferences(u.lo, i0, u.step, x, h, nu, du);
-  factors.axis().cellDifferences(v.lo, j0, v.step, y, h, nv, dv);
+  const SphFactorCubics::Span spans[2] = { { u.lo, i0, u.step, x, nu, du },
+    { v.lo, j0, v.step, y, nv, dv } };
+  factors.axis().cellDifferences(spans, 2, h);
   double* column = room(scratch.column, SphPixelFactors::scratchSize(nu));
   const std::size_t corner = std::size_t(j0) * std::size_t(u.cells) + std::size_t(i0);
   if (who.fields->empty())
@@ -227,8 +228,10 @@ void depositVoxelFactors(const SphVoxelFactors& factors, const GridAxis* ax, con
     offset[d + 1] = offset[d] + std::size_t(n[d]) * R;
   }
   double* diff = room(scratch.previous, offset[3]);
+  SphFactorCubics::Span spans[3];
   for (int d = 0; d < 3; ++d)
-    factors.axis().cellDifferences(ax[d].lo, first[d], ax[d].step, p[d], h, n[d], diff + offset[d]);
+    spans[d] = { ax[d].lo, first[d], ax[d].step, p[d], n[d], diff + offset[d] };
+  factors.axis().cellDifferences(spans, 3, h);
   double* column = room(scratch.column, SphVoxelFactors::scratchSize(n[0], n[1], n[2]));
   const std::size_t nx = std::size_t(ax[0].cells), ny = std::size_t(ax[1].cells);
   const std::size_t corner =

@@ -146,7 +146,10 @@ public:
   // The particle-strip pairs.
   std::size_t numEntries() const { return numEntries_; }
   // The particles that reach a strip.
-  std::size_t numRanked() const { return numRanked_; }
+  std::size_t numRanked() const
+  {
+    return numRanked_;
+  }
   // The ranks of a strip's particles in increasing order: first those
   // whose first strip came before it, [begin, end), then those whose first
   // cell is in it, [firstOwn, endOwn).

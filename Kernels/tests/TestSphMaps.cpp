@@ -24,6 +24,7 @@
 #include "sph/SphPixelFactors.h"
 #include "sph/SphProjectionColumns.h"
 #include "sph/SphProjectionTiles.h"
+#include "sph/SphSeparableForms.h"
 #include "sph/SphVoxelFactors.h"
 
 namespace
@@ -820,6 +821,40 @@ JZ_TEST(CellDifferencesOfSeveralAxes)
       }
     }
   jz::setSphRowLanes(0);
+}
+
+// The separable forms the library holds (SphBakedForms.inc) are the ones
+// the tables give: bit for bit with GCC on x86-64, where they were computed,
+// and to rounding elsewhere (machines that fuse multiply-adds round the
+// quadrature differently). A failure after a change to the tables means:
+// rerun jz_bake_sph_forms (BakeSphForms.cpp).
+JZ_TEST(BakedFormsAreTheComputedOnes)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  const double tolerance = 0;
+#else
+  const double tolerance = 1e-12;
+#endif
+  auto same = [&](const jz::SphSeparableForm& held, const jz::SphSeparableForm& computed)
+  {
+    if (held.intervals != computed.intervals || held.u.size() != computed.u.size() ||
+      held.weights.size() != computed.weights.size())
+      return false;
+    for (std::size_t i = 0; i < held.u.size(); ++i)
+      if (!(std::fabs(held.u[i] - computed.u[i]) <= tolerance))
+        return false;
+    for (std::size_t i = 0; i < held.weights.size(); ++i)
+      if (!(std::fabs(held.weights[i] - computed.weights[i]) <= tolerance))
+        return false;
+    return true;
+  };
+  for (SphKernel k : kKernels)
+  {
+    JZ_CHECK_MSG(
+      same(jz::bakedColumnForm(k), jz::computeColumnForm(k)), "column, kernel " << int(k));
+    JZ_CHECK_MSG(
+      same(jz::bakedVolumeForm(k), jz::computeVolumeForm(k)), "volume, kernel " << int(k));
+  }
 }
 
 // The density gather against direct sums, open and periodic, both kernels.

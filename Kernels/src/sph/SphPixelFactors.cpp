@@ -6,7 +6,6 @@
 
 #include "SphKernelTables.h"
 #include "SphRowVectors.h"
-#include "common/LeadingEigenpairs.h"
 
 #if JZ_SPH_WIDE_ROWS
 #include <immintrin.h>
@@ -95,33 +94,16 @@ __attribute__((target("arch=x86-64-v4"))) void addPixelsAvx512(const double* wei
 #endif
 } // namespace
 
-SphPixelFactors::SphPixelFactors(SphKernel kernel)
+SphPixelFactors::SphPixelFactors(const SphSeparableForm& form)
 {
-  const SphCumulativeTable& table = SphCumulativeTable::get(kernel, 2);
-  const int n = table.intervals(), nodes = n + 1;
-  const std::size_t s = std::size_t(table.stride()), count = std::size_t(nodes);
-  // G2 at the nodes 0 .. n of each axis (the padded table without its padding).
-  std::vector<double> g(count * count);
-  for (std::size_t i = 0; i < count; ++i)
-    for (std::size_t j = 0; j < count; ++j)
-      g[i * count + j] = table.nodes()[(i + 1) * s + (j + 1)];
-  double values[R];
-  std::vector<double> u(count * R);
-  leadingEigenpairs(g.data(), nodes, R, values, u.data());
-  // The whole kernel, 4 G2(1, 1), is exactly 1 in the table: so here too.
-  double whole = 0;
-  for (int p = 0; p < R; ++p)
-    whole +=
-      values[p] * u[std::size_t(n) * R + std::size_t(p)] * u[std::size_t(n) * R + std::size_t(p)];
-  for (int p = 0; p < R; ++p)
-    weight_[p] = values[p] * (0.25 / whole);
-  axis_ = SphFactorCubics(u, n);
+  std::copy(form.weights.begin(), form.weights.begin() + R, weight_);
+  axis_ = SphFactorCubics(form.u, form.intervals);
 }
 
 const SphPixelFactors& SphPixelFactors::get(SphKernel kernel)
 {
   return builtOnce<SphPixelFactors, 2>(
-    kernelIndex(kernel), [&] { return new SphPixelFactors(kernel); });
+    kernelIndex(kernel), [&] { return new SphPixelFactors(bakedColumnForm(kernel)); });
 }
 
 void SphPixelFactors::pixels(const double* du, int nu, const double* dv, int nv, double m,

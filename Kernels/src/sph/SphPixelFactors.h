@@ -10,6 +10,7 @@
 //   pixel(i, j) = m sum_p w_p du[i][p] dv[j][p]
 // (du, dv: the differences of u across each cell of an axis), a row a
 // vector at a time, instead of the table's four corners of 16 nodes each.
+// u and w are computed ahead (SphSeparableForms.h).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include "jz/DensityKernels.h"
 
 #include "SphFactorCubics.h"
+#include "SphSeparableForms.h"
 
 namespace jz
 {
@@ -24,7 +26,10 @@ class SphPixelFactors
 {
 public:
   static constexpr int kRank = SphFactorCubics::kRank;
+  // The factors of `kernel`'s form as the library holds it (bakedColumnForm).
   static const SphPixelFactors& get(SphKernel kernel);
+  // The factors of a column form (computeColumnForm's or bakedColumnForm's).
+  explicit SphPixelFactors(const SphSeparableForm& form);
 
   // The factors along either axis, and their weights w_p.
   const SphFactorCubics& axis() const { return axis_; }
@@ -49,7 +54,6 @@ public:
   static int paddedRow(int nu) { return (nu + kRowVector - 1) / kRowVector * kRowVector; }
 
 private:
-  explicit SphPixelFactors(SphKernel kernel);
   SphFactorCubics axis_;
   double weight_[kRank];
 };

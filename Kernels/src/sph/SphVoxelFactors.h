@@ -12,7 +12,8 @@
 //   voxel(i, j, k) = m sum_pqr core[p][q][r] dx[i][p] dy[j][q] dz[k][r],
 // d the differences of u across each cell of an axis: three small dense
 // contractions (z first, or x first for kernels of many rows), instead of
-// 64 scattered table reads per corner.
+// 64 scattered table reads per corner. u and core are computed ahead
+// (SphSeparableForms.h).
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,7 @@
 
 #include "SphFactorCubics.h"
 #include "SphKernelTables.h"
+#include "SphSeparableForms.h"
 
 namespace jz
 {
@@ -29,7 +31,10 @@ class SphVoxelFactors
 {
 public:
   static constexpr int kRank = SphFactorCubics::kRank;
+  // The factors of `kernel`'s form as the library holds it (bakedVolumeForm).
   static const SphVoxelFactors& get(SphKernel kernel);
+  // The factors of a volume form (computeVolumeForm's or bakedVolumeForm's).
+  explicit SphVoxelFactors(const SphSeparableForm& form);
 
   // The factors along an axis (every axis: the table is symmetric).
   const SphFactorCubics& axis() const { return axis_; }
@@ -68,7 +73,6 @@ public:
   static int paddedRow(int nx) { return (nx + kRowVector - 1) / kRowVector * kRowVector; }
 
 private:
-  explicit SphVoxelFactors(SphKernel kernel);
   SphFactorCubics axis_;
   alignas(kCacheLine) double core_[kRank][kRank][kRank];
   // The core contracted with e once (along its last axis) and twice:

@@ -468,7 +468,18 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
   };
 
   // The strips each particle reaches; particles off the map (outside the
-  // projected depth, beside the region) in none.
+  // projected depth, beside the region) in none. The cells of a particle
+  // at x (along the stripped axis) that reach the map, a range per image:
+  auto stripRanges = [&](double x, double h, auto&& range)
+  {
+    const ImageShifts ss(x, h, stripAxis.lo, stripAxis.hi, stripAxis.period);
+    for (int s = ss.first; s <= ss.last; ++s)
+    {
+      int first, last;
+      if (stripAxis.span(x + s * stripAxis.period, h, 0, stripAxis.cells, first, last))
+        range(first, last);
+    }
+  };
   SphStrips strips;
   const int(&widths)[2] = volume ? kVolumeStripSlabs : slice ? kSliceStripRows : kImageStripRows;
   const int width = stripWidth(stripAxis.cells, widths);
@@ -489,16 +500,14 @@ void depositStrips(const SphParticles<T>& P, const SphGrid& grid, const double* 
       };
       if (beside(u) || (volume && beside(v)))
         return;
-      const double x = xOf(k, stripAxis.dim);
-      const ImageShifts ss(x, h, stripAxis.lo, stripAxis.hi, stripAxis.period);
-      for (int s = ss.first; s <= ss.last; ++s)
-      {
-        int first, last;
-        if (stripAxis.span(x + s * stripAxis.period, h, 0, stripAxis.cells, first, last))
-          range(first, last);
-      }
+      stripRanges(xOf(k, stripAxis.dim), h, range);
     },
-    prepare, place);
+    prepare, place,
+    [&](std::size_t r, auto&& range)
+    {
+      const MapParticle p = ranked.get(r); // the same values as its input's
+      stripRanges(p.x[stripAxis.dim], p.h, range);
+    });
   reportProgress(control, 0.2);
   listing.stop();
   StageTimer depositing(&info, "deposition");

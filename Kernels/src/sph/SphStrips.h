@@ -71,15 +71,17 @@ public:
   // for particles that reach nothing). Once the particles that reach a
   // strip are counted, prepare(numRanked()) is called, then place(i, r)
   // for each of them in parallel (input index i, rank r): the caller's
-  // copy of them in rank order, written as they are ranked.
-  template <class Reach, class Prepare, class Place>
-  void build(
-    std::size_t numParticles, int cells, int width, Reach&& reach, Prepare&& prepare, Place&& place)
+  // copy of them in rank order, written as they are ranked. The lists'
+  // passes then call reachRank(r, visit), reach() of the particle of rank
+  // r read from that copy, in rank order (not scattered over the input).
+  template <class Reach, class Prepare, class Place, class ReachRank>
+  void build(std::size_t numParticles, int cells, int width, Reach&& reach, Prepare&& prepare,
+    Place&& place, ReachRank&& reachRank)
   {
     const std::int64_t n = std::int64_t(numParticles);
     // Each particle's first cell (cells: none) and strip count, in
     // parallel; the count negated when its strips are not one run, so that
-    // the later passes ask reach() again only for those. (Not zeroed first:
+    // the later passes ask reachRank() only for those. (Not zeroed first:
     // the pass writes every one, its threads taking the fresh pages' faults.)
     UninitialisedVector<int> firstCell(numParticles), counts(numParticles);
     width_ = width < 1 ? 1 : width;
@@ -125,7 +127,7 @@ public:
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachLaterStrip(r, rankedCell_[r], rankedCount_[r], reach,
+        eachLaterStrip(r, rankedCell_[r], rankedCount_[r], reachRank,
           [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
     offsets_.assign(strips + 1, 0);
     const std::size_t at = startsByBin(slot, chunks, strips, offsets_.data());
@@ -135,7 +137,7 @@ public:
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachLaterStrip(r, rankedCell_[r], rankedCount_[r], reach,
+        eachLaterStrip(r, rankedCell_[r], rankedCount_[r], reachRank,
           [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
     rankedCell_.reset();
     rankedCount_.reset();
@@ -212,7 +214,6 @@ private:
     numRanked_ = cellStart_[std::size_t(cells)];
     prepare(numRanked_);
     // Written below, each once, by the threads that read them after.
-    order_.reset(new Index[n]);
     rankedCell_.reset(new int[n]);
     rankedCount_.reset(new int[n]);
 #pragma omp parallel for schedule(static) if (n >= kSphParallelMin)
@@ -221,7 +222,6 @@ private:
            ++i)
       {
         const std::size_t r = start[std::size_t(c) * bins + std::size_t(firstCell[i])]++;
-        order_[r] = Index(i);
         if (r < numRanked_)
           place(i, r);
         rankedCell_[r] = firstCell[i];
@@ -229,9 +229,9 @@ private:
       }
   }
 
-  // Each strip of particle i once (its ranges increase, so a repeat can
-  // only be the last strip seen): visit(strip, the first cell of the range
-  // that reaches it).
+  // Each strip of particle i (an input index for reach, a rank for
+  // reachRank) once (its ranges increase, so a repeat can only be the last
+  // strip seen): visit(strip, the first cell of the range that reaches it).
   template <class Reach, class Visit>
   void forStrips(std::size_t i, Reach& reach, Visit&& visit) const
   {
@@ -250,14 +250,15 @@ private:
 
   // forStrips of rank r but for its first strip, from the first pass's run
   // (its first cell and strip count) when the strips form one.
-  template <class Reach, class Visit>
-  void eachLaterStrip(std::size_t r, int firstCell, int count, Reach& reach, Visit&& visit) const
+  template <class ReachRank, class Visit>
+  void eachLaterStrip(
+    std::size_t r, int firstCell, int count, ReachRank& reachRank, Visit&& visit) const
   {
     if (count == 1) // most particles: no division
       return;
     const int first = firstCell / width_;
     if (count < 0)
-      return forStrips(order_[r], reach,
+      return forStrips(r, reachRank,
         [&](int s, int)
         {
           if (s != first)
@@ -272,7 +273,6 @@ private:
   std::vector<std::size_t> offsets_, cellStart_;
   std::size_t numEntries_ = 0;
   std::unique_ptr<Index[]> entries_;
-  std::unique_ptr<Index[]> order_;
   std::unique_ptr<int[]> rankedCell_, rankedCount_;
 };
 } // namespace jz

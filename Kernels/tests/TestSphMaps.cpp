@@ -1060,6 +1060,40 @@ JZ_TEST(ThreadCountIndependence)
   }
 }
 
+// Kernels that reach more strips than the listing counts in a byte (it
+// then asks for them again, from its copy of the particles), as tall as the
+// image and across its periodic edge: the same sums with 64 threads (strips
+// of 32 rows, 128 of them) as with one (strips of 256 rows), and the whole
+// mass in the periodic image.
+JZ_TEST(KernelsAcrossManyStrips)
+{
+  if (jztest::onGpu())
+    jztest::skip("the CPU's strips (the GPU adds its pixels atomically)");
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> pos(0, 1), hs(0.001, 0.02);
+  Particles<double> P;
+  for (int i = 0; i < 2000; ++i)
+    P.add(pos(rng), pos(rng), pos(rng), 1.0, hs(rng));
+  P.add(0.5, 0.5, 0.5, 1.0, 0.49);   // rows 41 .. 4054: strips 1 .. 126
+  P.add(0.3, 0.5, 0.5, 1.0, 0.4999); // rows 0 .. 4095 of the open image
+  P.add(0.7, 0.02, 0.5, 1.0, 0.45);  // across the lower edge (periodic)
+  const jz::SphGrid g = grid(SphMapKind::Projection, 2, 0, 1, 8, 4096);
+  for (bool periodic : { false, true })
+  {
+    jz::SphParticles<double> p = P.view(SphKernel::CubicSpline);
+    p.periodic = periodic;
+    const auto one = run(p, g, 1), many = run(p, g, 64);
+    JZ_CHECK_MSG(one.mass == many.mass, "periodic " << periodic);
+    double total = 0;
+    for (double v : many.mass)
+      total += v;
+    if (periodic)
+      JZ_CHECK_MSG(std::fabs(total * g.cellMeasure() / double(P.m.size()) - 1) < 1e-9,
+        "periodic total " << total * g.cellMeasure());
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
 // `count` clustered particles from sub-pixel kernels to kernels most of the
 // image wide, zero h, a scalar and a vector field.
 template <class T>

@@ -58,6 +58,12 @@ std::vector<Item> pickInOrder(std::size_t n, Pick&& pick)
 
 class SphStrips
 {
+  // A particle's strips when they are one run of at most kMaxRun, else
+  // kAskAgain: a byte a particle.
+  using StripCount = std::int8_t;
+  static constexpr int kMaxRun = 127;
+  static constexpr StripCount kAskAgain = -1;
+
 public:
   static constexpr std::size_t kEntriesPerParticle = 8;
   // Particles per chunk of the parallel listing, and the most chunk x bin
@@ -80,10 +86,12 @@ public:
   {
     const std::int64_t n = std::int64_t(numParticles);
     // Each particle's first cell (cells: none) and strip count, in
-    // parallel; the count negated when its strips are not one run, so that
-    // the later passes ask reachRank() only for those. (Not zeroed first:
-    // the pass writes every one, its threads taking the fresh pages' faults.)
-    UninitialisedVector<int> firstCell(numParticles), counts(numParticles);
+    // parallel; kAskAgain instead of the count when its strips are not one
+    // run or too many for a byte, so that the later passes ask reachRank()
+    // only for those. (Not zeroed first: the pass writes every one, its
+    // threads taking the fresh pages' faults.)
+    UninitialisedVector<int> firstCell(numParticles);
+    UninitialisedVector<StripCount> counts(numParticles);
     width_ = width < 1 ? 1 : width;
     for (;;)
     {
@@ -105,7 +113,8 @@ public:
             ++count;
           });
         firstCell[std::size_t(i)] = cell;
-        counts[std::size_t(i)] = last - first + 1 == count ? count : -count;
+        counts[std::size_t(i)] =
+          last - first + 1 == count && count <= kMaxRun ? StripCount(count) : kAskAgain;
         total += std::size_t(count);
       }
       if (total <= kEntriesPerParticle * numParticles + std::size_t(numStrips_) ||
@@ -126,9 +135,12 @@ public:
     std::vector<std::size_t> slot(chunks * strips, 0); // [chunk][strip]
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
-      for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachLaterStrip(r, rankedCell_[r], rankedCount_[r], reachRank,
-          [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
+      forRanks(std::size_t(c) * chunk, std::min(numRanked_, (std::size_t(c) + 1) * chunk),
+        [&](std::size_t r, int cell)
+        {
+          eachLaterStrip(r, cell, rankedCount_[r], reachRank,
+            [&](int s) { ++slot[std::size_t(c) * strips + std::size_t(s)]; });
+        });
     offsets_.assign(strips + 1, 0);
     const std::size_t at = startsByBin(slot, chunks, strips, offsets_.data());
     offsets_[strips] = at;
@@ -136,10 +148,12 @@ public:
     entries_.reset(new Index[at]); // every slot written below
 #pragma omp parallel for schedule(static) if (numRanked_ >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
-      for (std::size_t r = std::size_t(c) * chunk; r < std::min(numRanked_, (std::size_t(c) + 1) * chunk); ++r)
-        eachLaterStrip(r, rankedCell_[r], rankedCount_[r], reachRank,
-          [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
-    rankedCell_.reset();
+      forRanks(std::size_t(c) * chunk, std::min(numRanked_, (std::size_t(c) + 1) * chunk),
+        [&](std::size_t r, int cell)
+        {
+          eachLaterStrip(r, cell, rankedCount_[r], reachRank,
+            [&](int s) { entries_[slot[std::size_t(c) * strips + std::size_t(s)]++] = Index(r); });
+        });
     rankedCount_.reset();
   }
 
@@ -191,12 +205,12 @@ private:
   // The ranks: a stable counting sort of the particles by first cell
   // (cells: none, ranked last), in parallel over fixed chunks of them (each
   // chunk's own count per cell, their starts in the order cell, chunk: the
-  // ranks whatever the threads). Each rank's first cell and strip count
-  // too, so that the passes after read them in order rather than scattered
-  // over the input.
+  // ranks whatever the threads). Each rank's strip count too, so that the
+  // passes after read it in order rather than scattered over the input
+  // (its first cell they know from the ranks' ranges, cellStart_).
   template <class Prepare, class Place>
   void rankByFirstCell(const UninitialisedVector<int>& firstCell,
-    const UninitialisedVector<int>& counts, int cells, Prepare& prepare, Place& place)
+    const UninitialisedVector<StripCount>& counts, int cells, Prepare& prepare, Place& place)
   {
     const std::size_t n = firstCell.size(), bins = std::size_t(cells) + 1;
     const std::size_t chunks =
@@ -213,9 +227,8 @@ private:
     startsByBin(start, chunks, bins, cellStart_.data());
     numRanked_ = cellStart_[std::size_t(cells)];
     prepare(numRanked_);
-    // Written below, each once, by the threads that read them after.
-    rankedCell_.reset(new int[n]);
-    rankedCount_.reset(new int[n]);
+    // Written below, each once, by the threads that read it after.
+    rankedCount_.reset(new StripCount[n]);
 #pragma omp parallel for schedule(static) if (n >= kSphParallelMin)
     for (std::int64_t c = 0; c < std::int64_t(chunks); ++c)
       for (std::size_t i = std::size_t(c) * chunk; i < std::min(n, (std::size_t(c) + 1) * chunk);
@@ -224,9 +237,23 @@ private:
         const std::size_t r = start[std::size_t(c) * bins + std::size_t(firstCell[i])]++;
         if (r < numRanked_)
           place(i, r);
-        rankedCell_[r] = firstCell[i];
         rankedCount_[r] = counts[i];
       }
+  }
+
+  // f(r, its first cell) for the ranks r in [begin, end) (all ranked): a
+  // cell's ranks are the range cellStart_ gives.
+  template <class F>
+  void forRanks(std::size_t begin, std::size_t end, F&& f) const
+  {
+    int cell =
+      int(std::upper_bound(cellStart_.begin(), cellStart_.end(), begin) - cellStart_.begin()) - 1;
+    for (std::size_t r = begin; r < end; ++r)
+    {
+      while (cellStart_[std::size_t(cell) + 1] <= r)
+        ++cell;
+      f(r, cell);
+    }
   }
 
   // Each strip of particle i (an input index for reach, a rank for
@@ -252,12 +279,12 @@ private:
   // (its first cell and strip count) when the strips form one.
   template <class ReachRank, class Visit>
   void eachLaterStrip(
-    std::size_t r, int firstCell, int count, ReachRank& reachRank, Visit&& visit) const
+    std::size_t r, int firstCell, StripCount count, ReachRank& reachRank, Visit&& visit) const
   {
     if (count == 1) // most particles: no division
       return;
     const int first = firstCell / width_;
-    if (count < 0)
+    if (count == kAskAgain)
       return forStrips(r, reachRank,
         [&](int s, int)
         {
@@ -273,6 +300,6 @@ private:
   std::vector<std::size_t> offsets_, cellStart_;
   std::size_t numEntries_ = 0;
   std::unique_ptr<Index[]> entries_;
-  std::unique_ptr<int[]> rankedCell_, rankedCount_;
+  std::unique_ptr<StripCount[]> rankedCount_;
 };
 } // namespace jz

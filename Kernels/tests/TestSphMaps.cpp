@@ -823,37 +823,76 @@ JZ_TEST(CellDifferencesOfSeveralAxes)
   jz::setSphRowLanes(0);
 }
 
+// The table a separable form stands for, at its nodes: a column's
+// sum_p w_p u_p(a) u_p(b), a volume's sum_pqr core[p][q][r] u_p(a) u_q(b)
+// u_r(c), one axis contracted at a time.
+std::vector<double> formAtNodes(const jz::SphSeparableForm& f, int dims)
+{
+  constexpr std::size_t R = jz::SphFactorCubics::kRank;
+  const std::size_t n = std::size_t(f.intervals) + 1;
+  const auto u = [&](std::size_t node, std::size_t p) { return f.u[node * R + p]; };
+  if (dims == 2)
+  {
+    std::vector<double> t(n * n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t p = 0; p < R; ++p)
+          t[i * n + j] += f.weights[p] * u(i, p) * u(j, p);
+    return t;
+  }
+  std::vector<double> a(n * R * R, 0.0), b(n * n * R, 0.0), t(n * n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t p = 0; p < R; ++p)
+      for (std::size_t qr = 0; qr < R * R; ++qr)
+        a[i * R * R + qr] += u(i, p) * f.weights[p * R * R + qr];
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t q = 0; q < R; ++q)
+        for (std::size_t r = 0; r < R; ++r)
+          b[(i * n + j) * R + r] += u(j, q) * a[(i * R + q) * R + r];
+  for (std::size_t ij = 0; ij < n * n; ++ij)
+    for (std::size_t k = 0; k < n; ++k)
+      for (std::size_t r = 0; r < R; ++r)
+        t[ij * n + k] += u(k, r) * b[ij * R + r];
+  return t;
+}
+
 // The separable forms the library holds (SphBakedForms.inc) are the ones
-// the tables give: bit for bit with GCC on x86-64, where they were computed,
-// and to rounding elsewhere (machines that fuse multiply-adds round the
-// quadrature differently). A failure after a change to the tables means:
-// rerun jz_bake_sph_forms (BakeSphForms.cpp).
+// the tables give: bit for bit with GCC on x86-64, where they were computed.
+// Elsewhere (machines that fuse multiply-adds round the quadrature and the
+// eigensolve differently) the factors of nearly equal eigenvalues may come
+// out rotated, so there the tables the forms stand for are compared, within
+// 1e-10 (columns) and 1e-8 (volumes) at every node: far inside the forms'
+// own truncation, 1e-7 of the tables (on aarch64 they differ by 6e-15 and
+// 4e-9). A failure after a change to the tables means: rerun
+// jz_bake_sph_forms (BakeSphForms.cpp).
 JZ_TEST(BakedFormsAreTheComputedOnes)
 {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  const double tolerance = 0;
+  const bool bitwise = true;
 #else
-  const double tolerance = 1e-12;
+  const bool bitwise = false;
 #endif
-  auto same = [&](const jz::SphSeparableForm& held, const jz::SphSeparableForm& computed)
+  auto same = [&](const jz::SphSeparableForm& held, const jz::SphSeparableForm& computed, int dims)
   {
     if (held.intervals != computed.intervals || held.u.size() != computed.u.size() ||
       held.weights.size() != computed.weights.size())
       return false;
-    for (std::size_t i = 0; i < held.u.size(); ++i)
-      if (!(std::fabs(held.u[i] - computed.u[i]) <= tolerance))
-        return false;
-    for (std::size_t i = 0; i < held.weights.size(); ++i)
-      if (!(std::fabs(held.weights[i] - computed.weights[i]) <= tolerance))
+    if (bitwise)
+      return held.u == computed.u && held.weights == computed.weights;
+    const std::vector<double> a = formAtNodes(held, dims), b = formAtNodes(computed, dims);
+    const double tolerance = dims == 2 ? 1e-10 : 1e-8;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!(std::fabs(a[i] - b[i]) <= tolerance))
         return false;
     return true;
   };
   for (SphKernel k : kKernels)
   {
     JZ_CHECK_MSG(
-      same(jz::bakedColumnForm(k), jz::computeColumnForm(k)), "column, kernel " << int(k));
+      same(jz::bakedColumnForm(k), jz::computeColumnForm(k), 2), "column, kernel " << int(k));
     JZ_CHECK_MSG(
-      same(jz::bakedVolumeForm(k), jz::computeVolumeForm(k)), "volume, kernel " << int(k));
+      same(jz::bakedVolumeForm(k), jz::computeVolumeForm(k), 3), "volume, kernel " << int(k));
   }
 }
 

@@ -5,11 +5,13 @@
 //   volume: G3(a, b, c) = integral over [0, a] x [0, b] x [0, c] of W,
 // both odd in each argument and constant beyond 1, normalised so that the
 // whole kernel integrates to exactly 1 (a particle inside the map loses no
-// mass). Tabulated once per kernel (double-precision quadrature) and read
-// in separable form, each factor by cubic interpolation (SphFactorCubics.h):
-// G2 for narrow columns (SphPixelFactors.h), G3 for volumes
-// (SphVoxelFactors.h). Projected kernels many pixels wide take the
-// corrected midpoint rule instead (SphColumnCentres).
+// mass). Tabulated once per kernel (double-precision quadrature) when
+// asked; the maps read them in separable form, computed from them ahead
+// and held in the library (SphSeparableForms.h), each factor by cubic
+// interpolation (SphFactorCubics.h): G2 for narrow columns
+// (SphPixelFactors.h), G3 for volumes (SphVoxelFactors.h). Projected
+// kernels many pixels wide take the corrected midpoint rule instead
+// (SphColumnCentres).
 #pragma once
 
 #include <cmath>

@@ -788,18 +788,27 @@ JZ_TEST(FactorValuesAreTheCellDifferences)
     }
 }
 
-// A kernel's axes at once give the bits of one axis at a time, with every
-// vector width: spans of 1 to 40 cells (the widest one axis at a time), edges
+// The codes this machine runs the maps' rows in, the portable loops first.
+std::vector<jz::SphRowCode> rowCodes()
+{
+  std::vector<jz::SphRowCode> codes;
+  for (int c = 0; c <= int(jz::sphMachineRowCode()); ++c)
+    codes.push_back(jz::SphRowCode(c));
+  return codes;
+}
+
+// A kernel's axes at once give the bits of one axis at a time, in every
+// code the machine runs: spans of 1 to 40 cells (the widest one axis at a time), edges
 // beyond the support, exactly on it (h a whole number of cells) and inside.
 JZ_TEST(CellDifferencesOfSeveralAxes)
 {
   constexpr int R = jz::SphFactorCubics::kRank;
   std::mt19937 rng(17);
   std::uniform_real_distribution<double> unit(0, 1);
-  for (int lanes : { 0, 8 })
+  for (jz::SphRowCode code : rowCodes())
     for (SphKernel k : kKernels)
     {
-      jz::setSphRowLanes(lanes);
+      jz::forceSphRowCode(code);
       const jz::SphFactorCubics& axis = jz::SphVoxelFactors::get(k).axis();
       for (int t = 0; t < 300; ++t)
       {
@@ -817,10 +826,11 @@ JZ_TEST(CellDifferencesOfSeveralAxes)
           axis.cellDifferences(lo, first, step, x, h, n, single.data() + std::size_t(d) * 41 * R);
         }
         axis.cellDifferences(spans, count, h);
-        JZ_CHECK_MSG(batched == single, "count " << count << " h/step " << h / step);
+        JZ_CHECK_MSG(
+          batched == single, "code " << int(code) << ", count " << count << " h/step " << h / step);
       }
     }
-  jz::setSphRowLanes(0);
+  jz::forceSphRowCode(jz::sphMachineRowCode());
 }
 
 // The table a separable form stands for, at its nodes: a column's
@@ -1009,27 +1019,29 @@ JZ_TEST(GatherDensityDistributed)
   gatherDensityDistributed<float>();
 }
 
-// The projection's rows and the volume's give the same bits with 16 lanes a
-// vector (AVX-512) as with 8 (the AVX2 loop): square and oblong pixels (the
-// anisotropic term), rows of one vector and of several, the surface density
-// and a mean (the rows' values written out, then added with the fields).
+// The projection's rows and the volume's give the same bits in every code
+// the machine runs (AVX-512, AVX2 and the portable loops): square and oblong
+// pixels (the anisotropic term), rows of one vector and of several, kernels
+// of one or two cells along each axis, of a few rows (contracted z first)
+// and of many (x first), the surface density and a mean (the rows' values
+// written out, then added with the fields).
 JZ_TEST(MapRowsAnyVectorWidth)
 {
   if (jztest::onGpu())
     jztest::skip("a CPU case");
-  jz::setSphRowLanes(0);
-  if (jz::sphRowLanes() == 8)
-    jztest::skip("this machine runs one vector width (no AVX-512)");
+  if (rowCodes().size() == 1)
+    jztest::skip("this machine runs only the portable loops");
   std::mt19937 rng(11);
-  std::uniform_real_distribution<double> pos(0, 1), hs(0.05, 0.3);
+  std::uniform_real_distribution<double> pos(0, 1), hs(0.05, 0.3), small(0.002, 0.06);
   Particles<double> P;
   for (int i = 0; i < 300; ++i)
-    P.add(pos(rng), pos(rng), pos(rng), 1.0 + pos(rng), hs(rng));
+    P.add(pos(rng), pos(rng), pos(rng), 1.0 + pos(rng), i % 2 ? hs(rng) : small(rng));
   P.fields.push_back(std::vector<double>(300));
   P.comps.push_back(1);
   for (double& v : P.fields[0])
     v = pos(rng);
-  const int sizes[4][3] = { { 200, 200, 1 }, { 250, 90, 1 }, { 40, 40, 40 }, { 90, 30, 20 } };
+  const int sizes[5][3] = { { 200, 200, 1 }, { 250, 90, 1 }, { 40, 40, 40 }, { 90, 30, 20 },
+    { 13, 17, 11 } };
   for (const auto& res : sizes)
   {
     const SphMapKind kind = res[2] > 1 ? SphMapKind::Volume : SphMapKind::Projection;
@@ -1038,14 +1050,17 @@ JZ_TEST(MapRowsAnyVectorWidth)
     plain.fields.clear();
     for (const auto& particles : { plain, P.view(SphKernel::CubicSpline) })
     {
-      jz::setSphRowLanes(0);
-      const auto wide = run(particles, g);
-      jz::setSphRowLanes(8);
-      const auto narrow = run(particles, g);
-      jz::setSphRowLanes(0);
-      JZ_CHECK_MSG(wide.mass == narrow.mass && wide.fields == narrow.fields,
-        "cells " << res[0] << " x " << res[1] << " x " << res[2] << ", fields "
-                 << particles.fields.size());
+      jz::forceSphRowCode(jz::SphRowCode::Portable);
+      const auto portable = run(particles, g);
+      for (jz::SphRowCode code : rowCodes())
+      {
+        jz::forceSphRowCode(code);
+        const auto coded = run(particles, g);
+        JZ_CHECK_MSG(coded.mass == portable.mass && coded.fields == portable.fields,
+          "code " << int(code) << ", cells " << res[0] << " x " << res[1] << " x " << res[2]
+                  << ", fields " << particles.fields.size());
+      }
+      jz::forceSphRowCode(jz::sphMachineRowCode());
     }
   }
 }

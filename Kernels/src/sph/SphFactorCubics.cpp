@@ -112,6 +112,30 @@ __attribute__((target("arch=x86-64-v4"))) void factorDifferencesAvx512(const dou
     }
   }
 }
+
+// factorDifferences in AVX2 intrinsics, an edge's factors as two halves:
+// the same arithmetic, so the same bits (the ends' u(1) from factorsAt's
+// select, the clamped interval's cubic read and discarded).
+__attribute__((target("arch=x86-64-v3"))) void factorDifferencesAvx2(const double* cubic,
+  const double* end, int intervals, double lo, int first, double step, double x, double inv, int n,
+  double* diff)
+{
+  constexpr int H = rows::kHalfLanes;
+  const __m256d top[2] = { _mm256_loadu_pd(end), _mm256_loadu_pd(end + H) };
+  __m256d previous[2] = { _mm256_setzero_pd(), _mm256_setzero_pd() }, value[2];
+  for (int i = 0; i <= n; ++i)
+  {
+    const double a = (lo + (first + i) * step - x) * inv;
+    rows::factorsAtHalves(cubic, top, intervals, a, value);
+    for (int half = 0; half < 2; ++half)
+    {
+      if (i > 0)
+        _mm256_storeu_pd(
+          diff + std::size_t(i - 1) * R + half * H, _mm256_sub_pd(value[half], previous[half]));
+      previous[half] = value[half];
+    }
+  }
+}
 #pragma GCC diagnostic pop
 #endif
 } // namespace
@@ -156,11 +180,19 @@ void SphFactorCubics::cellDifferences(const Span* spans, int count, double h) co
 {
   const double inv = 1.0 / h;
 #if JZ_SPH_WIDE_ROWS
-  bool batched = count <= 3 && sphRowLanes() == 16;
+  const SphRowCode code = sphRowCode();
+  bool batched = count <= 3 && code == SphRowCode::Avx512;
   for (int d = 0; d < count; ++d)
     batched = batched && spans[d].n < kBatchedEdges;
   if (batched)
     return factorDifferencesAvx512(cubic_.data(), end_, intervals_, spans, count, inv);
+  if (code == SphRowCode::Avx2)
+  {
+    for (int d = 0; d < count; ++d)
+      factorDifferencesAvx2(cubic_.data(), end_, intervals_, spans[d].lo, spans[d].first,
+        spans[d].step, spans[d].x, inv, spans[d].n, spans[d].diff);
+    return;
+  }
 #endif
   for (int d = 0; d < count; ++d)
     factorDifferences(cubic_.data(), end_, intervals_, spans[d].lo, spans[d].first, spans[d].step,

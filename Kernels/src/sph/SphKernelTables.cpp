@@ -718,43 +718,47 @@ __attribute__((target("arch=x86-64-v4"))) void centresRowWide(
     return isotropicRow16<Accumulate>(c.corrected, X0, a, Y2, count, out);
   centresLanes<16, Anisotropic, Accumulate>(c, anisoScale, X0, a, Y2, count, out);
 }
-
-bool machineRunsWideRows()
-{
-  static const bool avx512 =
-    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-  return avx512;
-}
 #endif
 
-std::atomic<int> forcedRowLanes{ 0 };
+// The code forceSphRowCode chose, or -1: the machine's best.
+std::atomic<int> forcedRowCode{ -1 };
 
-// centresRow with the vectors sphRowLanes() says.
+// centresRow with the code sphRowCode() says.
 template <bool Anisotropic, bool Accumulate>
 void centresRowBest(
   CentresCoefficients c, float anisoScale, float X0, float a, float Y2, int count, double* out)
 {
 #if JZ_SPH_WIDE_ROWS
-  if (sphRowLanes() == 16)
+  if (sphRowCode() == SphRowCode::Avx512)
     return centresRowWide<Anisotropic, Accumulate>(c, anisoScale, X0, a, Y2, count, out);
 #endif
   centresRow<Anisotropic, Accumulate>(c, anisoScale, X0, a, Y2, count, out);
 }
 } // namespace
 
-int sphRowLanes()
+SphRowCode sphMachineRowCode()
 {
 #if JZ_SPH_WIDE_ROWS
-  const int forced = forcedRowLanes.load(std::memory_order_relaxed);
-  return machineRunsWideRows() && forced != 8 ? 16 : 8;
+  static const SphRowCode best =
+    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? SphRowCode::Avx512
+    : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")       ? SphRowCode::Avx2
+                                                                            : SphRowCode::Portable;
+  return best;
 #else
-  return 8;
+  return SphRowCode::Portable;
 #endif
 }
 
-void setSphRowLanes(int lanes)
+SphRowCode sphRowCode()
 {
-  forcedRowLanes.store(lanes, std::memory_order_relaxed);
+  const int forced = forcedRowCode.load(std::memory_order_relaxed);
+  const SphRowCode best = sphMachineRowCode();
+  return forced < 0 || forced > int(best) ? best : SphRowCode(forced);
+}
+
+void forceSphRowCode(SphRowCode code)
+{
+  forcedRowCode.store(code == sphMachineRowCode() ? -1 : int(code), std::memory_order_relaxed);
 }
 
 namespace
@@ -900,7 +904,7 @@ void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2,
   std::size_t n, double* image, std::size_t rowStride) const
 {
 #if JZ_SPH_WIDE_ROWS
-  if (sphRowLanes() == 16)
+  if (sphRowCode() == SphRowCode::Avx512)
   {
     const float X = float(inRowUnits(X0)), a = float(f.a);
     if (!f.anisotropic)

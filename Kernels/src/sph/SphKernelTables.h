@@ -128,12 +128,22 @@ struct KernelBox
 void addKernelBox(SphKernel kernel, double h, double m, const KernelBox& box, double* image,
   std::size_t stride, double* values = nullptr);
 
-// The pixels a vector holds in the projection's wide rows: 16 where the
-// machine runs AVX-512, else 8. The values are the same bits either way;
-// setSphRowLanes(8) makes the maps use 8 (tests compare the two), and
-// setSphRowLanes(0) the machine's choice again.
-int sphRowLanes();
-void setSphRowLanes(int lanes);
+// The code the maps' rows run: AVX-512 intrinsics (16 pixels a vector in
+// the projection's wide rows, 8 doubles in the separable forms' rows), AVX2
+// intrinsics (8 pixels, 4 doubles), or the portable loops, which the
+// compiler vectorises for the machine. Every one gives the same bits: the
+// same operations on each lane in the same order. sphRowCode() is the
+// machine's best unless forceSphRowCode chose a lower one (tests compare
+// them); forceSphRowCode(sphMachineRowCode()) restores it.
+enum class SphRowCode
+{
+  Portable,
+  Avx2,
+  Avx512
+};
+SphRowCode sphMachineRowCode();
+SphRowCode sphRowCode();
+void forceSphRowCode(SphRowCode code);
 
 // The pixel integrals of projected kernels much wider than a pixel, by the
 // midpoint rule with its leading error term: for a pixel of sides du x dv

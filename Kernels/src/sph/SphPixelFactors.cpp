@@ -90,6 +90,49 @@ __attribute__((target("arch=x86-64-v4"))) void addPixelsAvx512(const double* wei
     addPixelRows<1>(
       weight, dv, j, scratch, nuPad, nu, to.values + std::size_t(j) * to.rowStride, to.rowStride);
 }
+
+// addPixelRows in AVX2 intrinsics (the same bits), half a row vector at a
+// time.
+template <int K>
+__attribute__((target("arch=x86-64-v3"), always_inline)) inline void addPixelRowsAvx2(
+  const double* weight, const double* dv, int j, const double* ut, int nuPad, int nu, double* row,
+  std::size_t rowStride)
+{
+  constexpr int H = rows::kHalfLanes;
+  double y[K][R];
+  for (int k = 0; k < K; ++k)
+    rowWeights(weight, dv, j + k, y[k]);
+  for (int i0 = 0; i0 < nu; i0 += H)
+  {
+    __m256d v[K];
+    for (int k = 0; k < K; ++k)
+      v[k] = _mm256_setzero_pd();
+    for (int p = 0; p < R; ++p)
+    {
+      const __m256d x = _mm256_loadu_pd(ut + std::size_t(p) * std::size_t(nuPad) + std::size_t(i0));
+#pragma GCC unroll 4
+      for (int k = 0; k < K; ++k)
+        v[k] = _mm256_fmadd_pd(_mm256_broadcast_sd(&y[k][p]), x, v[k]);
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+      rows::addToHalfRow(row + std::size_t(k) * rowStride + std::size_t(i0), nu - i0, v[k]);
+  }
+}
+
+__attribute__((target("arch=x86-64-v3"))) void addPixelsAvx2(const double* weight, const double* du,
+  int nu, const double* dv, int nv, double m, double* scratch, const SphPixelFactors::Output& to)
+{
+  constexpr int K = 4;
+  const int nuPad = rows::transposeRows<R>(du, nu, m, scratch);
+  int j = 0;
+  for (; j + K <= nv; j += K)
+    addPixelRowsAvx2<K>(
+      weight, dv, j, scratch, nuPad, nu, to.values + std::size_t(j) * to.rowStride, to.rowStride);
+  for (; j < nv; ++j)
+    addPixelRowsAvx2<1>(
+      weight, dv, j, scratch, nuPad, nu, to.values + std::size_t(j) * to.rowStride, to.rowStride);
+}
 #pragma GCC diagnostic pop
 #endif
 } // namespace
@@ -110,8 +153,10 @@ void SphPixelFactors::pixels(const double* du, int nu, const double* dv, int nv,
   double* scratch, const Output& to) const
 {
 #if JZ_SPH_WIDE_ROWS
-  if (to.add && sphRowLanes() == 16)
+  if (to.add && sphRowCode() == SphRowCode::Avx512)
     return addPixelsAvx512(weight_, du, nu, dv, nv, m, scratch, to);
+  if (to.add && sphRowCode() == SphRowCode::Avx2)
+    return addPixelsAvx2(weight_, du, nu, dv, nv, m, scratch, to);
 #endif
   contractPixels(weight_, du, nu, dv, nv, m, scratch, to);
 }

@@ -127,6 +127,42 @@ __attribute__((target("arch=x86-64-v4"), always_inline)) inline void addToRow(
                                        : __mmask8((1u << left) - 1);
   _mm512_mask_storeu_pd(row, mask, _mm512_add_pd(v, _mm512_maskz_loadu_pd(mask, row)));
 }
+
+// The AVX2 code's vector: four doubles, half a row vector.
+constexpr int kHalfLanes = kLanes / 2;
+
+// addToRow for an AVX2 vector: row[l] += v[l] for the lanes l < left (none
+// when left <= 0), the lanes beyond neither read nor written.
+__attribute__((target("arch=x86-64-v3"), always_inline)) inline void addToHalfRow(
+  double* row, int left, __m256d v)
+{
+  if (left >= kHalfLanes)
+    return _mm256_storeu_pd(row, _mm256_add_pd(v, _mm256_loadu_pd(row)));
+  if (left <= 0)
+    return;
+  const __m256i mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(left), _mm256_setr_epi64x(0, 1, 2, 3));
+  _mm256_maskstore_pd(row, mask, _mm256_add_pd(v, _mm256_maskload_pd(row, mask)));
+}
+
+// factorsAt in AVX2 intrinsics, the factors as two halves (the same bits).
+__attribute__((target("arch=x86-64-v3"), always_inline)) inline void factorsAtHalves(
+  const double* cubic, const __m256d (&top)[2], int intervals, double a, __m256d (&value)[2])
+{
+  const TableNode at = tableNode(a, intervals);
+  const double* c = cubic + std::size_t(at.node) * 4 * kLanes;
+  const __m256d f = _mm256_set1_pd(at.fraction), sign = _mm256_set1_pd(at.sign);
+  const __m256d inside =
+    _mm256_cmp_pd(_mm256_set1_pd(std::fabs(a)), _mm256_set1_pd(1.0), _CMP_LT_OQ);
+  for (int half = 0; half < 2; ++half)
+  {
+    const double* ch = c + half * kHalfLanes;
+    __m256d v =
+      _mm256_fmadd_pd(_mm256_load_pd(ch + 3 * kLanes), f, _mm256_load_pd(ch + 2 * kLanes));
+    v = _mm256_fmadd_pd(v, f, _mm256_load_pd(ch + kLanes));
+    v = _mm256_fmadd_pd(v, f, _mm256_load_pd(ch));
+    value[half] = _mm256_mul_pd(sign, _mm256_blendv_pd(top[half], v, inside));
+  }
+}
 #endif
 } // namespace rows
 } // namespace jz

@@ -261,6 +261,120 @@ __attribute__((target("arch=x86-64-v4"))) void addVoxelsXFirstAvx512(const doubl
         sliceStride, nx - i0);
   }
 }
+
+// addVoxelsAvx512 in AVX2 intrinsics (the same operations in the same order
+// on every lane, so the same bits), a row vector as two halves. A z-cell's
+// contracted core (16 halves) would not fit the 16 registers: it goes to
+// the scratch, as do each row's weights, read back as broadcasts.
+__attribute__((target("arch=x86-64-v3"))) void addVoxelsAvx2(const double (*core)[R][R],
+  const double* dx, int nx, const double* dy, int ny, const double* dz, int nz, double m,
+  double* scratch, const SphVoxelFactors::Output& to)
+{
+  constexpr int H = rows::kHalfLanes;
+  double* xt = scratch;
+  const int nxPad = rows::transposeRows<R>(dx, nx, 1.0, xt);
+  alignas(kCacheLine) double zq[R][R], y[R];
+  for (int k = 0; k < nz; ++k)
+  {
+    for (int half = 0; half < 2; ++half)
+    {
+      __m256d acc[R];
+      for (int q = 0; q < R; ++q)
+        acc[q] = _mm256_setzero_pd();
+      for (int r = 0; r < R; ++r)
+      {
+        const __m256d w = _mm256_set1_pd(m * dz[k * R + r]);
+        for (int q = 0; q < R; ++q)
+          acc[q] = _mm256_fmadd_pd(w, _mm256_loadu_pd(core[r][q] + half * H), acc[q]);
+      }
+      for (int q = 0; q < R; ++q)
+        _mm256_store_pd(zq[q] + half * H, acc[q]);
+    }
+    for (int j = 0; j < ny; ++j)
+    {
+      for (int half = 0; half < 2; ++half)
+      {
+        __m256d yv = _mm256_setzero_pd();
+        for (int q = 0; q < R; ++q)
+          yv = _mm256_fmadd_pd(_mm256_set1_pd(dy[j * R + q]), _mm256_load_pd(zq[q] + half * H), yv);
+        _mm256_store_pd(y + half * H, yv);
+      }
+      double* row = to.values + std::size_t(k) * to.sliceStride + std::size_t(j) * to.rowStride;
+      for (int i0 = 0; i0 < nx; i0 += H)
+      {
+        __m256d v = _mm256_setzero_pd();
+        for (int p = 0; p < R; ++p)
+          v = _mm256_fmadd_pd(_mm256_broadcast_sd(y + p),
+            _mm256_loadu_pd(xt + std::size_t(p) * std::size_t(nxPad) + std::size_t(i0)), v);
+        rows::addToHalfRow(row + i0, nx - i0, v);
+      }
+    }
+  }
+}
+
+// addVoxelsXFirstAvx512 in AVX2 intrinsics (the same bits), half a row
+// vector at a time, one z-cell at a time (two would need 16 registers for
+// their contracted cores alone) and its rows two at a time, so that two
+// independent chains of multiply-adds fill the units.
+__attribute__((target("arch=x86-64-v3"))) void addVoxelsXFirstAvx2(const double (*core)[R][R],
+  const double* dx, int nx, const double* dy, int ny, const double* dz, int nz, double m,
+  double* scratch, const SphVoxelFactors::Output& to)
+{
+  constexpr int H = rows::kHalfLanes;
+  double* xt = scratch;
+  const int nxPad = rows::transposeRows<R>(dx, nx, 1.0, xt);
+  double* const cx = xt + std::size_t(nxPad) * R;
+  const std::size_t rowStride = to.rowStride;
+  for (int i0 = 0; i0 < nx; i0 += H)
+  {
+    __m256d xv[R];
+    for (int p = 0; p < R; ++p)
+      xv[p] = _mm256_mul_pd(_mm256_set1_pd(m),
+        _mm256_loadu_pd(xt + std::size_t(p) * std::size_t(nxPad) + std::size_t(i0)));
+    for (int r = 0; r < R; ++r)
+      for (int q = r; q < R; ++q)
+      {
+        __m256d acc = _mm256_setzero_pd();
+        for (int p = 0; p < R; ++p)
+          acc = _mm256_fmadd_pd(_mm256_set1_pd(core[r][q][p]), xv[p], acc);
+        _mm256_storeu_pd(cx + (r * R + q) * H, acc);
+        _mm256_storeu_pd(cx + (q * R + r) * H, acc);
+      }
+    const int left = nx - i0;
+    for (int k = 0; k < nz; ++k)
+    {
+      __m256d w[R];
+      for (int q = 0; q < R; ++q)
+        w[q] = _mm256_setzero_pd();
+      for (int r = 0; r < R; ++r)
+      {
+        const __m256d d = _mm256_set1_pd(dz[k * R + r]);
+        for (int q = 0; q < R; ++q)
+          w[q] = _mm256_fmadd_pd(d, _mm256_loadu_pd(cx + (r * R + q) * H), w[q]);
+      }
+      double* row = to.values + std::size_t(k) * to.sliceStride + i0;
+      int j = 0;
+      for (; j + 1 < ny; j += 2, row += 2 * rowStride)
+      {
+        __m256d v0 = _mm256_setzero_pd(), v1 = _mm256_setzero_pd();
+        for (int q = 0; q < R; ++q)
+        {
+          v0 = _mm256_fmadd_pd(_mm256_set1_pd(dy[j * R + q]), w[q], v0);
+          v1 = _mm256_fmadd_pd(_mm256_set1_pd(dy[(j + 1) * R + q]), w[q], v1);
+        }
+        rows::addToHalfRow(row, left, v0);
+        rows::addToHalfRow(row + rowStride, left, v1);
+      }
+      if (j < ny)
+      {
+        __m256d v = _mm256_setzero_pd();
+        for (int q = 0; q < R; ++q)
+          v = _mm256_fmadd_pd(_mm256_set1_pd(dy[j * R + q]), w[q], v);
+        rows::addToHalfRow(row, left, v);
+      }
+    }
+  }
+}
 #pragma GCC diagnostic pop
 #endif
 
@@ -348,6 +462,94 @@ JZ_SPH_CLONES void twoCellVoxelsOf(const double (*core)[R][R], const double (*co
   std::memcpy(values, &v, sizeof v);
 }
 
+#if JZ_SPH_WIDE_ROWS
+// twoCellVoxelsOf in AVX2 intrinsics: the same sums in the same order (so
+// the same bits), each vector over p as two halves. The core contracted
+// with s_z is not kept (its 16 halves would not fit the registers): each
+// row q's two half sums over r are added and taken into y at once.
+__attribute__((target("arch=x86-64-v3"))) void twoCellVoxelsAvx2(const double (*core)[R][R],
+  const double (*coreE)[R], const double* coreEE, const double* cubic, const double* end,
+  int intervals, const double* middle, double m, double* values)
+{
+  constexpr int H = rows::kHalfLanes;
+  const __m256d top[2] = { _mm256_loadu_pd(end), _mm256_loadu_pd(end + H) };
+  __m256d s[3][2];
+  for (int d = 0; d < 3; ++d)
+    rows::factorsAtHalves(cubic, top, intervals, middle[d], s[d]);
+  alignas(kCacheLine) double sy[R], sz[R];
+  _mm256_store_pd(sy, s[1][0]);
+  _mm256_store_pd(sy + H, s[1][1]);
+  _mm256_store_pd(sz, s[2][0]);
+  _mm256_store_pd(sz + H, s[2][1]);
+  // g[k][j][half], the x differences' dot products' other factor.
+  __m256d g[2][2][2];
+  for (int half = 0; half < 2; ++half)
+  {
+    const int at = half * H;
+    // wy = coreE s_y and wz = coreE s_z, each in halves over r.
+    __m256d wy[2], wz[2], y[2];
+    for (int part = 0; part < 2; ++part)
+    {
+      wy[part] = wz[part] = _mm256_setzero_pd();
+      for (int r = part * H; r < (part + 1) * H; ++r)
+      {
+        const __m256d c = _mm256_loadu_pd(coreE[r] + at);
+        wy[part] = _mm256_fmadd_pd(_mm256_set1_pd(sy[r]), c, wy[part]);
+        wz[part] = _mm256_fmadd_pd(_mm256_set1_pd(sz[r]), c, wz[part]);
+      }
+    }
+    // y = sum_q s_y[q] sum_r s_z[r] core[r][q], the sums over r and q in
+    // halves.
+    y[0] = y[1] = _mm256_setzero_pd();
+    for (int q = 0; q < R; ++q)
+    {
+      __m256d first = _mm256_setzero_pd(), second = _mm256_setzero_pd();
+      for (int r = 0; r < H; ++r)
+      {
+        first = _mm256_fmadd_pd(_mm256_set1_pd(sz[r]), _mm256_loadu_pd(core[r][q] + at), first);
+        second =
+          _mm256_fmadd_pd(_mm256_set1_pd(sz[r + H]), _mm256_loadu_pd(core[r + H][q] + at), second);
+      }
+      y[q / H] = _mm256_fmadd_pd(_mm256_set1_pd(sy[q]), _mm256_add_pd(first, second), y[q / H]);
+    }
+    const __m256d ee = _mm256_loadu_pd(coreEE + at);
+    const __m256d wyy = _mm256_add_pd(wy[0], wy[1]), wzz = _mm256_add_pd(wz[0], wz[1]),
+                  yy = _mm256_add_pd(y[0], y[1]);
+    const __m256d plusZ = _mm256_add_pd(ee, wzz), minusZ = _mm256_sub_pd(ee, wzz),
+                  yPlus = _mm256_add_pd(wyy, yy), yMinus = _mm256_sub_pd(wyy, yy);
+    g[0][0][half] = _mm256_add_pd(plusZ, yPlus);
+    g[0][1][half] = _mm256_sub_pd(plusZ, yPlus);
+    g[1][0][half] = _mm256_add_pd(minusZ, yMinus);
+    g[1][1][half] = _mm256_sub_pd(minusZ, yMinus);
+  }
+  // The eight products' lane sums, in laneSums' order: lanes in pairs, then
+  // pairs of pairs, then the halves.
+  __m256d pairs[2][4];
+  for (int half = 0; half < 2; ++half)
+  {
+    const __m256d dx[2] = { _mm256_add_pd(top[half], s[0][half]),
+      _mm256_sub_pd(top[half], s[0][half]) };
+    for (int t = 0; t < 4; ++t)
+    {
+      const int k = t / 2, j = t % 2;
+      pairs[half][t] =
+        _mm256_hadd_pd(_mm256_mul_pd(dx[0], g[k][j][half]), _mm256_mul_pd(dx[1], g[k][j][half]));
+    }
+  }
+  const __m256d scale = _mm256_set1_pd(m);
+  for (int u = 0; u < 2; ++u)
+  {
+    __m256d quads[2];
+    for (int half = 0; half < 2; ++half)
+    {
+      const __m256d a = pairs[half][2 * u], b = pairs[half][2 * u + 1];
+      quads[half] =
+        _mm256_add_pd(_mm256_permute2f128_pd(a, b, 0x20), _mm256_permute2f128_pd(a, b, 0x31));
+    }
+    _mm256_storeu_pd(values + u * H, _mm256_mul_pd(scale, _mm256_add_pd(quads[0], quads[1])));
+  }
+}
+#endif
 } // namespace
 
 SphVoxelFactors::SphVoxelFactors(const SphSeparableForm& form)
@@ -378,11 +580,17 @@ void SphVoxelFactors::voxels(const double* dx, int nx, const double* dy, int ny,
   int nz, double m, double* scratch, const Output& to) const
 {
 #if JZ_SPH_WIDE_ROWS
-  if (to.add && sphRowLanes() == 16)
+  if (to.add && sphRowCode() == SphRowCode::Avx512)
   {
     if (ny >= kXFirstRows)
       return addVoxelsXFirstAvx512(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
     return addVoxelsAvx512(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
+  }
+  if (to.add && sphRowCode() == SphRowCode::Avx2)
+  {
+    if (ny >= kXFirstRows)
+      return addVoxelsXFirstAvx2(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
+    return addVoxelsAvx2(core_, dx, nx, dy, ny, dz, nz, m, scratch, to);
   }
 #endif
   if (ny >= kXFirstRows)
@@ -392,6 +600,11 @@ void SphVoxelFactors::voxels(const double* dx, int nx, const double* dy, int ny,
 
 void SphVoxelFactors::twoCellVoxels(const double* middle, double m, double* values) const
 {
+#if JZ_SPH_WIDE_ROWS
+  if (sphRowCode() == SphRowCode::Avx2)
+    return twoCellVoxelsAvx2(core_, coreE_, coreEE_, axis_.cubic().data(), axis_.end(),
+      axis_.intervals(), middle, m, values);
+#endif
   twoCellVoxelsOf(core_, coreE_, coreEE_, axis_.cubic().data(), axis_.end(), axis_.intervals(),
     middle, m, values);
 }

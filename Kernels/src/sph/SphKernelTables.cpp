@@ -644,6 +644,85 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c,
         r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
     });
 }
+// The AVX2 code's pick of coefficient c[piece] among the 32 pieces: each
+// register of 8 pieces permuted by the index's low 3 bits, then blended by
+// its bits 3 and 4 (bit3, bit4: those bits moved to the sign).
+__attribute__((target("arch=x86-64-v3"), always_inline)) inline __m256 pickPiece8(
+  const float* c, __m256i piece, __m256 bit3, __m256 bit4)
+{
+  static_assert(SphColumnCentres::kPieces == 32, "four registers of 8 pieces");
+  const __m256 p0 = _mm256_permutevar8x32_ps(_mm256_load_ps(c), piece);
+  const __m256 p1 = _mm256_permutevar8x32_ps(_mm256_load_ps(c + 8), piece);
+  const __m256 p2 = _mm256_permutevar8x32_ps(_mm256_load_ps(c + 16), piece);
+  const __m256 p3 = _mm256_permutevar8x32_ps(_mm256_load_ps(c + 24), piece);
+  return _mm256_blendv_ps(_mm256_blendv_ps(p0, p1, bit3), _mm256_blendv_ps(p2, p3, bit3), bit4);
+}
+
+// centreMasses16 in AVX2 intrinsics, 8 pixels a vector: the same operations
+// on every lane (so the same bits), the lanes beyond the support zeroed by a
+// mask as there.
+template <int K>
+__attribute__((target("arch=x86-64-v3"), always_inline)) inline void centreMasses8(
+  const float* c, const __m256* X, const __m256 Y2[K], __m256* w)
+{
+  constexpr int D = SphColumnCentres::kValueDegree, P = SphColumnCentres::kPieces;
+  const __m256 pieces = _mm256_set1_ps(float(P));
+  __m256 u[K], v[K], bit3[K], bit4[K], inside[K];
+  __m256i piece[K];
+  for (int k = 0; k < K; ++k)
+  {
+    const __m256 s = _mm256_fmadd_ps(X[k], X[k], Y2[k]);
+    inside[k] = _mm256_cmp_ps(s, pieces, _CMP_LT_OQ);
+    piece[k] = _mm256_cvttps_epi32(s);
+    u[k] = _mm256_sub_ps(s, _mm256_cvtepi32_ps(piece[k]));
+    bit3[k] = _mm256_castsi256_ps(_mm256_slli_epi32(piece[k], 28));
+    bit4[k] = _mm256_castsi256_ps(_mm256_slli_epi32(piece[k], 27));
+    v[k] = pickPiece8(c + P * D, piece[k], bit3[k], bit4[k]);
+  }
+  for (int j = D - 1; j >= 0; --j)
+    for (int k = 0; k < K; ++k)
+      v[k] = _mm256_fmadd_ps(v[k], u[k], pickPiece8(c + P * j, piece[k], bit3[k], bit4[k]));
+  for (int k = 0; k < K; ++k)
+    w[k] = _mm256_and_ps(inside[k], _mm256_max_ps(v[k], _mm256_setzero_ps()));
+}
+
+// isotropicColumn16 in AVX2 intrinsics, 8 pixels a vector, two rows at a
+// time (their chains interleaved; more would not fit the registers).
+__attribute__((target("arch=x86-64-v3"))) void isotropicColumn8(const float* c, float X0, float a,
+  double invH, const double* dy2, int rows, int count, double* out, std::size_t rowStride)
+{
+  constexpr int K = 2;
+  const __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 vA = _mm256_set1_ps(a), vX0 = _mm256_set1_ps(X0);
+  int j = 0;
+  auto step = [&](auto rowsNow) __attribute__((target("arch=x86-64-v3")))
+  {
+    constexpr int N = decltype(rowsNow)::value;
+    __m256 Y2[N], X[N], w[N];
+    for (int k = 0; k < N; ++k)
+      Y2[k] = _mm256_set1_ps(squaredRowOffset(dy2[j + k], invH));
+    double* first = out + std::size_t(j) * rowStride;
+    for (int i = 0; i < count; i += 8)
+    {
+      const __m256 x = _mm256_fmadd_ps(_mm256_add_ps(lane, _mm256_set1_ps(float(i))), vA, vX0);
+      for (int k = 0; k < N; ++k)
+        X[k] = x;
+      centreMasses8<N>(c, X, Y2, w);
+      for (int k = 0; k < N; ++k)
+      {
+        double* row = first + std::size_t(k) * rowStride + i;
+        rows::addToHalfRow(row, count - i, _mm256_cvtps_pd(_mm256_castps256_ps128(w[k])));
+        rows::addToHalfRow(
+          row + rows::kHalfLanes, count - i - 4, _mm256_cvtps_pd(_mm256_extractf128_ps(w[k], 1)));
+      }
+    }
+  };
+  for (; j + K <= rows; j += K)
+    step(std::integral_constant<int, K>());
+  for (; j < rows; ++j)
+    step(std::integral_constant<int, 1>());
+}
+
 // centresLanes<16, true, true> for K rows of a column at once (pixels
 // longer one way than the other), in AVX-512 intrinsics: the same
 // operations on every pixel, the anisotropic term's (X^2 - Y2) / t
@@ -912,6 +991,9 @@ void SphColumnCentres::addRows(const Footprint& f, double X0, const double* dy2,
     return anisotropicColumn16(f.corrected[0], anisotropy_[0], f.anisoScale, X, a, f.invH, dy2,
       rows, int(n), image, rowStride);
   }
+  if (sphRowCode() == SphRowCode::Avx2 && !f.anisotropic)
+    return isotropicColumn8(f.corrected[0], float(inRowUnits(X0)), float(f.a), f.invH, dy2, rows,
+      int(n), image, rowStride);
 #endif
   for (int j = 0; j < rows; ++j)
     pixels<true>(f, X0, dy2[j], n, image + std::size_t(j) * rowStride);

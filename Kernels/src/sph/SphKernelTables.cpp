@@ -644,24 +644,34 @@ __attribute__((target("arch=x86-64-v4"))) void isotropicColumn16(const float* c,
         r, X0, a, Y2, count, out + std::size_t(j) * rowStride, rowStride);
     });
 }
-// The AVX2 code's pick of coefficient c[piece] among the 32 pieces: each
-// register of 8 pieces permuted by the index's low 3 bits, then blended by
-// its bits 3 and 4 (bit3, bit4: those bits moved to the sign).
+// The AVX2 code's pick of coefficient c[piece] among the 32 pieces, for
+// pixels whose pieces are all at least 8 G: each register of 8 pieces from
+// the G-th on permuted by the index's low 3 bits, then blended by its bits
+// 3 and 4 (bit3, bit4: those bits moved to the sign). A row whose squared
+// offset alone reaches 8 G needs no register below (4 - G permutes, 3 - G
+// blends).
+template <int G>
 __attribute__((target("arch=x86-64-v3"), always_inline)) inline __m256 pickPiece8(
   const float* c, __m256i piece, __m256 bit3, __m256 bit4)
 {
   static_assert(SphColumnCentres::kPieces == 32, "four registers of 8 pieces");
-  const __m256 p0 = _mm256_permutevar8x32_ps(_mm256_load_ps(c), piece);
-  const __m256 p1 = _mm256_permutevar8x32_ps(_mm256_load_ps(c + 8), piece);
-  const __m256 p2 = _mm256_permutevar8x32_ps(_mm256_load_ps(c + 16), piece);
-  const __m256 p3 = _mm256_permutevar8x32_ps(_mm256_load_ps(c + 24), piece);
-  return _mm256_blendv_ps(_mm256_blendv_ps(p0, p1, bit3), _mm256_blendv_ps(p2, p3, bit3), bit4);
+  auto from = [&](int r) __attribute__((target("arch=x86-64-v3")))
+  {
+    return _mm256_permutevar8x32_ps(_mm256_load_ps(c + 8 * r), piece);
+  };
+  if constexpr (G == 3)
+    return from(3);
+  const __m256 high = _mm256_blendv_ps(from(2), from(3), bit3);
+  if constexpr (G == 2)
+    return high;
+  const __m256 low = G == 1 ? from(1) : _mm256_blendv_ps(from(0), from(1), bit3);
+  return _mm256_blendv_ps(low, high, bit4);
 }
 
 // centreMasses16 in AVX2 intrinsics, 8 pixels a vector: the same operations
 // on every lane (so the same bits), the lanes beyond the support zeroed by a
-// mask as there.
-template <int K>
+// mask as there. Every pixel's piece is at least 8 G.
+template <int K, int G>
 __attribute__((target("arch=x86-64-v3"), always_inline)) inline void centreMasses8(
   const float* c, const __m256* X, const __m256 Y2[K], __m256* w)
 {
@@ -677,45 +687,69 @@ __attribute__((target("arch=x86-64-v3"), always_inline)) inline void centreMasse
     u[k] = _mm256_sub_ps(s, _mm256_cvtepi32_ps(piece[k]));
     bit3[k] = _mm256_castsi256_ps(_mm256_slli_epi32(piece[k], 28));
     bit4[k] = _mm256_castsi256_ps(_mm256_slli_epi32(piece[k], 27));
-    v[k] = pickPiece8(c + P * D, piece[k], bit3[k], bit4[k]);
+    v[k] = pickPiece8<G>(c + P * D, piece[k], bit3[k], bit4[k]);
   }
   for (int j = D - 1; j >= 0; --j)
     for (int k = 0; k < K; ++k)
-      v[k] = _mm256_fmadd_ps(v[k], u[k], pickPiece8(c + P * j, piece[k], bit3[k], bit4[k]));
+      v[k] = _mm256_fmadd_ps(v[k], u[k], pickPiece8<G>(c + P * j, piece[k], bit3[k], bit4[k]));
   for (int k = 0; k < K; ++k)
     w[k] = _mm256_and_ps(inside[k], _mm256_max_ps(v[k], _mm256_setzero_ps()));
 }
 
+// N rows of a column (from `first`, their squared offsets Y2) over `count`
+// pixels, every piece at least 8 G.
+template <int N, int G>
+__attribute__((target("arch=x86-64-v3"), always_inline)) inline void isotropicRows8(const float* c,
+  float X0, float a, const __m256* Y2, int count, double* first, std::size_t rowStride)
+{
+  const __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 vA = _mm256_set1_ps(a), vX0 = _mm256_set1_ps(X0);
+  __m256 X[N], w[N];
+  for (int i = 0; i < count; i += 8)
+  {
+    const __m256 x = _mm256_fmadd_ps(_mm256_add_ps(lane, _mm256_set1_ps(float(i))), vA, vX0);
+    for (int k = 0; k < N; ++k)
+      X[k] = x;
+    centreMasses8<N, G>(c, X, Y2, w);
+    for (int k = 0; k < N; ++k)
+    {
+      double* row = first + std::size_t(k) * rowStride + i;
+      rows::addToHalfRow(row, count - i, _mm256_cvtps_pd(_mm256_castps256_ps128(w[k])));
+      rows::addToHalfRow(
+        row + rows::kHalfLanes, count - i - 4, _mm256_cvtps_pd(_mm256_extractf128_ps(w[k], 1)));
+    }
+  }
+}
+
 // isotropicColumn16 in AVX2 intrinsics, 8 pixels a vector, two rows at a
-// time (their chains interleaved; more would not fit the registers).
+// time (their chains interleaved; more would not fit the registers), each
+// pair with the fewest pieces its smaller squared offset allows.
 __attribute__((target("arch=x86-64-v3"))) void isotropicColumn8(const float* c, float X0, float a,
   double invH, const double* dy2, int rows, int count, double* out, std::size_t rowStride)
 {
   constexpr int K = 2;
-  const __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256 vA = _mm256_set1_ps(a), vX0 = _mm256_set1_ps(X0);
   int j = 0;
   auto step = [&](auto rowsNow) __attribute__((target("arch=x86-64-v3")))
   {
     constexpr int N = decltype(rowsNow)::value;
-    __m256 Y2[N], X[N], w[N];
+    __m256 Y2[N];
+    float least = float(SphColumnCentres::kPieces);
     for (int k = 0; k < N; ++k)
-      Y2[k] = _mm256_set1_ps(squaredRowOffset(dy2[j + k], invH));
-    double* first = out + std::size_t(j) * rowStride;
-    for (int i = 0; i < count; i += 8)
     {
-      const __m256 x = _mm256_fmadd_ps(_mm256_add_ps(lane, _mm256_set1_ps(float(i))), vA, vX0);
-      for (int k = 0; k < N; ++k)
-        X[k] = x;
-      centreMasses8<N>(c, X, Y2, w);
-      for (int k = 0; k < N; ++k)
-      {
-        double* row = first + std::size_t(k) * rowStride + i;
-        rows::addToHalfRow(row, count - i, _mm256_cvtps_pd(_mm256_castps256_ps128(w[k])));
-        rows::addToHalfRow(
-          row + rows::kHalfLanes, count - i - 4, _mm256_cvtps_pd(_mm256_extractf128_ps(w[k], 1)));
-      }
+      const float y2 = squaredRowOffset(dy2[j + k], invH);
+      Y2[k] = _mm256_set1_ps(y2);
+      least = std::min(least, y2);
     }
+    double* first = out + std::size_t(j) * rowStride;
+    const int G = least >= 24 ? 3 : least >= 16 ? 2 : least >= 8 ? 1 : 0;
+    if (G == 3)
+      isotropicRows8<N, 3>(c, X0, a, Y2, count, first, rowStride);
+    else if (G == 2)
+      isotropicRows8<N, 2>(c, X0, a, Y2, count, first, rowStride);
+    else if (G == 1)
+      isotropicRows8<N, 1>(c, X0, a, Y2, count, first, rowStride);
+    else
+      isotropicRows8<N, 0>(c, X0, a, Y2, count, first, rowStride);
   };
   for (; j + K <= rows; j += K)
     step(std::integral_constant<int, K>());

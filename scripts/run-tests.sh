@@ -11,4 +11,6 @@ cd build
 if [ $# -eq 0 ]; then
   set -- -LE long
 fi
-ctest --output-on-failure "$@"
+# Two tests at a time (JOBS): most are single-threaded pvpython and pvbatch
+# runs; the MPI drivers and the sanitizer builds run alone (RUN_SERIAL).
+ctest --output-on-failure -j "${JOBS:-2}" "$@"

@@ -20,6 +20,7 @@
 // lease on the GPU and not on recomputing the CPU's references.
 #pragma once
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -196,6 +197,7 @@ inline int runAll(int argc, char** argv)
     std::fflush(stdout);
     std::string skipReason;
     bool wasSkipped = false;
+    const auto start = std::chrono::steady_clock::now();
     try
     {
       c.body();
@@ -209,20 +211,23 @@ inline int runAll(int argc, char** argv)
     {
       fail(c.name, 0, std::string("unexpected exception: ") + e.what());
     }
+    // Each case's wall time, so that the slow ones are plain in any log.
+    const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (failures() != before)
     {
       ++failed;
-      std::printf("[ FAIL ] %s\n", c.name);
+      std::printf("[ FAIL ] %s (%.2f s)\n", c.name, seconds);
     }
     else if (wasSkipped)
     {
       ++skipped;
-      std::printf("[ SKIP ] %s: %s\n", c.name, skipReason.c_str());
+      std::printf("[ SKIP ] %s: %s (%.2f s)\n", c.name, skipReason.c_str(), seconds);
     }
     else
     {
       ++passed;
-      std::printf("[  OK  ] %s\n", c.name);
+      std::printf("[  OK  ] %s (%.2f s)\n", c.name, seconds);
     }
     std::fflush(stdout);
   }

@@ -7,6 +7,7 @@
 // the GPU's projections against the same references and the CPU's sums (and
 // here the GPU's per-pixel logic against the CPU's deposition).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -133,14 +134,14 @@ double gauss16(const F& f, double a, double b)
 }
 
 // Integral of f over [a, b] split at the given points (where f is not
-// smooth), each piece in 8 Gauss panels.
+// smooth), each piece in 8 Gauss panels. The points live on the stack: this
+// runs once per point of the two outer quadratures.
 template <class F>
-double piecewise(const F& f, double a, double b, std::vector<double> breaks)
+double piecewise(const F& f, double a, double b, const std::array<double, 3>& inner)
 {
   if (!(b > a))
     return 0;
-  breaks.push_back(a);
-  breaks.push_back(b);
+  std::array<double, 5> breaks = { inner[0], inner[1], inner[2], a, b };
   std::sort(breaks.begin(), breaks.end());
   double s = 0;
   for (std::size_t i = 0; i + 1 < breaks.size(); ++i)

@@ -264,7 +264,8 @@ void depositTwoCellVoxels(const SphVoxelFactors& factors, const GridAxis* ax, co
   for (int d = 0; d < 3; ++d)
   {
     base[d] = int(from[d]);
-    // The middle edge as cellDifferences takes it (its bits), or beyond.
+    // The middle edge on the unit kernel, or beyond (cellDifferences' edge to
+    // its rounding: that file fuses the step's multiply-add, this one does not).
     middle[d] = to[d] > from[d] ? (ax[d].lo + (base[d] + 1) * ax[d].step - p[d]) * inv : 1.0;
   }
   alignas(kCacheLine) double values[8];

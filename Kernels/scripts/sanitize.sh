@@ -16,7 +16,8 @@ flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fr
 # as their intrinsic twins do below -O2 too (JZ_SPH_FUSED_OPTIONS,
 # Kernels/CMakeLists.txt). No benchmarks: the tests do not run them.
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJZ_ENABLE_CUDA=OFF \
-  -DJZ_BUILD_KERNEL_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+  -DJZ_BUILD_KERNEL_BENCHMARKS=OFF \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
 cmake --build "$build" -j "${JOBS:-2}"
 cd "$build"

@@ -15,7 +15,7 @@ if [ "$ranks" -gt 1 ]; then
   cmd=(mpiexec --oversubscribe -n "$ranks" "${cmd[@]}")
 fi
 "$ROOT/scripts/with-display.sh" "${cmd[@]}" 2>&1 | tee "$out/run.log"
-# An attempt that with-display.sh retried (its fresh Xvfb refused the
+# An attempt that with-display.sh retried (the command lost its X
 # connection) leaves its "bad X server connection" error in the log too.
 grep -v "bad X server connection" "$out/run.log" > "$out/run.checked.log" || true
 if grep -q "Traceback\|ERR|" "$out/run.checked.log"; then

@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build tools
-  cmake ninja-build g++ xvfb
+  cmake ninja-build g++ xvfb x11-utils
   # ParaView 5.11 with its development files and Python
   paraview paraview-dev python3-paraview
   # what find_package(ParaView) looks for through VTK's and ParaView's modules
